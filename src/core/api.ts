@@ -1,0 +1,164 @@
+// The contract between the engine (src/core) and its surfaces (mcp, cli, extension).
+// MemoryEngine in engine.ts implements it; surfaces depend on this file only.
+
+import type {
+  Cell,
+  Entity,
+  Layer,
+  Memory,
+  Observation,
+  Relationship,
+  RequestLogEntry,
+  Scope,
+  SessionSummary,
+  SourceKind,
+} from './model/records';
+
+export interface ObservationInput {
+  type: string;
+  title?: string;
+  subtitle?: string;
+  narrative?: string;
+  facts?: string[];
+  concepts?: string[];
+  files_read?: string[];
+  files_modified?: string[];
+  commit_sha?: string;
+  branch?: string;
+  /** The session that captured it; the engine assigns the current session when absent. */
+  memory_session_id?: string;
+  /** The agent's or editor's own session id, when it has one. */
+  content_session_id?: string;
+  created_at_epoch?: number;
+  /** Extra text that is indexed for search but not shown (e.g. a commit's changed lines). */
+  search_extra?: string;
+  /** Stable key that makes an import idempotent (e.g. 'commit:<sha>'). */
+  dedupe_key?: string;
+}
+
+export interface MemoryInput {
+  title: string;
+  text: string;
+  memory_type?: string;
+  branch?: string;
+  files?: string[];
+  session_id?: string;
+  topic_key?: string;
+}
+
+/** The optional filter a caller may add to a search; always AND-ed after the scope. */
+export interface NodeFilter {
+  layer?: Layer | Layer[];
+  type?: string | string[];
+  branch?: string;
+  files?: string[];
+  commit_sha?: string;
+  session_id?: string;
+  since_epoch?: number;
+  until_epoch?: number;
+}
+
+export interface SearchOptions {
+  scope: Scope;
+  layers?: Layer[];
+  filter?: NodeFilter;
+  limit?: number;
+}
+
+export interface SearchHit {
+  cell: Cell;
+  /** Fused relevance in [0, 1], higher is better. */
+  score: number;
+  /** 1 - dot similarity where a vector took part, else derived from score. */
+  distance: number;
+}
+
+export interface NodeDetail {
+  cell: Cell;
+  source: Observation | SessionSummary | Memory;
+}
+
+export interface ForgetRequest {
+  kind?: SourceKind;
+  ids?: number[];
+  /** Forget every record of this project. */
+  project?: string;
+  /** Forget everything in the store. */
+  all?: boolean;
+}
+
+export interface ForgetReport {
+  observations: number;
+  session_summaries: number;
+  memories: number;
+  cells: number;
+  pruned: boolean;
+}
+
+export interface StoreStats {
+  observations: number;
+  session_summaries: number;
+  memories: number;
+  cells: number;
+  cells_with_vectors: number;
+  projects: string[];
+  embedder: { name: string; dimension: number };
+  schema_version: number;
+  store_uri: string;
+  ann_index: boolean;
+}
+
+export interface SessionInfo {
+  memory_session_id: string;
+  project: string;
+  branch: string | null;
+  started_at_epoch: number;
+  ended_at_epoch: number | null;
+  observation_count: number;
+  summary: SessionSummary | null;
+}
+
+export type SessionEndReason = 'idle' | 'branch_switch' | 'shutdown' | 'request';
+
+export interface MemoryEngineApi {
+  readonly storeUri: string;
+
+  // Writing. observe() resolves once the records are stored and full-text searchable;
+  // vectors are filled in by the background embedding queue.
+  observe(inputs: ObservationInput[], scope: Scope): Promise<Observation[]>;
+  /** Fire-and-forget capture: queued, batched, never throws into the caller. */
+  enqueue(input: ObservationInput, scope: Scope): void;
+  flush(): Promise<void>;
+  remember(input: MemoryInput, scope: Scope): Promise<Memory>;
+  endSession(memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null>;
+  currentSessionId(scope: Scope): string;
+
+  // Reading.
+  search(text: string, options: SearchOptions): Promise<SearchHit[]>;
+  getObservations(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Observation[]>;
+  getSessionSummaries(ids: number[], scope: Scope): Promise<SessionSummary[]>;
+  getMemories(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
+  touch(kind: SourceKind, ids: number[], scope: Scope): Promise<void>;
+  getNode(nodeId: string, scope: Scope): Promise<NodeDetail | null>;
+  listSessions(scope: Scope, limit?: number): Promise<SessionInfo[]>;
+  listObservations(scope: Scope, options?: { sessionId?: string; limit?: number }): Promise<Observation[]>;
+  listMemories(scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
+  entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }>;
+
+  // Curation.
+  setStatus(kind: SourceKind, id: number, status: string, scope: Scope): Promise<void>;
+  promote(observationId: number, scope: Scope): Promise<Memory>;
+  forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport>;
+
+  // Session prompts (last 5 per session, 30 days) and the request log.
+  addPrompt(sessionId: string, prompt: string): Promise<void>;
+  recentPrompts(sessionId: string, limit: number): Promise<string[]>;
+  logRequest(entry: RequestLogEntry): Promise<void>;
+  listRequests(scope: Scope, limit?: number): Promise<RequestLogEntry[]>;
+
+  // Data portability and health.
+  exportJsonl(write: (line: string) => void, scope: Scope | null): Promise<number>;
+  importJsonl(lines: AsyncIterable<string>): Promise<number>;
+  stats(scope: Scope | null): Promise<StoreStats>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,181 @@
+// Records of the memory engine. Field names follow the output schemas in the tool contracts
+// (get_observations): the tools return these records with internal fields stripped.
+
+/** Where a record belongs. Every read is confined to one scope; branch narrows it further. */
+export interface Scope {
+  project: string;
+  branch?: string;
+}
+
+export type Layer = 'L0' | 'L1' | 'L2';
+export type SourceKind = 'observation' | 'session_summary' | 'memory';
+
+export type ObservationType =
+  | 'read'
+  | 'edit'
+  | 'create'
+  | 'delete'
+  | 'rename'
+  | 'commit'
+  | 'checkout'
+  | 'task'
+  | 'terminal'
+  | 'agent'
+  | 'note'
+  | 'merged';
+
+export type RecordStatus = 'active' | 'suppressed' | 'merged' | 'superseded';
+
+export interface CompressedSource {
+  compressed_observation_id: number;
+  source_observation_id: number;
+  source_hash: string;
+  source_created_at_epoch: number;
+  compression_session_id: string;
+  created_at_epoch: number;
+}
+
+/** One captured event, or a merge of several (type 'merged', compressed_sources set). */
+export interface Observation {
+  id: number;
+  memory_session_id: string;
+  content_session_id: string | null;
+  project: string | null;
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  narrative: string | null;
+  /** JSON array of short statements, as a string (the contract types it as string). */
+  facts: string | null;
+  /** JSON array of concept words, as a string. */
+  concepts: string | null;
+  /** JSON array of workspace-relative paths, as a string. */
+  files_read: string | null;
+  files_modified: string | null;
+  commit_sha: string | null;
+  branch: string | null;
+  status: string;
+  created_at: string;
+  created_at_epoch: number;
+  last_accessed_epoch: number | null;
+  discovery_tokens: number | null;
+  compressed_sources: CompressedSource[] | null;
+}
+
+export interface SessionSummary {
+  id: number;
+  memory_session_id: string;
+  project: string | null;
+  request: string | null;
+  learned: string | null;
+  completed: string | null;
+  decisions: string | null;
+  next_steps: string | null;
+  preferences: string | null;
+  created_at: string;
+  created_at_epoch: number;
+}
+
+export interface TemporalFact {
+  project: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  learned_at_epoch: number;
+  confidence: number;
+  /** 'current' while valid_to_epoch is null, 'closed' once a newer fact replaced it. */
+  status: string;
+  valid_from_epoch: number | null;
+  valid_to_epoch: number | null;
+}
+
+export interface TopicTrace {
+  id: number;
+  topic_key: string;
+  title: string;
+  summary: string;
+  status: string;
+  segment_index: number;
+  covered_from_event_id: number;
+  covered_to_event_id: number;
+  evidence_event_ids: number[];
+  files: string[] | null;
+  created_at_epoch: number;
+  updated_at_epoch: number;
+}
+
+export type MemoryType = 'decision' | 'convention' | 'fact' | 'preference' | 'note';
+
+/** A curated, durable item (layer L2). */
+export interface Memory {
+  id: number;
+  project: string;
+  title: string;
+  text: string;
+  memory_type: string;
+  created_at_epoch: number;
+  updated_at_epoch: number;
+  status: string;
+  scope: string;
+  classification: string;
+  classification_reason: string;
+  current_context_eligible: boolean;
+  branch: string | null;
+  files: string | null;
+  session_id: string | null;
+  topic_key: string | null;
+  topic_trace: TopicTrace[] | null;
+  temporal_facts: TemporalFact[] | null;
+}
+
+/** The unified search index: one row per searchable unit of any layer. */
+export interface Cell {
+  node_id: string;
+  layer: Layer;
+  source_kind: SourceKind;
+  source_id: number;
+  project: string;
+  branch: string | null;
+  type: string;
+  title: string;
+  /** What a person or agent reads. */
+  text: string;
+  /** Comma-free JSON array of paths, as a string. */
+  files: string | null;
+  commit_sha: string | null;
+  session_id: string | null;
+  created_at_epoch: number;
+  last_accessed_epoch: number | null;
+  access_count: number;
+  status: string;
+}
+
+export interface Entity {
+  id: string;
+  project: string;
+  label: string;
+  /** file | symbol | commit | branch | author | concept */
+  type: string;
+  properties: Record<string, string>;
+}
+
+export interface Relationship {
+  project: string;
+  source: string;
+  target: string;
+  /** modified | co_changed | decided | authored | on_branch */
+  type: string;
+  weight: number;
+}
+
+export interface RequestLogEntry {
+  request_id: string;
+  tool: string;
+  project: string;
+  session_id: string | null;
+  arguments: string;
+  response: string;
+  status: string;
+  duration_ms: number;
+  created_at_epoch: number;
+}
