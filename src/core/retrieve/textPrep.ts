@@ -1,0 +1,118 @@
+// Index and query text preparation. LanceDB's full-text tokenizer neither splits identifiers
+// (parseArgs, exit_process) nor stems, so the cells table indexes a prepared `search_text`,
+// and queries go through the same pipeline so that both sides meet on the same terms.
+
+import { stem } from './stemmer';
+
+/** A general English stop list (the common function words; nothing specific to any repository). */
+const STOP_WORDS = new Set(
+  (
+    'a about above after again against all am an and any are as at be because been before being below ' +
+    'between both but by can could did do does doing down during each few for from further had has have ' +
+    'having he her here hers herself him himself his how i if in into is it its itself just me more most ' +
+    'my myself no nor not now of off on once only or other our ours ourselves out over own same she should ' +
+    'so some such than that the their theirs them themselves then there these they this those through to ' +
+    'too under until up very was we were what when where which while who whom why will with would you your ' +
+    'yours yourself yourselves also get got us via instead rather whether whose e g eg ie etc one'
+  ).split(' '),
+);
+
+const MAX_TOKEN_LENGTH = 40;
+
+/** Field weights, applied by repetition because the FTS index has one text column. */
+export const FIELD_REPEAT = { title: 3, files: 1, text: 1, extra: 1 } as const;
+
+/** Upper bound on the prepared index text, so one huge commit cannot dominate the index. */
+export const MAX_INDEX_CHARS = 12_000;
+
+/**
+ * Splits an identifier into its words: camelCase, PascalCase, ACRONYMCase, snake_case,
+ * kebab-case and digit boundaries. Returns lowercase parts; empty for non-identifiers.
+ */
+export function splitIdentifier(token: string): string[] {
+  return token
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
+    .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((p) => p.length > 0)
+    .map((p) => p.toLowerCase());
+}
+
+function normalise(word: string): string | null {
+  if (word.length < 2 || word.length > MAX_TOKEN_LENGTH) return null;
+  if (STOP_WORDS.has(word)) return null;
+  // Long pure numbers and hex runs (hashes, versions) carry no meaning for a question.
+  if (/^[0-9]+$/.test(word) && word.length > 4) return null;
+  if (/^[0-9a-f]{12,}$/.test(word) && /[0-9]/.test(word)) return null;
+  return stem(word);
+}
+
+/**
+ * Terms of a text: each identifier-like run is kept whole (lowercased) and also split into its
+ * words; stop words go, the rest is stemmed.
+ */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  const runs = text.match(/[A-Za-z0-9_$]+(?:[-.][A-Za-z0-9_$]+)*/g) ?? [];
+  for (const run of runs) {
+    for (const raw of run.split(/[.$]+/)) {
+      if (!raw) continue;
+      const parts = splitIdentifier(raw);
+      if (parts.length === 0) continue;
+      const whole = parts.join('');
+      if (parts.length > 1) {
+        const t = normalise(whole);
+        if (t) out.push(t);
+      }
+      for (const p of parts) {
+        const t = normalise(p);
+        if (t) out.push(t);
+      }
+    }
+  }
+  return out;
+}
+
+/** Terms of file paths: every path segment and the file's base name, split like identifiers. */
+export function pathTerms(files: string[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    const base = f.split('/').pop() ?? f;
+    const noExt = base.replace(/\.[A-Za-z0-9]+$/, '');
+    out.push(...tokenize(f.replace(/\.[A-Za-z0-9]+$/, '').replace(/\//g, ' ')));
+    if (noExt !== base) out.push(...tokenize(noExt));
+  }
+  return out;
+}
+
+function repeat(terms: string[], times: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < times; i++) out.push(...terms);
+  return out;
+}
+
+export function prepareIndexText(parts: { title: string; text: string; files?: string[]; extra?: string }): string {
+  const title = tokenize(parts.title ?? '');
+  const text = tokenize(parts.text ?? '');
+  const files = pathTerms(parts.files ?? []);
+  const extra = tokenize(parts.extra ?? '');
+  const all = [
+    ...repeat(title, FIELD_REPEAT.title),
+    ...repeat(files, FIELD_REPEAT.files),
+    ...repeat(text, FIELD_REPEAT.text),
+    ...repeat(extra, FIELD_REPEAT.extra),
+  ];
+  let joined = all.join(' ');
+  if (joined.length > MAX_INDEX_CHARS) {
+    joined = joined.slice(0, MAX_INDEX_CHARS);
+    const cut = joined.lastIndexOf(' ');
+    if (cut > 0) joined = joined.slice(0, cut);
+  }
+  return joined;
+}
+
+export function prepareQueryText(query: string): string {
+  return [...new Set(tokenize(query))].join(' ');
+}
