@@ -1,0 +1,44 @@
+// Builds an embedder from plain, serialisable settings, so the same config can be sent to the
+// embedding worker thread and rebuilt there.
+import type { Embedder } from './embedder';
+import { HashedEmbedder } from './hashed';
+import { OpenAiCompatibleEmbedder } from './openaiCompatible';
+import { UseLiteEmbedder } from './useLite';
+
+export type EmbedderConfig =
+  | { provider: 'use-lite'; maxChars?: number }
+  | { provider: 'hashed'; dimension?: number }
+  | {
+      provider: 'openai';
+      baseUrl: string;
+      model: string;
+      apiKey?: string;
+      dimension?: number;
+      batchSize?: number;
+      timeoutMs?: number;
+    }
+  | { provider: 'transformers'; modelPath: string; model: string; dimension?: number };
+
+export const DEFAULT_EMBEDDER_CONFIG: EmbedderConfig = { provider: 'use-lite' };
+
+export async function createEmbedder(config: EmbedderConfig = DEFAULT_EMBEDDER_CONFIG): Promise<Embedder> {
+  switch (config.provider) {
+    case 'use-lite':
+      return new UseLiteEmbedder({ maxChars: config.maxChars });
+    case 'hashed':
+      return new HashedEmbedder(config.dimension);
+    case 'openai':
+      return OpenAiCompatibleEmbedder.create(config);
+    case 'transformers':
+      // @huggingface/transformers brings about 475 MB of packages; it is not part of the
+      // install, so the provider is not offered until it is.
+      throw new Error(
+        "The 'transformers' embedding provider needs @huggingface/transformers, which Code Memory does not install. " +
+          "Use 'use-lite' (default, offline) or 'openai' with a local server such as Ollama.",
+      );
+    default: {
+      const provider = (config as { provider?: unknown }).provider;
+      throw new Error(`Unknown embedding provider ${JSON.stringify(provider)}: use use-lite, hashed, openai or transformers.`);
+    }
+  }
+}

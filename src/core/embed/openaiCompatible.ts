@@ -1,0 +1,94 @@
+// Any server that speaks OpenAI's POST /embeddings: OpenAI itself, Azure-style proxies,
+// LM Studio, vLLM, and Ollama (baseUrl http://127.0.0.1:11434/v1). Nothing is sent unless
+// the user configures this provider.
+import { checkDimension, l2Normalize, type Embedder } from './embedder';
+
+export interface OpenAiCompatibleOptions {
+  /** e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** The model's output size. When absent, one probe request finds it. */
+  dimension?: number;
+  /** Texts per request. */
+  batchSize?: number;
+  timeoutMs?: number;
+}
+
+interface EmbeddingsResponse {
+  data?: Array<{ embedding?: number[]; index?: number }>;
+}
+
+export class OpenAiCompatibleEmbedder implements Embedder {
+  readonly name: string;
+  private dim: number;
+  private readonly url: string;
+
+  private constructor(private readonly options: OpenAiCompatibleOptions, dimension: number) {
+    this.url = options.baseUrl.replace(/\/+$/, '') + '/embeddings';
+    this.name = `openai:${options.model}`;
+    this.dim = dimension;
+  }
+
+  get dimension(): number {
+    return this.dim;
+  }
+
+  static async create(options: OpenAiCompatibleOptions): Promise<OpenAiCompatibleEmbedder> {
+    if (!options.baseUrl || !options.model) {
+      throw new Error('The openai embedding provider needs baseUrl and model (for Ollama: baseUrl http://127.0.0.1:11434/v1).');
+    }
+    const e = new OpenAiCompatibleEmbedder(options, options.dimension ?? 0);
+    if (!options.dimension) {
+      const [probe] = await e.request(['dimension probe']);
+      e.dim = probe.length;
+    }
+    return e;
+  }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    const batch = Math.max(1, this.options.batchSize ?? 64);
+    const out: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += batch) {
+      const chunk = texts.slice(start, start + batch);
+      // Servers reject empty inputs; an empty text gets a zero vector like in other providers.
+      const keep = chunk.map((t, i) => (t.trim() ? i : -1)).filter((i) => i >= 0);
+      const vectors = keep.length ? await this.request(keep.map((i) => chunk[i])) : [];
+      checkDimension(this.name, this.dim, vectors);
+      const filled: Float32Array[] = chunk.map(() => new Float32Array(this.dim));
+      keep.forEach((i, k) => (filled[i] = l2Normalize(vectors[k])));
+      out.push(...filled);
+    }
+    return out;
+  }
+
+  private async request(input: string[]): Promise<Float32Array[]> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: this.options.model, input }),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000),
+      });
+    } catch (err) {
+      throw new Error(`Embedding server ${this.url} is not reachable (${(err as Error).message}). Is it running?`);
+    }
+    if (!res.ok) {
+      const body = (await res.text().catch(() => '')).slice(0, 300);
+      throw new Error(`Embedding server ${this.url} answered ${res.status}: ${body || res.statusText}`);
+    }
+    const json = (await res.json()) as EmbeddingsResponse;
+    const data = json.data;
+    if (!Array.isArray(data) || data.length !== input.length) {
+      throw new Error(`Embedding server ${this.url} returned ${data?.length ?? 'no'} embeddings for ${input.length} inputs.`);
+    }
+    const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    return ordered.map((d) => {
+      if (!Array.isArray(d.embedding)) throw new Error(`Embedding server ${this.url} returned an item without an embedding.`);
+      return Float32Array.from(d.embedding);
+    });
+  }
+}
