@@ -1,0 +1,95 @@
+// Runs the host suites (out/host/**/*.test.js) inside a real VS Code extension host: code-server's
+// Node extension host, driven by headless Chromium. Exits with the host's exit code; any failure
+// to start or finish is a loud non-zero exit, never a skip.
+//   node test/host/runCodeServer.mjs [--no-build]     env: CODE_MEMORY_HOST_GREP, CODE_MEMORY_HOST_TIMEOUT_MS
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { format } from 'node:util';
+import { HostError, launchBrowser, onInterrupt, repoRoot, startCodeServer, workbenchUrl } from './hostLauncher.mjs';
+
+const timeoutMs = Number(process.env.CODE_MEMORY_HOST_TIMEOUT_MS ?? 300_000);
+const verbose = Boolean(process.env.CODE_MEMORY_HOST_VERBOSE);
+
+function fail(message) {
+  console.error(`\nHOST TESTS FAILED: ${message}`);
+  process.exitCode = 1;
+}
+
+/** A small git repository as the workspace, so suites can exercise capture on real files. */
+function makeWorkspace(base) {
+  const workspace = path.join(base, 'workspace');
+  execFileSync('git', ['init', '-q', '-b', 'main', workspace]);
+  writeFileSync(path.join(workspace, 'README.md'), '# Host test workspace\n');
+  writeFileSync(path.join(workspace, 'index.js'), 'export function add(a, b) {\n  return a + b;\n}\n');
+  const git = (...args) => execFileSync('git', ['-C', workspace, '-c', 'user.name=Host Test', '-c', 'user.email=host@test.invalid', ...args]);
+  git('add', '.');
+  git('commit', '-q', '-m', 'Initial commit');
+  return workspace;
+}
+
+async function main() {
+  if (!process.argv.includes('--no-build')) {
+    const build = spawnSync(process.execPath, ['esbuild.config.mjs'], { cwd: repoRoot, stdio: 'inherit' });
+    if (build.status !== 0) throw new HostError('the build failed');
+  }
+  const testsIndex = path.join(repoRoot, 'out/host/index.js');
+  if (!existsSync(testsIndex)) throw new HostError(`${testsIndex} missing: the build did not produce the host suites`);
+  if (!existsSync(path.join(repoRoot, 'dist/extension.js'))) throw new HostError('dist/extension.js missing: the build did not produce the extension');
+
+  const base = mkdtempSync(path.join(os.tmpdir(), 'code-memory-hosttest-'));
+  const workspace = makeWorkspace(base);
+  let server;
+  let browser;
+  const cleanup = async () => {
+    await browser?.close();
+    await server?.stop();
+    rmSync(base, { recursive: true, force: true });
+  };
+  onInterrupt(cleanup);
+
+  try {
+    const started = Date.now();
+    server = await startCodeServer({
+      workspace,
+      prefix: 'code-memory-host',
+      // The extension must never touch the user's real store during tests.
+      env: { CODE_MEMORY_STORE: path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '' },
+      log: verbose ? (line) => console.error(line) : undefined,
+    });
+    console.log(`host: code-server ready on ${server.origin} (${Date.now() - started} ms)`);
+
+    let settle;
+    const exitCode = new Promise((resolve) => (settle = resolve));
+    browser = await launchBrowser({
+      onLog: (type, args) => {
+        const line = Array.isArray(args) ? format(...args) : String(args);
+        (type === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+      },
+      onExit: (code) => settle({ code }),
+    });
+    browser.page.on('crash', () => settle({ error: 'the workbench page crashed' }));
+    browser.page.on('pageerror', (error) => verbose && console.error(`[page] ${error.message}`));
+    const timer = setTimeout(() => settle({ error: `no result from the extension host within ${timeoutMs} ms` }), timeoutMs);
+
+    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }));
+    const result = await exitCode;
+    clearTimeout(timer);
+    if (result.error) {
+      throw new HostError(`${result.error}. Last code-server output:\n${server.output().slice(-4000)}`);
+    }
+    console.log(`host: extension host exited with code ${result.code} after ${Date.now() - started} ms`);
+    if (result.code !== 0) fail(`the extension host reported exit code ${result.code}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (error) => {
+    fail(error instanceof HostError ? error.message : (error?.stack ?? String(error)));
+    process.exit(1);
+  },
+);
