@@ -1,0 +1,256 @@
+// Imports a repository's commit history as observations: one per commit (and per merge that
+// carries a pull request's title or a message body), with what its diff says indexed for
+// search. Reads history with a single streaming `git log -p`, which is much faster than one
+// git call per commit. Idempotent: each commit has dedupe key 'commit:<sha>'.
+
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import type { MemoryEngineApi, ObservationInput } from '../api';
+import type { Scope } from '../model/records';
+import { diffSearchText, parseUnifiedDiff } from '../retrieve/diffText';
+
+export interface GitImportOptions {
+  scope?: Scope;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+  /** Revision whose history is imported; HEAD by default. */
+  rev?: string;
+  /** Import informative merge commits too (pull-request merges, merges with a message body). */
+  includeMerges?: boolean;
+  /** A new session starts after this much time between one author's commits. */
+  sessionGapMs?: number;
+}
+
+export interface GitImportResult {
+  imported: number;
+  skipped: number;
+  sessions: number;
+}
+
+export interface GitCommit {
+  sha: string;
+  parents: string[];
+  authorName: string;
+  authorEmail: string;
+  /** Committer time, ms since the epoch. */
+  committedAtMs: number;
+  subject: string;
+  body: string;
+  files: string[];
+  diffText: string;
+}
+
+const DEFAULT_SESSION_GAP_MS = 2 * 60 * 60 * 1000;
+const BATCH_SIZE = 200;
+const RECORD = '\x1e';
+const FIELD = '\x1f';
+const END_OF_HEADER = '\x1d';
+
+export class GitImportError extends Error {}
+
+function runGit(repoPath: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', (e) => reject(new GitImportError(`Could not run git: ${e.message}. Install git and make sure it is on PATH.`)));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new GitImportError(err.trim() || `git ${args[0]} exited with ${code}`))));
+  });
+}
+
+async function checkRepository(repoPath: string, rev: string): Promise<boolean> {
+  if (!existsSync(repoPath) || !statSync(repoPath).isDirectory()) {
+    throw new GitImportError(`Repository folder not found: ${repoPath}. Pass the folder of a git clone.`);
+  }
+  try {
+    await runGit(repoPath, ['rev-parse', '--git-dir']);
+  } catch {
+    throw new GitImportError(`Not a git repository: ${repoPath}. Pass the folder of a git clone (one that contains .git).`);
+  }
+  try {
+    await runGit(repoPath, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
+    return true;
+  } catch {
+    if (rev === 'HEAD') return false; // a repository without commits: nothing to import
+    throw new GitImportError(`Revision not found in ${repoPath}: ${rev}. Fetch it first or pass another revision.`);
+  }
+}
+
+function isInformativeMerge(subject: string, body: string): boolean {
+  return body.trim().length > 0 || /^Merge pull request\b/i.test(subject);
+}
+
+function parseRecord(record: string): GitCommit | null {
+  const headerEnd = record.indexOf(END_OF_HEADER);
+  if (headerEnd < 0) return null;
+  const [sha, parents, authorName, authorEmail, committedAt, message] = record.slice(0, headerEnd).split(FIELD);
+  if (!sha || !/^[0-9a-f]{40}$/.test(sha.trim())) return null;
+  const msg = (message ?? '').replace(/\r/g, '').trim();
+  const nl = msg.indexOf('\n');
+  const subject = (nl < 0 ? msg : msg.slice(0, nl)).trim();
+  const body = nl < 0 ? '' : msg.slice(nl + 1).trim();
+  const diffs = parseUnifiedDiff(record.slice(headerEnd + 1));
+  return {
+    sha: sha.trim(),
+    parents: (parents ?? '').split(' ').filter(Boolean),
+    authorName: authorName ?? '',
+    authorEmail: authorEmail ?? '',
+    committedAtMs: Number(committedAt) * 1000,
+    subject,
+    body,
+    files: [...new Set(diffs.map((d) => d.path))],
+    diffText: diffSearchText(diffs),
+  };
+}
+
+/**
+ * Streams the commits reachable from `rev`, oldest first, with their diffs against the first
+ * parent. Merges without information of their own are left out.
+ */
+export async function* readGitCommits(
+  repoPath: string,
+  options: { rev?: string; includeMerges?: boolean; signal?: AbortSignal } = {},
+): AsyncGenerator<GitCommit> {
+  const args = [
+    '-c', 'core.quotepath=off',
+    'log', options.rev ?? 'HEAD', '--reverse', '--date-order',
+    `--format=${RECORD}%H${FIELD}%P${FIELD}%an${FIELD}%ae${FIELD}%ct${FIELD}%B${END_OF_HEADER}`,
+    '-p', '-U1', '--no-color', '--no-ext-diff', '--no-renames',
+    options.includeMerges === false ? '--no-merges' : '--diff-merges=first-parent',
+  ];
+  const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const onAbort = (): void => {
+    child.kill();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  let buffer = '';
+  try {
+    for await (const chunk of child.stdout.setEncoding('utf8') as AsyncIterable<string>) {
+      buffer += chunk;
+      let start = buffer.indexOf(RECORD);
+      let next = start < 0 ? -1 : buffer.indexOf(RECORD, start + 1);
+      while (next >= 0) {
+        const c = parseRecord(buffer.slice(start + 1, next));
+        if (c && keep(c, options.includeMerges)) yield c;
+        start = next;
+        next = buffer.indexOf(RECORD, start + 1);
+      }
+      buffer = start > 0 ? buffer.slice(start) : buffer;
+    }
+    if (options.signal?.aborted) return;
+    if (buffer.startsWith(RECORD)) {
+      const c = parseRecord(buffer.slice(1));
+      if (c && keep(c, options.includeMerges)) yield c;
+    }
+    const code = await exited;
+    if (code !== 0) throw new GitImportError(stderr.trim() || `git log exited with ${code}`);
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    if (child.exitCode === null) child.kill();
+  }
+}
+
+function keep(c: GitCommit, includeMerges: boolean | undefined): boolean {
+  return c.parents.length < 2 || (includeMerges !== false && isInformativeMerge(c.subject, c.body));
+}
+
+/** Name of the branch checked out in the repository, or null on a detached HEAD. */
+async function currentBranch(repoPath: string): Promise<string | null> {
+  try {
+    const name = (await runGit(repoPath, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).trim();
+    return name || null;
+  } catch {
+    return null;
+  }
+}
+
+function projectFor(repoPath: string): string {
+  return path.basename(path.resolve(repoPath)).replace(/\.git$/, '');
+}
+
+/** The observation recorded for one commit. */
+export function commitObservation(c: GitCommit, branch: string | null, sessionId: string): ObservationInput {
+  const date = new Date(c.committedAtMs).toISOString();
+  const input: ObservationInput = {
+    type: 'commit',
+    title: c.subject || `Commit ${c.sha.slice(0, 7)}`,
+    subtitle: `${c.sha.slice(0, 7)} by ${c.authorName} on ${date.slice(0, 10)}`,
+    narrative: c.body,
+    facts: [`Commit ${c.sha} by ${c.authorName} <${c.authorEmail}> at ${date}`],
+    files_modified: c.files,
+    commit_sha: c.sha,
+    memory_session_id: sessionId,
+    created_at_epoch: c.committedAtMs,
+    search_extra: c.diffText,
+    dedupe_key: `commit:${c.sha}`,
+  };
+  if (branch) input.branch = branch;
+  if (c.parents.length > 1) input.facts!.push(`Merge of ${c.parents.join(', ')}`);
+  return input;
+}
+
+async function existingCommitShas(engine: MemoryEngineApi, scope: Scope): Promise<Set<string>> {
+  const known = new Set<string>();
+  const observations = await engine.listObservations(scope, { limit: Number.MAX_SAFE_INTEGER });
+  for (const o of observations) if (o.type === 'commit' && o.commit_sha) known.add(o.commit_sha);
+  return known;
+}
+
+export async function importGitHistory(
+  engine: MemoryEngineApi,
+  repoPath: string,
+  options: GitImportOptions = {},
+): Promise<GitImportResult> {
+  const rev = options.rev ?? 'HEAD';
+  if (!(await checkRepository(repoPath, rev))) return { imported: 0, skipped: 0, sessions: 0 };
+  const total = Number((await runGit(repoPath, ['rev-list', '--count', rev])).trim()) || 0;
+  const branch = options.scope?.branch ?? (await currentBranch(repoPath));
+  const scope: Scope = options.scope ?? { project: projectFor(repoPath) };
+  const known = await existingCommitShas(engine, scope);
+  const gap = options.sessionGapMs ?? DEFAULT_SESSION_GAP_MS;
+
+  let imported = 0;
+  let skipped = 0;
+  let done = 0;
+  const sessionIds = new Set<string>();
+  let batch: ObservationInput[] = [];
+  let session = { id: '', author: '', lastMs: -Infinity };
+
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const stored = await engine.observe(batch, scope);
+    imported += stored.length;
+    skipped += batch.length - stored.length;
+    batch = [];
+  };
+
+  for await (const c of readGitCommits(repoPath, { rev, includeMerges: options.includeMerges, signal: options.signal })) {
+    if (options.signal?.aborted) break;
+    done++;
+    if (c.authorEmail !== session.author || c.committedAtMs - session.lastMs > gap) {
+      session = { id: `git-${c.sha.slice(0, 12)}`, author: c.authorEmail, lastMs: c.committedAtMs };
+    }
+    session.lastMs = Math.max(session.lastMs, c.committedAtMs);
+    if (known.has(c.sha)) {
+      skipped++;
+    } else {
+      known.add(c.sha);
+      sessionIds.add(session.id);
+      batch.push(commitObservation(c, branch, session.id));
+      if (batch.length >= BATCH_SIZE) {
+        await flush();
+        options.onProgress?.(Math.min(done, total), total);
+      }
+    }
+  }
+  if (options.signal?.aborted) throw new GitImportError('Git import cancelled.');
+  await flush();
+  options.onProgress?.(total, total);
+  return { imported, skipped, sessions: sessionIds.size };
+}

@@ -1,0 +1,140 @@
+// What a commit's diff says, as bounded plain text for the search index: hunk headers (the
+// enclosing function or section), documentation, comment and test-title lines, the changed
+// identifiers, then the remaining changed lines. Lock files, minified and binary files are skipped.
+
+export interface FileDiff {
+  path: string;
+  /** Text after the second @@ of each hunk header (the enclosing function or heading). */
+  hunkContexts: string[];
+  added: string[];
+  removed: string[];
+}
+
+/** Bound on the text kept per commit. */
+export const MAX_DIFF_TEXT_CHARS = 6000;
+/** Lines read per file; a generated file can hold hundreds of thousands. */
+const MAX_LINES_PER_FILE = 400;
+const MAX_LINE_CHARS = 200;
+
+const SKIPPED_FILE = /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|npm-shrinkwrap\.json|Cargo\.lock|go\.sum|poetry\.lock|composer\.lock|Gemfile\.lock)$|\.min\.(js|css)$|\.(map|png|jpe?g|gif|ico|svg|woff2?|ttf|eot|pdf|zip|gz|tgz|jar|exe|dll|so|dylib|snap)$/i;
+
+const DOC_FILE = /\.(md|markdown|rst|txt|adoc)$/i;
+const TEST_FILE = /(^|\/)(test|tests|spec|__tests__)\/|[._-](test|spec)\.[a-z]+$/i;
+const COMMENT_LINE = /^(\/\/|\/\*|\*|#(?!!)|<!--|--\s)/;
+const TEST_TITLE = /\b(it|describe|test|context|suite)(\.only|\.skip)?\s*\(\s*['"`]/;
+
+const KEYWORDS = new Set(
+  ('var let const function return if else for while do switch case break continue new this typeof instanceof ' +
+    'delete void in of true false null undefined try catch finally throw class extends super import export ' +
+    'from default async await yield static get set public private protected readonly interface type enum ' +
+    'require module exports use strict self def elif pass none lambda fn pub impl struct mut').split(' '),
+);
+
+export function isSkippedFile(path: string): boolean {
+  return SKIPPED_FILE.test(path);
+}
+
+/** Parses `git log -p` / `git diff` output (unified format) into per-file changes. */
+export function parseUnifiedDiff(diff: string): FileDiff[] {
+  const files: FileDiff[] = [];
+  let cur: FileDiff | null = null;
+  let lines = 0;
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('diff --git ')) {
+      const m = / b\/(.*)$/.exec(line);
+      cur = { path: m ? unquote(m[1]) : '', hunkContexts: [], added: [], removed: [] };
+      files.push(cur);
+      lines = 0;
+      continue;
+    }
+    if (!cur) continue;
+    if (line.startsWith('+++ ')) {
+      const p = line.slice(4);
+      if (p.startsWith('b/')) cur.path = unquote(p.slice(2));
+      continue;
+    }
+    if (line.startsWith('--- ')) continue;
+    if (line.startsWith('rename to ')) {
+      cur.path = unquote(line.slice('rename to '.length));
+      continue;
+    }
+    if (line.startsWith('@@')) {
+      const ctx = /^@@[^@]*@@\s?(.*)$/.exec(line)?.[1]?.trim();
+      if (ctx) cur.hunkContexts.push(ctx.slice(0, MAX_LINE_CHARS));
+      continue;
+    }
+    if (lines >= MAX_LINES_PER_FILE) continue;
+    if (line.startsWith('+')) {
+      lines++;
+      cur.added.push(line.slice(1, 1 + MAX_LINE_CHARS));
+    } else if (line.startsWith('-')) {
+      lines++;
+      cur.removed.push(line.slice(1, 1 + MAX_LINE_CHARS));
+    }
+  }
+  return files.filter((f) => f.path !== '');
+}
+
+function unquote(p: string): string {
+  const t = p.trim();
+  return t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+}
+
+function meaningful(line: string): string | null {
+  const t = line.trim();
+  if (t.length < 3 || !/[A-Za-z]{2}/.test(t)) return null;
+  return t;
+}
+
+/** Identifiers in code: names of three or more characters that are not language keywords. */
+export function identifiersIn(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(/[A-Za-z_$][A-Za-z0-9_$]{2,}/g)) {
+    const id = m[0];
+    if (!KEYWORDS.has(id)) out.push(id);
+  }
+  return out;
+}
+
+/** Bounded text of what the diff says, in order of how much each part tells a reader. */
+export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS): string {
+  const kept = files.filter((f) => !isSkippedFile(f.path));
+  const seen = new Set<string>();
+  const prose: string[] = [];
+  const code: string[] = [];
+  const contexts: string[] = [];
+  const identifiers = new Set<string>();
+  for (const f of kept) {
+    const isDoc = DOC_FILE.test(f.path);
+    const isTest = TEST_FILE.test(f.path);
+    for (const c of f.hunkContexts) {
+      if (!seen.has(c)) {
+        seen.add(c);
+        contexts.push(c);
+      }
+    }
+    for (const raw of [...f.added, ...f.removed]) {
+      const line = meaningful(raw);
+      if (!line || seen.has(line)) continue;
+      seen.add(line);
+      if (isDoc || COMMENT_LINE.test(line) || (isTest && TEST_TITLE.test(line))) {
+        prose.push(line);
+      } else {
+        code.push(line);
+        if (!isDoc) for (const id of identifiersIn(line)) identifiers.add(id);
+      }
+    }
+  }
+  const parts: string[] = [];
+  let size = 0;
+  const push = (s: string): void => {
+    if (!s || size + s.length + 1 > maxChars) return;
+    parts.push(s);
+    size += s.length + 1;
+  };
+  for (const c of contexts) push(c);
+  for (const p of prose) push(p);
+  push([...identifiers].join(' ').slice(0, Math.max(0, maxChars - size - 1)));
+  for (const c of code) push(c);
+  return parts.join('\n');
+}
