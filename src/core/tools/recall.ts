@@ -1,0 +1,82 @@
+// recall(text, k=10, filter?): distance-ranked L0 node ids, nearest first, scoped to the caller.
+// Pure read: no access times, no request log.
+
+import * as z from 'zod/v4';
+import type { NodeFilter } from '../api';
+import type { Layer } from '../model/records';
+import { errorResult, parseArgs } from './types';
+import type { ToolContext, ToolDefinition, ToolResult } from './types';
+
+const MAX_K = 1000;
+const shortText = z.string().min(1).max(512);
+const layer = z.enum(['L0', 'L1', 'L2']);
+
+// Strict and bounded: a filter is data for the store's escaped prefilter, never SQL.
+export const nodeFilterSchema = z
+  .strictObject({
+    layer: z.union([layer, z.array(layer).min(1).max(3)]).optional(),
+    type: z.union([shortText, z.array(shortText).min(1).max(50)]).optional(),
+    branch: shortText.optional(),
+    files: z.array(shortText).min(1).max(100).optional(),
+    commit_sha: z.string().regex(/^[0-9a-fA-F]{4,64}$/, 'a hex commit SHA').optional(),
+    session_id: shortText.optional(),
+    since_epoch: z.number().int().min(0).optional(),
+    until_epoch: z.number().int().min(0).optional(),
+  })
+  .describe('A NodeFilter: every given field must match; AND-ed after the caller\'s scope.');
+
+export const recallInput = z.strictObject({
+  text: z.string().min(1).max(8000).describe('The query text, embedded server-side.'),
+  k: z.number().int().min(1).max(MAX_K).default(10).describe('Number of neighbours to return (minimum 1).'),
+  filter: nodeFilterSchema.optional().describe("A convenience NodeFilter, AND-ed after the caller's access scope."),
+});
+
+export const recallOutput = z.strictObject({
+  nodes: z.array(z.strictObject({ node_id: z.string(), distance: z.number() })),
+});
+
+export type RecallArgs = z.input<typeof recallInput>;
+export type RecallOutput = z.output<typeof recallOutput>;
+
+function asList<T>(value: T | T[] | undefined): T[] | undefined {
+  return value === undefined ? undefined : Array.isArray(value) ? value : [value];
+}
+
+export async function recall(ctx: ToolContext, rawArgs: unknown): Promise<RecallOutput> {
+  const args = parseArgs(recallInput, rawArgs);
+  const filter: NodeFilter | undefined = args.filter ? { ...args.filter } : undefined;
+  // recall reads layer L0; a filter naming other layers only narrows that to nothing.
+  const wanted = asList(args.filter?.layer);
+  if (wanted && !wanted.includes('L0')) return { nodes: [] };
+  if (filter) delete filter.layer;
+  const layers: Layer[] = ['L0'];
+  const hits = await ctx.engine.search(args.text, { scope: ctx.scope, layers, filter, limit: args.k });
+  const nodes = hits
+    .filter((hit) => hit.cell.layer === 'L0')
+    .map((hit) => ({ node_id: hit.cell.node_id, distance: round(hit.distance) }))
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, args.k);
+  return { nodes };
+}
+
+function round(n: number): number {
+  return Number.isFinite(n) ? Math.round(n * 1e6) / 1e6 : 1;
+}
+
+export const recallTool: ToolDefinition = {
+  name: 'recall',
+  title: 'Recall similar memory cells',
+  description:
+    "Recall the k most-similar memory cells to a query at layer L0, scoped to the caller. The server embeds the query text and returns distance-ranked node ids, nearest first. Returns only {node_id, distance} pairs; read a cell's content through the REST API (GET /v1/nodes/{node_id}) or the CLI (`code-memory node <id>`). For a bounded text pack use recall_context; for a report use retrieve_memory.",
+  inputSchema: recallInput,
+  outputSchema: recallOutput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
+    try {
+      const out = await recall(ctx, args);
+      return { text: JSON.stringify(out), structured: out, isError: false };
+    } catch (error) {
+      return errorResult(error);
+    }
+  },
+};

@@ -1,0 +1,170 @@
+// recall_context(query, max_items=8, max_tokens=1500): the contract's literal text pack.
+//
+//   ### XMemo Context
+//   Items: <n>
+//   Budget: ...                      (only when an item was dropped or shortened)
+//   Reference: <id> | Type: <type> | Location: <path>     (one per item)
+//   Context:
+//   <body, at most max_tokens tokens by the o200k tokenizer>
+//
+// or, with nothing found, the header, `Items: 0` and `No matching XMemo memory was found.`
+
+import * as z from 'zod/v4';
+import type { SearchHit } from '../api';
+import type { Cell } from '../model/records';
+import { countTokens, truncateToTokens } from '../tokens';
+import { errorResult, parseArgs } from './types';
+import type { ToolContext, ToolDefinition, ToolResult } from './types';
+
+export const NO_MATCH = 'No matching XMemo memory was found.';
+const HEADER = '### XMemo Context';
+// A shortened item must still say something; below this it is dropped instead.
+const MIN_SHORTENED_TOKENS = 12;
+// Candidates beyond max_items tell the Budget line how much was left out.
+const EXTRA_CANDIDATES = 8;
+
+export const recallContextInput = z.strictObject({
+  query: z.string().min(1).max(8000).describe('Natural-language query the context pack is assembled for.'),
+  max_items: z.number().int().min(1).max(50).default(8).describe('Maximum number of memories in the pack (1-50).'),
+  max_tokens: z.number().int().min(1).max(12000).default(1500).describe('Maximum length of the generated context in tokens (1-12000).'),
+});
+
+const packItem = z.strictObject({
+  reference: z.string(),
+  type: z.string(),
+  location: z.string(),
+  source_kind: z.string(),
+  source_id: z.number().int(),
+  relevance: z.number(),
+  shortened: z.boolean(),
+});
+
+export const recallContextOutput = z.strictObject({
+  text: z.string(),
+  context_text: z.string(),
+  used_items: z.number().int(),
+  used_tokens: z.number().int(),
+  budget: z.strictObject({
+    max_items: z.number().int(),
+    max_tokens: z.number().int(),
+    dropped_items: z.number().int(),
+    shortened_items: z.number().int(),
+  }),
+  items: z.array(packItem),
+});
+
+export type RecallContextOutput = z.output<typeof recallContextOutput>;
+
+export function cellLocation(cell: Cell): string {
+  const files = parseFiles(cell.files);
+  if (files.length === 1) return files[0];
+  if (files.length > 1) return `${files.slice(0, 3).join(', ')}${files.length > 3 ? ` (+${files.length - 3} more)` : ''}`;
+  if (cell.commit_sha) return `commit ${cell.commit_sha.slice(0, 12)}`;
+  return `${cell.source_kind}/${cell.source_id}`;
+}
+
+export function parseFiles(files: string | null): string[] {
+  if (!files) return [];
+  try {
+    const parsed: unknown = JSON.parse(files);
+    return Array.isArray(parsed) ? parsed.filter((f): f is string => typeof f === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function oneLine(s: string): string {
+  return s.replace(/[\r\n|]+/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+function itemBlock(index: number, cell: Cell): string {
+  const date = new Date(cell.created_at_epoch).toISOString().slice(0, 10);
+  const sha = cell.commit_sha ? `, commit ${cell.commit_sha.slice(0, 12)}` : '';
+  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${cell.source_kind} ${cell.source_id}, ${date}${sha})`;
+  return cell.text ? `${head}\n${cell.text.trim()}` : head;
+}
+
+export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise<RecallContextOutput> {
+  // Limits are checked before anything is read (the contract's 422).
+  const args = parseArgs(recallContextInput, rawArgs);
+  const hits: SearchHit[] = await ctx.engine.search(args.query, { scope: ctx.scope, limit: args.max_items + EXTRA_CANDIDATES });
+
+  const blocks: string[] = [];
+  const items: RecallContextOutput['items'] = [];
+  let shortened = 0;
+  let usedTokens = 0;
+  const separatorTokens = countTokens('\n\n');
+  for (const hit of hits.slice(0, args.max_items)) {
+    const cell = hit.cell;
+    const block = itemBlock(items.length + 1, cell);
+    const cost = countTokens(block) + (blocks.length ? separatorTokens : 0);
+    const room = args.max_tokens - usedTokens;
+    let text = block;
+    let wasShortened = false;
+    if (cost > room) {
+      const fit = room - (blocks.length ? separatorTokens : 0);
+      if (fit < Math.min(MIN_SHORTENED_TOKENS, args.max_tokens)) break;
+      text = truncateToTokens(block, fit).trimEnd();
+      if (!text) break;
+      wasShortened = true;
+      shortened++;
+    }
+    blocks.push(text);
+    usedTokens = countTokens(blocks.join('\n\n'));
+    items.push({
+      reference: cell.node_id,
+      type: cell.type,
+      location: cellLocation(cell),
+      source_kind: cell.source_kind,
+      source_id: cell.source_id,
+      relevance: Math.round(hit.score * 1000) / 1000,
+      shortened: wasShortened,
+    });
+    if (wasShortened) break;
+  }
+  let body = blocks.join('\n\n');
+  // Token counts of joined text can differ by a token from the sum of the parts; the bound is on the whole.
+  if (countTokens(body) > args.max_tokens) body = truncateToTokens(body, args.max_tokens);
+  usedTokens = countTokens(body);
+  const dropped = hits.length - items.length;
+
+  const lines = [HEADER, `Items: ${items.length}`];
+  if (items.length === 0) {
+    lines.push(NO_MATCH);
+  } else {
+    if (dropped > 0 || shortened > 0) {
+      lines.push(
+        `Budget: used_items=${items.length} used_tokens=${usedTokens} max_items=${args.max_items} max_tokens=${args.max_tokens} dropped=${dropped}${hits.length > args.max_items ? '+' : ''} shortened=${shortened}`,
+      );
+    }
+    for (const item of items) lines.push(`Reference: ${item.reference} | Type: ${oneLine(item.type)} | Location: ${oneLine(item.location)}`);
+    lines.push('Context:', body);
+  }
+  const text = lines.join('\n');
+  return {
+    text,
+    context_text: body,
+    used_items: items.length,
+    used_tokens: usedTokens,
+    budget: { max_items: args.max_items, max_tokens: args.max_tokens, dropped_items: dropped, shortened_items: shortened },
+    items,
+  };
+}
+
+export const recallContextTool: ToolDefinition = {
+  name: 'recall_context',
+  title: 'Recall a bounded context pack',
+  description:
+    "Read a bounded multi-memory context pack for a natural-language query: the text starts with '### XMemo Context' and 'Items: <n>', adds a 'Budget: ...' line when results were dropped or shortened, one 'Reference: <id> | Type: <type> | Location: <path>' line per item, then 'Context:' and the context body within max_tokens (counted with the o200k tokenizer). Reports used_items and used_tokens. Use at the start of a session or task to restore project context; use recall for a quick single lookup. Out-of-range max_items (1-50) or max_tokens (1-12000) is an error and nothing is read. Writes nothing.",
+  inputSchema: recallContextInput,
+  outputSchema: recallContextOutput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
+    try {
+      const out = await recallContext(ctx, args);
+      return { text: out.text, structured: out, isError: false };
+    } catch (error) {
+      return errorResult(error);
+    }
+  },
+};

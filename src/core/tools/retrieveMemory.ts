@@ -1,0 +1,279 @@
+// retrieve_memory(prompt, session_id?): a markdown report in content and the contract's full
+// structuredContent. Only prompt and session_id are accepted (anything else: invalid_arguments);
+// prompts over 8,000 characters are rejected; retrieval has a 120 s budget (retrieval_timeout);
+// the session's last 5 prompts are kept and its last 3 feed triage; every call is logged.
+
+import { randomUUID } from 'node:crypto';
+import * as z from 'zod/v4';
+import type { SearchHit } from '../api';
+import type { Cell, Entity, Relationship } from '../model/records';
+import { countTokens, truncateToTokens } from '../tokens';
+import { cellLocation, parseFiles } from './recallContext';
+import { triage } from './triage';
+import type { TriageResult } from './triage';
+import { ToolError, describeIssues } from './types';
+import type { ToolContext, ToolDefinition, ToolResult } from './types';
+
+export const MAX_PROMPT_CHARS = 8000;
+export const RETRIEVE_TIMEOUT_MS = 120_000;
+const MAX_FACTS = 12;
+const MAX_DOCUMENTS = 3;
+const DOCUMENT_TOKENS = 400;
+const PRIOR_PROMPTS = 3;
+
+export const retrieveMemoryInput = z.strictObject({
+  prompt: z.string().min(1).max(MAX_PROMPT_CHARS).describe('Natural-language description of the context your agent needs. Maximum length: 8,000 characters.'),
+  session_id: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('Optional stable conversation ID. When omitted, the server falls back to the MCP session id. The last 5 prompts per session are kept for 30 days; the last 3 may feed triage.'),
+});
+
+const fact = z.strictObject({ statement: z.string(), relevance_score: z.number(), source_path: z.string() });
+const entity = z.strictObject({ label: z.string(), type: z.string(), properties: z.record(z.string(), z.string()) });
+const relationship = z.strictObject({ source: z.string(), target: z.string(), type: z.string(), weight: z.number() });
+const document = z.strictObject({ title: z.string(), source_path: z.string(), excerpt: z.string(), truncated: z.boolean() });
+const section = z.strictObject({ tree_path: z.string(), relevance_reason: z.string() });
+
+// One object for both outcomes: on success everything but the error fields is present; on error
+// status, error_code and error_message are (the SDK publishes one object schema per tool).
+export const retrieveMemoryOutput = z.strictObject({
+  status: z.enum(['ok', 'error']),
+  error_code: z.string().optional(),
+  error_message: z.string().optional(),
+  memory_ready: z.boolean().optional(),
+  readiness_state: z.string().optional(),
+  content_text: z.string().optional(),
+  triage: z.strictObject({ decision: z.string(), reasoning: z.string(), rewritten_query: z.string().nullable() }).optional(),
+  phase1: z.strictObject({ search_strategy: z.string(), estimated_tokens: z.number().int(), targeted_sections: z.array(section) }).optional(),
+  retrieval: z
+    .strictObject({
+      context_summary: z.string(),
+      facts: z.array(fact),
+      entities: z.array(entity),
+      relationships: z.array(relationship),
+      documents: z.array(document),
+      total_items: z.number().int(),
+      avg_relevance_score: z.number(),
+      coverage_assessment: z.string(),
+    })
+    .optional(),
+  diagnostics: z
+    .strictObject({
+      request_id: z.string(),
+      duration_ms: z.number().int(),
+      estimated_tokens: z.number().int(),
+      sections_searched: z.array(z.string()),
+      avg_relevance_score: z.number(),
+    })
+    .optional(),
+});
+export type RetrieveMemoryOutput = z.output<typeof retrieveMemoryOutput>;
+
+const LAYER_LABEL: Record<string, string> = { L0: 'Observations', L1: 'Session summaries', L2: 'Memories' };
+
+function treePath(project: string, cell: Cell): string {
+  return `${project} > ${LAYER_LABEL[cell.layer] ?? cell.layer} > ${cell.type}`;
+}
+
+function sourcePath(cell: Cell): string {
+  return `${cell.source_kind}/${cell.source_id}`;
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+function oneLine(s: string, max = 300): string {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function statementOf(cell: Cell): string {
+  const title = oneLine(cell.title || cell.type, 200);
+  const body = oneLine(cell.text ?? '', 240);
+  const extra = cell.commit_sha ? ` (commit ${cell.commit_sha.slice(0, 12)})` : '';
+  if (!body || body === title || body.startsWith(title)) return `${body || title}${extra}`;
+  return `${title}${extra}: ${body}`;
+}
+
+function coverage(hits: SearchHit[], avg: number): string {
+  if (hits.length === 0) return 'none';
+  if (hits.length >= 5 && avg >= 0.5) return 'comprehensive';
+  if (hits.length >= 2) return 'partial';
+  return 'minimal';
+}
+
+function strategy(query: string): string {
+  const n = query.split(/\s+/).filter(Boolean).length;
+  return n <= 4 ? 'focused' : n <= 20 ? 'moderate' : 'broad';
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ToolError('retrieval_timeout', `retrieval did not finish within ${Math.round(ms / 1000)} s; narrow the prompt and try again`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+interface Found {
+  hits: SearchHit[];
+  entities: Entity[];
+  relationships: Relationship[];
+  memoryReady: boolean;
+  readiness: string;
+}
+
+async function find(ctx: ToolContext, query: string, decision: TriageResult['decision']): Promise<Found> {
+  const stats = await ctx.engine.stats(ctx.scope);
+  const records = stats.observations + stats.session_summaries + stats.memories;
+  const memoryReady = records > 0;
+  const readiness = !memoryReady ? 'empty' : records >= 50 ? 'ready_rich' : 'ready_sparse';
+  if (decision === 'skip' || !memoryReady) return { hits: [], entities: [], relationships: [], memoryReady, readiness };
+  const hits = await ctx.engine.search(query, { scope: ctx.scope, limit: MAX_FACTS });
+  const names = new Set<string>();
+  for (const hit of hits.slice(0, 5)) {
+    for (const file of parseFiles(hit.cell.files).slice(0, 5)) names.add(file);
+    if (hit.cell.commit_sha) names.add(hit.cell.commit_sha);
+  }
+  let entities: Entity[] = [];
+  let relationships: Relationship[] = [];
+  if (names.size) {
+    // The graph enriches the report; a failure there must not fail the retrieval.
+    try {
+      ({ entities, relationships } = await ctx.engine.entities(ctx.scope, [...names]));
+    } catch (error) {
+      ctx.log?.(`retrieve_memory: entity lookup failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return { hits, entities, relationships, memoryReady, readiness };
+}
+
+function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeof fact>[]): string {
+  const t = out.triage!;
+  const r = out.retrieval!;
+  const lines = ['# Retrieved Project Context', '', `**Query:** ${oneLine(prompt, 500)}`, '', `**Summary:** ${r.context_summary}`, ''];
+  lines.push('## How This Context Was Found', `**Reasoning:** ${t.reasoning}`);
+  if (t.rewritten_query && t.rewritten_query !== prompt.trim()) lines.push(`**Rewritten query:** ${oneLine(t.rewritten_query, 500)}`);
+  lines.push(`**Sections searched:** ${out.phase1!.targeted_sections.map((s) => s.tree_path.split(' > ').slice(1).join(' > ')).join(', ') || 'none'}`, '');
+  if (facts.length) {
+    lines.push('## Relevant Facts', '');
+    for (const f of facts) lines.push(`- [${Math.round(f.relevance_score * 100)}%] **${f.statement}** (source: ${f.source_path})`);
+    lines.push('');
+  }
+  if (r.documents.length) {
+    lines.push('## Documents', '');
+    for (const d of r.documents) lines.push(`### ${d.title} (source: ${d.source_path})`, '', d.excerpt + (d.truncated ? ' […]' : ''), '');
+  }
+  lines.push('---', `*Retrieved ${r.total_items} items | Avg relevance: ${Math.round(r.avg_relevance_score * 100)}% | Coverage: ${r.coverage_assessment}*`);
+  return lines.join('\n');
+}
+
+export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promise<RetrieveMemoryOutput> {
+  const started = Date.now();
+  const requestId = randomUUID();
+  const parsed = retrieveMemoryInput.safeParse(rawArgs ?? {});
+  const raw = (rawArgs && typeof rawArgs === 'object' ? rawArgs : {}) as Record<string, unknown>;
+  const sessionId = (typeof raw.session_id === 'string' && raw.session_id) || ctx.transportSessionId || null;
+  let out: RetrieveMemoryOutput;
+  try {
+    if (!parsed.success) throw new ToolError('invalid_arguments', `${describeIssues(parsed.error)}. Only 'prompt' (at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')} characters) and 'session_id' are accepted.`);
+    const { prompt } = parsed.data;
+    const prior = sessionId ? await ctx.engine.recentPrompts(sessionId, PRIOR_PROMPTS) : [];
+    const decided = triage(prompt, prior);
+    if (sessionId) await ctx.engine.addPrompt(sessionId, prompt);
+    const budget = ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS;
+    const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision), budget);
+    out = build(ctx, prompt, decided, found, requestId, started);
+  } catch (error) {
+    const code = error instanceof ToolError ? error.code : 'internal_error';
+    const message = error instanceof Error ? error.message : String(error);
+    out = { status: 'error', error_code: code, error_message: message };
+  }
+  try {
+    await ctx.engine.logRequest({
+      request_id: requestId,
+      tool: 'retrieve_memory',
+      project: ctx.scope.project,
+      session_id: sessionId,
+      arguments: JSON.stringify(rawArgs ?? {}),
+      response: JSON.stringify(out),
+      status: out.status,
+      duration_ms: Date.now() - started,
+      created_at_epoch: started,
+    });
+  } catch (error) {
+    ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return out;
+}
+
+function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: Found, requestId: string, started: number): RetrieveMemoryOutput {
+  const { hits } = found;
+  const project = ctx.scope.project;
+  const facts = hits.map((h) => ({ statement: statementOf(h.cell), relevance_score: round2(h.score), source_path: sourcePath(h.cell) }));
+  const avg = hits.length ? round2(hits.reduce((s, h) => s + h.score, 0) / hits.length) : 0;
+  const documents = hits.slice(0, MAX_DOCUMENTS).map((h) => {
+    const excerpt = truncateToTokens(h.cell.text ?? '', DOCUMENT_TOKENS);
+    return { title: oneLine(h.cell.title || h.cell.type, 200), source_path: `${sourcePath(h.cell)} (${cellLocation(h.cell)})`, excerpt, truncated: excerpt.length < (h.cell.text ?? '').length };
+  });
+  const bySection = new Map<string, number>();
+  for (const h of hits) bySection.set(treePath(project, h.cell), (bySection.get(treePath(project, h.cell)) ?? 0) + 1);
+  const targeted = [...bySection].map(([tree_path, n]) => ({
+    tree_path,
+    relevance_reason: `${n} ${n === 1 ? 'record' : 'records'} of this kind matched the query.`,
+  }));
+  const searched = decided.decision === 'skip' || !found.memoryReady ? [] : ['L0', 'L1', 'L2'].map((l) => `${project} > ${LAYER_LABEL[l]}`);
+  const summary =
+    decided.decision === 'skip'
+      ? 'Project memory was not needed for this prompt.'
+      : !found.memoryReady
+        ? `No memory has been captured for project '${project}' yet; run \`code-memory import-git\` or work in the editor to build it.`
+        : hits.length === 0
+          ? `Nothing in project '${project}' memory matched this prompt.`
+          : `Found ${hits.length} related ${hits.length === 1 ? 'record' : 'records'} in project '${project}'; the best match: ${oneLine(hits[0].cell.title || hits[0].cell.type, 160)}.`;
+  const candidateTokens = hits.reduce((s, h) => s + countTokens(h.cell.text ?? '') + countTokens(h.cell.title ?? ''), 0);
+  const out: RetrieveMemoryOutput = {
+    status: 'ok',
+    memory_ready: found.memoryReady,
+    readiness_state: found.readiness,
+    content_text: '',
+    triage: { decision: decided.decision, reasoning: decided.reasoning, rewritten_query: decided.rewritten_query },
+    phase1: { search_strategy: decided.decision === 'skip' ? 'none' : strategy(decided.rewritten_query), estimated_tokens: candidateTokens, targeted_sections: targeted },
+    retrieval: {
+      context_summary: summary,
+      facts,
+      entities: found.entities.slice(0, 20).map((e) => ({ label: e.label, type: e.type, properties: { ...e.properties } })),
+      relationships: found.relationships.slice(0, 40).map((r) => ({ source: r.source, target: r.target, type: r.type, weight: r.weight })),
+      documents,
+      total_items: hits.length,
+      avg_relevance_score: avg,
+      coverage_assessment: decided.decision === 'skip' ? 'not_needed' : coverage(hits, avg),
+    },
+  };
+  const text = report(prompt, out, facts);
+  out.content_text = text;
+  out.diagnostics = { request_id: requestId, duration_ms: Date.now() - started, estimated_tokens: countTokens(text), sections_searched: searched, avg_relevance_score: avg };
+  return out;
+}
+
+export function retrieveMemoryText(out: RetrieveMemoryOutput): string {
+  return out.status === 'ok' ? (out.content_text ?? '') : `${out.error_code}: ${out.error_message}`;
+}
+
+export const retrieveMemoryTool: ToolDefinition = {
+  name: 'retrieve_memory',
+  title: 'Retrieve project memory',
+  description:
+    "Retrieve this project's memory for a prompt: a markdown report (summary, how the context was found, ranked facts with relevance and source, document excerpts, counts and coverage) plus structuredContent {status, memory_ready, readiness_state, content_text, triage, phase1, retrieval, diagnostics}. Pass a prompt whenever the task may depend on the project's history: past changes and commits, decisions, conventions, who changed what and why, earlier sessions. Only prompt (at most 8,000 characters) and session_id are accepted; anything else returns invalid_arguments. session_id is optional (the MCP session is used when omitted); the last 5 prompts per session are kept for 30 days and the last 3 help rewrite follow-ups. Retrieval must finish within 120 s (retrieval_timeout). Every call is kept in a request log the user can review (GET /v1/dev/mcp-requests). Does not change memory.",
+  inputSchema: retrieveMemoryInput,
+  outputSchema: retrieveMemoryOutput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
+    const out = await retrieveMemory(ctx, args);
+    return { text: retrieveMemoryText(out), structured: out, isError: out.status === 'error' };
+  },
+};

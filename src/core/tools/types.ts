@@ -1,0 +1,79 @@
+// What every tool shares: the context it runs in, its result, and its error.
+// Tools are plain async functions over MemoryEngineApi; src/mcp and src/cli adapt them.
+
+import type * as z from 'zod/v4';
+import type { MemoryEngineApi } from '../api';
+import type { Scope } from '../model/records';
+
+export interface ToolContext {
+  engine: MemoryEngineApi;
+  /** The one scope this server or connection serves; every read and write is confined to it. */
+  scope: Scope;
+  /** The transport's session id (Mcp-Session-Id or a per-connection id), used when a tool's own session_id is omitted. */
+  transportSessionId?: string;
+  /** retrieve_memory's budget; the contract gives 120 s. */
+  retrieveTimeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface ToolResult {
+  /** Agent-readable text (the `content[0].text` of the MCP result). */
+  text: string;
+  /** Machine-readable result; omitted on tool errors of tools whose output schema has no error shape. */
+  structured?: Record<string, unknown>;
+  isError: boolean;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  /** Strict schema of the arguments: unknown keys are an error. */
+  inputSchema: z.ZodObject;
+  outputSchema: z.ZodObject;
+  /** JSON Schema to publish instead of the one derived from outputSchema (when a contract prints its own). */
+  outputJsonSchema?: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  run(ctx: ToolContext, args: unknown): Promise<ToolResult>;
+}
+
+/** A failure the caller can act on; `code` is the machine-readable error code. */
+export class ToolError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
+
+/** Turns a zod failure into one sentence naming each bad field, for agents to fix their call. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.length ? issue.path.join('.') : 'arguments';
+      if (issue.code === 'unrecognized_keys') return `unknown argument(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}${issue.path.length ? ` in ${where}` : ''}`;
+      return `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+export function parseArgs<T extends z.ZodObject>(schema: T, args: unknown): z.output<T> {
+  const parsed = schema.safeParse(args ?? {});
+  if (!parsed.success) throw new ToolError('invalid_arguments', describeIssues(parsed.error));
+  return parsed.data;
+}
+
+export function errorResult(error: unknown): ToolResult {
+  if (error instanceof ToolError) return { text: `${error.code}: ${error.message}`, isError: true };
+  const message = error instanceof Error ? error.message : String(error);
+  return { text: `internal_error: ${message}`, isError: true };
+}

@@ -1,0 +1,105 @@
+// The write tools agents need beyond the four read contracts: `remember` stores a curated
+// memory (layer L2), `observe` ingests observations (layer L0) as an agent hook would.
+
+import * as z from 'zod/v4';
+import type { ObservationInput } from '../api';
+import { errorResult, parseArgs } from './types';
+import type { ToolContext, ToolDefinition, ToolResult } from './types';
+
+const text = (max: number) => z.string().max(max);
+const paths = z.array(z.string().min(1).max(1024)).max(500);
+export const MAX_OBSERVATIONS_PER_CALL = 500;
+
+export const rememberInput = z.strictObject({
+  title: z.string().min(1).max(300).describe('A short title for the memory.'),
+  text: z.string().min(1).max(20000).describe('What to remember, in a few sentences.'),
+  memory_type: z.enum(['decision', 'convention', 'fact', 'preference', 'note']).default('note').describe('Kind of memory.'),
+  files: paths.optional().describe('Workspace-relative paths the memory is about.'),
+  branch: text(256).optional().describe('Branch the memory applies to, if only one.'),
+  topic_key: text(256).optional().describe('Stable key grouping memories on one topic.'),
+  session_id: text(256).optional().describe('Session the memory came from.'),
+});
+
+export const rememberOutput = z.strictObject({
+  id: z.number().int(),
+  project: z.string(),
+  title: z.string(),
+  memory_type: z.string(),
+  status: z.string(),
+  created_at_epoch: z.number().int(),
+});
+
+export const observationInputSchema = z.strictObject({
+  type: z.string().min(1).max(64),
+  title: text(500).optional(),
+  subtitle: text(500).optional(),
+  narrative: text(20000).optional(),
+  facts: z.array(text(2000)).max(100).optional(),
+  concepts: z.array(text(200)).max(100).optional(),
+  files_read: paths.optional(),
+  files_modified: paths.optional(),
+  commit_sha: z.string().regex(/^[0-9a-fA-F]{4,64}$/).optional(),
+  branch: text(256).optional(),
+  memory_session_id: text(256).optional(),
+  content_session_id: text(256).optional(),
+  created_at_epoch: z.number().int().min(0).optional(),
+  search_extra: text(20000).optional(),
+  dedupe_key: text(512).optional(),
+});
+
+export const observeInput = z.strictObject({
+  observations: z.array(observationInputSchema).min(1).max(MAX_OBSERVATIONS_PER_CALL).describe('Observations to store, oldest first.'),
+});
+
+export const observeOutput = z.strictObject({
+  stored: z.number().int(),
+  ids: z.array(z.number().int()),
+});
+
+export async function remember(ctx: ToolContext, rawArgs: unknown): Promise<z.output<typeof rememberOutput>> {
+  const args = parseArgs(rememberInput, rawArgs);
+  const memory = await ctx.engine.remember(args, ctx.scope);
+  return { id: memory.id, project: memory.project, title: memory.title, memory_type: memory.memory_type, status: memory.status, created_at_epoch: memory.created_at_epoch };
+}
+
+export async function observe(ctx: ToolContext, rawArgs: unknown): Promise<z.output<typeof observeOutput>> {
+  const args = parseArgs(observeInput, rawArgs);
+  const stored = await ctx.engine.observe(args.observations as ObservationInput[], ctx.scope);
+  return { stored: stored.length, ids: stored.map((o) => o.id) };
+}
+
+export const rememberTool: ToolDefinition = {
+  name: 'remember',
+  title: 'Remember',
+  description:
+    "Store a curated, durable memory for this project (a decision, convention, fact, preference or note), searchable at once by retrieve_memory, recall_context and get_observations (source 'memory'). Use after the user approves something worth keeping across sessions; do not store secrets.",
+  inputSchema: rememberInput,
+  outputSchema: rememberOutput,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
+    try {
+      const out = await remember(ctx, args);
+      return { text: `Remembered memory ${out.id} (${out.memory_type}): ${out.title}`, structured: out, isError: false };
+    } catch (error) {
+      return errorResult(error);
+    }
+  },
+};
+
+export const observeTool: ToolDefinition = {
+  name: 'observe',
+  title: 'Record observations',
+  description:
+    "Record what an agent did in this project (files read or modified, commands, decisions) as observations, the raw layer that sessions and memories are compressed from. Secrets are redacted before storage; an observation with a dedupe_key already stored is skipped. At most 500 per call.",
+  inputSchema: observeInput,
+  outputSchema: observeOutput,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
+    try {
+      const out = await observe(ctx, args);
+      return { text: `Stored ${out.stored} observation(s): ${out.ids.join(', ')}`, structured: out, isError: false };
+    } catch (error) {
+      return errorResult(error);
+    }
+  },
+};

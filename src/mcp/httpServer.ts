@@ -1,0 +1,169 @@
+// The loopback HTTP server: MCP over Streamable HTTP at /v1/mcp/memory plus the REST routes,
+// behind one bearer token. Stateless: every MCP POST gets a fresh server and transport, so no
+// state (or scope) leaks between requests.
+
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { MemoryEngineApi } from '../core/api';
+import type { Scope } from '../core/model/records';
+import type { ToolContext } from '../core/tools/types';
+import { createMcpServer } from './mcpServer';
+import { handleRest } from './rest';
+import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
+
+export const MCP_PATH = '/v1/mcp/memory';
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface HttpServerOptions {
+  engine: MemoryEngineApi;
+  scope: Scope;
+  /** 0 or absent: a random free port. */
+  port?: number;
+  /** Absent: a new random token. */
+  token?: string;
+  /** Loopback only: 127.0.0.1 (default), localhost or ::1. */
+  host?: string;
+  maxBodyBytes?: number;
+  /** Session id used by retrieve_memory when neither the call nor the transport gives one. */
+  defaultSessionId?: string;
+  retrieveTimeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface RunningHttpServer {
+  /** The MCP endpoint, e.g. http://127.0.0.1:43123/v1/mcp/memory */
+  url: string;
+  /** http://127.0.0.1:43123 (REST routes live under it). */
+  baseUrl: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+  res.end(text);
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host)) throw new Error(`refusing to listen on '${host}': the memory server binds to loopback only (127.0.0.1, localhost or ::1)`);
+  const token = options.token ?? newToken();
+  if (token.length < 16) throw new Error('the bearer token must be at least 16 characters');
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const log = options.log ?? (() => {});
+  const defaultSessionId = options.defaultSessionId ?? `mcp-default:${options.scope.project}`;
+  const context = (transportSessionId: string | undefined): ToolContext => ({
+    engine: options.engine,
+    scope: options.scope,
+    transportSessionId: transportSessionId ?? defaultSessionId,
+    retrieveTimeoutMs: options.retrieveTimeoutMs,
+    log,
+  });
+  let port = 0;
+  const sockets = new Set<import('node:net').Socket>();
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`http: ${req.method} ${req.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: 'the memory server failed to handle this request; see the Code Memory log' });
+      else res.end();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!hostAllowed(req.headers.host, port)) {
+      return sendJson(res, 403, { error: 'forbidden_host', message: 'Host header must name the loopback address this server listens on' });
+    }
+    if (!originAllowed(req.headers.origin)) {
+      return sendJson(res, 403, { error: 'forbidden_origin', message: 'cross-origin requests are refused; only loopback origins may call this server' });
+    }
+    if (!tokenMatches(req.headers.authorization, token)) {
+      return sendJson(res, 401, { error: 'unauthorized', message: 'send Authorization: Bearer <token> (the token is shown by `code-memory serve` and stored next to the store)' }, { 'www-authenticate': 'Bearer realm="code-memory"' });
+    }
+    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    if (url.pathname === MCP_PATH) return handleMcp(req, res);
+    return handleRest(req, res, url, {
+      engine: options.engine,
+      scope: options.scope,
+      readJson: () => readJsonBody(req, res),
+      context: () => context(undefined),
+    });
+  }
+
+  /** Reads and parses a JSON body; answers 413/400 itself and returns undefined when it did. */
+  async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | undefined> {
+    let body: Buffer;
+    try {
+      body = await readBody(req, maxBody);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        sendJson(res, 413, { error: 'payload_too_large', message: `request bodies are limited to ${maxBody} bytes` }, { connection: 'close' });
+        req.destroy();
+        return undefined;
+      }
+      throw error;
+    }
+    try {
+      return { value: JSON.parse(body.toString('utf8')) as unknown };
+    } catch {
+      sendJson(res, 400, { error: 'invalid_json', message: 'the request body is not valid JSON' });
+      return undefined;
+    }
+  }
+
+  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST') {
+      // Stateless server: no standalone SSE stream and no session to delete.
+      return jsonRpcError(res, 405, -32000, 'Method not allowed: this stateless server accepts POST only', { allow: 'POST' });
+    }
+    const parsed = await readJsonBody(req, res);
+    if (!parsed) return;
+    const mcp = createMcpServer({ context });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, parsed.value);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  const baseUrl = `http://${hostInUrl}:${port}`;
+  let closed = false;
+  return {
+    url: `${baseUrl}${MCP_PATH}`,
+    baseUrl,
+    port,
+    token,
+    async close() {
+      if (closed) return;
+      closed = true;
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Keep-alive sockets of finished requests would hold close() open.
+      for (const socket of sockets) socket.destroy();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// REST routes on the MCP server's port and token:
+//   GET  /v1/nodes/{node_id}      hydrate a recall result: the cell and its source record
+//   GET  /v1/dev/mcp-requests     the request log (retrieve_memory calls), newest first
+//   POST /v1/observations         ingest observations from agent hooks
+//   GET  /v1/health               project, store and counts (for doctor and the extension)
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MemoryEngineApi } from '../core/api';
+import type { Scope } from '../core/model/records';
+import type { ToolContext } from '../core/tools/types';
+import { ToolError } from '../core/tools/types';
+import { observe } from '../core/tools/write';
+import { sendJson } from './httpServer';
+
+export interface RestContext {
+  engine: MemoryEngineApi;
+  scope: Scope;
+  readJson(): Promise<{ value: unknown } | undefined>;
+  context(): ToolContext;
+}
+
+const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  sendJson(res, 405, { error: 'method_not_allowed', message: `use ${allow}` }, { allow });
+}
+
+export async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL, ctx: RestContext): Promise<void> {
+  const path = url.pathname;
+  if (path.startsWith('/v1/nodes/')) {
+    if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+    const id = decodeURIComponent(path.slice('/v1/nodes/'.length));
+    if (!NODE_ID.test(id)) return sendJson(res, 400, { error: 'invalid_node_id', message: 'node ids are UUIDs, as recall returns them' });
+    const node = await ctx.engine.getNode(id.toLowerCase(), ctx.scope);
+    if (!node) return sendJson(res, 404, { error: 'not_found', message: `no node ${id} in project '${ctx.scope.project}'` });
+    return sendJson(res, 200, node);
+  }
+  if (path === '/v1/dev/mcp-requests') {
+    if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+    const raw = url.searchParams.get('limit');
+    const limit = raw === null ? 50 : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return sendJson(res, 400, { error: 'invalid_limit', message: 'limit must be an integer from 1 to 1000' });
+    const requests = await ctx.engine.listRequests(ctx.scope, limit);
+    return sendJson(res, 200, { requests });
+  }
+  if (path === '/v1/observations') {
+    if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+    const body = await ctx.readJson();
+    if (!body) return;
+    // Accept {observations: [...]}, a bare array, or one observation object.
+    const value = body.value;
+    const args = Array.isArray(value) ? { observations: value } : value && typeof value === 'object' && 'observations' in value ? value : { observations: [value] };
+    try {
+      const out = await observe(ctx.context(), args);
+      return sendJson(res, 201, out);
+    } catch (error) {
+      if (error instanceof ToolError) return sendJson(res, 400, { error: error.code, message: error.message });
+      throw error;
+    }
+  }
+  if (path === '/v1/health') {
+    if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+    const stats = await ctx.engine.stats(ctx.scope);
+    return sendJson(res, 200, { ok: true, project: ctx.scope.project, branch: ctx.scope.branch ?? null, stats });
+  }
+  return sendJson(res, 404, { error: 'not_found', message: 'routes: POST /v1/mcp/memory, GET /v1/nodes/{id}, GET /v1/dev/mcp-requests, POST /v1/observations, GET /v1/health' });
+}
