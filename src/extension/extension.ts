@@ -1,20 +1,149 @@
+import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import type { MemoryEngineApi } from '../core/api';
+import type { Scope } from '../core/model/records';
+import { registerLanguageModelTools } from './agents/languageModelTools';
+import { registerMcpDefinitionProvider } from './agents/mcpDefinitionProvider';
+import { McpServerHost } from './agents/mcpServerHost';
+import type { CaptureStats } from './capture/captureQueue';
+import type { CapturedEntry } from './capture/capturedLog';
+import { CapturedLog } from './capture/capturedLog';
+import { CaptureService } from './capture/captureService';
+import type { HeadState } from './capture/gitCapture';
+import { SessionTracker } from './capture/sessionTracker';
+import { registerCommands } from './commands/registerCommands';
+import type { Container } from './container';
+import { affectsConfig } from './config';
+import { EngineHost } from './engineHost';
+import { ScopeService } from './scopes';
+import { StatusBar } from './statusBar';
+import { LanguageModelSummariser } from './summariser/languageModelSummariser';
+import { MemoriesView } from './views/memoriesView';
+import { RequestLogView } from './views/requestLogView';
+import { SessionsView } from './views/sessionsView';
+import { DetailsPanel } from './webviews/detailsPanel';
+import { Navigation } from './webviews/navigation';
+import { RecallPanel } from './webviews/recallPanel';
+import { ServerInfoPanel } from './webviews/serverInfoPanel';
 
-// Minimal composition root; grows into the full one (services, capture, views, commands).
-export function activate(context: vscode.ExtensionContext): { version: string } {
-  const output = vscode.window.createOutputChannel('Code Memory');
-  context.subscriptions.push(output);
-  context.subscriptions.push(
-    vscode.commands.registerCommand('codeMemory.showOutput', () => output.show(true)),
-  );
-  const sessions = vscode.window.createTreeView('codeMemory.sessions', {
-    treeDataProvider: {
-      getChildren: () => [],
-      getTreeItem: (item: vscode.TreeItem) => item,
-    },
-  });
-  context.subscriptions.push(sessions);
-  return { version: String(context.extension.packageJSON.version) };
+/** What activate() returns: used by the host tests and by other extensions. */
+export interface CodeMemoryExtensionApi {
+  readonly activationMs: number;
+  readonly mcpDefinitionProviderRegistered: boolean;
+  /** Opens the store if it is not open yet. */
+  engine(): Promise<MemoryEngineApi>;
+  isEngineOpen(): boolean;
+  scopeFor(uri?: vscode.Uri): Promise<Scope | null>;
+  /** Records the current focus period and unsaved edits, then writes all pending capture. */
+  flushCapture(): Promise<void>;
+  captureStats(): CaptureStats;
+  captured(): readonly CapturedEntry[];
+  headOf(uri: vscode.Uri): HeadState | undefined;
+  gitReady(): Promise<void>;
+  mcpServer(): Promise<{ url: string; token: string }>;
+  /** Heavy modules (LanceDB, the embedding model) loaded in this process so far. */
+  loadedHeavyModules(): string[];
 }
 
-export function deactivate(): void {}
+let shutdown: (() => Promise<void>) | undefined;
+
+export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionApi {
+  const started = performance.now();
+  const output = vscode.window.createOutputChannel('Code Memory', { log: true });
+  context.subscriptions.push(output);
+  const log = (m: string): void => output.info(m);
+
+  const captured = new CapturedLog();
+  const engines = new EngineHost({ log, summariser: (extractive) => new LanguageModelSummariser(extractive, log) });
+  const scopes = new ScopeService();
+  const capture = new CaptureService(engines, scopes, captured, context.workspaceState);
+  const sessions = new SessionTracker(capture, engines, scopes, captured);
+  const navigation = new Navigation(scopes);
+  const details = new DetailsPanel(context.extensionUri, engines, navigation);
+  const recall = new RecallPanel(context.extensionUri, details, navigation);
+  const serverInfo = new ServerInfoPanel(context.extensionUri);
+  const mcp = new McpServerHost(engines, scopes, context.secrets, log);
+  const sessionsView = new SessionsView(engines, scopes);
+  const memoriesView = new MemoriesView(engines, scopes);
+  const requestLogView = new RequestLogView(engines, scopes);
+  const statusBar = new StatusBar(capture, engines);
+  // Disposed in reverse order: views and capture first, the engine last.
+  context.subscriptions.push(engines, captured, scopes, capture, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar);
+
+  const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, output };
+
+  const mcpRegistration = registerMcpDefinitionProvider(mcp, String(context.extension.packageJSON.version));
+  if (mcpRegistration) context.subscriptions.push(mcpRegistration);
+  context.subscriptions.push(...registerLanguageModelTools(engines, scopes), ...registerCommands(c, { mcpRegistered: () => mcpRegistration !== undefined }));
+
+  context.subscriptions.push(
+    capture.onDidCapture(() => sessionsView.refresh()),
+    sessions.onDidEndSession(() => {
+      sessionsView.refresh();
+      memoriesView.refresh();
+    }),
+    engines.onDidOpen(() => {
+      sessionsView.refresh();
+      memoriesView.refresh();
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      // A new store or embedder takes effect on the next use; the server follows the store.
+      if (affectsConfig(e, 'storeLocation') || affectsConfig(e, 'embedding')) {
+        await capture.queue.flush().catch(() => undefined);
+        await mcp.stop();
+        await engines.close();
+        sessionsView.refresh();
+        memoriesView.refresh();
+        requestLogView.refresh();
+      } else if (affectsConfig(e, 'server.port')) {
+        await mcp.stop();
+      }
+    }),
+  );
+
+  shutdown = async () => {
+    try {
+      await capture.checkpoint();
+      if (engines.isOpen && capture.activeFolders.size > 0) await sessions.end(undefined, 'shutdown');
+    } catch (err) {
+      log(`Ending the session on shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    await mcp.stop().catch(() => undefined);
+    await engines.close().catch(() => undefined);
+  };
+
+  const activationMs = performance.now() - started;
+  log(`Activated in ${activationMs.toFixed(1)} ms (store: ${engines.storeUri}; opened on first use).`);
+
+  return {
+    activationMs,
+    mcpDefinitionProviderRegistered: mcpRegistration !== undefined,
+    engine: () => engines.get(),
+    isEngineOpen: () => engines.isOpen,
+    scopeFor: async (uri) => {
+      const folder = uri ? vscode.workspace.getWorkspaceFolder(uri) : scopes.currentFolder();
+      return folder ? scopes.scopeFor(folder.uri.toString()) : null;
+    },
+    flushCapture: () => capture.checkpoint(),
+    captureStats: () => ({ ...capture.queue.stats, byKind: { ...capture.queue.stats.byKind } }),
+    captured: () => captured.entries(),
+    headOf: (uri) => {
+      const folder = vscode.workspace.getWorkspaceFolder(uri);
+      return folder ? capture.git.headOf(folder.uri.toString()) : undefined;
+    },
+    gitReady: () => capture.git.ready,
+    mcpServer: async () => {
+      const s = await mcp.start();
+      return { url: s.url, token: s.token };
+    },
+    loadedHeavyModules: () => Object.keys(require.cache).filter((k) => /[\\/](@lancedb|@energetic-ai|@tensorflow)[\\/]/.test(k)),
+  };
+}
+
+export async function deactivate(): Promise<void> {
+  const run = shutdown;
+  shutdown = undefined;
+  if (!run) return;
+  // VS Code gives deactivate a few seconds; never hang the window's close on the store.
+  await Promise.race([run(), new Promise((resolve) => setTimeout(resolve, 4000))]);
+}

@@ -1,0 +1,55 @@
+import * as vscode from 'vscode';
+import type { EngineHost } from '../engineHost';
+import { loadEngineModules } from '../engineModules';
+import type { ScopeService } from '../scopes';
+
+/**
+ * The memory tools as VS Code language-model tools (contributes.languageModelTools), for chat
+ * participants and agent mode without MCP. Same implementations as the MCP server's tools;
+ * the tool modules load on the first call, not at activation.
+ */
+export const LANGUAGE_MODEL_TOOLS: Record<string, string> = {
+  codeMemory_retrieve_memory: 'retrieve_memory',
+  codeMemory_recall_context: 'recall_context',
+  codeMemory_get_observations: 'get_observations',
+  codeMemory_recall: 'recall',
+  codeMemory_remember: 'remember',
+};
+
+export function registerLanguageModelTools(engines: EngineHost, scopes: ScopeService): vscode.Disposable[] {
+  const lm = vscode.lm as Partial<typeof vscode.lm> | undefined;
+  if (typeof lm?.registerTool !== 'function') return [];
+  return Object.entries(LANGUAGE_MODEL_TOOLS).map(([lmName, toolName]) =>
+    lm.registerTool!<Record<string, unknown>>(lmName, {
+      prepareInvocation: (options) =>
+        toolName === 'remember'
+          ? {
+              invocationMessage: 'Saving a memory',
+              confirmationMessages: {
+                title: 'Save to Code Memory?',
+                message: new vscode.MarkdownString(`Keep this as a durable memory of the project:\n\n> ${String(options.input.title ?? '')}`),
+              },
+            }
+          : { invocationMessage: `Searching Code Memory (${toolName})` },
+      invoke: async (options) => {
+        const result = await invokeTool(engines, scopes, toolName, options.input);
+        return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(result.text)]);
+      },
+    }),
+  );
+}
+
+export async function invokeTool(
+  engines: EngineHost,
+  scopes: ScopeService,
+  toolName: string,
+  input: unknown,
+): Promise<{ text: string; structured?: Record<string, unknown>; isError: boolean }> {
+  const scope = await scopes.current();
+  if (!scope) return { text: 'No folder is open, so there is no project memory to search.', isError: true };
+  const engine = await engines.get();
+  const { findTool } = loadEngineModules();
+  const tool = findTool(toolName);
+  if (!tool) return { text: `unknown tool ${toolName}`, isError: true };
+  return tool.run({ engine, scope: { project: scope.project }, transportSessionId: `vscode-lm:${vscode.env.sessionId}` }, input);
+}

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { RunningHttpServer } from '../../mcp/httpServer';
+import { readConfig } from '../config';
+import type { EngineHost } from '../engineHost';
+import { loadEngineModules } from '../engineModules';
+import type { ScopeService } from '../scopes';
+
+const TOKEN_KEY = 'codeMemory.serverToken';
+
+/**
+ * The loopback MCP server of this window (Streamable HTTP + REST), started on first need:
+ * when VS Code resolves the server definition, or when the user asks for its info.
+ * The bearer token lives in SecretStorage, so it survives restarts without sitting in settings.
+ */
+export class McpServerHost implements vscode.Disposable {
+  private starting: Promise<RunningHttpServer> | undefined;
+  private running: RunningHttpServer | undefined;
+  private readonly _onDidChange = new vscode.EventEmitter<void>();
+  readonly onDidChange = this._onDidChange.event;
+  startedAt: number | null = null;
+  project: string | null = null;
+
+  constructor(
+    private readonly engines: EngineHost,
+    private readonly scopes: ScopeService,
+    private readonly secrets: vscode.SecretStorage,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  get server(): RunningHttpServer | undefined {
+    return this.running;
+  }
+
+  async token(): Promise<string> {
+    const existing = await this.secrets.get(TOKEN_KEY);
+    if (existing && existing.length >= 16) return existing;
+    const token = randomBytes(24).toString('base64url');
+    await this.secrets.store(TOKEN_KEY, token);
+    return token;
+  }
+
+  start(): Promise<RunningHttpServer> {
+    if (this.running) return Promise.resolve(this.running);
+    this.starting ??= this.doStart().then(
+      (s) => {
+        this.running = s;
+        this.startedAt = Date.now();
+        this._onDidChange.fire();
+        return s;
+      },
+      (err: unknown) => {
+        this.starting = undefined;
+        throw err;
+      },
+    );
+    return this.starting;
+  }
+
+  private async doStart(): Promise<RunningHttpServer> {
+    const scope = await this.scopes.current();
+    if (!scope) throw new Error('Open a folder first: the memory server serves the memory of one project.');
+    const [engine, token] = await Promise.all([this.engines.get(), this.token()]);
+    const { startHttpServer } = loadEngineModules();
+    const port = readConfig().serverPort;
+    let server: RunningHttpServer;
+    try {
+      server = await startHttpServer({ engine, scope: { project: scope.project }, port, token, log: this.log });
+    } catch (err) {
+      if (port === 0) throw err;
+      // The configured port is taken (another window?): a random port still works for VS Code.
+      this.log(`Port ${port} is not available (${err instanceof Error ? err.message : String(err)}); using a random port.`);
+      server = await startHttpServer({ engine, scope: { project: scope.project }, port: 0, token, log: this.log });
+    }
+    this.project = scope.project;
+    this.log(`MCP server for ${scope.project} listening on ${server.url}`);
+    return server;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.running ?? (this.starting ? await this.starting.catch(() => undefined) : undefined);
+    this.running = undefined;
+    this.starting = undefined;
+    if (s) {
+      await s.close();
+      this._onDidChange.fire();
+    }
+  }
+
+  /** A new token: running clients must fetch the definition again. */
+  async rotateToken(): Promise<void> {
+    await this.secrets.delete(TOKEN_KEY);
+    await this.stop();
+    this._onDidChange.fire();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this._onDidChange.dispose();
+  }
+}

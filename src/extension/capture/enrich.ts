@@ -1,0 +1,79 @@
+import * as vscode from 'vscode';
+import type { CaptureEvent } from './events';
+import type { CommitDetails } from './observationBuilder';
+
+const MAX_SYMBOLS = 20;
+
+/** Symbols whose range covers a touched line, innermost first, named like `Class.method`. */
+export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]): Promise<string[]> {
+  if (lines.length === 0) return [];
+  let result: (vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined;
+  try {
+    result = await vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[]>(
+      'vscode.executeDocumentSymbolProvider',
+      uri,
+    );
+  } catch {
+    return [];
+  }
+  if (!result || result.length === 0) return [];
+  const touched = new Set(lines);
+  const names: string[] = [];
+  const covers = (range: vscode.Range): boolean => {
+    for (const l of touched) if (l >= range.start.line && l <= range.end.line) return true;
+    return false;
+  };
+  const visit = (symbols: vscode.DocumentSymbol[], prefix: string): void => {
+    for (const s of symbols) {
+      if (!covers(s.range)) continue;
+      const name = prefix ? `${prefix}.${s.name}` : s.name;
+      const before = names.length;
+      visit(s.children ?? [], name);
+      // Keep the innermost symbol; a class is only named when no member of it was touched.
+      if (names.length === before && names.length < MAX_SYMBOLS) names.push(name);
+    }
+  };
+  if ('children' in result[0]) {
+    visit(result as vscode.DocumentSymbol[], '');
+  } else {
+    for (const s of result as vscode.SymbolInformation[]) {
+      if (names.length >= MAX_SYMBOLS) break;
+      if (covers(s.location.range)) names.push(s.containerName ? `${s.containerName}.${s.name}` : s.name);
+    }
+  }
+  return names;
+}
+
+/** Subject, body, author and changed files of a commit, read with git (a child process). */
+export async function commitDetails(repoRoot: string, sha: string): Promise<CommitDetails | undefined> {
+  try {
+    const { simpleGit } = await import('simple-git');
+    const git = simpleGit({ baseDir: repoRoot });
+    const raw = await git.raw(['show', '-s', '--format=%an%x00%s%x00%b', sha]);
+    const [author, subject, body] = raw.split('\0');
+    const files = (await git.raw(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha]))
+      .split('\n')
+      .map((f) => f.trim())
+      .filter(Boolean);
+    return { subject: (subject ?? '').trim(), body: (body ?? '').trim(), files, author: author?.trim() || null };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Everything a batch needs beyond the raw events; runs in the drain, never in a handler. */
+export async function enrichBatch(events: readonly CaptureEvent[]): Promise<{ symbols: Map<string, string[]>; commits: Map<string, CommitDetails> }> {
+  const symbols = new Map<string, string[]>();
+  const commits = new Map<string, CommitDetails>();
+  const jobs: Promise<void>[] = [];
+  for (const e of events) {
+    if (e.kind === 'edit' && e.saved && !symbols.has(e.path)) {
+      symbols.set(e.path, []);
+      jobs.push(symbolsTouched(vscode.Uri.parse(e.uri), e.lines).then((s) => void symbols.set(e.path, s)));
+    } else if (e.kind === 'commit' && !commits.has(e.sha)) {
+      jobs.push(commitDetails(e.repoRoot, e.sha).then((d) => void (d && commits.set(e.sha, d))));
+    }
+  }
+  await Promise.all(jobs);
+  return { symbols, commits };
+}

@@ -1,0 +1,273 @@
+// Pure: turns a batch of raw capture events into observation inputs. Merges what belongs
+// together (several focus periods on one file, many files changed by one checkout) so that
+// the store holds one observation per meaningful thing, not one per keystroke or watcher event.
+
+import type { ObservationInput } from '../../core/api';
+import type { CaptureEvent, EditEvent } from './events';
+
+export interface CommitDetails {
+  subject: string;
+  body: string;
+  files: string[];
+  author: string | null;
+}
+
+export interface Enrichment {
+  /** Symbols touched by a saved edit, keyed by the edit's path. */
+  symbols: Map<string, string[]>;
+  /** Message and files of a commit, keyed by SHA. */
+  commits: Map<string, CommitDetails>;
+  /** Branch of the folder at the time of the batch. */
+  branchOf: (folder: string) => string | null;
+}
+
+/** Above this many file events of one kind in a batch, they become one grouped observation. */
+const GROUP_ABOVE = 5;
+
+export function buildObservations(events: readonly CaptureEvent[], enrich: Enrichment): Map<string, ObservationInput[]> {
+  const byFolder = new Map<string, CaptureEvent[]>();
+  for (const e of events) {
+    const list = byFolder.get(e.folder);
+    if (list) list.push(e);
+    else byFolder.set(e.folder, [e]);
+  }
+  const out = new Map<string, ObservationInput[]>();
+  for (const [folder, list] of byFolder) {
+    const inputs = buildForFolder(list, enrich);
+    const branch = enrich.branchOf(folder);
+    for (const input of inputs) if (input.branch === undefined && branch) input.branch = branch;
+    if (inputs.length > 0) out.set(folder, inputs);
+  }
+  return out;
+}
+
+function buildForFolder(events: CaptureEvent[], enrich: Enrichment): ObservationInput[] {
+  const inputs: ObservationInput[] = [];
+  const reads = new Map<string, { ms: number; at: number; focused: boolean }>();
+  const edits = new Map<string, EditEvent[]>();
+  const renames: { from: string; to: string }[] = [];
+  const files: Record<'create' | 'delete' | 'disk_change', { path: string; at: number }[]> = {
+    create: [],
+    delete: [],
+    disk_change: [],
+  };
+
+  for (const e of events) {
+    switch (e.kind) {
+      case 'read': {
+        const r = reads.get(e.path) ?? { ms: 0, at: e.at, focused: false };
+        r.ms += e.ms;
+        r.focused ||= e.ms > 0;
+        reads.set(e.path, r);
+        break;
+      }
+      case 'edit': {
+        const list = edits.get(e.path) ?? [];
+        list.push(e);
+        edits.set(e.path, list);
+        break;
+      }
+      case 'create':
+      case 'delete':
+      case 'disk_change':
+        files[e.kind].push({ path: e.path, at: e.at });
+        break;
+      case 'rename':
+        renames.push({ from: e.from, to: e.path });
+        inputs.push({
+          type: 'rename',
+          title: `Renamed ${e.from} to ${e.path}`,
+          files_modified: [e.from, e.path],
+          facts: [`${e.from} was renamed to ${e.path}`],
+          created_at_epoch: e.at,
+        });
+        break;
+      case 'commit': {
+        const d = enrich.commits.get(e.sha);
+        inputs.push({
+          type: 'commit',
+          title: d?.subject || `Commit ${e.sha.slice(0, 8)}`,
+          subtitle: `${e.sha.slice(0, 8)} on ${e.branch ?? 'detached HEAD'}${d?.author ? ` by ${d.author}` : ''}`,
+          narrative: d?.body || undefined,
+          files_modified: d?.files.slice(0, 100),
+          commit_sha: e.sha,
+          branch: e.branch ?? undefined,
+          facts: d ? [`${d.files.length} file(s) changed in ${e.sha.slice(0, 8)}`] : undefined,
+          dedupe_key: `commit:${e.sha}`,
+          created_at_epoch: e.at,
+        });
+        break;
+      }
+      case 'checkout':
+        inputs.push({
+          type: 'checkout',
+          title: `Switched to ${e.branch ?? `detached HEAD ${e.sha?.slice(0, 8) ?? ''}`.trim()}`,
+          subtitle: e.from ? `from ${e.from}` : undefined,
+          branch: e.branch ?? undefined,
+          commit_sha: e.sha ?? undefined,
+          facts: [`HEAD moved from ${e.from ?? 'unknown'} to ${e.branch ?? e.sha ?? 'unknown'}`],
+          created_at_epoch: e.at,
+        });
+        break;
+      case 'task': {
+        const outcome = e.exitCode === null ? 'ended' : e.exitCode === 0 ? 'succeeded' : `failed (exit ${e.exitCode})`;
+        const what = e.group === 'test' ? 'Test task' : 'Task';
+        inputs.push({
+          type: 'task',
+          title: `${what} '${e.name}' ${outcome}`,
+          subtitle: e.source,
+          concepts: e.group ? [e.group] : undefined,
+          facts: [`${what.toLowerCase()} ${e.name} ${outcome}`],
+          created_at_epoch: e.at,
+        });
+        break;
+      }
+      case 'terminal': {
+        const outcome = e.exitCode === null ? 'ran' : e.exitCode === 0 ? 'succeeded' : `failed (exit ${e.exitCode})`;
+        const command = e.command.length > 300 ? `${e.command.slice(0, 300)}…` : e.command;
+        inputs.push({
+          type: 'terminal',
+          title: `\`${firstLine(command)}\` ${outcome}`,
+          subtitle: e.cwd ?? undefined,
+          narrative: command,
+          concepts: looksLikeTest(command) ? ['test'] : undefined,
+          created_at_epoch: e.at,
+        });
+        break;
+      }
+    }
+  }
+
+  for (const [path, list] of edits) {
+    const lines = new Set<number>();
+    let changes = 0;
+    let saved = false;
+    for (const e of list) {
+      for (const l of e.lines) lines.add(l);
+      changes += e.changes;
+      saved ||= e.saved;
+    }
+    const symbols = enrich.symbols.get(path) ?? [];
+    const range = lineRanges([...lines]);
+    inputs.push({
+      type: 'edit',
+      title: `${saved ? 'Edited' : 'Unsaved edits in'} ${path}${symbols.length ? ` (${symbols.slice(0, 3).join(', ')}${symbols.length > 3 ? ', …' : ''})` : ''}`,
+      subtitle: range ? `lines ${range}` : undefined,
+      files_modified: [path],
+      concepts: symbols.length ? symbols.slice(0, 20) : undefined,
+      facts: [`${changes} change(s) to ${path}${range ? ` at lines ${range}` : ''}`, ...symbols.slice(0, 10).map((s) => `touched ${s} in ${path}`)],
+      created_at_epoch: list[list.length - 1].at,
+    });
+  }
+  // An edit in the editor already covers the watcher's echo of the same save.
+  const editedPaths = new Set(edits.keys());
+  files.disk_change = files.disk_change.filter((f) => !editedPaths.has(f.path));
+
+  for (const [path, r] of reads) {
+    if (editedPaths.has(path)) continue;
+    inputs.push({
+      type: 'read',
+      title: `Read ${path}${r.focused ? ` (${formatMs(r.ms)})` : ''}`,
+      subtitle: r.focused ? undefined : 'visible in an editor',
+      files_read: [path],
+      created_at_epoch: r.at,
+    });
+  }
+
+  // The watcher reports an editor rename as delete + create: the rename already says it.
+  const renamed = new Set(renames.flatMap((r) => [r.from, r.to]));
+  files.create = files.create.filter((f) => !renamed.has(f.path));
+  files.delete = files.delete.filter((f) => !renamed.has(f.path));
+  // Another process's rename (git mv, mv) is a delete and a create of the same file name.
+  for (const d of [...files.delete]) {
+    const name = d.path.slice(d.path.lastIndexOf('/') + 1);
+    const c = files.create.find((f) => f.path !== d.path && f.path.slice(f.path.lastIndexOf('/') + 1) === name);
+    if (!c) continue;
+    files.delete.splice(files.delete.indexOf(d), 1);
+    files.create.splice(files.create.indexOf(c), 1);
+    inputs.push({
+      type: 'rename',
+      title: `Renamed ${d.path} to ${c.path}`,
+      files_modified: [d.path, c.path],
+      facts: [`${d.path} was renamed to ${c.path}`],
+      created_at_epoch: c.at,
+    });
+  }
+
+  pushFileGroup(inputs, files.create, 'create', 'Created', 'created');
+  pushFileGroup(inputs, files.delete, 'delete', 'Deleted', 'deleted');
+  pushFileGroup(inputs, files.disk_change, 'edit', 'Changed on disk:', 'changed on disk');
+  return inputs;
+}
+
+function pushFileGroup(inputs: ObservationInput[], list: { path: string; at: number }[], type: string, verb: string, fact: string): void {
+  if (list.length === 0) return;
+  const paths = [...new Set(list.map((f) => f.path))];
+  const modified = type === 'delete' || type === 'create' || type === 'edit';
+  if (paths.length <= GROUP_ABOVE) {
+    for (const path of paths) {
+      inputs.push({
+        type,
+        title: `${verb} ${path}`,
+        files_modified: modified ? [path] : undefined,
+        facts: [`${path} ${fact}`],
+        created_at_epoch: list[list.length - 1].at,
+      });
+    }
+    return;
+  }
+  inputs.push({
+    type,
+    title: `${verb} ${paths.length} files`,
+    subtitle: commonFolder(paths),
+    files_modified: paths.slice(0, 100),
+    facts: [`${paths.length} files ${fact}`],
+    created_at_epoch: list[list.length - 1].at,
+  });
+}
+
+export function lineRanges(lines: number[]): string {
+  if (lines.length === 0) return '';
+  const sorted = [...new Set(lines)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  let start = sorted[0];
+  let prev = start;
+  for (const l of sorted.slice(1)) {
+    if (l === prev + 1) {
+      prev = l;
+      continue;
+    }
+    parts.push(start === prev ? `${start + 1}` : `${start + 1}-${prev + 1}`);
+    start = prev = l;
+  }
+  parts.push(start === prev ? `${start + 1}` : `${start + 1}-${prev + 1}`);
+  return parts.length > 6 ? `${parts.slice(0, 6).join(', ')}, …` : parts.join(', ');
+}
+
+export function formatMs(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return s % 60 ? `${m}m ${s % 60}s` : `${m}m`;
+}
+
+function commonFolder(paths: string[]): string | undefined {
+  const parts = paths.map((p) => p.split('/').slice(0, -1));
+  const first = parts[0];
+  let n = first.length;
+  for (const p of parts) {
+    let i = 0;
+    while (i < n && p[i] === first[i]) i++;
+    n = i;
+  }
+  return n > 0 ? `in ${first.slice(0, n).join('/')}/` : undefined;
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n')[0];
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
+}
+
+function looksLikeTest(command: string): boolean {
+  return /\b(test|tests|mocha|jest|vitest|pytest|go test|cargo test|npm t)\b/.test(command);
+}

@@ -1,0 +1,54 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import * as vscode from 'vscode';
+import type { CommandDefinition, Container } from '../container';
+
+// Export and Import Memory: JSON Lines, the same format as `code-memory export/import`.
+
+export function exportMemoryCommand(c: Container): CommandDefinition {
+  return {
+    id: 'codeMemory.exportMemory',
+    run: async (options?: { uri?: vscode.Uri; allProjects?: boolean }): Promise<number | undefined> => {
+      const scope = await c.scopes.current();
+      const all =
+        options?.allProjects ??
+        (scope
+          ? (await vscode.window.showQuickPick([{ label: `This project (${scope.project})`, all: false }, { label: 'Every project in the store', all: true }], { title: 'Export Memory' }))?.all
+          : true);
+      if (all === undefined) return undefined;
+      const folder = c.scopes.currentFolder();
+      const name = `code-memory-${all || !scope ? 'all' : scope.project.replace(/[^\w.-]+/g, '_')}.jsonl`;
+      const uri = options?.uri ?? (await vscode.window.showSaveDialog({ defaultUri: folder ? vscode.Uri.joinPath(folder.uri, name) : undefined, filters: { 'JSON Lines': ['jsonl'] } }));
+      if (!uri) return undefined;
+      const engine = await c.engines.get();
+      const out = createWriteStream(uri.fsPath, { encoding: 'utf8' });
+      let pending = Promise.resolve();
+      const count = await engine.exportJsonl((line) => {
+        if (!out.write(`${line}\n`)) pending = once(out, 'drain').then(() => undefined);
+      }, all || !scope ? null : { project: scope.project });
+      await pending;
+      out.end();
+      await once(out, 'finish');
+      if (!options?.uri) void vscode.window.showInformationMessage(`Exported ${count} records to ${vscode.workspace.asRelativePath(uri)}.`);
+      return count;
+    },
+  };
+}
+
+export function importMemoryCommand(c: Container): CommandDefinition {
+  return {
+    id: 'codeMemory.importMemory',
+    run: async (options?: { uri?: vscode.Uri }): Promise<number | undefined> => {
+      const uri = options?.uri ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'JSON Lines': ['jsonl'] }, title: 'Import Memory' }))?.[0];
+      if (!uri) return undefined;
+      const engine = await c.engines.get();
+      const lines = createInterface({ input: createReadStream(uri.fsPath, { encoding: 'utf8' }), crlfDelay: Infinity });
+      const count = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Importing memory…' }, () => engine.importJsonl(lines));
+      c.sessionsView.refresh();
+      c.memoriesView.refresh();
+      if (!options?.uri) void vscode.window.showInformationMessage(`Imported ${count} records.`);
+      return count;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import * as vscode from 'vscode';
+import type { ForgetReport, ForgetRequest } from '../../core/api';
+import type { CommandDefinition, Container } from '../container';
+
+interface Choice extends vscode.QuickPickItem {
+  run: () => Promise<{ request: ForgetRequest; scoped: boolean; what: string } | undefined>;
+}
+
+/** Forget one record (found by search), a whole project, or everything; always confirmed. */
+export function forgetCommand(c: Container): CommandDefinition {
+  return {
+    id: 'codeMemory.forget',
+    run: async (): Promise<ForgetReport | undefined> => {
+      const scope = await c.scopes.current();
+      const project = scope?.project;
+      const choices: Choice[] = [
+        ...(project
+          ? [
+              {
+                label: '$(search) A record…',
+                detail: 'Search, then pick what to forget',
+                run: async () => {
+                  const engine = await c.engines.get();
+                  const query = await vscode.window.showInputBox({ title: 'Forget: find the record', prompt: 'Words from the record to forget' });
+                  if (!query) return undefined;
+                  const hits = await engine.search(query, { scope: { project }, limit: 20 });
+                  const pick = await vscode.window.showQuickPick(
+                    hits.map((h) => ({ label: h.cell.title || '(untitled)', description: `${h.cell.source_kind} #${h.cell.source_id}`, detail: h.cell.text.slice(0, 140), hit: h })),
+                    { title: 'Forget which record?' },
+                  );
+                  if (!pick) return undefined;
+                  return { request: { kind: pick.hit.cell.source_kind, ids: [pick.hit.cell.source_id] }, scoped: true, what: `“${pick.label}”` };
+                },
+              },
+              {
+                label: `$(repo) Everything about ${project}`,
+                detail: 'Every observation, session summary and memory of this project',
+                run: async () => ({ request: { project }, scoped: true, what: `everything about ${project}` }),
+              },
+            ]
+          : []),
+        {
+          label: '$(trash) Everything in the store',
+          detail: c.engines.storeUri,
+          run: async () => ({ request: { all: true }, scoped: false, what: 'everything in the store (all projects)' }),
+        },
+      ];
+      const choice = await vscode.window.showQuickPick(choices, { title: 'Forget…' });
+      const plan = await choice?.run();
+      if (!plan) return undefined;
+      const ok = await vscode.window.showWarningMessage(`Forget ${plan.what}? This deletes it from the store, its search index and old versions on disk.`, { modal: true }, 'Forget');
+      if (ok !== 'Forget') return undefined;
+      const engine = await c.engines.get();
+      const report = await engine.forget(plan.request, plan.scoped && project ? { project } : null);
+      c.sessionsView.refresh();
+      c.memoriesView.refresh();
+      c.requestLogView.refresh();
+      void vscode.window.showInformationMessage(
+        `Forgot ${report.observations} observations, ${report.session_summaries} session summaries and ${report.memories} memories.`,
+      );
+      return report;
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import * as vscode from 'vscode';
+import type { CommandDefinition, Container } from '../container';
+import { itemTarget } from './itemTarget';
+
+export function forgetItemCommand(c: Container): CommandDefinition {
+  return {
+    id: 'codeMemory.forgetItem',
+    run: async (arg: unknown, options?: { confirm?: boolean }) => {
+      const t = itemTarget(arg);
+      if (!t) return;
+      if (options?.confirm !== false) {
+        const ok = await vscode.window.showWarningMessage(`Forget ${t.label}? It is deleted from the store and its search index.`, { modal: true }, 'Forget');
+        if (ok !== 'Forget') return;
+      }
+      const engine = await c.engines.get();
+      const report = await engine.forget({ kind: t.kind, ids: [t.id] }, t.scope);
+      c.sessionsView.refresh();
+      c.memoriesView.refresh();
+      void vscode.window.setStatusBarMessage(`Forgot ${t.label}`, 3000);
+      return report;
+    },
+  };
+}

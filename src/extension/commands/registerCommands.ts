@@ -1,0 +1,62 @@
+import * as vscode from 'vscode';
+import type { CommandDefinition, Container } from '../container';
+import { addNoteCommand } from './addNote';
+import { pauseCaptureCommand, resumeCaptureCommand, toggleCaptureCommand } from './captureToggles';
+import { copyAgentConfigurationCommand } from './copyAgentConfiguration';
+import { copyReferenceCommand } from './copyReference';
+import { endSessionCommand } from './endSession';
+import { exportMemoryCommand, importMemoryCommand } from './exportImport';
+import { forgetCommand } from './forget';
+import { forgetItemCommand } from './forgetItem';
+import { importGitHistoryCommand } from './importGitHistory';
+import { openDetailsCommand } from './openDetails';
+import { promoteToMemoryCommand } from './promoteToMemory';
+import { recallContextForSelectionCommand } from './recallContextForSelection';
+import { rememberSelectionCommand } from './rememberSelection';
+import { searchMemoryCommand } from './searchMemory';
+import { showCapturedCommand } from './showCaptured';
+import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpServerInfo';
+import { suppressCommand } from './suppress';
+import { refreshCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
+
+/** The one place every command is registered; each lives in its own file. */
+export function registerCommands(c: Container, options: { mcpRegistered: () => boolean }): vscode.Disposable[] {
+  const definitions: CommandDefinition[] = [
+    recallContextForSelectionCommand(c),
+    searchMemoryCommand(c),
+    rememberSelectionCommand(c),
+    addNoteCommand(c),
+    endSessionCommand(c),
+    importGitHistoryCommand(c),
+    forgetCommand(c),
+    pauseCaptureCommand(c),
+    resumeCaptureCommand(c),
+    toggleCaptureCommand(c),
+    showMcpServerInfoCommand(c, options.mcpRegistered),
+    rotateServerTokenCommand(c),
+    copyAgentConfigurationCommand(c),
+    exportMemoryCommand(c),
+    importMemoryCommand(c),
+    showCapturedCommand(c),
+    openDetailsCommand(c),
+    copyReferenceCommand(c),
+    promoteToMemoryCommand(c),
+    suppressCommand(c),
+    forgetItemCommand(c),
+    refreshCommand(c),
+    toggleInactiveMemoriesCommand(c),
+    showOutputCommand(c),
+  ];
+  return definitions.map((d) =>
+    vscode.commands.registerCommand(d.id, async (...args: unknown[]) => {
+      try {
+        return await d.run(...args);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        c.output.error(`${d.id}: ${err instanceof Error ? (err.stack ?? message) : message}`);
+        void vscode.window.showErrorMessage(`Code Memory: ${message}`, 'Show Log').then((a) => a && c.output.show(true));
+        throw err;
+      }
+    }),
+  );
+}

@@ -1,0 +1,23 @@
+import type { CommandDefinition, Container } from '../container';
+
+// Small commands of the views' title bars.
+
+export function refreshCommand(c: Container): CommandDefinition {
+  return {
+    id: 'codeMemory.refresh',
+    run: () => {
+      c.sessionsView.refresh();
+      c.memoriesView.refresh();
+      c.requestLogView.refresh();
+      void c.statusBar.refreshCount();
+    },
+  };
+}
+
+export function toggleInactiveMemoriesCommand(c: Container): CommandDefinition {
+  return { id: 'codeMemory.toggleInactiveMemories', run: () => c.memoriesView.toggleInactive() };
+}
+
+export function showOutputCommand(c: Container): CommandDefinition {
+  return { id: 'codeMemory.showOutput', run: () => c.output.show(true) };
+}

@@ -1,0 +1,39 @@
+import * as vscode from 'vscode';
+
+export const DEFAULT_EXCLUDES = ['**/.env*', '**/*.pem', '**/*.key', '**/id_*', '**/secrets/**'];
+
+export type SummariserChoice = 'extractive' | 'languageModel';
+
+/** Typed view of the `codeMemory.*` settings, read fresh on every call (settings can change at any time). */
+export interface CodeMemoryConfig {
+  storeLocation: string;
+  captureEnabled: boolean;
+  exclude: string[];
+  sessionIdleMinutes: number;
+  summariser: SummariserChoice;
+  summariserTokenBudget: number;
+  embeddingProvider: string;
+  embeddingEndpoint: string;
+  embeddingModel: string;
+  serverPort: number;
+}
+
+export function readConfig(): CodeMemoryConfig {
+  const c = vscode.workspace.getConfiguration('codeMemory');
+  return {
+    storeLocation: c.get<string>('storeLocation', '').trim(),
+    captureEnabled: c.get<boolean>('capture.enabled', true),
+    exclude: c.get<string[]>('capture.exclude', DEFAULT_EXCLUDES),
+    sessionIdleMinutes: Math.max(1, c.get<number>('session.idleMinutes', 30)),
+    summariser: c.get<SummariserChoice>('summariser.provider', 'extractive'),
+    summariserTokenBudget: Math.max(0, c.get<number>('summariser.tokenBudget', 4000)),
+    embeddingProvider: c.get<string>('embedding.provider', 'use-lite'),
+    embeddingEndpoint: c.get<string>('embedding.endpoint', ''),
+    embeddingModel: c.get<string>('embedding.model', ''),
+    serverPort: c.get<number>('server.port', 0),
+  };
+}
+
+export function affectsConfig(e: vscode.ConfigurationChangeEvent, key: string): boolean {
+  return e.affectsConfiguration(`codeMemory.${key}`);
+}

@@ -1,0 +1,200 @@
+import * as vscode from 'vscode';
+import type { SessionInfo } from '../../core/api';
+import type { Memory, Observation, RequestLogEntry, Scope } from '../../core/model/records';
+import { parseList } from '../capture/capturedLog';
+
+// Tree nodes: TreeItem subclasses that carry the record they show. Menus in package.json key
+// on their contextValue (viewItem == observation, memory, session, ...).
+
+export const OPEN_DETAILS = 'codeMemory.openDetails';
+
+export class ProjectNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly folder: vscode.WorkspaceFolder | undefined,
+    sessionCount: number,
+  ) {
+    super(scope.project, vscode.TreeItemCollapsibleState.Expanded);
+    this.id = `project:${scope.project}`;
+    this.description = `${sessionCount} session${sessionCount === 1 ? '' : 's'}`;
+    this.iconPath = new vscode.ThemeIcon('repo');
+    this.contextValue = 'project';
+    this.tooltip = folder ? `${scope.project}\n${folder.uri.fsPath}` : scope.project;
+  }
+}
+
+export class SessionNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly session: SessionInfo,
+  ) {
+    super(sessionLabel(session), vscode.TreeItemCollapsibleState.Collapsed);
+    this.id = `session:${session.memory_session_id}`;
+    const summary = session.summary;
+    const gist = summary ? (summary.completed || summary.request || summary.learned || '').split('\n')[0] : '';
+    this.description = gist ? truncate(gist, 80) : `${session.observation_count} observation${session.observation_count === 1 ? '' : 's'}${session.ended_at_epoch ? '' : ' · in progress'}`;
+    this.iconPath = new vscode.ThemeIcon(session.ended_at_epoch ? (summary ? 'notebook' : 'history') : 'record', session.ended_at_epoch ? undefined : new vscode.ThemeColor('charts.green'));
+    this.contextValue = summary ? 'session.summarised' : 'session';
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`**Session** \`${session.memory_session_id}\`\n\n`);
+    md.appendMarkdown(`${new Date(session.started_at_epoch).toLocaleString()}${session.branch ? ` · branch \`${session.branch}\`` : ''} · ${session.observation_count} observations\n\n`);
+    if (summary?.request) md.appendMarkdown(`**Request:** ${summary.request}\n\n`);
+    if (summary?.completed) md.appendMarkdown(`**Completed:** ${summary.completed}\n\n`);
+    this.tooltip = md;
+    this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };
+  }
+}
+
+export class ObservationNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly observation: Observation,
+  ) {
+    super(observation.title || `${observation.type} #${observation.id}`, vscode.TreeItemCollapsibleState.None);
+    this.id = `observation:${observation.id}`;
+    this.description = `${observation.type} · ${new Date(observation.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}`;
+    this.iconPath = new vscode.ThemeIcon(observationIcon(observation.type), observation.status === 'suppressed' ? new vscode.ThemeColor('disabledForeground') : undefined);
+    this.contextValue = observation.status === 'suppressed' ? 'observation.suppressed' : 'observation';
+    const files = [...parseList(observation.files_modified), ...parseList(observation.files_read)];
+    this.tooltip = [observation.title, observation.subtitle, files.join(', '), observation.commit_sha && `commit ${observation.commit_sha.slice(0, 10)}`]
+      .filter(Boolean)
+      .join('\n');
+    this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };
+  }
+}
+
+export class MemoryTypeNode extends vscode.TreeItem {
+  constructor(
+    readonly memoryType: string,
+    readonly memories: { scope: Scope; memory: Memory }[],
+  ) {
+    super(pluralType(memoryType), vscode.TreeItemCollapsibleState.Expanded);
+    this.id = `memory-type:${memoryType}`;
+    this.description = String(memories.length);
+    this.iconPath = new vscode.ThemeIcon(memoryIcon(memoryType));
+    this.contextValue = 'memoryType';
+  }
+}
+
+export class MemoryNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly memory: Memory,
+  ) {
+    super(memory.title, vscode.TreeItemCollapsibleState.None);
+    this.id = `memory:${memory.id}`;
+    this.description = temporalState(memory);
+    this.iconPath = new vscode.ThemeIcon(
+      memory.status === 'active' ? memoryIcon(memory.memory_type) : 'circle-slash',
+      memory.status === 'active' ? undefined : new vscode.ThemeColor('disabledForeground'),
+    );
+    this.contextValue = memory.status === 'active' ? 'memory' : 'memory.inactive';
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`**${escapeMd(memory.title)}** (${memory.memory_type}, ${memory.status})\n\n`);
+    md.appendText(truncate(memory.text, 600));
+    this.tooltip = md;
+    this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };
+  }
+}
+
+export class RequestNode extends vscode.TreeItem {
+  constructor(readonly entry: RequestLogEntry) {
+    super(entry.tool, vscode.TreeItemCollapsibleState.None);
+    this.id = `request:${entry.request_id}`;
+    this.description = `${entry.status} · ${entry.duration_ms} ms · ${new Date(entry.created_at_epoch).toLocaleTimeString()}`;
+    const ok = entry.status === 'ok' || entry.status === 'success';
+    this.iconPath = new vscode.ThemeIcon(ok ? 'pass' : 'error', ok ? undefined : new vscode.ThemeColor('errorForeground'));
+    this.contextValue = 'request';
+    this.tooltip = `${entry.tool} ${truncate(entry.arguments, 300)}`;
+    this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };
+  }
+}
+
+export class MessageNode extends vscode.TreeItem {
+  constructor(message: string, icon = 'info') {
+    super(message, vscode.TreeItemCollapsibleState.None);
+    this.iconPath = new vscode.ThemeIcon(icon);
+    this.contextValue = 'message';
+  }
+}
+
+export type CodeMemoryNode = ProjectNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | RequestNode | MessageNode;
+
+export function sessionLabel(session: SessionInfo): string {
+  const d = new Date(session.started_at_epoch);
+  const date = d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return `${date} ${time}${session.branch ? ` · ${session.branch}` : ''}`;
+}
+
+/** How a memory stands in time: current, superseded (and since when), or suppressed. */
+export function temporalState(memory: Memory): string {
+  const facts = memory.temporal_facts ?? [];
+  const closed = facts.filter((f) => f.valid_to_epoch !== null).length;
+  const since = new Date(memory.updated_at_epoch).toLocaleDateString([], { month: 'short', day: 'numeric' });
+  if (memory.status === 'superseded') return `superseded · ${since}`;
+  if (memory.status !== 'active') return memory.status;
+  if (closed > 0) return `current · ${closed} earlier fact${closed === 1 ? '' : 's'} closed`;
+  return `current · since ${since}`;
+}
+
+export function observationIcon(type: string): string {
+  switch (type) {
+    case 'read':
+      return 'eye';
+    case 'edit':
+      return 'edit';
+    case 'create':
+      return 'new-file';
+    case 'delete':
+      return 'trash';
+    case 'rename':
+      return 'arrow-swap';
+    case 'commit':
+      return 'git-commit';
+    case 'checkout':
+      return 'git-branch';
+    case 'task':
+      return 'tools';
+    case 'terminal':
+      return 'terminal';
+    case 'agent':
+      return 'hubot';
+    case 'note':
+      return 'note';
+    case 'merged':
+      return 'layers';
+    default:
+      return 'circle-small';
+  }
+}
+
+export function memoryIcon(type: string): string {
+  switch (type) {
+    case 'decision':
+      return 'law';
+    case 'convention':
+      return 'symbol-ruler';
+    case 'fact':
+      return 'info';
+    case 'preference':
+      return 'heart';
+    case 'note':
+      return 'note';
+    default:
+      return 'bookmark';
+  }
+}
+
+function pluralType(type: string): string {
+  const name = type.charAt(0).toUpperCase() + type.slice(1);
+  return name.endsWith('s') ? name : `${name}s`;
+}
+
+export function truncate(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+function escapeMd(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+\-.!|]/g, '\\$&');
+}

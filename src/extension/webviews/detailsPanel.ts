@@ -1,0 +1,265 @@
+import * as vscode from 'vscode';
+import type { SessionInfo } from '../../core/api';
+import type { Memory, Observation, RequestLogEntry, Scope, SessionSummary } from '../../core/model/records';
+import { parseList } from '../capture/capturedLog';
+import type { EngineHost } from '../engineHost';
+import type { WebviewMessage } from './html';
+import { action, escapeHtml, page, relativeTime, renderText, webviewOptions } from './html';
+import type { Navigation } from './navigation';
+import { fileActivitySvg, pointsOf, sessionsSvg } from './timeline';
+
+export type DetailsTarget =
+  | { kind: 'observation'; scope: Scope; id: number }
+  | { kind: 'session'; scope: Scope; session: SessionInfo }
+  | { kind: 'summary'; scope: Scope; id: number }
+  | { kind: 'memory'; scope: Scope; id: number }
+  | { kind: 'request'; entry: RequestLogEntry }
+  | { kind: 'node'; scope: Scope; nodeId: string };
+
+/** One reusable panel that shows any record: summary, files as links, commit, and a timeline. */
+export class DetailsPanel implements vscode.Disposable {
+  static readonly viewType = 'codeMemory.details';
+  private panel: vscode.WebviewPanel | undefined;
+  private current: DetailsTarget | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly engines: EngineHost,
+    private readonly navigation: Navigation,
+  ) {}
+
+  get visibleTarget(): DetailsTarget | undefined {
+    return this.panel ? this.current : undefined;
+  }
+
+  async show(target: DetailsTarget): Promise<void> {
+    this.current = target;
+    if (!this.panel) {
+      this.panel = vscode.window.createWebviewPanel(DetailsPanel.viewType, 'Code Memory', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, webviewOptions(this.extensionUri));
+      this.panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.svg');
+      this.panel.onDidDispose(() => (this.panel = undefined));
+      this.panel.webview.onDidReceiveMessage((m: WebviewMessage) => this.onMessage(m));
+    } else {
+      this.panel.reveal(undefined, true);
+    }
+    const webview = this.panel.webview;
+    try {
+      const { title, body } = await this.render(target);
+      if (this.current !== target || !this.panel) return;
+      this.panel.title = title;
+      webview.html = page(webview, this.extensionUri, title, body);
+    } catch (err) {
+      webview.html = page(webview, this.extensionUri, 'Code Memory', `<p class="error">${escapeHtml(err instanceof Error ? err.message : String(err))}</p>`);
+    }
+  }
+
+  private async onMessage(m: WebviewMessage): Promise<void> {
+    switch (m.type) {
+      case 'openFile':
+        return this.navigation.openFile(m.path, m.project, m.line);
+      case 'openCommit':
+        return this.navigation.openCommit(m.sha, m.project);
+      case 'openObservation':
+        return this.show({ kind: 'observation', scope: { project: m.project }, id: m.id });
+      case 'openNode':
+        return this.show({ kind: 'node', scope: { project: m.project }, nodeId: m.nodeId });
+      case 'copy':
+        await vscode.env.clipboard.writeText(m.text);
+        void vscode.window.setStatusBarMessage('Copied', 2000);
+        return;
+      case 'command':
+        if (m.command.startsWith('codeMemory.')) await vscode.commands.executeCommand(m.command, this.current);
+        return;
+    }
+  }
+
+  private async render(target: DetailsTarget): Promise<{ title: string; body: string }> {
+    const engine = await this.engines.get();
+    switch (target.kind) {
+      case 'observation': {
+        const [o] = await engine.getObservations([target.id], target.scope, { includeSuppressed: true });
+        if (!o) throw new Error(`Observation #${target.id} is no longer in the store (it may have been forgotten).`);
+        const session = await engine.listObservations(target.scope, { sessionId: o.memory_session_id, limit: 500 });
+        return { title: o.title ?? `Observation #${o.id}`, body: observationBody(target.scope, o, session) };
+      }
+      case 'session': {
+        const observations = await engine.listObservations(target.scope, { sessionId: target.session.memory_session_id, limit: 500 });
+        const sessions = await engine.listSessions(target.scope, 50);
+        return { title: `Session ${target.session.memory_session_id.slice(0, 8)}`, body: sessionBody(target.scope, target.session, observations, sessions) };
+      }
+      case 'summary': {
+        const [s] = await engine.getSessionSummaries([target.id], target.scope);
+        if (!s) throw new Error(`Session summary #${target.id} is no longer in the store.`);
+        const observations = await engine.listObservations(target.scope, { sessionId: s.memory_session_id, limit: 500 });
+        const info = (await engine.listSessions(target.scope, 200)).find((x) => x.memory_session_id === s.memory_session_id);
+        const session: SessionInfo = info ?? {
+          memory_session_id: s.memory_session_id,
+          project: target.scope.project,
+          branch: null,
+          started_at_epoch: s.created_at_epoch,
+          ended_at_epoch: s.created_at_epoch,
+          observation_count: observations.length,
+          summary: s,
+        };
+        return { title: `Session ${s.memory_session_id.slice(0, 8)}`, body: sessionBody(target.scope, { ...session, summary: s }, observations, []) };
+      }
+      case 'memory': {
+        const [m] = await engine.getMemories([target.id], target.scope, { includeSuppressed: true });
+        if (!m) throw new Error(`Memory #${target.id} is no longer in the store (it may have been forgotten).`);
+        return { title: m.title, body: memoryBody(target.scope, m) };
+      }
+      case 'request':
+        return { title: `${target.entry.tool} request`, body: requestBody(target.entry) };
+      case 'node': {
+        const detail = await engine.getNode(target.nodeId, target.scope);
+        if (!detail) throw new Error(`Reference ${target.nodeId} is not in the store of ${target.scope.project}.`);
+        const id = detail.cell.source_id;
+        const kind = detail.cell.source_kind;
+        return this.render(kind === 'observation' ? { kind: 'observation', scope: target.scope, id } : kind === 'memory' ? { kind: 'memory', scope: target.scope, id } : { kind: 'summary', scope: target.scope, id });
+      }
+    }
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+}
+
+function header(kind: string, title: string, badges: string[]): string {
+  return `<header><div class="kind">${escapeHtml(kind)}</div><h1>${escapeHtml(title)}</h1><div class="badges">${badges.filter(Boolean).join('')}</div></header>`;
+}
+
+function badge(text: string, cls = ''): string {
+  return `<span class="badge ${cls}">${escapeHtml(text)}</span>`;
+}
+
+function commitLink(sha: string | null | undefined, project: string): string {
+  return sha ? action({ type: 'openCommit', sha, project }, `<span class="codicon">⎇</span> ${escapeHtml(sha.slice(0, 10))}`, 'badge link commit', 'Open this commit') : '';
+}
+
+function fileLinks(files: string[], project: string): string {
+  if (files.length === 0) return '';
+  return `<ul class="files">${files.map((f) => `<li>${action({ type: 'openFile', path: f, project }, escapeHtml(f), 'link file', `Open ${f}`)}</li>`).join('')}</ul>`;
+}
+
+function section(title: string, html: string): string {
+  return html ? `<section><h2>${escapeHtml(title)}</h2>${html}</section>` : '';
+}
+
+function list(items: string[]): string {
+  return items.length ? `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>` : '';
+}
+
+function observationBody(scope: Scope, o: Observation, session: Observation[]): string {
+  const modified = parseList(o.files_modified);
+  const read = parseList(o.files_read);
+  const mainFile = modified[0] ?? read[0];
+  return [
+    header(`Observation #${o.id}`, o.title ?? o.type, [
+      badge(o.type, `t-${o.type}`),
+      o.branch ? badge(`branch ${o.branch}`) : '',
+      commitLink(o.commit_sha, scope.project),
+      badge(new Date(o.created_at_epoch).toLocaleString()),
+      o.status !== 'active' ? badge(o.status, 'warn') : '',
+    ]),
+    o.subtitle ? `<p class="subtitle">${escapeHtml(o.subtitle)}</p>` : '',
+    section('What happened', renderText(o.narrative)),
+    section('Facts', list(parseList(o.facts))),
+    section('Concepts', parseList(o.concepts).map((c) => badge(c, 'tag')).join('')),
+    section('Files modified', fileLinks(modified, scope.project)),
+    section('Files read', fileLinks(read, scope.project)),
+    section(
+      'Merged from',
+      o.compressed_sources?.length ? list(o.compressed_sources.map((s) => `observation #${s.source_observation_id} (${new Date(s.source_created_at_epoch).toLocaleString()})`)) : '',
+    ),
+    section('Activity per file in this session', fileActivitySvg(pointsOf(session), mainFile)),
+    `<footer>Session ${escapeHtml(o.memory_session_id)} · ${action({ type: 'copy', text: `observation:${o.id}` }, 'Copy reference', 'link')}</footer>`,
+  ].join('\n');
+}
+
+function sessionBody(scope: Scope, s: SessionInfo, observations: Observation[], sessions: SessionInfo[]): string {
+  const summary: SessionSummary | null = s.summary;
+  const files = [...new Set(observations.flatMap((o) => [...parseList(o.files_modified), ...parseList(o.files_read)]))];
+  const commits = [...new Set(observations.map((o) => o.commit_sha).filter((x): x is string => Boolean(x)))];
+  const duration = s.ended_at_epoch ? Math.round((s.ended_at_epoch - s.started_at_epoch) / 60_000) : null;
+  const sorted = [...observations].sort((a, b) => a.created_at_epoch - b.created_at_epoch);
+  return [
+    header('Session', new Date(s.started_at_epoch).toLocaleString(), [
+      s.branch ? badge(`branch ${s.branch}`) : '',
+      badge(`${s.observation_count} observations`),
+      badge(s.ended_at_epoch ? `${duration} min` : 'in progress', s.ended_at_epoch ? '' : 'live'),
+      ...commits.slice(0, 5).map((c) => commitLink(c, scope.project)),
+    ]),
+    summary
+      ? [
+          section('Request', renderText(summary.request)),
+          section('Completed', renderText(summary.completed)),
+          section('Learned', renderText(summary.learned)),
+          section('Decisions', renderText(summary.decisions)),
+          section('Next steps', renderText(summary.next_steps)),
+          section('Preferences', renderText(summary.preferences)),
+        ].join('')
+      : `<p class="muted">${s.ended_at_epoch ? 'This session has no summary.' : 'The summary is written when the session ends (idle, branch switch, window close, or "End Session Now").'}</p>`,
+    section('Activity per file', fileActivitySvg(pointsOf(sorted))),
+    sessions.length > 1 ? section(`Sessions of ${scope.project}`, sessionsSvg(sessions, s.memory_session_id)) : '',
+    section('Files', fileLinks(files.slice(0, 60), scope.project)),
+    section(
+      'Observations',
+      `<ol class="observations">${sorted
+        .map(
+          (o) =>
+            `<li><span class="time">${escapeHtml(new Date(o.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))}</span> ${badge(o.type, `t-${o.type}`)} ${action(
+              { type: 'openObservation', id: o.id, project: scope.project },
+              escapeHtml(o.title ?? o.type),
+            )}</li>`,
+        )
+        .join('')}</ol>`,
+    ),
+  ].join('\n');
+}
+
+function memoryBody(scope: Scope, m: Memory): string {
+  const facts = m.temporal_facts ?? [];
+  const factRows = facts
+    .map(
+      (f) =>
+        `<tr class="${f.valid_to_epoch ? 'closed' : 'current'}"><td>${escapeHtml(f.subject)}</td><td>${escapeHtml(f.predicate)}</td><td>${escapeHtml(f.object)}</td><td>${
+          f.valid_from_epoch ? escapeHtml(new Date(f.valid_from_epoch).toLocaleDateString()) : '—'
+        }</td><td>${f.valid_to_epoch ? escapeHtml(new Date(f.valid_to_epoch).toLocaleDateString()) : 'now'}</td></tr>`,
+    )
+    .join('');
+  const trace = (m.topic_trace ?? [])
+    .map((t) => `<li><strong>${escapeHtml(t.title)}</strong> — ${escapeHtml(t.summary)} <span class="muted">(${escapeHtml(t.status)})</span></li>`)
+    .join('');
+  return [
+    header(`Memory #${m.id}`, m.title, [
+      badge(m.memory_type, 'tag'),
+      badge(m.status, m.status === 'active' ? 'ok' : 'warn'),
+      m.branch ? badge(`branch ${m.branch}`) : '',
+      badge(`updated ${relativeTime(m.updated_at_epoch)}`),
+      m.classification ? badge(m.classification) : '',
+    ]),
+    section('Memory', renderText(m.text)),
+    section('Why it is kept', m.classification_reason ? `<p>${escapeHtml(m.classification_reason)}</p>` : ''),
+    section('Facts over time', factRows ? `<table class="facts"><thead><tr><th>Subject</th><th>Predicate</th><th>Object</th><th>From</th><th>To</th></tr></thead><tbody>${factRows}</tbody></table>` : ''),
+    section('Topic trace', trace ? `<ol>${trace}</ol>` : ''),
+    section('Files', fileLinks(parseList(m.files), scope.project)),
+    `<footer>${m.session_id ? `From session ${escapeHtml(m.session_id)} · ` : ''}${action({ type: 'copy', text: `memory:${m.id}` }, 'Copy reference', 'link')}</footer>`,
+  ].join('\n');
+}
+
+function requestBody(e: RequestLogEntry): string {
+  return [
+    header('Request', e.tool, [badge(e.status, e.status === 'ok' ? 'ok' : 'warn'), badge(`${e.duration_ms} ms`), badge(new Date(e.created_at_epoch).toLocaleString()), e.session_id ? badge(`session ${e.session_id}`) : '']),
+    section('Arguments', `<pre>${escapeHtml(pretty(e.arguments))}</pre>`),
+    section('Response', `<pre>${escapeHtml(pretty(e.response))}</pre>`),
+  ].join('\n');
+}
+
+function pretty(s: string): string {
+  try {
+    return JSON.stringify(JSON.parse(s), null, 2);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,102 @@
+import * as vscode from 'vscode';
+import type { SearchHit } from '../../core/api';
+import type { Scope } from '../../core/model/records';
+import { parseList } from '../capture/capturedLog';
+import type { DetailsPanel } from './detailsPanel';
+import type { WebviewMessage } from './html';
+import { action, escapeHtml, page, relativeTime, webviewOptions } from './html';
+import type { Navigation } from './navigation';
+
+export interface RecallResult {
+  query: string;
+  origin: string;
+  scope: Scope;
+  hits: SearchHit[];
+  /** The agent-facing context pack for the same query (recall_context), when available. */
+  contextPack?: string;
+  elapsedMs: number;
+}
+
+/** Results of "Recall Context for Selection": each with a reference you can click. */
+export class RecallPanel implements vscode.Disposable {
+  static readonly viewType = 'codeMemory.recall';
+  private panel: vscode.WebviewPanel | undefined;
+  private last: RecallResult | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly details: DetailsPanel,
+    private readonly navigation: Navigation,
+  ) {}
+
+  get lastResult(): RecallResult | undefined {
+    return this.last;
+  }
+
+  show(result: RecallResult): void {
+    this.last = result;
+    if (!this.panel) {
+      this.panel = vscode.window.createWebviewPanel(RecallPanel.viewType, 'Recall', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, webviewOptions(this.extensionUri));
+      this.panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.svg');
+      this.panel.onDidDispose(() => (this.panel = undefined));
+      this.panel.webview.onDidReceiveMessage((m: WebviewMessage) => this.onMessage(m));
+    } else {
+      this.panel.reveal(undefined, true);
+    }
+    this.panel.title = `Recall: ${result.query.split('\n')[0].slice(0, 40)}`;
+    this.panel.webview.html = page(this.panel.webview, this.extensionUri, 'Recall', body(result));
+  }
+
+  private async onMessage(m: WebviewMessage): Promise<void> {
+    switch (m.type) {
+      case 'openFile':
+        return this.navigation.openFile(m.path, m.project, m.line);
+      case 'openCommit':
+        return this.navigation.openCommit(m.sha, m.project);
+      case 'openNode':
+        return this.details.show({ kind: 'node', scope: { project: m.project }, nodeId: m.nodeId });
+      case 'openObservation':
+        return this.details.show({ kind: 'observation', scope: { project: m.project }, id: m.id });
+      case 'copy':
+        await vscode.env.clipboard.writeText(m.text);
+        void vscode.window.setStatusBarMessage('Copied', 2000);
+        return;
+      default:
+        return;
+    }
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+}
+
+function body(r: RecallResult): string {
+  const project = r.scope.project;
+  const cards = r.hits
+    .map((hit, i) => {
+      const c = hit.cell;
+      const files = parseList(c.files);
+      const width = Math.max(2, Math.round(hit.score * 80));
+      return `<div class="result">
+  <div class="top"><span class="badge">${i + 1}</span><span class="badge tag">${escapeHtml(layerName(c.layer))}</span><span class="badge t-${escapeHtml(c.type)}">${escapeHtml(c.type)}</span>
+    ${action({ type: 'openNode', nodeId: c.node_id, project }, escapeHtml(c.title || '(untitled)'), 'link title', 'Show details')}
+    <span class="score" title="relevance ${hit.score.toFixed(2)}"><svg width="80" height="6"><rect x="0" y="0" width="${width}" height="6"/></svg></span></div>
+  <div class="text">${escapeHtml(c.text.length > 600 ? `${c.text.slice(0, 600)}…` : c.text)}</div>
+  ${files.length ? `<ul class="files">${files.slice(0, 6).map((f) => `<li>${action({ type: 'openFile', path: f, project }, escapeHtml(f), 'link file', `Open ${f}`)}</li>`).join('')}</ul>` : ''}
+  <div class="ref">Reference: ${action({ type: 'copy', text: c.node_id }, escapeHtml(c.node_id), 'link', 'Copy the reference')}${
+    c.commit_sha ? ` · ${action({ type: 'openCommit', sha: c.commit_sha, project }, `commit ${escapeHtml(c.commit_sha.slice(0, 10))}`, 'link')}` : ''
+  }${c.branch ? ` · ${escapeHtml(c.branch)}` : ''} · ${escapeHtml(relativeTime(c.created_at_epoch))}</div>
+</div>`;
+    })
+    .join('\n');
+  return `<header><div class="kind">Recall context · ${escapeHtml(project)}</div><h1>${r.hits.length} result${r.hits.length === 1 ? '' : 's'}</h1>
+<div class="badges"><span class="badge">${escapeHtml(r.origin)}</span><span class="badge">${r.elapsedMs} ms</span></div></header>
+<div class="query">${escapeHtml(r.query.length > 1200 ? `${r.query.slice(0, 1200)}…` : r.query)}</div>
+${r.contextPack ? `<div class="toolbar">${action({ type: 'copy', text: r.contextPack }, 'Copy as agent context (recall_context)', 'link')}</div>` : ''}
+${cards || '<p class="muted">Nothing in memory matches this yet. Capture builds up as you work; "Import Git History" fills it from past commits.</p>'}`;
+}
+
+function layerName(layer: string): string {
+  return layer === 'L0' ? 'observation' : layer === 'L1' ? 'session summary' : 'memory';
+}
