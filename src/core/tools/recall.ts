@@ -4,18 +4,21 @@
 import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
-import { errorResult, parseArgs } from './types';
+import { ToolError, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
-const MAX_K = 1000;
-const shortText = z.string().min(1).max(512);
+// The engine returns at most 200 hits per search.
+const MAX_K = 200;
+const shortText = z.string().min(1).max(512).refine((s) => !s.includes('\u0000'), 'may not contain NUL characters');
+// The store's own rule for type names (src/core/store/filters.ts): checked here so the caller gets a schema error.
+const typeName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/, "letters, digits, '_', '-', '.', ':' only, starting with a letter");
 const layer = z.enum(['L0', 'L1', 'L2']);
 
 // Strict and bounded: a filter is data for the store's escaped prefilter, never SQL.
 export const nodeFilterSchema = z
   .strictObject({
     layer: z.union([layer, z.array(layer).min(1).max(3)]).optional(),
-    type: z.union([shortText, z.array(shortText).min(1).max(50)]).optional(),
+    type: z.union([typeName, z.array(typeName).min(1).max(50)]).optional(),
     branch: shortText.optional(),
     files: z.array(shortText).min(1).max(100).optional(),
     commit_sha: z.string().regex(/^[0-9a-fA-F]{4,64}$/, 'a hex commit SHA').optional(),
@@ -50,7 +53,13 @@ export async function recall(ctx: ToolContext, rawArgs: unknown): Promise<Recall
   if (wanted && !wanted.includes('L0')) return { nodes: [] };
   if (filter) delete filter.layer;
   const layers: Layer[] = ['L0'];
-  const hits = await ctx.engine.search(args.text, { scope: ctx.scope, layers, filter, limit: args.k });
+  let hits;
+  try {
+    hits = await ctx.engine.search(args.text, { scope: ctx.scope, layers, filter, limit: args.k });
+  } catch (error) {
+    if (error instanceof Error && error.name === 'FilterError') throw new ToolError('invalid_arguments', `filter: ${error.message}`);
+    throw error;
+  }
   const nodes = hits
     .filter((hit) => hit.cell.layer === 'L0')
     .map((hit) => ({ node_id: hit.cell.node_id, distance: round(hit.distance) }))

@@ -128,12 +128,16 @@ interface Found {
 }
 
 async function find(ctx: ToolContext, query: string, decision: TriageResult['decision']): Promise<Found> {
-  const stats = await ctx.engine.stats(ctx.scope);
-  const records = stats.observations + stats.session_summaries + stats.memories;
-  const memoryReady = records > 0;
-  const readiness = !memoryReady ? 'empty' : records >= 50 ? 'ready_rich' : 'ready_sparse';
-  if (decision === 'skip' || !memoryReady) return { hits: [], entities: [], relationships: [], memoryReady, readiness };
-  const hits = await ctx.engine.search(query, { scope: ctx.scope, limit: MAX_FACTS });
+  const hits = decision === 'skip' ? [] : await ctx.engine.search(query, { scope: ctx.scope, limit: MAX_FACTS });
+  // Counting the store is a scan; only do it when the search cannot tell whether memory exists.
+  let memoryReady = hits.length > 0;
+  let readiness = hits.length >= 5 ? 'ready_rich' : 'ready_sparse';
+  if (hits.length === 0) {
+    const stats = await ctx.engine.stats(ctx.scope);
+    const records = stats.observations + stats.session_summaries + stats.memories;
+    memoryReady = records > 0;
+    readiness = !memoryReady ? 'empty' : records >= 50 ? 'ready_rich' : 'ready_sparse';
+  }
   const names = new Set<string>();
   for (const hit of hits.slice(0, 5)) {
     for (const file of parseFiles(hit.cell.files).slice(0, 5)) names.add(file);
@@ -226,7 +230,7 @@ function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: F
     tree_path,
     relevance_reason: `${n} ${n === 1 ? 'record' : 'records'} of this kind matched the query.`,
   }));
-  const searched = decided.decision === 'skip' || !found.memoryReady ? [] : ['L0', 'L1', 'L2'].map((l) => `${project} > ${LAYER_LABEL[l]}`);
+  const searched = decided.decision === 'skip' ? [] : ['L0', 'L1', 'L2'].map((l) => `${project} > ${LAYER_LABEL[l]}`);
   const summary =
     decided.decision === 'skip'
       ? 'Project memory was not needed for this prompt.'

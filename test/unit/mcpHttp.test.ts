@@ -1,0 +1,170 @@
+import * as assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { importGitHistory } from '../../src/core/capture/gitImport';
+import type { MemoryEngine } from '../../src/core/engine';
+import type { Scope } from '../../src/core/model/records';
+import { startHttpServer } from '../../src/mcp/httpServer';
+import type { RunningHttpServer } from '../../src/mcp/httpServer';
+import { makeGitRepo, openTestEngine, removeDir, seed } from './mcpFixture';
+import type { TestRepo } from './mcpFixture';
+
+const scope: Scope = { project: 'github.com/acme/app' };
+const other: Scope = { project: 'github.com/evil/other' };
+
+type CallResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
+
+async function connect(server: RunningHttpServer, token = server.token): Promise<Client> {
+  const client = new Client({ name: 'code-memory-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  return client;
+}
+
+describe('MCP over Streamable HTTP (SDK client)', function () {
+  this.timeout(120_000);
+  let engine: MemoryEngine;
+  let dir: string;
+  let server: RunningHttpServer;
+  let client: Client;
+  let repo: TestRepo;
+  let seeded: Awaited<ReturnType<typeof seed>>;
+  let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
+
+  before(async () => {
+    ({ engine, dir } = await openTestEngine());
+    seeded = await seed(engine, scope, other);
+    repo = makeGitRepo();
+    const imported = await importGitHistory(engine, repo.dir, { scope });
+    assert.equal(imported.imported, 3);
+    await engine.flush();
+    server = await startHttpServer({ engine, scope });
+    client = await connect(server);
+    tools = (await client.listTools()).tools;
+  });
+  after(async () => {
+    await client?.close();
+    await server?.close();
+    await engine?.close();
+    removeDir(dir);
+    removeDir(repo.dir);
+  });
+
+  it('listens on 127.0.0.1 at /v1/mcp/memory on a random port', () => {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/v1\/mcp\/memory$/);
+    assert.ok(server.port > 0);
+  });
+
+  it('lists the four contract tools and the write tools with schemas and explicit annotations', () => {
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    assert.deepEqual([...byName.keys()].sort(), ['get_observations', 'observe', 'recall', 'recall_context', 'remember', 'retrieve_memory']);
+    const hints = (name: string) => {
+      const a = byName.get(name)?.annotations ?? {};
+      return [a.readOnlyHint, a.destructiveHint, a.idempotentHint, a.openWorldHint];
+    };
+    assert.deepEqual(hints('recall'), [true, false, true, false]);
+    assert.deepEqual(hints('recall_context'), [true, false, true, false]);
+    assert.deepEqual(hints('retrieve_memory'), [true, false, false, false]);
+    assert.deepEqual(hints('get_observations'), [false, true, false, false]);
+    assert.equal(hints('remember')[0], false);
+    assert.equal(hints('observe')[0], false);
+    for (const t of tools) {
+      assert.ok(t.outputSchema, `${t.name} has no outputSchema`);
+      assert.equal(t.inputSchema.additionalProperties, false, `${t.name} accepts unknown arguments`);
+    }
+    const rm = byName.get('retrieve_memory')!;
+    assert.deepEqual(Object.keys(rm.inputSchema.properties ?? {}).sort(), ['prompt', 'session_id']);
+    assert.deepEqual(rm.inputSchema.required, ['prompt']);
+    assert.equal((rm.inputSchema.properties as Record<string, { maxLength?: number }>).prompt.maxLength, 8000);
+    const rc = byName.get('recall_context')!.inputSchema.properties as Record<string, { default?: number; minimum?: number; maximum?: number }>;
+    assert.deepEqual([rc.max_items.default, rc.max_items.minimum, rc.max_items.maximum], [8, 1, 50]);
+    assert.deepEqual([rc.max_tokens.default, rc.max_tokens.minimum, rc.max_tokens.maximum], [1500, 1, 12000]);
+    const r = byName.get('recall')!.inputSchema.properties as Record<string, { default?: number; minimum?: number }>;
+    assert.deepEqual([r.k.default, r.k.minimum], [10, 1]);
+    const go = byName.get('get_observations')!.outputSchema as { title?: string; $defs?: Record<string, unknown> };
+    assert.equal(go.title, 'ObservationDetailsOutput');
+    assert.deepEqual(Object.keys(go.$defs ?? {}).sort(), ['CompressedObservationSourceOutput', 'DetailOutput', 'MemoryDetailOutput', 'MemoryTemporalFactOutput', 'ObservationDetailOutput', 'SessionSummaryDetailOutput', 'TopicTraceOutput']);
+  });
+
+  // The client validates structuredContent against each tool's published outputSchema itself;
+  // this checks it once more with a fresh validator so a skipped check cannot pass silently.
+  function assertValid(name: string, result: CallResult): void {
+    const schema = tools.find((t) => t.name === name)!.outputSchema!;
+    const check = new AjvJsonSchemaValidator().getValidator(schema as never)(result.structuredContent);
+    assert.ok(check.valid, `${name}: ${check.errorMessage}`);
+  }
+
+  it('retrieve_memory: markdown report plus the contract structuredContent, and finds imported commits', async () => {
+    const result = (await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'When did we add exponential backoff for failed uploads?', session_id: 'thread-http' } })) as CallResult;
+    assert.equal(result.isError, false);
+    assertValid('retrieve_memory', result);
+    const sc = result.structuredContent!;
+    for (const key of ['status', 'memory_ready', 'readiness_state', 'content_text', 'triage', 'phase1', 'retrieval', 'diagnostics']) assert.ok(key in sc, key);
+    assert.equal(sc.content_text, result.content[0].text);
+    const retrieval = sc.retrieval as { facts: Array<{ statement: string; source_path: string }> };
+    const commitFact = retrieval.facts.slice(0, 3).find((f) => f.statement.includes(repo.shas.retry.slice(0, 12)));
+    assert.ok(commitFact, JSON.stringify(retrieval.facts.slice(0, 3)));
+    assert.match(commitFact.statement, /exponential backoff/i);
+  });
+
+  it('retrieve_memory: unknown arguments are invalid_arguments in structuredContent', async () => {
+    const result = (await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'x', mode: 'deep' } })) as CallResult;
+    assert.equal(result.isError, true);
+    assertValid('retrieve_memory', result);
+    assert.equal(result.structuredContent?.status, 'error');
+    assert.equal(result.structuredContent?.error_code, 'invalid_arguments');
+  });
+
+  it('recall_context: the literal text pack for questions about the imported commits', async () => {
+    const result = (await client.callTool({ name: 'recall_context', arguments: { query: 'dark mode in settings', max_items: 3, max_tokens: 400 } })) as CallResult;
+    assertValid('recall_context', result);
+    const text = result.content[0].text!;
+    assert.ok(text.startsWith('### XMemo Context\nItems: '), text);
+    assert.match(text, /\nReference: [0-9a-f-]{36} \| Type: commit \| Location: src\/ui\/theme\.css, src\/ui\/themeToggle\.ts\n/);
+    assert.match(text, /\nContext:\n\[1\] Dark mode toggle in the settings page/);
+    assert.equal(result.structuredContent?.used_items, Number(/Items: (\d+)/.exec(text)![1]));
+    const bad = (await client.callTool({ name: 'recall_context', arguments: { query: 'x', max_items: 0 } })) as CallResult;
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text!, /^invalid_arguments: max_items/);
+  });
+
+  it('recall: node ids, nearest first, hydrated through GET /v1/nodes/{id} with commit SHA and files', async () => {
+    const result = (await client.callTool({ name: 'recall', arguments: { text: 'CSV line parser for the import wizard', k: 3 } })) as CallResult;
+    assertValid('recall', result);
+    const nodes = (result.structuredContent as { nodes: Array<{ node_id: string; distance: number }> }).nodes;
+    assert.ok(nodes.length >= 1 && nodes.length <= 3);
+    assert.deepEqual(JSON.parse(result.content[0].text!), result.structuredContent);
+    const res = await fetch(`${server.baseUrl}/v1/nodes/${nodes[0].node_id}`, { headers: { Authorization: `Bearer ${server.token}` } });
+    assert.equal(res.status, 200);
+    const node = (await res.json()) as { cell: { commit_sha: string; files: string }; source: { commit_sha: string; files_modified: string } };
+    assert.equal(node.cell.commit_sha, repo.shas.parser);
+    assert.equal(node.source.commit_sha, repo.shas.parser);
+    assert.match(node.source.files_modified, /src\/parser\/csvParser\.ts/);
+  });
+
+  it('get_observations: details per the contract schema; missing ids are tool errors', async () => {
+    const result = (await client.callTool({ name: 'get_observations', arguments: { ids: [seeded.observationIds[0]], source: 'observation' } })) as CallResult;
+    assert.equal(result.isError, false);
+    assertValid('get_observations', result);
+    const missing = (await client.callTool({ name: 'get_observations', arguments: { ids: [seeded.otherId], source: 'observation' } })) as CallResult;
+    assert.equal(missing.isError, true);
+    assert.match(missing.content[0].text!, /^not_found/);
+    const unknown = (await client.callTool({ name: 'get_observations', arguments: { ids: [1], source: 'diary' } })) as CallResult;
+    assert.equal(unknown.isError, true);
+    assert.match(unknown.content[0].text!, /^invalid_source/);
+  });
+
+  it('remember and observe write, and REST lists the request log and ingests observations', async () => {
+    const m = (await client.callTool({ name: 'remember', arguments: { title: 'Use pnpm', text: 'The team uses pnpm workspaces.', memory_type: 'convention' } })) as CallResult;
+    assertValid('remember', m);
+    const auth = { Authorization: `Bearer ${server.token}` };
+    const posted = await fetch(`${server.baseUrl}/v1/observations`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ observations: [{ type: 'terminal', title: 'Ran the migration script' }] }) });
+    assert.equal(posted.status, 201);
+    assert.equal(((await posted.json()) as { stored: number }).stored, 1);
+    const log = await fetch(`${server.baseUrl}/v1/dev/mcp-requests?limit=5`, { headers: auth });
+    assert.equal(log.status, 200);
+    const { requests } = (await log.json()) as { requests: Array<{ tool: string; arguments: string; response: string }> };
+    assert.ok(requests.some((r) => r.tool === 'retrieve_memory' && r.arguments.includes('exponential backoff') && r.response.includes('"status":"ok"')));
+  });
+});
