@@ -2,6 +2,8 @@
 // (parseArgs, exit_process) nor stems, so the cells table indexes a prepared `search_text`,
 // and queries go through the same pipeline so that both sides meet on the same terms.
 
+import { retrievalSettings } from './settings';
+import type { RetrievalSettings } from './settings';
 import { stem } from './stemmer';
 
 /** A general English stop list (the common function words; nothing specific to any repository). */
@@ -18,9 +20,6 @@ const STOP_WORDS = new Set(
 );
 
 const MAX_TOKEN_LENGTH = 40;
-
-/** Field weights, applied by repetition because the FTS index has one text column. */
-export const FIELD_REPEAT = { title: 3, files: 1, text: 1, extra: 1 } as const;
 
 /** Upper bound on the prepared index text, so one huge commit cannot dominate the index. */
 export const MAX_INDEX_CHARS = 12_000;
@@ -40,34 +39,43 @@ export function splitIdentifier(token: string): string[] {
     .map((p) => p.toLowerCase());
 }
 
-function normalise(word: string): string | null {
+type TextSettings = Pick<RetrievalSettings, 'splitIdentifiers' | 'stem' | 'stopWords'>;
+
+function normalise(word: string, s: TextSettings): string | null {
   if (word.length < 2 || word.length > MAX_TOKEN_LENGTH) return null;
-  if (STOP_WORDS.has(word)) return null;
+  if (s.stopWords && STOP_WORDS.has(word)) return null;
   // Long pure numbers and hex runs (hashes, versions) carry no meaning for a question.
   if (/^[0-9]+$/.test(word) && word.length > 4) return null;
   if (/^[0-9a-f]{12,}$/.test(word) && /[0-9]/.test(word)) return null;
-  return stem(word);
+  return s.stem ? stem(word) : word;
 }
 
 /**
  * Terms of a text: each identifier-like run is kept whole (lowercased) and also split into its
  * words; stop words go, the rest is stemmed.
  */
-export function tokenize(text: string): string[] {
+export function tokenize(text: string, s: TextSettings = retrievalSettings()): string[] {
   const out: string[] = [];
   const runs = text.match(/[A-Za-z0-9_$]+(?:[-.][A-Za-z0-9_$]+)*/g) ?? [];
   for (const run of runs) {
     for (const raw of run.split(/[.$]+/)) {
       if (!raw) continue;
+      if (!s.splitIdentifiers) {
+        for (const p of raw.toLowerCase().split(/[^a-z0-9]+/)) {
+          const t = normalise(p, s);
+          if (t) out.push(t);
+        }
+        continue;
+      }
       const parts = splitIdentifier(raw);
       if (parts.length === 0) continue;
       const whole = parts.join('');
       if (parts.length > 1) {
-        const t = normalise(whole);
+        const t = normalise(whole, s);
         if (t) out.push(t);
       }
       for (const p of parts) {
-        const t = normalise(p);
+        const t = normalise(p, s);
         if (t) out.push(t);
       }
     }
@@ -76,13 +84,13 @@ export function tokenize(text: string): string[] {
 }
 
 /** Terms of file paths: every path segment and the file's base name, split like identifiers. */
-export function pathTerms(files: string[]): string[] {
+export function pathTerms(files: string[], s: TextSettings = retrievalSettings()): string[] {
   const out: string[] = [];
   for (const f of files) {
     const base = f.split('/').pop() ?? f;
     const noExt = base.replace(/\.[A-Za-z0-9]+$/, '');
-    out.push(...tokenize(f.replace(/\.[A-Za-z0-9]+$/, '').replace(/\//g, ' ')));
-    if (noExt !== base) out.push(...tokenize(noExt));
+    out.push(...tokenize(f.replace(/\.[A-Za-z0-9]+$/, '').replace(/\//g, ' '), s));
+    if (noExt !== base) out.push(...tokenize(noExt, s));
   }
   return out;
 }
@@ -93,17 +101,17 @@ function repeat(terms: string[], times: number): string[] {
   return out;
 }
 
+/**
+ * The search_text of a cell: title, paths, text and extra (e.g. what a commit's diff says),
+ * as prepared terms. Field weights are applied by repetition because BM25 sees one column.
+ */
 export function prepareIndexText(parts: { title: string; text: string; files?: string[]; extra?: string }): string {
-  const title = tokenize(parts.title ?? '');
-  const text = tokenize(parts.text ?? '');
-  const files = pathTerms(parts.files ?? []);
-  const extra = tokenize(parts.extra ?? '');
-  const all = [
-    ...repeat(title, FIELD_REPEAT.title),
-    ...repeat(files, FIELD_REPEAT.files),
-    ...repeat(text, FIELD_REPEAT.text),
-    ...repeat(extra, FIELD_REPEAT.extra),
-  ];
+  const s = retrievalSettings();
+  const title = tokenize(parts.title ?? '', s);
+  const text = tokenize(parts.text ?? '', s);
+  const files = pathTerms(parts.files ?? [], s);
+  const extra = s.diffText ? tokenize(parts.extra ?? '', s) : [];
+  const all = [...repeat(title, s.titleRepeat), ...repeat(files, s.pathRepeat), ...text, ...extra];
   let joined = all.join(' ');
   if (joined.length > MAX_INDEX_CHARS) {
     joined = joined.slice(0, MAX_INDEX_CHARS);
@@ -113,6 +121,7 @@ export function prepareIndexText(parts: { title: string; text: string; files?: s
   return joined;
 }
 
+/** The query's terms, prepared like the index text, each once. */
 export function prepareQueryText(query: string): string {
   return [...new Set(tokenize(query))].join(' ');
 }

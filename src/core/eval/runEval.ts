@@ -1,0 +1,247 @@
+// The retrieval evaluation: imports a repository's history into a fresh store through the
+// product's own git import, asks every question through the real tools (recall,
+// recall_context, retrieve_memory), maps each answer back to commit SHAs and scores the rank
+// of the first gold commit. Used by `code-memory eval` and bench/eval.ts.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { MemoryEngineApi } from '../api';
+import type { Embedder } from '../embed/embedder';
+import type { EmbedderConfig } from '../embed/factory';
+import { importGitHistory } from '../capture/gitImport';
+import type { Scope } from '../model/records';
+import type { ToolContext } from '../tools/types';
+import { firstGoldRank, latencyMetrics, rankMetrics, uniqueInOrder } from './metrics';
+import type { LatencyMetrics, RankMetrics } from './metrics';
+import { loadQuestions } from './queries';
+import type { EvalQuestion } from './queries';
+
+export const EVAL_TOOLS = ['recall', 'recall_context', 'retrieve_memory'] as const;
+export type EvalTool = (typeof EVAL_TOOLS)[number];
+
+export interface EvalOptions {
+  /** The git repository whose history is imported. */
+  repo: string;
+  /** JSON Lines questions file, or the questions themselves. */
+  queries: string | EvalQuestion[];
+  /** Revision to import (default HEAD). */
+  rev?: string;
+  /** 'use-lite' (the product default), 'hashed' (fast, for tests) or 'none' (full text only). */
+  embedder?: 'use-lite' | 'hashed' | 'none';
+  /** Run the embedder in a worker thread as the product does (default true). */
+  embedderWorker?: boolean;
+  tools?: EvalTool[];
+  /** Answers scored per question (default 10). */
+  k?: number;
+  includeMerges?: boolean;
+  /** Store folder; a fresh temporary one (removed afterwards) by default. */
+  storeDir?: string;
+  /** Longest wait for background embedding before questions are asked (default 30 min). */
+  embedTimeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface QuestionResult {
+  id: string;
+  kind: string | null;
+  question: string;
+  gold_commits: string[];
+  /** Rank (1-based) of the first gold commit per tool, null when not in the top k. */
+  ranks: Partial<Record<EvalTool, number | null>>;
+  latency_ms: Partial<Record<EvalTool, number>>;
+  /** The first answers per tool (short SHAs), for reading misses. */
+  top: Partial<Record<EvalTool, string[]>>;
+}
+
+export interface ToolReport {
+  metrics: RankMetrics;
+  latency: LatencyMetrics;
+  by_kind: Record<string, RankMetrics>;
+}
+
+export interface EvalReport {
+  repository: string;
+  rev: string;
+  questions: number;
+  k: number;
+  embedder: string;
+  import: { imported: number; skipped: number; sessions: number; seconds: number; embed_seconds: number; cells: number; cells_with_vectors: number };
+  tools: Partial<Record<EvalTool, ToolReport>>;
+  per_question: QuestionResult[];
+}
+
+async function makeEmbedder(kind: EvalOptions['embedder'], worker: boolean): Promise<Embedder | 'none'> {
+  if (kind === 'none') return 'none';
+  const config: EmbedderConfig = kind === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
+  if (worker) {
+    const { WorkerEmbedder } = await import('../embed/workerEmbedder');
+    return WorkerEmbedder.start(config);
+  }
+  const { createEmbedder } = await import('../embed/factory');
+  return createEmbedder(config);
+}
+
+/** Waits until the background queue has embedded every cell, or gives up after the timeout. */
+async function waitForVectors(engine: MemoryEngineApi, scope: Scope, timeoutMs: number, log: (m: string) => void): Promise<{ cells: number; withVectors: number }> {
+  const started = Date.now();
+  let last = -1;
+  let lastChange = Date.now();
+  for (;;) {
+    const s = await engine.stats(scope);
+    if (s.embedder.name === 'none' || s.cells_with_vectors >= s.cells) return { cells: s.cells, withVectors: s.cells_with_vectors };
+    if (s.cells_with_vectors !== last) {
+      last = s.cells_with_vectors;
+      lastChange = Date.now();
+      log(`embedding: ${s.cells_with_vectors}/${s.cells} cells`);
+    }
+    // No progress for a long while means nothing is embedding: measure what is there.
+    if (Date.now() - started > timeoutMs || Date.now() - lastChange > 120_000) {
+      log(`embedding incomplete (${s.cells_with_vectors}/${s.cells}); asking the questions anyway`);
+      return { cells: s.cells, withVectors: s.cells_with_vectors };
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** Commit SHA of each node id, in order (a node without a commit gives null). */
+async function shasOfNodes(engine: MemoryEngineApi, scope: Scope, ids: string[]): Promise<Array<string | null>> {
+  const out: Array<string | null> = [];
+  for (const id of ids) {
+    const node = await engine.getNode(id, scope);
+    out.push(node?.cell.commit_sha ?? null);
+  }
+  return out;
+}
+
+async function shasOfObservations(engine: MemoryEngineApi, scope: Scope, sourcePaths: string[]): Promise<Array<string | null>> {
+  const ids = sourcePaths.map((p) => /^observation\/(\d+)/.exec(p)?.[1]).map((x) => (x ? Number(x) : null));
+  const wanted = ids.filter((x): x is number => x !== null);
+  const found = new Map((await engine.getObservations(wanted, scope)).map((o) => [o.id, o.commit_sha]));
+  return ids.map((id) => (id === null ? null : (found.get(id) ?? null)));
+}
+
+type Asker = (question: string) => Promise<{ ms: number; shas: string[] }>;
+
+async function toolAskers(ctx: ToolContext, k: number): Promise<Record<EvalTool, Asker>> {
+  const [{ recall }, { recallContext }, { retrieveMemory }] = await Promise.all([
+    import('../tools/recall'),
+    import('../tools/recallContext'),
+    import('../tools/retrieveMemory'),
+  ]);
+  const { engine, scope } = ctx;
+  return {
+    async recall(question) {
+      const t0 = performance.now();
+      const out = await recall(ctx, { text: question, k });
+      const ms = performance.now() - t0;
+      return { ms, shas: uniqueInOrder(await shasOfNodes(engine, scope, out.nodes.map((n) => n.node_id))) };
+    },
+    async recall_context(question) {
+      const t0 = performance.now();
+      const out = await recallContext(ctx, { query: question, max_items: k });
+      const ms = performance.now() - t0;
+      return { ms, shas: uniqueInOrder(await shasOfNodes(engine, scope, out.items.map((i) => i.reference))) };
+    },
+    async retrieve_memory(question) {
+      const t0 = performance.now();
+      const out = await retrieveMemory(ctx, { prompt: question });
+      const ms = performance.now() - t0;
+      if (out.status !== 'ok') throw new Error(`retrieve_memory failed: ${JSON.stringify(out)}`);
+      const facts = out.retrieval?.facts ?? [];
+      return { ms, shas: uniqueInOrder(await shasOfObservations(engine, scope, facts.map((f) => f.source_path))) };
+    },
+  };
+}
+
+export async function runEval(options: EvalOptions): Promise<EvalReport> {
+  process.env.LANCEDB_LOG ??= 'error';
+  const log = options.log ?? (() => undefined);
+  const k = options.k ?? 10;
+  const tools = options.tools ?? [...EVAL_TOOLS];
+  const questions = typeof options.queries === 'string' ? loadQuestions(options.queries) : options.queries;
+  const repo = path.resolve(options.repo);
+  const storeDir = options.storeDir ?? mkdtempSync(path.join(os.tmpdir(), 'code-memory-eval-'));
+  const embedderKind = options.embedder ?? 'use-lite';
+  const embedder = await makeEmbedder(embedderKind, options.embedderWorker ?? true);
+  const { MemoryEngine } = await import('../engine');
+  const engine: MemoryEngineApi = await MemoryEngine.open({ storeUri: storeDir, embedder, logger: (m: string) => log(m) });
+  const scope: Scope = { project: 'eval' };
+  try {
+    const t0 = Date.now();
+    let lastLog = 0;
+    const imported = await importGitHistory(engine, repo, {
+      scope,
+      rev: options.rev,
+      includeMerges: options.includeMerges,
+      onProgress: (done, total) => {
+        if (Date.now() - lastLog > 2000 || done === total) {
+          lastLog = Date.now();
+          log(`import: ${done}/${total} commits`);
+        }
+      },
+    });
+    await engine.flush();
+    const importSeconds = (Date.now() - t0) / 1000;
+    const t1 = Date.now();
+    const vectors = await waitForVectors(engine, scope, options.embedTimeoutMs ?? 30 * 60_000, log);
+    const embedSeconds = (Date.now() - t1) / 1000;
+
+    const ctx: ToolContext = { engine, scope, transportSessionId: 'eval' };
+    const askers = await toolAskers(ctx, k);
+    const perQuestion: QuestionResult[] = questions.map((q) => ({
+      id: q.id,
+      kind: q.kind ?? null,
+      question: q.question,
+      gold_commits: q.gold_commits,
+      ranks: {},
+      latency_ms: {},
+      top: {},
+    }));
+    for (const tool of tools) {
+      // One unscored call first: the first query pays for loading models and opening files.
+      await askers[tool]('warm up');
+      for (let i = 0; i < questions.length; i++) {
+        const { ms, shas } = await askers[tool](questions[i].question);
+        const top = shas.slice(0, k);
+        perQuestion[i].ranks[tool] = firstGoldRank(top, questions[i].gold_commits);
+        perQuestion[i].latency_ms[tool] = Math.round(ms * 10) / 10;
+        perQuestion[i].top[tool] = top.slice(0, 5).map((s) => s.slice(0, 10));
+      }
+      log(`asked ${questions.length} questions through ${tool}`);
+    }
+
+    const report: EvalReport = {
+      repository: repo,
+      rev: options.rev ?? 'HEAD',
+      questions: questions.length,
+      k,
+      embedder: embedder === 'none' ? 'none' : embedder.name,
+      import: {
+        ...imported,
+        seconds: Math.round(importSeconds * 10) / 10,
+        embed_seconds: Math.round(embedSeconds * 10) / 10,
+        cells: vectors.cells,
+        cells_with_vectors: vectors.withVectors,
+      },
+      tools: {},
+      per_question: perQuestion,
+    };
+    for (const tool of tools) {
+      const kinds = [...new Set(perQuestion.map((q) => q.kind ?? 'all'))];
+      const byKind: Record<string, RankMetrics> = {};
+      if (kinds.length > 1) {
+        for (const kind of kinds) byKind[kind] = rankMetrics(perQuestion.filter((q) => (q.kind ?? 'all') === kind).map((q) => q.ranks[tool] ?? null));
+      }
+      report.tools[tool] = {
+        metrics: rankMetrics(perQuestion.map((q) => q.ranks[tool] ?? null)),
+        latency: latencyMetrics(perQuestion.map((q) => q.latency_ms[tool] ?? 0)),
+        by_kind: byKind,
+      };
+    }
+    return report;
+  } finally {
+    await engine.close();
+    if (!options.storeDir) rmSync(storeDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,70 @@
+// Retrieval settings. The defaults are what the README's ablation table measured best; the
+// CODE_MEMORY_RETRIEVAL environment variable ("key=value,key=value") overrides them so that
+// the evaluation can switch single levers off and measure what each one is worth.
+
+export interface RetrievalSettings {
+  /** Lexical engine: the in-process BM25 over search_text, or LanceDB's own FTS. */
+  lexical: 'bm25' | 'fts';
+  k1: number;
+  b: number;
+  /** Pseudo-relevance feedback: top documents read, terms added, weight of the added terms. */
+  prfDocs: number;
+  prfTerms: number;
+  prfWeight: number;
+  /** Fusion weights of the lexical and the vector lists. */
+  lexicalWeight: number;
+  vectorWeight: number;
+  // Index text (applied when a cell is written).
+  splitIdentifiers: boolean;
+  stem: boolean;
+  stopWords: boolean;
+  titleRepeat: number;
+  pathRepeat: number;
+  /** Weight of the diff text: 1 keeps it as it is, 0 leaves it out. */
+  diffText: boolean;
+}
+
+export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
+  lexical: 'bm25',
+  k1: 1.2,
+  b: 0.75,
+  prfDocs: 0,
+  prfTerms: 10,
+  prfWeight: 0.3,
+  lexicalWeight: 1,
+  vectorWeight: 0.5,
+  splitIdentifiers: true,
+  stem: true,
+  stopWords: true,
+  titleRepeat: 3,
+  pathRepeat: 1,
+  diffText: true,
+};
+
+let cached: { raw: string | undefined; settings: RetrievalSettings } | null = null;
+
+function parse(raw: string | undefined): RetrievalSettings {
+  const s: RetrievalSettings = { ...DEFAULT_RETRIEVAL_SETTINGS };
+  if (!raw) return s;
+  for (const pair of raw.split(',')) {
+    const [key, value] = pair.split('=').map((x) => x.trim());
+    if (!key) continue;
+    if (!(key in s)) throw new Error(`CODE_MEMORY_RETRIEVAL: unknown setting '${key}' (known: ${Object.keys(s).join(', ')})`);
+    const current = (s as unknown as Record<string, unknown>)[key];
+    const rec = s as unknown as Record<string, unknown>;
+    if (typeof current === 'boolean') rec[key] = value === '1' || value === 'true' || value === 'on';
+    else if (typeof current === 'number') {
+      const n = Number(value);
+      if (!Number.isFinite(n)) throw new Error(`CODE_MEMORY_RETRIEVAL: '${key}' needs a number`);
+      rec[key] = n;
+    } else rec[key] = value;
+  }
+  return s;
+}
+
+/** The settings in force: the defaults with CODE_MEMORY_RETRIEVAL applied. */
+export function retrievalSettings(env: NodeJS.ProcessEnv = process.env): RetrievalSettings {
+  const raw = env.CODE_MEMORY_RETRIEVAL;
+  if (!cached || cached.raw !== raw) cached = { raw, settings: parse(raw) };
+  return cached.settings;
+}
