@@ -1,0 +1,184 @@
+// Compressing an ended session: one summary (L1), merged observations where several say the
+// same thing, and promotion of decisions and conventions that recur into memories (L2).
+// One summariser call per session, within the engine's token budget.
+
+import type { CompressedSource, Observation, SessionSummary } from '../model/records';
+import type { SessionEndReason } from '../api';
+import type { MemoryEngine } from '../engine';
+import { observationFiles, observationTitle } from '../store/cells';
+import { sqlInt, sqlIntList, sqlString } from '../store/filters';
+import { rowToMemory, rowToObservation, rowToSessionSummary } from '../store/mapping';
+import { TABLES } from '../store/schema';
+import { countTokens, truncateToTokens } from '../tokens';
+import { createHash } from 'node:crypto';
+import { DECISION_PATTERN, PREFERENCE_PATTERN, statements } from './summariser';
+import { applyMemoryFacts, buildMemory } from './promote';
+
+const MERGE_MIN_GROUP = 3;
+/** A statement seen in this many places (observations or earlier sessions) becomes a memory. */
+const PROMOTE_MIN_OCCURRENCES = 2;
+const MAX_PROMOTIONS_PER_SESSION = 5;
+
+function normalise(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+}
+
+function hash(o: Observation): string {
+  return createHash('sha1').update(`${o.type}\u0000${o.title ?? ''}\u0000${o.narrative ?? ''}\u0000${o.facts ?? ''}`).digest('hex').slice(0, 16);
+}
+
+export async function compressSession(engine: MemoryEngine, sessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
+  const store = engine.store;
+  const rows = await store.rows(TABLES.observations, `memory_session_id = ${sqlString(sessionId)} AND status = 'active'`);
+  const observations = rows.map(rowToObservation).filter((o) => o.type !== 'merged');
+  if (observations.length === 0) return null;
+  const project = observations[0].project ?? '';
+  const scope = { project };
+  const now = Date.now();
+
+  const existing = (await store.rows(TABLES.sessionSummaries, `memory_session_id = ${sqlString(sessionId)} AND project = ${sqlString(project)}`)).map(rowToSessionSummary);
+  const prompts = (await engine.recentPrompts(sessionId, 5)).reverse();
+  // Bound the summariser's input, newest observations first, to a multiple of the budget.
+  const inputBudget = engine.summaryBudgetTokens * 8;
+  const ordered = [...observations].sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
+  const input: Observation[] = [];
+  let used = 0;
+  for (const o of ordered) {
+    const cost = countTokens([o.title, o.narrative, o.facts].filter(Boolean).join('\n'));
+    if (used + cost > inputBudget && input.length > 0) break;
+    input.push(o.narrative && cost > inputBudget ? { ...o, narrative: truncateToTokens(o.narrative, inputBudget / 2) } : o);
+    used += cost;
+  }
+  const fields = await engine.summariser.summarise(input, engine.summaryBudgetTokens, { prompts });
+
+  const id = existing[0]?.id ?? (await store.ids.allocate(1))[0];
+  const started = Math.min(...observations.map((o) => o.created_at_epoch));
+  const summary: SessionSummary = {
+    id,
+    memory_session_id: sessionId,
+    project,
+    ...fields,
+    created_at: new Date(now).toISOString(),
+    created_at_epoch: now,
+  };
+  const branch = observations.find((o) => o.branch)?.branch ?? null;
+  const files = [...new Set(observations.flatMap(observationFiles))];
+  const row = {
+    ...summary,
+    branch,
+    started_at_epoch: started,
+    end_reason: reason,
+    observation_count: observations.length,
+    source_ids: JSON.stringify(observations.map((o) => o.id).sort((a, b) => a - b)),
+    summariser: engine.summariser.name,
+    status: 'active',
+  };
+  if (existing.length > 0) {
+    // Ending a session again (new events after an earlier end) replaces its summary.
+    await store.delete(TABLES.sessionSummaries, `id = ${sqlInt(id)}`);
+    await store.delete(TABLES.cells, `source_kind = 'session_summary' AND source_id = ${sqlInt(id)}`);
+  }
+  await engine.writeSummary(summary, row, branch, files);
+
+  await mergeObservations(engine, observations, sessionId, now);
+  await promoteRecurring(engine, observations, scope, sessionId, now);
+  return summary;
+}
+
+/** Groups of observations of one type on the same files become one merged observation. */
+async function mergeObservations(engine: MemoryEngine, observations: Observation[], sessionId: string, now: number): Promise<void> {
+  const groups = new Map<string, Observation[]>();
+  for (const o of observations) {
+    const files = observationFiles(o).sort();
+    if (files.length === 0 || o.type === 'commit') continue;
+    const key = `${o.type}\u0000${files.join('\u0000')}`;
+    groups.set(key, [...(groups.get(key) ?? []), o]);
+  }
+  const mergeable = [...groups.values()].filter((g) => g.length >= MERGE_MIN_GROUP);
+  if (mergeable.length === 0) return;
+  const ids = await engine.store.ids.allocate(mergeable.length);
+  const merged: Observation[] = [];
+  const sourceIds: number[] = [];
+  mergeable.forEach((group, k) => {
+    group.sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);
+    const first = group[0];
+    const facts = [...new Set(group.flatMap((o) => statements(o)))].slice(0, 20);
+    const titles = [...new Set(group.map((o) => observationTitle(o)))];
+    const sources: CompressedSource[] = group.map((o) => ({
+      compressed_observation_id: ids[k],
+      source_observation_id: o.id,
+      source_hash: hash(o),
+      source_created_at_epoch: o.created_at_epoch,
+      compression_session_id: sessionId,
+      created_at_epoch: now,
+    }));
+    merged.push({
+      id: ids[k],
+      memory_session_id: sessionId,
+      content_session_id: first.content_session_id,
+      project: first.project,
+      type: 'merged',
+      title: `${titles[0]}${group.length > 1 ? ` (${group.length} ${first.type} events)` : ''}`,
+      subtitle: titles.length > 1 ? truncateToTokens(titles.slice(1, 6).join('; '), 80) : null,
+      narrative: truncateToTokens(group.map((o) => o.narrative).filter(Boolean).join('\n'), 400) || null,
+      facts: facts.length > 0 ? JSON.stringify(facts) : null,
+      concepts: first.concepts,
+      files_read: first.files_read,
+      files_modified: first.files_modified,
+      commit_sha: null,
+      branch: first.branch,
+      status: 'active',
+      created_at: new Date(group[group.length - 1].created_at_epoch).toISOString(),
+      created_at_epoch: group[group.length - 1].created_at_epoch,
+      last_accessed_epoch: null,
+      discovery_tokens: group.reduce((s, o) => s + (o.discovery_tokens ?? 0), 0),
+      compressed_sources: sources,
+    });
+    sourceIds.push(...group.map((o) => o.id));
+  });
+  await engine.writeDerivedObservations(merged);
+  const list = sqlIntList(sourceIds);
+  await engine.store.update(TABLES.observations, `id IN ${list}`, { status: `'merged'` });
+  await engine.store.update(TABLES.cells, `source_kind = 'observation' AND source_id IN ${list}`, { status: `'merged'` });
+}
+
+/** Decision and convention statements that recur become memories with temporal facts. */
+async function promoteRecurring(engine: MemoryEngine, observations: Observation[], scope: { project: string }, sessionId: string, now: number): Promise<void> {
+  const candidates = new Map<string, { text: string; evidence: Set<number>; files: Set<string>; kind: 'decision' | 'convention' }>();
+  for (const o of observations) {
+    for (const s of statements(o)) {
+      const isDecision = DECISION_PATTERN.test(s);
+      if (!isDecision && !PREFERENCE_PATTERN.test(s)) continue;
+      const key = normalise(s);
+      const c = candidates.get(key) ?? { text: s, evidence: new Set<number>(), files: new Set<string>(), kind: isDecision ? 'decision' : 'convention' };
+      c.evidence.add(o.id);
+      for (const f of observationFiles(o)) c.files.add(f);
+      candidates.set(key, c);
+    }
+  }
+  if (candidates.size === 0) return;
+
+  // Recurrence across sessions: the same statement in earlier summaries of the project.
+  const earlier = await engine.store.rows(
+    TABLES.sessionSummaries,
+    `project = ${sqlString(scope.project)} AND memory_session_id <> ${sqlString(sessionId)}`,
+    { select: ['decisions', 'preferences'] },
+  );
+  const earlierText = earlier.map((r) => normalise(`${r.decisions ?? ''} ${r.preferences ?? ''}`));
+  const memories = (await engine.store.rows(TABLES.memories, `project = ${sqlString(scope.project)}`)).map(rowToMemory);
+  const known = new Set(memories.map((m) => normalise(m.text)));
+
+  let promoted = 0;
+  for (const [key, c] of candidates) {
+    if (promoted >= MAX_PROMOTIONS_PER_SESSION) break;
+    if (known.has(key)) continue;
+    const occurrences = c.evidence.size + earlierText.filter((t) => t.includes(key)).length;
+    if (occurrences < PROMOTE_MIN_OCCURRENCES) continue;
+    const [id] = await engine.store.ids.allocate(1);
+    const title = c.text.length > 80 ? `${c.text.slice(0, 77)}...` : c.text;
+    const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId }, scope, now, 'recurring');
+    await applyMemoryFacts(engine, memory, [...c.evidence]);
+    known.add(key);
+    promoted++;
+  }
+}

@@ -1,0 +1,112 @@
+// One search cell per record: L0 for observations, L1 for session summaries, L2 for memories.
+// search_text is the prepared (identifier-split, stemmed) text the FTS index sees; vectors stay
+// zero with embed_model '' until the background embedding queue fills them.
+
+import { randomUUID } from 'node:crypto';
+import { prepareIndexText } from '../retrieve/textPrep';
+import type { Memory, Observation, SessionSummary } from '../model/records';
+import { parseJson } from './mapping';
+import type { Row } from './store';
+
+function lines(...parts: (string | null | undefined)[]): string {
+  return parts.filter((p): p is string => typeof p === 'string' && p.trim().length > 0).join('\n');
+}
+
+export function observationFiles(o: Pick<Observation, 'files_read' | 'files_modified'>): string[] {
+  const files = [...parseJson<string[]>(o.files_modified, []), ...parseJson<string[]>(o.files_read, [])];
+  return [...new Set(files)];
+}
+
+function bullets(json: string | null): string | null {
+  const items = parseJson<string[]>(json, []);
+  return items.length > 0 ? items.map((f) => `- ${f}`).join('\n') : null;
+}
+
+function baseCell(dimension: number): Pick<Row, 'node_id' | 'access_count' | 'embed_model' | 'vector' | 'last_accessed_epoch'> {
+  return { node_id: randomUUID(), access_count: 0, embed_model: '', vector: new Float32Array(dimension), last_accessed_epoch: null };
+}
+
+export function observationTitle(o: Pick<Observation, 'title' | 'type' | 'files_read' | 'files_modified'>): string {
+  if (o.title && o.title.trim()) return o.title.trim();
+  const files = observationFiles(o);
+  return files.length > 0 ? `${o.type} ${files.slice(0, 3).join(', ')}` : o.type;
+}
+
+export function observationCell(o: Observation, searchExtra: string | null, dimension: number): Row {
+  const title = observationTitle(o);
+  const files = observationFiles(o);
+  const concepts = parseJson<string[]>(o.concepts, []);
+  const body = lines(o.subtitle, o.narrative, bullets(o.facts));
+  return {
+    ...baseCell(dimension),
+    layer: 'L0',
+    source_kind: 'observation',
+    source_id: o.id,
+    project: o.project ?? '',
+    branch: o.branch,
+    type: o.type,
+    title,
+    text: lines(title, body),
+    search_text: prepareIndexText({ title, text: lines(body, concepts.join(' ')), files, extra: searchExtra ?? undefined }),
+    files: files.length > 0 ? JSON.stringify(files) : null,
+    commit_sha: o.commit_sha,
+    session_id: o.memory_session_id,
+    created_at_epoch: o.created_at_epoch,
+    status: o.status,
+  };
+}
+
+export function summaryText(s: SessionSummary): string {
+  return lines(
+    s.request && `Request: ${s.request}`,
+    s.completed && `Completed: ${s.completed}`,
+    s.learned && `Learned: ${s.learned}`,
+    s.decisions && `Decisions: ${s.decisions}`,
+    s.next_steps && `Next steps: ${s.next_steps}`,
+    s.preferences && `Preferences: ${s.preferences}`,
+  );
+}
+
+export function summaryCell(s: SessionSummary, branch: string | null, files: string[], dimension: number): Row {
+  const title = s.request ? `Session: ${s.request.split('\n')[0].slice(0, 120)}` : `Session ${s.memory_session_id}`;
+  const text = summaryText(s);
+  return {
+    ...baseCell(dimension),
+    layer: 'L1',
+    source_kind: 'session_summary',
+    source_id: s.id,
+    project: s.project ?? '',
+    branch,
+    type: 'session_summary',
+    title,
+    text: lines(title, text),
+    search_text: prepareIndexText({ title, text, files }),
+    files: files.length > 0 ? JSON.stringify(files.slice(0, 50)) : null,
+    commit_sha: null,
+    session_id: s.memory_session_id,
+    created_at_epoch: s.created_at_epoch,
+    status: 'active',
+  };
+}
+
+export function memoryCell(m: Memory, dimension: number): Row {
+  const files = parseJson<string[]>(m.files, []);
+  const facts = (m.temporal_facts ?? []).filter((f) => f.status === 'current').map((f) => `${f.subject} ${f.predicate} ${f.object}`);
+  return {
+    ...baseCell(dimension),
+    layer: 'L2',
+    source_kind: 'memory',
+    source_id: m.id,
+    project: m.project,
+    branch: m.branch,
+    type: m.memory_type,
+    title: m.title,
+    text: lines(m.title, m.text),
+    search_text: prepareIndexText({ title: m.title, text: m.text, files, extra: lines(m.topic_key, facts.join('\n')) }),
+    files: m.files,
+    commit_sha: null,
+    session_id: m.session_id,
+    created_at_epoch: m.created_at_epoch,
+    status: m.status === 'active' ? 'active' : m.status,
+  };
+}

@@ -1,0 +1,109 @@
+// Every value that reaches a LanceDB `where` goes through this file. `where` strings are raw
+// SQL: a quote in an unescaped value matched every row, so strings are quote-doubled, enums are
+// whitelisted and numbers are checked, and callers' filters are always AND-ed after the scope.
+
+import type { NodeFilter } from '../api';
+import type { Layer, Scope } from '../model/records';
+
+const LAYERS: readonly Layer[] = ['L0', 'L1', 'L2'];
+const TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/;
+const SHA_PATTERN = /^[0-9a-fA-F]{4,64}$/;
+
+export class FilterError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FilterError';
+  }
+}
+
+/** A SQL string literal. NUL cannot appear in a literal, so it is rejected. */
+export function sqlString(value: string): string {
+  if (typeof value !== 'string') throw new FilterError(`expected a string, got ${typeof value}`);
+  if (value.includes('\u0000')) throw new FilterError('a filter value may not contain NUL characters');
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** A SQL integer literal; only safe integers pass. */
+export function sqlInt(value: number): string {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    throw new FilterError(`expected an integer, got ${String(value)}`);
+  }
+  return String(value);
+}
+
+export function sqlIntList(values: readonly number[]): string {
+  if (values.length === 0) throw new FilterError('an id list may not be empty');
+  return `(${values.map(sqlInt).join(', ')})`;
+}
+
+export function sqlStringList(values: readonly string[]): string {
+  if (values.length === 0) throw new FilterError('a value list may not be empty');
+  return `(${values.map(sqlString).join(', ')})`;
+}
+
+/** A LIKE pattern that matches `needle` literally anywhere in the column. */
+export function sqlContains(column: string, needle: string): string {
+  const escaped = needle.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return `${column} LIKE ${sqlString(`%${escaped}%`)} ESCAPE '\\'`;
+}
+
+export function validLayer(layer: string): Layer {
+  if (!(LAYERS as readonly string[]).includes(layer)) {
+    throw new FilterError(`unknown layer '${layer}': use one of ${LAYERS.join(', ')}`);
+  }
+  return layer as Layer;
+}
+
+export function validType(type: string): string {
+  if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) {
+    throw new FilterError(`invalid type '${String(type)}': letters, digits, '_', '-', '.', ':' only`);
+  }
+  return type;
+}
+
+function asArray<T>(v: T | T[] | undefined): T[] {
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+/** The scope part of any table that has project and branch columns. */
+export function projectWhere(scope: Scope): string {
+  if (!scope || typeof scope.project !== 'string' || scope.project.length === 0) {
+    throw new FilterError('a scope needs a project name');
+  }
+  const parts = [`project = ${sqlString(scope.project)}`];
+  // Records without a branch (memories, imports) belong to every branch of the project.
+  if (scope.branch) parts.push(`(branch = ${sqlString(scope.branch)} OR branch IS NULL)`);
+  return parts.join(' AND ');
+}
+
+/**
+ * The prefilter for a search over cells: the caller's scope, active rows only, then the
+ * optional filter and layers. Throws FilterError on a value it cannot make safe.
+ */
+export function scopeWhere(scope: Scope, filter?: NodeFilter, layers?: Layer[], options?: { includeInactive?: boolean }): string {
+  const parts = [projectWhere(scope)];
+  if (!options?.includeInactive) parts.push(`status = 'active'`);
+  const layerSet = new Set<Layer>();
+  const requested = [...asArray(layers), ...asArray(filter?.layer)].map(validLayer);
+  for (const l of requested) layerSet.add(l);
+  if (layerSet.size > 0) parts.push(`layer IN (${[...layerSet].map((l) => `'${l}'`).join(', ')})`);
+  if (filter) {
+    const types = asArray(filter.type).map(validType);
+    if (types.length > 0) parts.push(`type IN ${sqlStringList(types)}`);
+    if (filter.branch !== undefined) parts.push(`branch = ${sqlString(filter.branch)}`);
+    if (filter.commit_sha !== undefined) {
+      if (!SHA_PATTERN.test(filter.commit_sha)) throw new FilterError(`invalid commit sha '${filter.commit_sha}'`);
+      parts.push(`commit_sha LIKE ${sqlString(`${filter.commit_sha.toLowerCase()}%`)}`);
+    }
+    if (filter.session_id !== undefined) parts.push(`session_id = ${sqlString(filter.session_id)}`);
+    if (filter.since_epoch !== undefined) parts.push(`created_at_epoch >= ${sqlInt(filter.since_epoch)}`);
+    if (filter.until_epoch !== undefined) parts.push(`created_at_epoch <= ${sqlInt(filter.until_epoch)}`);
+    const files = asArray(filter.files);
+    if (files.length > 0) {
+      // files holds a JSON array; match the quoted path so 'a.ts' does not match 'aa.ts'.
+      parts.push(`(${files.map((f) => sqlContains('files', JSON.stringify(String(f)))).join(' OR ')})`);
+    }
+  }
+  return parts.join(' AND ');
+}

@@ -1,0 +1,50 @@
+// Forward migrations between schema versions. Each step is idempotent (a crash halfway, or two
+// processes upgrading at once, leaves a store the next open can finish), and the version in the
+// meta table is written only after the step succeeded.
+
+import type { Connection } from '@lancedb/lancedb';
+import { OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';
+
+export class StoreVersionError extends Error {
+  constructor(
+    readonly storeVersion: number,
+    readonly supportedVersion: number,
+    uri: string,
+  ) {
+    super(
+      `The memory store at ${uri} uses schema version ${storeVersion}, but this Code Memory understands ` +
+        `versions up to ${supportedVersion}. Update Code Memory (extension or CLI) to open it, or point ` +
+        `the store setting (CODE_MEMORY_STORE) at another folder. The store was not modified.`,
+    );
+    this.name = 'StoreVersionError';
+  }
+}
+
+type Step = (db: Connection, log: (m: string) => void) => Promise<void>;
+
+/** steps[n] upgrades a store from version n to n + 1. */
+const steps: Record<number, Step> = {
+  1: async (db, log) => {
+    const names = await db.tableNames();
+    if (!names.includes(TABLES.observations)) return;
+    const table = await db.openTable(TABLES.observations);
+    const have = new Set((await table.schema()).fields.map((f) => f.name));
+    const missing = OBSERVATION_V2_FIELDS().filter((f) => !have.has(f.name));
+    if (missing.length > 0) {
+      await table.addColumns(missing);
+      log(`schema v1 -> v2: added observation columns ${missing.map((f) => f.name).join(', ')}`);
+    }
+    // Tables new in v2 (entities, relationships, ...) are created by the store's open.
+  },
+};
+
+export async function migrate(db: Connection, from: number, log: (m: string) => void): Promise<number> {
+  let version = from;
+  while (version < SCHEMA_VERSION) {
+    const step = steps[version];
+    if (!step) throw new Error(`No migration from schema version ${version}`);
+    await step(db, log);
+    version++;
+  }
+  return version;
+}

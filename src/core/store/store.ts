@@ -1,0 +1,253 @@
+// The LanceDB store: opens (and creates, and upgrades) the tables of one store URI, and gives
+// the engine typed, batched, conflict-retrying access to them.
+
+import * as lancedb from '@lancedb/lancedb';
+import type { Connection, Table } from '@lancedb/lancedb';
+import type { Schema } from 'apache-arrow';
+import { FixedSizeList } from 'apache-arrow';
+import { promises as fsp } from 'node:fs';
+import { plainRow, rowsToArrow } from './arrowRows';
+import { sqlString } from './filters';
+import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
+import type { IdAllocator } from './ids';
+import { isLocalUri, localPath } from './location';
+import { StoreVersionError, migrate } from './migrations';
+import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
+import type { TableName } from './schema';
+
+export type Row = Record<string, unknown>;
+
+export interface StoreOpenOptions {
+  uri: string;
+  /** Vector dimension for a new store; an existing store keeps its own until resized. */
+  dimension: number;
+  storageOptions?: Record<string, string>;
+  logger?: (message: string) => void;
+}
+
+const CONFLICT = /conflict|retryable|concurrent|commit|Too many concurrent writers/i;
+
+export function isCommitConflict(e: unknown): boolean {
+  return CONFLICT.test(String((e as Error)?.message ?? e));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Run fn, retrying LanceDB commit conflicts with jittered backoff. */
+export async function retryConflicts<T>(fn: () => Promise<T>, attempts = 8): Promise<T> {
+  let delay = 20;
+  for (let i = 0; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (i + 1 >= attempts || !isCommitConflict(e)) throw e;
+      await sleep(delay + Math.random() * delay);
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
+}
+
+export class Store {
+  private constructor(
+    readonly uri: string,
+    readonly db: Connection,
+    private readonly tables: Map<TableName, Table>,
+    readonly schemaVersion: number,
+    public dimension: number,
+    readonly ids: IdAllocator,
+    readonly local: boolean,
+    private readonly log: (m: string) => void,
+  ) {}
+
+  static async open(options: StoreOpenOptions): Promise<Store> {
+    const log = options.logger ?? (() => undefined);
+    const local = isLocalUri(options.uri);
+    if (local) await fsp.mkdir(localPath(options.uri), { recursive: true });
+    const db = await lancedb.connect(local ? localPath(options.uri) : options.uri, {
+      readConsistencyInterval: 0,
+      storageOptions: options.storageOptions,
+    });
+
+    const names = new Set(await db.tableNames());
+    let version = SCHEMA_VERSION;
+    if (names.has(TABLES.meta)) {
+      const meta = await db.openTable(TABLES.meta);
+      const rows = await meta.query().where(`key = 'schema_version'`).toArray();
+      const stored = rows.length > 0 ? Number(rows[0].value) : 1;
+      if (stored > SCHEMA_VERSION) throw new StoreVersionError(stored, SCHEMA_VERSION, options.uri);
+      version = stored;
+    } else if (names.size > 0) {
+      version = 1; // tables without a meta table: the first layout
+    }
+    if (version < SCHEMA_VERSION) {
+      log(`upgrading store ${options.uri} from schema v${version} to v${SCHEMA_VERSION}`);
+      version = await migrate(db, version, log);
+    }
+
+    // The cells table decides the dimension once it exists.
+    let dimension = options.dimension;
+    if (names.has(TABLES.cells)) {
+      const schema = await (await db.openTable(TABLES.cells)).schema();
+      const vector = schema.fields.find((f) => f.name === 'vector');
+      if (vector) dimension = (vector.type as FixedSizeList).listSize;
+    }
+
+    const tables = new Map<TableName, Table>();
+    const schemas = currentSchemas(dimension);
+    for (const name of Object.values(TABLES)) {
+      tables.set(name, await openOrCreate(db, name, schemas[name]));
+    }
+    const cells = tables.get(TABLES.cells) as Table;
+    await ensureFtsIndex(cells);
+
+    let ids: IdAllocator;
+    const store: { current: Store | null } = { current: null };
+    if (local) {
+      ids = new LocalBlockAllocator(localPath(options.uri), async () => (store.current ? (await store.current.maxId()) + 1 : 1));
+    } else {
+      ids = new RandomBlockAllocator(async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false));
+    }
+    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log);
+    store.current = opened;
+    await opened.setMeta({ schema_version: String(version) });
+    return opened;
+  }
+
+  table(name: TableName): Table {
+    const t = this.tables.get(name);
+    if (!t) throw new Error(`table ${name} is not open`);
+    return t;
+  }
+
+  schemaOf(name: TableName): Schema {
+    return currentSchemas(this.dimension)[name];
+  }
+
+  /** One Arrow-batched append; retried on commit conflicts (appends never lose rows). */
+  async add(name: TableName, rows: Row[]): Promise<void> {
+    if (rows.length === 0) return;
+    const data = rowsToArrow(this.schemaOf(name), rows);
+    await retryConflicts(() => this.table(name).add(data));
+  }
+
+  async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<void> {
+    if (rows.length === 0) return;
+    const data = rowsToArrow(this.schemaOf(name), rows);
+    await retryConflicts(() =>
+      this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data),
+    );
+  }
+
+  async rows(name: TableName, where: string | null, options: { select?: string[]; limit?: number } = {}): Promise<Row[]> {
+    let q = this.table(name).query();
+    if (where) q = q.where(where);
+    if (options.select) q = q.select(options.select);
+    if (options.limit !== undefined) q = q.limit(options.limit);
+    const out = (await q.toArray()) as Row[];
+    return out.map(plainRow);
+  }
+
+  async count(name: TableName, where?: string): Promise<number> {
+    return this.table(name).countRows(where);
+  }
+
+  async delete(name: TableName, where: string): Promise<number> {
+    const before = await this.count(name, where);
+    if (before === 0) return 0;
+    await retryConflicts(() => this.table(name).delete(where));
+    return before;
+  }
+
+  async update(name: TableName, where: string, values: Record<string, string>): Promise<void> {
+    await retryConflicts(() => this.table(name).update({ where, valuesSql: values }));
+  }
+
+  async getMeta(key: string): Promise<string | null> {
+    const rows = await this.rows(TABLES.meta, `key = ${sqlString(key)}`);
+    return rows.length > 0 ? String(rows[0].value) : null;
+  }
+
+  async setMeta(entries: Record<string, string>): Promise<void> {
+    const rows = Object.entries(entries).map(([key, value]) => ({ key, value }));
+    await this.upsert(TABLES.meta, 'key', rows);
+  }
+
+  /** Largest id in any table with int64 ids (0 when empty). */
+  async maxId(): Promise<number> {
+    let max = 0;
+    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) {
+      for (const r of await this.rows(name, null, { select: ['id'] })) max = Math.max(max, Number(r.id));
+    }
+    return max;
+  }
+
+  async idRangeUsed(lo: number, hi: number): Promise<boolean> {
+    const where = `id >= ${lo} AND id < ${hi}`;
+    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) {
+      if ((await this.count(name, where)) > 0) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Compact small fragments, merge new rows into the indices and drop versions older than
+   * `olderThanMs`. Racing writers make optimize fail with a commit conflict: it is retried, and
+   * a failure is logged, never thrown into a writer.
+   */
+  async optimize(olderThanMs = 5 * 60_000, names: TableName[] = Object.values(TABLES)): Promise<void> {
+    for (const name of names) {
+      try {
+        await retryConflicts(
+          () => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }),
+          6,
+        );
+      } catch (e) {
+        this.log(`optimize ${name} failed (will retry later): ${String((e as Error).message ?? e)}`);
+      }
+    }
+  }
+
+  /** Rebuild the cells table with vectors of another dimension (a model switch); text is kept. */
+  async resizeVectors(dimension: number): Promise<void> {
+    if (dimension === this.dimension) return;
+    const rows = await this.rows(TABLES.cells, null);
+    const schema = cellsSchema(dimension);
+    const zero = new Float32Array(dimension);
+    const data = rowsToArrow(schema, rows.map((r) => ({ ...r, vector: zero, embed_model: '' })));
+    const table = await this.db.createTable(TABLES.cells, data, { mode: 'overwrite', schema });
+    await ensureFtsIndex(table, true);
+    this.tables.set(TABLES.cells, table);
+    this.dimension = dimension;
+    this.log(`cells re-created for ${dimension}-dimension vectors; ${rows.length} cells wait for embedding`);
+  }
+
+  close(): void {
+    for (const t of this.tables.values()) t.close();
+    this.db.close();
+  }
+}
+
+async function openOrCreate(db: Connection, name: TableName, schema: Schema): Promise<Table> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db.createEmptyTable(name, schema, { mode: 'create', existOk: true });
+    } catch (e) {
+      // Another process created it between our list and create: open theirs.
+      if (attempt >= 5) throw e;
+      await sleep(20 * (attempt + 1));
+      try {
+        return await db.openTable(name);
+      } catch {
+        // not visible yet; retry
+      }
+    }
+  }
+}
+
+export async function ensureFtsIndex(cells: Table, replace = false): Promise<void> {
+  const indices = await cells.listIndices();
+  if (!replace && indices.some((i) => i.columns.includes('search_text'))) return;
+  await retryConflicts(() => cells.createIndex('search_text', { config: lancedb.Index.fts(), replace: true }));
+}
