@@ -1,5 +1,8 @@
 // What every CLI command shares: global options, the scope, opening the engine, output.
 
+import { projectScopeFor } from '../core/capture/project';
+import { WorkerEmbedder } from '../core/embed/workerEmbedder';
+import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
 import type { MemoryEngineApi } from '../core/api';
 import type { Embedder } from '../core/embed/embedder';
@@ -31,7 +34,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
   return {
     store: (values.store as string | undefined) ?? defaultStoreUri(env),
-    project: values.project as string | undefined,
+    project: (values.project as string | undefined) ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,
@@ -41,7 +44,6 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
 
 /** The project a command reads and writes: --project, else the folder's git remote or name. */
 export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
-  const { projectScopeFor } = await import('../core/capture/project');
   const project = options.project ?? (await projectScopeFor(path.resolve(folder)));
   return options.branch ? { project, branch: options.branch } : { project };
 }
@@ -62,7 +64,6 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
   const config = withEmbedder ? embedderConfig(options.embedder) : null;
   if (config) {
     try {
-      const { WorkerEmbedder } = await import('../core/embed/workerEmbedder');
       embedder = await WorkerEmbedder.start(config);
     } catch (error) {
       io.stderr.write(
@@ -70,7 +71,6 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
       );
     }
   }
-  const { MemoryEngine } = await import('../core/engine');
   return MemoryEngine.open({ storeUri: options.store, embedder, logger: (m: string) => io.stderr.write(`${m}\n`) });
 }
 

@@ -12,7 +12,7 @@ import { mcpCommand, serveCommand } from './commands/servers';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   store: { type: 'string', description: 'Store location: a folder or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
-  project: { type: 'string', description: "Project scope (default: the current folder's git remote, e.g. github.com/owner/repo, else its name)", valueName: 'name' },
+  project: { type: 'string', description: "Project scope (default: $CODE_MEMORY_PROJECT, else the current folder's git remote, e.g. github.com/owner/repo, else its name)", valueName: 'name' },
   branch: { type: 'string', description: 'Narrow the scope to one branch', valueName: 'name' },
   embedder: { type: 'string', description: 'use-lite (default, offline model), hashed (fast, weaker) or none (full text only); or $CODE_MEMORY_EMBEDDER', valueName: 'name' },
   json: { type: 'boolean', description: 'Machine-readable output' },
@@ -84,7 +84,7 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
   try {
     parsed = parseArgs({
       args: rest,
-      options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, short: s.short, multiple: s.multiple }])),
+      options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.short ? { short: s.short } : {}), ...(s.multiple ? { multiple: true } : {}) }])),
       allowPositionals: true,
       strict: true,
     });

@@ -1,5 +1,6 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
+import { importGitHistory } from '../../core/capture/gitImport';
 import { createReadStream, createWriteStream } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -46,7 +47,6 @@ export const importGitCommand: Command = {
     const engine = await openEngine(options, io, true);
     const started = Date.now();
     try {
-      const { importGitHistory } = await import('../../core/capture/gitImport');
       const result = await importGitHistory(engine, repo, {
         scope,
         signal,

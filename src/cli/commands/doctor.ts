@@ -1,5 +1,6 @@
 // `doctor`: checks the store, the embedding model, the port and git, and says what to fix.
 
+import { WorkerEmbedder } from '../../core/embed/workerEmbedder';
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -52,7 +53,6 @@ export const doctorCommand: Command = {
       checks.push({ name: 'model', ok: true, detail: 'embedder disabled (--embedder none): full-text search only' });
     } else {
       try {
-        const { WorkerEmbedder } = await import('../../core/embed/workerEmbedder');
         const started = Date.now();
         const embedder = await WorkerEmbedder.start(options.embedder === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' });
         try {

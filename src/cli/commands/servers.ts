@@ -1,5 +1,7 @@
 // `mcp` (stdio) and `serve` (loopback HTTP) subcommands.
 
+import { startHttpServer } from '../../mcp/httpServer';
+import { runStdioServer } from '../../mcp/stdioServer';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -24,7 +26,6 @@ export const mcpCommand: Command = {
   async run({ options, io }) {
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true);
-    const { runStdioServer } = await import('../../mcp/stdioServer');
     try {
       await runStdioServer({ engine, scope, log: (m) => io.stderr.write(`${m}\n`) });
     } finally {
@@ -54,7 +55,6 @@ export const serveCommand: Command = {
     }
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true);
-    const { startHttpServer } = await import('../../mcp/httpServer');
     let server;
     try {
       server = await startHttpServer({ engine, scope, port, log: (m) => io.stderr.write(`${m}\n`) });
