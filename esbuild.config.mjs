@@ -11,8 +11,11 @@ const args = new Set(process.argv.slice(2));
 const watch = args.has('--watch');
 const production = args.has('--production');
 
-// Native code, wasm and model files are loaded from node_modules at run time.
-const external = ['vscode', '@lancedb/lancedb', '@energetic-ai/*'];
+// Native code, wasm and model files are loaded from node_modules at run time. apache-arrow must
+// be the very copy LanceDB loads: a second, bundled copy fails LanceDB's schema instanceof checks
+// ("Table and inner RecordBatch schemas must be equivalent"). tsx is only resolved when running
+// from TypeScript sources (tests), never from the bundles.
+const external = ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*', 'tsx', 'tsx/*'];
 
 const common = {
   bundle: true,
@@ -43,6 +46,18 @@ async function listHostTests(dir) {
     }
   }
   return found.sort();
+}
+
+// A deleted suite must not keep running from an old out/host file. Only stale files are removed
+// (never the whole folder), so a concurrent host run never sees the suites missing.
+async function removeStaleHostSuites(entries) {
+  const outDir = path.join(root, 'out/host');
+  if (!existsSync(outDir)) return;
+  const expected = new Set(entries.map((e) => path.join(outDir, path.relative('test/host', e)).replace(/\.ts$/, '.js')));
+  for (const entry of await readdir(outDir, { withFileTypes: true, recursive: true })) {
+    const file = path.join(entry.parentPath ?? entry.path, entry.name);
+    if (entry.isFile() && file.endsWith('.js') && !expected.has(file)) await rm(file, { force: true });
+  }
 }
 
 function makeExecutable(outfile) {
@@ -79,7 +94,7 @@ async function contexts() {
   const hostEntries = await listHostTests(path.join(root, 'test/host'));
   if (existsSync(path.join(root, 'test/host/index.ts'))) hostEntries.push('test/host/index.ts');
   if (hostEntries.length > 0) {
-    await rm(path.join(root, 'out/host'), { recursive: true, force: true });
+    await removeStaleHostSuites(hostEntries);
     list.push(
       await esbuild.context({
         ...common,

@@ -11,6 +11,12 @@ import { HostError, launchBrowser, onInterrupt, repoRoot, startCodeServer, workb
 
 const timeoutMs = Number(process.env.CODE_MEMORY_HOST_TIMEOUT_MS ?? 300_000);
 const verbose = Boolean(process.env.CODE_MEMORY_HOST_VERBOSE);
+// Lines the suites print carry this prefix (see index.ts); the rest is workbench logging, kept
+// for the failure report.
+const marker = '\u2063[host-test] ';
+const workbenchLog = [];
+// Offline chatter from built-in features (GitHub auth, chat models): harmless, hides real errors.
+const noise = /\[(AgentHost|ChatModelSelection|GitHub|Copilot)[^\]]*\]|api\.github\.com|open-vsx/i;
 
 function fail(message) {
   console.error(`\nHOST TESTS FAILED: ${message}`);
@@ -64,8 +70,13 @@ async function main() {
     const exitCode = new Promise((resolve) => (settle = resolve));
     browser = await launchBrowser({
       onLog: (type, args) => {
-        const line = Array.isArray(args) ? format(...args) : String(args);
-        (type === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+        const text = Array.isArray(args) ? format(...args) : String(args);
+        for (const line of text.split('\n')) {
+          const at = line.indexOf(marker);
+          if (at >= 0) process.stdout.write(`${line.slice(at + marker.length)}\n`);
+          else if (verbose) process.stderr.write(`[workbench ${type}] ${line}\n`);
+          else if (!noise.test(line)) workbenchLog.push(`[workbench ${type}] ${line}`) > 80 && workbenchLog.shift();
+        }
       },
       onExit: (code) => settle({ code }),
     });
@@ -77,10 +88,15 @@ async function main() {
     const result = await exitCode;
     clearTimeout(timer);
     if (result.error) {
-      throw new HostError(`${result.error}. Last code-server output:\n${server.output().slice(-4000)}`);
+      throw new HostError(
+        `${result.error}.\nLast workbench log lines:\n${workbenchLog.slice(-30).join('\n')}\nLast code-server output:\n${server.output().slice(-4000)}`,
+      );
     }
     console.log(`host: extension host exited with code ${result.code} after ${Date.now() - started} ms`);
-    if (result.code !== 0) fail(`the extension host reported exit code ${result.code}`);
+    if (result.code !== 0) {
+      if (!verbose) console.error(`Last workbench log lines:\n${workbenchLog.slice(-30).join('\n')}`);
+      fail(`the extension host reported exit code ${result.code}`);
+    }
   } finally {
     await cleanup();
   }
