@@ -1,7 +1,7 @@
 // Starts a real VS Code (code-server, cached in .vscode-host/ by scripts/setup.sh) and a headless
 // Chromium page on its workbench. Shared by the host test runner, the e2e check and `npm start`.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -84,7 +84,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Starts code-server on 127.0.0.1 with fresh user data, extensions and XDG folders, in its own
- * process group. `install` lists VSIX files installed (with --install-extension) before start.
+ * process group. `install` lists VSIX files installed (with --install-extension) before start;
+ * `settings` adds user settings; `env` adds environment variables for the server and its hosts.
  * Returns { url, port, origin, workspace, dirs, stop, remoteUri(absPath) }.
  */
 export async function startCodeServer(options = {}) {
@@ -92,6 +93,18 @@ export async function startCodeServer(options = {}) {
   const workspace = options.workspace ?? repoRoot;
   const dirs = freshDirs(options.prefix ?? 'code-memory-host');
   const env = hostEnv(dirs, options.env);
+  // A quiet workbench: no welcome page, tips or secondary side bar covering screenshots.
+  const settings = {
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    ...options.settings,
+  };
+  mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
+  writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   const log = options.log ?? (() => {});
   const baseArgs = [host.entry, '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
 
