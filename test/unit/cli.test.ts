@@ -1,0 +1,211 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { REPO_ROOT, makeGitRepo, removeDir, tempDir } from './mcpFixture';
+import type { TestRepo } from './mcpFixture';
+
+// The CLI runs as its esbuild bundle (as users get it), built from the current sources into out/.
+const BUNDLE_DIR = path.join(REPO_ROOT, 'out', 'test-cli');
+const CLI = path.join(BUNDLE_DIR, 'cli.js');
+
+async function buildCli(): Promise<void> {
+  await build({
+    entryPoints: { cli: path.join(REPO_ROOT, 'src/cli/main.ts'), embedWorker: path.join(REPO_ROOT, 'src/core/embed/worker.ts') },
+    outdir: BUNDLE_DIR,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
+    external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
+    logLevel: 'error',
+  });
+}
+const PROJECT = 'github.com/acme/cli-test';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], options: { input?: string; cwd?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+describe('code-memory CLI', function () {
+  this.timeout(180_000);
+  let store: string;
+  let repo: TestRepo;
+  const common = (): string[] => ['--store', store, '--project', PROJECT];
+
+  async function counts(storeDir = store): Promise<{ observations: number; memories: number; cells: number }> {
+    const r = await cli(['stats', '--store', storeDir, '--project', PROJECT, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as { observations: number; memories: number; cells: number };
+  }
+
+  before(async () => {
+    await buildCli();
+    store = tempDir('cli-store');
+    repo = makeGitRepo();
+  });
+  after(() => {
+    removeDir(store);
+    removeDir(repo.dir);
+  });
+
+  it('prints help for the program and every command, and rejects unknown commands and options', async () => {
+    const top = await cli(['--help']);
+    assert.equal(top.code, 0);
+    for (const name of ['mcp', 'serve', 'import-git', 'observe', 'node', 'search', 'stats', 'export', 'import', 'forget', 'doctor']) {
+      assert.match(top.stdout, new RegExp(`\\n  ${name} +\\S`), name);
+    }
+    assert.match(top.stdout, /--store <uri>/);
+    const sub = await cli(['import-git', '--help']);
+    assert.equal(sub.code, 0);
+    assert.match(sub.stdout, /Usage: code-memory import-git/);
+    assert.match(sub.stdout, /--json/);
+    assert.equal((await cli(['frobnicate'])).code, 2);
+    const badOption = await cli(['stats', '--frob']);
+    assert.equal(badOption.code, 2);
+    assert.match(badOption.stderr, /--frob/);
+  });
+
+  it('import-git imports each commit once, with progress on stderr, and search finds them', async () => {
+    const first = await cli(['import-git', repo.dir, ...common(), '--json']);
+    assert.equal(first.code, 0, first.stderr);
+    const report = JSON.parse(first.stdout) as { imported: number; skipped: number; sessions: number };
+    assert.equal(report.imported, 3);
+    assert.ok(report.sessions >= 1);
+    assert.match(first.stderr, /commits 3\/3 \(100%\)/);
+    const second = await cli(['import-git', repo.dir, ...common(), '--json']);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal((JSON.parse(second.stdout) as { imported: number }).imported, 0);
+    assert.equal((await counts()).observations, 3);
+
+    const found = await cli(['search', 'retry uploads backoff', ...common(), '--json']);
+    assert.equal(found.code, 0, found.stderr);
+    const hits = JSON.parse(found.stdout) as Array<{ node_id: string; commit_sha: string }>;
+    assert.equal(hits[0].commit_sha, repo.shas.retry);
+
+    const node = await cli(['node', hits[0].node_id, ...common(), '--json']);
+    assert.equal(node.code, 0, node.stderr);
+    const detail = JSON.parse(node.stdout) as { cell: { commit_sha: string }; source: { files_modified: string } };
+    assert.equal(detail.cell.commit_sha, repo.shas.retry);
+    assert.match(detail.source.files_modified, /retryPolicy\.ts/);
+    const text = await cli(['node', hits[0].node_id, ...common()]);
+    assert.match(text.stdout, /Retry failed uploads with exponential backoff/);
+    assert.equal((await cli(['node', 'not-a-uuid', ...common()])).code, 2);
+    assert.equal((await cli(['node', hits[0].node_id, '--store', store, '--project', 'someone/else'])).code, 1);
+  });
+
+  it('observe stores JSON lines from stdin, and stores nothing if any line is bad', async () => {
+    const before = (await counts()).observations;
+    const good = [JSON.stringify({ type: 'terminal', title: 'Ran npm test', narrative: 'all green' }), JSON.stringify({ type: 'edit', title: 'Edited the README', files_modified: ['README.md'] })].join('\n');
+    const ok = await cli(['observe', ...common(), '--json'], { input: `${good}\n` });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal((JSON.parse(ok.stdout) as { stored: number }).stored, 2);
+    assert.equal((await counts()).observations, before + 2);
+    const bad = await cli(['observe', ...common()], { input: `${good}\n{"type": "edit", "secret_field": 1}\nnot json\n` });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /line 3: unknown argument\(s\) 'secret_field'/);
+    assert.match(bad.stderr, /line 4: not JSON/);
+    assert.equal((await counts()).observations, before + 2);
+  });
+
+  it('export and import move the project to another store', async () => {
+    const exported = await cli(['export', ...common()]);
+    assert.equal(exported.code, 0, exported.stderr);
+    const lines = exported.stdout.trim().split('\n');
+    assert.ok(lines.length >= 5);
+    const other = tempDir('cli-store2');
+    try {
+      const imported = await cli(['import', '-', '--store', other, '--json'], { input: exported.stdout });
+      assert.equal(imported.code, 0, imported.stderr);
+      const a = await counts();
+      const b = await counts(other);
+      assert.equal(b.observations, a.observations);
+    } finally {
+      removeDir(other);
+    }
+  });
+
+  it('forget deletes the given ids and asks for --yes before deleting a project', async () => {
+    const before = (await counts()).observations;
+    const refused = await cli(['forget', '--whole-project', ...common()]);
+    assert.equal(refused.code, 2);
+    assert.equal((await cli(['forget', '--ids', '1;2', '--kind', 'observation', ...common()])).code, 2);
+    assert.equal((await counts()).observations, before);
+    const exported = (await cli(['export', ...common()])).stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind?: string; table?: string; record?: { id: number; type: string }; id?: number; type?: string });
+    const obs = exported.map((e) => e.record ?? e).find((r) => (r as { type?: string }).type === 'terminal') as { id: number };
+    const done = await cli(['forget', '--ids', String(obs.id), '--kind', 'observation', ...common(), '--json']);
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal((JSON.parse(done.stdout) as { observations: number }).observations, 1);
+    assert.equal((await counts()).observations, before - 1);
+  });
+
+  it('doctor checks the store, model and port, and says what to fix', async () => {
+    const ok = await cli(['doctor', ...common(), '--json']);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    const report = JSON.parse(ok.stdout) as { ok: boolean; checks: Array<{ name: string; ok: boolean }> };
+    assert.deepEqual(report.checks.map((c) => c.name).slice(0, 3), ['store', 'model', 'port']);
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const busy = await cli(['doctor', ...common(), '--port', String(port)]);
+      assert.equal(busy.code, 1);
+      assert.match(busy.stdout, /FAIL port/);
+      assert.match(busy.stdout, /fix: /);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('serve prints the URL, keeps the token in a 0600 file, answers MCP with it, and cleans up on SIGTERM', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve', ...common(), '--json'], { cwd: REPO_ROOT, env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed' } });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          out += d;
+          if (out.includes('\n')) resolve(out.split('\n')[0]);
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+      });
+      const info = JSON.parse(line) as { url: string; token_file: string };
+      assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+\/v1\/mcp\/memory$/);
+      assert.equal(statSync(info.token_file).mode & 0o777, 0o600);
+      const { token } = JSON.parse(readFileSync(info.token_file, 'utf8')) as { token: string };
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+      assert.equal((await fetch(info.url, { method: 'POST', headers, body })).status, 401);
+      const res = await fetch(info.url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body });
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /"retrieve_memory"/);
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      assert.equal(existsSync(info.token_file), false);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
