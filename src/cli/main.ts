@@ -7,6 +7,7 @@ import { UsageError, errorMessage, globalOptionsFrom } from './context';
 import type { Io } from './context';
 import { exportCommand, forgetCommand, importCommand, importGitCommand, observeCommand } from './commands/data';
 import { doctorCommand } from './commands/doctor';
+import { evalCommand } from './commands/evalCommand';
 import { nodeCommand, searchCommand, statsCommand } from './commands/read';
 import { mcpCommand, serveCommand } from './commands/servers';
 
@@ -31,6 +32,7 @@ export const COMMANDS: Command[] = [
   importCommand,
   forgetCommand,
   doctorCommand,
+  evalCommand,
 ];
 
 function optionLines(options: Record<string, OptionSpec>): string[] {

@@ -74,7 +74,7 @@ describe('code-memory CLI', function () {
   it('prints help for the program and every command, and rejects unknown commands and options', async () => {
     const top = await cli(['--help']);
     assert.equal(top.code, 0);
-    for (const name of ['mcp', 'serve', 'import-git', 'observe', 'node', 'search', 'stats', 'export', 'import', 'forget', 'doctor']) {
+    for (const name of ['mcp', 'serve', 'import-git', 'observe', 'node', 'search', 'stats', 'export', 'import', 'forget', 'doctor', 'eval']) {
       assert.match(top.stdout, new RegExp(`\\n  ${name} +\\S`), name);
     }
     assert.match(top.stdout, /--store <uri>/);
