@@ -31,8 +31,8 @@ const common = {
 
 const bundles = [
   { entry: 'src/extension/extension.ts', outfile: 'dist/extension.js' },
-  // The extension's heavy half (engine, LanceDB, tools, MCP server), loaded on first need, not at activation.
-  { entry: 'src/extension/engineBundle.ts', outfile: 'dist/engine.js' },
+  // The extension's engine thread (engine, LanceDB, tools, MCP server), started on first need.
+  { entry: 'src/extension/engineWorker/worker.ts', outfile: 'dist/engineWorker.js' },
   { entry: 'src/cli/main.ts', outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' }, executable: true },
   { entry: 'src/core/embed/worker.ts', outfile: 'dist/embedWorker.js' },
 ];

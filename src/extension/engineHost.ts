@@ -1,33 +1,42 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { MemoryEngineApi } from '../core/api';
-import type { Summariser } from '../core/compress/summariser';
+import type { SummaryContext, SummaryFields } from '../core/compress/summariser';
 import type { EmbedderConfig } from '../core/embed/factory';
+import type { Observation } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
 import type { CodeMemoryConfig } from './config';
-import { readConfig } from './config';
-import { loadEngineModules } from './engineModules';
+import { affectsConfig, readConfig } from './config';
+import { EngineClient } from './engineWorker/engineClient';
 
 export interface EngineHostOptions {
   log: (message: string) => void;
-  /** Wraps the engine's extractive summariser (e.g. with the language-model one the user may enable). */
-  summariser: (extractive: Summariser) => Summariser;
+  /** A language-model summary of an ended session (when the user chose that), or null. */
+  summarise: (observations: Observation[], budgetTokens: number, context?: SummaryContext) => Promise<SummaryFields | null>;
 }
 
 /**
- * Owns the one MemoryEngine of this window and opens it on first need, never at activation:
- * the engine module (and with it LanceDB and the embedding model) is loaded by a dynamic
- * import, so activating the extension costs neither.
+ * Owns the one engine of this window and starts it on first need, never at activation. The
+ * engine (LanceDB, tokenizer, embedder, tools, MCP server) runs on a worker thread
+ * (dist/engineWorker.js), so neither loading it nor using it blocks the extension host.
  */
 export class EngineHost implements vscode.Disposable {
-  private opening: Promise<MemoryEngineApi> | undefined;
-  private engine: MemoryEngineApi | undefined;
-  private readonly _onDidOpen = new vscode.EventEmitter<MemoryEngineApi>();
+  private opening: Promise<EngineClient> | undefined;
+  private engine: EngineClient | undefined;
+  private readonly _onDidOpen = new vscode.EventEmitter<EngineClient>();
   readonly onDidOpen = this._onDidOpen.event;
   private readonly _onDidClose = new vscode.EventEmitter<void>();
   readonly onDidClose = this._onDidClose.event;
+  private readonly subscription: vscode.Disposable;
   openedInMs: number | null = null;
 
-  constructor(private readonly options: EngineHostOptions) {}
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly options: EngineHostOptions,
+  ) {
+    this.subscription = vscode.workspace.onDidChangeConfiguration((e) => {
+      if (affectsConfig(e, 'summariser')) this.engine?.setLanguageModelSummaries(readConfig().summariser === 'languageModel');
+    });
+  }
 
   /** The store URI the engine uses (or will use), from settings or the CLI's default. */
   get storeUri(): string {
@@ -39,15 +48,22 @@ export class EngineHost implements vscode.Disposable {
   }
 
   /** The engine if it is open already; never opens it. */
-  peek(): MemoryEngineApi | undefined {
+  peek(): EngineClient | undefined {
     return this.engine;
   }
 
-  get(): Promise<MemoryEngineApi> {
+  get(): Promise<EngineClient> {
     if (this.engine) return Promise.resolve(this.engine);
     this.opening ??= this.open().then(
       (engine) => {
         this.engine = engine;
+        this.opening = undefined;
+        // A crashed thread is restarted by the next get().
+        void engine.exited.then(() => {
+          if (this.engine !== engine) return;
+          this.engine = undefined;
+          this._onDidClose.fire();
+        });
         this._onDidOpen.fire(engine);
         return engine;
       },
@@ -59,39 +75,21 @@ export class EngineHost implements vscode.Disposable {
     return this.opening;
   }
 
-  private async open(): Promise<MemoryEngineApi> {
+  private async open(): Promise<EngineClient> {
     const started = Date.now();
     const config = readConfig();
-    const storeUri = resolveStoreUri(config);
-    process.env.LANCEDB_LOG ??= 'error';
-    const embedder = await this.startEmbedder(config);
-    const { MemoryEngine, ExtractiveSummariser } = loadEngineModules();
-    const engine = await MemoryEngine.open({
-      storeUri,
-      embedder,
-      summariser: this.options.summariser(new ExtractiveSummariser()),
-      // Observations carry the branch, so the engine itself ends a session on a branch switch and after this much quiet.
+    const engine = await EngineClient.start({
+      workerPath: path.join(this.extensionUri.fsPath, 'dist', 'engineWorker.js'),
+      storeUri: resolveStoreUri(config),
+      embedder: toEmbedderConfig(config),
       sessionIdleMs: config.sessionIdleMinutes * 60_000,
-      logger: (m: string) => this.options.log(m),
+      languageModelSummaries: config.summariser === 'languageModel',
+      log: this.options.log,
+      summarise: this.options.summarise,
     });
     this.openedInMs = Date.now() - started;
-    this.options.log(`Store opened at ${storeUri} in ${this.openedInMs} ms (embedder: ${embedder === 'none' ? 'none' : embedder.name}).`);
+    this.options.log(`Store opened at ${engine.storeUri} in ${this.openedInMs} ms (embedder: ${engine.embedderName ?? 'none, full-text search only'}).`);
     return engine;
-  }
-
-  private async startEmbedder(config: CodeMemoryConfig): Promise<import('../core/embed/embedder').Embedder | 'none'> {
-    const embedderConfig = toEmbedderConfig(config);
-    if (!embedderConfig) return 'none';
-    try {
-      const { WorkerEmbedder } = loadEngineModules();
-      return await WorkerEmbedder.start(embedderConfig);
-    } catch (err) {
-      this.options.log(
-        `The ${embedderConfig.provider} embedder could not start (${err instanceof Error ? err.message : String(err)}); ` +
-          'search uses full text only. Change codeMemory.embedding.provider to fix this.',
-      );
-      return 'none';
-    }
   }
 
   /** Closes the engine (flushing what it holds); the next get() opens it again with current settings. */
@@ -107,6 +105,7 @@ export class EngineHost implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.subscription.dispose();
     void this.close();
     this._onDidOpen.dispose();
     this._onDidClose.dispose();

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
-import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
 import { registerLanguageModelTools } from './agents/languageModelTools';
 import { registerMcpDefinitionProvider } from './agents/mcpDefinitionProvider';
@@ -15,6 +14,7 @@ import { registerCommands } from './commands/registerCommands';
 import type { Container } from './container';
 import { affectsConfig } from './config';
 import { EngineHost } from './engineHost';
+import type { EngineClient } from './engineWorker/engineClient';
 import { ScopeService } from './scopes';
 import { StatusBar } from './statusBar';
 import { LanguageModelSummariser } from './summariser/languageModelSummariser';
@@ -29,9 +29,11 @@ import { ServerInfoPanel } from './webviews/serverInfoPanel';
 /** What activate() returns: used by the host tests and by other extensions. */
 export interface CodeMemoryExtensionApi {
   readonly activationMs: number;
+  /** Heavy modules already loaded when activate() returned: must be none. */
+  readonly heavyModulesAtActivation: string[];
   readonly mcpDefinitionProviderRegistered: boolean;
   /** Opens the store if it is not open yet. */
-  engine(): Promise<MemoryEngineApi>;
+  engine(): Promise<EngineClient>;
   isEngineOpen(): boolean;
   scopeFor(uri?: vscode.Uri): Promise<Scope | null>;
   /** Records the current focus period and unsaved edits, then writes all pending capture. */
@@ -54,7 +56,8 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const log = (m: string): void => output.info(m);
 
   const captured = new CapturedLog();
-  const engines = new EngineHost({ log, summariser: (extractive) => new LanguageModelSummariser(extractive, log) });
+  const summariser = new LanguageModelSummariser(log);
+  const engines = new EngineHost(context.extensionUri, { log, summarise: (observations, budget, ctx) => summariser.summarise(observations, budget, ctx) });
   const scopes = new ScopeService();
   const capture = new CaptureService(engines, scopes, captured, context.workspaceState);
   const sessions = new SessionTracker(capture, engines, scopes, captured);
@@ -115,8 +118,11 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const activationMs = performance.now() - started;
   log(`Activated in ${activationMs.toFixed(1)} ms (store: ${engines.storeUri}; opened on first use).`);
 
+  // The engine lives on its own thread; none of this may ever be loaded on the extension host's.
+  const heavyModules = (): string[] => Object.keys(require.cache).filter((k) => /[\\/](@lancedb|@energetic-ai|@tensorflow|apache-arrow|gpt-tokenizer)[\\/]|engineWorker\.js$/.test(k));
   return {
     activationMs,
+    heavyModulesAtActivation: heavyModules(),
     mcpDefinitionProviderRegistered: mcpRegistration !== undefined,
     engine: () => engines.get(),
     isEngineOpen: () => engines.isOpen,
@@ -136,7 +142,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
       const s = await mcp.start();
       return { url: s.url, token: s.token };
     },
-    loadedHeavyModules: () => Object.keys(require.cache).filter((k) => /[\\/](@lancedb|@energetic-ai|@tensorflow)[\\/]/.test(k)),
+    loadedHeavyModules: heavyModules,
   };
 }
 

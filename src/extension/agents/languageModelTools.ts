@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
 import type { EngineHost } from '../engineHost';
-import { loadEngineModules } from '../engineModules';
 import type { ScopeService } from '../scopes';
 
 /**
@@ -48,8 +47,5 @@ export async function invokeTool(
   const scope = await scopes.current();
   if (!scope) return { text: 'No folder is open, so there is no project memory to search.', isError: true };
   const engine = await engines.get();
-  const { findTool } = loadEngineModules();
-  const tool = findTool(toolName);
-  if (!tool) return { text: `unknown tool ${toolName}`, isError: true };
-  return tool.run({ engine, scope: { project: scope.project }, transportSessionId: `vscode-lm:${vscode.env.sessionId}` }, input);
+  return engine.invokeTool(toolName, { project: scope.project }, input, `vscode-lm:${vscode.env.sessionId}`);
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { RunningHttpServer } from '../../mcp/httpServer';
 import { readConfig } from '../config';
 import type { EngineHost } from '../engineHost';
-import { loadEngineModules } from '../engineModules';
+import type { ServerAddress } from '../engineWorker/engineClient';
 import type { ScopeService } from '../scopes';
 
 const TOKEN_KEY = 'codeMemory.serverToken';
@@ -14,8 +13,8 @@ const TOKEN_KEY = 'codeMemory.serverToken';
  * The bearer token lives in SecretStorage, so it survives restarts without sitting in settings.
  */
 export class McpServerHost implements vscode.Disposable {
-  private starting: Promise<RunningHttpServer> | undefined;
-  private running: RunningHttpServer | undefined;
+  private starting: Promise<ServerAddress> | undefined;
+  private running: ServerAddress | undefined;
   private readonly _onDidChange = new vscode.EventEmitter<void>();
   readonly onDidChange = this._onDidChange.event;
   startedAt: number | null = null;
@@ -26,9 +25,19 @@ export class McpServerHost implements vscode.Disposable {
     private readonly scopes: ScopeService,
     private readonly secrets: vscode.SecretStorage,
     private readonly log: (message: string) => void,
-  ) {}
+  ) {
+    // The server lives on the engine's thread: when the engine closes, so does the server.
+    this.subscription = engines.onDidClose(() => {
+      if (!this.running && !this.starting) return;
+      this.running = undefined;
+      this.starting = undefined;
+      this._onDidChange.fire();
+    });
+  }
 
-  get server(): RunningHttpServer | undefined {
+  private readonly subscription: vscode.Disposable;
+
+  get server(): ServerAddress | undefined {
     return this.running;
   }
 
@@ -40,7 +49,7 @@ export class McpServerHost implements vscode.Disposable {
     return token;
   }
 
-  start(): Promise<RunningHttpServer> {
+  start(): Promise<ServerAddress> {
     if (this.running) return Promise.resolve(this.running);
     this.starting ??= this.doStart().then(
       (s) => {
@@ -57,20 +66,19 @@ export class McpServerHost implements vscode.Disposable {
     return this.starting;
   }
 
-  private async doStart(): Promise<RunningHttpServer> {
+  private async doStart(): Promise<ServerAddress> {
     const scope = await this.scopes.current();
     if (!scope) throw new Error('Open a folder first: the memory server serves the memory of one project.');
     const [engine, token] = await Promise.all([this.engines.get(), this.token()]);
-    const { startHttpServer } = loadEngineModules();
     const port = readConfig().serverPort;
-    let server: RunningHttpServer;
+    let server: ServerAddress;
     try {
-      server = await startHttpServer({ engine, scope: { project: scope.project }, port, token, log: this.log });
+      server = await engine.startHttpServer({ scope: { project: scope.project }, port, token });
     } catch (err) {
       if (port === 0) throw err;
       // The configured port is taken (another window?): a random port still works for VS Code.
       this.log(`Port ${port} is not available (${err instanceof Error ? err.message : String(err)}); using a random port.`);
-      server = await startHttpServer({ engine, scope: { project: scope.project }, port: 0, token, log: this.log });
+      server = await engine.startHttpServer({ scope: { project: scope.project }, port: 0, token });
     }
     this.project = scope.project;
     this.log(`MCP server for ${scope.project} listening on ${server.url}`);
@@ -82,7 +90,7 @@ export class McpServerHost implements vscode.Disposable {
     this.running = undefined;
     this.starting = undefined;
     if (s) {
-      await s.close();
+      await this.engines.peek()?.stopHttpServer().catch(() => undefined);
       this._onDidChange.fire();
     }
   }
@@ -95,6 +103,7 @@ export class McpServerHost implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.subscription.dispose();
     void this.stop();
     this._onDidChange.dispose();
   }

@@ -58,8 +58,7 @@ export class SessionTracker implements vscode.Disposable {
     const ended: EndedSession[] = [];
     for (const folder of targets) {
       const scope = await this.scopes.scopeFor(folder);
-      const sessionId = engine.currentSessionId({ project: scope.project });
-      const summary = await engine.endSession(sessionId, reason);
+      const { sessionId, summary } = await engine.endCurrentSession({ project: scope.project }, reason);
       this.capture.activeFolders.delete(folder);
       const entry = { folder, project: scope.project, sessionId, reason, summary };
       ended.push(entry);

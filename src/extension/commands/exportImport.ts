@@ -1,6 +1,3 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
 import type { CommandDefinition, Container } from '../container';
 
@@ -22,14 +19,7 @@ export function exportMemoryCommand(c: Container): CommandDefinition {
       const uri = options?.uri ?? (await vscode.window.showSaveDialog({ defaultUri: folder ? vscode.Uri.joinPath(folder.uri, name) : undefined, filters: { 'JSON Lines': ['jsonl'] } }));
       if (!uri) return undefined;
       const engine = await c.engines.get();
-      const out = createWriteStream(uri.fsPath, { encoding: 'utf8' });
-      let pending = Promise.resolve();
-      const count = await engine.exportJsonl((line) => {
-        if (!out.write(`${line}\n`)) pending = once(out, 'drain').then(() => undefined);
-      }, all || !scope ? null : { project: scope.project });
-      await pending;
-      out.end();
-      await once(out, 'finish');
+      const count = await engine.exportToFile(uri.fsPath, all || !scope ? null : { project: scope.project });
       if (!options?.uri) void vscode.window.showInformationMessage(`Exported ${count} records to ${vscode.workspace.asRelativePath(uri)}.`);
       return count;
     },
@@ -43,8 +33,7 @@ export function importMemoryCommand(c: Container): CommandDefinition {
       const uri = options?.uri ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'JSON Lines': ['jsonl'] }, title: 'Import Memory' }))?.[0];
       if (!uri) return undefined;
       const engine = await c.engines.get();
-      const lines = createInterface({ input: createReadStream(uri.fsPath, { encoding: 'utf8' }), crlfDelay: Infinity });
-      const count = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Importing memory…' }, () => engine.importJsonl(lines));
+      const count = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Importing memory…' }, () => engine.importFromFile(uri.fsPath));
       c.sessionsView.refresh();
       c.memoriesView.refresh();
       if (!options?.uri) void vscode.window.showInformationMessage(`Imported ${count} records.`);

@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
 import type { CommandDefinition, Container } from '../container';
-import { loadEngineModules } from '../engineModules';
 
 /** One observation per past commit (what the diff says included); cancellable, resumable. */
 export function importGitHistoryCommand(c: Container): CommandDefinition {
@@ -24,11 +23,9 @@ export function importGitHistoryCommand(c: Container): CommandDefinition {
           const abort = new AbortController();
           const sub = token.onCancellationRequested(() => abort.abort());
           const engine = await c.engines.get();
-          const { importGitHistory } = loadEngineModules();
           let last = 0;
           try {
-            return await importGitHistory(engine, folder.uri.fsPath, {
-              scope: { project: scope.project },
+            return await engine.importGitHistory(folder.uri.fsPath, { project: scope.project }, {
               signal: abort.signal,
               onProgress: (done, total) => {
                 const pct = total > 0 ? (done / total) * 100 : 0;

@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
 import type { CommandDefinition, Container } from '../container';
-import { loadEngineModules } from '../engineModules';
 import { LANGUAGE_MODEL_TOOLS } from '../agents/languageModelTools';
 import type { ServerInfo } from '../webviews/serverInfoPanel';
 
@@ -17,7 +16,6 @@ export function showMcpServerInfoCommand(c: Container, registeredWithVsCode: () 
         return undefined;
       }
       const engine = await c.engines.get();
-      const { toolDefinitions } = loadEngineModules();
       const info: ServerInfo = {
         url: server.url,
         token: server.token,
@@ -25,7 +23,7 @@ export function showMcpServerInfoCommand(c: Container, registeredWithVsCode: () 
         storeUri: engine.storeUri,
         registeredWithVsCode: registeredWithVsCode(),
         languageModelTools: Object.keys(LANGUAGE_MODEL_TOOLS),
-        tools: toolDefinitions.map((t) => ({ name: t.name, title: t.title, readOnly: t.annotations.readOnlyHint })),
+        tools: await engine.toolList(),
         stats: await engine.stats(null).catch(() => null),
         startedAt: c.mcp.startedAt,
         captureState: c.capture.state,

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Summariser, SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
 import type { Observation } from '../../core/model/records';
 import { readConfig } from '../config';
 
@@ -8,27 +8,24 @@ const FIELDS: (keyof SummaryFields)[] = ['request', 'learned', 'completed', 'dec
 /**
  * Summaries written by VS Code's language-model API, only where the user chose it
  * (codeMemory.summariser.provider = languageModel), once per ended session (never per event),
- * within codeMemory.summariser.tokenBudget tokens of prompt and answer. Any failure (no model,
- * no consent, over budget, unparsable answer) falls back to the engine's extractive summary.
+ * within codeMemory.summariser.tokenBudget tokens of prompt and answer. Answers null on any
+ * failure (no model, no consent, over budget, unparsable answer): the engine then writes its
+ * extractive summary.
  */
-export class LanguageModelSummariser implements Summariser {
-  readonly name = 'vscode-lm-v1';
-  /** Tokens spent per session, to report and to refuse a second run over budget. */
+export class LanguageModelSummariser {
+  /** Tokens spent per session, to refuse a second run over budget. */
   readonly spent = new Map<string, number>();
 
-  constructor(
-    private readonly fallback: Summariser,
-    private readonly log: (message: string) => void,
-  ) {}
+  constructor(private readonly log: (message: string) => void) {}
 
-  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryFields> {
+  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryFields | null> {
     const config = readConfig();
-    if (config.summariser !== 'languageModel' || observations.length === 0) return this.fallback.summarise(observations, budgetTokens, context);
+    if (config.summariser !== 'languageModel' || observations.length === 0) return null;
     try {
       return await this.withModel(observations, budgetTokens, config.summariserTokenBudget, context);
     } catch (err) {
       this.log(`Language-model summary not used (${err instanceof Error ? err.message : String(err)}); writing the extractive summary.`);
-      return this.fallback.summarise(observations, budgetTokens, context);
+      return null;
     }
   }
 

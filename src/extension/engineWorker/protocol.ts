@@ -1,0 +1,30 @@
+// Messages between the extension host and the engine worker thread. Everything crosses by
+// structured clone, so only plain data: records, options, results; never functions.
+
+import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import type { EmbedderConfig } from '../../core/embed/factory';
+import type { Observation } from '../../core/model/records';
+
+export interface WorkerOpenOptions {
+  storeUri: string;
+  /** null: no vectors (full-text search only). */
+  embedder: EmbedderConfig | null;
+  sessionIdleMs: number;
+  /** Ask the extension host for a language-model summary at session end. */
+  languageModelSummaries: boolean;
+}
+
+export type ToMainMessage =
+  | { type: 'ready'; storeUri: string; embedder: string | null }
+  | { type: 'failed'; error: string }
+  | { type: 'result'; id: number; value: unknown }
+  | { type: 'error'; id: number; error: string; code?: string }
+  | { type: 'progress'; id: number; done: number; total: number }
+  | { type: 'summarise'; id: number; observations: Observation[]; budgetTokens: number; context?: SummaryContext }
+  | { type: 'log'; message: string };
+
+export type ToWorkerMessage =
+  | { type: 'call'; id: number; method: string; args: unknown[] }
+  | { type: 'cancel'; id: number }
+  | { type: 'summary'; id: number; fields: SummaryFields | null }
+  | { type: 'setLanguageModelSummaries'; enabled: boolean };

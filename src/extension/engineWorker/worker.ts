@@ -1,0 +1,204 @@
+// The engine's thread. The extension host only posts plain messages here; everything that
+// costs CPU (loading LanceDB, the tokenizer and the tools, text preparation, compression,
+// the MCP server's request handling) happens on this thread, never on the extension host's.
+// Bundled as dist/engineWorker.js; no `vscode` here.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { MemoryEngineApi } from '../../core/api';
+import type { Summariser, SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import { ExtractiveSummariser } from '../../core/compress/summariser';
+import { importGitHistory } from '../../core/capture/gitImport';
+import type { Embedder } from '../../core/embed/embedder';
+import { createEmbedder } from '../../core/embed/factory';
+import { MemoryEngine } from '../../core/engine';
+import type { Observation, Scope } from '../../core/model/records';
+import { findTool, toolDefinitions } from '../../core/tools/registry';
+import { ToolError } from '../../core/tools/types';
+import type { RunningHttpServer } from '../../mcp/httpServer';
+import { startHttpServer } from '../../mcp/httpServer';
+import type { ToMainMessage, ToWorkerMessage, WorkerOpenOptions } from './protocol';
+
+const port = parentPort;
+if (!port) throw new Error('engineWorker.js runs as a worker thread of the Code Memory extension');
+const options = workerData as WorkerOpenOptions;
+const post = (m: ToMainMessage): void => port.postMessage(m);
+const log = (message: string): void => post({ type: 'log', message });
+
+/** Engine methods the extension host may call by name (MemoryEngineApi minus callbacks). */
+const ENGINE_METHODS = new Set([
+  'observe',
+  'flush',
+  'remember',
+  'endSession',
+  'currentSessionId',
+  'search',
+  'getObservations',
+  'getSessionSummaries',
+  'getMemories',
+  'touch',
+  'getNode',
+  'listSessions',
+  'listObservations',
+  'listMemories',
+  'entities',
+  'setStatus',
+  'promote',
+  'forget',
+  'addPrompt',
+  'recentPrompts',
+  'logRequest',
+  'listRequests',
+  'stats',
+]);
+
+let languageModelSummaries = options.languageModelSummaries;
+let nextSummary = 1;
+const summaries = new Map<number, (fields: SummaryFields | null) => void>();
+const aborts = new Map<number, AbortController>();
+let server: RunningHttpServer | null = null;
+
+/** Asks the extension host for a language-model summary; the extractive one otherwise. */
+class BridgeSummariser implements Summariser {
+  readonly name = 'extractive-v1';
+  private readonly extractive = new ExtractiveSummariser();
+
+  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryFields> {
+    if (languageModelSummaries && observations.length > 0) {
+      const id = nextSummary++;
+      const fields = await new Promise<SummaryFields | null>((resolve) => {
+        summaries.set(id, resolve);
+        post({ type: 'summarise', id, observations, budgetTokens, context });
+      });
+      if (fields) return fields;
+    }
+    return this.extractive.summarise(observations, budgetTokens, context);
+  }
+}
+
+async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | null }> {
+  let embedder: Embedder | null = null;
+  if (options.embedder) {
+    try {
+      const { WorkerEmbedder } = await import('../../core/embed/workerEmbedder');
+      // Embedding gets a thread of its own, so a long batch never delays a search on this one.
+      embedder = await WorkerEmbedder.start(options.embedder).catch(() => createEmbedder(options.embedder!));
+    } catch (err) {
+      log(`The ${options.embedder.provider} embedder could not start (${err instanceof Error ? err.message : String(err)}); search uses full text only. Change codeMemory.embedding.provider to fix this.`);
+    }
+  }
+  const engine = await MemoryEngine.open({
+    storeUri: options.storeUri,
+    embedder: embedder ?? 'none',
+    summariser: new BridgeSummariser(),
+    sessionIdleMs: options.sessionIdleMs,
+    logger: log,
+  });
+  return { engine, embedder };
+}
+
+async function dispatch(engine: MemoryEngineApi, id: number, method: string, args: unknown[]): Promise<unknown> {
+  if (ENGINE_METHODS.has(method)) {
+    return (engine as unknown as Record<string, (...a: unknown[]) => unknown>)[method](...args);
+  }
+  switch (method) {
+    case 'endCurrentSession': {
+      const [scope, reason] = args as [Scope, Parameters<MemoryEngineApi['endSession']>[1]];
+      const sessionId = engine.currentSessionId(scope);
+      return { sessionId, summary: await engine.endSession(sessionId, reason) };
+    }
+    case 'exportToFile': {
+      const [path, scope] = args as [string, Scope | null];
+      const out = createWriteStream(path, { encoding: 'utf8' });
+      let pending: Promise<unknown> = Promise.resolve();
+      const count = await engine.exportJsonl((line) => {
+        if (!out.write(`${line}\n`)) pending = once(out, 'drain');
+      }, scope);
+      await pending;
+      out.end();
+      await once(out, 'finish');
+      return count;
+    }
+    case 'importFromFile': {
+      const [path] = args as [string];
+      return engine.importJsonl(createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity }));
+    }
+    case 'importGitHistory': {
+      const [repoPath, scope] = args as [string, Scope];
+      const abort = new AbortController();
+      aborts.set(id, abort);
+      try {
+        return await importGitHistory(engine, repoPath, { scope, signal: abort.signal, onProgress: (done, total) => post({ type: 'progress', id, done, total }) });
+      } finally {
+        aborts.delete(id);
+      }
+    }
+    case 'startHttpServer': {
+      const [opts] = args as [{ scope: Scope; port: number; token: string }];
+      if (server) await server.close();
+      server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, log });
+      return { url: server.url, baseUrl: server.baseUrl, port: server.port, token: server.token };
+    }
+    case 'stopHttpServer': {
+      const s = server;
+      server = null;
+      await s?.close();
+      return null;
+    }
+    case 'invokeTool': {
+      const [name, scope, input, transportSessionId] = args as [string, Scope, unknown, string | undefined];
+      const tool = findTool(name);
+      if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
+      return tool.run({ engine, scope, transportSessionId, log }, input);
+    }
+    case 'toolList':
+      return toolDefinitions.map((t) => ({ name: t.name, title: t.title, readOnly: t.annotations.readOnlyHint }));
+    default:
+      throw new Error(`unknown engine method ${method}`);
+  }
+}
+
+void (async () => {
+  let opened: { engine: MemoryEngineApi; embedder: Embedder | null };
+  try {
+    opened = await start();
+  } catch (err) {
+    post({ type: 'failed', error: err instanceof Error ? err.message : String(err) });
+    return;
+  }
+  const { engine, embedder } = opened;
+  port.on('message', (m: ToWorkerMessage) => {
+    switch (m.type) {
+      case 'call':
+        if (m.method === 'close') {
+          void (async () => {
+            await server?.close().catch(() => undefined);
+            server = null;
+            await engine.close();
+            await embedder?.close?.();
+            post({ type: 'result', id: m.id, value: null });
+          })();
+          return;
+        }
+        dispatch(engine, m.id, m.method, m.args).then(
+          (value) => post({ type: 'result', id: m.id, value }),
+          (err: unknown) =>
+            post({ type: 'error', id: m.id, error: err instanceof Error ? err.message : String(err), code: err instanceof ToolError ? err.code : undefined }),
+        );
+        return;
+      case 'cancel':
+        aborts.get(m.id)?.abort();
+        return;
+      case 'summary':
+        summaries.get(m.id)?.(m.fields);
+        summaries.delete(m.id);
+        return;
+      case 'setLanguageModelSummaries':
+        languageModelSummaries = m.enabled;
+        return;
+    }
+  });
+  post({ type: 'ready', storeUri: engine.storeUri, embedder: embedder?.name ?? null });
+})();
