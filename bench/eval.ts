@@ -16,14 +16,14 @@ async function main(): Promise<number> {
       rev: { type: 'string' },
       embedder: { type: 'string', default: 'use-lite' },
       tools: { type: 'string' },
-      'no-merges': { type: 'boolean', default: false },
+      merges: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       out: { type: 'string' },
       quiet: { type: 'boolean', default: false },
     },
   });
   if (!values.repo || !values.queries) {
-    process.stderr.write('usage: tsx bench/eval.ts --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--embedder use-lite|hashed|none] [--tools recall,recall_context,retrieve_memory] [--json] [--out file]\n');
+    process.stderr.write('usage: tsx bench/eval.ts --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--merges] [--embedder use-lite|hashed|none] [--tools recall,recall_context,retrieve_memory] [--json] [--out file]\n');
     return 2;
   }
   const embedder = values.embedder as 'use-lite' | 'hashed' | 'none';
@@ -36,7 +36,7 @@ async function main(): Promise<number> {
     rev: values.rev,
     embedder,
     tools,
-    includeMerges: !values['no-merges'],
+    includeMerges: values.merges,
     log: values.quiet ? undefined : (m) => process.stderr.write(`${m}\n`),
   });
   if (values.out) writeFileSync(values.out, JSON.stringify(report, null, 2));

@@ -16,7 +16,10 @@ export interface GitImportOptions {
   signal?: AbortSignal;
   /** Revision whose history is imported; HEAD by default. */
   rev?: string;
-  /** Import informative merge commits too (pull-request merges, merges with a message body). */
+  /**
+   * Import informative merges as observations of their own. By default merges are not
+   * imported; a pull request's message is kept with the commits it brought in instead.
+   */
   includeMerges?: boolean;
   /** A new session starts after this much time between one author's commits. */
   sessionGapMs?: number;
@@ -79,8 +82,51 @@ async function checkRepository(repoPath: string, rev: string): Promise<boolean> 
   }
 }
 
-function isInformativeMerge(subject: string, body: string): boolean {
+function hasOwnMessage(subject: string, body: string): boolean {
   return body.trim().length > 0 || /^Merge pull request\b/i.test(subject);
+}
+
+/**
+ * A merge is its own memory only when it says something (a pull request title or a message
+ * body) and brings in more than one commit: a merge of a single commit repeats that commit.
+ */
+// Merges that bring in more commits than this are branch syncs, not one change.
+const MAX_PULL_REQUEST_COMMITS = 50;
+const MAX_PULL_REQUEST_TEXT = 1000;
+
+/**
+ * The message of each pull-request merge (or merge with a body), keyed by the commits it
+ * brought in: a pull request's title often says what its commits do better than they do.
+ */
+export async function pullRequestTexts(repoPath: string, rev: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const log = await runGit(repoPath, ['log', rev, '--merges', `--format=${RECORD}%H${FIELD}%P${FIELD}%B`]);
+  for (const record of log.split(RECORD)) {
+    const [sha, parents, message] = record.split(FIELD);
+    if (!sha || !message) continue;
+    const ps = parents.trim().split(' ');
+    const msg = message.replace(/\r/g, '').trim();
+    const nl = msg.indexOf('\n');
+    const subject = nl < 0 ? msg : msg.slice(0, nl);
+    const body = nl < 0 ? '' : msg.slice(nl + 1);
+    if (ps.length !== 2 || !hasOwnMessage(subject, body)) continue;
+    const merged = (await runGit(repoPath, ['rev-list', '--no-merges', `${ps[0]}..${ps[1]}`])).split('\n').filter(Boolean);
+    if (merged.length === 0 || merged.length > MAX_PULL_REQUEST_COMMITS) continue;
+    const text = msg.slice(0, MAX_PULL_REQUEST_TEXT);
+    for (const c of merged) if (!out.has(c)) out.set(c, text);
+  }
+  return out;
+}
+
+async function isInformativeMerge(repoPath: string, c: GitCommit): Promise<boolean> {
+  if (!hasOwnMessage(c.subject, c.body)) return false;
+  if (c.parents.length !== 2) return true;
+  try {
+    const n = Number((await runGit(repoPath, ['rev-list', '--count', `${c.parents[0]}..${c.parents[1]}`])).trim());
+    return n > 1;
+  } catch {
+    return true;
+  }
 }
 
 function parseRecord(record: string): GitCommit | null {
@@ -114,12 +160,13 @@ export async function* readGitCommits(
   repoPath: string,
   options: { rev?: string; includeMerges?: boolean; signal?: AbortSignal } = {},
 ): AsyncGenerator<GitCommit> {
+  // Merges are read only when they are imported; their diffs repeat the merged commits.
   const args = [
     '-c', 'core.quotepath=off',
     'log', options.rev ?? 'HEAD', '--reverse', '--date-order',
     `--format=${RECORD}%H${FIELD}%P${FIELD}%an${FIELD}%ae${FIELD}%ct${FIELD}%B${END_OF_HEADER}`,
     '-p', '-U1', '--no-color', '--no-ext-diff', '--no-renames',
-    options.includeMerges === false ? '--no-merges' : '--diff-merges=first-parent',
+    options.includeMerges ? '--diff-merges=first-parent' : '--no-merges',
   ];
   const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const onAbort = (): void => {
@@ -137,7 +184,7 @@ export async function* readGitCommits(
       let next = start < 0 ? -1 : buffer.indexOf(RECORD, start + 1);
       while (next >= 0) {
         const c = parseRecord(buffer.slice(start + 1, next));
-        if (c && keep(c, options.includeMerges)) yield c;
+        if (c && (await keep(repoPath, c, options.includeMerges))) yield c;
         start = next;
         next = buffer.indexOf(RECORD, start + 1);
       }
@@ -146,7 +193,7 @@ export async function* readGitCommits(
     if (options.signal?.aborted) return;
     if (buffer.startsWith(RECORD)) {
       const c = parseRecord(buffer.slice(1));
-      if (c && keep(c, options.includeMerges)) yield c;
+      if (c && (await keep(repoPath, c, options.includeMerges))) yield c;
     }
     const code = await exited;
     if (code !== 0) throw new GitImportError(stderr.trim() || `git log exited with ${code}`);
@@ -156,8 +203,9 @@ export async function* readGitCommits(
   }
 }
 
-function keep(c: GitCommit, includeMerges: boolean | undefined): boolean {
-  return c.parents.length < 2 || (includeMerges !== false && isInformativeMerge(c.subject, c.body));
+async function keep(repoPath: string, c: GitCommit, includeMerges: boolean | undefined): Promise<boolean> {
+  if (c.parents.length < 2) return true;
+  return includeMerges === true && (await isInformativeMerge(repoPath, c));
 }
 
 /** Name of the branch checked out in the repository, or null on a detached HEAD. */
@@ -175,14 +223,19 @@ function projectFor(repoPath: string): string {
 }
 
 /** The observation recorded for one commit. */
-export function commitObservation(c: GitCommit, branch: string | null, sessionId: string): ObservationInput {
+export function commitObservation(c: GitCommit, branch: string | null, sessionId: string, pullRequest?: string): ObservationInput {
   const date = new Date(c.committedAtMs).toISOString();
+  let narrative = c.body;
+  if (pullRequest && c.parents.length < 2) {
+    // The pull request's own words, unless they only repeat the commit's subject.
+    const prText = pullRequest.replace(/^Merge pull request #?\d+ from \S+\s*/i, '').trim();
+    if (prText && prText !== c.subject.trim()) narrative = narrative ? `${narrative}\n\nMerged in: ${pullRequest}` : `Merged in: ${pullRequest}`;
+  }
   const input: ObservationInput = {
     type: 'commit',
     title: c.subject || `Commit ${c.sha.slice(0, 7)}`,
     subtitle: `${c.sha.slice(0, 7)} by ${c.authorName} on ${date.slice(0, 10)}`,
-    narrative: c.body,
-    facts: [`Commit ${c.sha} by ${c.authorName} <${c.authorEmail}> at ${date}`],
+    narrative,
     files_modified: c.files,
     commit_sha: c.sha,
     memory_session_id: sessionId,
@@ -191,7 +244,6 @@ export function commitObservation(c: GitCommit, branch: string | null, sessionId
     dedupe_key: `commit:${c.sha}`,
   };
   if (branch) input.branch = branch;
-  if (c.parents.length > 1) input.facts!.push(`Merge of ${c.parents.join(', ')}`);
   return input;
 }
 
@@ -214,6 +266,7 @@ export async function importGitHistory(
   const scope: Scope = options.scope ?? { project: projectFor(repoPath) };
   const known = await existingCommitShas(engine, scope);
   const gap = options.sessionGapMs ?? DEFAULT_SESSION_GAP_MS;
+  const pullRequests = options.includeMerges ? new Map<string, string>() : await pullRequestTexts(repoPath, rev);
 
   let imported = 0;
   let skipped = 0;
@@ -242,7 +295,7 @@ export async function importGitHistory(
     } else {
       known.add(c.sha);
       sessionIds.add(session.id);
-      batch.push(commitObservation(c, branch, session.id));
+      batch.push(commitObservation(c, branch, session.id, pullRequests.get(c.sha)));
       if (batch.length >= BATCH_SIZE) {
         await flush();
         options.onProgress?.(Math.min(done, total), total);

@@ -8,6 +8,8 @@ export interface FileDiff {
   hunkContexts: string[];
   added: string[];
   removed: string[];
+  /** Unchanged lines shown around the changes. */
+  context: string[];
 }
 
 /** Bound on the text kept per commit. */
@@ -42,7 +44,7 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
   for (const line of diff.split('\n')) {
     if (line.startsWith('diff --git ')) {
       const m = / b\/(.*)$/.exec(line);
-      cur = { path: m ? unquote(m[1]) : '', hunkContexts: [], added: [], removed: [] };
+      cur = { path: m ? unquote(m[1]) : '', hunkContexts: [], added: [], removed: [], context: [] };
       files.push(cur);
       lines = 0;
       continue;
@@ -70,6 +72,9 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
     } else if (line.startsWith('-')) {
       lines++;
       cur.removed.push(line.slice(1, 1 + MAX_LINE_CHARS));
+    } else if (line.startsWith(' ')) {
+      lines++;
+      cur.context.push(line.slice(1, 1 + MAX_LINE_CHARS));
     }
   }
   return files.filter((f) => f.path !== '');
@@ -97,7 +102,7 @@ export function identifiersIn(line: string): string[] {
 }
 
 /** Bounded text of what the diff says, in order of how much each part tells a reader. */
-export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS): string {
+export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS, withContext = false): string {
   const kept = files.filter((f) => !isSkippedFile(f.path));
   const seen = new Set<string>();
   const prose: string[] = [];
@@ -136,5 +141,16 @@ export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS
   for (const p of prose) push(p);
   push([...identifiers].join(' ').slice(0, Math.max(0, maxChars - size - 1)));
   for (const c of code) push(c);
+  if (withContext) {
+    for (const f of kept) {
+      for (const raw of f.context) {
+        const line = meaningful(raw);
+        if (line && !seen.has(line)) {
+          seen.add(line);
+          push(line);
+        }
+      }
+    }
+  }
   return parts.join('\n');
 }

@@ -83,11 +83,11 @@ function and(where: string, clause: string): string {
 }
 
 /** The rows among `nodeIds` that pass `where`, keyed by node id. */
-async function readAllowed(cells: Table, nodeIds: string[], where: string): Promise<Map<string, Row>> {
+async function readAllowed(cells: Table, nodeIds: string[], where: string, columns: string[]): Promise<Map<string, Row>> {
   const out = new Map<string, Row>();
   for (let i = 0; i < nodeIds.length; i += ID_BATCH) {
     const ids = nodeIds.slice(i, i + ID_BATCH).map((id) => `'${escapeSqlString(id)}'`);
-    const rows = (await cells.query().where(and(where, `node_id IN (${ids.join(',')})`)).select(CELL_COLUMNS).toArray()) as Row[];
+    const rows = (await cells.query().where(and(where, `node_id IN (${ids.join(',')})`)).select(columns).toArray()) as Row[];
     for (const r of rows) out.set(String(r.node_id), r);
   }
   return out;
@@ -95,6 +95,7 @@ async function readAllowed(cells: Table, nodeIds: string[], where: string): Prom
 
 interface Ranked {
   rows: Row[];
+  scores: number[];
 }
 
 /**
@@ -109,22 +110,35 @@ async function bm25Ranked(
   want: number,
   s: RetrievalSettings,
   allowedIds: { value: Set<string> | null },
+  columns: string[],
 ): Promise<Ranked> {
   const params = { k1: s.k1, b: s.b };
+  const ranked = (scored: Array<{ nodeId: string; score: number }>, rows: Map<string, Row>): Ranked => {
+    const kept = scored.filter((x) => rows.has(x.nodeId)).slice(0, want);
+    return { rows: kept.map((x) => rows.get(x.nodeId)!), scores: kept.map((x) => x.score) };
+  };
   if (!allowedIds.value) {
     const scored = index.search(query, want * 3, params);
-    const rows = await readAllowed(cells, scored.map((x) => x.nodeId), where);
-    const kept = scored.filter((x) => rows.has(x.nodeId));
+    const rows = await readAllowed(cells, scored.map((x) => x.nodeId), where, columns);
     // Enough survived the filter, or every matching document was already looked at.
-    if (kept.length >= want || scored.length < want * 3) return { rows: kept.slice(0, want).map((x) => rows.get(x.nodeId)!) };
+    if (rows.size >= want || scored.length < want * 3) return ranked(scored, rows);
     let all = cells.query().select(['node_id']);
     if (where) all = all.where(where);
     const ids = (await all.toArray()) as Row[];
     allowedIds.value = new Set(ids.map((r) => String(r.node_id)));
   }
   const scored = index.search(query, want, params, allowedIds.value);
-  const rows = await readAllowed(cells, scored.map((x) => x.nodeId), where);
-  return { rows: scored.filter((x) => rows.has(x.nodeId)).map((x) => rows.get(x.nodeId)!) };
+  return ranked(scored, await readAllowed(cells, scored.map((x) => x.nodeId), where, columns));
+}
+
+/** Query terms, plus the store's own abbreviations of them at a lower weight. */
+function queryTerms(index: LexicalIndex, terms: string[], s: RetrievalSettings): Map<string, number> {
+  const q = new Map(terms.map((t) => [t, 1] as [string, number]));
+  if (s.abbrevWeight <= 0) return q;
+  for (const t of terms) {
+    for (const a of index.abbreviationsOf(t, s.abbrevLift, s.abbrevMax)) if (!q.has(a)) q.set(a, s.abbrevWeight);
+  }
+  return q;
 }
 
 /** Pseudo-relevance feedback: the most distinctive terms of the top documents, weighted down. */
@@ -146,34 +160,52 @@ function expandQuery(index: LexicalIndex, query: Map<string, number>, top: Row[]
   return out;
 }
 
-async function lexicalSearch(cells: Table, query: string, where: string, want: number, s: RetrievalSettings): Promise<Row[]> {
+async function lexicalSearch(cells: Table, query: string, where: string, want: number, s: RetrievalSettings, columns: string[]): Promise<Ranked> {
   const terms = prepareQueryText(query);
-  if (!terms) return [];
+  if (!terms) return { rows: [], scores: [] };
   if (s.lexical === 'fts') {
     let q = cells.query().fullTextSearch(terms, { columns: 'search_text' });
     if (where) q = q.where(where);
-    return (await q.select(CELL_COLUMNS).limit(want).toArray()) as Row[];
+    const rows = (await q.select(columns).limit(want).toArray()) as Row[];
+    return { rows, scores: rows.map((r) => num(r._score)) };
   }
-  const index = await lexicalIndexFor(cells);
-  const q = new Map(terms.split(' ').map((t) => [t, 1] as [string, number]));
+  const index = await lexicalIndexFor(cells, s.extraWeight);
+  const q = queryTerms(index, terms.split(' '), s);
   const allowed = { value: null as Set<string> | null };
-  const first = await bm25Ranked(cells, index, q, where, want, s, allowed);
-  if (s.prfDocs <= 0 || first.rows.length === 0) return first.rows;
-  return (await bm25Ranked(cells, index, expandQuery(index, q, first.rows, s), where, want, s, allowed)).rows;
+  const first = await bm25Ranked(cells, index, q, where, want, s, allowed, columns);
+  if (s.prfDocs <= 0 || first.rows.length === 0) return first;
+  return bm25Ranked(cells, index, expandQuery(index, q, first.rows, s), where, want, s, allowed, columns);
 }
 
-async function vectorSearch(ctx: HybridContext, query: string, where: string, limit: number): Promise<Row[]> {
+async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Array | null> {
   const embedder = ctx.embedder;
-  if (!embedder || !query.trim()) return [];
+  if (!embedder || !query.trim()) return null;
   const [vector] = await embedder.embed([query]);
-  if (!vector || vector.length !== embedder.dimension) return [];
+  return vector && vector.length === embedder.dimension ? vector : null;
+}
+
+async function vectorSearch(ctx: HybridContext, vector: Float32Array, where: string, limit: number, columns: string[]): Promise<Row[]> {
   return (await ctx.cells
     .vectorSearch(Array.from(vector))
     .distanceType('dot')
-    .where(and(where, `embed_model = '${escapeSqlString(embedder.name)}'`))
-    .select(CELL_COLUMNS)
+    .where(and(where, `embed_model = '${escapeSqlString(ctx.embedder!.name)}'`))
+    .select(columns)
     .limit(limit)
     .toArray()) as Row[];
+}
+
+function dot(a: Float32Array, b: ArrayLike<number>): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += a[i] * (b[i] ?? 0);
+  return d;
+}
+
+/** Dot similarity of a row to the query, or null when the row has no vector of this model. */
+function similarity(row: Row, vector: Float32Array, model: string): number | null {
+  if (row._distance !== undefined && row._distance !== null) return 1 - num(row._distance);
+  if (row.embed_model !== model || !row.vector) return null;
+  const v = row.vector as ArrayLike<number> & { toArray?: () => ArrayLike<number> };
+  return dot(vector, typeof v.toArray === 'function' ? v.toArray() : v);
 }
 
 export async function hybridSearch(
@@ -186,25 +218,49 @@ export async function hybridSearch(
   if (limit <= 0) return [];
   const s: RetrievalSettings = { ...retrievalSettings(), ...options.settings };
   const candidates = Math.max(options.candidates ?? 50, limit);
-  const [lexRows, vecRows] = await Promise.all([
-    s.lexicalWeight > 0 ? lexicalSearch(ctx.cells, query, where, candidates, s) : Promise.resolve([]),
-    s.vectorWeight > 0 ? vectorSearch(ctx, query, where, candidates) : Promise.resolve([]),
+  const useVectors = s.vectorWeight > 0 && ctx.embedder !== null;
+  // Score fusion needs the vectors of lexical candidates too.
+  const lexColumns = useVectors && s.fusion === 'score' ? [...CELL_COLUMNS, 'embed_model', 'vector'] : CELL_COLUMNS;
+  const [lex, vector] = await Promise.all([
+    s.lexicalWeight > 0 ? lexicalSearch(ctx.cells, query, where, candidates, s, lexColumns) : Promise.resolve({ rows: [], scores: [] }),
+    useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
+  const vecRows = vector ? await vectorSearch(ctx, vector, where, candidates, CELL_COLUMNS) : [];
 
   const fused = new Map<string, { row: Row; score: number }>();
-  const add = (rows: Row[], weight: number): void => {
-    rows.forEach((row, i) => {
-      const id = String(row.node_id);
-      const entry = fused.get(id) ?? { row, score: 0 };
-      entry.score += weight / (RRF_K + i + 1);
-      fused.set(id, entry);
+  let best: number;
+  if (s.fusion === 'score') {
+    const top = lex.scores.length ? Math.max(...lex.scores) : 0;
+    const model = ctx.embedder?.name ?? '';
+    const sims = new Map<string, number | null>();
+    lex.rows.forEach((row, i) => {
+      fused.set(String(row.node_id), { row, score: top > 0 ? (s.lexicalWeight * lex.scores[i]) / top : 0 });
+      if (vector) sims.set(String(row.node_id), similarity(row, vector, model));
     });
-  };
-  add(lexRows, s.lexicalWeight);
-  add(vecRows, s.vectorWeight);
+    for (const row of vecRows) {
+      const id = String(row.node_id);
+      if (!fused.has(id)) fused.set(id, { row, score: 0 });
+      sims.set(id, similarity(row, vector!, model));
+    }
+    // A row not embedded yet gets the mean similarity: neither helped nor hurt by the wait.
+    const known = [...sims.values()].filter((x): x is number => x !== null);
+    const mean = known.length ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+    for (const [id, e] of fused) if (vector) e.score += s.vectorWeight * Math.max(0, sims.get(id) ?? mean);
+    best = s.lexicalWeight * (top > 0 ? 1 : 0) + (vector ? s.vectorWeight : 0);
+  } else {
+    const add = (rows: Row[], weight: number): void => {
+      rows.forEach((row, i) => {
+        const id = String(row.node_id);
+        const entry = fused.get(id) ?? { row, score: 0 };
+        entry.score += weight / (RRF_K + i + 1);
+        fused.set(id, entry);
+      });
+    };
+    add(lex.rows, s.lexicalWeight);
+    add(vecRows, s.vectorWeight);
+    best = ((lex.rows.length ? s.lexicalWeight : 0) + (vecRows.length ? s.vectorWeight : 0)) / (RRF_K + 1);
+  }
 
-  // Normalised so that a document ranked first in every list scores 1.
-  const best = ((lexRows.length ? s.lexicalWeight : 0) + (vecRows.length ? s.vectorWeight : 0)) / (RRF_K + 1);
   return [...fused.values()]
     .sort((a, b) => b.score - a.score)
     .slice(0, limit)

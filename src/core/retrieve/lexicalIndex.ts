@@ -6,6 +6,7 @@
 // is exactly the state of a store that is being written to.
 
 import type { Table } from '@lancedb/lancedb';
+import { EXTRA_MARK } from './textPrep';
 
 export interface Bm25Params {
   k1: number;
@@ -30,6 +31,12 @@ export class LexicalIndex {
   private totalLength = 0;
   private liveDocs = 0;
   private deadDocs = 0;
+  /** Short alphabetic terms by first letter: the candidates for abbreviations. */
+  private readonly shortTerms = new Map<string, Set<string>>();
+  private readonly abbrevCache = new Map<string, string[]>();
+
+  /** @param extraWeight weight of the terms after EXTRA_MARK (a commit's diff text). */
+  constructor(readonly extraWeight = 1) {}
 
   get size(): number {
     return this.liveDocs;
@@ -53,10 +60,15 @@ export class LexicalIndex {
     const doc = this.nodeIds.length;
     const tf = new Map<string, number>();
     let len = 0;
+    let weight = 1;
     for (const term of searchText.split(' ')) {
       if (!term) continue;
-      tf.set(term, (tf.get(term) ?? 0) + 1);
-      len++;
+      if (term === EXTRA_MARK) {
+        weight = this.extraWeight;
+        continue;
+      }
+      tf.set(term, (tf.get(term) ?? 0) + weight);
+      len += weight;
     }
     this.nodeIds.push(nodeId);
     this.lengths.push(len);
@@ -71,8 +83,18 @@ export class LexicalIndex {
       }
       p.docs.push(doc);
       p.tfs.push(n);
-      this.dfs.set(term, (this.dfs.get(term) ?? 0) + 1);
+      const df = (this.dfs.get(term) ?? 0) + 1;
+      this.dfs.set(term, df);
+      if (df === 1 && term.length >= 3 && term.length <= 5 && /^[a-z]+$/.test(term)) {
+        let bucket = this.shortTerms.get(term[0]);
+        if (!bucket) {
+          bucket = new Set();
+          this.shortTerms.set(term[0], bucket);
+        }
+        bucket.add(term);
+      }
     }
+    if (this.abbrevCache.size > 0) this.abbrevCache.clear();
     this.totalLength += len;
     this.liveDocs++;
   }
@@ -102,6 +124,42 @@ export class LexicalIndex {
   /** Terms of the index vocabulary (for expansion from the store's own words). */
   vocabulary(): IterableIterator<string> {
     return this.dfs.keys();
+  }
+
+  /** Documents (live) that contain both terms, relative to chance: P(a | b) / P(a). */
+  lift(a: string, b: string): number {
+    const pa = this.postings.get(a);
+    const pb = this.postings.get(b);
+    const dfa = this.df(a);
+    const dfb = this.df(b);
+    if (!pa || !pb || dfa === 0 || dfb === 0) return 0;
+    const [small, large] = pa.docs.length <= pb.docs.length ? [pa, pb] : [pb, pa];
+    const inLarge = new Set(large.docs);
+    let both = 0;
+    for (const d of small.docs) if (this.alive[d] && inLarge.has(d)) both++;
+    return both / dfb / (dfa / this.liveDocs);
+  }
+
+  /**
+   * Short forms of `term` that the indexed text uses (environ -> env, packag -> pkg, command ->
+   * cmd): a 3-5 letter prefix, or the first letter plus a subsequence of its consonants, that
+   * co-occurs with the term at least `minLift` times more often than chance. The most used first.
+   */
+  abbreviationsOf(term: string, minLift: number, max: number): string[] {
+    const key = `${term} ${minLift} ${max}`;
+    const cached = this.abbrevCache.get(key);
+    if (cached) return cached;
+    const out: Array<[string, number]> = [];
+    if (/^[a-z]+$/.test(term) && term.length >= 5) {
+      for (const v of this.shortTerms.get(term[0]) ?? []) {
+        if (v === term || this.df(v) === 0 || !isAbbreviation(v, term)) continue;
+        if (this.lift(v, term) < minLift) continue;
+        out.push([v, this.df(v)]);
+      }
+    }
+    const result = out.sort((a, b) => b[1] - a[1]).slice(0, max).map((x) => x[0]);
+    this.abbrevCache.set(key, result);
+    return result;
   }
 
   /** Distinct terms of an indexed document. */
@@ -155,11 +213,29 @@ export class LexicalIndex {
   }
 }
 
+function consonantSkeleton(word: string): string {
+  return word[0] + word.slice(1).replace(/[aeiou]/g, '');
+}
+
+function isSubsequence(short: string, long: string): boolean {
+  let i = 0;
+  for (const ch of long) if (ch === short[i]) i++;
+  return i === short.length;
+}
+
+/** `short` can abbreviate `long`: a prefix, or first letter plus consonants in order (pkg, cfg). */
+export function isAbbreviation(short: string, long: string): boolean {
+  if (short.length < 3 || short.length > 5 || long.length < short.length + 2 || short[0] !== long[0]) return false;
+  if (long.startsWith(short)) return true;
+  return /^[^aeiou]+$/.test(short.slice(1)) && isSubsequence(short, consonantSkeleton(long));
+}
+
 interface IndexState {
   index: LexicalIndex;
   version: number;
   refreshing: Promise<void> | null;
   fullBuildAt: number;
+  extraWeight: number;
 }
 
 // Rows rewritten in place (same node id, new text) are only picked up by a full rebuild.
@@ -179,8 +255,8 @@ async function readSearchText(table: Table, nodeIds: string[]): Promise<Array<{ 
 }
 
 async function refresh(state: IndexState, table: Table, version: number): Promise<void> {
-  if (state.index.size === 0 || state.index.deadShare > 0.25) {
-    const index = new LexicalIndex();
+  if (state.index.size === 0 || state.index.deadShare > 0.25 || state.index.extraWeight !== state.extraWeight) {
+    const index = new LexicalIndex(state.extraWeight);
     const rows = (await table.query().select(['node_id', 'search_text']).toArray()) as Array<Record<string, unknown>>;
     for (const r of rows) index.add(String(r.node_id), String(r.search_text ?? ''));
     state.index = index;
@@ -198,7 +274,7 @@ async function refresh(state: IndexState, table: Table, version: number): Promis
   state.version = version;
   if (Date.now() - state.fullBuildAt > FULL_REBUILD_MS) {
     // In the background: the incremental index serves until the rebuilt one is ready.
-    const rebuilt: IndexState = { index: new LexicalIndex(), version: -1, refreshing: null, fullBuildAt: 0 };
+    const rebuilt: IndexState = { index: new LexicalIndex(state.extraWeight), version: -1, refreshing: null, fullBuildAt: 0, extraWeight: state.extraWeight };
     state.fullBuildAt = Date.now();
     refresh(rebuilt, table, version).then(
       () => {
@@ -210,11 +286,15 @@ async function refresh(state: IndexState, table: Table, version: number): Promis
 }
 
 /** The index of a cells table, brought up to the table's current version. */
-export async function lexicalIndexFor(table: Table): Promise<LexicalIndex> {
+export async function lexicalIndexFor(table: Table, extraWeight = 1): Promise<LexicalIndex> {
   let state = states.get(table);
   if (!state) {
-    state = { index: new LexicalIndex(), version: -1, refreshing: null, fullBuildAt: 0 };
+    state = { index: new LexicalIndex(extraWeight), version: -1, refreshing: null, fullBuildAt: 0, extraWeight };
     states.set(table, state);
+  }
+  if (state.extraWeight !== extraWeight) {
+    state.extraWeight = extraWeight;
+    state.version = -1;
   }
   const version = await table.version();
   while (state.version < version) {

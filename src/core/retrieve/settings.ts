@@ -11,7 +11,21 @@ export interface RetrievalSettings {
   prfDocs: number;
   prfTerms: number;
   prfWeight: number;
-  /** Fusion weights of the lexical and the vector lists. */
+  /**
+   * Abbreviations from the store's own vocabulary: a query word also matches the short forms
+   * the code uses for it (environment ~ env, package ~ pkg), when the two co-occur in the store
+   * at least `abbrevLift` times more often than chance. Weight 0 turns it off.
+   */
+  abbrevWeight: number;
+  abbrevLift: number;
+  abbrevMax: number;
+  /** BM25 weight of the extra section (a commit's diff text) relative to the message. */
+  extraWeight: number;
+  /**
+   * Fusion. 'score': BM25 scaled to [0, 1] by the best hit, plus vectorWeight times the dot
+   * similarity; 'rrf': weighted reciprocal rank of the two lists.
+   */
+  fusion: 'score' | 'rrf';
   lexicalWeight: number;
   vectorWeight: number;
   // Index text (applied when a cell is written).
@@ -31,8 +45,13 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   prfDocs: 0,
   prfTerms: 10,
   prfWeight: 0.3,
+  abbrevWeight: 0.5,
+  abbrevLift: 2,
+  abbrevMax: 2,
+  extraWeight: 0.5,
+  fusion: 'score',
   lexicalWeight: 1,
-  vectorWeight: 0.5,
+  vectorWeight: 0.3,
   splitIdentifiers: true,
   stem: true,
   stopWords: true,

@@ -102,8 +102,15 @@ function repeat(terms: string[], times: number): string[] {
 }
 
 /**
+ * Separates the extra section (what a diff says) in search_text, so that BM25 can weigh it
+ * below the message. Punctuation, so LanceDB's own tokenizer ignores it.
+ */
+export const EXTRA_MARK = '|';
+
+/**
  * The search_text of a cell: title, paths, text and extra (e.g. what a commit's diff says),
- * as prepared terms. Field weights are applied by repetition because BM25 sees one column.
+ * as prepared terms. Title and paths are weighted by repetition; the extra section follows
+ * EXTRA_MARK.
  */
 export function prepareIndexText(parts: { title: string; text: string; files?: string[]; extra?: string }): string {
   const s = retrievalSettings();
@@ -111,7 +118,8 @@ export function prepareIndexText(parts: { title: string; text: string; files?: s
   const text = tokenize(parts.text ?? '', s);
   const files = pathTerms(parts.files ?? [], s);
   const extra = s.diffText ? tokenize(parts.extra ?? '', s) : [];
-  const all = [...repeat(title, s.titleRepeat), ...repeat(files, s.pathRepeat), ...text, ...extra];
+  const all = [...repeat(title, s.titleRepeat), ...repeat(files, s.pathRepeat), ...text];
+  if (extra.length > 0) all.push(EXTRA_MARK, ...extra);
   let joined = all.join(' ');
   if (joined.length > MAX_INDEX_CHARS) {
     joined = joined.slice(0, MAX_INDEX_CHARS);
