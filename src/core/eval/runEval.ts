@@ -8,8 +8,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MemoryEngineApi } from '../api';
 import type { Embedder } from '../embed/embedder';
+import { createEmbedder } from '../embed/factory';
 import type { EmbedderConfig } from '../embed/factory';
+import { VectorBackfill } from '../embed/backfill';
+import { WorkerEmbedder } from '../embed/workerEmbedder';
 import { importGitHistory } from '../capture/gitImport';
+import { MemoryEngine } from '../engine';
+import { recall } from '../tools/recall';
+import { recallContext } from '../tools/recallContext';
+import { TABLES } from '../store/schema';
+import { retrieveMemory } from '../tools/retrieveMemory';
 import type { Scope } from '../model/records';
 import type { ToolContext } from '../tools/types';
 import { firstGoldRank, latencyMetrics, rankMetrics, uniqueInOrder } from './metrics';
@@ -74,33 +82,42 @@ export interface EvalReport {
 async function makeEmbedder(kind: EvalOptions['embedder'], worker: boolean): Promise<Embedder | 'none'> {
   if (kind === 'none') return 'none';
   const config: EmbedderConfig = kind === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
-  if (worker) {
-    const { WorkerEmbedder } = await import('../embed/workerEmbedder');
-    return WorkerEmbedder.start(config);
-  }
-  const { createEmbedder } = await import('../embed/factory');
-  return createEmbedder(config);
+  return worker ? WorkerEmbedder.start(config) : createEmbedder(config);
 }
 
-/** Waits until the background queue has embedded every cell, or gives up after the timeout. */
-async function waitForVectors(engine: MemoryEngineApi, scope: Scope, timeoutMs: number, log: (m: string) => void): Promise<{ cells: number; withVectors: number }> {
+/**
+ * Waits until the engine's background embedding has embedded every cell. An engine that does
+ * not embed in the background gets a backfill run here, so vectors are measured either way.
+ */
+async function waitForVectors(engine: MemoryEngine, scope: Scope, timeoutMs: number, log: (m: string) => void): Promise<{ cells: number; withVectors: number }> {
   const started = Date.now();
   let last = -1;
   let lastChange = Date.now();
-  for (;;) {
-    const s = await engine.stats(scope);
-    if (s.embedder.name === 'none' || s.cells_with_vectors >= s.cells) return { cells: s.cells, withVectors: s.cells_with_vectors };
-    if (s.cells_with_vectors !== last) {
-      last = s.cells_with_vectors;
-      lastChange = Date.now();
-      log(`embedding: ${s.cells_with_vectors}/${s.cells} cells`);
+  let own: VectorBackfill | null = null;
+  try {
+    for (;;) {
+      const s = await engine.stats(scope);
+      if (s.embedder.name === 'none' || !engine.embedder || s.cells_with_vectors >= s.cells) return { cells: s.cells, withVectors: s.cells_with_vectors };
+      if (s.cells_with_vectors !== last) {
+        last = s.cells_with_vectors;
+        lastChange = Date.now();
+        log(`embedding: ${s.cells_with_vectors}/${s.cells} cells`);
+      }
+      if (!own && Date.now() - lastChange > 5_000) {
+        log('no background embedding seen; embedding the cells here');
+        own = new VectorBackfill({ cells: () => engine.store.table(TABLES.cells), embedder: engine.embedder, onError: (e) => log(`embedding failed: ${e.message}`) });
+        own.kick();
+        lastChange = Date.now();
+      }
+      // No progress for a long while means nothing is embedding: measure what is there.
+      if (Date.now() - started > timeoutMs || Date.now() - lastChange > 120_000) {
+        log(`embedding incomplete (${s.cells_with_vectors}/${s.cells}); asking the questions anyway`);
+        return { cells: s.cells, withVectors: s.cells_with_vectors };
+      }
+      await new Promise((r) => setTimeout(r, 500));
     }
-    // No progress for a long while means nothing is embedding: measure what is there.
-    if (Date.now() - started > timeoutMs || Date.now() - lastChange > 120_000) {
-      log(`embedding incomplete (${s.cells_with_vectors}/${s.cells}); asking the questions anyway`);
-      return { cells: s.cells, withVectors: s.cells_with_vectors };
-    }
-    await new Promise((r) => setTimeout(r, 1000));
+  } finally {
+    await own?.stop();
   }
 }
 
@@ -123,12 +140,7 @@ async function shasOfObservations(engine: MemoryEngineApi, scope: Scope, sourceP
 
 type Asker = (question: string) => Promise<{ ms: number; shas: string[] }>;
 
-async function toolAskers(ctx: ToolContext, k: number): Promise<Record<EvalTool, Asker>> {
-  const [{ recall }, { recallContext }, { retrieveMemory }] = await Promise.all([
-    import('../tools/recall'),
-    import('../tools/recallContext'),
-    import('../tools/retrieveMemory'),
-  ]);
+function toolAskers(ctx: ToolContext, k: number): Record<EvalTool, Asker> {
   const { engine, scope } = ctx;
   return {
     async recall(question) {
@@ -164,8 +176,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const storeDir = options.storeDir ?? mkdtempSync(path.join(os.tmpdir(), 'code-memory-eval-'));
   const embedderKind = options.embedder ?? 'use-lite';
   const embedder = await makeEmbedder(embedderKind, options.embedderWorker ?? true);
-  const { MemoryEngine } = await import('../engine');
-  const engine: MemoryEngineApi = await MemoryEngine.open({ storeUri: storeDir, embedder, logger: (m: string) => log(m) });
+  const engine = await MemoryEngine.open({ storeUri: storeDir, embedder, logger: (m: string) => log(m) });
   const scope: Scope = { project: 'eval' };
   try {
     const t0 = Date.now();
@@ -188,7 +199,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     const embedSeconds = (Date.now() - t1) / 1000;
 
     const ctx: ToolContext = { engine, scope, transportSessionId: 'eval' };
-    const askers = await toolAskers(ctx, k);
+    const askers = toolAskers(ctx, k);
     const perQuestion: QuestionResult[] = questions.map((q) => ({
       id: q.id,
       kind: q.kind ?? null,

@@ -189,7 +189,7 @@ async function vectorSearch(ctx: HybridContext, vector: Float32Array, where: str
     .vectorSearch(Array.from(vector))
     .distanceType('dot')
     .where(and(where, `embed_model = '${escapeSqlString(ctx.embedder!.name)}'`))
-    .select(columns)
+    .select([...columns, '_distance'])
     .limit(limit)
     .toArray()) as Row[];
 }

@@ -59,7 +59,8 @@ export function tokenize(text: string, s: TextSettings = retrievalSettings()): s
   const runs = text.match(/[A-Za-z0-9_$]+(?:[-.][A-Za-z0-9_$]+)*/g) ?? [];
   for (const run of runs) {
     for (const raw of run.split(/[.$]+/)) {
-      if (!raw) continue;
+      // Commit hashes and other long hex runs name nothing a question would use.
+      if (!raw || (raw.length >= 7 && /^[0-9a-f]+$/i.test(raw) && /[0-9]/.test(raw) && /[a-f]/i.test(raw))) continue;
       if (!s.splitIdentifiers) {
         for (const p of raw.toLowerCase().split(/[^a-z0-9]+/)) {
           const t = normalise(p, s);

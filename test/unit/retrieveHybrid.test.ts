@@ -1,0 +1,126 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ObservationInput } from '../../src/core/api';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { MemoryEngine } from '../../src/core/engine';
+import { LexicalIndex, isAbbreviation } from '../../src/core/retrieve/lexicalIndex';
+import { prepareIndexText } from '../../src/core/retrieve/textPrep';
+
+describe('retrieval', () => {
+  describe('LexicalIndex', () => {
+    it('ranks by BM25 and forgets removed documents', () => {
+      const index = new LexicalIndex();
+      index.add('a', prepareIndexText({ title: 'parse numbers', text: 'numeric conversion of values' }));
+      index.add('b', prepareIndexText({ title: 'help output', text: 'wrap the help text' }));
+      index.add('c', prepareIndexText({ title: 'numbers everywhere', text: 'number number number' }));
+      const q = new Map([['number', 1]]);
+      assert.deepEqual(index.search(q, 10).map((h) => h.nodeId), ['c', 'a']);
+      index.remove('c');
+      assert.deepEqual(index.search(q, 10).map((h) => h.nodeId), ['a']);
+      assert.equal(index.df('number'), 1);
+    });
+
+    it('weighs the extra section below the message', () => {
+      const index = new LexicalIndex(0.5);
+      index.add('message', prepareIndexText({ title: 'x', text: 'completion script' }));
+      index.add('diff', prepareIndexText({ title: 'x', text: '', extra: 'completion script' }));
+      assert.equal(index.search(new Map([['complet', 1]]), 2)[0].nodeId, 'message');
+    });
+
+    it('finds the abbreviations the store uses for a query word, only when they co-occur', () => {
+      const index = new LexicalIndex();
+      for (let i = 0; i < 4; i++) index.add(`env${i}`, prepareIndexText({ title: 'read environment variables', text: 'process.env lookup' }));
+      for (let i = 0; i < 20; i++) index.add(`other${i}`, prepareIndexText({ title: `unrelated change ${i}`, text: 'start the parser' }));
+      index.add('str', prepareIndexText({ title: 'str helper', text: '' }));
+      assert.deepEqual(index.abbreviationsOf('environ', 2, 2), ['env']);
+      assert.deepEqual(index.abbreviationsOf('start', 2, 2), []);
+    });
+
+    it('isAbbreviation accepts prefixes and consonant skeletons', () => {
+      assert.ok(isAbbreviation('env', 'environ'));
+      assert.ok(isAbbreviation('pkg', 'packag'));
+      assert.ok(isAbbreviation('cfg', 'configur'));
+      assert.ok(isAbbreviation('cmd', 'command'));
+      assert.ok(!isAbbreviation('cmd', 'config'));
+      assert.ok(!isAbbreviation('ab', 'absent'));
+      assert.ok(!isAbbreviation('env', 'env'));
+      assert.ok(!isAbbreviation('en', 'environ'));
+    });
+  });
+
+  describe('hybrid search through the engine', () => {
+    let dir: string;
+    let engine: MemoryEngine;
+    const scope = { project: 'alpha' };
+    const other = { project: 'beta' };
+    const obs = (title: string, narrative: string, extra = '', files: string[] = []): ObservationInput => ({
+      type: 'commit',
+      title,
+      narrative,
+      search_extra: extra,
+      files_modified: files,
+    });
+
+    beforeEach(async () => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'code-memory-retrieve-'));
+      engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder() });
+    });
+
+    afterEach(async () => {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('finds camelCase identifiers by their words, stems and ranks the best match first', async () => {
+      await engine.observe(
+        [
+          obs('Tidy the README', 'Spelling fixes', '', ['README.md']),
+          obs('Handle empty input', 'Guard the reader', 'function readStdinSync () {\n+ if (!buffer.length) return ""', ['lib/stdin.js']),
+          obs('Coerce values', 'Numbers parse to numbers', 'coerceNumber(value)', ['lib/coerce.js']),
+        ],
+        scope,
+      );
+      const hits = await engine.search('reading stdin synchronously', { scope, limit: 3 });
+      assert.equal(hits[0].cell.title, 'Handle empty input');
+      assert.ok(hits[0].score > 0 && hits[0].score <= 1);
+      for (let i = 1; i < hits.length; i++) assert.ok(hits[i - 1].distance <= hits[i].distance, 'distance follows the ranking');
+    });
+
+    it('sees rows written after the first search, and stops returning forgotten ones', async () => {
+      const [first] = await engine.observe([obs('Add completion script', 'bash completion')], scope);
+      assert.equal((await engine.search('completion', { scope, limit: 5 })).length, 1);
+      await engine.observe([obs('Zsh completion', 'completion for zsh')], scope);
+      const both = await engine.search('completion', { scope, limit: 5 });
+      assert.equal(both.length, 2);
+      await engine.forget({ kind: 'observation', ids: [first.id] }, scope);
+      const after = await engine.search('completion', { scope, limit: 5 });
+      assert.deepEqual(after.map((h) => h.cell.title), ['Zsh completion']);
+    });
+
+    it('never returns another project\'s cells, even when they match better', async () => {
+      const noise = Array.from({ length: 60 }, (_, i) => obs(`wrap help text ${i}`, 'wrap wrap wrap help text columns'));
+      await engine.observe(noise, other);
+      await engine.observe([obs('Wrap long lines', 'help text wraps at the terminal width')], scope);
+      const hits = await engine.search('wrap help text', { scope, limit: 10 });
+      assert.equal(hits.length, 1);
+      assert.equal(hits[0].cell.project, 'alpha');
+    });
+
+    it('matches the short form the code uses for a word of the question', async () => {
+      const notes = Array.from({ length: 10 }, (_, i) => obs(`Unrelated change ${i}`, 'touch the parser'));
+      await engine.observe(
+        [
+          ...notes,
+          obs('Read env defaults', 'Options fall back to prefixed env vars', 'process.env.PREFIX_NAME'),
+          obs('Document the environment variables', 'The environment sets defaults; see process.env', ''),
+          obs('Print config', 'Show the env', 'console.log(process.env)'),
+        ],
+        scope,
+      );
+      const hits = await engine.search('defaults from the environment', { scope, limit: 3 });
+      assert.ok(hits.some((h) => h.cell.title === 'Read env defaults'), hits.map((h) => h.cell.title).join(', '));
+    });
+  });
+});
