@@ -21,6 +21,8 @@ export interface GitImportOptions {
    * imported; a pull request's message is kept with the commits it brought in instead.
    */
   includeMerges?: boolean;
+  /** Keep pull-request merge messages with the commits they merged (default true). */
+  pullRequestText?: boolean;
   /** A new session starts after this much time between one author's commits. */
   sessionGapMs?: number;
 }
@@ -266,7 +268,7 @@ export async function importGitHistory(
   const scope: Scope = options.scope ?? { project: projectFor(repoPath) };
   const known = await existingCommitShas(engine, scope);
   const gap = options.sessionGapMs ?? DEFAULT_SESSION_GAP_MS;
-  const pullRequests = options.includeMerges ? new Map<string, string>() : await pullRequestTexts(repoPath, rev);
+  const pullRequests = options.includeMerges || options.pullRequestText === false ? new Map<string, string>() : await pullRequestTexts(repoPath, rev);
 
   let imported = 0;
   let skipped = 0;

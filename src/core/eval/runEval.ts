@@ -43,6 +43,8 @@ export interface EvalOptions {
   /** Answers scored per question (default 10). */
   k?: number;
   includeMerges?: boolean;
+  /** Keep pull-request messages with their commits (default true). */
+  pullRequestText?: boolean;
   /** Store folder; a fresh temporary one (removed afterwards) by default. */
   storeDir?: string;
   /** Longest wait for background embedding before questions are asked (default 30 min). */
@@ -185,6 +187,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       scope,
       rev: options.rev,
       includeMerges: options.includeMerges,
+      pullRequestText: options.pullRequestText,
       onProgress: (done, total) => {
         if (Date.now() - lastLog > 2000 || done === total) {
           lastLog = Date.now();
