@@ -52,7 +52,8 @@ export async function run(): Promise<void> {
   const suites = findSuites(__dirname);
   if (suites.length === 0) throw new Error(`No host suites (*.test.js) found under ${__dirname}; run the build first.`);
   for (const file of suites) mocha.addFile(file);
-  const restore = markConsole();
+  // Only the code-server runner needs the prefix; desktop runs print straight to the terminal.
+  const restore = process.env.CODE_MEMORY_HOST_MARK === '1' ? markConsole() : () => {};
   let failures: number;
   try {
     failures = await new Promise<number>((resolve) => mocha.run(resolve));

@@ -16,7 +16,7 @@ const verbose = Boolean(process.env.CODE_MEMORY_HOST_VERBOSE);
 const marker = '\u2063[host-test] ';
 const workbenchLog = [];
 // Offline chatter from built-in features (GitHub auth, chat models): harmless, hides real errors.
-const noise = /\[(AgentHost|ChatModelSelection|GitHub|Copilot)[^\]]*\]|api\.github\.com|open-vsx/i;
+const noise = /\[(AgentHost|AccountPolicyGate|ChatModelSelection|GitHub|Copilot)[^\]]*\]|api\.github\.com|open-vsx|authentication provider|Gallery|^\s+at .*\/static\/out\/vs\//i;
 
 function fail(message) {
   console.error(`\nHOST TESTS FAILED: ${message}`);
@@ -61,7 +61,7 @@ async function main() {
       workspace,
       prefix: 'code-memory-host',
       // The extension must never touch the user's real store during tests.
-      env: { CODE_MEMORY_STORE: path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '' },
+      env: { CODE_MEMORY_STORE: path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '', CODE_MEMORY_HOST_MARK: '1' },
       log: verbose ? (line) => console.error(line) : undefined,
     });
     console.log(`host: code-server ready on ${server.origin} (${Date.now() - started} ms)`);
@@ -89,12 +89,12 @@ async function main() {
     clearTimeout(timer);
     if (result.error) {
       throw new HostError(
-        `${result.error}.\nLast workbench log lines:\n${workbenchLog.slice(-30).join('\n')}\nLast code-server output:\n${server.output().slice(-4000)}`,
+        `${result.error}.\nLast workbench log lines:\n${workbenchLog.slice(-15).join('\n')}\nLast code-server output:\n${server.output().slice(-4000)}`,
       );
     }
     console.log(`host: extension host exited with code ${result.code} after ${Date.now() - started} ms`);
     if (result.code !== 0) {
-      if (!verbose) console.error(`Last workbench log lines:\n${workbenchLog.slice(-30).join('\n')}`);
+      if (!verbose) console.error(`Last workbench log lines:\n${workbenchLog.slice(-15).join('\n')}`);
       fail(`the extension host reported exit code ${result.code}`);
     }
   } finally {
