@@ -76,8 +76,7 @@ function normaliseTitle(title: string): string {
   return title
     .toLowerCase()
     .replace(/\b[0-9a-f]{7,40}\b/g, '#')
-    .replace(/\d+/g, '#')
-    .replace(/[^a-z#]+/g, ' ')
+    .replace(/[^a-z0-9#]+/g, ' ')
     .trim();
 }
 
@@ -371,8 +370,8 @@ export class MemoryEngine implements MemoryEngineApi {
     });
     for (const [dup, first] of foldInto) results[dup] = results[first];
 
-    await this.store.add(TABLES.observations, obsRows);
-    await this.store.add(TABLES.cells, cellRows);
+    await this.store.add(TABLES.observations, obsRows, 'id');
+    await this.store.add(TABLES.cells, cellRows, 'node_id');
     if (bumps.size > 0) {
       const rows = [...bumps.values()].map(({ row, add, facts }) => {
         const merged = [...new Set([...(JSON.parse(String(row.facts ?? '[]')) as string[]), ...facts])];

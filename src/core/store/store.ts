@@ -25,7 +25,7 @@ export interface StoreOpenOptions {
   logger?: (message: string) => void;
 }
 
-const CONFLICT = /conflict|retryable|concurrent|commit|Too many concurrent writers/i;
+const CONFLICT = /conflict|retryable|too many concurrent writers/i;
 
 export function isCommitConflict(e: unknown): boolean {
   return CONFLICT.test(String((e as Error)?.message ?? e));
@@ -42,6 +42,7 @@ export async function retryConflicts<T>(fn: () => Promise<T>, attempts = 8): Pro
     try {
       return await fn();
     } catch (e) {
+      if (process.env.CM_DEBUG_RETRY) process.stderr.write(`retry ${i}: ${String((e as Error).message).slice(0, 300)}\n`);
       if (i + 1 >= attempts || !isCommitConflict(e)) throw e;
       await sleep(delay + Math.random() * delay);
       delay = Math.min(delay * 2, 2000);
@@ -126,10 +127,17 @@ export class Store {
   }
 
   /** One Arrow-batched append; retried on commit conflicts (appends never lose rows). */
-  async add(name: TableName, rows: Row[]): Promise<void> {
+  async add(name: TableName, rows: Row[], key?: string): Promise<void> {
     if (rows.length === 0) return;
     const data = rowsToArrow(this.schemaOf(name), rows);
-    await retryConflicts(() => this.table(name).add(data));
+    let failedOnce = false;
+    await retryConflicts(() => {
+      // After a failed attempt we cannot know whether it committed: retry as an insert of the
+      // rows whose key is not stored yet, so a retry never duplicates.
+      if (failedOnce && key) return this.table(name).mergeInsert(key).whenNotMatchedInsertAll().execute(data);
+      failedOnce = true;
+      return this.table(name).add(data);
+    });
   }
 
   async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<void> {

@@ -1,0 +1,86 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { MemoryEngine } from '../../src/core/engine';
+import { rowsToArrow } from '../../src/core/store/arrowRows';
+import { StoreVersionError } from '../../src/core/store/migrations';
+import { SCHEMA_VERSION, cellsSchema, memoriesSchema, metaSchema, observationsSchemaV1, sessionSummariesSchema } from '../../src/core/store/schema';
+import { prepareIndexText } from '../../src/core/retrieve/textPrep';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+/** A store as schema v1 wrote it: no dedupe/fingerprint columns, no graph or prompt tables. */
+async function writeV1Store(dir: string): Promise<void> {
+  const db = await lancedb.connect(dir);
+  await db.createTable('meta', rowsToArrow(metaSchema(), [{ key: 'schema_version', value: '1' }]));
+  const now = Date.now();
+  const obs = {
+    id: 7, memory_session_id: 's-old', content_session_id: null, project: 'legacy/app', type: 'edit',
+    title: 'Old capybara refactor', subtitle: null, narrative: 'Moved the capybara parser.', facts: null, concepts: null,
+    files_read: null, files_modified: '["src/capybara.ts"]', commit_sha: null, branch: 'main', status: 'active',
+    created_at: new Date(now).toISOString(), created_at_epoch: now, last_accessed_epoch: null, discovery_tokens: 5,
+    compressed_sources: null, search_extra: null,
+  };
+  await db.createTable('observations', rowsToArrow(observationsSchemaV1(), [obs]));
+  await db.createTable('cells', rowsToArrow(cellsSchema(16), [{
+    node_id: '0b6f5a4e-8a55-4d0c-9d1e-8f3a1c2b3d4e', layer: 'L0', source_kind: 'observation', source_id: 7, project: 'legacy/app',
+    branch: 'main', type: 'edit', title: obs.title, text: obs.narrative, search_text: prepareIndexText({ title: obs.title, text: obs.narrative, files: ['src/capybara.ts'] }),
+    files: obs.files_modified, commit_sha: null, session_id: 's-old', created_at_epoch: now, last_accessed_epoch: null, access_count: 0,
+    status: 'active', embed_model: '', vector: new Float32Array(16),
+  }]));
+  await db.createEmptyTable('session_summaries', sessionSummariesSchema());
+  await db.createEmptyTable('memories', memoriesSchema());
+  db.close();
+}
+
+describe('store: schema versions', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-migrate-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('upgrades a v1 store on open and keeps its records', async () => {
+    await writeV1Store(dir);
+    const log: string[] = [];
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => log.push(m) });
+    try {
+      assert.ok(log.some((l) => /v1 -> v2/.test(l)), log.join('\n'));
+      assert.equal(await engine.store.getMeta('schema_version'), String(SCHEMA_VERSION));
+      const fields = (await engine.store.table('observations').schema()).fields.map((f) => f.name);
+      for (const f of ['dedupe_key', 'fingerprint', 'occurrences', 'updated_at_epoch']) assert.ok(fields.includes(f), f);
+      const [old] = await engine.getObservations([7], { project: 'legacy/app' });
+      assert.equal(old.title, 'Old capybara refactor');
+      assert.equal((await engine.search('capybara', { scope: { project: 'legacy/app' } }))[0].cell.source_id, 7);
+      // New writes use the new columns and never reuse an old id.
+      const [fresh] = await engine.observe([{ type: 'commit', title: 'New capybara commit', dedupe_key: 'commit:1' }], { project: 'legacy/app' });
+      assert.ok(fresh.id > 7);
+      const again = await engine.observe([{ type: 'commit', title: 'New capybara commit', dedupe_key: 'commit:1' }], { project: 'legacy/app' });
+      assert.equal(again[0].id, fresh.id);
+      assert.equal((await engine.entities({ project: 'legacy/app' }, ['branch:main'])).entities.length, 0);
+    } finally {
+      await engine.close();
+    }
+    // Opening again is a no-op upgrade.
+    const reopened = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    assert.equal((await reopened.stats(null)).observations, 2);
+    await reopened.close();
+  });
+
+  it('refuses a store from a newer version with a clear message and leaves it alone', async () => {
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    await engine.observe([{ type: 'note', title: 'kept' }], { project: 'p' });
+    await engine.store.setMeta({ schema_version: String(SCHEMA_VERSION + 5) });
+    await engine.close();
+    await assert.rejects(
+      MemoryEngine.open({ storeUri: dir, embedder: 'none' }),
+      (e: unknown) => e instanceof StoreVersionError && /schema version 7/.test(e.message) && /Update Code Memory/.test(e.message),
+    );
+    const db = await lancedb.connect(dir);
+    const meta = await (await db.openTable('meta')).query().where("key = 'schema_version'").toArray();
+    assert.equal(meta[0].value, String(SCHEMA_VERSION + 5));
+    db.close();
+  });
+});
