@@ -25,6 +25,11 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   {
+    files: ['media/**/*.js'],
+    // Webview scripts run in the webview's browser context.
+    languageOptions: { globals: { ...globals.browser, acquireVsCodeApi: 'readonly' } },
+  },
+  {
     files: ['src/core/**', 'src/mcp/**', 'src/cli/**'],
     rules: {
       'no-restricted-imports': [

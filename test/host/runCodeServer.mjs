@@ -75,7 +75,10 @@ async function main() {
           const at = line.indexOf(marker);
           if (at >= 0) process.stdout.write(`${line.slice(at + marker.length)}\n`);
           else if (verbose) process.stderr.write(`[workbench ${type}] ${line}\n`);
-          else if (!noise.test(line)) workbenchLog.push(`[workbench ${type}] ${line}`) > 80 && workbenchLog.shift();
+          else if (!noise.test(line)) {
+            workbenchLog.push(`[workbench ${type}] ${line}`);
+            if (workbenchLog.length > 80) workbenchLog.shift();
+          }
         }
       },
       onExit: (code) => settle({ code }),
