@@ -11,6 +11,7 @@ import { lexicalIndexFor } from './lexicalIndex';
 import type { LexicalIndex } from './lexicalIndex';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
+import { tuneVectorQuery } from '../store/annIndex';
 import { prepareQueryText } from './textPrep';
 
 /** The part of an embedder that search needs (structurally the Embedder of src/core/embed). */
@@ -185,9 +186,8 @@ async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Arr
 }
 
 async function vectorSearch(ctx: HybridContext, vector: Float32Array, where: string, limit: number, columns: string[]): Promise<Row[]> {
-  return (await ctx.cells
-    .vectorSearch(Array.from(vector))
-    .distanceType('dot')
+  // The metric must match the ANN index's once one exists, or LanceDB silently scans everything.
+  return (await tuneVectorQuery(ctx.cells.vectorSearch(Array.from(vector)))
     .where(and(where, `embed_model = '${escapeSqlString(ctx.embedder!.name)}'`))
     .select([...columns, '_distance'])
     .limit(limit)
