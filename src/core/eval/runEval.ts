@@ -105,7 +105,8 @@ async function waitForVectors(engine: MemoryEngine, scope: Scope, timeoutMs: num
         lastChange = Date.now();
         log(`embedding: ${s.cells_with_vectors}/${s.cells} cells`);
       }
-      if (!own && Date.now() - lastChange > 5_000) {
+      // Only when nothing at all was embedded for a while: an engine without a background queue.
+      if (!own && last <= 0 && Date.now() - started > 20_000) {
         log('no background embedding seen; embedding the cells here');
         own = new VectorBackfill({ cells: () => engine.store.table(TABLES.cells), embedder: engine.embedder, onError: (e) => log(`embedding failed: ${e.message}`) });
         own.kick();

@@ -202,7 +202,6 @@ function dot(a: Float32Array, b: ArrayLike<number>): number {
 
 /** Dot similarity of a row to the query, or null when the row has no vector of this model. */
 function similarity(row: Row, vector: Float32Array, model: string): number | null {
-  if (row._distance !== undefined && row._distance !== null) return 1 - num(row._distance);
   if (row.embed_model !== model || !row.vector) return null;
   const v = row.vector as ArrayLike<number> & { toArray?: () => ArrayLike<number> };
   return dot(vector, typeof v.toArray === 'function' ? v.toArray() : v);
@@ -225,7 +224,8 @@ export async function hybridSearch(
     s.lexicalWeight > 0 ? lexicalSearch(ctx.cells, query, where, candidates, s, lexColumns) : Promise.resolve({ rows: [], scores: [] }),
     useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
-  const vecRows = vector ? await vectorSearch(ctx, vector, where, candidates, CELL_COLUMNS) : [];
+  // Similarities are computed here from the vectors, whatever metric the ANN index uses.
+  const vecRows = vector ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 
   const fused = new Map<string, { row: Row; score: number }>();
   let best: number;
