@@ -34,6 +34,8 @@ import { applyMemoryFacts, buildMemory } from './compress/promote';
 import { forgetRecords } from './store/forget';
 import { exportJsonl, importJsonl } from './store/portability';
 import { deriveGraph } from './store/graph';
+import { ensureAnnIndex } from './store/annIndex';
+import { VectorBackfill } from './embed/backfill';
 
 export interface MemoryEngineOptions {
   storeUri: string;
@@ -101,6 +103,7 @@ export class MemoryEngine implements MemoryEngineApi {
   private writesSinceOptimize = 0;
   private maintenance: Promise<void> | null = null;
   private closed = false;
+  private backfill: VectorBackfill | null = null;
   private readonly log: (msg: string) => void;
   private readonly batchSize: number;
   private readonly batchDelayMs: number;
@@ -140,6 +143,15 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     if (embedder) await store.setMeta({ embed_model: embedder.name, embed_dimension: String(embedder.dimension) });
     const engine = new MemoryEngine(store, embedder, options.summariser ?? new ExtractiveSummariser(), options);
+    if (embedder) {
+      engine.backfill = new VectorBackfill({
+        cells: () => store.table(TABLES.cells),
+        embedder,
+        onError: (e) => engine.log(`embedding queue: ${e.message}`),
+      });
+      // Cells left unembedded by an earlier run (or by another model) are picked up now.
+      engine.backfill.kick();
+    }
     engine.startTimers(options.maintenanceIntervalMs ?? 60_000);
     return engine;
   }
@@ -214,6 +226,15 @@ export class MemoryEngine implements MemoryEngineApi {
 
   enqueue(input: ObservationInput, scope: Scope): void {
     if (this.closed) return;
+    // Invalid events are dropped here, one by one, so they cannot sink a whole batch later.
+    try {
+      if (!input || typeof input !== 'object') throw new FilterError('an observation must be an object');
+      validType(String(input.type ?? ''));
+      projectWhere(scope);
+    } catch (e) {
+      this.log(`capture event dropped: ${String((e as Error).message ?? e)}`);
+      return;
+    }
     this.queue.push({ input, scope });
     if (this.queue.length >= this.batchSize) {
       void this.flush().catch(() => undefined);
@@ -356,7 +377,7 @@ export class MemoryEngine implements MemoryEngineApi {
     const fresh = prepared.map((_, i) => i).filter((i) => !results[i] && !foldInto.has(i));
     const ids = fresh.length > 0 ? await this.store.ids.allocate(fresh.length) : [];
     const occurrences = new Map<number, number>();
-    for (const [dup, first] of foldInto) occurrences.set(first, (occurrences.get(first) ?? 1) + 1);
+    for (const first of foldInto.values()) occurrences.set(first, (occurrences.get(first) ?? 1) + 1);
     const obsRows: Row[] = [];
     const cellRows: Row[] = [];
     const written: Observation[] = [];
@@ -383,6 +404,7 @@ export class MemoryEngine implements MemoryEngineApi {
       await this.writeGraph(written).catch((e) => this.log(`graph update failed: ${String(e)}`));
     }
     this.writesSinceOptimize += obsRows.length;
+    if (cellRows.length > 0) this.kickVectors();
     return results as Observation[];
   }
 
@@ -426,6 +448,7 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.store.add(TABLES.memories, [memoryToRow(memory, extra)]);
     await this.store.add(TABLES.cells, [memoryCell(memory, this.store.dimension)]);
     this.writesSinceOptimize++;
+    this.kickVectors();
   }
 
   /** Replaces a memory row in place and re-creates its cell (text or status changed). */
@@ -441,6 +464,7 @@ export class MemoryEngine implements MemoryEngineApi {
     ]);
     await this.store.delete(TABLES.cells, `source_kind = 'memory' AND source_id = ${sqlInt(memory.id)}`);
     await this.store.add(TABLES.cells, [memoryCell(memory, this.store.dimension)]);
+    this.kickVectors();
   }
 
   /** Writes a session summary row and its L1 cell. */
@@ -448,12 +472,14 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.store.add(TABLES.sessionSummaries, [row]);
     await this.store.add(TABLES.cells, [summaryCell(summary, branch, files, this.store.dimension)]);
     this.writesSinceOptimize++;
+    this.kickVectors();
   }
 
   /** Writes observations built by compression (merged observations) with their cells. */
   async writeDerivedObservations(observations: Observation[]): Promise<void> {
     await this.store.add(TABLES.observations, observations.map((o) => observationToRow(o, {})));
     await this.store.add(TABLES.cells, observations.map((o) => observationCell(o, null, this.store.dimension)));
+    this.kickVectors();
   }
 
   // ---------------------------------------------------------------- reading
@@ -607,6 +633,8 @@ export class MemoryEngine implements MemoryEngineApi {
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
     this.assertOpen();
     await this.flush();
+    // The purge rewrites tables: let the embedding queue finish its batch first.
+    await this.backfill?.idle();
     const report = await forgetRecords(this.store, request, scope);
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.delete(request.project);
@@ -653,7 +681,9 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async importJsonl(lines: AsyncIterable<string>): Promise<number> {
     this.assertOpen();
-    return importJsonl(this, lines);
+    const n = await importJsonl(this, lines);
+    this.kickVectors();
+    return n;
   }
 
   async stats(scope: Scope | null): Promise<StoreStats> {
@@ -676,13 +706,31 @@ export class MemoryEngine implements MemoryEngineApi {
     };
   }
 
-  /** Compaction, FTS index merge and pruning of old versions; never throws. */
+  /** New cells wait for vectors: wake the background embedding queue. */
+  kickVectors(): void {
+    this.backfill?.kick();
+  }
+
+  /** Resolves when the embedding queue has caught up (for tools that need vectors now, and tests). */
+  async waitForVectors(): Promise<void> {
+    await this.backfill?.idle();
+  }
+
+  /**
+   * Compaction, FTS index merge and pruning of old versions, then the ANN index once the store
+   * is big enough. Runs in the background on a timer; never throws.
+   */
   optimize(olderThanMs?: number): Promise<void> {
     if (this.maintenance) return this.maintenance;
     this.writesSinceOptimize = 0;
-    this.maintenance = this.store.optimize(olderThanMs).finally(() => {
-      this.maintenance = null;
-    });
+    this.maintenance = (async () => {
+      await this.store.optimize(olderThanMs);
+      if (this.embedder && !this.closed) await ensureAnnIndex(this.store.table(TABLES.cells), { logger: this.log });
+    })()
+      .catch((e) => this.log(`maintenance failed: ${String((e as Error).message ?? e)}`))
+      .finally(() => {
+        this.maintenance = null;
+      });
     return this.maintenance;
   }
 
@@ -695,6 +743,7 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     if (this.maintenance) await this.maintenance;
     this.closed = true;
+    await this.backfill?.stop();
     await this.embedder?.close?.();
     this.store.close();
   }

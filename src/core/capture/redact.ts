@@ -3,6 +3,9 @@
 
 export const REDACTED = '[REDACTED]';
 
+const SECRET_NAME =
+  '\\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[A-Za-z0-9_.-]*';
+
 interface Rule {
   name: string;
   pattern: RegExp;
@@ -28,11 +31,16 @@ const RULES: Rule[] = [
   { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b/g, replace: REDACTED },
   { name: 'bearer token', pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}/g, replace: `$1 ${REDACTED}` },
   {
-    // .env style and config assignments whose name says secret: KEY=value, "api_key": "value".
-    name: 'secret assignment',
-    pattern:
-      /(\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?)[A-Za-z0-9_.-]*["']?\s*(?:=|:)\s*)(["']?)(?!\[REDACTED\])([^\s"',;]{4,})\2/gi,
+    // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value'.
+    name: 'quoted secret assignment',
+    pattern: new RegExp(`(${SECRET_NAME}["']?\\s*(?:=|:)\\s*)(["'])(?!\\[REDACTED\\])([^"'\\n]{4,})\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
+  },
+  {
+    // Unquoted: KEY=value. A call or member access (token = getToken(), auth: this.auth) is code.
+    name: 'secret assignment',
+    pattern: new RegExp(`(${SECRET_NAME}\\s*(?:=|:)\\s*)(?!\\[REDACTED\\])(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*)+(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4,})(?![\\w(])`, 'gi'),
+    replace: `$1${REDACTED}`,
   },
 ];
 

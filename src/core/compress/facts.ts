@@ -18,8 +18,11 @@ function clean(s: string): string {
     .trim();
 }
 
+// Qualifiers that end the subject or object: "use npm for packages from now on, because ...".
+const TAIL = /\s+(?:from now on|going forward|from here on|for now|in this (?:repo|repository|project|codebase)|instead\b|because|since|when|so that|unless|until|rather|over|but|and then|which|as of)\b.*$/i;
+
 function words(s: string, max: number): string {
-  return clean(s).split(' ').slice(0, max).join(' ');
+  return clean(s.replace(TAIL, '')).split(' ').slice(0, max).join(' ');
 }
 
 const PATTERNS: { re: RegExp; predicate: string; subject: number | null; object: number }[] = [

@@ -78,7 +78,6 @@ export class ExtractiveSummariser implements Summariser {
 
   async summarise(observations: Observation[], budgetTokens: number, context: SummaryContext = {}): Promise<SummaryFields> {
     const obs = [...observations].sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);
-    const share = Math.max(16, Math.floor(budgetTokens / 6));
 
     const requestItems = [
       ...(context.prompts ?? []),
@@ -112,13 +111,25 @@ export class ExtractiveSummariser implements Summariser {
       })(),
     ];
 
-    return {
-      request: budgeted(requestItems, share),
-      completed: budgeted(completed, share),
-      learned: budgeted(learned, share),
-      decisions: budgeted(decisions, share),
-      next_steps: budgeted(next, share),
-      preferences: budgeted(preferences, share),
-    };
+    // Fields with nothing to say hand their share of the budget to the others.
+    const lists: [keyof SummaryFields, string[]][] = [
+      ['request', requestItems],
+      ['completed', completed],
+      ['decisions', decisions],
+      ['learned', learned],
+      ['next_steps', next],
+      ['preferences', preferences],
+    ];
+    const out: SummaryFields = { request: null, learned: null, completed: null, decisions: null, next_steps: null, preferences: null };
+    let remaining = budgetTokens;
+    let left = lists.filter(([, items]) => items.length > 0).length;
+    for (const [field, items] of lists) {
+      if (items.length === 0) continue;
+      const text = budgeted(items, Math.floor(remaining / left));
+      left--;
+      out[field] = text;
+      remaining -= text ? countTokens(text) : 0;
+    }
+    return out;
   }
 }

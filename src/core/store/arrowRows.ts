@@ -2,8 +2,6 @@
 // took 680 ms for 5,000 observations here; typed columns take a few ms and keep writes cheap.
 
 import {
-  Field,
-  FixedSizeList,
   RecordBatch,
   Struct,
   Float32,
@@ -13,7 +11,9 @@ import {
   makeVector,
   vectorFromArray,
 } from 'apache-arrow';
-import type { DataType, Schema, Vector } from 'apache-arrow';
+import type { DataType, Schema, Vector ,
+  Field,
+  FixedSizeList} from 'apache-arrow';
 
 type Row = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
 import * as lancedb from '@lancedb/lancedb';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { Schema } from 'apache-arrow';
-import { FixedSizeList } from 'apache-arrow';
+import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { sqlString } from './filters';

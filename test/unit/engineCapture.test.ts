@@ -1,0 +1,181 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { MemoryEngine } from '../../src/core/engine';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { REDACTED, redact } from '../../src/core/capture/redact';
+import { normaliseRemote, projectScopeFor } from '../../src/core/capture/project';
+import { defaultStoreUri } from '../../src/core/store/location';
+import { TABLES } from '../../src/core/store/schema';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+describe('capture: redaction', () => {
+  const cases: [string, string][] = [
+    ['key AKIAIOSFODNN7EXAMPLE in config', 'AKIAIOSFODNN7EXAMPLE'],
+    ['token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB'],
+    ['OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx1234', 'sk-proj-abcdefghijklmnopqrstuvwx1234'],
+    ['export DB_PASSWORD="hunter2hunter2"', 'hunter2hunter2'],
+    ['"client_secret": "s3cr3t-value-123"', 's3cr3t-value-123'],
+    ['postgres://admin:pa55word@db.internal:5432/app', 'pa55word'],
+    ['Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456', 'abcdefghijklmnopqrstuvwxyz123456'],
+    ['-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEA7'],
+    ['slack xoxb-123456789012-abcdefghijkl', 'xoxb-123456789012-abcdefghijkl'],
+    ['jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', 'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'],
+  ];
+  for (const [text, secret] of cases) {
+    it(`redacts ${secret.slice(0, 12)}...`, () => {
+      const out = redact(text);
+      assert.ok(!out.includes(secret), out);
+      assert.ok(out.includes(REDACTED), out);
+    });
+  }
+  it('leaves ordinary code alone', () => {
+    const code = 'const token = getToken(); // refresh the auth flow\nfunction passwordStrength(p) {}';
+    assert.equal(redact(code), code);
+    assert.equal(redact('see src/auth/tokenStore.ts'), 'see src/auth/tokenStore.ts');
+  });
+});
+
+describe('capture: project names and store location', () => {
+  it('normalises git remotes', () => {
+    assert.equal(normaliseRemote('git@github.com:Acme/App.git'), 'github.com/acme/app');
+    assert.equal(normaliseRemote('https://user:pw@GitHub.com/acme/app'), 'github.com/acme/app');
+    assert.equal(normaliseRemote('ssh://git@gitlab.example.com:2222/group/sub/repo.git'), 'gitlab.example.com/group/sub/repo');
+    assert.equal(normaliseRemote('/srv/repos/app.git'), null);
+  });
+  it('uses the remote of a real repository, else the folder name', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-project-'));
+    const repo = path.join(dir, 'my-folder');
+    fs.mkdirSync(repo);
+    assert.equal(await projectScopeFor(repo), 'my-folder');
+    execFileSync('git', ['init', '-q', repo]);
+    assert.equal(await projectScopeFor(repo), 'my-folder');
+    execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'git@github.com:Acme/Widget.git']);
+    assert.equal(await projectScopeFor(repo), 'github.com/acme/widget');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  it('puts the store in the home folder unless CODE_MEMORY_STORE says otherwise', () => {
+    assert.equal(defaultStoreUri({}), path.join(os.homedir(), '.code-memory', 'store'));
+    assert.equal(defaultStoreUri({ CODE_MEMORY_STORE: 's3://bucket/memory' }), 's3://bucket/memory');
+  });
+});
+
+describe('engine: capture pipeline', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let engine: MemoryEngine;
+  const scope = { project: 'acme/app', branch: 'main' };
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-capture-'));
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20 });
+  });
+  afterEach(async () => {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('redacts secrets before anything is stored or indexed', async () => {
+    const [o] = await engine.observe(
+      [{ type: 'terminal', title: 'export API_KEY=sk-live-abcdefghijklmnopqrstuvwxyz', narrative: 'ran with ghp_abcdefghijklmnopqrstuvwxyz0123456789AB', facts: ['password=topsecretvalue'] }],
+      scope,
+    );
+    const m = await engine.remember({ title: 'db', text: 'connect with postgres://app:pa55word99@db/app' }, scope);
+    const all = JSON.stringify([await engine.getObservations([o.id], scope), await engine.getMemories([m.id], scope), await engine.store.rows(TABLES.cells, null, { select: ['text', 'search_text'] })]);
+    for (const secret of ['sk-live-abcdefghijklmnopqrstuvwxyz', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB', 'topsecretvalue', 'pa55word99']) {
+      assert.ok(!all.includes(secret), secret);
+    }
+    assert.ok(all.includes(REDACTED));
+  });
+
+  it('merges near-duplicate observations instead of storing them again', async () => {
+    const edit = { type: 'edit', title: 'Edited src/app.ts', files_modified: ['src/app.ts'] };
+    const [a] = await engine.observe([edit], scope);
+    const [b, c] = await engine.observe([{ ...edit, facts: ['added a retry'] }, { ...edit, title: 'edited  SRC/app.ts ' }], scope);
+    assert.equal(b.id, a.id);
+    assert.equal(c.id, a.id);
+    const rows = await engine.store.rows(TABLES.observations, null);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].occurrences, 3);
+    assert.deepEqual(JSON.parse(String(rows[0].facts)), ['added a retry']);
+    // Other files, another type or another session are different observations.
+    const [d] = await engine.observe([{ ...edit, files_modified: ['src/other.ts'] }], scope);
+    const [e] = await engine.observe([{ ...edit, type: 'read' }], scope);
+    const [f] = await engine.observe([{ ...edit, memory_session_id: 'another-session' }], scope);
+    assert.equal(new Set([a.id, d.id, e.id, f.id]).size, 4);
+    // Inside one batch too.
+    const [g, h] = await engine.observe([{ type: 'read', title: 'Read x', files_read: ['x.ts'] }, { type: 'read', title: 'Read x', files_read: ['x.ts'] }], scope);
+    assert.equal(g.id, h.id);
+  });
+
+  it('dedupe keys make imports idempotent', async () => {
+    const [a] = await engine.observe([{ type: 'commit', title: 'Fix login', commit_sha: 'abc1234', dedupe_key: 'commit:abc1234' }], scope);
+    const [b] = await engine.observe([{ type: 'commit', title: 'Fix login', commit_sha: 'abc1234', dedupe_key: 'commit:abc1234' }], scope);
+    assert.equal(a.id, b.id);
+    assert.equal((await engine.stats(scope)).observations, 1);
+  });
+
+  it('enqueue batches events and never throws into the caller', async () => {
+    for (let i = 0; i < 450; i++) engine.enqueue({ type: 'read', title: `Read module ${i}`, files_read: [`src/m${i}.ts`] }, scope);
+    engine.enqueue({ type: 'bad type with spaces' } as never, scope);
+    engine.enqueue(null as never, scope);
+    await engine.flush();
+    assert.equal((await engine.stats(scope)).observations, 450);
+    // Few versions: the 450 events were written in a handful of batches, not one by one.
+    const versions = fs.readdirSync(path.join(dir, 'observations.lance', '_versions')).length;
+    assert.ok(versions < 20, `${versions} versions`);
+  });
+
+  it('fills vectors in the background and searches them', async () => {
+    await engine.observe([{ type: 'note', title: 'Kangaroo routing table' }, { type: 'note', title: 'Unrelated text' }], scope);
+    await engine.waitForVectors();
+    const stats = await engine.stats(scope);
+    assert.equal(stats.cells_with_vectors, stats.cells);
+    const hits = await engine.search('kangaroo routing', { scope });
+    assert.equal(hits[0].cell.title, 'Kangaroo routing table');
+  });
+
+  it('derives entities and weighted relationships from observations', async () => {
+    await engine.observe([{ type: 'commit', title: 'Wire auth', commit_sha: 'abcdef1234567', files_modified: ['src/auth.ts', 'src/login.ts'], narrative: 'author: Ada Lovelace', concepts: ['auth'] }], scope);
+    await engine.observe([{ type: 'edit', title: 'Edit both', files_modified: ['src/auth.ts', 'src/login.ts'] }], scope);
+    const { entities, relationships } = await engine.entities(scope, ['src/auth.ts']);
+    assert.equal(entities[0].id, 'file:src/auth.ts');
+    const co = relationships.find((r) => r.type === 'co_changed');
+    assert.equal(co?.weight, 2);
+    assert.ok(relationships.some((r) => r.type === 'modified' && r.source === 'commit:abcdef123456'));
+    const author = await engine.entities(scope, ['Ada Lovelace']);
+    assert.equal(author.relationships[0]?.type, 'authored');
+  });
+
+  it('keeps the last five prompts per session and logs requests', async () => {
+    for (let i = 0; i < 8; i++) {
+      await engine.addPrompt('sess-1', `prompt ${i} with token=abcd1234secret`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const prompts = await engine.recentPrompts('sess-1', 10);
+    assert.deepEqual(prompts.map((p) => p.split(' ')[1]), ['7', '6', '5', '4', '3']);
+    assert.ok(prompts.every((p) => !p.includes('abcd1234secret')));
+    assert.equal((await engine.store.rows(TABLES.sessionPrompts, null)).length, 5);
+    await engine.logRequest({ request_id: 'r1', tool: 'recall', project: scope.project, session_id: null, arguments: '{"q":"x"}', response: '{}', status: 'ok', duration_ms: 3.5, created_at_epoch: Date.now() });
+    await engine.logRequest({ request_id: 'r2', tool: 'recall', project: 'other', session_id: null, arguments: '{}', response: '{}', status: 'ok', duration_ms: 1, created_at_epoch: Date.now() });
+    const requests = await engine.listRequests(scope);
+    assert.deepEqual(requests.map((r) => r.request_id), ['r1']);
+  });
+
+  it('suppresses, touches and promotes', async () => {
+    const [o] = await engine.observe([{ type: 'note', title: 'Use vitest for unit tests', narrative: 'We use vitest for unit tests.' }], scope);
+    await engine.touch('observation', [o.id], scope);
+    assert.ok((await engine.getObservations([o.id], scope))[0].last_accessed_epoch);
+    const m = await engine.promote(o.id, scope);
+    assert.equal((await engine.search('vitest', { scope, layers: ['L2'] }))[0].cell.source_id, m.id);
+    await engine.setStatus('observation', o.id, 'suppressed', scope);
+    assert.deepEqual(await engine.getObservations([o.id], scope), []);
+    assert.equal((await engine.getObservations([o.id], scope, { includeSuppressed: true })).length, 1);
+    assert.equal((await engine.search('vitest', { scope, layers: ['L0'] })).length, 0);
+    await assert.rejects(engine.setStatus('observation', o.id, "active' OR 1=1", scope), /unknown status/);
+    await assert.rejects(engine.setStatus('observation', o.id, 'active', { project: 'other' }), /No observation/);
+  });
+});
