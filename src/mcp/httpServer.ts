@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
-import { createMcpServer } from './mcpServer';
+import { createMcpServer, prepareToolSpecs } from './mcpServer';
 import { handleRest } from './rest';
 import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
 
@@ -67,6 +67,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     retrieveTimeoutMs: options.retrieveTimeoutMs,
     log,
   });
+  const specs = prepareToolSpecs();
   let port = 0;
   const sockets = new Set<import('node:net').Socket>();
 
@@ -130,7 +131,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     const parsed = await readJsonBody(req, res);
     if (!parsed) return;
-    const mcp = createMcpServer({ context });
+    const mcp = createMcpServer({ context, specs });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

@@ -37,9 +37,21 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
   return out;
 }
 
+export interface ToolSpec {
+  tool: ToolDefinition;
+  inputSchema: z.ZodObject;
+  outputSchema: z.ZodObject;
+}
+
+/** JSON Schema generation is not free: a server that builds an McpServer per request prepares these once. */
+export function prepareToolSpecs(tools: readonly ToolDefinition[] = toolDefinitions): ToolSpec[] {
+  return tools.map((tool) => ({ tool, inputSchema: carrier(jsonSchemaOf(tool.inputSchema, 'input')), outputSchema: outputCarrier(tool) as z.ZodObject }));
+}
+
 export interface McpServerOptions {
   /** Builds the context of one call; `transportSessionId` is the MCP session id when the transport has one. */
   context: (transportSessionId: string | undefined) => ToolContext;
+  specs?: ToolSpec[];
   instructions?: string;
 }
 
@@ -53,14 +65,14 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         "Code Memory: this project's memory of past coding sessions, commits, decisions and conventions. Call retrieve_memory or recall_context before guessing about the project's history; use get_observations to read exact records; use remember to keep a decision the user approved.",
     },
   );
-  for (const tool of toolDefinitions) {
+  for (const { tool, inputSchema, outputSchema } of options.specs ?? prepareToolSpecs()) {
     server.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: carrier(jsonSchemaOf(tool.inputSchema, 'input')),
-        outputSchema: outputCarrier(tool) as z.ZodObject,
+        inputSchema,
+        outputSchema,
         annotations: { title: tool.title, ...tool.annotations },
       },
       async (args: Record<string, unknown>, extra) => {
