@@ -25,7 +25,7 @@ import { memoryCell, observationCell, observationFiles, summaryCell } from './st
 import { FilterError, projectWhere, scopeWhere, sqlInt, sqlIntList, sqlString, sqlStringList, validType } from './store/filters';
 import { jsonList, memoryToRow, observationToRow, rowToCell, rowToEntity, rowToMemory, rowToObservation, rowToRelationship, rowToRequest, rowToSessionSummary } from './store/mapping';
 import { SCHEMA_VERSION, TABLES } from './store/schema';
-import { Store } from './store/store';
+import { Store, retryVanished } from './store/store';
 import type { Row } from './store/store';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
@@ -104,6 +104,9 @@ export class MemoryEngine implements MemoryEngineApi {
   private maintenance: Promise<void> | null = null;
   private closed = false;
   private backfill: VectorBackfill | null = null;
+  private graphQueue: Observation[] = [];
+  private graphTimer: NodeJS.Timeout | null = null;
+  private graphRun: Promise<void> = Promise.resolve();
   private readonly log: (msg: string) => void;
   private readonly batchSize: number;
   private readonly batchDelayMs: number;
@@ -400,12 +403,39 @@ export class MemoryEngine implements MemoryEngineApi {
       });
       await this.store.upsert(TABLES.observations, 'id', rows);
     }
-    if (written.length > 0) {
-      await this.writeGraph(written).catch((e) => this.log(`graph update failed: ${String(e)}`));
-    }
+    if (written.length > 0) this.queueGraph(written);
     this.writesSinceOptimize += obsRows.length;
     if (cellRows.length > 0) this.kickVectors();
     return results as Observation[];
+  }
+
+  /**
+   * The entity graph is derived off the write path: mergeInserts on entities and relationships
+   * cost more than the observation write itself, so they are batched across calls.
+   */
+  private queueGraph(observations: Observation[]): void {
+    this.graphQueue.push(...observations);
+    if (this.graphQueue.length >= 2000) void this.drainGraph();
+    else if (!this.graphTimer) {
+      this.graphTimer = setTimeout(() => void this.drainGraph(), 1000);
+      this.graphTimer.unref();
+    }
+  }
+
+  /** Writes the queued graph updates; resolves when none are pending. Never throws. */
+  drainGraph(): Promise<void> {
+    if (this.graphTimer) {
+      clearTimeout(this.graphTimer);
+      this.graphTimer = null;
+    }
+    const run = this.graphRun.then(async () => {
+      while (this.graphQueue.length > 0) {
+        const batch = this.graphQueue.splice(0, 2000);
+        await this.writeGraph(batch).catch((e) => this.log(`graph update failed: ${String((e as Error).message ?? e)}`));
+      }
+    });
+    this.graphRun = run;
+    return run;
   }
 
   private async writeGraph(observations: Observation[]): Promise<void> {
@@ -416,7 +446,9 @@ export class MemoryEngine implements MemoryEngineApi {
     for (const [project, rows] of byProject) {
       const sources = [...new Set(rows.map((r) => String(r.source)))];
       for (let i = 0; i < sources.length; i += 200) {
-        const stored = await this.store.rows(TABLES.relationships, `project = ${sqlString(project)} AND source IN ${sqlStringList(sources.slice(i, i + 200))}`);
+        const stored = await this.store.rows(TABLES.relationships, `project = ${sqlString(project)} AND source IN ${sqlStringList(sources.slice(i, i + 200))}`, {
+          select: ['source', 'target', 'type', 'weight'],
+        });
         const weights = new Map(stored.map((r) => [`${r.source}\u0000${r.target}\u0000${r.type}`, Number(r.weight)]));
         for (const r of rows) r.weight = Number(r.weight) + (weights.get(`${r.source}\u0000${r.target}\u0000${r.type}`) ?? 0);
       }
@@ -488,7 +520,7 @@ export class MemoryEngine implements MemoryEngineApi {
     this.assertOpen();
     const where = scopeWhere(options.scope, options.filter, options.layers);
     const limit = Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
-    return hybridSearch({ cells: this.store.table(TABLES.cells), embedder: this.embedder }, String(text ?? ''), where, limit);
+    return retryVanished(() => hybridSearch({ cells: this.store.table(TABLES.cells), embedder: this.embedder }, String(text ?? ''), where, limit));
   }
 
   async getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {
@@ -589,6 +621,7 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   async entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {
+    await this.drainGraph();
     const project = `project = ${sqlString(scope.project)}`;
     const wanted = (names ?? []).map(String).filter(Boolean).slice(0, 100);
     if (wanted.length === 0) return { entities: [], relationships: [] };
@@ -633,6 +666,7 @@ export class MemoryEngine implements MemoryEngineApi {
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
     this.assertOpen();
     await this.flush();
+    await this.drainGraph();
     // The purge rewrites tables: let the embedding queue finish its batch first.
     await this.backfill?.idle();
     const report = await forgetRecords(this.store, request, scope);
@@ -676,6 +710,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async exportJsonl(write: (line: string) => void, scope: Scope | null): Promise<number> {
     await this.flush();
+    await this.drainGraph();
     return exportJsonl(this.store, write, scope);
   }
 
@@ -741,6 +776,7 @@ export class MemoryEngine implements MemoryEngineApi {
     for (const s of [...this.sessions.values()]) {
       await this.endSession(s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));
     }
+    await this.drainGraph();
     if (this.maintenance) await this.maintenance;
     this.closed = true;
     await this.backfill?.stop();

@@ -1,17 +1,22 @@
 // Approximate-nearest-neighbour index on cells.vector, built in the background once the
 // table is big enough for exact search to cost more than an index is worth.
 //
-// Below the threshold, search is exact (brute-force dot product): nothing to build, nothing to
-// refresh, perfect recall. Above it, an HNSW graph over scalar-quantised vectors (HNSW_SQ)
-// answers in a few milliseconds; the query side re-ranks candidates on full vectors
-// (`tuneVectorQuery`) which keeps recall@10 at or above 0.95 against exact search. Rows added
-// after the build are not in the graph: LanceDB scans them exactly and merges the results, and
-// the store's regular optimize() folds them in. Numbers behind the defaults: see the README's
-// Benchmarks section (bench/search.ts).
+// Below the threshold, search is exact (brute-force scan): nothing to build, nothing to
+// refresh, perfect recall. Measured here (2 shared cores, 512 dims, scoped query, k=10),
+// exact search costs about 1 ms per 1,000 cells (about 10 ms at 10k, 20 ms at 20k) while
+// HNSW_SQ answers in 4-5 ms with recall@10 of 0.99-1.0 and builds in about 2-4 s at 10-20k
+// cells; from 10,000 embedded cells on, the index wins. Rows added after the build are scanned
+// exactly and merged by LanceDB until the store's regular optimize() folds them into the index.
+// The full numbers are in the README's Benchmarks section (bench/search.ts).
+//
+// HNSW_SQ is built with the L2 metric: with the dot metric LanceDB 0.31 returns wrong
+// neighbours from an HNSW_SQ index (recall@10 0.02-0.12 measured), and on unit-length vectors L2
+// ranks exactly like dot product. Every vector query must use the index's metric (LanceDB
+// silently scans everything otherwise): build queries with `tuneVectorQuery`.
 import { Index, type Table, type VectorQuery } from '@lancedb/lancedb';
 
 /** Rows after which the index pays off on this class of machine (measured, see header). */
-export const DEFAULT_ANN_THRESHOLD = 50_000;
+export const DEFAULT_ANN_THRESHOLD = 10_000;
 
 export type AnnIndexKind = 'hnsw_sq' | 'ivf_pq';
 
@@ -21,6 +26,11 @@ export interface AnnIndexOptions {
   column?: string;
   /** Replace an existing vector index (e.g. after the vectors were re-created). */
   replace?: boolean;
+  /**
+   * Which rows count towards the threshold. Default: cells that have a vector, so that a table
+   * just re-created for a new model (all vectors zero) does not get a graph of zeros.
+   */
+  countWhere?: string;
   logger?: (message: string) => void;
 }
 
@@ -31,12 +41,7 @@ export const ANN_QUERY = { ef: 120, nprobes: 24, refineFactor: 4 } as const;
 
 export const DEFAULT_ANN_KIND: AnnIndexKind = 'hnsw_sq';
 
-/**
- * The metric an index is built with, which every vector query must use: LanceDB silently
- * falls back to a full scan when the query's metric differs from the index's. HNSW_SQ with
- * the dot metric returns wrong neighbours in LanceDB 0.31 (recall@10 0.02-0.12 measured),
- * while L2 on our unit-length vectors ranks exactly like dot product and reaches 0.99.
- */
+/** The metric an index kind is built with, and which every vector query must use (see header). */
 export function annDistance(kind: AnnIndexKind = DEFAULT_ANN_KIND): 'l2' | 'dot' {
   return kind === 'hnsw_sq' ? 'l2' : 'dot';
 }
@@ -72,7 +77,7 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
   const log = options.logger ?? (() => undefined);
   try {
     if (!options.replace && (await hasVectorIndex(table, column))) return 'exists';
-    const rows = await table.countRows();
+    const rows = await table.countRows(options.countWhere ?? "embed_model != ''");
     if (rows < threshold) return 'below-threshold';
     const started = Date.now();
     await table.createIndex(column, { config: indexConfig(options.kind ?? DEFAULT_ANN_KIND, rows), replace: true });

@@ -95,12 +95,43 @@ export async function purge(store: Store, tables: TableName[]): Promise<void> {
   for (const name of tables) {
     const table = store.table(name);
     if ((await table.countRows()) > 0) {
+      const before = await table.version();
       const data = await table.query().toArrow();
       await retryConflicts(() => table.add(data, { mode: 'overwrite' }));
+      const after = await table.version();
+      if (after > before + 1) await restoreConcurrentAppends(store, name, after - 1);
     }
   }
   if (tables.includes(TABLES.cells)) await ensureFtsIndex(store.table(TABLES.cells), true);
   for (const name of tables) {
     await retryConflicts(() => store.table(name).optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }));
+  }
+}
+
+const KEYS: Record<TableName, string[]> = {
+  meta: ['key'],
+  observations: ['id'],
+  session_summaries: ['id'],
+  memories: ['id'],
+  cells: ['node_id'],
+  session_prompts: ['session_id', 'created_at_epoch', 'prompt'],
+  request_log: ['request_id'],
+  entities: ['project', 'id'],
+  relationships: ['project', 'source', 'target', 'type'],
+};
+
+/**
+ * Another process committed between our read and our overwrite: its rows are in the version
+ * just before ours and missing from ours. Insert them again (by key, so nothing doubles).
+ */
+async function restoreConcurrentAppends(store: Store, name: TableName, version: number): Promise<void> {
+  const old = await store.db.openTable(name);
+  try {
+    await old.checkout(version);
+    const rows = await old.query().toArrow();
+    if (rows.numRows === 0) return;
+    await retryConflicts(() => store.table(name).mergeInsert(KEYS[name]).whenNotMatchedInsertAll().execute(rows));
+  } finally {
+    old.close();
   }
 }

@@ -27,6 +27,8 @@ export interface StoreOpenOptions {
 
 const CONFLICT = /conflict|retryable|too many concurrent writers/i;
 
+const VANISHED = /Not found:.*\.(?:lance|manifest|idx)|No such file or directory/i;
+
 export function isCommitConflict(e: unknown): boolean {
   return CONFLICT.test(String((e as Error)?.message ?? e));
 }
@@ -42,10 +44,28 @@ export async function retryConflicts<T>(fn: () => Promise<T>, attempts = 8): Pro
     try {
       return await fn();
     } catch (e) {
-      if (process.env.CM_DEBUG_RETRY) process.stderr.write(`retry ${i}: ${String((e as Error).message).slice(0, 300)}\n`);
-      if (i + 1 >= attempts || !isCommitConflict(e)) throw e;
+      if (i + 1 >= attempts || !(isCommitConflict(e) || isVanished(e))) throw e;
       await sleep(delay + Math.random() * delay);
       delay = Math.min(delay * 2, 2000);
+    }
+  }
+}
+
+/**
+ * A read that started on a version whose files another process just pruned fails with "Not
+ * found"; the latest version is intact, so read again.
+ */
+function isVanished(e: unknown): boolean {
+  return VANISHED.test(String((e as Error)?.message ?? e));
+}
+
+export async function retryVanished<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (i + 1 >= attempts || !isVanished(e)) throw e;
+      await sleep(10 * (i + 1));
     }
   }
 }
@@ -149,16 +169,18 @@ export class Store {
   }
 
   async rows(name: TableName, where: string | null, options: { select?: string[]; limit?: number } = {}): Promise<Row[]> {
-    let q = this.table(name).query();
-    if (where) q = q.where(where);
-    if (options.select) q = q.select(options.select);
-    if (options.limit !== undefined) q = q.limit(options.limit);
-    const out = (await q.toArray()) as Row[];
+    const out = await retryVanished(() => {
+      let q = this.table(name).query();
+      if (where) q = q.where(where);
+      if (options.select) q = q.select(options.select);
+      if (options.limit !== undefined) q = q.limit(options.limit);
+      return q.toArray() as Promise<Row[]>;
+    });
     return out.map(plainRow);
   }
 
   async count(name: TableName, where?: string): Promise<number> {
-    return this.table(name).countRows(where);
+    return retryVanished(() => this.table(name).countRows(where));
   }
 
   async delete(name: TableName, where: string): Promise<number> {
