@@ -169,11 +169,18 @@ function toolAskers(ctx: ToolContext, k: number): Record<EvalTool, Asker> {
   };
 }
 
-export async function runEval(options: EvalOptions): Promise<EvalReport> {
+/** An imported, embedded store that questions can be asked of, more than once. */
+export interface EvalSession {
+  /** Asks every question through the tools (default: the session's tools) and scores them. */
+  ask(tools?: EvalTool[]): Promise<EvalReport>;
+  close(): Promise<void>;
+}
+
+/** Imports the history into a fresh store and waits for its vectors. */
+export async function openEvalSession(options: EvalOptions): Promise<EvalSession> {
   process.env.LANCEDB_LOG ??= 'error';
   const log = options.log ?? (() => undefined);
   const k = options.k ?? 10;
-  const tools = options.tools ?? [...EVAL_TOOLS];
   const questions = typeof options.queries === 'string' ? loadQuestions(options.queries) : options.queries;
   const repo = path.resolve(options.repo);
   const storeDir = options.storeDir ?? mkdtempSync(path.join(os.tmpdir(), 'code-memory-eval-'));
@@ -181,6 +188,11 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const embedder = await makeEmbedder(embedderKind, options.embedderWorker ?? true);
   const engine = await MemoryEngine.open({ storeUri: storeDir, embedder, logger: (m: string) => log(m) });
   const scope: Scope = { project: 'eval' };
+  const close = async (): Promise<void> => {
+    await engine.close();
+    if (!options.storeDir) rmSync(storeDir, { recursive: true, force: true });
+  };
+  let importInfo: EvalReport['import'];
   try {
     const t0 = Date.now();
     let lastLog = 0;
@@ -200,10 +212,21 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     const importSeconds = (Date.now() - t0) / 1000;
     const t1 = Date.now();
     const vectors = await waitForVectors(engine, scope, options.embedTimeoutMs ?? 30 * 60_000, log);
-    const embedSeconds = (Date.now() - t1) / 1000;
+    importInfo = {
+      ...imported,
+      seconds: Math.round(importSeconds * 10) / 10,
+      embed_seconds: Math.round(((Date.now() - t1) / 1000) * 10) / 10,
+      cells: vectors.cells,
+      cells_with_vectors: vectors.withVectors,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 
-    const ctx: ToolContext = { engine, scope, transportSessionId: 'eval' };
-    const askers = toolAskers(ctx, k);
+  const ctx: ToolContext = { engine, scope, transportSessionId: 'eval' };
+  const askers = toolAskers(ctx, k);
+  const ask = async (tools: EvalTool[] = options.tools ?? [...EVAL_TOOLS]): Promise<EvalReport> => {
     const perQuestion: QuestionResult[] = questions.map((q) => ({
       id: q.id,
       kind: q.kind ?? null,
@@ -221,24 +244,17 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
         const top = shas.slice(0, k);
         perQuestion[i].ranks[tool] = firstGoldRank(top, questions[i].gold_commits);
         perQuestion[i].latency_ms[tool] = Math.round(ms * 10) / 10;
-        perQuestion[i].top[tool] = top.slice(0, 5).map((s) => s.slice(0, 10));
+        perQuestion[i].top[tool] = top.slice(0, 5).map((x) => x.slice(0, 10));
       }
       log(`asked ${questions.length} questions through ${tool}`);
     }
-
     const report: EvalReport = {
       repository: repo,
       rev: options.rev ?? 'HEAD',
       questions: questions.length,
       k,
       embedder: embedder === 'none' ? 'none' : embedder.name,
-      import: {
-        ...imported,
-        seconds: Math.round(importSeconds * 10) / 10,
-        embed_seconds: Math.round(embedSeconds * 10) / 10,
-        cells: vectors.cells,
-        cells_with_vectors: vectors.withVectors,
-      },
+      import: importInfo,
       tools: {},
       per_question: perQuestion,
     };
@@ -255,8 +271,15 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       };
     }
     return report;
+  };
+  return { ask, close };
+}
+
+export async function runEval(options: EvalOptions): Promise<EvalReport> {
+  const session = await openEvalSession(options);
+  try {
+    return await session.ask();
   } finally {
-    await engine.close();
-    if (!options.storeDir) rmSync(storeDir, { recursive: true, force: true });
+    await session.close();
   }
 }
