@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-
-export const DEFAULT_EXCLUDES = ['**/.env*', '**/*.pem', '**/*.key', '**/id_*', '**/secrets/**'];
+import { DEFAULT_EXCLUDES } from './capture/excludes';
 
 export type SummariserChoice = 'extractive' | 'languageModel';
 

@@ -32,6 +32,8 @@ export interface CodeMemoryExtensionApi {
   /** Heavy modules already loaded when activate() returned: must be none. */
   readonly heavyModulesAtActivation: string[];
   readonly mcpDefinitionProviderRegistered: boolean;
+  /** Where the store is (from codeMemory.storeLocation, else the CLI's default). */
+  readonly storeUri: string;
   /** Opens the store if it is not open yet. */
   engine(): Promise<EngineClient>;
   isEngineOpen(): boolean;
@@ -124,6 +126,9 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     activationMs,
     heavyModulesAtActivation: heavyModules(),
     mcpDefinitionProviderRegistered: mcpRegistration !== undefined,
+    get storeUri() {
+      return engines.storeUri;
+    },
     engine: () => engines.get(),
     isEngineOpen: () => engines.isOpen,
     scopeFor: async (uri) => {

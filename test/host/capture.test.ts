@@ -52,9 +52,10 @@ describe('capture in the editor (inside the VS Code host)', function () {
     assert.equal(again.document.uri.toString(), editor.document.uri.toString());
     const end = again.document.lineAt(again.document.lineCount - 1).range.end;
     await again.edit((b) => b.insert(end, '\nexport function multiplyMatrices(a, b) {\n  return a.map((row) => row.map((_, j) => row.reduce((s, x, k) => s + x * b[k][j], 0)));\n}\n'));
-    assert.ok(await again.document.save(), 'index.js saved');
-
     fs.writeFileSync(path.join(root, 'notes.txt'), 'written by another process\n');
+    // A loaded machine can time out other extensions' save participants; saving again is what a user would do.
+    await waitFor('index.js to be saved', async () => (await again.document.save()) || !again.document.isDirty, 20_000);
+
     fs.writeFileSync(path.join(root, '.env.local'), 'API_KEY=do-not-capture\n');
     await waitFor('the watcher to report notes.txt', async () => {
       await api.flushCapture();
@@ -104,6 +105,13 @@ describe('capture in the editor (inside the VS Code host)', function () {
     assert.notEqual(commit.memory_session_id, checkout.memory_session_id);
     const sessions = await engine.listSessions({ project });
     assert.ok(sessions.some((s) => s.branch === 'main') && sessions.some((s) => s.branch === 'feature/host-test'), JSON.stringify(sessions.map((s) => s.branch)));
+  });
+
+  it('keeps event handlers cheap', () => {
+    const s = api.captureStats();
+    console.log(`      ${s.events} events, handler ${((s.handlerMs / s.events) * 1000).toFixed(1)} µs/event (max ${s.handlerMaxMs.toFixed(2)} ms), ${s.drains} writes, ${s.observations} observations`);
+    assert.ok(s.events > 0 && s.drains > 0);
+    assert.equal(s.errors, 0, s.lastError ?? '');
   });
 
   it('finds the captured work through the extension API search', async () => {

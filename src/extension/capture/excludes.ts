@@ -2,6 +2,9 @@
 // few regex tests. Supports *, **, ?, {a,b} and [...] like VS Code's own glob settings; a
 // pattern without a slash matches the file name in any folder, as in .gitignore.
 
+/** Never captured unless the user changes codeMemory.capture.exclude (same list as package.json). */
+export const DEFAULT_EXCLUDES = ['**/.env*', '**/*.pem', '**/*.key', '**/id_*', '**/secrets/**'];
+
 export class ExcludeMatcher {
   private readonly regexes: RegExp[];
 

@@ -1,0 +1,135 @@
+// The extension's UI in a real browser: the sidebar with sessions and memories, the details
+// panel with its timeline, the Recall Context for Selection panel and the MCP server info.
+// Data comes in the way a user makes it: Import Git History, Add Note, editing a file, End
+// Session Now, all through the command palette.
+
+const TIMEOUT = 60_000;
+
+async function answer(page, text) {
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(text);
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Enter');
+}
+
+async function pick(page, label) {
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  await row.click();
+}
+
+async function openFile(page, name) {
+  await page.keyboard.press('Control+P');
+  await answer(page, name);
+  await page.locator(`.tab[aria-label^="${name}"]`).first().waitFor({ timeout: 15_000 });
+}
+
+/** The content frame of the webview panel whose tab title starts with `title`. */
+async function webview(page, heading) {
+  const frame = page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
+  await frame.locator('h1', { hasText: heading }).first().waitFor({ timeout: TIMEOUT });
+  return frame;
+}
+
+async function notification(page, text) {
+  await page.locator('.notifications-toasts .notification-toast', { hasText: text }).first().waitFor({ timeout: TIMEOUT });
+}
+
+async function clearNotifications(page) {
+  await page.keyboard.press('Escape');
+  await page.locator('.notifications-toasts .codicon-notifications-clear').first().click({ timeout: 2000 }).catch(() => {});
+}
+
+async function closeEditors({ runFromPalette }) {
+  await runFromPalette('View: Close All Editors');
+}
+
+export const steps = [
+  {
+    name: 'memory fills up: git history imported, notes added, a file edited, the session ended',
+    async run({ page, runFromPalette, commandTitle }) {
+      await runFromPalette(commandTitle('codeMemory.importGitHistory'));
+      await notification(page, /Imported \d+ commit/);
+      await clearNotifications(page);
+
+      await runFromPalette(commandTitle('codeMemory.addNote'));
+      await answer(page, 'We keep math helpers pure: no I/O, no globals, so they can be tested in isolation');
+      await pick(page, 'Convention');
+      await runFromPalette(commandTitle('codeMemory.addNote'));
+      await answer(page, 'Chose plain number arithmetic over BigInt for add(): inputs never exceed 2^53');
+      await pick(page, 'Decision');
+
+      await openFile(page, 'math.ts');
+      await page.locator('.monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+End');
+      await page.keyboard.type('\nexport function multiply(a: number, b: number): number {\n  return a * b;\n');
+      await page.keyboard.press('Control+S');
+      await page.waitForTimeout(2500);
+      await openFile(page, 'README.md');
+      await page.waitForTimeout(1500);
+
+      await runFromPalette(commandTitle('codeMemory.endSession'));
+      await notification(page, /Session ended/);
+      await clearNotifications(page);
+    },
+  },
+  {
+    name: 'the sidebar shows sessions (with summaries) and memories by type',
+    async run({ page, screenshot, runFromPalette }) {
+      await closeEditors({ runFromPalette });
+      await page.locator('.activitybar [aria-label^="Code Memory"]').first().click();
+      const sidebar = page.locator('.part.sidebar');
+      await sidebar.locator('.monaco-list-row', { hasText: /session/i }).first().waitFor({ timeout: TIMEOUT });
+      // Expand the newest session so its observations show.
+      const session = sidebar.locator('.monaco-list-row[aria-level="2"]').first();
+      await session.waitFor({ timeout: TIMEOUT });
+      await session.locator('.monaco-tl-twistie').click();
+      await sidebar.locator('.monaco-list-row[aria-level="3"]').first().waitFor({ timeout: TIMEOUT });
+      await sidebar.locator('.monaco-list-row', { hasText: 'Conventions' }).first().waitFor({ timeout: TIMEOUT });
+      await sidebar.locator('.monaco-list-row', { hasText: 'Decisions' }).first().waitFor({ timeout: TIMEOUT });
+      await screenshot('sidebar-sessions-memories');
+    },
+  },
+  {
+    name: 'a session opens in the details panel with its summary and timeline',
+    async run({ page, screenshot }) {
+      const sidebar = page.locator('.part.sidebar');
+      await sidebar.locator('.monaco-list-row[aria-level="2"]').first().click();
+      const frame = await webview(page, /\d/);
+      await frame.locator('svg.timeline').first().waitFor({ timeout: TIMEOUT });
+      await frame.locator('a.file', { hasText: 'math.ts' }).first().waitFor({ timeout: TIMEOUT });
+      await screenshot('session-details');
+      // Files are links that open the file.
+      await frame.locator('a.file', { hasText: 'math.ts' }).first().click();
+      await page.locator('.tab.active[aria-label^="math.ts"]').first().waitFor({ timeout: 15_000 });
+    },
+  },
+  {
+    name: 'Recall Context for Selection shows results with clickable references',
+    async run({ page, screenshot, runFromPalette, commandTitle }) {
+      await closeEditors({ runFromPalette });
+      await openFile(page, 'math.ts');
+      // Select the word "multiply" on the line that declares it.
+      const editor = page.locator('.monaco-editor .view-lines').first();
+      await editor.locator('.view-line', { hasText: 'function multiply' }).first().dblclick({ position: { x: 130, y: 5 } });
+      await runFromPalette(commandTitle('codeMemory.recallContextForSelection'));
+      const frame = await webview(page, /result/);
+      await frame.locator('.result').first().waitFor({ timeout: TIMEOUT });
+      await screenshot('recall-context-results');
+      await frame.locator('.result a.title').first().click();
+      await webview(page, /./);
+    },
+  },
+  {
+    name: 'Show MCP Server Info shows the endpoint, token, tools and store',
+    async run({ page, screenshot, runFromPalette, commandTitle }) {
+      await closeEditors({ runFromPalette });
+      await runFromPalette(commandTitle('codeMemory.showMcpServerInfo'));
+      const frame = await webview(page, /./);
+      await frame.locator('dd', { hasText: '/v1/mcp/memory' }).first().waitFor({ timeout: TIMEOUT });
+      await frame.locator('code', { hasText: 'recall_context' }).first().waitFor({ timeout: TIMEOUT });
+      await screenshot('mcp-server-info');
+    },
+  },
+];

@@ -1,0 +1,118 @@
+// The pure half of the extension's capture: exclude globs and the events → observations step.
+import * as assert from 'node:assert/strict';
+import type { CaptureEvent } from '../../src/extension/capture/events';
+import { DEFAULT_EXCLUDES, ExcludeMatcher, globToRegExp } from '../../src/extension/capture/excludes';
+import type { Enrichment } from '../../src/extension/capture/observationBuilder';
+import { buildObservations, lineRanges } from '../../src/extension/capture/observationBuilder';
+
+const F = 'file:///ws';
+
+function enrich(partial: Partial<Enrichment> = {}): Enrichment {
+  return { symbols: new Map(), commits: new Map(), branchOf: () => 'main', ...partial };
+}
+
+describe('extension capture: exclude globs', () => {
+  const m = new ExcludeMatcher(DEFAULT_EXCLUDES);
+
+  it('excludes the default secret files anywhere in the tree', () => {
+    for (const p of ['.env', '.env.local', 'config/.env.production', 'certs/server.pem', 'a/b/private.key', 'id_rsa', 'home/.ssh/id_ed25519.pub', 'secrets/token.txt', 'deploy/secrets/prod/db.yaml']) {
+      assert.equal(m.isExcluded(p), true, p);
+    }
+  });
+
+  it('keeps ordinary source files', () => {
+    for (const p of ['src/env.ts', 'src/environment.ts', 'keys.ts', 'docs/secrets.md', 'src/identity.ts', 'README.md']) {
+      assert.equal(m.isExcluded(p), false, p);
+    }
+  });
+
+  it('supports folders, braces and single-character wildcards', () => {
+    assert.equal(globToRegExp('build/').test('build/out/a.js'), true);
+    assert.equal(globToRegExp('**/*.{crt,p12}').test('a/b/c.p12'), true);
+    assert.equal(globToRegExp('**/*.{crt,p12}').test('a/b/c.p13'), false);
+    assert.equal(globToRegExp('src/?.ts').test('src/a.ts'), true);
+    assert.equal(globToRegExp('src/?.ts').test('src/ab.ts'), false);
+  });
+});
+
+describe('extension capture: events to observations', () => {
+  it('merges focus periods on one file into one read with the time spent', () => {
+    const events: CaptureEvent[] = [
+      { kind: 'read', folder: F, path: 'src/a.ts', ms: 61_000, at: 1 },
+      { kind: 'read', folder: F, path: 'src/a.ts', ms: 4_000, at: 2 },
+      { kind: 'read', folder: F, path: 'src/b.ts', ms: 0, at: 3 },
+    ];
+    const [inputs] = [...buildObservations(events, enrich()).values()];
+    assert.equal(inputs.length, 2);
+    assert.equal(inputs[0].title, 'Read src/a.ts (1m 5s)');
+    assert.deepEqual(inputs[0].files_read, ['src/a.ts']);
+    assert.equal(inputs[0].branch, 'main');
+    assert.equal(inputs[1].subtitle, 'visible in an editor');
+  });
+
+  it('turns a saved edit into one observation with the symbols touched and the lines', () => {
+    const events: CaptureEvent[] = [
+      { kind: 'read', folder: F, path: 'src/a.ts', ms: 5000, at: 1 },
+      { kind: 'edit', folder: F, path: 'src/a.ts', uri: `${F}/src/a.ts`, lines: [9, 10, 11, 40], changes: 7, saved: true, at: 2 },
+      { kind: 'disk_change', folder: F, path: 'src/a.ts', at: 3 },
+    ];
+    const inputs = buildObservations(events, enrich({ symbols: new Map([['src/a.ts', ['Cache.evict', 'hash']]]) })).get(F) ?? [];
+    assert.equal(inputs.length, 1, JSON.stringify(inputs.map((i) => i.title)));
+    assert.equal(inputs[0].type, 'edit');
+    assert.equal(inputs[0].title, 'Edited src/a.ts (Cache.evict, hash)');
+    assert.equal(inputs[0].subtitle, 'lines 10-12, 41');
+    assert.deepEqual(inputs[0].concepts, ['Cache.evict', 'hash']);
+  });
+
+  it('groups many files changed at once, and pairs a delete and a create into a rename', () => {
+    const events: CaptureEvent[] = [
+      ...Array.from({ length: 8 }, (_, i): CaptureEvent => ({ kind: 'disk_change', folder: F, path: `src/gen/f${i}.ts`, at: i })),
+      { kind: 'delete', folder: F, path: 'src/old/util.ts', at: 10 },
+      { kind: 'create', folder: F, path: 'src/lib/util.ts', at: 11 },
+    ];
+    const inputs = buildObservations(events, enrich()).get(F) ?? [];
+    const titles = inputs.map((i) => i.title);
+    assert.ok(titles.includes('Renamed src/old/util.ts to src/lib/util.ts'), titles.join(' | '));
+    assert.ok(titles.includes('Changed on disk: 8 files'), titles.join(' | '));
+    assert.equal(inputs.find((i) => i.title === 'Changed on disk: 8 files')?.subtitle, 'in src/gen/');
+    assert.equal(inputs.length, 2);
+  });
+
+  it('describes commits from their details and makes them idempotent by SHA', () => {
+    const sha = 'a'.repeat(40);
+    const events: CaptureEvent[] = [{ kind: 'commit', folder: F, sha, branch: 'feature/x', repoRoot: '/ws', at: 5 }];
+    const details = { subject: 'Fix cache eviction', body: 'Evict least recently used first.', files: ['src/cache.ts'], author: 'Ada' };
+    const [input] = buildObservations(events, enrich({ commits: new Map([[sha, details]]) })).get(F) ?? [];
+    assert.equal(input.type, 'commit');
+    assert.equal(input.title, 'Fix cache eviction');
+    assert.equal(input.subtitle, 'aaaaaaaa on feature/x by Ada');
+    assert.equal(input.branch, 'feature/x');
+    assert.equal(input.dedupe_key, `commit:${sha}`);
+    assert.deepEqual(input.files_modified, ['src/cache.ts']);
+  });
+
+  it('reports task and terminal outcomes', () => {
+    const events: CaptureEvent[] = [
+      { kind: 'task', folder: F, name: 'test', source: 'npm', group: 'test', exitCode: 1, at: 1 },
+      { kind: 'terminal', folder: F, command: 'npm test -- --grep cache', cwd: null, exitCode: 0, at: 2 },
+    ];
+    const inputs = buildObservations(events, enrich()).get(F) ?? [];
+    assert.equal(inputs[0].title, "Test task 'test' failed (exit 1)");
+    assert.equal(inputs[1].title, '`npm test -- --grep cache` succeeded');
+    assert.deepEqual(inputs[1].concepts, ['test']);
+  });
+
+  it('keeps folders apart', () => {
+    const events: CaptureEvent[] = [
+      { kind: 'create', folder: F, path: 'a.ts', at: 1 },
+      { kind: 'create', folder: 'file:///other', path: 'b.ts', at: 2 },
+    ];
+    const out = buildObservations(events, enrich());
+    assert.deepEqual([...out.keys()], [F, 'file:///other']);
+  });
+
+  it('writes line ranges compactly', () => {
+    assert.equal(lineRanges([4, 2, 3, 9]), '3-5, 10');
+    assert.equal(lineRanges([]), '');
+  });
+});
