@@ -13,7 +13,7 @@ import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
-import { errorResult, parseArgs } from './types';
+import { MIN_RELEVANCE, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const NO_MATCH = 'No matching XMemo memory was found.';
@@ -87,7 +87,7 @@ function itemBlock(index: number, cell: Cell): string {
 export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise<RecallContextOutput> {
   // Limits are checked before anything is read (the contract's 422).
   const args = parseArgs(recallContextInput, rawArgs);
-  const hits: SearchHit[] = await ctx.engine.search(args.query, { scope: ctx.scope, limit: args.max_items + EXTRA_CANDIDATES });
+  const hits: SearchHit[] = (await ctx.engine.search(args.query, { scope: ctx.scope, limit: args.max_items + EXTRA_CANDIDATES })).filter((h) => h.score >= MIN_RELEVANCE);
 
   const blocks: string[] = [];
   const items: RecallContextOutput['items'] = [];

@@ -11,7 +11,7 @@ import { countTokens, truncateToTokens } from '../tokens';
 import { cellLocation, parseFiles } from './recallContext';
 import { triage } from './triage';
 import type { TriageResult } from './triage';
-import { ToolError, describeIssues } from './types';
+import { MIN_RELEVANCE, ToolError, describeIssues } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const MAX_PROMPT_CHARS = 8000;
@@ -128,7 +128,7 @@ interface Found {
 }
 
 async function find(ctx: ToolContext, query: string, decision: TriageResult['decision']): Promise<Found> {
-  const hits = decision === 'skip' ? [] : await ctx.engine.search(query, { scope: ctx.scope, limit: MAX_FACTS });
+  const hits = decision === 'skip' ? [] : (await ctx.engine.search(query, { scope: ctx.scope, limit: MAX_FACTS })).filter((h) => h.score >= MIN_RELEVANCE);
   // Counting the store is a scan; only do it when the search cannot tell whether memory exists.
   let memoryReady = hits.length > 0;
   let readiness = hits.length >= 5 ? 'ready_rich' : 'ready_sparse';

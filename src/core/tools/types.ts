@@ -5,6 +5,14 @@ import type * as z from 'zod/v4';
 import type { MemoryEngineApi } from '../api';
 import type { Scope } from '../model/records';
 
+/**
+ * Fused relevance below which a hit is noise (a nearest neighbour that shares nothing with the
+ * query): recall_context and retrieve_memory leave such hits out, so that an unrelated query gets
+ * "No matching XMemo memory was found." instead of arbitrary records. recall, a pure nearest-
+ * neighbour read, keeps them.
+ */
+export const MIN_RELEVANCE = 0.05;
+
 export interface ToolContext {
   engine: MemoryEngineApi;
   /** The one scope this server or connection serves; every read and write is confined to it. */
