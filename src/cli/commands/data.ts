@@ -39,7 +39,7 @@ export const importGitCommand: Command = {
     'Commits already imported are skipped, so running it twice adds nothing. Progress goes to stderr.',
   options: {
     rev: { type: 'string', description: 'Revision whose history is imported (default HEAD)', valueName: 'rev' },
-    'no-merges': { type: 'boolean', description: 'Skip merge commits' },
+    merges: { type: 'boolean', description: 'Also import merge commits as observations of their own (by default a pull request message is kept with the commits it merged)' },
   },
   async run({ options, values, positionals, io, signal }) {
     const repo = path.resolve(positionals[0] ?? options.cwd);
@@ -51,7 +51,7 @@ export const importGitCommand: Command = {
         scope,
         signal,
         rev: values.rev as string | undefined,
-        includeMerges: !values['no-merges'],
+        includeMerges: Boolean(values.merges),
         onProgress: progressBar(io, 'commits'),
       });
       await engine.flush();
