@@ -4,6 +4,8 @@ import type { CaptureEvent, CaptureKind } from './events';
 
 export interface CaptureStats {
   events: number;
+  /** Handler invocations measured: every recorded event, plus keystrokes (which record nothing until a save). */
+  handlerCalls: number;
   byKind: Partial<Record<CaptureKind, number>>;
   /** Synchronous time spent in event handlers, from the handler's first line to the push. */
   handlerMs: number;
@@ -42,6 +44,7 @@ export class CaptureQueue implements vscode.Disposable {
   readonly onDidDrain = this._onDidDrain.event;
   readonly stats: CaptureStats = {
     events: 0,
+    handlerCalls: 0,
     byKind: {},
     handlerMs: 0,
     handlerMaxMs: 0,
@@ -74,12 +77,16 @@ export class CaptureQueue implements vscode.Disposable {
     const s = this.stats;
     s.events++;
     s.byKind[event.kind] = (s.byKind[event.kind] ?? 0) + 1;
-    if (startedAt !== undefined) {
-      const cost = performance.now() - startedAt;
-      s.handlerMs += cost;
-      if (cost > s.handlerMaxMs) s.handlerMaxMs = cost;
-    }
+    if (startedAt !== undefined) this.account(startedAt);
     this.schedule();
+  }
+
+  /** Adds a handler's cost (from `startedAt` to now) to the stats. */
+  account(startedAt: number): void {
+    const cost = performance.now() - startedAt;
+    this.stats.handlerCalls++;
+    this.stats.handlerMs += cost;
+    if (cost > this.stats.handlerMaxMs) this.stats.handlerMaxMs = cost;
   }
 
   /** Drop everything not yet written (used when capture is paused or the workspace loses trust). */

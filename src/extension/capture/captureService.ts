@@ -130,6 +130,10 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     this.queue.push(event, startedAt);
   }
 
+  account(startedAt: number): void {
+    this.queue.account(startedAt);
+  }
+
   /** Records the current focus period and unsaved edits, then writes everything pending. */
   async checkpoint(): Promise<void> {
     this.editors.checkpoint();

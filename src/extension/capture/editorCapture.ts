@@ -84,6 +84,7 @@ export class EditorCapture implements vscode.Disposable {
 
   private onChange(e: vscode.TextDocumentChangeEvent): void {
     if (e.contentChanges.length === 0 || !this.recorder.active) return;
+    const t0 = performance.now();
     const key = e.document.uri.toString();
     let edit = this.edits.get(key);
     if (!edit) {
@@ -101,6 +102,7 @@ export class EditorCapture implements vscode.Disposable {
       const span = Math.max(inserted, change.range.end.line - start);
       for (let l = start; l <= start + span && edit.lines.size < MAX_LINES; l++) edit.lines.add(l);
     }
+    this.recorder.account(t0);
   }
 
   private onSave(document: vscode.TextDocument): void {

@@ -15,6 +15,8 @@ export interface CaptureRecorder {
   locate(uri: vscode.Uri): Located | undefined;
   folderFor(uri: vscode.Uri | undefined): string | undefined;
   record(event: CaptureEvent, startedAt: number): void;
+  /** Counts the cost of a handler that recorded nothing (yet), e.g. a keystroke. */
+  account(startedAt: number): void;
 }
 
 // Paths that are never a developer's own reading or writing.

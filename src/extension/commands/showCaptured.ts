@@ -14,7 +14,7 @@ export function showCapturedCommand(c: Container): CommandDefinition {
           `  Excluded (codeMemory.capture.exclude): ${config.exclude.join(', ') || 'nothing'}`,
           `  Secrets (keys, tokens, passwords) are redacted before anything is stored. Git: ${c.capture.git.via}.`,
           `  This window: ${s.events} events → ${s.observations} observations in ${s.drains} writes; ${s.dropped} dropped, ${s.errors} failed writes${s.lastError ? ` (last: ${s.lastError})` : ''}.`,
-          `  Event handlers took ${s.events ? ((s.handlerMs / s.events) * 1000).toFixed(1) : '0'} µs per event on average (max ${s.handlerMaxMs.toFixed(2)} ms).`,
+          `  Event handlers took ${s.handlerCalls ? ((s.handlerMs / s.handlerCalls) * 1000).toFixed(1) : '0'} µs per call on average over ${s.handlerCalls} calls (max ${s.handlerMaxMs.toFixed(2)} ms).`,
         ].join('\n'),
       );
       c.captured.show();
