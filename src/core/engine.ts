@@ -160,6 +160,9 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   private startTimers(maintenanceMs: number): void {
+    const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
+    orphans.unref();
+    this.timers.push(orphans);
     const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));
     idleCheck.unref();
     this.timers.push(idleCheck);
@@ -199,6 +202,28 @@ export class MemoryEngine implements MemoryEngineApi {
     const created: OpenSession = { id: `s-${now.toString(36)}-${randomUUID().slice(0, 8)}`, project: scope.project, branch, startedAt: now, lastActivity: now };
     this.sessions.set(scope.project, created);
     return created;
+  }
+
+  /**
+   * Sessions a crashed or killed process never ended have observations and no summary: once
+   * they are idle, summarise them like any idle session. Runs once, shortly after open.
+   */
+  async endOrphanSessions(): Promise<number> {
+    const cutoff = Date.now() - this.sessionIdleMs;
+    const last = new Map<string, number>();
+    for (const r of await this.store.rows(TABLES.observations, `status = 'active' AND type <> 'merged'`, { select: ['memory_session_id', 'created_at_epoch'] })) {
+      const id = String(r.memory_session_id);
+      last.set(id, Math.max(last.get(id) ?? 0, Number(r.created_at_epoch)));
+    }
+    const summarised = new Set((await this.store.rows(TABLES.sessionSummaries, null, { select: ['memory_session_id'] })).map((r) => String(r.memory_session_id)));
+    const open = new Set([...this.sessions.values()].map((s) => s.id));
+    let ended = 0;
+    for (const [id, at] of last) {
+      if (summarised.has(id) || open.has(id) || at > cutoff || this.closed) continue;
+      await this.endSession(id, 'idle').catch((e) => this.log(`ending orphan session ${id}: ${String(e)}`));
+      ended++;
+    }
+    return ended;
   }
 
   private async endIdleSessions(): Promise<void> {
@@ -772,6 +797,7 @@ export class MemoryEngine implements MemoryEngineApi {
   async close(): Promise<void> {
     if (this.closed) return;
     for (const t of this.timers) clearInterval(t);
+    for (const t of this.timers) clearTimeout(t);
     await this.flush();
     for (const s of [...this.sessions.values()]) {
       await this.endSession(s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));

@@ -186,3 +186,23 @@ describe('compress: sessions, merging and promotion', function () {
     assert.deepEqual(calls, [{ n: 50, budget: 123 }]);
   });
 });
+
+describe('compress: sessions left open by a process that died', function () {
+  this.timeout(60_000);
+  it('are summarised once idle', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-orphan-'));
+    const scope = { project: 'acme/app' };
+    const first = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    const long = Date.now() - 3600_000;
+    await first.observe([{ type: 'note', title: 'left behind', memory_session_id: 'crashed-session', created_at_epoch: long }], scope);
+    // No close(): the process "dies" with the session open.
+    const second = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, sessionIdleMs: 60_000 });
+    assert.equal(await second.endOrphanSessions(), 1);
+    const [session] = await second.listSessions(scope);
+    assert.equal(session.memory_session_id, 'crashed-session');
+    assert.ok(session.summary);
+    assert.equal(await second.endOrphanSessions(), 0);
+    await second.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
