@@ -3,7 +3,7 @@
 #   1. Debian packages (Chromium for the host/e2e tiers, toolchain for code-server's native modules);
 #   2. the project's npm dependencies (npm ci);
 #   3. the cached VS Code host in .vscode-host/: Node 24 and code-server from npm (about 150 s once).
-# Usage: bash scripts/setup.sh [--host-only] [--skip-apt] [--skip-npm-ci]
+# Usage: bash scripts/setup.sh [--host-only] [--skip-apt] [--skip-npm-ci] [--force-npm-ci]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,11 +14,13 @@ APT_PACKAGES=(chromium libkrb5-dev build-essential python3 pkg-config xvfb git u
 
 skip_apt=0
 skip_npm_ci=0
+force_npm_ci=0
 for arg in "$@"; do
   case "$arg" in
     --host-only) skip_apt=1; skip_npm_ci=1 ;;
     --skip-apt) skip_apt=1 ;;
     --skip-npm-ci) skip_npm_ci=1 ;;
+    --force-npm-ci) force_npm_ci=1 ;;
     *) echo "setup: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -46,9 +48,18 @@ if [ "$skip_apt" = 0 ]; then
 fi
 
 # --- 2. project dependencies -------------------------------------------------------------------
+# A warm machine skips the reinstall when node_modules was installed by `npm ci` from this very
+# lockfile (stamp written below); --force-npm-ci reinstalls anyway.
+lock_stamp=node_modules/.code-memory-npm-ci
+lock_hash() { sha256sum package-lock.json package.json .npmrc | sha256sum | cut -d' ' -f1; }
 if [ "$skip_npm_ci" = 0 ]; then
   step "npm ci"
-  npm ci --no-audit --no-fund
+  if [ "$force_npm_ci" = 0 ] && [ -f "$lock_stamp" ] && [ "$(cat "$lock_stamp")" = "$(lock_hash)" ]; then
+    echo "node_modules already matches package-lock.json (--force-npm-ci to reinstall)"
+  else
+    npm ci --no-audit --no-fund
+    lock_hash > "$lock_stamp"
+  fi
 fi
 
 # --- 3. cached VS Code host (code-server + its Node 24) ----------------------------------------
