@@ -9,7 +9,7 @@ import path from 'node:path';
 import { format } from 'node:util';
 import { HostError, launchBrowser, onInterrupt, repoRoot, startCodeServer, workbenchUrl } from './hostLauncher.mjs';
 
-const timeoutMs = Number(process.env.CODE_MEMORY_HOST_TIMEOUT_MS ?? 300_000);
+const timeoutMs = Number(process.env.CODE_MEMORY_HOST_TIMEOUT_MS ?? 600_000);
 const verbose = Boolean(process.env.CODE_MEMORY_HOST_VERBOSE);
 // Lines the suites print carry this prefix (see index.ts); the rest is workbench logging, kept
 // for the failure report.
