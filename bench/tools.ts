@@ -157,7 +157,8 @@ async function benchImport(repo: string): Promise<Record<string, unknown>> {
     const second = await importGitHistory(engine, repo, { scope: { project: 'bench/import' }, includeMerges: true });
     const secondSeconds = (Date.now() - again) / 1000;
     return {
-      repository: path.basename(path.dirname(repo)) === 'repo' ? repo : path.basename(repo),
+      // A mirror's work-tree-less folder is often just 'repo'; its parent names the project.
+      repository: path.basename(repo) === 'repo' ? path.basename(path.dirname(repo)) : path.basename(repo),
       commits_imported: result.imported,
       skipped: result.skipped,
       sessions: result.sessions,
@@ -176,7 +177,7 @@ async function main(): Promise<void> {
   const latency: Record<string, unknown>[] = [];
   for (const size of sizes) latency.push(...(await benchSize(size)));
   const importRow = values.repo ? await benchImport(values.repo) : null;
-  const report = { node: process.version, cpus: os.cpus().length, embedder: values.embedder, calls_per_tool: calls, latency, import_git: importRow };
+  const report = { node: process.version, cpus: os.cpus().length, load_average_1m: round(os.loadavg()[0], 1), embedder: values.embedder, calls_per_tool: calls, latency, import_git: importRow };
   if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
   if (!values.json) {
     process.stdout.write(`${table(latency)}\n\n`);
