@@ -78,6 +78,7 @@ export const observeCommand: Command = {
     const inputs: ObservationInput[] = [];
     const problems: string[] = [];
     let lineNo = 0;
+    if ((io.stdin as NodeJS.ReadStream).isTTY) io.stderr.write('Reading observations as JSON lines from stdin; end with Ctrl+D.\n');
     for await (const line of createInterface({ input: io.stdin, crlfDelay: Infinity })) {
       lineNo++;
       if (!line.trim()) continue;
