@@ -93,3 +93,28 @@ export function table(rows: Array<Record<string, unknown>>): string {
   const line = (vals: string[]): string => vals.map((v, i) => v.padEnd(widths[i])).join('  ');
   return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
 }
+
+const ENGLISH = (
+  'the a to of and in for on with when after before from by is was are be not it this that we ' +
+  'fix add remove update refactor rename move split merge handle support allow prevent avoid ' +
+  'error bug crash failure timeout retry request response server client user session token ' +
+  'login password cache memory file folder path config setting option default value list ' +
+  'test tests build release version branch commit change changes code function method class ' +
+  'module package import export type interface field column table index query search result ' +
+  'slow fast large small empty missing invalid duplicate wrong correct new old first last ' +
+  'read write open close save load start stop run call return send receive parse format ' +
+  'database store queue worker thread process event editor window panel view tree command ' +
+  'because so that while which should would could now also only still again instead'
+).split(' ');
+
+/** Plain English developer prose (commit-message-like), for model throughput numbers. */
+export function englishTexts(count: number, words: number, seed = 9): string[] {
+  const r = rng(seed);
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const w: string[] = [];
+    for (let k = 0; k < words; k++) w.push(ENGLISH[Math.floor(r() * ENGLISH.length)]);
+    out.push(w.join(' '));
+  }
+  return out;
+}
