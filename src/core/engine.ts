@@ -519,8 +519,21 @@ export class MemoryEngine implements MemoryEngineApi {
         last_accessed_epoch: prev.last_accessed_epoch === null || prev.last_accessed_epoch === undefined ? null : Number(prev.last_accessed_epoch),
       }),
     ]);
-    await this.store.delete(TABLES.cells, `source_kind = 'memory' AND source_id = ${sqlInt(memory.id)}`);
-    await this.store.add(TABLES.cells, [memoryCell(memory, this.store.dimension)]);
+    // Update the cell in place so that its node id (held by clients) stays valid.
+    const cell = memoryCell(memory, this.store.dimension);
+    const where = `source_kind = 'memory' AND source_id = ${sqlInt(memory.id)}`;
+    if ((await this.store.count(TABLES.cells, where)) === 0) {
+      await this.store.add(TABLES.cells, [cell], 'node_id');
+    } else {
+      await this.store.update(TABLES.cells, where, {
+        title: sqlString(String(cell.title)),
+        text: sqlString(String(cell.text)),
+        search_text: sqlString(String(cell.search_text)),
+        status: sqlString(String(cell.status)),
+        type: sqlString(String(cell.type)),
+        embed_model: "''",
+      });
+    }
     this.kickVectors();
   }
 

@@ -163,6 +163,13 @@ describe('compress: sessions, merging and promotion', function () {
     assert.equal(fact?.status, 'closed');
     assert.equal(fact?.valid_to_epoch, npm.created_at_epoch);
     assert.equal(npm.temporal_facts?.[0].status, 'current');
+    // The topic's trace records its history: pnpm first (closed), then npm.
+    assert.equal(npm.topic_key, 'package management');
+    assert.deepEqual(npm.topic_trace?.map((t) => [t.segment_index, t.status, t.title]), [
+      [0, 'closed', pnpm.title],
+      [1, 'current', 'Package manager'],
+    ]);
+    assert.ok((pnpm.topic_trace?.[0].evidence_event_ids.length ?? 0) >= 2, 'evidence of a recurring decision: its observations');
     // Superseded memories are kept (history) but leave search.
     const hits = await engine.search('package management', { scope, layers: ['L2'] });
     assert.deepEqual(hits.map((h) => h.cell.source_id), [npm.id]);

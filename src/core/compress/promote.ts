@@ -3,7 +3,7 @@
 // object) closes the older fact (valid_to_epoch, status 'closed'), and a memory whose facts are
 // all closed is marked superseded. Nothing is deleted.
 
-import type { Memory, Scope, TemporalFact } from '../model/records';
+import type { Memory, Scope, TemporalFact, TopicTrace } from '../model/records';
 import { projectWhere } from '../store/filters';
 import { rowToMemory } from '../store/mapping';
 import { TABLES } from '../store/schema';
@@ -58,11 +58,39 @@ export function buildMemory(id: number, draft: MemoryDraft, scope: Scope, now: n
   };
 }
 
-/** Closes older contradicted facts, then stores `memory`. Returns the stored memory. */
+/**
+ * Closes older contradicted facts, extends the topic's trace, then stores `memory`.
+ * The topic is the memory's topic_key, else the subject of its first fact.
+ */
 export async function applyMemoryFacts(engine: MemoryEngine, memory: Memory, sourceIds: number[]): Promise<Memory> {
   const facts = memory.temporal_facts ?? [];
+  const topic = memory.topic_key ?? facts[0]?.subject ?? null;
+  const needOthers = facts.length > 0 || topic !== null;
+  const all = needOthers ? (await engine.store.rows(TABLES.memories, projectWhere({ project: memory.project }))).map(rowToMemory) : [];
+  if (topic) {
+    memory.topic_key = topic;
+    // The trace is the topic's history: every memory on it adds a segment, older ones close.
+    const previous = all.filter((m) => m.topic_key === topic).sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id)[0];
+    const trace: TopicTrace[] = (previous?.topic_trace ?? []).map((t) => ({ ...t, status: 'closed', updated_at_epoch: t.status === 'closed' ? t.updated_at_epoch : memory.created_at_epoch }));
+    const evidence = sourceIds.length > 0 ? [...sourceIds].sort((a, b) => a - b) : [memory.id];
+    trace.push({
+      id: memory.id,
+      topic_key: topic,
+      title: memory.title,
+      summary: memory.text.length > 400 ? `${memory.text.slice(0, 397)}...` : memory.text,
+      status: 'current',
+      segment_index: trace.length,
+      covered_from_event_id: evidence[0],
+      covered_to_event_id: evidence[evidence.length - 1],
+      evidence_event_ids: evidence,
+      files: memory.files ? (JSON.parse(memory.files) as string[]) : null,
+      created_at_epoch: memory.created_at_epoch,
+      updated_at_epoch: memory.created_at_epoch,
+    });
+    memory.topic_trace = trace;
+  }
   if (facts.length > 0) {
-    const others = (await engine.store.rows(TABLES.memories, `${projectWhere({ project: memory.project })} AND status = 'active'`)).map(rowToMemory);
+    const others = all.filter((m) => m.status === 'active');
     for (const other of others) {
       let changed = false;
       for (const old of other.temporal_facts ?? []) {

@@ -6,7 +6,7 @@ import type { CompressedSource, Observation, SessionSummary } from '../model/rec
 import type { SessionEndReason } from '../api';
 import type { MemoryEngine } from '../engine';
 import { observationFiles, observationTitle } from '../store/cells';
-import { sqlInt, sqlIntList, sqlString } from '../store/filters';
+import { sqlContains, sqlInt, sqlIntList, sqlString } from '../store/filters';
 import { rowToMemory, rowToObservation, rowToSessionSummary } from '../store/mapping';
 import { TABLES } from '../store/schema';
 import { countTokens, truncateToTokens } from '../tokens';
@@ -172,6 +172,13 @@ async function promoteRecurring(engine: MemoryEngine, observations: Observation[
   for (const [key, c] of candidates) {
     if (promoted >= MAX_PROMOTIONS_PER_SESSION) break;
     if (known.has(key)) continue;
+    // Earlier observations that say the same are evidence too.
+    const earlierObs = await engine.store.rows(
+      TABLES.observations,
+      `project = ${sqlString(scope.project)} AND memory_session_id <> ${sqlString(sessionId)} AND (${sqlContains('narrative', c.text)} OR ${sqlContains('facts', c.text)})`,
+      { select: ['id'], limit: 50 },
+    );
+    for (const r of earlierObs) c.evidence.add(Number(r.id));
     const occurrences = c.evidence.size + earlierText.filter((t) => t.includes(key)).length;
     if (occurrences < PROMOTE_MIN_OCCURRENCES) continue;
     const [id] = await engine.store.ids.allocate(1);
