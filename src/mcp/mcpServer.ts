@@ -77,7 +77,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       },
       async (args: Record<string, unknown>, extra) => {
         const headerSession = extra.requestInfo?.headers?.['mcp-session-id'];
-        const sessionId = extra.sessionId ?? (typeof headerSession === 'string' ? headerSession : undefined);
+        // Session ids are visible ASCII (MCP spec); anything else is ignored, not stored.
+        const fromHeader = typeof headerSession === 'string' && /^[\x21-\x7e]{1,200}$/.test(headerSession) ? headerSession : undefined;
+        const sessionId = extra.sessionId ?? fromHeader;
         return toCallToolResult(await tool.run(options.context(sessionId), args));
       },
     );

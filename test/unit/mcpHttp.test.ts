@@ -108,6 +108,20 @@ describe('MCP over Streamable HTTP (SDK client)', function () {
     assert.match(commitFact.statement, /exponential backoff/i);
   });
 
+  it('retrieve_memory: without session_id, the prompts are kept under the Mcp-Session-Id of the handshake', async () => {
+    const transport = client.transport as StreamableHTTPClientTransport;
+    assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);
+    await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'Where is the CSV parser?' } });
+    await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'and who wrote it?' } });
+    assert.deepEqual(await engine.recentPrompts(transport.sessionId!, 5), ['and who wrote it?', 'Where is the CSV parser?']);
+    const second = await connect(server);
+    try {
+      assert.notEqual((second.transport as StreamableHTTPClientTransport).sessionId, transport.sessionId);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('retrieve_memory: unknown arguments are invalid_arguments in structuredContent', async () => {
     const result = (await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'x', mode: 'deep' } })) as CallResult;
     assert.equal(result.isError, true);
