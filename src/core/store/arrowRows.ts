@@ -13,7 +13,8 @@ import {
 } from 'apache-arrow';
 import type { DataType, Schema, Vector ,
   Field,
-  FixedSizeList} from 'apache-arrow';
+  FixedSizeList,
+  Utf8} from 'apache-arrow';
 
 type Row = Record<string, unknown>;
 
@@ -34,15 +35,13 @@ function column(field: Field, rows: Row[]): Vector {
   switch (type.typeId) {
     case Type.Int: {
       const bits = (type as unknown as { bitWidth: number }).bitWidth;
-      if (bits === 64) {
-        if (!field.nullable) return makeVector(BigInt64Array.from(values, (v) => toBigInt(v) as bigint));
-        return vectorFromArray(values.map(toBigInt), type);
-      }
-      if (!field.nullable) return makeVector(Int32Array.from(values as number[]));
+      if (bits === 64) return numeric(values, type, (n) => new BigInt64Array(n), (v) => toBigInt(v) as bigint);
+      if (bits === 32) return numeric(values, type, (n) => new Int32Array(n), (v) => Number(v));
       return vectorFromArray(values.map((v) => (v === undefined ? null : v)), type);
     }
     case Type.Float: {
-      if (!field.nullable) return makeVector(Float64Array.from(values as number[]));
+      const precision = (type as unknown as { precision: number }).precision;
+      if (precision === 2) return numeric(values, type, (n) => new Float64Array(n), (v) => Number(v));
       return vectorFromArray(values.map((v) => (v === undefined ? null : v)), type);
     }
     case Type.FixedSizeList: {
@@ -59,9 +58,58 @@ function column(field: Field, rows: Row[]): Vector {
       const child = makeData({ type: new Float32(), length: flat.length, data: flat });
       return makeVector(makeData({ type: list, length: rows.length, nullCount: 0, child }));
     }
+    case Type.Utf8:
+      return utf8Column(values, type as Utf8);
     default:
       return vectorFromArray(values.map((v) => (v === undefined ? null : v)), type);
   }
+}
+
+/** A fixed-width column from a typed array plus a validity bitmap where values are missing. */
+function numeric<A extends { [i: number]: unknown; length: number }>(
+  values: unknown[],
+  type: DataType,
+  make: (n: number) => A,
+  convert: (v: unknown) => A[number],
+): Vector {
+  const n = values.length;
+  const data = make(n);
+  const validity = new Uint8Array((n + 7) >> 3);
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) nulls++;
+    else {
+      data[i] = convert(v);
+      validity[i >> 3] |= 1 << (i & 7);
+    }
+  }
+  return makeVector(makeData({ type, length: n, nullCount: nulls, nullBitmap: nulls > 0 ? validity : undefined, data } as never));
+}
+
+/** Strings straight into one value buffer + offsets (the builder path was most of a write's CPU). */
+function utf8Column(values: unknown[], type: Utf8): Vector {
+  const n = values.length;
+  const offsets = new Int32Array(n + 1);
+  const validity = new Uint8Array((n + 7) >> 3);
+  const strings: string[] = new Array(n);
+  let total = 0;
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) {
+      nulls++;
+      strings[i] = '';
+    } else {
+      validity[i >> 3] |= 1 << (i & 7);
+      strings[i] = typeof v === 'string' ? v : String(v);
+      total += Buffer.byteLength(strings[i], 'utf8');
+    }
+    offsets[i + 1] = total;
+  }
+  const data = Buffer.allocUnsafe(total);
+  for (let i = 0; i < n; i++) if (strings[i]) data.write(strings[i], offsets[i], 'utf8');
+  return makeVector(makeData({ type, length: n, nullCount: nulls, nullBitmap: nulls > 0 ? validity : undefined, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, total) }));
 }
 
 /** An Arrow table with exactly the schema's columns, in order. Missing values become null. */
