@@ -120,7 +120,11 @@ async function bm25Ranked(
   };
   if (!allowedIds.value) {
     const scored = index.search(query, want * 3, params);
-    const rows = await readAllowed(cells, scored.map((x) => x.nodeId), where, columns);
+    // The best `want` first: usually all of them pass the filter and one read is enough.
+    const rows = await readAllowed(cells, scored.slice(0, want).map((x) => x.nodeId), where, columns);
+    if (rows.size < want && scored.length > want) {
+      for (const [id, row] of await readAllowed(cells, scored.slice(want).map((x) => x.nodeId), where, columns)) rows.set(id, row);
+    }
     // Enough survived the filter, or every matching document was already looked at.
     if (rows.size >= want || scored.length < want * 3) return ranked(scored, rows);
     let all = cells.query().select(['node_id']);
