@@ -11,6 +11,7 @@ import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
 import { createMcpServer, prepareToolSpecs } from './mcpServer';
+import { sendJson } from './httpJson';
 import { handleRest } from './rest';
 import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
 
@@ -46,12 +47,6 @@ export interface RunningHttpServer {
 function isInitialize(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize');
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
-  res.end(text);
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {

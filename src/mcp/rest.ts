@@ -10,7 +10,7 @@ import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
 import { ToolError } from '../core/tools/types';
 import { observe } from '../core/tools/write';
-import { sendJson } from './httpServer';
+import { sendJson } from './httpJson';
 
 export interface RestContext {
   engine: MemoryEngineApi;
