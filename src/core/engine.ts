@@ -105,6 +105,8 @@ export class MemoryEngine implements MemoryEngineApi {
   private closed = false;
   private backfill: VectorBackfill | null = null;
   private graphQueue: Observation[] = [];
+  private readonly edgeWeights = new Map<string, number>();
+  private readonly knownEntities = new Set<string>();
   private graphTimer: NodeJS.Timeout | null = null;
   private graphRun: Promise<void> = Promise.resolve();
   private readonly log: (msg: string) => void;
@@ -465,20 +467,32 @@ export class MemoryEngine implements MemoryEngineApi {
 
   private async writeGraph(observations: Observation[]): Promise<void> {
     const { entities, relationships } = deriveGraph(observations, Date.now());
-    // Edge weights count sightings: add the stored weight of each edge seen again.
+    // Edge weights count sightings. Stored weights are read once per edge (by exact key) and
+    // then kept here; known entities are not rewritten.
+    const key = (r: Row): string => `${r.project}\u0000${r.source}\u0000${r.target}\u0000${r.type}`;
+    if (this.edgeWeights.size > 200_000) this.edgeWeights.clear();
+    if (this.knownEntities.size > 200_000) this.knownEntities.clear();
+    const unknown = relationships.filter((r) => !this.edgeWeights.has(key(r)));
     const byProject = new Map<string, Row[]>();
-    for (const r of relationships) byProject.set(String(r.project), [...(byProject.get(String(r.project)) ?? []), r]);
+    for (const r of unknown) byProject.set(String(r.project), [...(byProject.get(String(r.project)) ?? []), r]);
     for (const [project, rows] of byProject) {
-      const sources = [...new Set(rows.map((r) => String(r.source)))];
-      for (let i = 0; i < sources.length; i += 200) {
-        const stored = await this.store.rows(TABLES.relationships, `project = ${sqlString(project)} AND source IN ${sqlStringList(sources.slice(i, i + 200))}`, {
-          select: ['source', 'target', 'type', 'weight'],
+      for (let i = 0; i < rows.length; i += 200) {
+        const chunk = rows.slice(i, i + 200);
+        const sources = sqlStringList([...new Set(chunk.map((r) => String(r.source)))]);
+        const targets = sqlStringList([...new Set(chunk.map((r) => String(r.target)))]);
+        const stored = await this.store.rows(TABLES.relationships, `project = ${sqlString(project)} AND source IN ${sources} AND target IN ${targets}`, {
+          select: ['project', 'source', 'target', 'type', 'weight'],
         });
-        const weights = new Map(stored.map((r) => [`${r.source}\u0000${r.target}\u0000${r.type}`, Number(r.weight)]));
-        for (const r of rows) r.weight = Number(r.weight) + (weights.get(`${r.source}\u0000${r.target}\u0000${r.type}`) ?? 0);
+        for (const r of stored) this.edgeWeights.set(key(r), Number(r.weight));
       }
     }
-    await this.store.upsert(TABLES.entities, ['project', 'id'], entities);
+    for (const r of relationships) {
+      r.weight = Number(r.weight) + (this.edgeWeights.get(key(r)) ?? 0);
+      this.edgeWeights.set(key(r), Number(r.weight));
+    }
+    const fresh = entities.filter((e) => !this.knownEntities.has(`${e.project}\u0000${e.id}`));
+    await this.store.upsert(TABLES.entities, ['project', 'id'], fresh);
+    for (const e of fresh) this.knownEntities.add(`${e.project}\u0000${e.id}`);
     await this.store.upsert(TABLES.relationships, ['project', 'source', 'target', 'type'], relationships);
   }
 
@@ -708,6 +722,8 @@ export class MemoryEngine implements MemoryEngineApi {
     // The purge rewrites tables: let the embedding queue finish its batch first.
     await this.backfill?.idle();
     const report = await forgetRecords(this.store, request, scope);
+    this.edgeWeights.clear();
+    this.knownEntities.clear();
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.delete(request.project);
     return report;
@@ -755,6 +771,8 @@ export class MemoryEngine implements MemoryEngineApi {
   async importJsonl(lines: AsyncIterable<string>): Promise<number> {
     this.assertOpen();
     const n = await importJsonl(this, lines);
+    this.edgeWeights.clear();
+    this.knownEntities.clear();
     this.kickVectors();
     return n;
   }
