@@ -129,6 +129,12 @@ describe('engine: capture pipeline', function () {
     assert.ok(versions < 20, `${versions} versions`);
   });
 
+  it('enqueued events reach the store on their own, without a flush', async () => {
+    for (let i = 0; i < 5; i++) engine.enqueue({ type: 'note', title: `background note ${i}` }, scope);
+    for (let i = 0; i < 200 && (await engine.stats(scope)).observations < 5; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal((await engine.stats(scope)).observations, 5);
+  });
+
   it('fills vectors in the background and searches them', async () => {
     await engine.observe([{ type: 'note', title: 'Kangaroo routing table' }, { type: 'note', title: 'Unrelated text' }], scope);
     await engine.waitForVectors();

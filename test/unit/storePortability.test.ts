@@ -35,6 +35,7 @@ describe('store: JSON Lines export and import', function () {
     const memory = await source.remember({ title: 'Validation', text: 'Use zod for validation.', memory_type: 'decision', topic_key: 'validation' }, scope);
     await source.observe([{ type: 'note', title: 'another project note' }], { project: 'other' });
 
+    await source.addPrompt(session, 'Split the ledger, please');
     const lines: string[] = [];
     const written = await source.exportJsonl((l) => lines.push(l), null);
     assert.equal(lines.length, written + 1);
@@ -59,8 +60,10 @@ describe('store: JSON Lines export and import', function () {
     assert.equal((await target.search('extraterm', { scope })).length, 1);
     assert.equal((await target.getMemories([memory.id], scope))[0].temporal_facts?.[0].object, 'zod');
     assert.equal((await target.listSessions(scope))[0].summary?.memory_session_id, session);
+    assert.deepEqual(await target.recentPrompts(session, 5), ['Split the ledger, please']);
+    assert.ok(!scoped.some((l) => JSON.parse(l).kind === 'session_prompt'), 'prompts have no project: not in a project export');
     // Importing the same file twice changes nothing; new ids stay above the imported ones.
-    const graphLines = body(lines).filter((r) => ['entity', 'relationship'].includes((r as { kind: string }).kind)).length;
+    const graphLines = body(lines).filter((r) => ['entity', 'relationship', 'session_prompt'].includes((r as { kind: string }).kind)).length;
     assert.equal(await target.importJsonl(linesOf(lines)), graphLines);
     assert.equal((await target.stats(null)).observations, (await source.stats(null)).observations);
     const [next] = await target.observe([{ type: 'note', title: 'fresh after import' }], scope);

@@ -19,13 +19,22 @@ const KINDS: { kind: string; table: TableName; hasId: boolean }[] = [
   { kind: 'memory', table: TABLES.memories, hasId: true },
   { kind: 'entity', table: TABLES.entities, hasId: false },
   { kind: 'relationship', table: TABLES.relationships, hasId: false },
+  // Prompts carry no project: they go with a whole-store export only.
+  { kind: 'session_prompt', table: TABLES.sessionPrompts, hasId: false },
 ];
+
+const UPSERT_KEYS: Record<string, string[]> = {
+  entity: ['project', 'id'],
+  relationship: ['project', 'source', 'target', 'type'],
+  session_prompt: ['session_id', 'created_at_epoch', 'prompt'],
+};
 
 export async function exportJsonl(store: Store, write: (line: string) => void, scope: Scope | null): Promise<number> {
   write(JSON.stringify({ kind: EXPORT_FORMAT, schema_version: SCHEMA_VERSION, exported_at: new Date().toISOString(), project: scope?.project ?? null }));
   const where = scope ? `project = ${sqlString(scope.project)}` : null;
   let n = 0;
   for (const { kind, table, hasId } of KINDS) {
+    if (kind === 'session_prompt' && scope) continue;
     const rows = await store.rows(table, where);
     if (hasId) rows.sort((a, b) => Number(a.id) - Number(b.id));
     for (const record of rows) {
@@ -52,7 +61,7 @@ export async function importJsonl(engine: MemoryEngine, lines: AsyncIterable<str
     const spec = KINDS.find((k) => k.kind === kind);
     if (!spec) return;
     if (!spec.hasId) {
-      await store.upsert(spec.table, kind === 'entity' ? ['project', 'id'] : ['project', 'source', 'target', 'type'], rows);
+      await store.upsert(spec.table, UPSERT_KEYS[kind], rows);
       imported += rows.length;
       return;
     }
