@@ -181,4 +181,15 @@ describe('MCP over Streamable HTTP (SDK client)', function () {
     const { requests } = (await log.json()) as { requests: Array<{ tool: string; arguments: string; response: string }> };
     assert.ok(requests.some((r) => r.tool === 'retrieve_memory' && r.arguments.includes('exponential backoff') && r.response.includes('"status":"ok"')));
   });
+
+  it('REST: health, method and limit checks, unknown routes', async () => {
+    const auth = { Authorization: `Bearer ${server.token}` };
+    const health = await fetch(`${server.baseUrl}/v1/health`, { headers: auth });
+    assert.equal(health.status, 200);
+    assert.equal(((await health.json()) as { project: string }).project, scope.project);
+    assert.equal((await fetch(server.url, { headers: auth })).status, 405);
+    assert.equal((await fetch(`${server.baseUrl}/v1/dev/mcp-requests?limit=0`, { headers: auth })).status, 400);
+    assert.equal((await fetch(`${server.baseUrl}/v1/observations`, { headers: auth })).status, 405);
+    assert.equal((await fetch(`${server.baseUrl}/v1/elsewhere`, { headers: auth })).status, 404);
+  });
 });
