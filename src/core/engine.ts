@@ -18,7 +18,7 @@ import type {
 import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
 import type { Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
-import { redact, redactNullable } from './capture/redact';
+import { isSecretPath, redact, redactNullable } from './capture/redact';
 import { hybridSearch } from './retrieve/hybrid';
 import { countTokens } from './tokens';
 import { memoryCell, observationCell, observationFiles, summaryCell } from './store/cells';
@@ -314,8 +314,8 @@ export class MemoryEngine implements MemoryEngineApi {
       const created = input.created_at_epoch !== undefined ? Number(sqlInt(Number(input.created_at_epoch))) : now;
       const branch = input.branch ?? scope.branch ?? null;
       const session = input.memory_session_id ?? this.sessionFor({ project: scope.project, branch: branch ?? undefined }, created).id;
-      const filesRead = cleanList(input.files_read, 'files_read');
-      const filesModified = cleanList(input.files_modified, 'files_modified');
+      const filesRead = cleanList(input.files_read, 'files_read').filter((f) => !isSecretPath(f));
+      const filesModified = cleanList(input.files_modified, 'files_modified').filter((f) => !isSecretPath(f));
       const facts = cleanList(input.facts, 'facts');
       const concepts = cleanList(input.concepts, 'concepts');
       const title = redactNullable(input.title?.trim() || null);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
-import { REDACTED, redact } from '../../src/core/capture/redact';
+import { REDACTED, isSecretPath, redact } from '../../src/core/capture/redact';
 import { normaliseRemote, projectScopeFor } from '../../src/core/capture/project';
 import { defaultStoreUri } from '../../src/core/store/location';
 import { TABLES } from '../../src/core/store/schema';
@@ -32,6 +32,10 @@ describe('capture: redaction', () => {
       assert.ok(out.includes(REDACTED), out);
     });
   }
+  it('knows secret files by their path', () => {
+    for (const f of ['.env', 'app/.env.local', 'certs/server.pem', 'k/tls.key', 'home/.ssh/id_ed25519', 'config/secrets/db.json']) assert.ok(isSecretPath(f), f);
+    for (const f of ['src/env.ts', 'src/keyboard.ts', 'src/id_utils.ts', 'docs/secretary.md', 'src/environment/.envrc.md']) assert.ok(!isSecretPath(f), f);
+  });
   it('leaves ordinary code alone', () => {
     const code = 'const token = getToken(); // refresh the auth flow\nfunction passwordStrength(p) {}';
     assert.equal(redact(code), code);
@@ -89,6 +93,8 @@ describe('engine: capture pipeline', function () {
       assert.ok(!all.includes(secret), secret);
     }
     assert.ok(all.includes(REDACTED));
+    const [withFiles] = await engine.observe([{ type: 'read', title: 'Read config', files_read: ['.env.production', 'src/config.ts'] }], scope);
+    assert.deepEqual(JSON.parse(withFiles.files_read ?? '[]'), ['src/config.ts']);
   });
 
   it('merges near-duplicate observations instead of storing them again', async () => {

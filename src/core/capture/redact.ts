@@ -59,3 +59,17 @@ export function redactNullable(text: string | null | undefined): string | null {
 export function secretKinds(text: string): string[] {
   return RULES.filter((r) => new RegExp(r.pattern.source, r.pattern.flags).test(text)).map((r) => r.name);
 }
+
+/**
+ * Files whose very path marks them as secret (the default exclude globs: .env*, *.pem, *.key,
+ * ssh keys, secrets folders). The extension never captures them; this also guards events that
+ * arrive from elsewhere (agent hooks, the CLI).
+ */
+export function isSecretPath(file: string): boolean {
+  const parts = file.replace(/\\/g, '/').split('/').filter(Boolean);
+  const base = parts[parts.length - 1] ?? '';
+  if (/^\.env(?:\..*)?$/i.test(base)) return true;
+  if (/\.(?:pem|key|p12|pfx)$/i.test(base)) return true;
+  if (/^id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:\.pub)?$/i.test(base)) return true;
+  return parts.slice(0, -1).some((p) => /^\.?secrets?$/i.test(p));
+}
