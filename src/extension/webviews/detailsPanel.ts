@@ -150,7 +150,7 @@ function list(items: string[]): string {
   return items.length ? `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>` : '';
 }
 
-function observationBody(scope: Scope, o: Observation, session: Observation[]): string {
+export function observationBody(scope: Scope, o: Observation, session: Observation[]): string {
   const modified = parseList(o.files_modified);
   const read = parseList(o.files_read);
   const mainFile = modified[0] ?? read[0];
@@ -177,14 +177,14 @@ function observationBody(scope: Scope, o: Observation, session: Observation[]): 
   ].join('\n');
 }
 
-function sessionBody(scope: Scope, s: SessionInfo, observations: Observation[], sessions: SessionInfo[]): string {
+export function sessionBody(scope: Scope, s: SessionInfo, observations: Observation[], sessions: SessionInfo[]): string {
   const summary: SessionSummary | null = s.summary;
   const files = [...new Set(observations.flatMap((o) => [...parseList(o.files_modified), ...parseList(o.files_read)]))];
   const commits = [...new Set(observations.map((o) => o.commit_sha).filter((x): x is string => Boolean(x)))];
   const duration = s.ended_at_epoch ? Math.round((s.ended_at_epoch - s.started_at_epoch) / 60_000) : null;
   const sorted = [...observations].sort((a, b) => a.created_at_epoch - b.created_at_epoch);
   return [
-    header('Session', new Date(s.started_at_epoch).toLocaleString(), [
+    header(`Session · ${scope.project}`, new Date(s.started_at_epoch).toLocaleString([], { weekday: 'short', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }), [
       s.branch ? badge(`branch ${s.branch}`) : '',
       badge(`${s.observation_count} observations`),
       badge(s.ended_at_epoch ? `${duration} min` : 'in progress', s.ended_at_epoch ? '' : 'live'),
@@ -218,7 +218,7 @@ function sessionBody(scope: Scope, s: SessionInfo, observations: Observation[], 
   ].join('\n');
 }
 
-function memoryBody(scope: Scope, m: Memory): string {
+export function memoryBody(scope: Scope, m: Memory): string {
   const facts = m.temporal_facts ?? [];
   const factRows = facts
     .map(

@@ -44,7 +44,7 @@ export class RecallPanel implements vscode.Disposable {
       this.panel.reveal(undefined, true);
     }
     this.panel.title = `Recall: ${result.query.split('\n')[0].slice(0, 40)}`;
-    this.panel.webview.html = page(this.panel.webview, this.extensionUri, 'Recall', body(result));
+    this.panel.webview.html = page(this.panel.webview, this.extensionUri, 'Recall', recallBody(result));
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
@@ -71,7 +71,7 @@ export class RecallPanel implements vscode.Disposable {
   }
 }
 
-function body(r: RecallResult): string {
+export function recallBody(r: RecallResult): string {
   const project = r.scope.project;
   const cards = r.hits
     .map((hit, i) => {
