@@ -520,6 +520,22 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.store.add(TABLES.cells, [memoryCell(memory, this.store.dimension)]);
     this.writesSinceOptimize++;
     this.kickVectors();
+    // Decisions and conventions about files become 'decided' edges of the graph.
+    const files = memory.files ? (JSON.parse(memory.files) as string[]) : [];
+    if (files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) {
+      const now = Date.now();
+      const id = `memory:${memory.id}`;
+      await this.store
+        .upsert(TABLES.entities, ['project', 'id'], [{ project: memory.project, id, label: memory.title, type: 'memory', properties: JSON.stringify({ memory_type: memory.memory_type }), updated_at_epoch: now }])
+        .then(() =>
+          this.store.upsert(
+            TABLES.relationships,
+            ['project', 'source', 'target', 'type'],
+            files.slice(0, 50).map((f) => ({ project: memory.project, source: id, target: `file:${f}`, type: 'decided', weight: 1, updated_at_epoch: now })),
+          ),
+        )
+        .catch((e) => this.log(`graph update failed: ${String((e as Error).message ?? e)}`));
+    }
   }
 
   /** Replaces a memory row in place and re-creates its cell (text or status changed). */

@@ -160,6 +160,9 @@ describe('engine: capture pipeline', function () {
     assert.ok(relationships.some((r) => r.type === 'modified' && r.source === 'commit:abcdef123456'));
     const author = await engine.entities(scope, ['Ada Lovelace']);
     assert.equal(author.relationships[0]?.type, 'authored');
+    await engine.remember({ title: 'Auth lives in one module', text: 'Keep auth logic in src/auth.ts only.', memory_type: 'convention', files: ['src/auth.ts'] }, scope);
+    const decided = await engine.entities(scope, ['src/auth.ts']);
+    assert.ok(decided.relationships.some((r) => r.type === 'decided' && r.target === 'file:src/auth.ts'));
   });
 
   it('keeps the last five prompts per session and logs requests', async () => {
