@@ -34,7 +34,7 @@ describe('Code Memory commands (inside the VS Code host)', function () {
 
   it('Recall Context for Selection finds memory for the selected code and shows it', async () => {
     const editor = await vscode.window.showTextDocument(vscode.Uri.file(path.join(root(), 'cache.js')));
-    editor.selection = new vscode.Selection(0, 16, 0, 37); // evictLeastRecentlyUsed
+    editor.selection = new vscode.Selection(0, 16, 0, 38); // evictLeastRecentlyUsed
     assert.equal(editor.document.getText(editor.selection), 'evictLeastRecentlyUsed');
     const result = await vscode.commands.executeCommand<RecallResult>('codeMemory.recallContextForSelection');
     assert.ok(result, 'the command returned its result');
