@@ -9,7 +9,8 @@ import { REPO_ROOT, makeGitRepo, removeDir, tempDir } from './mcpFixture';
 import type { TestRepo } from './mcpFixture';
 
 // The CLI runs as its esbuild bundle (as users get it), built from the current sources into out/.
-const BUNDLE_DIR = path.join(REPO_ROOT, 'out', 'test-cli');
+// One folder per run, so that two test runs never read each other's half-written bundle.
+const BUNDLE_DIR = path.join(REPO_ROOT, 'out', 'test-cli', String(process.pid));
 const CLI = path.join(BUNDLE_DIR, 'cli.js');
 
 async function buildCli(): Promise<void> {
@@ -69,6 +70,7 @@ describe('code-memory CLI', function () {
   after(() => {
     removeDir(store);
     removeDir(repo.dir);
+    removeDir(BUNDLE_DIR);
   });
 
   it('prints help for the program and every command, and rejects unknown commands and options', async () => {
