@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 
-process.env.LANCEDB_LOG ??= 'error';
 
 function tempStore(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'cm-engine-'));

@@ -6,7 +6,6 @@ import { MemoryEngine } from '../../src/core/engine';
 import { TABLES } from '../../src/core/store/schema';
 import { isCommitConflict, retryConflicts } from '../../src/core/store/store';
 
-process.env.LANCEDB_LOG ??= 'error';
 
 describe('store: background compaction and pruning', function () {
   this.timeout(300_000);

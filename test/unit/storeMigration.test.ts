@@ -9,7 +9,6 @@ import { StoreVersionError } from '../../src/core/store/migrations';
 import { SCHEMA_VERSION, cellsSchema, memoriesSchema, metaSchema, observationsSchemaV1, sessionSummariesSchema } from '../../src/core/store/schema';
 import { prepareIndexText } from '../../src/core/retrieve/textPrep';
 
-process.env.LANCEDB_LOG ??= 'error';
 
 /** A store as schema v1 wrote it: no dedupe/fingerprint columns, no graph or prompt tables. */
 async function writeV1Store(dir: string): Promise<void> {

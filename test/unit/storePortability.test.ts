@@ -4,7 +4,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 
-process.env.LANCEDB_LOG ??= 'error';
 
 async function* linesOf(lines: string[]): AsyncIterable<string> {
   for (const l of lines) yield l;
