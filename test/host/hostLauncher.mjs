@@ -29,6 +29,11 @@ export class HostError extends Error {}
 export function cachedHost() {
   const manifestPath = path.join(hostCacheDir, 'host.json');
   const hint = 'Install it with `bash scripts/setup.sh` (about 150 s, cached in .vscode-host/).';
+  if ((!existsSync(manifestPath) || !existsSync(chromiumPath)) && process.env.CODE_MEMORY_NO_HOST_INSTALL !== '1') {
+    // A fresh clone after `npm ci`: install the host once, so `npm start` and `npm test` just work.
+    console.error('host: the VS Code host is not installed yet; running scripts/setup.sh --skip-npm-ci once (a few minutes)');
+    spawnSync('bash', [path.join(repoRoot, 'scripts/setup.sh'), '--skip-npm-ci'], { cwd: repoRoot, stdio: 'inherit' });
+  }
   if (!existsSync(manifestPath)) {
     throw new HostError(`The code-server host is not installed (${manifestPath} missing). ${hint}`);
   }
