@@ -76,7 +76,14 @@ async function main() {
 
   let failures = 0;
   try {
-    server = await startCodeServer({ workspace, install: [vsix], prefix: 'code-memory-e2e', env: { CODE_MEMORY_STORE: path.join(base, 'store') } });
+    // The VSIX is installed, so no smoke-test driver: with it the workbench shows no toasts.
+    server = await startCodeServer({
+      workspace,
+      install: [vsix],
+      prefix: 'code-memory-e2e',
+      env: { CODE_MEMORY_STORE: path.join(base, 'store') },
+      smokeTestDriver: false,
+    });
     console.log(`e2e: installed ${path.basename(vsix)} into code-server on ${server.origin}`);
     browser = await launchBrowser({ headless: !process.argv.includes('--headed') });
     const { page } = browser;

@@ -91,6 +91,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * Starts code-server on 127.0.0.1 with fresh user data, extensions and XDG folders, in its own
  * process group. `install` lists VSIX files installed (with --install-extension) before start;
  * `settings` adds user settings; `env` adds environment variables for the server and its hosts.
+ * `smokeTestDriver` (default true) lets the page URL load a development extension and tests
+ * (see workbenchUrl), but the workbench then shows no notification toasts at all: notifications
+ * only reach the notification center. Pass false to see the workbench as a user does.
  * Returns { url, port, origin, workspace, dirs, stop, remoteUri(absPath) }.
  */
 export async function startCodeServer(options = {}) {
@@ -135,7 +138,7 @@ export async function startCodeServer(options = {}) {
     '--disable-update-check',
     '--disable-workspace-trust',
     '--disable-getting-started-override',
-    '--vscode-option', 'enable-smoke-test-driver',
+    ...(options.smokeTestDriver === false ? [] : ['--vscode-option', 'enable-smoke-test-driver']),
     workspace,
   ];
   const child = spawn(host.node, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
