@@ -21,8 +21,21 @@ async function pick(page, label) {
 
 async function openFile(page, name) {
   await page.keyboard.press('Control+P');
-  await answer(page, name);
-  await page.locator(`.tab[aria-label^="${name}"]`).first().waitFor({ timeout: 15_000 });
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(name);
+  // Quick Open lists files only once its file search answers; Enter before that opens nothing.
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab.active[aria-label^="${name}"]`).first().waitFor({ timeout: 15_000 });
+}
+
+/** Shows the Code Memory side bar; clicking its icon while it is showing would hide it. */
+async function showCodeMemory(page) {
+  const title = page.locator('.part.sidebar .title-label', { hasText: /Code Memory/i }).first();
+  if (await title.isVisible()) return;
+  await page.locator('.activitybar [aria-label^="Code Memory"]').first().click();
+  await title.waitFor({ timeout: 15_000 });
 }
 
 /** The content frame of the webview panel whose tab title starts with `title`. */
@@ -62,8 +75,10 @@ export const steps = [
 
       await openFile(page, 'math.ts');
       await page.locator('.monaco-editor .view-lines').first().click();
+      await page.locator('.monaco-editor.focused').first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+End');
       await page.keyboard.type('\nexport function multiply(a: number, b: number): number {\n  return a * b;\n');
+      await page.locator('.monaco-editor .view-line', { hasText: 'function multiply' }).first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+S');
       await page.waitForTimeout(2500);
       await openFile(page, 'README.md');
@@ -78,7 +93,7 @@ export const steps = [
     name: 'the sidebar shows sessions (with summaries) and memories by type',
     async run({ page, screenshot, runFromPalette }) {
       await closeEditors({ runFromPalette });
-      await page.locator('.activitybar [aria-label^="Code Memory"]').first().click();
+      await showCodeMemory(page);
       const sidebar = page.locator('.part.sidebar');
       await sidebar.locator('.monaco-list-row', { hasText: /session/i }).first().waitFor({ timeout: TIMEOUT });
       // Expand the newest session so its observations show.
