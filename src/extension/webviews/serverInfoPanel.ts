@@ -52,7 +52,7 @@ function body(i: ServerInfo): string {
   const masked = `${i.token.slice(0, 4)}${'•'.repeat(12)}${i.token.slice(-4)}`;
   const s = i.stats;
   return `<header><div class="kind">Code Memory · MCP server</div><h1>${escapeHtml(i.project)}</h1>
-<div class="badges"><span class="badge ok">listening</span>${i.registeredWithVsCode ? '<span class="badge">registered with VS Code agent mode</span>' : '<span class="badge warn">MCP registration not available in this VS Code</span>'}<span class="badge">capture ${escapeHtml(i.captureState)}</span></div></header>
+<div class="badges"><span class="badge ok">listening</span>${i.registeredWithVsCode ? '<span class="badge">registered with VS Code agent mode</span>' : '<span class="badge warn">MCP registration not available in this VS Code</span>'}${captureBadge(i.captureState)}</div></header>
 <section><h2>Connection</h2><dl class="info">
 <dt>MCP endpoint (Streamable HTTP)</dt><dd>${escapeHtml(i.url)} ${action({ type: 'copy', text: i.url }, 'copy', 'link')}</dd>
 <dt>Authorization</dt><dd>Bearer ${escapeHtml(masked)} ${action({ type: 'copy', text: `Bearer ${i.token}` }, 'copy header', 'link')}</dd>
@@ -71,4 +71,15 @@ ${s ? `<dt>Records</dt><dd>${s.observations} observations · ${s.session_summari
 </dl></section>
 <section><h2>Agents outside VS Code</h2><p>Claude Code, Cursor, Codex and any stdio client can use the same memory through the bundled CLI.</p>
 <div class="toolbar">${action({ type: 'command', command: 'codeMemory.copyAgentConfiguration' }, 'Copy Agent Configuration…', 'link')} ${action({ type: 'command', command: 'codeMemory.rotateServerToken' }, 'Rotate token', 'link')}</div></section>`;
+}
+
+/** The capture state as a badge: "capturing", or why nothing is being recorded. */
+function captureBadge(state: string): string {
+  const labels: Record<string, string> = {
+    capturing: 'capturing',
+    paused: 'capture paused',
+    disabled: 'capture off',
+    untrusted: 'capture off (untrusted workspace)',
+  };
+  return `<span class="badge${state === 'capturing' ? '' : ' warn'}">${escapeHtml(labels[state] ?? `capture ${state}`)}</span>`;
 }
