@@ -27,6 +27,13 @@ describe('Code Memory commands (inside the VS Code host)', function () {
     const file = path.join(root(), 'cache.js');
     fs.writeFileSync(file, 'export function evictLeastRecentlyUsed(cache, limit) {\n  while (cache.size > limit) cache.delete(cache.keys().next().value);\n}\n');
     const editor = await vscode.window.showTextDocument(vscode.Uri.file(file));
+    // Capture names the symbols an edit touched through the language's symbol provider; on a
+    // busy machine the JavaScript language server starts late, so wait until it answers.
+    for (let tries = 0; tries < 120; tries++) {
+      const symbols = await vscode.commands.executeCommand<unknown[]>('vscode.executeDocumentSymbolProvider', editor.document.uri);
+      if (symbols && symbols.length > 0) break;
+      await sleep(500);
+    }
     await editor.edit((b) => b.insert(new vscode.Position(3, 0), '\n// evict the least recently used entries first\n'));
     await editor.document.save();
     await api.flushCapture();
