@@ -74,11 +74,11 @@ export const steps = [
       await pick(page, 'Decision');
 
       await openFile(page, 'math.ts');
-      await page.locator('.monaco-editor .view-lines').first().click();
-      await page.locator('.monaco-editor.focused').first().waitFor({ timeout: 15_000 });
+      await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+      await page.locator('.part.editor .monaco-editor.focused').first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+End');
       await page.keyboard.type('\nexport function multiply(a: number, b: number): number {\n  return a * b;\n');
-      await page.locator('.monaco-editor .view-line', { hasText: 'function multiply' }).first().waitFor({ timeout: 15_000 });
+      await page.locator('.part.editor .monaco-editor .view-line', { hasText: 'function multiply' }).first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+S');
       await page.waitForTimeout(2500);
       await openFile(page, 'README.md');
@@ -126,7 +126,7 @@ export const steps = [
       await closeEditors({ runFromPalette });
       await openFile(page, 'math.ts');
       // Select the word "multiply" on the line that declares it.
-      const editor = page.locator('.monaco-editor .view-lines').first();
+      const editor = page.locator('.part.editor .monaco-editor .view-lines').first();
       await editor.locator('.view-line', { hasText: 'function multiply' }).first().dblclick({ position: { x: 130, y: 5 } });
       await runFromPalette(commandTitle('codeMemory.recallContextForSelection'));
       const frame = await webview(page, /result/);
