@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Capture cost on the extension host and activation time, measured inside a real VS Code
 // (code-server + headless Chromium, like the host tests): runs test/host/captureBench.test.ts
-// and prints its JSON report and a table. Heavy: run it alone (flock /tmp/heavy.lock on shared
-// machines). Options through the environment: CODE_MEMORY_BENCH_KEYSTROKES (2000),
+// and prints its JSON report and a table. Heavy: run it alone on the
+// machine. Options through the environment: CODE_MEMORY_BENCH_KEYSTROKES (2000),
 // CODE_MEMORY_BENCH_FILES (200), CODE_MEMORY_BENCH_SWITCHES (100).
 import { spawn } from 'node:child_process';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // Latency of each MCP tool over loopback HTTP (the SDK client against startHttpServer) at
 // growing store sizes, and the git import rate on a real repository's history.
 //   npx tsx bench/tools.ts [--sizes 10000,100000] [--calls 40] [--embedder hashed|use-lite|none] [--repo <git dir>] [--json] [--out file]
-// Run heavy sizes under `flock /tmp/heavy.lock`. Prints a table and a JSON document (only JSON
+// Run heavy sizes alone on the machine. Prints a table and a JSON document (only JSON
 // with --json). Never asserts anything.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
