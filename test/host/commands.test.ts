@@ -36,7 +36,15 @@ describe('Code Memory commands (inside the VS Code host)', function () {
     }
     await editor.edit((b) => b.insert(new vscode.Position(3, 0), '\n// evict the least recently used entries first\n'));
     await editor.document.save();
-    await api.flushCapture();
+    // The save reaches capture through VS Code's events, which a loaded host delivers late:
+    // wait (bounded) until the edit of cache.js is stored before asking recall about it.
+    const engine = await api.engine();
+    for (let tries = 0; tries < 60; tries++) {
+      await api.flushCapture();
+      const stored = await engine.listObservations({ project }, { limit: 200 });
+      if (stored.some((o) => (o.files_modified ?? '').includes('cache.js'))) break;
+      await sleep(500);
+    }
   });
 
   it('Recall Context for Selection finds memory for the selected code and shows it', async () => {
