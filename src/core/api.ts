@@ -130,7 +130,8 @@ export interface MemoryEngineApi {
   enqueue(input: ObservationInput, scope: Scope): void;
   flush(): Promise<void>;
   remember(input: MemoryInput, scope: Scope): Promise<Memory>;
-  endSession(memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null>;
+  /** Ends and summarises a session of the scope's project (a session id is a key within a project). */
+  endSession(scope: Scope, memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null>;
   currentSessionId(scope: Scope): string;
 
   // Reading.
@@ -150,9 +151,9 @@ export interface MemoryEngineApi {
   promote(observationId: number, scope: Scope): Promise<Memory>;
   forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport>;
 
-  // Session prompts (last 5 per session, 30 days) and the request log.
-  addPrompt(sessionId: string, prompt: string): Promise<void>;
-  recentPrompts(sessionId: string, limit: number): Promise<string[]>;
+  // Session prompts (last 5 per session of a project, 30 days) and the request log.
+  addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void>;
+  recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]>;
   logRequest(entry: RequestLogEntry): Promise<void>;
   listRequests(scope: Scope, limit?: number): Promise<RequestLogEntry[]>;
 
@@ -162,3 +163,47 @@ export interface MemoryEngineApi {
   stats(scope: Scope | null): Promise<StoreStats>;
   close(): Promise<void>;
 }
+
+/**
+ * The engine methods another thread or process may call by name (the extension's engine
+ * worker): the one list the worker's dispatch and the client's methods are made from. A method
+ * added to MemoryEngineApi must be listed here or in LOCAL_ONLY, or this file does not compile.
+ */
+export const REMOTE_ENGINE_METHODS = [
+  'observe',
+  'flush',
+  'remember',
+  'endSession',
+  'currentSessionId',
+  'search',
+  'getObservations',
+  'getSessionSummaries',
+  'getMemories',
+  'touch',
+  'getNode',
+  'listSessions',
+  'listObservations',
+  'listMemories',
+  'entities',
+  'setStatus',
+  'promote',
+  'forget',
+  'addPrompt',
+  'recentPrompts',
+  'logRequest',
+  'listRequests',
+  'stats',
+] as const satisfies readonly (keyof MemoryEngineApi)[];
+
+export type RemoteEngineMethod = (typeof REMOTE_ENGINE_METHODS)[number];
+
+/** Members that take callbacks or streams, or end the engine: wrapped by hand where needed. */
+type LocalOnly = 'storeUri' | 'enqueue' | 'exportJsonl' | 'importJsonl' | 'close';
+type Unlisted = Exclude<keyof MemoryEngineApi, RemoteEngineMethod | LocalOnly>;
+const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyMethodListed;
+
+/** The remote methods as a caller on another thread sees them: each one a message, so async. */
+export type RemoteEngine = {
+  [K in RemoteEngineMethod]: (...args: Parameters<MemoryEngineApi[K]>) => Promise<Awaited<ReturnType<MemoryEngineApi[K]>>>;
+};

@@ -92,10 +92,10 @@ describe('compress: sessions, merging and promotion', function () {
   it('ends a session on request: summary row, L1 cell, merged observations with their sources', async () => {
     const engine = await open();
     const session = engine.currentSessionId(scope);
-    await engine.addPrompt(session, 'Make the exporter stream rows');
+    await engine.addPrompt(scope, session, 'Make the exporter stream rows');
     const edits = [0, 1, 2, 3].map((i) => ({ type: 'edit', title: `Edit exporter step ${i}`, files_modified: ['src/exporter.ts'], narrative: `Step ${i}: stream rows in batches.` }));
     const stored = await engine.observe([...edits, { type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], scope);
-    const summary = await engine.endSession(session, 'request');
+    const summary = await engine.endSession(scope, session, 'request');
     assert.ok(summary);
     assert.match(summary.request ?? '', /stream rows/);
     assert.match(summary.decisions ?? '', /async iterators/);
@@ -145,11 +145,11 @@ describe('compress: sessions, merging and promotion', function () {
     const engine = await open();
     const s1 = engine.currentSessionId(scope);
     await engine.observe([{ type: 'note', title: 'tooling', narrative: 'We decided to use pnpm for package management.' }], scope);
-    await engine.endSession(s1, 'request');
+    await engine.endSession(scope, s1, 'request');
     assert.equal((await engine.listMemories(scope)).length, 0, 'said once: not yet a memory');
     const s2 = engine.currentSessionId(scope);
     await engine.observe([{ type: 'note', title: 'tooling again', narrative: 'We decided to use pnpm for package management.' }], scope);
-    await engine.endSession(s2, 'request');
+    await engine.endSession(scope, s2, 'request');
     const [pnpm] = await engine.listMemories(scope);
     assert.ok(pnpm, 'recurring decision promoted');
     assert.equal(pnpm.memory_type, 'decision');
@@ -189,7 +189,7 @@ describe('compress: sessions, merging and promotion', function () {
     for (let i = 0; i < 50; i++) engine.enqueue({ type: 'note', title: `event ${i}` }, scope);
     await engine.flush();
     assert.equal(calls.length, 0);
-    await engine.endSession(session, 'request');
+    await engine.endSession(scope, session, 'request');
     assert.deepEqual(calls, [{ n: 50, budget: 123 }]);
   });
 });

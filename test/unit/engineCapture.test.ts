@@ -167,10 +167,10 @@ describe('engine: capture pipeline', function () {
 
   it('keeps the last five prompts per session and logs requests', async () => {
     for (let i = 0; i < 8; i++) {
-      await engine.addPrompt('sess-1', `prompt ${i} with token=abcd1234secret`);
+      await engine.addPrompt(scope, 'sess-1', `prompt ${i} with token=abcd1234secret`);
       await new Promise((r) => setTimeout(r, 2));
     }
-    const prompts = await engine.recentPrompts('sess-1', 10);
+    const prompts = await engine.recentPrompts(scope, 'sess-1', 10);
     assert.deepEqual(prompts.map((p) => p.split(' ')[1]), ['7', '6', '5', '4', '3']);
     assert.ok(prompts.every((p) => !p.includes('abcd1234secret')));
     assert.equal((await engine.store.rows(TABLES.sessionPrompts, null)).length, 5);

@@ -113,7 +113,7 @@ describe('MCP over Streamable HTTP (SDK client)', function () {
     assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);
     await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'Where is the CSV parser?' } });
     await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'and who wrote it?' } });
-    assert.deepEqual(await engine.recentPrompts(transport.sessionId!, 5), ['and who wrote it?', 'Where is the CSV parser?']);
+    assert.deepEqual(await engine.recentPrompts(scope, transport.sessionId!, 5), ['and who wrote it?', 'Where is the CSV parser?']);
     const second = await connect(server);
     try {
       assert.notEqual((second.transport as StreamableHTTPClientTransport).sessionId, transport.sessionId);

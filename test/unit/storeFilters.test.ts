@@ -69,7 +69,7 @@ describe('store: filters', () => {
         assert.deepEqual(await engine.listObservations({ project: value }), []);
         assert.deepEqual(await engine.listMemories({ project: value }), []);
         assert.deepEqual((await engine.entities({ project: value }, [value, 'file:src/x.ts'])).entities, []);
-        assert.deepEqual(await engine.recentPrompts(value, 5), []);
+        assert.deepEqual(await engine.recentPrompts(attacker, value, 5), []);
       }
       // Ids are integers or nothing.
       await assert.rejects(engine.getObservations(['1 OR 1=1' as never], attacker), FilterError);

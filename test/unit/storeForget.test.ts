@@ -70,7 +70,7 @@ describe('store: forget', function () {
     const session = engine.currentSessionId(scope);
     const [o] = await engine.observe([{ type: 'note', title: 'Wombatcache decision', narrative: 'We decided to use wombatcache instead of redis.' }], scope);
     await engine.observe([{ type: 'edit', title: 'Edited the cache layer', files_modified: ['src/cache.ts'] }], scope);
-    const summary = await engine.endSession(session, 'request');
+    const summary = await engine.endSession(scope, session, 'request');
     assert.match(summary?.decisions ?? '', /wombatcache/);
     const report = await engine.forget({ ids: [o.id] }, scope);
     assert.equal(report.session_summaries, 1);

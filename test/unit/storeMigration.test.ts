@@ -75,7 +75,7 @@ describe('store: schema versions', () => {
     await engine.close();
     await assert.rejects(
       MemoryEngine.open({ storeUri: dir, embedder: 'none' }),
-      (e: unknown) => e instanceof StoreVersionError && /schema version 7/.test(e.message) && /Update Code Memory/.test(e.message),
+      (e: unknown) => e instanceof StoreVersionError && new RegExp(`schema version ${SCHEMA_VERSION + 5}`).test(e.message) && /Update Code Memory/.test(e.message),
     );
     const db = await lancedb.connect(dir);
     const meta = await (await db.openTable('meta')).query().where("key = 'schema_version'").toArray();

@@ -30,11 +30,11 @@ describe('store: JSON Lines export and import', function () {
       ],
       scope,
     );
-    await source.endSession(session, 'request');
+    await source.endSession(scope, session, 'request');
     const memory = await source.remember({ title: 'Validation', text: 'Use zod for validation.', memory_type: 'decision', topic_key: 'validation' }, scope);
     await source.observe([{ type: 'note', title: 'another project note' }], { project: 'other' });
 
-    await source.addPrompt(session, 'Split the ledger, please');
+    await source.addPrompt(scope, session, 'Split the ledger, please');
     const lines: string[] = [];
     const written = await source.exportJsonl((l) => lines.push(l), null);
     assert.equal(lines.length, written + 1);
@@ -59,7 +59,7 @@ describe('store: JSON Lines export and import', function () {
     assert.equal((await target.search('extraterm', { scope })).length, 1);
     assert.equal((await target.getMemories([memory.id], scope))[0].temporal_facts?.[0].object, 'zod');
     assert.equal((await target.listSessions(scope))[0].summary?.memory_session_id, session);
-    assert.deepEqual(await target.recentPrompts(session, 5), ['Split the ledger, please']);
+    assert.deepEqual(await target.recentPrompts(scope, session, 5), ['Split the ledger, please']);
     assert.ok(!scoped.some((l) => JSON.parse(l).kind === 'session_prompt'), 'prompts have no project: not in a project export');
     // Importing the same file twice changes nothing; new ids stay above the imported ones.
     const graphLines = body(lines).filter((r) => ['entity', 'relationship', 'session_prompt'].includes((r as { kind: string }).kind)).length;

@@ -191,12 +191,12 @@ describe('tools (plain functions over a real engine)', () => {
       assert.match(out.triage?.rewritten_query ?? '', /follow-up to: How does the HTTP client retry/);
       assert.ok(out.retrieval?.facts.some((f) => /retry/i.test(f.statement)), JSON.stringify(out.retrieval?.facts));
       for (let i = 0; i < 6; i++) await retrieveMemory(ctx, { prompt: `question ${i} about LanceDB`, session_id: 'thread-2' });
-      const kept = await engine.recentPrompts('thread-2', 10);
+      const kept = await engine.recentPrompts(scope, 'thread-2', 10);
       assert.equal(kept.length, 5);
       assert.equal(kept[0], 'question 5 about LanceDB');
       // Omitted session_id: the transport's session id is used.
       await retrieveMemory(toolContext(engine, scope, { transportSessionId: 'mcp-session-x' }), { prompt: 'LanceDB store' });
-      assert.deepEqual(await engine.recentPrompts('mcp-session-x', 3), ['LanceDB store']);
+      assert.deepEqual(await engine.recentPrompts(scope, 'mcp-session-x', 3), ['LanceDB store']);
     });
 
     it('skips small talk', async () => {

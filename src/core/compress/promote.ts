@@ -4,10 +4,7 @@
 // all closed is marked superseded. Nothing is deleted.
 
 import type { Memory, Scope, TemporalFact, TopicTrace } from '../model/records';
-import { projectWhere } from '../store/filters';
-import { rowToMemory } from '../store/mapping';
-import { TABLES } from '../store/schema';
-import type { MemoryEngine } from '../engine';
+import type { MemoryRepository } from '../store/repos/memories';
 import { extractFacts } from './facts';
 
 export interface MemoryDraft {
@@ -62,11 +59,11 @@ export function buildMemory(id: number, draft: MemoryDraft, scope: Scope, now: n
  * Closes older contradicted facts, extends the topic's trace, then stores `memory`.
  * The topic is the memory's topic_key, else the subject of its first fact.
  */
-export async function applyMemoryFacts(engine: MemoryEngine, memory: Memory, sourceIds: number[]): Promise<Memory> {
+export async function applyMemoryFacts(memories: MemoryRepository, memory: Memory, sourceIds: number[]): Promise<Memory> {
   const facts = memory.temporal_facts ?? [];
   const topic = memory.topic_key ?? facts[0]?.subject ?? null;
   const needOthers = facts.length > 0 || topic !== null;
-  const all = needOthers ? (await engine.store.rows(TABLES.memories, projectWhere({ project: memory.project }))).map(rowToMemory) : [];
+  const all = needOthers ? await memories.list({ includeSuppressed: true }) : [];
   if (topic) {
     memory.topic_key = topic;
     // The trace is the topic's history: every memory on it adds a segment, older ones close.
@@ -105,9 +102,9 @@ export async function applyMemoryFacts(engine: MemoryEngine, memory: Memory, sou
       if (!changed) continue;
       other.updated_at_epoch = memory.created_at_epoch;
       if ((other.temporal_facts ?? []).every((f) => f.status !== 'current')) other.status = 'superseded';
-      await engine.rewriteMemory(other);
+      await memories.rewrite(other);
     }
   }
-  await engine.writeMemory(memory, { source_ids: sourceIds });
+  await memories.write(memory, { source_ids: sourceIds });
   return memory;
 }

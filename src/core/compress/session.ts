@@ -4,11 +4,9 @@
 
 import type { CompressedSource, Observation, SessionSummary } from '../model/records';
 import type { SessionEndReason } from '../api';
-import type { MemoryEngine } from '../engine';
+import type { ProjectRepositories } from '../store/repos/repositories';
 import { observationFiles, observationTitle } from '../store/cells';
-import { sqlContains, sqlInt, sqlIntList, sqlString } from '../store/filters';
-import { rowToMemory, rowToObservation, rowToSessionSummary } from '../store/mapping';
-import { TABLES } from '../store/schema';
+import type { Summariser } from './summariser';
 import { countTokens, truncateToTokens } from '../tokens';
 import { createHash } from 'node:crypto';
 import { DECISION_PATTERN, PREFERENCE_PATTERN, statements } from './summariser';
@@ -27,19 +25,25 @@ function hash(o: Observation): string {
   return createHash('sha1').update(`${o.type}\u0000${o.title ?? ''}\u0000${o.narrative ?? ''}\u0000${o.facts ?? ''}`).digest('hex').slice(0, 16);
 }
 
-export async function compressSession(engine: MemoryEngine, sessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
-  const store = engine.store;
-  const rows = await store.rows(TABLES.observations, `memory_session_id = ${sqlString(sessionId)} AND status = 'active'`);
-  const observations = rows.map(rowToObservation).filter((o) => o.type !== 'merged');
+export interface CompressionContext {
+  /** The repositories of the session's project: a session is a key within one project. */
+  repos: ProjectRepositories;
+  summariser: Summariser;
+  summaryBudgetTokens: number;
+}
+
+export async function compressSession(ctx: CompressionContext, sessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
+  const { repos } = ctx;
+  const observations = await repos.observations.inSession(sessionId);
   if (observations.length === 0) return null;
-  const project = observations[0].project ?? '';
+  const project = repos.project;
   const scope = { project };
   const now = Date.now();
 
-  const existing = (await store.rows(TABLES.sessionSummaries, `memory_session_id = ${sqlString(sessionId)} AND project = ${sqlString(project)}`)).map(rowToSessionSummary);
-  const prompts = (await engine.recentPrompts(sessionId, 5)).reverse();
+  const existing = await repos.summaries.ofSession(sessionId);
+  const prompts = (await repos.prompts.recent(sessionId, 5)).reverse();
   // Bound the summariser's input, newest observations first, to a multiple of the budget.
-  const inputBudget = engine.summaryBudgetTokens * 8;
+  const inputBudget = ctx.summaryBudgetTokens * 8;
   const ordered = [...observations].sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
   const input: Observation[] = [];
   let used = 0;
@@ -49,9 +53,9 @@ export async function compressSession(engine: MemoryEngine, sessionId: string, r
     input.push(o.narrative && cost > inputBudget ? { ...o, narrative: truncateToTokens(o.narrative, inputBudget / 2) } : o);
     used += cost;
   }
-  const fields = await engine.summariser.summarise(input, engine.summaryBudgetTokens, { prompts });
+  const fields = await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts });
 
-  const id = existing[0]?.id ?? (await store.ids.allocate(1))[0];
+  const id = existing?.id ?? (await repos.ids.allocate(1))[0];
   const started = Math.min(...observations.map((o) => o.created_at_epoch));
   const summary: SessionSummary = {
     id,
@@ -70,23 +74,19 @@ export async function compressSession(engine: MemoryEngine, sessionId: string, r
     end_reason: reason,
     observation_count: observations.length,
     source_ids: JSON.stringify(observations.map((o) => o.id).sort((a, b) => a - b)),
-    summariser: engine.summariser.name,
+    summariser: ctx.summariser.name,
     status: 'active',
   };
-  if (existing.length > 0) {
-    // Ending a session again (new events after an earlier end) replaces its summary.
-    await store.delete(TABLES.sessionSummaries, `id = ${sqlInt(id)}`);
-    await store.delete(TABLES.cells, `source_kind = 'session_summary' AND source_id = ${sqlInt(id)}`);
-  }
-  await engine.writeSummary(summary, row, branch, files);
+  // Ending a session again (new events after an earlier end) replaces its summary.
+  await repos.summaries.write(summary, row, branch, files);
 
-  await mergeObservations(engine, observations, sessionId, now);
-  await promoteRecurring(engine, observations, scope, sessionId, now);
+  await mergeObservations(repos, observations, sessionId, now);
+  await promoteRecurring(repos, observations, scope, sessionId, now);
   return summary;
 }
 
 /** Groups of observations of one type on the same files become one merged observation. */
-async function mergeObservations(engine: MemoryEngine, observations: Observation[], sessionId: string, now: number): Promise<void> {
+async function mergeObservations(repos: ProjectRepositories, observations: Observation[], sessionId: string, now: number): Promise<void> {
   const groups = new Map<string, Observation[]>();
   for (const o of observations) {
     const files = observationFiles(o).sort();
@@ -96,7 +96,7 @@ async function mergeObservations(engine: MemoryEngine, observations: Observation
   }
   const mergeable = [...groups.values()].filter((g) => g.length >= MERGE_MIN_GROUP);
   if (mergeable.length === 0) return;
-  const ids = await engine.store.ids.allocate(mergeable.length);
+  const ids = await repos.ids.allocate(mergeable.length);
   const merged: Observation[] = [];
   const sourceIds: number[] = [];
   mergeable.forEach((group, k) => {
@@ -136,14 +136,12 @@ async function mergeObservations(engine: MemoryEngine, observations: Observation
     });
     sourceIds.push(...group.map((o) => o.id));
   });
-  await engine.writeDerivedObservations(merged);
-  const list = sqlIntList(sourceIds);
-  await engine.store.update(TABLES.observations, `id IN ${list}`, { status: `'merged'` });
-  await engine.store.update(TABLES.cells, `source_kind = 'observation' AND source_id IN ${list}`, { status: `'merged'` });
+  await repos.observations.write(merged);
+  await repos.observations.markMerged(sourceIds);
 }
 
 /** Decision and convention statements that recur become memories with temporal facts. */
-async function promoteRecurring(engine: MemoryEngine, observations: Observation[], scope: { project: string }, sessionId: string, now: number): Promise<void> {
+async function promoteRecurring(repos: ProjectRepositories, observations: Observation[], scope: { project: string }, sessionId: string, now: number): Promise<void> {
   const candidates = new Map<string, { text: string; evidence: Set<number>; files: Set<string>; kind: 'decision' | 'convention' }>();
   for (const o of observations) {
     for (const s of statements(o)) {
@@ -159,13 +157,8 @@ async function promoteRecurring(engine: MemoryEngine, observations: Observation[
   if (candidates.size === 0) return;
 
   // Recurrence across sessions: the same statement in earlier summaries of the project.
-  const earlier = await engine.store.rows(
-    TABLES.sessionSummaries,
-    `project = ${sqlString(scope.project)} AND memory_session_id <> ${sqlString(sessionId)}`,
-    { select: ['decisions', 'preferences'] },
-  );
-  const earlierText = earlier.map((r) => normalise(`${r.decisions ?? ''} ${r.preferences ?? ''}`));
-  const memories = (await engine.store.rows(TABLES.memories, `project = ${sqlString(scope.project)}`)).map(rowToMemory);
+  const earlierText = (await repos.summaries.earlierStatements(sessionId)).map(normalise);
+  const memories = await repos.memories.list({ includeSuppressed: true });
   const known = new Set(memories.map((m) => normalise(m.text)));
 
   let promoted = 0;
@@ -173,18 +166,13 @@ async function promoteRecurring(engine: MemoryEngine, observations: Observation[
     if (promoted >= MAX_PROMOTIONS_PER_SESSION) break;
     if (known.has(key)) continue;
     // Earlier observations that say the same are evidence too.
-    const earlierObs = await engine.store.rows(
-      TABLES.observations,
-      `project = ${sqlString(scope.project)} AND memory_session_id <> ${sqlString(sessionId)} AND (${sqlContains('narrative', c.text)} OR ${sqlContains('facts', c.text)})`,
-      { select: ['id'], limit: 50 },
-    );
-    for (const r of earlierObs) c.evidence.add(Number(r.id));
+    for (const id of await repos.observations.mentioning(c.text, sessionId, 50)) c.evidence.add(id);
     const occurrences = c.evidence.size + earlierText.filter((t) => t.includes(key)).length;
     if (occurrences < PROMOTE_MIN_OCCURRENCES) continue;
-    const [id] = await engine.store.ids.allocate(1);
+    const [id] = await repos.ids.allocate(1);
     const title = c.text.length > 80 ? `${c.text.slice(0, 77)}...` : c.text;
     const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId }, scope, now, 'recurring');
-    await applyMemoryFacts(engine, memory, [...c.evidence]);
+    await applyMemoryFacts(repos.memories, memory, [...c.evidence]);
     known.add(key);
     promoted++;
   }

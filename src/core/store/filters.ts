@@ -71,10 +71,13 @@ export function projectWhere(scope: Scope): string {
   if (!scope || typeof scope.project !== 'string' || scope.project.length === 0) {
     throw new FilterError('a scope needs a project name');
   }
-  const parts = [`project = ${sqlString(scope.project)}`];
-  // Records without a branch (memories, imports) belong to every branch of the project.
-  if (scope.branch) parts.push(`(branch = ${sqlString(scope.branch)} OR branch IS NULL)`);
-  return parts.join(' AND ');
+  const branch = branchWhere(scope.branch);
+  return [`project = ${sqlString(scope.project)}`, ...(branch ? [branch] : [])].join(' AND ');
+}
+
+/** Records without a branch (memories, imports) belong to every branch of the project. */
+export function branchWhere(branch: string | undefined | null): string | null {
+  return branch ? `(branch = ${sqlString(branch)} OR branch IS NULL)` : null;
 }
 
 /**
@@ -82,7 +85,14 @@ export function projectWhere(scope: Scope): string {
  * optional filter and layers. Throws FilterError on a value it cannot make safe.
  */
 export function scopeWhere(scope: Scope, filter?: NodeFilter, layers?: Layer[], options?: { includeInactive?: boolean }): string {
-  const parts = [projectWhere(scope)];
+  return `${projectWhere({ project: scope.project })} AND ${cellFilterWhere(scope.branch, filter, layers, options)}`;
+}
+
+/** scopeWhere without the project, which the repository's ProjectTable puts first. */
+export function cellFilterWhere(branch: string | undefined, filter?: NodeFilter, layers?: Layer[], options?: { includeInactive?: boolean }): string {
+  const parts: string[] = [];
+  const b = branchWhere(branch);
+  if (b) parts.push(b);
   if (!options?.includeInactive) parts.push(`status = 'active'`);
   const layerSet = new Set<Layer>();
   const requested = [...asArray(layers), ...asArray(filter?.layer)].map(validLayer);
@@ -105,5 +115,5 @@ export function scopeWhere(scope: Scope, filter?: NodeFilter, layers?: Layer[], 
       parts.push(`(${files.map((f) => sqlContains('files', JSON.stringify(String(f)))).join(' OR ')})`);
     }
   }
-  return parts.join(' AND ');
+  return parts.length > 0 ? parts.join(' AND ') : 'true';
 }

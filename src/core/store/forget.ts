@@ -1,137 +1,248 @@
-// Forget: delete records (and what was derived from them) so they leave results at once and,
-// after the prune that follows, every file on disk. A LanceDB delete only marks rows; compaction
-// keeps a fragment whose deleted share is small, and the FTS index keeps the tokens. So the
-// tables that lost rows are rewritten, the FTS index is rebuilt, and old versions are pruned.
+// Forget: delete records and everything that holds their text, so they leave results at once
+// and, after the purge, every file on disk. Safe next to a writer in another process:
+//
+// - Rows are removed with transactional deletes (never by overwriting a table), so a concurrent
+//   append, update or delete commits on top of ours or is retried; nothing of it is lost.
+// - A LanceDB delete only marks rows; the data file keeps them until its fragment is rewritten.
+//   So the surviving rows of every fragment that held a deleted row are updated in place (a
+//   no-op update moves them to a new fragment, which leaves the old one empty and dropped), the
+//   FTS index is rebuilt, and every old version is pruned.
+// - The request is journalled in the meta table before the first delete and cleared after the
+//   purge: a forget interrupted by a crash is finished by the next open (resumeForget).
 
+import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
-import type { Scope, SourceKind } from '../model/records';
+import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
-import { parseJson } from './mapping';
+import { deriveGraph } from './graph';
+import { parseJson, rowToObservation } from './mapping';
+import { checkProject } from './projectTable';
+import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
 import { ensureFtsIndex, retryConflicts } from './store';
 import type { Store } from './store';
 
-const KINDS: Record<SourceKind, TableName> = {
+const JOURNAL_KEY = 'pending_forget';
+const DATA_TABLES: TableName[] = Object.values(TABLES).filter((t) => t !== TABLES.meta);
+const RECORD_TABLES: Record<SourceKind, TableName> = {
   observation: TABLES.observations,
   session_summary: TABLES.sessionSummaries,
   memory: TABLES.memories,
 };
 
-export async function forgetRecords(store: Store, request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
-  const report: ForgetReport = { observations: 0, session_summaries: 0, memories: 0, cells: 0, pruned: false };
-  const touched = new Set<TableName>();
-  const del = async (name: TableName, where: string): Promise<number> => {
-    const n = await store.delete(name, where);
-    if (n > 0) touched.add(name);
-    return n;
-  };
+interface Journal {
+  request: ForgetRequest;
+  scope: Scope | null;
+}
 
-  if (request.all) {
-    report.observations = await del(TABLES.observations, 'true');
-    report.session_summaries = await del(TABLES.sessionSummaries, 'true');
-    report.memories = await del(TABLES.memories, 'true');
-    report.cells = await del(TABLES.cells, 'true');
-    for (const t of [TABLES.entities, TABLES.relationships, TABLES.sessionPrompts, TABLES.requestLog]) await del(t, 'true');
-  } else if (request.project !== undefined) {
-    if (scope && scope.project !== request.project) throw new FilterError(`cannot forget project '${request.project}' from scope '${scope.project}'`);
-    const p = `project = ${sqlString(request.project)}`;
-    const sessions = (await store.rows(TABLES.observations, p, { select: ['memory_session_id'] })).map((r) => String(r.memory_session_id));
-    report.observations = await del(TABLES.observations, p);
-    report.session_summaries = await del(TABLES.sessionSummaries, p);
-    report.memories = await del(TABLES.memories, p);
-    report.cells = await del(TABLES.cells, p);
-    await del(TABLES.entities, p);
-    await del(TABLES.relationships, p);
-    await del(TABLES.requestLog, p);
-    const unique = [...new Set(sessions)];
-    for (let i = 0; i < unique.length; i += 500) {
-      await del(TABLES.sessionPrompts, `session_id IN (${unique.slice(i, i + 500).map(sqlString).join(', ')})`);
-    }
-  } else if (request.ids && request.ids.length > 0) {
-    if (!scope) throw new FilterError('forgetting records by id needs a scope (project)');
-    const kind = request.kind ?? 'observation';
-    if (!(kind in KINDS)) throw new FilterError(`unknown kind '${String(kind)}'`);
-    const ids = request.ids.map((id) => Number(sqlInt(Number(id))));
-    const p = `project = ${sqlString(scope.project)}`;
-    const doomed: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
-    for (const id of ids) doomed[kind].add(id);
-    if (kind === 'observation') {
-      // What was derived from a forgotten observation carries its text: merged observations,
-      // session summaries and memories that cite it go too.
-      const idSet = new Set(ids);
-      for (const r of await store.rows(TABLES.observations, `${p} AND type = 'merged'`, { select: ['id', 'compressed_sources'] })) {
-        const sources = parseJson<{ source_observation_id: number }[]>(r.compressed_sources, []);
-        if (sources.some((s) => idSet.has(Number(s.source_observation_id)))) doomed.observation.add(Number(r.id));
-      }
-      for (const [name, k] of [[TABLES.sessionSummaries, 'session_summary'], [TABLES.memories, 'memory']] as const) {
-        for (const r of await store.rows(name, `${p} AND source_ids IS NOT NULL`, { select: ['id', 'source_ids'] })) {
-          if (parseJson<number[]>(r.source_ids, []).some((id) => doomed.observation.has(Number(id)))) doomed[k].add(Number(r.id));
-        }
-      }
-    }
-    for (const k of Object.keys(doomed) as SourceKind[]) {
-      if (doomed[k].size === 0) continue;
-      const list = sqlIntList([...doomed[k]]);
-      const n = await del(KINDS[k], `${p} AND id IN ${list}`);
-      if (k === 'observation') report.observations = n;
-      else if (k === 'session_summary') report.session_summaries = n;
-      else report.memories = n;
-      report.cells += await del(TABLES.cells, `${p} AND source_kind = ${sqlString(k)} AND source_id IN ${list}`);
-    }
-  } else {
-    throw new FilterError('forget needs ids, a project, or all: true');
+/** Deletes rows and remembers which fragments held them, for the purge. */
+class Purger {
+  private readonly fragments = new Map<TableName, Set<bigint> | 'all'>();
+
+  constructor(private readonly store: Store) {}
+
+  get touched(): TableName[] {
+    return [...this.fragments.keys()];
   }
 
-  if (touched.size > 0) {
-    await purge(store, [...touched]);
-    report.pruned = true;
+  async delete(name: TableName, where: string): Promise<number> {
+    const table = this.store.table(name);
+    const doomed = await table.query().where(where).withRowId().select([]).toArray();
+    if (doomed.length === 0) return 0;
+    const before = await table.version();
+    await retryConflicts(() => table.delete(where));
+    // Another commit between our read and our delete (a compaction, say) may have moved the
+    // rows to fragments we did not see: then every fragment is rewritten.
+    const moved = (await table.version()) !== before + 1;
+    const known = this.fragments.get(name);
+    if (moved || known === 'all') this.fragments.set(name, 'all');
+    else {
+      const set = known ?? new Set<bigint>();
+      for (const r of doomed) set.add(BigInt(r._rowid as bigint | number) >> 32n);
+      this.fragments.set(name, set);
+    }
+    return doomed.length;
   }
+
+  /** Rewrites the touched fragments, rebuilds the FTS index, prunes every old version. */
+  async purge(): Promise<void> {
+    for (const [name, fragments] of this.fragments) await rewriteFragments(this.store.table(name), fragments);
+    if (this.fragments.has(TABLES.cells)) await ensureFtsIndex(this.store.table(TABLES.cells), true);
+    for (const name of this.fragments.keys()) {
+      await retryConflicts(() => this.store.table(name).optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 10);
+    }
+  }
+}
+
+async function rewriteFragments(table: Table, fragments: Set<bigint> | 'all'): Promise<void> {
+  await retryConflicts(async () => {
+    const rows = await table.query().withRowId().select([]).toArray();
+    const ids = rows.map((r) => BigInt(r._rowid as bigint | number)).filter((id) => fragments === 'all' || fragments.has(id >> 32n));
+    for (let i = 0; i < ids.length; i += 2000) {
+      const chunk = ids.slice(i, i + 2000);
+      // A no-op update (every data table has a project column): the rows are written again to
+      // a new fragment, and the old one, left with deleted rows only, is dropped.
+      await table.update({ where: `_rowid IN (${chunk.join(', ')})`, valuesSql: { project: 'project' } });
+    }
+  }, 10);
+}
+
+export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
+  validate(request, scope);
+  const store = repos.store;
+  await store.setMeta({ [JOURNAL_KEY]: JSON.stringify({ request, scope } satisfies Journal) });
+  const report = await forgetNow(repos, request, scope);
+  await store.deleteMeta(JOURNAL_KEY);
   return report;
 }
 
-/** Physically removes deleted rows: rewrite, rebuild the FTS index, prune every old version. */
-export async function purge(store: Store, tables: TableName[]): Promise<void> {
-  for (const name of tables) {
-    const table = store.table(name);
-    if ((await table.countRows()) > 0) {
-      const before = await table.version();
-      const data = await table.query().toArrow();
-      await retryConflicts(() => table.add(data, { mode: 'overwrite' }));
-      const after = await table.version();
-      if (after > before + 1) await restoreConcurrentAppends(store, name, after - 1);
+/** Finishes a forget that a crash interrupted (called at open). */
+export async function resumeForget(repos: Repositories): Promise<ForgetReport | null> {
+  const text = await repos.store.getMeta(JOURNAL_KEY);
+  if (!text) return null;
+  const journal = parseJson<Journal | null>(text, null);
+  if (!journal) {
+    await repos.store.deleteMeta(JOURNAL_KEY);
+    return null;
+  }
+  return forgetRecords(repos, journal.request, journal.scope);
+}
+
+function validate(request: ForgetRequest, scope: Scope | null): void {
+  if (!request || typeof request !== 'object') throw new FilterError('forget needs ids, a project, or all: true');
+  if (request.all) return;
+  if (request.project !== undefined) {
+    checkProject(request.project);
+    if (scope && scope.project !== request.project) throw new FilterError(`cannot forget project '${request.project}' from scope '${scope.project}'`);
+    return;
+  }
+  if (request.ids && request.ids.length > 0) {
+    if (!scope) throw new FilterError('forgetting records by id needs a scope (project)');
+    if (!(String(request.kind ?? 'observation') in RECORD_TABLES)) throw new FilterError(`unknown kind '${String(request.kind)}'`);
+    request.ids.forEach((id) => sqlInt(Number(id)));
+    return;
+  }
+  throw new FilterError('forget needs ids, a project, or all: true');
+}
+
+async function forgetNow(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
+  const store = repos.store;
+  const purger = new Purger(store);
+  const report: ForgetReport = { observations: 0, session_summaries: 0, memories: 0, cells: 0, pruned: false };
+  if (request.all || request.project !== undefined) {
+    const where = request.all ? 'true' : `project = ${sqlString(request.project as string)}`;
+    report.observations = await purger.delete(TABLES.observations, where);
+    report.session_summaries = await purger.delete(TABLES.sessionSummaries, where);
+    report.memories = await purger.delete(TABLES.memories, where);
+    report.cells = await purger.delete(TABLES.cells, where);
+    for (const t of DATA_TABLES) await purger.delete(t, where);
+  } else {
+    const kind = (request.kind ?? 'observation') as SourceKind;
+    await forgetIds(repos.forProject((scope as Scope).project), purger, kind, (request.ids ?? []).map(Number), report);
+  }
+  if (purger.touched.length > 0) {
+    await purger.purge();
+    report.pruned = true;
+  }
+  repos.graphCache.clear();
+  return report;
+}
+
+async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: SourceKind, ids: number[], report: ForgetReport): Promise<void> {
+  const p = `project = ${sqlString(repos.project)}`;
+  const doomed: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
+  for (const id of ids) doomed[kind].add(id);
+  if (kind === 'observation') {
+    // What was derived from a forgotten observation carries its text: merged observations,
+    // session summaries and memories that cite it go too.
+    for (const r of await repos.observations.table.rows(`type = 'merged'`, { select: ['id', 'compressed_sources'] })) {
+      const sources = parseJson<CompressedSource[]>(r.compressed_sources, []);
+      if (sources.some((s) => doomed.observation.has(Number(s.source_observation_id)))) doomed.observation.add(Number(r.id));
+    }
+    for (const id of await repos.summaries.citing(doomed.observation)) doomed.session_summary.add(id);
+    for (const id of await repos.memories.citing(doomed.observation)) doomed.memory.add(id);
+  }
+  const observations = doomed.observation.size ? (await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`)).map(rowToObservation) : [];
+  const earliest = await earliestOf(repos, doomed);
+
+  for (const k of Object.keys(doomed) as SourceKind[]) {
+    if (doomed[k].size === 0) continue;
+    const list = sqlIntList([...doomed[k]]);
+    const n = await purger.delete(RECORD_TABLES[k], `${p} AND id IN ${list}`);
+    if (k === 'observation') report.observations = n;
+    else if (k === 'session_summary') report.session_summaries = n;
+    else report.memories = n;
+    report.cells += await purger.delete(TABLES.cells, `${p} AND source_kind = ${sqlString(k)} AND source_id IN ${list}`);
+  }
+  if (earliest === null) return;
+
+  await restoreMergedSources(repos, observations, doomed.observation);
+  await forgetTopicSegments(repos, doomed.memory);
+  await forgetGraph(repos, purger, observations, doomed.memory);
+  // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
+  // log entries since the earliest forgotten record, and the project's prompts, go too.
+  await purger.delete(TABLES.requestLog, `${p} AND created_at_epoch >= ${sqlInt(earliest)}`);
+  await purger.delete(TABLES.sessionPrompts, p);
+}
+
+async function earliestOf(repos: ProjectRepositories, doomed: Record<SourceKind, Set<number>>): Promise<number | null> {
+  let earliest: number | null = null;
+  for (const k of Object.keys(doomed) as SourceKind[]) {
+    if (doomed[k].size === 0) continue;
+    const table = k === 'observation' ? repos.observations.table : k === 'memory' ? repos.memories.table : repos.summaries.table;
+    for (const r of await table.rows(`id IN ${sqlIntList([...doomed[k]])}`, { select: ['created_at_epoch'] })) {
+      const at = Number(r.created_at_epoch);
+      earliest = earliest === null ? at : Math.min(earliest, at);
     }
   }
-  if (tables.includes(TABLES.cells)) await ensureFtsIndex(store.table(TABLES.cells), true);
-  for (const name of tables) {
-    await retryConflicts(() => store.table(name).optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }));
+  return earliest;
+}
+
+/** The other sources of a forgotten merged observation are shown again on their own. */
+async function restoreMergedSources(repos: ProjectRepositories, forgotten: Observation[], doomed: Set<number>): Promise<void> {
+  const sources = forgotten
+    .filter((o) => o.type === 'merged')
+    .flatMap((o) => parseJson<CompressedSource[]>(o.compressed_sources, []))
+    .map((s) => Number(s.source_observation_id))
+    .filter((id) => !doomed.has(id));
+  if (sources.length === 0) return;
+  await repos.observations.table.update(`id IN ${sqlIntList(sources)} AND status = 'merged'`, { status: `'active'` });
+  await repos.cells.update('observation', sources, { status: `'active'` });
+}
+
+/** Topic traces of other memories quote a forgotten memory: its segments leave them. */
+async function forgetTopicSegments(repos: ProjectRepositories, doomed: Set<number>): Promise<void> {
+  if (doomed.size === 0) return;
+  for (const m of await repos.memories.list({ includeSuppressed: true })) {
+    const trace: TopicTrace[] = m.topic_trace ?? [];
+    const kept = trace.filter((t) => !doomed.has(t.id));
+    if (kept.length === trace.length) continue;
+    const updated: Memory = { ...m, topic_trace: kept.length > 0 ? kept.map((t, i) => ({ ...t, segment_index: i })) : null };
+    await repos.memories.rewrite(updated);
   }
 }
 
-const KEYS: Record<TableName, string[]> = {
-  meta: ['key'],
-  observations: ['id'],
-  session_summaries: ['id'],
-  memories: ['id'],
-  cells: ['node_id'],
-  session_prompts: ['session_id', 'created_at_epoch', 'prompt'],
-  request_log: ['request_id'],
-  entities: ['project', 'id'],
-  relationships: ['project', 'source', 'target', 'type'],
-};
-
 /**
- * Another process committed between our read and our overwrite: its rows are in the version
- * just before ours and missing from ours. Insert them again (by key, so nothing doubles).
+ * Entities and edges derived from forgotten observations (their files, symbols, concepts) and
+ * forgotten memories go; those the remaining observations also support are derived again.
  */
-async function restoreConcurrentAppends(store: Store, name: TableName, version: number): Promise<void> {
-  const old = await store.db.openTable(name);
-  try {
-    await old.checkout(version);
-    const rows = await old.query().toArrow();
-    if (rows.numRows === 0) return;
-    await retryConflicts(() => store.table(name).mergeInsert(KEYS[name]).whenNotMatchedInsertAll().execute(rows));
-  } finally {
-    old.close();
+async function forgetGraph(repos: ProjectRepositories, purger: Purger, forgotten: Observation[], memories: Set<number>): Promise<void> {
+  const p = `project = ${sqlString(repos.project)}`;
+  const derived = deriveGraph(forgotten, Date.now());
+  const entityIds = [...new Set([...derived.entities.map((e) => String(e.id)), ...[...memories].map((id) => `memory:${id}`)])];
+  for (let i = 0; i < entityIds.length; i += 500) {
+    const list = `(${entityIds.slice(i, i + 500).map(sqlString).join(', ')})`;
+    await purger.delete(TABLES.entities, `${p} AND id IN ${list}`);
+    await purger.delete(TABLES.relationships, `${p} AND (source IN ${list} OR target IN ${list})`);
   }
+  if (forgotten.length === 0) return;
+  const remaining = (await repos.observations.table.rows(null)).map(rowToObservation);
+  const again = deriveGraph(remaining, Date.now());
+  const wanted = new Set(entityIds);
+  await repos.graph.entities.upsert(['project', 'id'], again.entities.filter((e) => wanted.has(String(e.id))));
+  await repos.graph.relationships.upsert(
+    ['project', 'source', 'target', 'type'],
+    again.relationships.filter((r) => wanted.has(String(r.source)) || wanted.has(String(r.target))),
+  );
 }

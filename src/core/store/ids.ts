@@ -14,6 +14,13 @@ export interface IdAllocator {
   allocate(count: number): Promise<number[]>;
   /** Make sure no future id is below `floor` (after an import wrote ids of its own). */
   ensureAtLeast(floor: number): Promise<void>;
+  /**
+   * For an import that wants to keep its records' ids: reserves, for the caller alone, the
+   * range from the lowest id no block has claimed yet up to past the largest of `ids`, and
+   * returns it ([lo, hi), or null when nothing was reserved). Ids below `lo` may sit in a block
+   * some process claimed and has not used up.
+   */
+  reserve(ids: number[]): Promise<[number, number] | null>;
 }
 
 const LOCK_STALE_MS = 10_000;
@@ -146,6 +153,17 @@ export class LocalBlockAllocator implements IdAllocator {
     });
   }
 
+  async reserve(ids: number[]): Promise<[number, number] | null> {
+    if (ids.length === 0) return null;
+    return this.lock.withLock(async () => {
+      const floor = await this.readCounter();
+      const top = Math.max(...ids) + 1;
+      if (top <= floor) return null;
+      await this.writeCounter(top);
+      return [floor, top];
+    });
+  }
+
   private async allocateNow(count: number): Promise<number[]> {
     const ids: number[] = [];
     while (ids.length < count) {
@@ -215,6 +233,12 @@ export class RandomBlockAllocator implements IdAllocator {
 
   async ensureAtLeast(): Promise<void> {
     // Random blocks are checked against stored ids on claim; nothing to move.
+  }
+
+  async reserve(): Promise<[number, number] | null> {
+    // Random blocks start at 2^32 and a claim checks the stored ids: ids below never come from
+    // a block, so they are the import's to keep once no stored record holds them.
+    return [1, RANDOM_BLOCK_MIN * 2 ** RANDOM_BLOCK_BITS];
   }
 
   private async claim(): Promise<void> {

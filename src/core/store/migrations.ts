@@ -36,6 +36,19 @@ const steps: Record<number, Step> = {
     }
     // Tables new in v2 (entities, relationships, ...) are created by the store's open.
   },
+  2: async (db, log) => {
+    // v2 prompts have no project, so no caller can be shown them safely: they are dropped (they
+    // only feed follow-up rewriting and expire after 30 days) and the open re-creates the table.
+    const names = await db.tableNames();
+    if (!names.includes(TABLES.sessionPrompts)) return;
+    const table = await db.openTable(TABLES.sessionPrompts);
+    const hasProject = (await table.schema()).fields.some((f) => f.name === 'project');
+    table.close();
+    if (!hasProject) {
+      await db.dropTable(TABLES.sessionPrompts);
+      log('schema v2 -> v3: session prompts are kept per project; earlier prompts were dropped');
+    }
+  },
 };
 
 export async function migrate(db: Connection, from: number, log: (m: string) => void): Promise<number> {

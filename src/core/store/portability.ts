@@ -1,44 +1,49 @@
 // Export and import as JSON Lines: the user's data is theirs to move. One header line, then one
 // line per record ({"kind": ..., "record": {...}}). Cells are not exported: they are rebuilt
 // from the records on import and re-embedded by the background queue.
+//
+// Ids on import: an imported id is kept only when no process can hand it out any more (the id
+// allocator reserves it) and no stored record holds it; the same record imported again (same id,
+// project and time) is skipped; any other record gets a fresh id, and the references to it in
+// the same import (summaries' and memories' source ids, merged observations' sources, topic
+// traces) are rewritten to match.
 
-import type { MemoryEngine } from '../engine';
-import type { Scope } from '../model/records';
-import { memoryCell, observationCell, summaryCell } from './cells';
-import { sqlIntList, sqlString } from './filters';
+import type { CompressedSource, Scope, TopicTrace } from '../model/records';
+import { sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
+import { ProjectTable } from './projectTable';
+import type { Repositories } from './repos/repositories';
 import { SCHEMA_VERSION, TABLES } from './schema';
 import type { TableName } from './schema';
 import type { Row, Store } from './store';
 
 export const EXPORT_FORMAT = 'code-memory-export';
 
-const KINDS: { kind: string; table: TableName; hasId: boolean }[] = [
-  { kind: 'observation', table: TABLES.observations, hasId: true },
-  { kind: 'session_summary', table: TABLES.sessionSummaries, hasId: true },
-  { kind: 'memory', table: TABLES.memories, hasId: true },
-  { kind: 'entity', table: TABLES.entities, hasId: false },
-  { kind: 'relationship', table: TABLES.relationships, hasId: false },
-  // Prompts carry no project: they go with a whole-store export only.
-  { kind: 'session_prompt', table: TABLES.sessionPrompts, hasId: false },
+type RecordKind = 'observation' | 'session_summary' | 'memory';
+
+const KINDS: { kind: string; table: TableName; record?: RecordKind }[] = [
+  { kind: 'observation', table: TABLES.observations, record: 'observation' },
+  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary' },
+  { kind: 'memory', table: TABLES.memories, record: 'memory' },
+  { kind: 'entity', table: TABLES.entities },
+  { kind: 'relationship', table: TABLES.relationships },
+  { kind: 'session_prompt', table: TABLES.sessionPrompts },
 ];
 
 const UPSERT_KEYS: Record<string, string[]> = {
   entity: ['project', 'id'],
   relationship: ['project', 'source', 'target', 'type'],
-  session_prompt: ['session_id', 'created_at_epoch', 'prompt'],
+  session_prompt: ['project', 'session_id', 'created_at_epoch', 'prompt'],
 };
 
 export async function exportJsonl(store: Store, write: (line: string) => void, scope: Scope | null): Promise<number> {
   write(JSON.stringify({ kind: EXPORT_FORMAT, schema_version: SCHEMA_VERSION, exported_at: new Date().toISOString(), project: scope?.project ?? null }));
-  const where = scope ? `project = ${sqlString(scope.project)}` : null;
   let n = 0;
-  for (const { kind, table, hasId } of KINDS) {
-    if (kind === 'session_prompt' && scope) continue;
-    const rows = await store.rows(table, where);
-    if (hasId) rows.sort((a, b) => Number(a.id) - Number(b.id));
-    for (const record of rows) {
-      write(JSON.stringify({ kind, record }));
+  for (const { kind, table, record } of KINDS) {
+    const rows = scope ? await new ProjectTable(store, table, scope.project).rows(null) : await store.rows(table, null);
+    if (record) rows.sort((a, b) => Number(a.id) - Number(b.id));
+    for (const r of rows) {
+      write(JSON.stringify({ kind, record: r }));
       n++;
     }
   }
@@ -47,11 +52,40 @@ export async function exportJsonl(store: Store, write: (line: string) => void, s
 
 const BATCH = 500;
 
-export async function importJsonl(engine: MemoryEngine, lines: AsyncIterable<string>): Promise<number> {
-  const store = engine.store;
+/** Old id -> new id, per record kind, for the records of this import that were renumbered. */
+type Renumbered = Record<RecordKind, Map<number, number>>;
+
+function remapIds(ids: unknown, map: Map<number, number>): unknown {
+  return Array.isArray(ids) ? ids.map((id) => map.get(Number(id)) ?? id) : ids;
+}
+
+/** Rewrites a record's references to records renumbered earlier in the same import. */
+function remapReferences(kind: RecordKind, r: Row, renumbered: Renumbered): void {
+  const obs = renumbered.observation;
+  if (kind === 'observation' && r.compressed_sources) {
+    const sources = parseJson<CompressedSource[]>(r.compressed_sources, []);
+    r.compressed_sources = JSON.stringify(sources.map((s) => ({ ...s, source_observation_id: obs.get(s.source_observation_id) ?? s.source_observation_id })));
+  }
+  if ((kind === 'session_summary' || kind === 'memory') && r.source_ids) {
+    r.source_ids = JSON.stringify(remapIds(parseJson<number[]>(r.source_ids, []), obs));
+  }
+  if (kind === 'memory' && r.topic_trace) {
+    const trace = parseJson<TopicTrace[]>(r.topic_trace, []);
+    r.topic_trace = JSON.stringify(
+      trace.map((t) => ({ ...t, id: renumbered.memory.get(t.id) ?? t.id, evidence_event_ids: remapIds(t.evidence_event_ids, obs) as number[] })),
+    );
+  }
+}
+
+export async function importJsonl(repos: Repositories, lines: AsyncIterable<string>): Promise<number> {
+  const store = repos.store;
   const pending = new Map<string, Row[]>();
+  const renumbered: Renumbered = { observation: new Map(), session_summary: new Map(), memory: new Map() };
+  // Id ranges reserved for this import, and the ids it has written.
+  const owned: [number, number][] = [];
+  const used = new Set<number>();
+  const isOwned = (id: number): boolean => owned.some(([lo, hi]) => id >= lo && id < hi);
   let imported = 0;
-  let maxId = 0;
   let lineNo = 0;
 
   const flushKind = async (kind: string): Promise<void> => {
@@ -60,42 +94,59 @@ export async function importJsonl(engine: MemoryEngine, lines: AsyncIterable<str
     if (rows.length === 0) return;
     const spec = KINDS.find((k) => k.kind === kind);
     if (!spec) return;
-    if (!spec.hasId) {
-      await store.upsert(spec.table, UPSERT_KEYS[kind], rows);
-      imported += rows.length;
-      return;
-    }
-    // The same record imported twice (same id, project and time) is skipped; an unrelated
-    // record that happens to hold the id is kept, and the imported one gets a fresh id.
-    const existing = await store.rows(spec.table, `id IN ${sqlIntList(rows.map((r) => Number(r.id)))}`, { select: ['id', 'project', 'created_at_epoch'] });
-    const byId = new Map(existing.map((r) => [Number(r.id), r]));
-    const fresh: Row[] = [];
-    const clashes: Row[] = [];
+    const byProject = new Map<string, Row[]>();
     for (const r of rows) {
-      const e = byId.get(Number(r.id));
-      if (!e) fresh.push(r);
-      else if (e.project !== r.project || Number(e.created_at_epoch) !== Number(r.created_at_epoch)) clashes.push(r);
+      const project = String(r.project ?? '');
+      const list = byProject.get(project) ?? [];
+      list.push(r);
+      byProject.set(project, list);
     }
-    if (clashes.length > 0) {
-      const ids = await store.ids.allocate(clashes.length);
-      clashes.forEach((r, i) => (r.id = ids[i]));
-      fresh.push(...clashes);
+    for (const [project, list] of byProject) {
+      if (!project) throw new Error(`Import: a ${kind} record has no project; the file is not a Code Memory export`);
+      const scoped = repos.forProject(project);
+      if (!spec.record) {
+        await new ProjectTable(store, spec.table, project).upsert(UPSERT_KEYS[kind], list);
+        imported += list.length;
+        continue;
+      }
+      const record = spec.record;
+      for (const r of list) remapReferences(record, r, renumbered);
+      // The same record imported twice (same id, project and time) is skipped.
+      const existing = await store.rows(spec.table, `id IN ${sqlIntList(list.map((r) => Number(r.id)))}`, { select: ['id', 'project', 'created_at_epoch'] });
+      const stored = new Map(existing.map((r) => [Number(r.id), r]));
+      const fresh = list.filter((r) => {
+        const e = stored.get(Number(r.id));
+        return !e || e.project !== r.project || Number(e.created_at_epoch) !== Number(r.created_at_epoch);
+      });
+      if (fresh.length === 0) continue;
+      // Ids the allocator could still hand out, or that another record holds, are renumbered.
+      const candidates = fresh.map((r) => Number(r.id)).filter((id) => !stored.has(id) && !used.has(id));
+      const range = await repos.ids.reserve(candidates.filter((id) => !isOwned(id)));
+      if (range) owned.push(range);
+      const clashes = fresh.filter((r) => {
+        const id = Number(r.id);
+        if (stored.has(id) || used.has(id) || !isOwned(id)) return true;
+        used.add(id);
+        return false;
+      });
+      const newIds = clashes.length > 0 ? await repos.ids.allocate(clashes.length) : [];
+      clashes.forEach((r, i) => {
+        renumbered[record].set(Number(r.id), newIds[i]);
+        r.id = newIds[i];
+        used.add(newIds[i]);
+      });
+      if (record === 'observation') {
+        await scoped.observations.write(
+          fresh.map(rowToObservation),
+          fresh.map((r) => ({ search_extra: (r.search_extra as string | null) ?? null, dedupe_key: (r.dedupe_key as string | null) ?? null, fingerprint: (r.fingerprint as string | null) ?? null })),
+        );
+      } else if (record === 'memory') {
+        for (const r of fresh) await scoped.memories.write(rowToMemory(r), { source_ids: parseJson<number[]>(r.source_ids, []) });
+      } else {
+        for (const r of fresh) await scoped.summaries.write(rowToSessionSummary(r), r, (r.branch as string | null) ?? null, []);
+      }
+      imported += fresh.length;
     }
-    if (fresh.length === 0) return;
-    for (const r of fresh) maxId = Math.max(maxId, Number(r.id));
-    const dim = store.dimension;
-    const cells =
-      kind === 'observation'
-        ? fresh.map((r) => observationCell(rowToObservation(r), (r.search_extra as string | null) ?? null, dim))
-        : kind === 'memory'
-          ? fresh.map((r) => memoryCell(rowToMemory(r), dim))
-          : fresh.map((r) => {
-              const s = rowToSessionSummary(r);
-              return summaryCell(s, (r.branch as string | null) ?? null, [], dim);
-            });
-    await store.add(spec.table, fresh);
-    await store.add(TABLES.cells, cells);
-    imported += fresh.length;
   };
 
   for await (const raw of lines) {
@@ -119,6 +170,7 @@ export async function importJsonl(engine: MemoryEngine, lines: AsyncIterable<str
       throw new Error(`Import line ${lineNo}: unknown record kind '${kind}'`);
     }
     const record = { ...(parsed.record as Row) };
+    if (kind === 'session_prompt' && !record.project) continue; // prompts of a v2 export have no project
     if (kind === 'observation' && record.compressed_sources && typeof record.compressed_sources !== 'string') {
       record.compressed_sources = JSON.stringify(record.compressed_sources);
     }
@@ -128,10 +180,15 @@ export async function importJsonl(engine: MemoryEngine, lines: AsyncIterable<str
       }
       record.current_context_eligible = Boolean(parseJson(String(record.current_context_eligible ?? false), record.current_context_eligible));
     }
-    pending.set(kind, [...(pending.get(kind) ?? []), record]);
-    if ((pending.get(kind) ?? []).length >= BATCH) await flushKind(kind);
+    // Records refer to earlier kinds (summaries to observations), so a kind is written before
+    // the next one starts.
+    const index = KINDS.findIndex((k) => k.kind === kind);
+    for (const k of KINDS.slice(0, index)) await flushKind(k.kind);
+    const queued = pending.get(kind) ?? [];
+    queued.push(record);
+    pending.set(kind, queued);
+    if (queued.length >= BATCH) await flushKind(kind);
   }
   for (const { kind } of KINDS) await flushKind(kind);
-  if (maxId > 0) await store.ids.ensureAtLeast(maxId + 1);
   return imported;
 }

@@ -5,7 +5,7 @@
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { DataType } from 'apache-arrow';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export const TABLES = {
   meta: 'meta',
@@ -146,8 +146,10 @@ export function cellsSchema(dimension: number): Schema {
   ]);
 }
 
+/** v3: prompts carry their project (session ids are chosen by clients, so they are keys within one). */
 export function sessionPromptsSchema(): Schema {
   return new Schema([
+    req('project', str()),
     req('session_id', str()),
     req('prompt', str()),
     req('created_at_epoch', i64()),

@@ -85,7 +85,11 @@ export class Store {
   static async open(options: StoreOpenOptions): Promise<Store> {
     const log = options.logger ?? (() => undefined);
     const local = isLocalUri(options.uri);
-    if (local) await fsp.mkdir(localPath(options.uri), { recursive: true });
+    if (local) {
+      // The store holds what a person worked on: only its owner may read it.
+      await fsp.mkdir(localPath(options.uri), { recursive: true, mode: 0o700 });
+      await fsp.chmod(localPath(options.uri), 0o700).catch(() => undefined);
+    }
     const db = await lancedb.connect(local ? localPath(options.uri) : options.uri, {
       readConsistencyInterval: 0,
       storageOptions: options.storageOptions,
@@ -197,6 +201,10 @@ export class Store {
   async getMeta(key: string): Promise<string | null> {
     const rows = await this.rows(TABLES.meta, `key = ${sqlString(key)}`);
     return rows.length > 0 ? String(rows[0].value) : null;
+  }
+
+  async deleteMeta(key: string): Promise<void> {
+    await this.delete(TABLES.meta, `key = ${sqlString(key)}`);
   }
 
   async setMeta(entries: Record<string, string>): Promise<void> {

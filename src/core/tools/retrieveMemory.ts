@@ -186,9 +186,9 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
   try {
     if (!parsed.success) throw new ToolError('invalid_arguments', `${describeIssues(parsed.error)}. Only 'prompt' (at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')} characters) and 'session_id' are accepted.`);
     const { prompt } = parsed.data;
-    const prior = sessionId ? await ctx.engine.recentPrompts(sessionId, PRIOR_PROMPTS) : [];
+    const prior = sessionId ? await ctx.engine.recentPrompts(ctx.scope, sessionId, PRIOR_PROMPTS) : [];
     const decided = triage(prompt, prior);
-    if (sessionId) await ctx.engine.addPrompt(sessionId, prompt);
+    if (sessionId) await ctx.engine.addPrompt(ctx.scope, sessionId, prompt);
     const budget = ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS;
     const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision), budget);
     out = build(ctx, prompt, decided, found, requestId, started);

@@ -1,19 +1,8 @@
 import { Worker } from 'node:worker_threads';
-import type {
-  ForgetReport,
-  ForgetRequest,
-  MemoryEngineApi,
-  MemoryInput,
-  NodeDetail,
-  ObservationInput,
-  SearchHit,
-  SearchOptions,
-  SessionEndReason,
-  SessionInfo,
-  StoreStats,
-} from '../../core/api';
+import type { RemoteEngine, SessionEndReason } from '../../core/api';
+import { REMOTE_ENGINE_METHODS } from '../../core/api';
 import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
-import type { Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from '../../core/model/records';
+import type { Observation, Scope, SessionSummary } from '../../core/model/records';
 import type { ToMainMessage, ToWorkerMessage, WorkerOpenOptions } from './protocol';
 
 export interface ToolRunResult {
@@ -46,6 +35,11 @@ interface Pending {
  * The engine as the extension host sees it: the MemoryEngineApi reads and writes, each a
  * message to the engine thread. The host's event loop only posts and receives messages.
  */
+// The class gets the RemoteEngine methods at load time (below); the interface tells the compiler.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface EngineClient extends RemoteEngine {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class EngineClient {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -138,7 +132,7 @@ export class EngineClient {
     if (!this.closed) this.worker.postMessage(m);
   }
 
-  private call<T>(method: string, args: unknown[], extra: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<T> {
+  call<T>(method: string, args: unknown[], extra: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('The Code Memory engine is closed.'));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -152,81 +146,10 @@ export class EngineClient {
     this.post({ type: 'setLanguageModelSummaries', enabled });
   }
 
-  // MemoryEngineApi, over messages.
-  observe(inputs: ObservationInput[], scope: Scope): Promise<Observation[]> {
-    return this.call('observe', [inputs, scope]);
-  }
-  flush(): Promise<void> {
-    return this.call('flush', []);
-  }
-  remember(input: MemoryInput, scope: Scope): Promise<Memory> {
-    return this.call('remember', [input, scope]);
-  }
-  endSession(memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
-    return this.call('endSession', [memorySessionId, reason]);
-  }
-  currentSessionId(scope: Scope): Promise<string> {
-    return this.call('currentSessionId', [scope]);
-  }
   /** Ends the open session of a scope (one round trip, so nothing slips in between). */
   endCurrentSession(scope: Scope, reason: SessionEndReason): Promise<{ sessionId: string; summary: SessionSummary | null }> {
     return this.call('endCurrentSession', [scope, reason]);
   }
-  search(text: string, options: SearchOptions): Promise<SearchHit[]> {
-    return this.call('search', [text, options]);
-  }
-  getObservations(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Observation[]> {
-    return this.call('getObservations', [ids, scope, options]);
-  }
-  getSessionSummaries(ids: number[], scope: Scope): Promise<SessionSummary[]> {
-    return this.call('getSessionSummaries', [ids, scope]);
-  }
-  getMemories(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]> {
-    return this.call('getMemories', [ids, scope, options]);
-  }
-  touch(kind: SourceKind, ids: number[], scope: Scope): Promise<void> {
-    return this.call('touch', [kind, ids, scope]);
-  }
-  getNode(nodeId: string, scope: Scope): Promise<NodeDetail | null> {
-    return this.call('getNode', [nodeId, scope]);
-  }
-  listSessions(scope: Scope, limit?: number): Promise<SessionInfo[]> {
-    return this.call('listSessions', [scope, limit]);
-  }
-  listObservations(scope: Scope, options?: { sessionId?: string; limit?: number }): Promise<Observation[]> {
-    return this.call('listObservations', [scope, options]);
-  }
-  listMemories(scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]> {
-    return this.call('listMemories', [scope, options]);
-  }
-  entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {
-    return this.call('entities', [scope, names]);
-  }
-  setStatus(kind: SourceKind, id: number, status: string, scope: Scope): Promise<void> {
-    return this.call('setStatus', [kind, id, status, scope]);
-  }
-  promote(observationId: number, scope: Scope): Promise<Memory> {
-    return this.call('promote', [observationId, scope]);
-  }
-  forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
-    return this.call('forget', [request, scope]);
-  }
-  addPrompt(sessionId: string, prompt: string): Promise<void> {
-    return this.call('addPrompt', [sessionId, prompt]);
-  }
-  recentPrompts(sessionId: string, limit: number): Promise<string[]> {
-    return this.call('recentPrompts', [sessionId, limit]);
-  }
-  logRequest(entry: RequestLogEntry): Promise<void> {
-    return this.call('logRequest', [entry]);
-  }
-  listRequests(scope: Scope, limit?: number): Promise<RequestLogEntry[]> {
-    return this.call('listRequests', [scope, limit]);
-  }
-  stats(scope: Scope | null): Promise<StoreStats> {
-    return this.call('stats', [scope]);
-  }
-
   // What the extension needs beyond the engine contract.
   exportToFile(path: string, scope: Scope | null): Promise<number> {
     return this.call('exportToFile', [path, scope]);
@@ -266,7 +189,11 @@ export class EngineClient {
   }
 }
 
-/** Compile-time check that the client mirrors the engine contract's reading and curating methods. */
-type Mirrored = Omit<MemoryEngineApi, 'storeUri' | 'enqueue' | 'currentSessionId' | 'exportJsonl' | 'importJsonl' | 'close'>;
-const _mirrors: (c: EngineClient) => Mirrored = (c) => c;
-void _mirrors;
+// The engine contract's methods, one message each, made from the one list in core/api.ts.
+for (const method of REMOTE_ENGINE_METHODS) {
+  Object.defineProperty(EngineClient.prototype, method, {
+    value: function (this: EngineClient, ...args: unknown[]) {
+      return this.call(method, args);
+    },
+  });
+}

@@ -8,6 +8,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { MemoryEngineApi } from '../../core/api';
+import { REMOTE_ENGINE_METHODS } from '../../core/api';
 import type { Summariser, SummaryContext, SummaryFields } from '../../core/compress/summariser';
 import { ExtractiveSummariser } from '../../core/compress/summariser';
 import { importGitHistory } from '../../core/capture/gitImport';
@@ -27,32 +28,7 @@ const options = workerData as WorkerOpenOptions;
 const post = (m: ToMainMessage): void => port.postMessage(m);
 const log = (message: string): void => post({ type: 'log', message });
 
-/** Engine methods the extension host may call by name (MemoryEngineApi minus callbacks). */
-const ENGINE_METHODS = new Set([
-  'observe',
-  'flush',
-  'remember',
-  'endSession',
-  'currentSessionId',
-  'search',
-  'getObservations',
-  'getSessionSummaries',
-  'getMemories',
-  'touch',
-  'getNode',
-  'listSessions',
-  'listObservations',
-  'listMemories',
-  'entities',
-  'setStatus',
-  'promote',
-  'forget',
-  'addPrompt',
-  'recentPrompts',
-  'logRequest',
-  'listRequests',
-  'stats',
-]);
+const ENGINE_METHODS = new Set<string>(REMOTE_ENGINE_METHODS);
 
 let languageModelSummaries = options.languageModelSummaries;
 let nextSummary = 1;
@@ -105,13 +81,14 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
   }
   switch (method) {
     case 'endCurrentSession': {
-      const [scope, reason] = args as [Scope, Parameters<MemoryEngineApi['endSession']>[1]];
+      const [scope, reason] = args as [Scope, Parameters<MemoryEngineApi['endSession']>[2]];
       const sessionId = engine.currentSessionId(scope);
-      return { sessionId, summary: await engine.endSession(sessionId, reason) };
+      return { sessionId, summary: await engine.endSession(scope, sessionId, reason) };
     }
     case 'exportToFile': {
       const [path, scope] = args as [string, Scope | null];
-      const out = createWriteStream(path, { encoding: 'utf8' });
+      // An export holds memory: only its owner may read it.
+      const out = createWriteStream(path, { encoding: 'utf8', mode: 0o600 });
       let pending: Promise<unknown> = Promise.resolve();
       const count = await engine.exportJsonl((line) => {
         if (!out.write(`${line}\n`)) pending = once(out, 'drain');

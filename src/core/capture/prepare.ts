@@ -1,0 +1,91 @@
+// An observation as the caller sent it, made ready to store: type and lists checked, secrets
+// redacted, secret files dropped, token count and near-duplicate fingerprint computed.
+
+import { createHash } from 'node:crypto';
+import type { ObservationInput } from '../api';
+import type { Observation } from '../model/records';
+import { FilterError, sqlInt, validType } from '../store/filters';
+import { jsonList } from '../store/mapping';
+import type { PreparedObservation } from '../store/repos/observations';
+import { countTokens } from '../tokens';
+import { isSecretPath, redact, redactNullable } from './redact';
+
+/** The latest time a Date can hold (ms); later epochs are refused rather than thrown on. */
+export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+
+function normaliseTitle(title: string): string {
+  return title
+    .toLowerCase()
+    .replace(/\b[0-9a-f]{7,40}\b/g, '#')
+    .replace(/[^a-z0-9#]+/g, ' ')
+    .trim();
+}
+
+export function cleanList(values: unknown, name: string): string[] {
+  if (values === undefined || values === null) return [];
+  if (!Array.isArray(values)) throw new FilterError(`${name} must be a list of strings`);
+  return [...new Set(values.map((v) => redact(String(v)).trim()).filter(Boolean))];
+}
+
+export function checkEpoch(value: unknown, name: string): number {
+  const n = Number(sqlInt(Number(value)));
+  if (n < 0 || n > MAX_EPOCH_MS) throw new FilterError(`${name} must be milliseconds since 1970 between 0 and ${MAX_EPOCH_MS}`);
+  return n;
+}
+
+function fingerprint(type: string, title: string | null, files: string[]): string | null {
+  if (!title && files.length === 0) return null;
+  const key = `${type}\u0000${[...files].sort().join('\u0000')}\u0000${normaliseTitle(title ?? '')}`;
+  return createHash('sha1').update(key).digest('hex').slice(0, 24);
+}
+
+/**
+ * `sessionFor` gives the current session of the project and branch at a time, for inputs that
+ * name none. Throws FilterError on input it cannot store.
+ */
+export function prepareObservation(
+  input: ObservationInput,
+  project: string,
+  scopeBranch: string | undefined,
+  now: number,
+  sessionFor: (branch: string | null, at: number) => string,
+): PreparedObservation {
+  if (!input || typeof input !== 'object') throw new FilterError('an observation must be an object');
+  const type = validType(String(input.type ?? ''));
+  const created = input.created_at_epoch !== undefined ? checkEpoch(input.created_at_epoch, 'created_at_epoch') : now;
+  const branch = input.branch ?? scopeBranch ?? null;
+  const session = input.memory_session_id !== undefined && input.memory_session_id !== null ? String(input.memory_session_id) : sessionFor(branch, created);
+  const filesRead = cleanList(input.files_read, 'files_read').filter((f) => !isSecretPath(f));
+  const filesModified = cleanList(input.files_modified, 'files_modified').filter((f) => !isSecretPath(f));
+  const facts = cleanList(input.facts, 'facts');
+  const concepts = cleanList(input.concepts, 'concepts');
+  const title = redactNullable(input.title?.trim() || null);
+  const narrative = redactNullable(input.narrative ?? null);
+  const obs: Omit<Observation, 'id'> = {
+    memory_session_id: session,
+    content_session_id: input.content_session_id ?? null,
+    project,
+    type,
+    title,
+    subtitle: redactNullable(input.subtitle ?? null),
+    narrative,
+    facts: jsonList(facts),
+    concepts: jsonList(concepts),
+    files_read: jsonList(filesRead),
+    files_modified: jsonList(filesModified),
+    commit_sha: input.commit_sha ?? null,
+    branch,
+    status: 'active',
+    created_at: new Date(created).toISOString(),
+    created_at_epoch: created,
+    last_accessed_epoch: null,
+    discovery_tokens: countTokens([title, narrative, ...facts].filter(Boolean).join('\n')),
+    compressed_sources: null,
+  };
+  return {
+    obs,
+    extra: redactNullable(input.search_extra ?? null),
+    dedupe: input.dedupe_key ?? null,
+    fp: input.dedupe_key ? null : fingerprint(type, title, [...filesModified, ...filesRead]),
+  };
+}

@@ -1,0 +1,79 @@
+// Store-wide upkeep, off the query path: finishing an interrupted forget and giving cells to
+// records a crash left without one (at open), compaction, pruning of old versions, the request
+// log's retention and the ANN index (on a timer).
+
+import type { Table } from '@lancedb/lancedb';
+import { ensureAnnIndex } from './annIndex';
+import { resumeForget } from './forget';
+import type { Repositories } from './repos/repositories';
+import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestLog';
+import type { RequestLogRetention } from './repos/requestLog';
+import { TABLES } from './schema';
+
+export interface MaintenanceOptions {
+  /** Build the ANN index on the cells once the store is big enough. */
+  annIndex: boolean;
+  requestLogRetention?: RequestLogRetention;
+  log: (message: string) => void;
+}
+
+export class Maintenance {
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly repos: Repositories,
+    private readonly options: MaintenanceOptions,
+  ) {}
+
+  /** Projects that have records, from the record tables' project columns. */
+  async projects(): Promise<string[]> {
+    const projects = new Set<string>();
+    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) {
+      for (const r of await this.repos.store.rows(name, null, { select: ['project'] })) if (r.project) projects.add(String(r.project));
+    }
+    return [...projects].sort();
+  }
+
+  /**
+   * Finishes a forget a crash interrupted, then re-creates the cells of records written without
+   * one (a crash between a record and its cell). Returns the number of cells re-created.
+   */
+  async repair(): Promise<number> {
+    const resumed = await resumeForget(this.repos);
+    if (resumed) this.options.log(`finished an interrupted forget (${resumed.observations} observations, ${resumed.memories} memories)`);
+    let repaired = 0;
+    for (const project of await this.projects()) {
+      const r = this.repos.forProject(project);
+      repaired += (await r.observations.repairCells()) + (await r.summaries.repairCells()) + (await r.memories.repairCells());
+    }
+    if (repaired > 0) this.options.log(`gave ${repaired} record(s) the search cell a crash had left out`);
+    return repaired;
+  }
+
+  /**
+   * Compaction, FTS index merge and pruning of old versions, the request log's retention, then
+   * the ANN index once the store is big enough. Never throws.
+   */
+  optimize(olderThanMs?: number): Promise<void> {
+    if (this.running) return this.running;
+    this.running = (async () => {
+      await pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
+      await this.repos.store.optimize(olderThanMs);
+      if (this.options.annIndex) await ensureAnnIndex(this.cells(), { logger: this.options.log });
+    })()
+      .catch((e) => this.options.log(`maintenance failed: ${String((e as Error).message ?? e)}`))
+      .finally(() => {
+        this.running = null;
+      });
+    return this.running;
+  }
+
+  /** Resolves when a running optimize has finished. */
+  async idle(): Promise<void> {
+    if (this.running) await this.running;
+  }
+
+  private cells(): Table {
+    return this.repos.store.table(TABLES.cells);
+  }
+}

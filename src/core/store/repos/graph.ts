@@ -1,0 +1,136 @@
+// The entity graph of one project (files, symbols, commits, concepts and their edges), and the
+// queue that derives it off the write path: mergeInserts on entities and relationships cost more
+// than the observation write itself, so they are batched across calls.
+
+import type { Entity, Memory, Observation, Relationship } from '../../model/records';
+import { sqlStringList } from '../filters';
+import { deriveGraph } from '../graph';
+import { rowToEntity, rowToRelationship } from '../mapping';
+import { ProjectTable } from '../projectTable';
+import { TABLES } from '../schema';
+import type { Row, Store } from '../store';
+
+const BATCH = 2000;
+const CACHE_LIMIT = 200_000;
+
+/** Edge weights and known entities seen by this process, keyed with their project. */
+export class GraphCache {
+  readonly edgeWeights = new Map<string, number>();
+  readonly knownEntities = new Set<string>();
+
+  clear(): void {
+    this.edgeWeights.clear();
+    this.knownEntities.clear();
+  }
+}
+
+export class GraphRepository {
+  readonly entities: ProjectTable;
+  readonly relationships: ProjectTable;
+
+  constructor(
+    store: Store,
+    readonly project: string,
+    private readonly cache: GraphCache,
+  ) {
+    this.entities = new ProjectTable(store, TABLES.entities, project);
+    this.relationships = new ProjectTable(store, TABLES.relationships, project);
+  }
+
+  async neighbourhood(names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {
+    const wanted = (names ?? []).map(String).filter(Boolean).slice(0, 100);
+    if (wanted.length === 0) return { entities: [], relationships: [] };
+    const list = sqlStringList(wanted);
+    const entities = (await this.entities.rows(`label IN ${list} OR id IN ${list}`)).map(rowToEntity);
+    const ids = entities.map((e) => e.id);
+    const relationships = ids.length
+      ? (await this.relationships.rows(`source IN ${sqlStringList(ids)} OR target IN ${sqlStringList(ids)}`, { limit: 500 })).map(rowToRelationship)
+      : [];
+    relationships.sort((a, b) => b.weight - a.weight);
+    return { entities, relationships };
+  }
+
+  /** Adds the observations' entities and edges; edge weights count sightings. */
+  async add(observations: Observation[]): Promise<void> {
+    const { entities, relationships } = deriveGraph(observations, Date.now());
+    const { edgeWeights, knownEntities } = this.cache;
+    const key = (r: Row): string => `${this.project}\u0000${r.source}\u0000${r.target}\u0000${r.type}`;
+    if (edgeWeights.size > CACHE_LIMIT || knownEntities.size > CACHE_LIMIT) this.cache.clear();
+    // Stored weights are read once per edge (by exact key), then kept in the cache.
+    const unknown = relationships.filter((r) => !edgeWeights.has(key(r)));
+    for (let i = 0; i < unknown.length; i += 200) {
+      const chunk = unknown.slice(i, i + 200);
+      const sources = sqlStringList([...new Set(chunk.map((r) => String(r.source)))]);
+      const targets = sqlStringList([...new Set(chunk.map((r) => String(r.target)))]);
+      const stored = await this.relationships.rows(`source IN ${sources} AND target IN ${targets}`, { select: ['source', 'target', 'type', 'weight'] });
+      for (const r of stored) edgeWeights.set(key(r), Number(r.weight));
+    }
+    for (const r of relationships) {
+      r.weight = Number(r.weight) + (edgeWeights.get(key(r)) ?? 0);
+      edgeWeights.set(key(r), Number(r.weight));
+    }
+    const fresh = entities.filter((e) => !knownEntities.has(`${this.project}\u0000${e.id}`));
+    await this.entities.upsert(['project', 'id'], fresh);
+    for (const e of fresh) knownEntities.add(`${this.project}\u0000${e.id}`);
+    await this.relationships.upsert(['project', 'source', 'target', 'type'], relationships);
+  }
+
+  /** A decision or convention about files: a memory entity with 'decided' edges to them. */
+  async addMemory(memory: Memory, files: string[]): Promise<void> {
+    const now = Date.now();
+    const id = `memory:${memory.id}`;
+    await this.entities.upsert(['project', 'id'], [{ id, label: memory.title, type: 'memory', properties: JSON.stringify({ memory_type: memory.memory_type }), updated_at_epoch: now }]);
+    await this.relationships.upsert(
+      ['project', 'source', 'target', 'type'],
+      files.slice(0, 50).map((f) => ({ source: id, target: `file:${f}`, type: 'decided', weight: 1, updated_at_epoch: now })),
+    );
+  }
+}
+
+/** Observations wait here, across projects and calls, until their graph is written. */
+export class GraphQueue {
+  private queue: Observation[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private run: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly graphOf: (project: string) => GraphRepository,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  push(observations: Observation[]): void {
+    if (observations.length === 0) return;
+    this.queue.push(...observations);
+    if (this.queue.length >= BATCH) void this.drain();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.drain(), 1000);
+      this.timer.unref();
+    }
+  }
+
+  /** Writes the queued graph updates; resolves when none are pending. Never throws. */
+  drain(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const run = this.run.then(async () => {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, BATCH);
+        const byProject = new Map<string, Observation[]>();
+        for (const o of batch) {
+          const list = byProject.get(String(o.project)) ?? [];
+          list.push(o);
+          byProject.set(String(o.project), list);
+        }
+        for (const [project, list] of byProject) {
+          await this.graphOf(project)
+            .add(list)
+            .catch((e) => this.log(`graph update failed: ${String((e as Error).message ?? e)}`));
+        }
+      }
+    });
+    this.run = run;
+    return run;
+  }
+}

@@ -1,0 +1,80 @@
+// Memories of one project (L2): rows with their cells, rewritten in place (so a node id held by
+// a client stays valid) when a newer memory closes their facts.
+
+import type { Memory } from '../../model/records';
+import { memoryCell } from '../cells';
+import { sqlInt, sqlIntList, sqlString } from '../filters';
+import { memoryToRow, parseJson, rowToMemory } from '../mapping';
+import { TABLES } from '../schema';
+import type { Store } from '../store';
+import type { CellRepository } from './cells';
+import type { GraphRepository } from './graph';
+import { RecordRepository } from './records';
+
+export class MemoryRepository extends RecordRepository<Memory> {
+  constructor(
+    store: Store,
+    project: string,
+    cells: CellRepository,
+    private readonly graph: GraphRepository,
+  ) {
+    super(store, TABLES.memories, project, 'memory', cells, rowToMemory);
+  }
+
+  async list(options: { includeSuppressed?: boolean; branch?: string } = {}): Promise<Memory[]> {
+    const parts: string[] = [];
+    if (options.branch) parts.push(`(branch = ${sqlString(options.branch)} OR branch IS NULL)`);
+    if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
+    const rows = (await this.table.rows(parts.join(' AND ') || null)).map(rowToMemory);
+    return rows.sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id);
+  }
+
+  /** Writes a new memory row and its L2 cell; decisions and conventions about files join the graph. */
+  async write(memory: Memory, extra: { source_ids?: number[] } = {}): Promise<void> {
+    await this.table.add([memoryToRow(memory, extra)], 'id');
+    await this.cells.add([memoryCell(memory, this.cells.dimension)]);
+    const files = parseJson<string[]>(memory.files, []);
+    if (files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
+  }
+
+  /** Replaces a memory row in place and updates its cell (text or status changed). */
+  async rewrite(memory: Memory): Promise<void> {
+    const prev = (await this.table.rows(`id = ${sqlInt(memory.id)}`, { limit: 1 }))[0] ?? {};
+    await this.table.upsert('id', [
+      memoryToRow(memory, {
+        source_ids: prev.source_ids ? parseJson<number[]>(prev.source_ids, []) : undefined,
+        access_count: Number(prev.access_count ?? 0),
+        last_accessed_epoch: prev.last_accessed_epoch === null || prev.last_accessed_epoch === undefined ? null : Number(prev.last_accessed_epoch),
+      }),
+    ]);
+    const cell = memoryCell(memory, this.cells.dimension);
+    if ((await this.cells.count('memory', [memory.id])) === 0) {
+      await this.cells.add([cell]);
+      return;
+    }
+    await this.cells.update('memory', [memory.id], {
+      title: sqlString(String(cell.title)),
+      text: sqlString(String(cell.text)),
+      search_text: sqlString(String(cell.search_text)),
+      status: sqlString(String(cell.status)),
+      type: sqlString(String(cell.type)),
+      embed_model: "''",
+    });
+  }
+
+  /** Re-creates the cells of memories that have none (repair after a crash). */
+  async repairCells(): Promise<number> {
+    const missing = await this.missingCells();
+    for (let i = 0; i < missing.length; i += 500) {
+      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
+      await this.cells.add(rows.map((r) => memoryCell(rowToMemory(r), this.cells.dimension)));
+    }
+    return missing.length;
+  }
+
+  /** Ids of memories evidenced by any of these observations. */
+  async citing(observationIds: Set<number>): Promise<number[]> {
+    const rows = await this.table.rows('source_ids IS NOT NULL', { select: ['id', 'source_ids'] });
+    return rows.filter((r) => parseJson<number[]>(r.source_ids, []).some((id) => observationIds.has(Number(id)))).map((r) => Number(r.id));
+  }
+}

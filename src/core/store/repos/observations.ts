@@ -1,0 +1,165 @@
+// Observations of one project (L0). insert() is the write path of capture and import: stored
+// dedupe keys return the stored row, near-duplicates bump it, and new observations are written
+// with their cells (rows first: a crash in between leaves a row the store's repair gives a cell).
+
+import type { Observation } from '../../model/records';
+import { observationCell } from '../cells';
+import { sqlContains, sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
+import { jsonList, observationToRow, rowToObservation } from '../mapping';
+import { TABLES } from '../schema';
+import type { IdAllocator } from '../ids';
+import type { Row, Store } from '../store';
+import type { CellRepository } from './cells';
+import { RecordRepository } from './records';
+
+/** An observation ready to store, before it has an id. */
+export interface PreparedObservation {
+  obs: Omit<Observation, 'id'>;
+  extra: string | null;
+  dedupe: string | null;
+  fp: string | null;
+}
+
+type RowExtra = Parameters<typeof observationToRow>[1];
+
+export class ObservationRepository extends RecordRepository<Observation> {
+  constructor(
+    store: Store,
+    project: string,
+    cells: CellRepository,
+    private readonly ids: IdAllocator,
+    private readonly duplicateWindowMs: number,
+  ) {
+    super(store, TABLES.observations, project, 'observation', cells, rowToObservation);
+  }
+
+  async list(options: { sessionId?: string; branch?: string; limit?: number } = {}): Promise<Observation[]> {
+    let where = `status <> 'suppressed'`;
+    if (options.branch) where += ` AND (branch = ${sqlString(options.branch)} OR branch IS NULL)`;
+    if (options.sessionId !== undefined) where += ` AND memory_session_id = ${sqlString(options.sessionId)}`;
+    const rows = (await this.table.rows(where)).map(rowToObservation);
+    rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
+    return rows.slice(0, Math.max(1, Math.min(10_000, options.limit ?? 100)));
+  }
+
+  /** The active, unmerged observations of one session of this project. */
+  async inSession(sessionId: string): Promise<Observation[]> {
+    const rows = await this.table.rows(`memory_session_id = ${sqlString(sessionId)} AND status = 'active'`);
+    return rows.map(rowToObservation).filter((o) => o.type !== 'merged');
+  }
+
+  /** Session id, branch and time of every observation (for session lists and the orphan sweep). */
+  sessionRows(clause: string | null = null): Promise<Row[]> {
+    return this.table.rows(clause, { select: ['memory_session_id', 'branch', 'created_at_epoch'] });
+  }
+
+  /** Ids of earlier sessions' observations whose text contains `text` (evidence for promotion). */
+  async mentioning(text: string, exceptSession: string, limit: number): Promise<number[]> {
+    const rows = await this.table.rows(
+      `memory_session_id <> ${sqlString(exceptSession)} AND (${sqlContains('narrative', text)} OR ${sqlContains('facts', text)})`,
+      { select: ['id'], limit },
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
+  async markMerged(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.table.update(`id IN ${sqlIntList(ids)}`, { status: `'merged'` });
+    await this.cells.update('observation', ids, { status: `'merged'` });
+  }
+
+  /** Writes observations built elsewhere (merged observations, imports) with their cells. */
+  async write(observations: Observation[], extras: (RowExtra | undefined)[] = []): Promise<void> {
+    if (observations.length === 0) return;
+    await this.table.add(observations.map((o, i) => observationToRow(o, extras[i] ?? {})), 'id');
+    await this.cells.add(observations.map((o, i) => observationCell(o, extras[i]?.search_extra ?? null, this.cells.dimension)));
+  }
+
+  /**
+   * Stores prepared observations; returns, per input, the stored observation it became (a new
+   * one, the one its dedupe key names, or the near-duplicate it bumped).
+   */
+  async insert(prepared: PreparedObservation[], now: number): Promise<{ results: Observation[]; written: Observation[] }> {
+    const results: (Observation | null)[] = prepared.map(() => null);
+    const all = prepared.map((_, i) => i);
+
+    // Idempotent imports: a dedupe_key already stored returns the stored observation.
+    const keys = [...new Set(prepared.map((p) => p.dedupe).filter((k): k is string => !!k))];
+    if (keys.length > 0) {
+      const found = new Map<string, Observation>();
+      for (const r of await this.table.rows(`dedupe_key IN ${sqlStringList(keys)}`)) found.set(String(r.dedupe_key), rowToObservation(r));
+      for (const i of all) {
+        const k = prepared[i].dedupe;
+        if (k && found.has(k)) results[i] = found.get(k) as Observation;
+      }
+    }
+
+    // Near-duplicates (same session, type, files and normalised title, within the window)
+    // bump the stored observation instead of adding another.
+    const bumps = new Map<number, { row: Row; add: number; facts: string[] }>();
+    const fps = [...new Set(all.filter((i) => !results[i]).map((i) => prepared[i].fp).filter((f): f is string => !!f))];
+    if (fps.length > 0) {
+      const since = Math.min(...prepared.map((p) => p.obs.created_at_epoch)) - this.duplicateWindowMs;
+      const existing = await this.table.rows(`fingerprint IN ${sqlStringList(fps)} AND status = 'active' AND created_at_epoch >= ${sqlInt(since)}`);
+      for (const i of all) {
+        if (results[i]) continue;
+        const p = prepared[i];
+        const match = existing.find(
+          (r) => r.fingerprint === p.fp && r.memory_session_id === p.obs.memory_session_id && Math.abs(Number(r.created_at_epoch) - p.obs.created_at_epoch) <= this.duplicateWindowMs,
+        );
+        if (!match) continue;
+        const entry = bumps.get(Number(match.id)) ?? { row: match, add: 0, facts: [] };
+        entry.add++;
+        entry.facts.push(...(JSON.parse(p.obs.facts ?? '[]') as string[]));
+        bumps.set(Number(match.id), entry);
+        results[i] = rowToObservation(match);
+      }
+    }
+
+    // Within one batch, the second of two near-duplicates folds into the first.
+    const firstByFp = new Map<string, number>();
+    const foldInto = new Map<number, number>();
+    prepared.forEach((p, i) => {
+      if (results[i] || !p.fp) return;
+      const key = `${p.obs.memory_session_id}\u0000${p.fp}`;
+      const first = firstByFp.get(key);
+      if (first === undefined) firstByFp.set(key, i);
+      else foldInto.set(i, first);
+    });
+
+    const fresh = all.filter((i) => !results[i] && !foldInto.has(i));
+    const ids = fresh.length > 0 ? await this.ids.allocate(fresh.length) : [];
+    const occurrences = new Map<number, number>();
+    for (const first of foldInto.values()) occurrences.set(first, (occurrences.get(first) ?? 1) + 1);
+    const written: Observation[] = [];
+    const extras: RowExtra[] = [];
+    fresh.forEach((i, k) => {
+      const p = prepared[i];
+      const o: Observation = { id: ids[k], ...p.obs, project: this.project };
+      results[i] = o;
+      written.push(o);
+      extras.push({ search_extra: p.extra, dedupe_key: p.dedupe, fingerprint: p.fp, occurrences: occurrences.get(i) ?? 1 });
+    });
+    for (const [dup, first] of foldInto) results[dup] = results[first];
+
+    await this.write(written, extras);
+    if (bumps.size > 0) {
+      const rows = [...bumps.values()].map(({ row, add, facts }) => {
+        const merged = [...new Set([...(JSON.parse(String(row.facts ?? '[]')) as string[]), ...facts])];
+        return { ...row, occurrences: Number(row.occurrences ?? 1) + add, updated_at_epoch: now, facts: jsonList(merged) };
+      });
+      await this.table.upsert('id', rows);
+    }
+    return { results: results as Observation[], written };
+  }
+
+  /** Re-creates the cells of observations that have none (repair after a crash). */
+  async repairCells(): Promise<number> {
+    const missing = await this.missingCells();
+    for (let i = 0; i < missing.length; i += 500) {
+      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
+      await this.cells.add(rows.map((r) => observationCell(rowToObservation(r), (r.search_extra as string | null) ?? null, this.cells.dimension)));
+    }
+    return missing.length;
+  }
+}

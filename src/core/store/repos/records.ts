@@ -1,0 +1,73 @@
+// What the three record kinds (observations, session summaries, memories) share: int64 ids in
+// one project, a status mirrored on their cells, and an access time for get_observations.
+
+import type { SourceKind } from '../../model/records';
+import { FilterError, sqlInt, sqlIntList, sqlString } from '../filters';
+import { ProjectTable } from '../projectTable';
+import type { TableName } from '../schema';
+import type { Row, Store } from '../store';
+import type { CellRepository } from './cells';
+
+const MAX_IDS = 1000;
+const STATUSES = ['active', 'suppressed', 'merged', 'superseded'];
+
+export function checkIds(ids: number[]): number[] {
+  if (!Array.isArray(ids)) throw new FilterError('ids must be a list of integers');
+  if (ids.length > MAX_IDS) throw new FilterError(`at most ${MAX_IDS} ids per call`);
+  return ids.map((id) => Number(sqlInt(Number(id))));
+}
+
+export function orderBy<T extends { id: number }>(rows: T[], ids: number[]): T[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is T => r !== undefined);
+}
+
+export abstract class RecordRepository<T extends { id: number }> {
+  readonly table: ProjectTable;
+
+  protected constructor(
+    store: Store,
+    name: TableName,
+    readonly project: string,
+    readonly kind: SourceKind,
+    readonly cells: CellRepository,
+    private readonly toRecord: (row: Row) => T,
+  ) {
+    this.table = new ProjectTable(store, name, project);
+  }
+
+  /** Records by id, in the order asked, missing ones left out. */
+  async get(ids: number[], options: { includeSuppressed?: boolean } = {}): Promise<T[]> {
+    const checked = checkIds(ids);
+    if (checked.length === 0) return [];
+    let where = `id IN ${sqlIntList(checked)}`;
+    if (!options.includeSuppressed) where += ` AND status <> 'suppressed'`;
+    return orderBy((await this.table.rows(where)).map(this.toRecord), checked);
+  }
+
+  async setStatus(id: number, status: string): Promise<void> {
+    if (!STATUSES.includes(status)) throw new FilterError(`unknown status '${status}': use ${STATUSES.join(', ')}`);
+    const [checked] = checkIds([id]);
+    if ((await this.table.count(`id = ${checked}`)) === 0) throw new Error(`No ${this.kind} ${checked} in project ${this.project}`);
+    await this.table.update(`id = ${checked}`, { status: sqlString(status) });
+    await this.cells.update(this.kind, [checked], { status: sqlString(status) });
+  }
+
+  async touch(ids: number[]): Promise<void> {
+    const checked = checkIds(ids);
+    if (checked.length === 0) return;
+    const now = String(Date.now());
+    if (this.kind !== 'session_summary') await this.table.update(`id IN ${sqlIntList(checked)}`, { last_accessed_epoch: now });
+    await this.cells.update(this.kind, checked, { last_accessed_epoch: now, access_count: 'access_count + 1' });
+  }
+
+  /** Ids of this kind's records that have no cell (a crash between the two writes). */
+  async missingCells(): Promise<number[]> {
+    const ids = (await this.table.rows(null, { select: ['id'] })).map((r) => Number(r.id));
+    if (ids.length === 0) return [];
+    const have = new Set(
+      (await this.cells.table.rows(`source_kind = ${sqlString(this.kind)}`, { select: ['source_id'] })).map((r) => Number(r.source_id)),
+    );
+    return ids.filter((id) => !have.has(id));
+  }
+}

@@ -1,0 +1,66 @@
+// The repositories of a store. `forProject(p)` hands out repositories confined to project p:
+// scope is fixed when they are made (see ProjectTable), so no caller can forget it.
+
+import { checkProject } from '../projectTable';
+import type { IdAllocator } from '../ids';
+import type { Store } from '../store';
+import { CellRepository } from './cells';
+import { GraphCache, GraphQueue, GraphRepository } from './graph';
+import { MemoryRepository } from './memories';
+import { ObservationRepository } from './observations';
+import { PromptRepository } from './prompts';
+import { RequestLogRepository } from './requestLog';
+import { SummaryRepository } from './summaries';
+
+export interface ProjectRepositories {
+  readonly project: string;
+  readonly cells: CellRepository;
+  readonly observations: ObservationRepository;
+  readonly summaries: SummaryRepository;
+  readonly memories: MemoryRepository;
+  readonly graph: GraphRepository;
+  readonly prompts: PromptRepository;
+  readonly requests: RequestLogRepository;
+  readonly ids: IdAllocator;
+}
+
+export interface RepositoriesOptions {
+  /** Called after cells were written (wakes the embedding queue, counts writes for maintenance). */
+  onCellsWritten: () => void;
+  duplicateWindowMs: number;
+  log: (message: string) => void;
+}
+
+export class Repositories {
+  readonly graphCache = new GraphCache();
+  readonly graphQueue: GraphQueue;
+
+  constructor(
+    readonly store: Store,
+    private readonly options: RepositoriesOptions,
+  ) {
+    this.graphQueue = new GraphQueue((project) => new GraphRepository(store, project, this.graphCache), options.log);
+  }
+
+  get ids(): IdAllocator {
+    return this.store.ids;
+  }
+
+  forProject(project: string): ProjectRepositories {
+    checkProject(project);
+    const store = this.store;
+    const cells = new CellRepository(store, project, this.options.onCellsWritten);
+    const graph = new GraphRepository(store, project, this.graphCache);
+    return {
+      project,
+      cells,
+      graph,
+      observations: new ObservationRepository(store, project, cells, store.ids, this.options.duplicateWindowMs),
+      summaries: new SummaryRepository(store, project, cells),
+      memories: new MemoryRepository(store, project, cells, graph),
+      prompts: new PromptRepository(store, project),
+      requests: new RequestLogRepository(store, project),
+      ids: store.ids,
+    };
+  }
+}

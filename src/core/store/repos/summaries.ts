@@ -1,0 +1,67 @@
+// Session summaries of one project (L1). A session is a key within a project: the same
+// session id in another project is another session.
+
+import type { SessionSummary } from '../../model/records';
+import { summaryCell } from '../cells';
+import { sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
+import { parseJson, rowToSessionSummary } from '../mapping';
+import { TABLES } from '../schema';
+import type { Row, Store } from '../store';
+import type { CellRepository } from './cells';
+import { RecordRepository } from './records';
+
+export class SummaryRepository extends RecordRepository<SessionSummary> {
+  constructor(store: Store, project: string, cells: CellRepository) {
+    super(store, TABLES.sessionSummaries, project, 'session_summary', cells, rowToSessionSummary);
+  }
+
+  async ofSession(sessionId: string): Promise<SessionSummary | null> {
+    const rows = await this.table.rows(`memory_session_id = ${sqlString(sessionId)}`, { limit: 1 });
+    return rows.length > 0 ? rowToSessionSummary(rows[0]) : null;
+  }
+
+  async ofSessions(sessionIds: string[]): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    for (let i = 0; i < sessionIds.length; i += 500) {
+      const rows = await this.table.rows(`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`);
+      out.push(...rows.map(rowToSessionSummary));
+    }
+    return out;
+  }
+
+  async summarisedSessions(): Promise<Set<string>> {
+    return new Set((await this.table.rows(null, { select: ['memory_session_id'] })).map((r) => String(r.memory_session_id)));
+  }
+
+  /** Decisions and preferences of the project's other sessions (recurrence across sessions). */
+  async earlierStatements(exceptSession: string): Promise<string[]> {
+    const rows = await this.table.rows(`memory_session_id <> ${sqlString(exceptSession)}`, { select: ['decisions', 'preferences'] });
+    return rows.map((r) => `${r.decisions ?? ''} ${r.preferences ?? ''}`);
+  }
+
+  /** Writes (or replaces, for a session ended again) a summary row and its L1 cell. */
+  async write(summary: SessionSummary, row: Row, branch: string | null, files: string[]): Promise<void> {
+    if ((await this.table.count(`id = ${sqlInt(summary.id)}`)) > 0) {
+      await this.table.delete(`id = ${sqlInt(summary.id)}`);
+      await this.cells.delete('session_summary', [summary.id]);
+    }
+    await this.table.add([row], 'id');
+    await this.cells.add([summaryCell(summary, branch, files, this.cells.dimension)]);
+  }
+
+  /** Re-creates the cells of summaries that have none (repair after a crash). */
+  async repairCells(): Promise<number> {
+    const missing = await this.missingCells();
+    for (let i = 0; i < missing.length; i += 500) {
+      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
+      await this.cells.add(rows.map((r) => summaryCell(rowToSessionSummary(r), (r.branch as string | null) ?? null, [], this.cells.dimension)));
+    }
+    return missing.length;
+  }
+
+  /** Ids of summaries built from any of these observations. */
+  async citing(observationIds: Set<number>): Promise<number[]> {
+    const rows = await this.table.rows('source_ids IS NOT NULL', { select: ['id', 'source_ids'] });
+    return rows.filter((r) => parseJson<number[]>(r.source_ids, []).some((id) => observationIds.has(Number(id)))).map((r) => Number(r.id));
+  }
+}
