@@ -7,7 +7,7 @@ import { MemoryEngine } from '../../src/core/engine';
 process.env.LANCEDB_LOG ??= 'error';
 
 /** Every file under `dir` whose bytes contain `needle` (ASCII, case-insensitive). */
-function filesContaining(dir: string, needle: string): string[] {
+export function filesContaining(dir: string, needle: string): string[] {
   const hits: string[] = [];
   const lower = Buffer.from(needle.toLowerCase());
   const upperFirst = Buffer.from(needle);
