@@ -1,16 +1,16 @@
 // Cross-project probes: two projects, alpha and beta, share one store. alpha stores
 // observations, memories, a session summary and prompts; beta's clients (MCP over HTTP and over
 // stdio, the REST routes, the CLI) then try every handle on alpha's data: session ids, node ids,
-// record ids, filters, text, the request log, the health counts and writes naming alpha.
-// Every response beta gets is scanned for alpha's canary words, prompts, session ids, node ids
-// and record ids: zero leaks.
+// record ids, filters, text, the request log, the health counts, writes naming alpha, and a
+// session end that could pull beta's rows into alpha's summary. Every response beta gets is
+// scanned for alpha's canary words, prompts, session ids, node ids and record ids: zero leaks.
 
 import * as assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { MemoryEngine } from '../../src/core/engine';
-import type { Scope } from '../../src/core/model/records';
+import type { Observation, Scope } from '../../src/core/model/records';
 import { sqlString } from '../../src/core/store/filters';
 import { TABLES } from '../../src/core/store/schema';
 import type { TableName } from '../../src/core/store/schema';
@@ -503,6 +503,115 @@ describe('cross-project isolation: two projects on one store', function () {
         const reply = await rest(alphaHttp, `/v1/nodes/${id}`);
         assert.equal(reply.status, 404, `beta's node ${id} on alpha's server`);
         leaks.check(`alpha GET /v1/nodes/${id}`, reply.body, id);
+      }
+      leaks.assertNone();
+    });
+  });
+
+  describe("a session end after beta's rows were given alpha's memory_session_id", () => {
+    /** alpha's rows of a session, and whatever compression wrote for it, before and after. */
+    async function sessionState(sessionId: string) {
+      const all = (await rows(TABLES.observations, `memory_session_id = ${sqlString(sessionId)}`)) as unknown as Observation[];
+      const summaries = await rows(TABLES.sessionSummaries, `memory_session_id = ${sqlString(sessionId)}`);
+      return { all, summaries };
+    }
+
+    async function checkAfterEnd(sessionId: string, alphaBefore: Observation[], betaIds: number[]): Promise<void> {
+      const { all, summaries } = await sessionState(sessionId);
+      assert.ok(summaries.length > 0, `the session ${sessionId} ended with a summary (the end this probe needs)`);
+      const problems: string[] = [];
+      for (const was of alphaBefore) {
+        const now = all.find((o) => Number(o.id) === was.id);
+        if (!now) problems.push(`alpha's observation ${was.id} is gone`);
+        else if (now.status !== 'active' || now.title !== was.title || now.narrative !== was.narrative || now.project !== ALPHA) {
+          problems.push(`alpha's observation ${was.id} changed: status ${was.status} -> ${now.status}, project ${now.project}`);
+        }
+      }
+      for (const id of betaIds) {
+        const now = all.find((o) => Number(o.id) === id);
+        if (!now || now.status !== 'active' || now.project !== BETA) problems.push(`beta's observation ${id}: ${now ? `status ${now.status}, project ${now.project}` : 'gone'}`);
+      }
+      const alphaIds = new Set(alphaBefore.map((o) => o.id));
+      if (!summaries.some((s) => s.project === ALPHA)) problems.push(`alpha's ended session has no summary in alpha (summaries: ${summaries.map((s) => `${s.id} of ${s.project}`).join(', ')})`);
+      for (const s of summaries) {
+        const sources = JSON.parse(String(s.source_ids ?? '[]')) as number[];
+        const foreign = sources.filter((id) => !alphaIds.has(id));
+        if (s.project === ALPHA && foreign.length > 0) problems.push(`alpha's summary ${s.id} was built from beta's observations ${foreign.join(', ')} (observation_count ${s.observation_count})`);
+        if (s.project === ALPHA) {
+          const leaks = beta.leaksIn(s, sessionId);
+          if (leaks.length > 0) problems.push(`alpha's summary ${s.id} holds beta's ${leaks.join(', ')}`);
+        } else {
+          const leaks = alpha.leaksIn(s, sessionId);
+          if (leaks.length > 0) problems.push(`a summary of project ${s.project} holds alpha's ${leaks.join(', ')}`);
+        }
+      }
+      for (const merged of all.filter((o) => o.type === 'merged')) {
+        const other = merged.project === ALPHA ? beta : alpha;
+        const leaks = other.leaksIn(merged, sessionId);
+        if (leaks.length > 0) problems.push(`merged observation ${merged.id} of project ${merged.project} holds ${other.project}'s ${leaks.join(', ')}`);
+      }
+      assert.deepEqual(problems, []);
+    }
+
+    it("ended by the engine (idle end of alpha's HTTP session): alpha's rows stay active and unchanged, its summary holds nothing of beta", async () => {
+      const alphaBefore = (await engine.listObservations(alphaScope, { sessionId: openSession })).filter((o) => o.type !== 'merged');
+      assert.ok(alphaBefore.length >= 2);
+      const b = sides.http.beta;
+      const betaIds = await observe(b, [
+        { type: 'edit', title: 'Mobbleguff hook for the shared index', narrative: 'Vantrelliq hooks mobbleguff into the shared index.', files_modified: [SHARED_FILE], memory_session_id: openSession },
+        { type: 'edit', title: 'Trinquashy export of the shared index', narrative: 'Vantrelliq exports trinquashy from the shared index.', files_modified: [SHARED_FILE], memory_session_id: openSession },
+      ]);
+      const posted = await rest(betaHttp, '/v1/observations', { method: 'POST', body: { type: 'edit', title: 'Kronkwallet guard in the shared index', narrative: 'Vantrelliq guards kronkwallet in the shared index.', files_modified: [SHARED_FILE], memory_session_id: openSession } });
+      betaIds.push(...(JSON.parse(posted.body) as { ids: number[] }).ids);
+      const prompt = 'Which beezlefrump rules does vantrelliq follow?';
+      beta.prompts.add(prompt);
+      await b.call('retrieve_memory', { prompt, session_id: openSession });
+      await beta.refresh();
+      await engine.endSession(openSession, 'idle');
+      await checkAfterEnd(openSession, alphaBefore, betaIds);
+    });
+
+    it("ended by alpha's stdio agent disconnecting: the same", async () => {
+      const alphaBefore = (await engine.listObservations(alphaScope, { sessionId: stdioSession })).filter((o) => o.type !== 'merged');
+      assert.ok(alphaBefore.length >= 2);
+      const b = sides.stdio.beta;
+      const betaIds = await observe(b, [
+        { type: 'edit', title: 'Splendorix hook for the shared index', narrative: 'Vantrelliq hooks splendorix into the shared index.', files_modified: [SHARED_FILE], memory_session_id: stdioSession },
+        { type: 'edit', title: 'Chuffnagle export of the shared index', narrative: 'Vantrelliq exports chuffnagle from the shared index.', files_modified: [SHARED_FILE], memory_session_id: stdioSession },
+      ]);
+      const prompt = 'Which kronkwallet limits does vantrelliq keep?';
+      beta.prompts.add(prompt);
+      await b.call('retrieve_memory', { prompt, session_id: stdioSession });
+      await beta.refresh();
+      // Closing the client ends the `code-memory mcp` process, which ends its open session.
+      await sides.stdio.alpha.client.close();
+      await checkAfterEnd(stdioSession, alphaBefore, betaIds);
+    });
+
+    it("afterwards beta's clients still find nothing of alpha, new summaries and merged rows included", async () => {
+      await alpha.refresh();
+      const leaks = new LeakLog(alpha);
+      for (const t of TRANSPORTS) {
+        const b = sides[t].beta;
+        for (const q of ['zorblaxquint shared index', 'mornaflux pentravoke quoffelmorph snarfidex', 'Edited src/shared/index.ts']) {
+          for (const [name, args] of [
+            ['retrieve_memory', { prompt: q, session_id: `beta-${t}-after` }],
+            ['recall_context', { query: q, max_items: 50, max_tokens: 12000 }],
+            ['recall', { text: q, k: 200 }],
+          ] as const) {
+            leaks.check(`beta over ${t}: ${name} ${JSON.stringify(args)}`, await b.call(name, args), args);
+          }
+        }
+        for (const source of ['observation', 'session_summary'] as const) {
+          const args = { ids: alpha.ids(source), source, project: ALPHA, include_suppressed: true };
+          const result = await b.call('get_observations', args);
+          assert.match(result.content[0].text!, /^not_found:/, `beta over ${t}: get_observations ${source}`);
+          leaks.check(`beta over ${t}: get_observations ${JSON.stringify(args)}`, result, args);
+        }
+      }
+      for (const id of alpha.nodeIds) {
+        const reply = await rest(betaHttp, `/v1/nodes/${id}`);
+        leaks.check(`beta GET /v1/nodes/${id} -> ${reply.status}`, reply.body, id);
       }
       leaks.assertNone();
     });
