@@ -114,7 +114,7 @@ describe('cross-project isolation: two projects on one store', function () {
     structured(await aHttp.call('remember', { title: 'Decision: zorblaxquint owns drimblepox retries', text: 'The team decided that zorblaxquint owns every drimblepox retry; yaffleton must not retry.', memory_type: 'decision', files: [ALPHA_FILE] }));
     const hidden = structured<{ id: number }>(await aHttp.call('remember', { title: 'Ozzleprank note of zorblaxquint', text: 'Ozzleprank flags are read once per zorblaxquint start.' })).id;
     firstSession = (await engine.getObservations([first[0]], alphaScope))[0].memory_session_id;
-    assert.ok(await engine.endSession(firstSession, 'idle'), 'alpha has a session summary');
+    assert.ok(await engine.endSession(alphaScope, firstSession, 'idle'), 'alpha has a session summary');
     await engine.setStatus('observation', first[2], 'suppressed', alphaScope);
     await engine.setStatus('memory', hidden, 'suppressed', alphaScope);
     suppressedIds = { observation: first[2], memory: hidden };
@@ -567,7 +567,7 @@ describe('cross-project isolation: two projects on one store', function () {
       beta.prompts.add(prompt);
       await b.call('retrieve_memory', { prompt, session_id: openSession });
       await beta.refresh();
-      await engine.endSession(openSession, 'idle');
+      await engine.endSession(alphaScope, openSession, 'idle');
       await checkAfterEnd(openSession, alphaBefore, betaIds);
     });
 
