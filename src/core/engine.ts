@@ -38,6 +38,8 @@ import type { ProjectRepositories } from './store/repos/repositories';
 import type { RequestLogRetention } from './store/repos/requestLog';
 import { SCHEMA_VERSION, TABLES } from './store/schema';
 import { Store } from './store/store';
+import { MaintenanceLease } from './store/lease';
+import { localPath } from './store/location';
 
 export interface MemoryEngineOptions {
   storeUri: string;
@@ -78,6 +80,8 @@ export class MemoryEngine implements MemoryEngineApi {
   readonly summaryBudgetTokens: number;
   readonly repos: Repositories;
   readonly maintenance: Maintenance;
+  /** Background work (embedding, compaction, repair) runs only in the process holding it. */
+  readonly lease: MaintenanceLease;
 
   private constructor(
     readonly store: Store,
@@ -88,10 +92,11 @@ export class MemoryEngine implements MemoryEngineApi {
     this.log = options.logger ?? (() => undefined);
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
+    this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {
       onCellsWritten: () => {
         this.writesSinceOptimize++;
-        this.backfill?.kick();
+        this.kickVectors();
       },
       duplicateWindowMs: options.duplicateWindowMs ?? 30 * 60_000,
       log: this.log,
@@ -125,22 +130,38 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     if (embedder) await store.setMeta({ embed_model: embedder.name, embed_dimension: String(embedder.dimension) });
     const engine = new MemoryEngine(store, embedder, options.summariser ?? new ExtractiveSummariser(), options);
-    // A forget or a write that a crash interrupted is finished before anything is read.
-    await engine.maintenance.repair();
+    // A forget that a crash interrupted is finished before anything is read.
+    await engine.maintenance.resumeForget();
     if (embedder) {
       engine.backfill = new VectorBackfill({
         cells: () => store.table(TABLES.cells),
         embedder,
         onError: (e) => engine.log(`embedding queue: ${e.message}`),
       });
-      // Cells left unembedded by an earlier run (or by another model) are picked up now.
-      engine.backfill.kick();
     }
+    await engine.takeLease();
     engine.startTimers(options.maintenanceIntervalMs ?? 60_000);
     return engine;
   }
 
+  /**
+   * Takes or renews the maintenance lease. On taking it: cells a crash left out are given back
+   * (before the open resolves, so that a search right after finds every record) and cells left
+   * unembedded (by an earlier run, or another model) are picked up in the background.
+   */
+  private async takeLease(): Promise<void> {
+    const had = this.lease.isHeld;
+    if (!(await this.lease.refresh()) || this.closed) return;
+    // Another process may have died between a record and its cell: the holder looks (a count
+    // comparison unless something is missing) every time it renews.
+    await this.maintenance.repairCells().catch((e) => this.log(`repair: ${String((e as Error).message ?? e)}`));
+    if (!had) this.backfill?.kick();
+  }
+
   private startTimers(maintenanceMs: number): void {
+    const lease = setInterval(() => void this.takeLease(), 10_000);
+    lease.unref();
+    this.timers.push(lease);
     const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
     orphans.unref();
     this.timers.push(orphans);
@@ -149,7 +170,7 @@ export class MemoryEngine implements MemoryEngineApi {
     this.timers.push(idleCheck);
     if (maintenanceMs > 0) {
       const t = setInterval(() => {
-        if (this.writesSinceOptimize > 0) void this.optimize();
+        if (this.writesSinceOptimize > 0 && this.lease.isHeld) void this.optimize();
       }, maintenanceMs);
       t.unref();
       this.timers.push(t);
@@ -424,7 +445,7 @@ export class MemoryEngine implements MemoryEngineApi {
     this.assertOpen();
     const n = await importJsonl(this.repos, lines);
     this.repos.graphCache.clear();
-    this.backfill?.kick();
+    this.kickVectors();
     return n;
   }
 
@@ -448,9 +469,9 @@ export class MemoryEngine implements MemoryEngineApi {
     };
   }
 
-  /** New cells wait for vectors: wake the background embedding queue. */
+  /** New cells wait for vectors: wake the background embedding queue (in the lease holder). */
   kickVectors(): void {
-    this.backfill?.kick();
+    if (this.lease.isHeld) this.backfill?.kick();
   }
 
   /** Resolves when the embedding queue has caught up (for tools that need vectors now, and tests). */
@@ -481,6 +502,7 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.maintenance.idle();
     this.closed = true;
     await this.backfill?.stop();
+    await this.lease.release();
     await this.embedder?.close?.();
     this.store.close();
   }

@@ -20,7 +20,7 @@ import { checkProject } from './projectTable';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
-import { ensureFtsIndex, retryConflicts } from './store';
+import { ensureFtsIndex, ensureScalarIndexes, retryConflicts } from './store';
 import type { Store } from './store';
 
 const JOURNAL_KEY = 'pending_forget';
@@ -69,6 +69,8 @@ class Purger {
   async purge(): Promise<void> {
     for (const [name, fragments] of this.fragments) await rewriteFragments(this.store.table(name), fragments);
     if (this.fragments.has(TABLES.cells)) await ensureFtsIndex(this.store.table(TABLES.cells), true);
+    // Index files hold the values they index (a forgotten project's name in a bitmap, say).
+    for (const name of this.fragments.keys()) await ensureScalarIndexes(this.store.table(name), name, undefined, true);
     for (const name of this.fragments.keys()) {
       // A version keeps its transaction, and a delete's transaction keeps its predicate, which
       // quotes what was forgotten: an empty delete makes a newer version, so that one is pruned.

@@ -34,13 +34,23 @@ export class Maintenance {
     return [...projects].sort();
   }
 
-  /**
-   * Finishes a forget a crash interrupted, then re-creates the cells of records written without
-   * one (a crash between a record and its cell). Returns the number of cells re-created.
-   */
-  async repair(): Promise<number> {
+  /** Finishes a forget a crash interrupted (at open, before anything is read). */
+  async resumeForget(): Promise<void> {
     const resumed = await resumeForget(this.repos);
     if (resumed) this.options.log(`finished an interrupted forget (${resumed.observations} observations, ${resumed.memories} memories)`);
+  }
+
+  /**
+   * Re-creates the cells of records written without one (a crash between a record and its
+   * cell). Returns the number of cells re-created.
+   */
+  async repairCells(): Promise<number> {
+    // Each record has one cell: equal counts (the common case, two index-backed counts) mean
+    // there is nothing to look for.
+    const store = this.repos.store;
+    let records = 0;
+    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) records += await store.count(name);
+    if (records === (await store.count(TABLES.cells))) return 0;
     let repaired = 0;
     for (const project of await this.projects()) {
       const r = this.repos.forProject(project);

@@ -126,6 +126,7 @@ export class Store {
     }
     const cells = tables.get(TABLES.cells) as Table;
     await ensureFtsIndex(cells);
+    for (const [name, table] of tables) await ensureScalarIndexes(table, name, log);
 
     let ids: IdAllocator;
     const store: { current: Store | null } = { current: null };
@@ -280,6 +281,42 @@ async function openOrCreate(db: Connection, name: TableName, schema: Schema): Pr
       } catch {
         // not visible yet; retry
       }
+    }
+  }
+}
+
+/**
+ * Scalar indexes, so that a lookup by id and the scope prefilter of every read cost an index
+ * probe rather than a scan: BTREE on keys, BITMAP on low-cardinality columns. LanceDB keeps them
+ * up as rows are added (new rows are scanned until optimize merges them in).
+ */
+export const SCALAR_INDEXES: Partial<Record<TableName, { btree: string[]; bitmap: string[] }>> = {
+  observations: { btree: ['id', 'memory_session_id', 'created_at_epoch'], bitmap: ['project', 'status', 'type'] },
+  session_summaries: { btree: ['id', 'memory_session_id'], bitmap: ['project', 'status'] },
+  memories: { btree: ['id'], bitmap: ['project', 'status'] },
+  cells: { btree: ['node_id', 'source_id'], bitmap: ['project', 'layer', 'source_kind', 'status', 'embed_model'] },
+  session_prompts: { btree: ['session_id'], bitmap: ['project'] },
+  request_log: { btree: ['created_at_epoch'], bitmap: ['project'] },
+  entities: { btree: ['id'], bitmap: ['project'] },
+  relationships: { btree: ['source', 'target'], bitmap: ['project'] },
+};
+
+/** Creates the scalar indexes a table lacks (or all of them again, after a purge). */
+export async function ensureScalarIndexes(table: Table, name: TableName, log: (m: string) => void = () => undefined, replace = false): Promise<void> {
+  const spec = SCALAR_INDEXES[name];
+  if (!spec) return;
+  const have = new Set((await table.listIndices()).flatMap((i) => i.columns));
+  const wanted: [string, lancedb.Index][] = [
+    ...spec.btree.map((c): [string, lancedb.Index] => [c, lancedb.Index.btree()]),
+    ...spec.bitmap.map((c): [string, lancedb.Index] => [c, lancedb.Index.bitmap()]),
+  ];
+  for (const [column, config] of wanted) {
+    if (have.has(column) && !replace) continue;
+    try {
+      await retryConflicts(() => table.createIndex(column, { config, replace: true }));
+    } catch (e) {
+      // An index is a speed-up: a store without one still answers, by scanning.
+      log(`index on ${name}.${column} not built (will retry at the next open): ${String((e as Error).message ?? e)}`);
     }
   }
 }

@@ -61,13 +61,23 @@ export abstract class RecordRepository<T extends { id: number }> {
     await this.cells.update(this.kind, checked, { last_accessed_epoch: now, access_count: 'access_count + 1' });
   }
 
-  /** Ids of this kind's records that have no cell (a crash between the two writes). */
-  async missingCells(): Promise<number[]> {
-    const ids = (await this.table.rows(null, { select: ['id'] })).map((r) => Number(r.id));
-    if (ids.length === 0) return [];
-    const have = new Set(
-      (await this.cells.table.rows(`source_kind = ${sqlString(this.kind)}`, { select: ['source_id'] })).map((r) => Number(r.source_id)),
-    );
-    return ids.filter((id) => !have.has(id));
+  /**
+   * Ids of this kind's records that have no cell (a crash between the two writes). A writer
+   * commits a record's cell right after the record: a record is only reported when it still has
+   * no cell after `graceMs`, so a write in progress is not taken for a crash.
+   */
+  async missingCells(graceMs = 1000): Promise<number[]> {
+    const scan = async (only?: number[]): Promise<number[]> => {
+      const list = only ? sqlIntList(only) : null;
+      const ids = (await this.table.rows(list ? `id IN ${list}` : null, { select: ['id'] })).map((r) => Number(r.id));
+      if (ids.length === 0) return [];
+      const cellWhere = `source_kind = ${sqlString(this.kind)}${list ? ` AND source_id IN ${list}` : ''}`;
+      const have = new Set((await this.cells.table.rows(cellWhere, { select: ['source_id'] })).map((r) => Number(r.source_id)));
+      return ids.filter((id) => !have.has(id));
+    };
+    const first = await scan();
+    if (first.length === 0 || graceMs <= 0) return first;
+    await new Promise((resolve) => setTimeout(resolve, graceMs));
+    return scan(first.slice(0, 10_000));
   }
 }
