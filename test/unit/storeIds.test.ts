@@ -203,6 +203,22 @@ describe('store: id allocation', () => {
     assert.equal(fs.existsSync(lockPath), false);
   });
 
+  it('creates the counter and lock files readable by their owner only', async () => {
+    const counter = path.join(dir, 'ids.next');
+    fs.writeFileSync(counter, '7');
+    fs.chmodSync(counter, 0o644);
+    // As a crash between writing the counter and renaming it into place leaves it.
+    const leftover = `${counter}.${process.pid}.tmp`;
+    fs.writeFileSync(leftover, '3');
+    fs.chmodSync(leftover, 0o644);
+    const lockPath = path.join(dir, 'ids.lock');
+    const mode = await new LockFile(lockPath).withLock(async () => fs.statSync(lockPath).mode & 0o777);
+    assert.equal(mode.toString(8), '600');
+    assert.deepEqual(await new LocalBlockAllocator(dir, async () => 1, 10).allocate(1), [7]);
+    assert.equal((fs.statSync(counter).mode & 0o777).toString(8), '600');
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['ids.next']);
+  });
+
   it('claims unused random blocks on object storage, above the local range', async () => {
     const used: [number, number][] = [];
     let first = true;

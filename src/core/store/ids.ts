@@ -19,6 +19,7 @@
 //    whose event loop stays blocked that long) loses its lock.
 // Known limit: a dead holder's pid reused by an unrelated live process keeps its lock alive;
 // waiters then give up after LOCK_WAIT_MS with an error that names the file to delete.
+// The counter, the lock and their temporary files are readable by their owner only.
 
 import { randomInt, randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -35,6 +36,7 @@ export interface IdAllocator {
 const LOCK_STALE_MS = 10_000;
 const LOCK_HEARTBEAT_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
+const OWNER_ONLY = 0o600;
 
 interface LockInfo {
   pid: number;
@@ -120,7 +122,7 @@ export class LockFile {
     let holder = '';
     for (;;) {
       try {
-        const handle = await fsp.open(this.file, 'wx');
+        const handle = await fsp.open(this.file, 'wx', OWNER_ONLY);
         try {
           await handle.writeFile(JSON.stringify(info));
         } finally {
@@ -246,8 +248,9 @@ export class LocalBlockAllocator implements IdAllocator {
 
   private async writeCounter(value: number): Promise<void> {
     const tmp = `${this.counterFile}.${process.pid}.tmp`;
-    const handle = await fsp.open(tmp, 'w');
+    const handle = await fsp.open(tmp, 'w', OWNER_ONLY);
     try {
+      await handle.chmod(OWNER_ONLY); // a temporary file left by a crash keeps its old mode
       await handle.writeFile(String(value));
       await handle.sync();
     } finally {
