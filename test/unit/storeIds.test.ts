@@ -124,6 +124,20 @@ describe('store: id allocation', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '9010');
   });
 
+  it('tells how far the block it holds reaches', async () => {
+    const a = new LocalBlockAllocator(dir, async () => 5001, 10);
+    assert.equal(a.reservedUpTo(), 0);
+    const first = await a.allocate(3);
+    assert.equal(a.reservedUpTo(), 5011);
+    // Another process's block lies above; this one's reach moves only when it claims again.
+    const b = new LocalBlockAllocator(dir, async () => 1, 10);
+    assert.deepEqual(await b.allocate(1), [5011]);
+    assert.equal(a.reservedUpTo(), 5011);
+    const rest = await a.allocate(8);
+    assert.deepEqual([...first, ...rest], [5001, 5002, 5003, 5004, 5005, 5006, 5007, 5008, 5009, 5010, 5021]);
+    assert.equal(a.reservedUpTo(), 5031);
+  });
+
   it('waits for a lock held by a live process on this host, however old, and takes none of its ids', async () => {
     const lockPath = path.join(dir, 'ids.lock');
     fs.writeFileSync(path.join(dir, 'ids.next'), '1000');
@@ -230,9 +244,11 @@ describe('store: id allocation', () => {
       }
       return false;
     });
+    assert.equal(alloc.reservedUpTo(), 0);
     const ids = await alloc.allocate(3);
     assert.equal(used.length, 2);
     assert.deepEqual(ids, [used[1][0], used[1][0] + 1, used[1][0] + 2]);
     assert.ok(ids[0] >= 2 ** 32 && ids[2] < Number.MAX_SAFE_INTEGER);
+    assert.equal(alloc.reservedUpTo(), used[1][1]);
   });
 });

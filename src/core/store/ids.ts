@@ -31,6 +31,15 @@ export interface IdAllocator {
   allocate(count: number): Promise<number[]>;
   /** Make sure no future id is below `floor` (after an import wrote ids of its own). */
   ensureAtLeast(floor: number): Promise<void>;
+  /**
+   * The end (exclusive) of the id block this allocator holds; 0 before it has claimed one.
+   * Every id it has handed out, and every id it will hand out before it claims another block,
+   * is below this. A local block is at least 256 ids, one on object storage 2^20. An import
+   * that keeps ids of its own must keep none in this block, whose unused ids this process is
+   * still to hand out (ensureAtLeast moves only the shared counter, not a block already
+   * held). Blocks claimed by allocate() calls still running are not counted: await them first.
+   */
+  reservedUpTo(): number;
 }
 
 const LOCK_STALE_MS = 10_000;
@@ -210,6 +219,10 @@ export class LocalBlockAllocator implements IdAllocator {
     return run;
   }
 
+  reservedUpTo(): number {
+    return this.end;
+  }
+
   async ensureAtLeast(floor: number): Promise<void> {
     await this.lock.withLock(async () => {
       const current = await this.readCounter();
@@ -283,6 +296,10 @@ export class RandomBlockAllocator implements IdAllocator {
     });
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  reservedUpTo(): number {
+    return this.end;
   }
 
   async ensureAtLeast(): Promise<void> {
