@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import * as vscode from 'vscode';
 import type { CaptureEvent, CaptureKind } from './events';
 
 export interface CaptureStats {
@@ -34,14 +33,13 @@ export interface CaptureQueueOptions {
 /**
  * Event handlers push here and return; a timer drains batches into the sink (enrichment +
  * one store write per batch). Nothing in push() touches the disk, the store or a model.
+ * Knows nothing of VS Code, so it is tested in plain Node.
  */
-export class CaptureQueue implements vscode.Disposable {
+export class CaptureQueue {
   private pending: CaptureEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private disposed = false;
-  private readonly _onDidDrain = new vscode.EventEmitter<number>();
-  readonly onDidDrain = this._onDidDrain.event;
   readonly stats: CaptureStats = {
     events: 0,
     handlerCalls: 0,
@@ -129,7 +127,6 @@ export class CaptureQueue implements vscode.Disposable {
         const written = await pendingWrite;
         this.stats.observations += written;
         this.stats.drains++;
-        this._onDidDrain.fire(written);
       } catch (err) {
         this.stats.errors++;
         this.stats.lastError = err instanceof Error ? err.message : String(err);
@@ -147,6 +144,5 @@ export class CaptureQueue implements vscode.Disposable {
   dispose(): void {
     this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
-    this._onDidDrain.dispose();
   }
 }
