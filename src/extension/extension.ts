@@ -60,7 +60,6 @@ let shutdown: WindowShutdown | undefined;
 export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionApi {
   const started = performance.now();
   const output = vscode.window.createOutputChannel('Code Memory', { log: true });
-  context.subscriptions.push(output);
   const log = (m: string): void => output.info(m);
 
   const captured = new CapturedLog();
@@ -78,7 +77,8 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const memoriesView = new MemoriesView(engines, scopes);
   const requestLogView = new RequestLogView(engines, scopes);
   const statusBar = new StatusBar(capture, engines);
-  // Capture and the engine are disposed by the shutdown, once it has written through them.
+  // What the shutdown writes through (capture, the engine, the two output channels) is
+  // disposed by the shutdown, once it is over; see WindowShutdown.
   const closing = new WindowShutdown(async () => {
     try {
       await capture.close(CAPTURE_CLOSE_MS);
@@ -88,9 +88,9 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     }
     await mcp.stop().catch(() => undefined);
     await engines.close().catch(() => undefined);
-  }, [capture, engines]);
+  }, [capture, captured, engines, output]);
   shutdown = closing;
-  context.subscriptions.push(captured, scopes, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, closing);
+  context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, closing);
 
   const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, output };
 
