@@ -25,6 +25,7 @@ import { DetailsPanel } from './webviews/detailsPanel';
 import { Navigation } from './webviews/navigation';
 import { RecallPanel } from './webviews/recallPanel';
 import { ServerInfoPanel } from './webviews/serverInfoPanel';
+import { WindowShutdown } from './windowShutdown';
 
 /** What activate() returns: used by the host tests and by other extensions. */
 export interface CodeMemoryExtensionApi {
@@ -49,12 +50,16 @@ export interface CodeMemoryExtensionApi {
   loadedHeavyModules(): string[];
 }
 
-let shutdown: (() => Promise<void>) | undefined;
+/** VS Code allows deactivate() about five seconds; the engine must be closed within them. */
+const SHUTDOWN_MS = 4000;
+/** Of those, what writing the pending capture may take before the session is ended. */
+const CAPTURE_CLOSE_MS = 2000;
+
+let shutdown: WindowShutdown | undefined;
 
 export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionApi {
   const started = performance.now();
   const output = vscode.window.createOutputChannel('Code Memory', { log: true });
-  context.subscriptions.push(output);
   const log = (m: string): void => output.info(m);
 
   const captured = new CapturedLog();
@@ -72,8 +77,20 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const memoriesView = new MemoriesView(engines, scopes);
   const requestLogView = new RequestLogView(engines, scopes);
   const statusBar = new StatusBar(capture, engines);
-  // Disposed in reverse order: views and capture first, the engine last.
-  context.subscriptions.push(engines, captured, scopes, capture, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar);
+  // What the shutdown writes through (capture, the engine, the two output channels) is
+  // disposed by the shutdown, once it is over; see WindowShutdown.
+  const closing = new WindowShutdown(async () => {
+    try {
+      await capture.close(CAPTURE_CLOSE_MS);
+      if (engines.isOpen && capture.activeFolders.size > 0) await sessions.end(undefined, 'shutdown');
+    } catch (err) {
+      log(`Ending the session on shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    await mcp.stop().catch(() => undefined);
+    await engines.close().catch(() => undefined);
+  }, [capture, captured, engines, output]);
+  shutdown = closing;
+  context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, closing);
 
   const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, output };
 
@@ -105,17 +122,6 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
       }
     }),
   );
-
-  shutdown = async () => {
-    try {
-      await capture.checkpoint();
-      if (engines.isOpen && capture.activeFolders.size > 0) await sessions.end(undefined, 'shutdown');
-    } catch (err) {
-      log(`Ending the session on shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    await mcp.stop().catch(() => undefined);
-    await engines.close().catch(() => undefined);
-  };
 
   const activationMs = performance.now() - started;
   log(`Activated in ${activationMs.toFixed(1)} ms (store: ${engines.storeUri}; opened on first use).`);
@@ -152,9 +158,8 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
 }
 
 export async function deactivate(): Promise<void> {
-  const run = shutdown;
+  const closing = shutdown;
   shutdown = undefined;
-  if (!run) return;
-  // VS Code gives deactivate a few seconds; never hang the window's close on the store.
-  await Promise.race([run(), new Promise((resolve) => setTimeout(resolve, 4000))]);
+  // Never hang the window's close on the store.
+  await closing?.run(SHUTDOWN_MS);
 }

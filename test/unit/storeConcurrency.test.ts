@@ -4,7 +4,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
-import { LockFile } from '../../src/core/store/ids';
 import { TABLES } from '../../src/core/store/schema';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -57,12 +56,4 @@ describe('store: two processes writing one store', function () {
     }
   });
 
-  it('recovers a lock left behind by a dead process', async () => {
-    const lockPath = path.join(dir, 'ids.lock');
-    fs.writeFileSync(lockPath, JSON.stringify({ pid: 2 ** 22 + 12345, host: os.hostname(), at: Date.now(), token: 'dead' }));
-    const lock = new LockFile(lockPath);
-    const value = await lock.withLock(async () => 42);
-    assert.equal(value, 42);
-    assert.equal(fs.existsSync(lockPath), false);
-  });
 });

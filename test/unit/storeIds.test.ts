@@ -1,15 +1,80 @@
 import { strict as assert } from 'node:assert';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LocalBlockAllocator, RandomBlockAllocator } from '../../src/core/store/ids';
+import { createInterface } from 'node:readline';
+import { LocalBlockAllocator, LockFile, RandomBlockAllocator } from '../../src/core/store/ids';
+
+const TSX = require.resolve('tsx/cli');
+const ALLOCATOR = path.join(__dirname, 'fixtures', 'idAllocator.ts');
+
+// Another process that takes the id lock the way the allocator does, claims ids `from`..`to`
+// when it gets a line on stdin, then releases the lock and exits.
+const HOLDER = `
+const fs = require('node:fs');
+const os = require('node:os');
+const [lock, counter, to] = process.argv.slice(1);
+fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, host: os.hostname(), at: Date.now(), token: 'holder' }), { flag: 'wx' });
+process.stdout.write('held\\n');
+process.stdin.once('data', () => {
+  fs.writeFileSync(counter, to);
+  fs.unlinkSync(lock);
+  process.exit(0);
+});
+`;
+
+/** The next line of a child's output; lines that came before anyone asked are kept. */
+function lineReader(child: ChildProcess): () => Promise<string> {
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+  return async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`child exited without writing a line (exit ${child.exitCode})`);
+    return value;
+  };
+}
 
 describe('store: id allocation', () => {
   let dir: string;
+  let children: ChildProcess[];
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-ids-'));
+    children = [];
   });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function holdLock(counterTo: number): Promise<ChildProcess> {
+    const child = spawn(process.execPath, ['-e', HOLDER, path.join(dir, 'ids.lock'), path.join(dir, 'ids.next'), String(counterTo)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    children.push(child);
+    assert.equal(await lineReader(child)(), 'held');
+    return child;
+  }
+
+  function backdate(file: string): void {
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    fs.utimesSync(file, anHourAgo, anHourAgo);
+  }
+
+  /** Counts how often a waiter found the lock held; `reached` resolves at the `times`-th. */
+  function waitCounter(times: number): { tick: () => void; reached: Promise<void> } {
+    let count = 0;
+    let reach!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const tick = (): void => {
+      if (++count === times) reach();
+    };
+    return { tick, reached };
+  }
+
+  /** 'waited' once the waiter has found the lock held three times; 'settled' if `work` ended first. */
+  function waitedOrSettled(waits: { reached: Promise<void> }, work: Promise<unknown>): Promise<'waited' | 'settled'> {
+    return Promise.race([waits.reached.then(() => 'waited' as const), work.then(() => 'settled' as const, () => 'settled' as const)]);
+  }
 
   it('hands out disjoint ascending ids to allocators sharing a folder', async () => {
     const a = new LocalBlockAllocator(dir, async () => 1, 16);
@@ -21,6 +86,35 @@ describe('store: id allocation', () => {
     assert.ok(all.every((id) => Number.isSafeInteger(id) && id >= 1));
   });
 
+  it('hands every id to exactly one of three processes allocating at once', async function () {
+    this.timeout(120_000);
+    const calls = 80;
+    const perCall = 5;
+    // 80 x 5 = 400 ids per process, 50 whole blocks of 8: together exactly ids 1..1,200.
+    const procs = [0, 1, 2].map(() => {
+      const child = spawn(process.execPath, [TSX, ALLOCATOR, dir, String(calls), String(perCall), '8'], { stdio: ['pipe', 'pipe', 'inherit'] });
+      children.push(child);
+      const nextLine = lineReader(child);
+      const ready = nextLine();
+      const done = ready.then(async () => {
+        const ids = JSON.parse(await nextLine()) as number[];
+        const [code] = child.exitCode === null && child.signalCode === null ? await once(child, 'exit') : [child.exitCode];
+        assert.equal(code, 0, 'an allocating process failed');
+        return ids;
+      });
+      return { child, ready, done };
+    });
+    for (const { ready } of procs) assert.equal(await ready, 'ready');
+    // All three start allocating at once.
+    for (const { child } of procs) child.stdin?.write('go\n');
+    const outputs = procs.map(({ done }) => done);
+    const got = await Promise.all(outputs);
+    for (const ids of got) assert.equal(ids.length, calls * perCall);
+    const all = got.flat().sort((x, y) => x - y);
+    assert.deepEqual(all, Array.from({ length: 3 * calls * perCall }, (_, i) => i + 1));
+    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), String(3 * calls * perCall + 1));
+  });
+
   it('starts above the stored ids when the counter file is missing, and honours ensureAtLeast', async () => {
     const a = new LocalBlockAllocator(dir, async () => 5001, 10);
     assert.deepEqual(await a.allocate(2), [5001, 5002]);
@@ -28,6 +122,113 @@ describe('store: id allocation', () => {
     const b = new LocalBlockAllocator(dir, async () => 1, 10);
     assert.deepEqual(await b.allocate(1), [9000]);
     assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '9010');
+  });
+
+  it('reserves for an import only ids above every claimed block, and never hands them out', async () => {
+    const a = new LocalBlockAllocator(dir, async () => 5001, 10);
+    assert.deepEqual(await a.allocate(3), [5001, 5002, 5003]);
+    // 5005 lies in a's block (claimed, not used up): not reservable. 5020 and up are.
+    assert.deepEqual(await a.reserve([5005, 5025]), [5011, 5026]);
+    assert.equal(await a.reserve([5005]), null);
+    const b = new LocalBlockAllocator(dir, async () => 1, 10);
+    assert.deepEqual(await b.allocate(1), [5026]);
+    const rest = await a.allocate(8);
+    assert.deepEqual(rest, [5004, 5005, 5006, 5007, 5008, 5009, 5010, 5036]);
+  });
+
+  it('waits for a lock held by a live process on this host, however old, and takes none of its ids', async () => {
+    const lockPath = path.join(dir, 'ids.lock');
+    fs.writeFileSync(path.join(dir, 'ids.next'), '1000');
+    const holder = await holdLock(1100);
+    backdate(lockPath);
+    const waits = waitCounter(3);
+    const work = new LocalBlockAllocator(dir, async () => 1, 10, { onLockWait: waits.tick }).allocate(1);
+    assert.equal(await waitedOrSettled(waits, work), 'waited', `the allocator broke the lock of live process ${holder.pid}`);
+    assert.equal(JSON.parse(fs.readFileSync(lockPath, 'utf8')).pid, holder.pid);
+    holder.stdin?.write('release\n');
+    assert.deepEqual(await work, [1100]);
+    assert.equal(fs.existsSync(lockPath), false);
+  });
+
+  it('breaks at once the lock of a process on this host that died holding it', async () => {
+    const lockPath = path.join(dir, 'ids.lock');
+    fs.writeFileSync(path.join(dir, 'ids.next'), '1000');
+    const holder = await holdLock(1100);
+    holder.kill('SIGKILL');
+    await once(holder, 'exit');
+    assert.equal(JSON.parse(fs.readFileSync(lockPath, 'utf8')).pid, holder.pid);
+    let waits = 0;
+    const alloc = new LocalBlockAllocator(dir, async () => 1, 10, { onLockWait: () => waits++ });
+    assert.deepEqual(await alloc.allocate(1), [1000]);
+    assert.equal(waits, 0);
+    assert.equal(fs.existsSync(lockPath), false);
+  });
+
+  it('waits for a lock with its own pid taken by this process, and breaks one older than this process', async () => {
+    const lockPath = path.join(dir, 'ids.lock');
+    const ours = (at: number): string => JSON.stringify({ pid: process.pid, host: os.hostname(), at, token: `${process.pid}-${at}` });
+    // As another thread of this process (the engine's worker thread) writes it.
+    fs.writeFileSync(lockPath, ours(Date.now()));
+    backdate(lockPath);
+    const waits = waitCounter(3);
+    const work = new LockFile(lockPath, { onWait: waits.tick }).withLock(async () => 'taken');
+    assert.equal(await waitedOrSettled(waits, work), 'waited', 'a lock of this very process was broken');
+    fs.unlinkSync(lockPath);
+    assert.equal(await work, 'taken');
+    // Written an hour before this process started: an earlier process that had the same pid.
+    fs.writeFileSync(lockPath, ours(Date.now() - process.uptime() * 1000 - 3_600_000));
+    let oldWaits = 0;
+    assert.equal(await new LockFile(lockPath, { onWait: () => oldWaits++ }).withLock(async () => 42), 42);
+    assert.equal(oldWaits, 0);
+    assert.equal(fs.existsSync(lockPath), false);
+  });
+
+  it('judges a lock from another host, or one it cannot read, by how long ago it was touched', async () => {
+    const lockPath = path.join(dir, 'ids.lock');
+    const elsewhere = JSON.stringify({ pid: process.pid, host: `not-${os.hostname()}`, at: Date.now(), token: 'remote' });
+    for (const text of [elsewhere, '', '{"pid": 12']) {
+      // Fresh: its holder may be working; wait, and take the lock once it is gone.
+      fs.writeFileSync(lockPath, text);
+      const waits = waitCounter(3);
+      const work = new LockFile(lockPath, { onWait: waits.tick }).withLock(async () => fs.readFileSync(lockPath, 'utf8'));
+      assert.equal(await waitedOrSettled(waits, work), 'waited', `a fresh lock ${JSON.stringify(text)} was broken`);
+      fs.unlinkSync(lockPath);
+      assert.notEqual(await work, text);
+      // Untouched for an hour: its holder stopped; broken at once.
+      fs.writeFileSync(lockPath, text);
+      backdate(lockPath);
+      let oldWaits = 0;
+      assert.equal(await new LockFile(lockPath, { onWait: () => oldWaits++ }).withLock(async () => 'taken'), 'taken', JSON.stringify(text));
+      assert.equal(oldWaits, 0, `an old lock ${JSON.stringify(text)} was waited for`);
+    }
+  });
+
+  it('keeps touching the lock while it holds it, so other hosts do not judge it stale', async function () {
+    this.timeout(30_000);
+    const lockPath = path.join(dir, 'ids.lock');
+    await new LockFile(lockPath).withLock(async () => {
+      backdate(lockPath);
+      const old = fs.statSync(lockPath).mtimeMs;
+      while (fs.statSync(lockPath).mtimeMs === old) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(fs.statSync(lockPath).mtimeMs > Date.now() - 60_000, 'the lock was touched, but not to now');
+    });
+    assert.equal(fs.existsSync(lockPath), false);
+  });
+
+  it('creates the counter and lock files readable by their owner only', async () => {
+    const counter = path.join(dir, 'ids.next');
+    fs.writeFileSync(counter, '7');
+    fs.chmodSync(counter, 0o644);
+    // As a crash between writing the counter and renaming it into place leaves it.
+    const leftover = `${counter}.${process.pid}.tmp`;
+    fs.writeFileSync(leftover, '3');
+    fs.chmodSync(leftover, 0o644);
+    const lockPath = path.join(dir, 'ids.lock');
+    const mode = await new LockFile(lockPath).withLock(async () => fs.statSync(lockPath).mode & 0o777);
+    assert.equal(mode.toString(8), '600');
+    assert.deepEqual(await new LocalBlockAllocator(dir, async () => 1, 10).allocate(1), [7]);
+    assert.equal((fs.statSync(counter).mode & 0o777).toString(8), '600');
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['ids.next']);
   });
 
   it('claims unused random blocks on object storage, above the local range', async () => {

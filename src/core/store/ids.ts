@@ -3,8 +3,25 @@
 // the lock once per block, not per id. Object storage has no exclusive create we can rely on
 // from here, so there each process claims a random block far above the local range and checks
 // that no record already uses it.
+//
+// When the id lock may be broken. Breaking a lock whose holder is still at work lets two
+// processes read the same counter and hand out the same ids, so a lock is broken only when its
+// holder is known to be gone, never merely because it is old:
+//  - Held by a process on this host: alive (a signal reaches its pid), it is never broken,
+//    however old, since a holder stalled by a debugger, a slow disk or a suspended machine still
+//    owns the counter. Dead, it is broken at once. Our own pid is this process (another of its
+//    threads may hold the lock) unless the lock is older than this process: then it was an
+//    earlier process that had the same pid, as in a restarted container, and is broken.
+//  - Held by a process on another host (a store on a shared disk), or a lock we cannot read
+//    (torn by a crash, or being written this instant): we cannot see the process, so age alone
+//    decides. It is stale once untouched for LOCK_STALE_MS; a holder touches its lock every
+//    LOCK_HEARTBEAT_MS for as long as it holds it, so only a holder that stopped running (or
+//    whose event loop stays blocked that long) loses its lock.
+// Known limit: a dead holder's pid reused by an unrelated live process keeps its lock alive;
+// waiters then give up after LOCK_WAIT_MS with an error that names the file to delete.
+// The counter, the lock and their temporary files are readable by their owner only.
 
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -24,7 +41,9 @@ export interface IdAllocator {
 }
 
 const LOCK_STALE_MS = 10_000;
+const LOCK_HEARTBEAT_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
+const OWNER_ONLY = 0o600;
 
 interface LockInfo {
   pid: number;
@@ -46,27 +65,71 @@ function processAlive(pid: number): boolean {
   }
 }
 
+function parseLock(text: string): LockInfo | null {
+  try {
+    const info = JSON.parse(text) as Partial<LockInfo> | null;
+    if (info && Number.isSafeInteger(info.pid) && (info.pid as number) > 0 && typeof info.host === 'string' && typeof info.at === 'number' && typeof info.token === 'string') {
+      return info as LockInfo;
+    }
+  } catch {
+    // still being written, or torn by a crash
+  }
+  return null;
+}
+
+/** Whether a lock with this content, last touched at `mtimeMs`, may be broken (see the header). */
+function lockIsStale(text: string, mtimeMs: number): boolean {
+  const holder = parseLock(text);
+  if (holder && holder.host === os.hostname()) {
+    if (holder.pid === process.pid) {
+      // Threads share the pid and process.uptime(); the margin keeps a sibling thread's lock
+      // safe from a wall clock stepped forward meanwhile.
+      const processStartedAt = Date.now() - process.uptime() * 1000;
+      return holder.at < processStartedAt - LOCK_STALE_MS;
+    }
+    return !processAlive(holder.pid);
+  }
+  return Date.now() - mtimeMs >= LOCK_STALE_MS;
+}
+
+function describeHolder(text: string): string {
+  const holder = parseLock(text);
+  return holder ? `process ${holder.pid} on ${holder.host}` : 'a process that left it unreadable';
+}
+
+export interface LockFileOptions {
+  /** Called each time the lock is found held and left to its holder. */
+  onWait?: () => void;
+}
+
 /** An exclusive lock held for a few milliseconds at a time; recovers locks of dead holders. */
 export class LockFile {
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    private readonly options: LockFileOptions = {},
+  ) {}
 
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const token = await this.acquire();
+    const heartbeat = setInterval(() => void this.touch(token), LOCK_HEARTBEAT_MS);
+    heartbeat.unref?.();
     try {
       return await fn();
     } finally {
+      clearInterval(heartbeat);
       await this.release(token);
     }
   }
 
   private async acquire(): Promise<string> {
-    const token = `${process.pid}-${randomInt(1 << 30)}-${Date.now()}`;
+    const token = `${process.pid}-${randomUUID()}`;
     const info: LockInfo = { pid: process.pid, host: os.hostname(), at: Date.now(), token };
     const deadline = Date.now() + LOCK_WAIT_MS;
     let delay = 1;
+    let holder = '';
     for (;;) {
       try {
-        const handle = await fsp.open(this.file, 'wx');
+        const handle = await fsp.open(this.file, 'wx', OWNER_ONLY);
         try {
           await handle.writeFile(JSON.stringify(info));
         } finally {
@@ -76,44 +139,51 @@ export class LockFile {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       }
-      await this.breakIfStale();
+      const seen = await this.breakIfStale();
+      if (seen !== null) {
+        holder = seen;
+        this.options.onWait?.();
+      }
       if (Date.now() > deadline) {
-        throw new Error(`Timed out waiting for the id lock ${this.file}. If no other Code Memory process is running, delete that file.`);
+        throw new Error(`Timed out waiting for the id lock ${this.file}, held by ${describeHolder(holder)}. If no Code Memory process is running there, delete that file.`);
       }
       await sleep(delay);
       delay = Math.min(delay * 2, 50);
     }
   }
 
-  private async breakIfStale(): Promise<void> {
+  /** Breaks the lock if its holder is gone. Returns the lock's content if it was left to its holder, else null. */
+  private async breakIfStale(): Promise<string | null> {
     let text: string;
     let mtime: number;
     try {
       [text, mtime] = await Promise.all([fsp.readFile(this.file, 'utf8'), fsp.stat(this.file).then((s) => s.mtimeMs)]);
     } catch {
-      return;
+      return null;
     }
-    let holder: LockInfo | null = null;
-    try {
-      holder = JSON.parse(text) as LockInfo;
-    } catch {
-      holder = null; // still being written, or torn by a crash: judged by age alone
-    }
-    const dead = holder !== null && holder.host === os.hostname() && !processAlive(holder.pid);
-    if (!dead && Date.now() - mtime < LOCK_STALE_MS) return;
+    if (!lockIsStale(text, mtime)) return text;
     // Move the stale lock aside atomically; if what we moved is not what we judged stale
     // (another process broke it and re-locked meanwhile), put it back.
     const aside = `${this.file}.stale-${process.pid}-${randomInt(1 << 30)}`;
     try {
       await fsp.rename(this.file, aside);
     } catch {
-      return;
+      return null;
     }
     const moved = await fsp.readFile(aside, 'utf8').catch(() => '');
     if (moved !== text) {
       await fsp.link(aside, this.file).catch(() => undefined);
     }
     await fsp.unlink(aside).catch(() => undefined);
+    return null;
+  }
+
+  /** The heartbeat: shows waiters on other hosts that the holder still runs. */
+  private async touch(token: string): Promise<void> {
+    const text = await fsp.readFile(this.file, 'utf8').catch(() => '');
+    if (!text.includes(token)) return;
+    const now = new Date();
+    await fsp.utimes(this.file, now, now).catch(() => undefined);
   }
 
   private async release(token: string): Promise<void> {
@@ -134,8 +204,9 @@ export class LocalBlockAllocator implements IdAllocator {
     dir: string,
     private readonly initialFloor: () => Promise<number>,
     private readonly blockSize = 256,
+    options: { onLockWait?: () => void } = {},
   ) {
-    this.lock = new LockFile(path.join(dir, 'ids.lock'));
+    this.lock = new LockFile(path.join(dir, 'ids.lock'), { onWait: options.onLockWait });
     this.counterFile = path.join(dir, 'ids.next');
   }
 
@@ -195,8 +266,9 @@ export class LocalBlockAllocator implements IdAllocator {
 
   private async writeCounter(value: number): Promise<void> {
     const tmp = `${this.counterFile}.${process.pid}.tmp`;
-    const handle = await fsp.open(tmp, 'w');
+    const handle = await fsp.open(tmp, 'w', OWNER_ONLY);
     try {
+      await handle.chmod(OWNER_ONLY); // a temporary file left by a crash keeps its old mode
       await handle.writeFile(String(value));
       await handle.sync();
     } finally {

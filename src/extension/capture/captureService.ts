@@ -140,6 +140,15 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     await this.queue.flush();
   }
 
+  /**
+   * For closing the window: records the current focus period and unsaved edits, then writes
+   * everything pending for at most `timeoutMs`. Capture takes no more events after.
+   */
+  async close(timeoutMs: number): Promise<void> {
+    this.editors.checkpoint();
+    await this.queue.drainAndDispose(timeoutMs);
+  }
+
   private async write(events: CaptureEvent[]): Promise<number> {
     const engine = await this.engines.get();
     const enrichment = await enrichBatch(events);
