@@ -1,8 +1,10 @@
-// Malformed URLs sent to the loopback server: each is a 4xx with a JSON error naming what to
-// fix, and the server keeps answering.
+// Malformed URLs and out-of-range values sent to the loopback server: each is a 4xx with a JSON
+// error naming what to fix, nothing is stored, and the server keeps answering.
 
 import * as assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { startHttpServer } from '../../src/mcp/httpServer';
@@ -68,13 +70,22 @@ describe('bad input to the loopback server', function () {
   let engine: MemoryEngine;
   let dir: string;
   let server: RunningHttpServer;
+  let client: Client;
+
+  async function counts(): Promise<string> {
+    const s = await engine.stats(null);
+    return JSON.stringify([s.observations, s.session_summaries, s.memories, s.cells]);
+  }
 
   before(async () => {
     ({ engine, dir } = await openTestEngine());
     await seed(engine, scope, other);
     server = await startHttpServer({ engine, scope });
+    client = new Client({ name: 'code-memory-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
   });
   after(async () => {
+    await client?.close();
     await server?.close();
     await engine?.close();
     removeDir(dir);
@@ -121,6 +132,47 @@ describe('bad input to the loopback server', function () {
       const absolute = await rawRequest(server, 'GET', `http://127.0.0.1:${server.port}/v1/health`);
       assert.equal(absolute.status, 200, JSON.stringify(absolute.json));
       assert.equal(absolute.json.ok, true);
+    });
+  });
+
+  describe('epochs beyond what a date can hold', () => {
+    // 9007199254740991 is a safe integer, but no Date holds it (the limit is 8.64e15 ms).
+    const FAR = [9007199254740991, 8.64e15 + 1, 253402300800000];
+
+    it('POST /v1/observations answers 400 invalid_arguments and stores nothing', async () => {
+      const before = await counts();
+      for (const created of FAR) {
+        const body = JSON.stringify({ observations: [{ type: 'note', title: 'fine' }, { type: 'note', title: 'from the far future', created_at_epoch: created }] });
+        const r = await rawRequest(server, 'POST', '/v1/observations', body);
+        assert.equal(r.status, 400, `${created}: ${JSON.stringify(r.json)}`);
+        assert.equal(r.json.error, 'invalid_arguments');
+        assert.match(String(r.json.message), /observations\.1\.created_at_epoch/);
+        assert.match(String(r.json.message), /milliseconds since 1970/);
+      }
+      assert.equal(await counts(), before);
+      const ok = await rawRequest(server, 'POST', '/v1/observations', JSON.stringify({ type: 'note', title: 'the last millisecond of 9999', created_at_epoch: 253402300799999 }));
+      assert.equal(ok.status, 201, JSON.stringify(ok.json));
+    });
+
+    it('the observe tool answers invalid_arguments and stores nothing', async () => {
+      const before = await counts();
+      for (const created of FAR) {
+        const result = (await client.callTool({ name: 'observe', arguments: { observations: [{ type: 'note', title: 'far future', created_at_epoch: created }] } })) as { isError?: boolean; content: Array<{ text: string }> };
+        assert.equal(result.isError, true);
+        assert.match(result.content[0].text, /^invalid_arguments: observations\.0\.created_at_epoch: .*milliseconds since 1970/);
+      }
+      assert.equal(await counts(), before);
+    });
+
+    it('recall answers invalid_arguments for since_epoch or until_epoch out of range', async () => {
+      for (const filter of [{ since_epoch: 9007199254740991 }, { until_epoch: 9007199254740991 }, { since_epoch: 0, until_epoch: 253402300800000 }]) {
+        const result = (await client.callTool({ name: 'recall', arguments: { text: 'LanceDB', filter } })) as { isError?: boolean; content: Array<{ text: string }> };
+        assert.equal(result.isError, true, JSON.stringify(filter));
+        assert.match(result.content[0].text, /^invalid_arguments: filter\.(since|until)_epoch: .*milliseconds since 1970/);
+      }
+      const ok = (await client.callTool({ name: 'recall', arguments: { text: 'LanceDB', filter: { since_epoch: 0, until_epoch: 253402300799999 } } })) as { isError?: boolean; structuredContent?: { nodes: unknown[] } };
+      assert.equal(ok.isError, false);
+      assert.ok((ok.structuredContent?.nodes.length ?? 0) > 0);
     });
   });
 
