@@ -34,11 +34,11 @@ interface Run {
   stderr: string;
 }
 
-function cli(args: string[], options: { input?: string; cwd?: string } = {}): Promise<Run> {
+function cli(args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '' },
+      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '', ...options.env },
     });
     let stdout = '';
     let stderr = '';
@@ -146,6 +146,27 @@ describe('code-memory CLI', function () {
       assert.equal(b.observations, a.observations);
     } finally {
       removeDir(other);
+    }
+  });
+
+  it('refuses a file:// store that names no local folder, before opening anything', async () => {
+    const dir = tempDir('cli-store-uri');
+    try {
+      for (const store of ['file://[', `file://${dir}/%E0%A4%A`, `file://${dir}/a%2Fb`]) {
+        const r = await cli(['stats', '--store', store, '--project', PROJECT]);
+        assert.equal(r.code, 2, `${store}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, /^error: --store '.*' is not a file URI of a local folder \(.+\); give a folder path, or a file:\/\/\/absolute\/path URI/);
+      }
+      const fromEnv = await cli(['stats', '--project', PROJECT], { env: { CODE_MEMORY_STORE: 'file://[' } });
+      assert.equal(fromEnv.code, 2);
+      assert.match(fromEnv.stderr, /^error: CODE_MEMORY_STORE 'file:\/\/\[' is not a file URI/);
+      // A well-formed file URI is the folder it names, percent-decoded.
+      const spaced = await cli(['stats', '--store', `file://${dir}/my%20store`, '--project', PROJECT, '--json']);
+      assert.equal(spaced.code, 0, spaced.stderr);
+      assert.ok(existsSync(path.join(dir, 'my store')));
+      assert.ok(!existsSync(path.join(dir, 'my%20store')));
+    } finally {
+      removeDir(dir);
     }
   });
 
