@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
@@ -146,6 +146,28 @@ describe('code-memory CLI', function () {
       assert.equal(b.observations, a.observations);
     } finally {
       removeDir(other);
+    }
+  });
+
+  it('export --out writes a file only the user can read (0600), also over an existing file', async () => {
+    const dir = tempDir('cli-export');
+    try {
+      const fresh = path.join(dir, 'memory.jsonl');
+      const created = await cli(['export', '--out', fresh, ...common()]);
+      assert.equal(created.code, 0, created.stderr);
+      assert.equal(statSync(fresh).mode & 0o777, 0o600);
+      assert.ok(readFileSync(fresh, 'utf8').trim().split('\n').length >= 5);
+      const existing = path.join(dir, 'shared.jsonl');
+      writeFileSync(existing, 'an older export\n');
+      chmodSync(existing, 0o644);
+      const over = await cli(['export', '--out', existing, ...common()]);
+      assert.equal(over.code, 0, over.stderr);
+      assert.equal(statSync(existing).mode & 0o777, 0o600);
+      // The old content is gone: the same records as the fresh export (the header differs in its time).
+      const records = (file: string) => readFileSync(file, 'utf8').split('\n').slice(1);
+      assert.deepEqual(records(existing), records(fresh));
+    } finally {
+      removeDir(dir);
     }
   });
 
