@@ -4,6 +4,7 @@ import { projectScopeFor } from '../core/capture/project';
 import { WorkerEmbedder } from '../core/embed/workerEmbedder';
 import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { MemoryEngineApi } from '../core/api';
 import type { Embedder } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
@@ -29,11 +30,26 @@ export interface Io {
 
 export const EMBEDDERS = ['use-lite', 'hashed', 'none'] as const;
 
+/**
+ * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); other
+ * locations as given. A file URI that names no local path is a usage error, not a crash later.
+ */
+function storeLocation(uri: string, from: string): string {
+  if (!uri.startsWith('file://')) return uri;
+  try {
+    return fileURLToPath(uri);
+  } catch (error) {
+    const shown = uri.length > 200 ? `${uri.slice(0, 200)}...` : uri;
+    throw new UsageError(`${from} '${shown}' is not a file URI of a local folder (${errorMessage(error)}); give a folder path, or a file:///absolute/path URI with valid percent-encoding`);
+  }
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
+  const store = values.store as string | undefined;
   return {
-    store: (values.store as string | undefined) ?? defaultStoreUri(env),
+    store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
     project: (values.project as string | undefined) ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
     branch: values.branch as string | undefined,
     json: Boolean(values.json),

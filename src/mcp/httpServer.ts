@@ -49,6 +49,21 @@ function isInitialize(body: unknown): boolean {
   return messages.some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize');
 }
 
+/**
+ * The URL of a request target: a path (origin-form, read as a path even when it starts with '//')
+ * or an absolute http(s) URL. Undefined for anything else, or what the URL parser refuses.
+ */
+function requestUrl(target: string, port: number): URL | undefined {
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    if (target.startsWith('/')) return new URL(`${origin}${target}`);
+    const url = new URL(target);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
 }
@@ -94,7 +109,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!tokenMatches(req.headers.authorization, token)) {
       return sendJson(res, 401, { error: 'unauthorized', message: 'send Authorization: Bearer <token> (the token is shown by `code-memory serve` and stored next to the store)' }, { 'www-authenticate': 'Bearer realm="code-memory"' });
     }
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    const url = requestUrl(req.url ?? '/', port);
+    if (!url) return sendJson(res, 400, { error: 'invalid_url', message: 'the request target must be a path such as /v1/health or /v1/mcp/memory' });
     if (url.pathname === MCP_PATH) return handleMcp(req, res);
     return handleRest(req, res, url, {
       engine: options.engine,

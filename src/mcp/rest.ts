@@ -20,6 +20,17 @@ export interface RestContext {
 }
 
 const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const NODE_ID_HELP = 'node ids are UUIDs, as recall returns them, e.g. GET /v1/nodes/6f9619ff-8b86-d011-b42d-00cf4fc964ff';
+const LIMIT = /^[0-9]{1,4}$/;
+
+/** The decoded path segment, or undefined when its percent-encoding is malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendJson(res, 405, { error: 'method_not_allowed', message: `use ${allow}` }, { allow });
@@ -29,8 +40,9 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   const path = url.pathname;
   if (path.startsWith('/v1/nodes/')) {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
-    const id = decodeURIComponent(path.slice('/v1/nodes/'.length));
-    if (!NODE_ID.test(id)) return sendJson(res, 400, { error: 'invalid_node_id', message: 'node ids are UUIDs, as recall returns them' });
+    const id = decodeSegment(path.slice('/v1/nodes/'.length));
+    if (id === undefined) return sendJson(res, 400, { error: 'invalid_node_id', message: `the node id is not valid percent-encoding; ${NODE_ID_HELP}` });
+    if (!NODE_ID.test(id)) return sendJson(res, 400, { error: 'invalid_node_id', message: NODE_ID_HELP });
     const node = await ctx.engine.getNode(id.toLowerCase(), ctx.scope);
     if (!node) return sendJson(res, 404, { error: 'not_found', message: `no node ${id} in project '${ctx.scope.project}'` });
     return sendJson(res, 200, node);
@@ -38,8 +50,8 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   if (path === '/v1/dev/mcp-requests') {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
     const raw = url.searchParams.get('limit');
-    const limit = raw === null ? 50 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return sendJson(res, 400, { error: 'invalid_limit', message: 'limit must be an integer from 1 to 1000' });
+    const limit = raw === null ? 50 : LIMIT.test(raw) ? Number(raw) : 0;
+    if (limit < 1 || limit > 1000) return sendJson(res, 400, { error: 'invalid_limit', message: 'limit must be a whole number from 1 to 1000 in digits, e.g. ?limit=50' });
     const requests = await ctx.engine.listRequests(ctx.scope, limit);
     return sendJson(res, 200, { requests });
   }

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
@@ -34,11 +34,11 @@ interface Run {
   stderr: string;
 }
 
-function cli(args: string[], options: { input?: string; cwd?: string } = {}): Promise<Run> {
+function cli(args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '' },
+      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '', ...options.env },
     });
     let stdout = '';
     let stderr = '';
@@ -146,6 +146,49 @@ describe('code-memory CLI', function () {
       assert.equal(b.observations, a.observations);
     } finally {
       removeDir(other);
+    }
+  });
+
+  it('export --out writes a file only the user can read (0600), also over an existing file', async () => {
+    const dir = tempDir('cli-export');
+    try {
+      const fresh = path.join(dir, 'memory.jsonl');
+      const created = await cli(['export', '--out', fresh, ...common()]);
+      assert.equal(created.code, 0, created.stderr);
+      assert.equal(statSync(fresh).mode & 0o777, 0o600);
+      assert.ok(readFileSync(fresh, 'utf8').trim().split('\n').length >= 5);
+      const existing = path.join(dir, 'shared.jsonl');
+      writeFileSync(existing, 'an older export\n');
+      chmodSync(existing, 0o644);
+      const over = await cli(['export', '--out', existing, ...common()]);
+      assert.equal(over.code, 0, over.stderr);
+      assert.equal(statSync(existing).mode & 0o777, 0o600);
+      // The old content is gone: the same records as the fresh export (the header differs in its time).
+      const records = (file: string) => readFileSync(file, 'utf8').split('\n').slice(1);
+      assert.deepEqual(records(existing), records(fresh));
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('refuses a file:// store that names no local folder, before opening anything', async () => {
+    const dir = tempDir('cli-store-uri');
+    try {
+      for (const store of ['file://[', `file://${dir}/%E0%A4%A`, `file://${dir}/a%2Fb`]) {
+        const r = await cli(['stats', '--store', store, '--project', PROJECT]);
+        assert.equal(r.code, 2, `${store}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, /^error: --store '.*' is not a file URI of a local folder \(.+\); give a folder path, or a file:\/\/\/absolute\/path URI/);
+      }
+      const fromEnv = await cli(['stats', '--project', PROJECT], { env: { CODE_MEMORY_STORE: 'file://[' } });
+      assert.equal(fromEnv.code, 2);
+      assert.match(fromEnv.stderr, /^error: CODE_MEMORY_STORE 'file:\/\/\[' is not a file URI/);
+      // A well-formed file URI is the folder it names, percent-decoded.
+      const spaced = await cli(['stats', '--store', `file://${dir}/my%20store`, '--project', PROJECT, '--json']);
+      assert.equal(spaced.code, 0, spaced.stderr);
+      assert.ok(existsSync(path.join(dir, 'my store')));
+      assert.ok(!existsSync(path.join(dir, 'my%20store')));
+    } finally {
+      removeDir(dir);
     }
   });
 

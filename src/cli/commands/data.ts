@@ -1,7 +1,7 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
 import { importGitHistory } from '../../core/capture/gitImport';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, fchmodSync, openSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
@@ -117,19 +117,29 @@ export const observeCommand: Command = {
   },
 };
 
+/**
+ * A stream to `file` that only the user can read: an export holds the whole memory. Created 0600;
+ * a file that already exists is narrowed to 0600 before anything is written into it.
+ */
+function privateFileStream(file: string): ReturnType<typeof createWriteStream> {
+  const fd = openSync(file, 'w', 0o600);
+  fchmodSync(fd, 0o600);
+  return createWriteStream('', { fd });
+}
+
 export const exportCommand: Command = {
   name: 'export',
   summary: 'Write the project memory (or all of it) as JSON lines',
   usage: 'code-memory export [--out <file>] [--all-projects] [--project <name>] [--store <uri>]',
   options: {
-    out: { type: 'string', description: 'File to write (default: stdout)', valueName: 'file' },
+    out: { type: 'string', description: 'File to write, readable only by you (mode 0600); default: stdout', valueName: 'file' },
     'all-projects': { type: 'boolean', description: 'Export every project in the store' },
   },
   async run({ options, values, io }) {
     const scope = values['all-projects'] ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
-      const out = values.out ? createWriteStream(values.out as string) : io.stdout;
+      const out = values.out ? privateFileStream(values.out as string) : io.stdout;
       const n = await engine.exportJsonl((line) => out.write(line.endsWith('\n') ? line : `${line}\n`), scope);
       if (values.out) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
       io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);

@@ -3,8 +3,18 @@
 
 export const REDACTED = '[REDACTED]';
 
-const SECRET_NAME =
-  '\\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[A-Za-z0-9_.-]*';
+// Every pattern runs in time linear in the text (captures arrive unbounded: a pasted log, a
+// minified file). A backtracking engine goes quadratic when many start positions each rescan one
+// long run of characters, so a pattern that scans a run starts only where the run starts (a
+// lookbehind), captures the part of the run before the secret to keep it, and finds keywords
+// inside a lookahead, which is never re-entered once it has matched. And 'at least n' is written
+// x{n}x*, not x{n,}: V8 runs x* as a loop but x{n,} on its stack, which a run of a few MB overflows.
+
+const KEYWORD = '(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)';
+const NAME_CHAR = '[A-Za-z0-9_.-]';
+/** A whole run of name characters that contains a secret keyword, such as DB_PASSWORD or app.api-key. */
+const SECRET_NAME = `(?<!${NAME_CHAR})(?=${NAME_CHAR}*?${KEYWORD})${NAME_CHAR}+`;
+const JWT_CHAR = '[A-Za-z0-9_-]';
 
 interface Rule {
   name: string;
@@ -15,31 +25,46 @@ interface Rule {
 
 const RULES: Rule[] = [
   {
+    // Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
+    // the regex stack small on a header of a million words (see the unquoted rule's member chain).
     name: 'private key',
-    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g,
+    pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g,
     replace: REDACTED,
   },
-  { name: 'url credentials', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+):[^\s@/]+@/gi, replace: `$1:${REDACTED}@` },
+  // The scheme is the whole run of scheme characters before '://' (kept, like the user name).
+  { name: 'url credentials', pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+):[^\s@/]+@/gi, replace: `$1:${REDACTED}@` },
   { name: 'aws access key', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: REDACTED },
-  { name: 'github token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b/g, replace: REDACTED },
-  { name: 'gitlab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}\b/g, replace: REDACTED },
-  { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,}\b/g, replace: REDACTED },
-  { name: 'stripe key', pattern: /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g, replace: REDACTED },
-  { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g, replace: REDACTED },
+  { name: 'github token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*)\b/g, replace: REDACTED },
+  { name: 'gitlab token', pattern: /\bglpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED },
+  { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED },
+  { name: 'stripe key', pattern: /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*\b/g, replace: REDACTED },
+  { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\b/g, replace: REDACTED },
   { name: 'google api key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
   { name: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
-  { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b/g, replace: REDACTED },
-  { name: 'bearer token', pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}/g, replace: `$1 ${REDACTED}` },
+  {
+    // header.payload.signature, the header starting at 'eyJ' anywhere a word starts in its run.
+    // The lookahead checks the payload and signature once per run; each candidate 'eyJ' then costs
+    // a fixed 8-character look, so a run of 'eyJ-eyJ-...' is not rescanned per candidate.
+    name: 'jwt',
+    pattern: new RegExp(
+      `(?<!${JWT_CHAR})(?=${JWT_CHAR}*\\.eyJ${JWT_CHAR}{8}${JWT_CHAR}*\\.${JWT_CHAR}{8}${JWT_CHAR}*\\b)((?:${JWT_CHAR}*?-)??)eyJ(?=${JWT_CHAR}{8})${JWT_CHAR}*\\.eyJ${JWT_CHAR}{8}${JWT_CHAR}*\\.${JWT_CHAR}{8}${JWT_CHAR}*\\b`,
+      'g',
+    ),
+    replace: `$1${REDACTED}`,
+  },
+  { name: 'bearer token', pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16}[A-Za-z0-9._~+/=-]*/g, replace: `$1 ${REDACTED}` },
   {
     // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value'.
     name: 'quoted secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}["']?\\s*(?:=|:)\\s*)(["'])(?!\\[REDACTED\\])([^"'\\n]{4,})\\2`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}["']?\\s*(?:=|:)\\s*)(["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
   },
   {
     // Unquoted: KEY=value. A call or member access (token = getToken(), auth: this.auth) is code.
+    // Each repetition of a group costs the regex engine stack, so the member chain is bounded: a
+    // megabyte of 'a.a.a' would otherwise overflow it. Longer chains are redacted, not kept.
     name: 'secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}\\s*(?:=|:)\\s*)(?!\\[REDACTED\\])(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*)+(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4,})(?![\\w(])`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}\\s*(?:=|:)\\s*)(?!\\[REDACTED\\])(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){1,64}(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4}[^\\s"',;()[\\]{}<>]*)(?![\\w(])`, 'gi'),
     replace: `$1${REDACTED}`,
   },
 ];

@@ -4,6 +4,7 @@
 import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
+import { checkEpoch } from './epoch';
 import { ToolError, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
@@ -47,6 +48,9 @@ function asList<T>(value: T | T[] | undefined): T[] | undefined {
 
 export async function recall(ctx: ToolContext, rawArgs: unknown): Promise<RecallOutput> {
   const args = parseArgs(recallInput, rawArgs);
+  // Bounded here, not in the published filter schema, which stays as agents already know it.
+  checkEpoch('filter.since_epoch', args.filter?.since_epoch);
+  checkEpoch('filter.until_epoch', args.filter?.until_epoch);
   const filter: NodeFilter | undefined = args.filter ? { ...args.filter } : undefined;
   // recall reads layer L0; a filter naming other layers only narrows that to nothing.
   const wanted = asList(args.filter?.layer);

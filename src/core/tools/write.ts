@@ -3,6 +3,7 @@
 
 import * as z from 'zod/v4';
 import type { ObservationInput } from '../api';
+import { epochMs } from './epoch';
 import { errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
@@ -42,7 +43,7 @@ export const observationInputSchema = z.strictObject({
   branch: text(256).optional(),
   memory_session_id: text(256).optional(),
   content_session_id: text(256).optional(),
-  created_at_epoch: z.number().int().min(0).optional(),
+  created_at_epoch: epochMs.optional(),
   search_extra: text(20000).optional(),
   dedupe_key: text(512).optional(),
 });

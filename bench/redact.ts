@@ -1,0 +1,34 @@
+// Redaction time against input size on hostile shapes (long runs a backtracking pattern could
+// rescan from every start). Linear patterns keep the time per megabyte flat as the size grows.
+//   npx tsx bench/redact.ts [--sizes 65536,262144,1048576,4194304]
+// Prints a table; never asserts anything.
+
+import { parseArgs } from 'node:util';
+import { redact } from '../src/core/capture/redact';
+
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: '65536,262144,1048576,4194304' } } });
+const sizes = values.sizes.split(',').filter(Boolean).map(Number);
+
+const shapes: Record<string, (n: number) => string> = {
+  'a=': (n) => 'a='.repeat(n / 2),
+  token: (n) => 'token'.repeat(n / 5),
+  'token + spaces': (n) => `token${' '.repeat(n)}`,
+  'password-x.': (n) => 'password-x.'.repeat(n / 11),
+  'token=a.a.a(': (n) => `token=${'a.'.repeat(n / 2)}(`,
+  'base64-ish': (n) => 'Aa0-_+/='.repeat(n / 8),
+  'eyJ-': (n) => 'eyJ-'.repeat(n / 4),
+  'a.b-c+': (n) => 'a.b-c+'.repeat(n / 6),
+  "secret='": (n) => "secret='".repeat(n / 8),
+};
+
+console.log(['shape'.padEnd(16), ...sizes.map((s) => `${Math.round(s / 1024)} KiB`.padStart(12))].join(''));
+for (const [name, make] of Object.entries(shapes)) {
+  const cells = sizes.map((size) => {
+    const text = make(size);
+    const started = performance.now();
+    redact(text);
+    const ms = performance.now() - started;
+    return `${((ms * 1024 * 1024) / text.length).toFixed(0)} ms/MB`.padStart(12);
+  });
+  console.log([name.padEnd(16), ...cells].join(''));
+}

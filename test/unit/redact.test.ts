@@ -1,0 +1,98 @@
+// Redaction on hostile input: every pattern must run in time linear in the text, and what it
+// redacts must stay what it redacted before the patterns were rewritten for that.
+
+import * as assert from 'node:assert/strict';
+import { REDACTED, redact, secretKinds } from '../../src/core/capture/redact';
+
+const MB = 1024 * 1024;
+
+/** `unit` repeated to about one megabyte, then `tail`. */
+function megabyteOf(unit: string, tail = ''): string {
+  return unit.repeat(Math.ceil(MB / unit.length)) + tail;
+}
+
+describe('capture: redaction of hostile input', () => {
+  // Each of these made a pattern rescan one long run from every start position: quadratic or
+  // worse, minutes to hours for a megabyte. Each must now finish well inside the test timeout,
+  // with the same result as before: most hold no secret, a few are one long secret.
+  const unchanged = (text: string) => text;
+  const adversarial: [string, string, (text: string) => string][] = [
+    ['runs of a=', megabyteOf('a='), unchanged],
+    ['runs of token', megabyteOf('token'), unchanged],
+    ['token then spaces, no value', `token${' '.repeat(MB)}`, unchanged],
+    ['token: then spaces and a quote, no closing quote', `token: "${' '.repeat(MB)}`, unchanged],
+    ['runs of quotes', megabyteOf(`"'`), unchanged],
+    ['an opening quote and no closing one', `password="${'a'.repeat(MB)}`, unchanged],
+    ['base64-ish characters without a terminator', megabyteOf('Aa0-_+/='), unchanged],
+    ['secret names joined by dots and dashes', megabyteOf('password-x.'), unchanged],
+    ['secret names joined by dots, then a call', megabyteOf('api_key.', '('), unchanged],
+    ['scheme characters without ://', megabyteOf('a.b-c+'), unchanged],
+    ['a scheme and a user without a password', `a://${'b.'.repeat(MB / 2)}`, unchanged],
+    ['JWT headers joined by dashes', megabyteOf('eyJ-'), unchanged],
+    ['JWT header candidates, then a token without a signature', megabyteOf('eyJ-', 'aaaaaaaa.eyJbbbbbbbb. '), unchanged],
+    ['private key headers without PRIVATE KEY', `-----BEGIN ${'A '.repeat(MB / 2)}`, unchanged],
+    ['Bearer then spaces', `Bearer${' '.repeat(MB)}`, unchanged],
+    // A value of dotted words before a call is a secret (the value stops before the last dot).
+    ['a secret name, then dotted words', `token=${'a.'.repeat(MB / 2)}(`, () => `token=${REDACTED}.(`],
+    // An unterminated private key is redacted to the end.
+    ['a private key header and END markers without PRIVATE KEY', `-----BEGIN RSA PRIVATE KEY-----${'-----END A '.repeat(MB / 11)}`, () => REDACTED],
+    ['token prefixes joined by dashes', megabyteOf('glpat-sk-xoxb-', '_'), () => REDACTED],
+    // Each pair of units is one quoted assignment: secret='secret='.
+    ['quoted assignments without values', megabyteOf(`secret='`), (text) => `secret='${REDACTED}'`.repeat(text.length / 16)],
+  ];
+  for (const [what, text, expected] of adversarial) {
+    it(`runs in linear time on ~1 MB of ${what}`, () => {
+      assert.ok(text.length >= MB);
+      const out = redact(text);
+      const want = expected(text);
+      assert.ok(out === want, `${what}: got ${out.length} characters starting ${JSON.stringify(out.slice(0, 60))}, want ${want.length} starting ${JSON.stringify(want.slice(0, 60))}`);
+    });
+  }
+
+  it('does not overflow the regex stack on an 8 MB run', () => {
+    // A repeated group or an x{n,} quantifier costs V8 stack per repetition; these threw RangeError.
+    const run = 8 * MB;
+    assert.equal(redact(`token=${'a.'.repeat(run / 2)}`), `token=${REDACTED}`);
+    assert.equal(redact(`ghp_${'a'.repeat(run)}_`), `ghp_${'a'.repeat(run)}_`);
+    const header = `-----BEGIN ${'A '.repeat(run / 2)}`;
+    assert.equal(redact(header), header);
+  });
+
+  it('still redacts a secret that follows a megabyte of hostile text', () => {
+    const out = redact(`${megabyteOf('password-x.')} DB_PASSWORD=hunter2hunter2 and ${megabyteOf('eyJ-')} eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U`);
+    assert.ok(!out.includes('hunter2hunter2'));
+    assert.ok(!out.includes('dozjgNryP4J3jVmNHl0w5N'));
+    assert.ok(out.endsWith(`eyJ- ${REDACTED}`), out.slice(-60));
+  });
+});
+
+describe('capture: redaction keeps what it redacted', () => {
+  const cases: [string, string][] = [
+    ['export DB_PASSWORD=hunter2hunter2', `export DB_PASSWORD=${REDACTED}`],
+    ['my.app-api_key: abcd1234', `my.app-api_key: ${REDACTED}`],
+    ['--.client-secret="s3cr3t-value"', `--.client-secret="${REDACTED}"`],
+    ["'private_key' : 'abcdefgh'", `'private_key' : '${REDACTED}'`],
+    ['tokenpasswordtoken = zzzz9999', `tokenpasswordtoken = ${REDACTED}`],
+    ['token = getToken(); auth: this.auth', 'token = getToken(); auth: this.auth'],
+    ['pwd=abc', 'pwd=abc'],
+    ['x-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N--', `x-${REDACTED}--`],
+    ['ab.eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N', `ab.${REDACTED}`],
+    ['eyJab-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N', REDACTED],
+    ['eyJshort.eyJzdWIiOiIx.dozjgNryP4', 'eyJshort.eyJzdWIiOiIx.dozjgNryP4'],
+    ['-postgres://admin:pa55word@db', `-postgres://admin:${REDACTED}@db`],
+    ['git+ssh://git:pa55word@host', `git+ssh://git:${REDACTED}@host`],
+    // Runs of scheme characters that do not start at a word boundary are credentials too.
+    ['x_postgres://admin:pa55word@db', `x_postgres://admin:${REDACTED}@db`],
+    ['see https://example.com/a:b@c', 'see https://example.com/a:b@c'],
+  ];
+  for (const [text, expected] of cases) {
+    it(`${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), expected);
+    });
+  }
+
+  it('names the rules that fire', () => {
+    assert.deepEqual(secretKinds('DB_PASSWORD="hunter2hunter2"'), ['quoted secret assignment']);
+    assert.deepEqual(secretKinds('nothing secret here'), []);
+  });
+});
