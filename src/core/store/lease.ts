@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { processAlive } from './ids';
 
 export interface LeaseInfo {
   pid: number;
@@ -20,15 +21,6 @@ export interface LeaseInfo {
 }
 
 const TTL_MS = 30_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export class MaintenanceLease {
   private readonly token = randomUUID();
@@ -69,7 +61,7 @@ export class MaintenanceLease {
       await this.write(this.file);
       return true;
     }
-    if (current && current.expires > Date.now() && !(current.host === os.hostname() && !alive(current.pid))) return false;
+    if (current && current.expires > Date.now() && !(current.host === os.hostname() && !processAlive(current.pid))) return false;
     if (current) {
       // Expired or dead: move it aside atomically; only one contender wins the rename.
       const aside = `${this.file}.${this.token}`;
