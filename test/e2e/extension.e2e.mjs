@@ -5,7 +5,10 @@
 
 const TIMEOUT = 60_000;
 
-async function answer(page, text) {
+async function answer(page, text, title) {
+  // The command palette's input is the same widget: wait for the command's own input box, or
+  // the text goes to the palette while the command is still starting.
+  if (title) await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).first().waitFor({ state: 'visible', timeout: 15_000 });
   const input = page.locator('.quick-input-widget input').first();
   await input.waitFor({ state: 'visible', timeout: 15_000 });
   await input.fill(text);
@@ -67,10 +70,10 @@ export const steps = [
       await clearNotifications(page);
 
       await runFromPalette(commandTitle('codeMemory.addNote'));
-      await answer(page, 'We keep math helpers pure: no I/O, no globals, so they can be tested in isolation');
+      await answer(page, 'We keep math helpers pure: no I/O, no globals, so they can be tested in isolation', 'Add Note to Code Memory');
       await pick(page, 'Convention');
       await runFromPalette(commandTitle('codeMemory.addNote'));
-      await answer(page, 'Chose plain number arithmetic over BigInt for add(): inputs never exceed 2^53');
+      await answer(page, 'Chose plain number arithmetic over BigInt for add(): inputs never exceed 2^53', 'Add Note to Code Memory');
       await pick(page, 'Decision');
 
       await openFile(page, 'math.ts');
