@@ -269,7 +269,11 @@ export class MemoryEngine implements MemoryEngineApi {
     });
     const results: Observation[] = new Array(events.length);
     const byProject = new Map<string, number[]>();
-    prepared.forEach(({ project }, i) => byProject.set(project, [...(byProject.get(project) ?? []), i]));
+    prepared.forEach(({ project }, i) => {
+      const list = byProject.get(project) ?? [];
+      list.push(i);
+      byProject.set(project, list);
+    });
     for (const [project, idx] of byProject) {
       const out = await this.repos.forProject(project).observations.insert(idx.map((i) => prepared[i].p), now);
       idx.forEach((i, k) => (results[i] = out.results[k]));
