@@ -1,15 +1,13 @@
 // `code-memory`: the command-line entry point (bundled to dist/cli.js). The composition root
 // of the CLI: parses arguments, picks the subcommand, opens what it needs, maps errors to exit codes.
+// It starts on command specs alone (names, help, flags) and loads the implementations (the
+// engine, LanceDB, MCP: dist/cliCommands.js) only when a command runs, so `--help` is instant.
 
 import { parseArgs } from 'node:util';
-import type { Command, OptionSpec } from './command';
-import { UsageError, errorMessage, globalOptionsFrom } from './context';
-import type { Io } from './context';
-import { exportCommand, forgetCommand, importCommand, importGitCommand, observeCommand } from './commands/data';
-import { doctorCommand } from './commands/doctor';
-import { evalCommand } from './commands/evalCommand';
-import { nodeCommand, searchCommand, statsCommand } from './commands/read';
-import { mcpCommand, serveCommand } from './commands/servers';
+import type { CommandImpl, CommandSpec, OptionSpec } from './command';
+import { COMMAND_SPECS } from './commands/specs';
+import { UsageError, errorMessage, globalOptionsFrom } from './options';
+import type { Io } from './options';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   store: { type: 'string', description: 'Store location: a folder or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
@@ -20,20 +18,16 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };
 
-export const COMMANDS: Command[] = [
-  mcpCommand,
-  serveCommand,
-  importGitCommand,
-  observeCommand,
-  nodeCommand,
-  searchCommand,
-  statsCommand,
-  exportCommand,
-  importCommand,
-  forgetCommand,
-  doctorCommand,
-  evalCommand,
-];
+/**
+ * The implementation of a command. esbuild.config.mjs makes this import the separate bundle
+ * dist/cliCommands.js (see `lazyCommandsBundle` there); from sources it is a plain import.
+ */
+async function implementationOf(spec: CommandSpec): Promise<CommandImpl> {
+  const { COMMAND_IMPLS } = await import('./commands/implementations');
+  const impl = COMMAND_IMPLS.find((c) => c.name === spec.name);
+  if (!impl) throw new Error(`internal: command '${spec.name}' has no implementation`);
+  return impl;
+}
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
   return Object.entries(options).map(([name, spec]) => {
@@ -49,7 +43,7 @@ export function mainHelp(): string {
     'Usage: code-memory <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
+    ...COMMAND_SPECS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
     '',
     'Options (every command):',
     ...optionLines(GLOBAL_OPTIONS),
@@ -58,7 +52,7 @@ export function mainHelp(): string {
   ].join('\n');
 }
 
-export function commandHelp(command: Command): string {
+export function commandHelp(command: CommandSpec): string {
   const lines = [`${command.summary}`, '', `Usage: ${command.usage}`];
   if (command.details) lines.push('', command.details);
   if (Object.keys(command.options).length) lines.push('', 'Options:', ...optionLines(command.options));
@@ -76,7 +70,7 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
     io.stdout.write('0.1.0\n');
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  const command = COMMAND_SPECS.find((c) => c.name === name);
   if (!command) {
     io.stderr.write(`error: unknown command '${name}'\n\n${mainHelp()}\n`);
     return 2;
@@ -100,7 +94,8 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
   }
   try {
     const options = globalOptionsFrom(parsed.values as Record<string, unknown>);
-    return await command.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
+    const impl = await implementationOf(command);
+    return await impl.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`error: ${error.message}\n`);
