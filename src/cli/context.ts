@@ -28,17 +28,16 @@ function embedderConfig(name: string): EmbedderConfig | null {
  */
 export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
-  let embedder: Embedder | 'none' = 'none';
   const config = withEmbedder ? embedderConfig(options.embedder) : null;
-  if (config) {
-    try {
-      embedder = await WorkerEmbedder.start(config);
-    } catch (error) {
-      io.stderr.write(
-        `warning: the ${config.provider} embedder could not start (${error instanceof Error ? error.message : String(error)}); searching by full text only. Run \`code-memory doctor\`.\n`,
-      );
-    }
-  }
+  // The model loads in its worker thread while the store opens.
+  const embedder: Promise<Embedder | 'none'> = config
+    ? WorkerEmbedder.start(config).catch((error: unknown) => {
+        io.stderr.write(
+          `warning: the ${config.provider} embedder could not start (${error instanceof Error ? error.message : String(error)}); searching by full text only. Run \`code-memory doctor\`.\n`,
+        );
+        return 'none' as const;
+      })
+    : Promise.resolve('none');
   return MemoryEngine.open({ storeUri: options.store, embedder, logger: (m: string) => io.stderr.write(`${m}\n`) });
 }
 
