@@ -70,6 +70,7 @@ async function main(): Promise<void> {
   timeMethods(Object.getPrototypeOf(db), 'db');
   const names = await db.tableNames();
   if (names.length) timeMethods(Object.getPrototypeOf(await db.openTable(names[0])), 'table');
+  timeMethods(lancedb.QueryBase.prototype, 'query');
   for (let i = 0; i < Number(values.runs); i++) {
     const r = await once();
     const calls = [...spent.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12).map(([k, v]) => `${k} ${Math.round(v.ms)} ms/${v.n}`);
