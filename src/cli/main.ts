@@ -19,11 +19,14 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 };
 
 /**
- * The implementation of a command. esbuild.config.mjs makes this import the separate bundle
- * dist/cliCommands.js (see `lazyCommandsBundle` there); from sources it is a plain import.
+ * The implementation of a command. The build turns this require into one of the separate bundle
+ * dist/cliCommands.js (`lazyCommandsBundle` in scripts/cliBundles.mjs); run from sources (tsx)
+ * it loads the TypeScript module. A require, not import(): tsx's CommonJS hook leaves import()
+ * to Node's ESM loader, which cannot resolve an extensionless .ts path.
  */
-async function implementationOf(spec: CommandSpec): Promise<CommandImpl> {
-  const { COMMAND_IMPLS } = await import('./commands/implementations');
+function implementationOf(spec: CommandSpec): CommandImpl {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when a command runs
+  const { COMMAND_IMPLS } = require('./commands/implementations') as typeof import('./commands/implementations');
   const impl = COMMAND_IMPLS.find((c) => c.name === spec.name);
   if (!impl) throw new Error(`internal: command '${spec.name}' has no implementation`);
   return impl;
@@ -94,7 +97,7 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
   }
   try {
     const options = globalOptionsFrom(parsed.values as Record<string, unknown>);
-    const impl = await implementationOf(command);
+    const impl = implementationOf(command);
     return await impl.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
   } catch (error) {
     if (error instanceof UsageError) {
