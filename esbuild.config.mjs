@@ -1,10 +1,11 @@
 // Builds the extension, CLI and embedding-worker bundles into dist/, and the host test
 // suites into out/host/. Usage: node esbuild.config.mjs [--watch] [--production]
 import * as esbuild from 'esbuild';
-import { chmod, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cliBundles } from './scripts/cliBundles.mjs';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -30,11 +31,11 @@ const common = {
 };
 
 const bundles = [
-  { entry: 'src/extension/extension.ts', outfile: 'dist/extension.js' },
+  { entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
   // The extension's engine thread (engine, LanceDB, tools, MCP server), started on first need.
-  { entry: 'src/extension/engineWorker/worker.ts', outfile: 'dist/engineWorker.js' },
-  { entry: 'src/cli/main.ts', outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' }, executable: true },
-  { entry: 'src/core/embed/worker.ts', outfile: 'dist/embedWorker.js' },
+  { entryPoints: ['src/extension/engineWorker/worker.ts'], outfile: 'dist/engineWorker.js' },
+  // The CLI (dist/cli.js and the commands bundle it loads lazily) and the embedding worker.
+  ...cliBundles(root, path.join(root, 'dist')),
 ];
 
 async function listHostTests(dir) {
@@ -60,34 +61,16 @@ async function removeStaleHostSuites(entries) {
   }
 }
 
-function makeExecutable(outfile) {
-  return {
-    name: 'make-executable',
-    setup(build) {
-      build.onEnd(async (result) => {
-        if (result.errors.length === 0) await chmod(path.join(root, outfile), 0o755);
-      });
-    },
-  };
-}
-
 async function contexts() {
   const list = [];
   for (const bundle of bundles) {
     // Other parts of the product land over time; a missing entry point is not a build error.
-    if (!existsSync(path.join(root, bundle.entry))) {
-      console.log(`esbuild: skipping ${bundle.entry} (not present yet)`);
+    const entry = bundle.entryPoints[0];
+    if (!existsSync(path.resolve(root, entry))) {
+      console.log(`esbuild: skipping ${path.relative(root, path.resolve(root, entry))} (not present yet)`);
       continue;
     }
-    list.push(
-      await esbuild.context({
-        ...common,
-        entryPoints: [bundle.entry],
-        outfile: bundle.outfile,
-        banner: bundle.banner,
-        plugins: bundle.executable ? [makeExecutable(bundle.outfile)] : [],
-      }),
-    );
+    list.push(await esbuild.context({ ...common, ...bundle }));
   }
 
   // Host suites: one file per suite so mocha inside the host can glob them; never minified.

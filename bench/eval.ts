@@ -5,8 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { formatReport } from '../src/core/eval/format';
-import { EVAL_TOOLS, runEval } from '../src/core/eval/runEval';
-import type { EvalTool } from '../src/core/eval/runEval';
+import { EVAL_TOOLS } from '../src/core/eval/evalTools';
+import type { EvalTool } from '../src/core/eval/evalTools';
+import { runEval } from '../src/core/eval/runEval';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({

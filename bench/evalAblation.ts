@@ -9,7 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { formatReport } from '../src/core/eval/format';
 import { openEvalSession } from '../src/core/eval/runEval';
-import type { EvalReport, EvalTool } from '../src/core/eval/runEval';
+import type { EvalTool } from '../src/core/eval/evalTools';
+import type { EvalReport } from '../src/core/eval/runEval';
 
 interface QueryRun {
   name: string;

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { COMMANDS_BUNDLE } from './cliBundles.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -91,7 +92,11 @@ function verifyVsix(vsix, target) {
     const cli = manifest.bin && Object.values(manifest.bin)[0];
     if (cli && existsSync(path.join(extensionDir, cli))) {
       run(process.execPath, [cli, '--help'], { cwd: extensionDir, stdio: ['ignore', 'ignore', 'inherit'] });
-      console.log(`package: ${cli} --help runs from the VSIX`);
+      // --help never loads the commands bundle (see scripts/cliBundles.mjs): load it on its own.
+      const commands = path.join(path.dirname(cli), COMMANDS_BUNDLE);
+      if (!existsSync(path.join(extensionDir, commands))) throw new Error(`${vsix} lacks ${commands}, which ${cli} loads to run any command`);
+      run(process.execPath, ['-e', `require(${JSON.stringify(`./${commands}`)})`], { cwd: extensionDir, env: { ...process.env, NODE_PATH: '' } });
+      console.log(`package: ${cli} --help and its commands bundle run from the VSIX`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

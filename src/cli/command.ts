@@ -1,6 +1,8 @@
-// The shape of one `code-memory` subcommand.
+// The shape of one `code-memory` subcommand, in two halves: what `--help` and argument parsing
+// need (the spec, in commands/specs.ts, loaded on every start) and what running it needs (the
+// implementation, in the lazily loaded commands bundle).
 
-import type { GlobalOptions, Io } from './context';
+import type { GlobalOptions, Io } from './options';
 
 export type OptionSpec = { type: 'string' | 'boolean'; short?: string; multiple?: boolean; description: string; valueName?: string };
 
@@ -13,13 +15,18 @@ export interface CommandRun {
   signal: AbortSignal;
 }
 
-export interface Command {
+export interface CommandSpec {
   name: string;
   summary: string;
   usage: string;
   /** Extra paragraphs for --help. */
   details?: string;
   options: Record<string, OptionSpec>;
+}
+
+export interface CommandImpl {
+  /** The name of its spec. */
+  name: string;
   /** Resolves to the exit code. */
   run(run: CommandRun): Promise<number>;
 }

@@ -1,15 +1,13 @@
 // `code-memory`: the command-line entry point (bundled to dist/cli.js). The composition root
 // of the CLI: parses arguments, picks the subcommand, opens what it needs, maps errors to exit codes.
+// It starts on command specs alone (names, help, flags) and loads the implementations (the
+// engine, LanceDB, MCP: dist/cliCommands.js) only when a command runs, so `--help` is instant.
 
 import { parseArgs } from 'node:util';
-import type { Command, OptionSpec } from './command';
-import { UsageError, errorMessage, globalOptionsFrom } from './context';
-import type { Io } from './context';
-import { exportCommand, forgetCommand, importCommand, importGitCommand, observeCommand } from './commands/data';
-import { doctorCommand } from './commands/doctor';
-import { evalCommand } from './commands/evalCommand';
-import { nodeCommand, searchCommand, statsCommand } from './commands/read';
-import { mcpCommand, serveCommand } from './commands/servers';
+import type { CommandImpl, CommandSpec, OptionSpec } from './command';
+import { COMMAND_SPECS } from './commands/specs';
+import { UsageError, errorMessage, globalOptionsFrom } from './options';
+import type { Io } from './options';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   store: { type: 'string', description: 'Store location: a folder or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
@@ -20,20 +18,19 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };
 
-export const COMMANDS: Command[] = [
-  mcpCommand,
-  serveCommand,
-  importGitCommand,
-  observeCommand,
-  nodeCommand,
-  searchCommand,
-  statsCommand,
-  exportCommand,
-  importCommand,
-  forgetCommand,
-  doctorCommand,
-  evalCommand,
-];
+/**
+ * The implementation of a command. The build turns this require into one of the separate bundle
+ * dist/cliCommands.js (`lazyCommandsBundle` in scripts/cliBundles.mjs); run from sources (tsx)
+ * it loads the TypeScript module. A require, not import(): tsx's CommonJS hook leaves import()
+ * to Node's ESM loader, which cannot resolve an extensionless .ts path.
+ */
+function implementationOf(spec: CommandSpec): CommandImpl {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when a command runs
+  const { COMMAND_IMPLS } = require('./commands/implementations') as typeof import('./commands/implementations');
+  const impl = COMMAND_IMPLS.find((c) => c.name === spec.name);
+  if (!impl) throw new Error(`internal: command '${spec.name}' has no implementation`);
+  return impl;
+}
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
   return Object.entries(options).map(([name, spec]) => {
@@ -49,7 +46,7 @@ export function mainHelp(): string {
     'Usage: code-memory <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
+    ...COMMAND_SPECS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
     '',
     'Options (every command):',
     ...optionLines(GLOBAL_OPTIONS),
@@ -58,7 +55,7 @@ export function mainHelp(): string {
   ].join('\n');
 }
 
-export function commandHelp(command: Command): string {
+export function commandHelp(command: CommandSpec): string {
   const lines = [`${command.summary}`, '', `Usage: ${command.usage}`];
   if (command.details) lines.push('', command.details);
   if (Object.keys(command.options).length) lines.push('', 'Options:', ...optionLines(command.options));
@@ -76,7 +73,7 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
     io.stdout.write('0.1.0\n');
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  const command = COMMAND_SPECS.find((c) => c.name === name);
   if (!command) {
     io.stderr.write(`error: unknown command '${name}'\n\n${mainHelp()}\n`);
     return 2;
@@ -100,7 +97,8 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
   }
   try {
     const options = globalOptionsFrom(parsed.values as Record<string, unknown>);
-    return await command.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
+    const impl = implementationOf(command);
+    return await impl.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`error: ${error.message}\n`);

@@ -43,8 +43,11 @@ import { localPath } from './store/location';
 
 export interface MemoryEngineOptions {
   storeUri: string;
-  /** 'none': full text only. Default: the hashed n-gram embedder (no model to load). */
-  embedder?: Embedder | 'none';
+  /**
+   * 'none': full text only. Default: the hashed n-gram embedder (no model to load). A promise
+   * (an embedder still loading its model) lets the store open meanwhile.
+   */
+  embedder?: Embedder | 'none' | Promise<Embedder | 'none'>;
   summariser?: Summariser;
   /** A session ends after this much quiet time (default 30 minutes). */
   sessionIdleMs?: number;
@@ -117,18 +120,37 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   static async open(options: MemoryEngineOptions): Promise<MemoryEngine> {
-    const embedder = options.embedder === 'none' ? null : (options.embedder ?? new HashedEmbedder());
-    const store = await Store.open({
-      uri: options.storeUri,
-      dimension: embedder?.dimension ?? 512,
-      storageOptions: options.storageOptions,
-      logger: options.logger,
-    });
+    // The store opens while the embedder loads its model: neither waits for the other.
+    const loading: Promise<Embedder | null> = Promise.resolve(options.embedder ?? new HashedEmbedder()).then((e) => (e === 'none' ? null : e));
+    // A failure is reported once the store is open (below); until then it is not unhandled.
+    loading.catch(() => undefined);
+    let store: Store;
+    try {
+      store = await Store.open({
+        uri: options.storeUri,
+        dimension: async () => (await loading)?.dimension ?? 512,
+        storageOptions: options.storageOptions,
+        logger: options.logger,
+      });
+    } catch (error) {
+      void loading.then((e) => e?.close?.(), () => undefined);
+      throw error;
+    }
+    let embedder: Embedder | null;
+    try {
+      embedder = await loading;
+    } catch (error) {
+      store.close();
+      throw error;
+    }
     if (embedder && embedder.dimension !== store.dimension) {
       options.logger?.(`embedder ${embedder.name} has ${embedder.dimension} dimensions, the store ${store.dimension}: re-creating vectors`);
       await store.resizeVectors(embedder.dimension);
     }
-    if (embedder) await store.setMeta({ embed_model: embedder.name, embed_dimension: String(embedder.dimension) });
+    // Written only when the model changed: every write is a new version of the meta table.
+    if (embedder && ((await store.getMeta('embed_model')) !== embedder.name || (await store.getMeta('embed_dimension')) !== String(embedder.dimension))) {
+      await store.setMeta({ embed_model: embedder.name, embed_dimension: String(embedder.dimension) });
+    }
     const engine = new MemoryEngine(store, embedder, options.summariser ?? new ExtractiveSummariser(), options);
     // A forget that a crash interrupted is finished before anything is read.
     await engine.maintenance.resumeForget();

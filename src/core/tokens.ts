@@ -1,6 +1,15 @@
 // Token budgets use a real BPE tokenizer (o200k_base, the encoding of current OpenAI models),
 // not characters / 4, so a budget means the same thing to every agent reading the output.
-import { countTokens as bpeCount, decode, encode, encodeGenerator } from 'gpt-tokenizer';
+import type * as GptTokenizer from 'gpt-tokenizer';
+
+// Loaded on first use: building the o200k tables takes a noticeable part of a process start,
+// and a server's first answer (recall) or a CLI command often needs no token count at all.
+let bpe: typeof GptTokenizer | undefined;
+function tokenizer(): typeof GptTokenizer {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a synchronous lazy load
+  bpe ??= require('gpt-tokenizer') as typeof GptTokenizer;
+  return bpe;
+}
 
 // Captured text may quote special tokens such as <|endoftext|>; gpt-tokenizer throws on them
 // by default. They are ordinary text to us.
@@ -12,7 +21,7 @@ const CHARS_PER_TOKEN_WINDOW = 6;
 
 export function countTokens(text: string): number {
   if (!text) return 0;
-  return bpeCount(text, PLAIN_TEXT);
+  return tokenizer().countTokens(text, PLAIN_TEXT);
 }
 
 /**
@@ -23,6 +32,7 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   if (!text) return '';
   const max = Math.floor(maxTokens);
   if (!(max > 0)) return '';
+  const { decode, encode, encodeGenerator } = tokenizer();
   let window = max * CHARS_PER_TOKEN_WINDOW;
   while (window < text.length) {
     // The tokenizer splits text into words before merging, so cutting the window can only

@@ -1,30 +1,38 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { build } from 'esbuild';
+import type { BuildOptions } from 'esbuild';
+import { pathToFileURL } from 'node:url';
+import { COMMAND_IMPLS } from '../../src/cli/commands/implementations';
+import { COMMAND_SPECS } from '../../src/cli/commands/specs';
 import { REPO_ROOT, makeGitRepo, removeDir, tempDir } from './mcpFixture';
 import type { TestRepo } from './mcpFixture';
 
-// The CLI runs as its esbuild bundle (as users get it), built from the current sources into out/.
-// One folder per run, so that two test runs never read each other's half-written bundle.
+// The CLI runs as its esbuild bundles (as users get them: cli.js, which loads cliCommands.js
+// when a command runs, and embedWorker.js), built from the current sources into out/ by the same
+// definitions esbuild.config.mjs uses. One folder per run, so that two test runs never read each
+// other's half-written bundle.
 const BUNDLE_DIR = path.join(REPO_ROOT, 'out', 'test-cli', String(process.pid));
 const CLI = path.join(BUNDLE_DIR, 'cli.js');
 
 async function buildCli(): Promise<void> {
-  await build({
-    entryPoints: { cli: path.join(REPO_ROOT, 'src/cli/main.ts'), embedWorker: path.join(REPO_ROOT, 'src/core/embed/worker.ts') },
-    outdir: BUNDLE_DIR,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
-    external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
-    logLevel: 'error',
-  });
+  const { cliBundles } = (await import(pathToFileURL(path.join(REPO_ROOT, 'scripts/cliBundles.mjs')).href)) as { cliBundles(root: string, outdir: string): BuildOptions[] };
+  for (const bundle of cliBundles(REPO_ROOT, BUNDLE_DIR)) {
+    await build({
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
+      external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
+      logLevel: 'error',
+      ...bundle,
+    });
+  }
 }
 const PROJECT = 'github.com/acme/cli-test';
 
@@ -35,8 +43,12 @@ interface Run {
 }
 
 function cli(args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return cliAt(CLI, args, options);
+}
+
+function cliAt(bundle: string, args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [bundle, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
       env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '', ...options.env },
     });
@@ -88,6 +100,29 @@ describe('code-memory CLI', function () {
     const badOption = await cli(['stats', '--frob']);
     assert.equal(badOption.code, 2);
     assert.match(badOption.stderr, /--frob/);
+  });
+
+  it('answers --help and usage errors from cli.js alone, loading the commands bundle only to run a command', async () => {
+    const alone = tempDir('cli-alone');
+    try {
+      copyFileSync(CLI, path.join(alone, 'cli.js'));
+      const run = (args: string[]): Promise<Run> => cliAt(path.join(alone, 'cli.js'), args);
+      const help = await run(['--help']);
+      assert.equal(help.code, 0, help.stderr);
+      assert.match(help.stdout, /\n {2}search +Search the project memory/);
+      assert.match((await run(['search', '--help'])).stdout, /Usage: code-memory search/);
+      assert.equal((await run(['stats', '--frob'])).code, 2);
+      // Running a command is what needs the commands bundle: without it, the load fails.
+      const stats = await run(['stats', '--store', alone, '--project', PROJECT]);
+      assert.equal(stats.code, 1);
+      assert.match(stats.stderr, /cliCommands/);
+    } finally {
+      removeDir(alone);
+    }
+  });
+
+  it('has one implementation for every command spec and none without a spec', () => {
+    assert.deepEqual(COMMAND_IMPLS.map((c) => c.name), COMMAND_SPECS.map((c) => c.name));
   });
 
   it('import-git imports each commit once, with progress on stderr, and search finds them', async () => {

@@ -8,8 +8,8 @@ import type { ForgetRequest, ObservationInput } from '../../core/api';
 import type { SourceKind } from '../../core/model/records';
 import { describeIssues } from '../../core/tools/types';
 import { observationInputSchema } from '../../core/tools/write';
-import type { Command } from '../command';
-import type { Io } from '../context';
+import type { CommandImpl } from '../command';
+import type { Io } from '../options';
 import { openEngine, resolveScope, writeJson } from '../context';
 
 function progressBar(io: Io, label: string): (done: number, total: number) => void {
@@ -30,17 +30,8 @@ function progressBar(io: Io, label: string): (done: number, total: number) => vo
   };
 }
 
-export const importGitCommand: Command = {
+export const importGitCommand: CommandImpl = {
   name: 'import-git',
-  summary: "Backfill memory from a repository's commit history (idempotent)",
-  usage: 'code-memory import-git [repo-path] [--rev <rev>] [--project <name>] [--store <uri>]',
-  details:
-    'One observation per commit (message, files, SHA, branch, author, date, what the diff changed), grouped into sessions by time. ' +
-    'Commits already imported are skipped, so running it twice adds nothing. Progress goes to stderr.',
-  options: {
-    rev: { type: 'string', description: 'Revision whose history is imported (default HEAD)', valueName: 'rev' },
-    merges: { type: 'boolean', description: 'Also import merge commits as observations of their own (by default a pull request message is kept with the commits it merged)' },
-  },
   async run({ options, values, positionals, io, signal }) {
     const repo = path.resolve(positionals[0] ?? options.cwd);
     const scope = await resolveScope(options, repo);
@@ -66,14 +57,8 @@ export const importGitCommand: Command = {
   },
 };
 
-export const observeCommand: Command = {
+export const observeCommand: CommandImpl = {
   name: 'observe',
-  summary: 'Store observations given as JSON lines on stdin (for agent hooks)',
-  usage: 'some-hook | code-memory observe [--project <name>] [--store <uri>]',
-  details:
-    'Each line is one observation: {"type": "edit", "title": "...", "files_modified": ["src/a.ts"], ...} (fields as in the `observe` MCP tool). ' +
-    'All lines are checked first; if any is invalid nothing is stored and the exit code is 2.',
-  options: {},
   async run({ options, io }) {
     const inputs: ObservationInput[] = [];
     const problems: string[] = [];
@@ -127,14 +112,8 @@ function privateFileStream(file: string): ReturnType<typeof createWriteStream> {
   return createWriteStream('', { fd });
 }
 
-export const exportCommand: Command = {
+export const exportCommand: CommandImpl = {
   name: 'export',
-  summary: 'Write the project memory (or all of it) as JSON lines',
-  usage: 'code-memory export [--out <file>] [--all-projects] [--project <name>] [--store <uri>]',
-  options: {
-    out: { type: 'string', description: 'File to write, readable only by you (mode 0600); default: stdout', valueName: 'file' },
-    'all-projects': { type: 'boolean', description: 'Export every project in the store' },
-  },
   async run({ options, values, io }) {
     const scope = values['all-projects'] ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
@@ -150,11 +129,8 @@ export const exportCommand: Command = {
   },
 };
 
-export const importCommand: Command = {
+export const importCommand: CommandImpl = {
   name: 'import',
-  summary: 'Read JSON lines written by `export` into the store',
-  usage: 'code-memory import [file|-] [--store <uri>]',
-  options: {},
   async run({ options, positionals, io }) {
     const file = positionals[0] ?? '-';
     const input = file === '-' ? io.stdin : createReadStream(file);
@@ -173,18 +149,8 @@ export const importCommand: Command = {
 
 const KINDS: SourceKind[] = ['observation', 'session_summary', 'memory'];
 
-export const forgetCommand: Command = {
+export const forgetCommand: CommandImpl = {
   name: 'forget',
-  summary: 'Delete records: some ids, a whole project, or everything',
-  usage: 'code-memory forget (--ids <1,2,3> --kind <observation|session_summary|memory> | --whole-project | --all) [--yes]',
-  details: 'Deleted text is pruned from disk. --whole-project and --all ask for --yes.',
-  options: {
-    ids: { type: 'string', description: 'Comma-separated ids', valueName: 'ids' },
-    kind: { type: 'string', description: 'Kind of the ids: observation, session_summary or memory', valueName: 'kind' },
-    'whole-project': { type: 'boolean', description: 'Forget every record of the project' },
-    all: { type: 'boolean', description: 'Forget everything in the store' },
-    yes: { type: 'boolean', description: 'Confirm --whole-project or --all' },
-  },
   async run({ options, values, io }) {
     const request: ForgetRequest = {};
     const modes = [values.ids !== undefined, Boolean(values['whole-project']), Boolean(values.all)].filter(Boolean).length;

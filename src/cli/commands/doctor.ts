@@ -4,8 +4,9 @@ import { WorkerEmbedder } from '../../core/embed/workerEmbedder';
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import type { Command } from '../command';
-import { errorMessage, openEngine, resolveScope, writeJson } from '../context';
+import type { CommandImpl } from '../command';
+import { openEngine, resolveScope, writeJson } from '../context';
+import { errorMessage } from '../options';
 import { serverInfoPath } from './servers';
 
 interface Check {
@@ -27,11 +28,8 @@ function gitVersion(): Promise<string | null> {
   return new Promise((resolve) => execFile('git', ['--version'], { timeout: 5000 }, (err, out) => resolve(err ? null : out.trim())));
 }
 
-export const doctorCommand: Command = {
+export const doctorCommand: CommandImpl = {
   name: 'doctor',
-  summary: 'Check the store, the embedding model, the port and git; say what to fix',
-  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|none] [--json]',
-  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' } },
   async run({ options, values, io }) {
     const checks: Check[] = [];
     const scope = await resolveScope(options).catch(() => ({ project: '(unknown)' }));

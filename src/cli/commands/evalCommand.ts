@@ -2,28 +2,14 @@
 
 import { writeFileSync } from 'node:fs';
 import { formatReport } from '../../core/eval/format';
-import { EVAL_TOOLS, runEval } from '../../core/eval/runEval';
-import type { EvalTool } from '../../core/eval/runEval';
-import type { Command } from '../command';
+import { EVAL_TOOLS } from '../../core/eval/evalTools';
+import type { EvalTool } from '../../core/eval/evalTools';
+import { runEval } from '../../core/eval/runEval';
+import type { CommandImpl } from '../command';
 import { writeJson } from '../context';
 
-export const evalCommand: Command = {
+export const evalCommand: CommandImpl = {
   name: 'eval',
-  summary: "Measure retrieval quality on a repository's history and a question file",
-  usage: 'code-memory eval --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--tools recall,recall_context,retrieve_memory] [--k <n>] [--per-question] [--out <file>] [--json]',
-  details:
-    'Imports the history into a fresh temporary store (your store is not touched), asks every question through the tools and scores where the gold commit ranks (hit@1/5/10, MRR@10, latency). ' +
-    'Question lines: {"id": "q1", "question": "...", "gold_commits": ["<sha>"], "kind": "paraphrase"}.',
-  options: {
-    repo: { type: 'string', description: 'Git repository whose history is imported', valueName: 'dir' },
-    queries: { type: 'string', description: 'JSON Lines question file', valueName: 'file' },
-    rev: { type: 'string', description: 'Revision to import (default HEAD)', valueName: 'rev' },
-    tools: { type: 'string', description: `Comma-separated tools (default ${EVAL_TOOLS.join(',')})`, valueName: 'list' },
-    k: { type: 'string', description: 'Answers scored per question (default 10)', valueName: 'n' },
-    merges: { type: 'boolean', description: 'Import informative merge commits too' },
-    'per-question': { type: 'boolean', description: 'Also print each question\'s ranks' },
-    out: { type: 'string', description: 'Also write the JSON report to this file', valueName: 'file' },
-  },
   async run({ options, values, io }) {
     if (!values.repo || !values.queries) {
       io.stderr.write('error: --repo and --queries are required\n');

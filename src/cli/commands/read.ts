@@ -1,16 +1,13 @@
 // Reading: node, search, stats.
 
 import type { Layer } from '../../core/model/records';
-import type { Command } from '../command';
+import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
 
 const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-export const nodeCommand: Command = {
+export const nodeCommand: CommandImpl = {
   name: 'node',
-  summary: 'Show a node (a recall result): its cell and source record',
-  usage: 'code-memory node <node-id> [--project <name>] [--json]',
-  options: {},
   async run({ options, positionals, io }) {
     const id = positionals[0];
     if (!id || !NODE_ID.test(id)) {
@@ -43,14 +40,8 @@ export const nodeCommand: Command = {
   },
 };
 
-export const searchCommand: Command = {
+export const searchCommand: CommandImpl = {
   name: 'search',
-  summary: 'Search the project memory (hybrid full text + vectors)',
-  usage: 'code-memory search <text...> [--limit <n>] [--layer L0|L1|L2] [--json]',
-  options: {
-    limit: { type: 'string', description: 'Results to show (default 10, at most 200)', valueName: 'n' },
-    layer: { type: 'string', multiple: true, description: 'Only this layer (repeatable): L0 observations, L1 session summaries, L2 memories', valueName: 'layer' },
-  },
   async run({ options, values, positionals, io }) {
     const text = positionals.join(' ').trim();
     if (!text) {
@@ -88,11 +79,8 @@ export const searchCommand: Command = {
   },
 };
 
-export const statsCommand: Command = {
+export const statsCommand: CommandImpl = {
   name: 'stats',
-  summary: 'Count records, projects and vectors in the store',
-  usage: 'code-memory stats [--all-projects] [--project <name>] [--json]',
-  options: { 'all-projects': { type: 'boolean', description: 'Count every project in the store' } },
   async run({ options, values, io }) {
     const scope = values['all-projects'] ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);

@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isLocalUri, localPath } from '../../core/store/location';
-import type { Command } from '../command';
+import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
 
 /** Where `serve` writes its URL and token: inside a local store folder, else in ~/.code-memory. */
@@ -15,14 +15,8 @@ export function serverInfoPath(storeUri: string): string {
   return path.join(dir, 'server.json');
 }
 
-export const mcpCommand: Command = {
+export const mcpCommand: CommandImpl = {
   name: 'mcp',
-  summary: 'Serve the memory tools over MCP stdio (for Claude Code, Cursor, Codex...)',
-  usage: 'code-memory mcp [--project <name>] [--store <uri>]',
-  details:
-    'Speaks MCP on stdin/stdout for one project (from --project, else the current folder\'s git remote or name). Logs go to stderr.\n' +
-    'Example agent config: {"command": "code-memory", "args": ["mcp", "--project", "github.com/me/app"]}',
-  options: {},
   async run({ options, io }) {
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true);
@@ -35,18 +29,8 @@ export const mcpCommand: Command = {
   },
 };
 
-export const serveCommand: Command = {
+export const serveCommand: CommandImpl = {
   name: 'serve',
-  summary: 'Serve MCP (Streamable HTTP) and REST on 127.0.0.1 with a bearer token',
-  usage: 'code-memory serve [--port <n>] [--token-file <path>] [--project <name>] [--store <uri>]',
-  details:
-    'Listens on 127.0.0.1 only (a random free port unless --port). Every request needs Authorization: Bearer <token>.\n' +
-    'The URL and token are written to a file readable only by you (server.json in the store folder unless --token-file); it is removed on exit.\n' +
-    'Routes: POST /v1/mcp/memory (MCP), GET /v1/nodes/{id}, GET /v1/dev/mcp-requests, POST /v1/observations, GET /v1/health.',
-  options: {
-    port: { type: 'string', description: 'Port to listen on (default: a random free port)', valueName: 'n' },
-    'token-file': { type: 'string', description: 'Where to write {url, token} (mode 0600)', valueName: 'path' },
-  },
   async run({ options, values, io, signal }) {
     const port = values.port === undefined ? 0 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -1,7 +1,8 @@
 // Plain-text rendering of an evaluation report: one table of metrics per tool, then each
 // question's rank per tool.
 
-import type { EvalReport, EvalTool } from './runEval';
+import type { EvalTool } from './evalTools';
+import type { EvalReport } from './runEval';
 
 function f3(x: number): string {
   return x.toFixed(3);

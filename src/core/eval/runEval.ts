@@ -22,11 +22,10 @@ import type { Scope } from '../model/records';
 import type { ToolContext } from '../tools/types';
 import { firstGoldRank, latencyMetrics, rankMetrics, uniqueInOrder } from './metrics';
 import type { LatencyMetrics, RankMetrics } from './metrics';
+import { EVAL_TOOLS } from './evalTools';
+import type { EvalTool } from './evalTools';
 import { loadQuestions } from './queries';
 import type { EvalQuestion } from './queries';
-
-export const EVAL_TOOLS = ['recall', 'recall_context', 'retrieve_memory'] as const;
-export type EvalTool = (typeof EVAL_TOOLS)[number];
 
 export interface EvalOptions {
   /** The git repository whose history is imported. */

@@ -19,8 +19,12 @@ export type Row = Record<string, unknown>;
 
 export interface StoreOpenOptions {
   uri: string;
-  /** Vector dimension for a new store; an existing store keeps its own until resized. */
-  dimension: number;
+  /**
+   * Vector dimension for a new store; an existing store keeps its own until resized. A function
+   * is only called when the cells table has to be created, so an embedder that is still loading
+   * (the only one who knows it) delays the open of a new store only.
+   */
+  dimension: number | (() => Promise<number>);
   storageOptions?: Record<string, string>;
   logger?: (message: string) => void;
 }
@@ -97,12 +101,14 @@ export class Store {
 
     const names = new Set(await db.tableNames());
     let version = SCHEMA_VERSION;
+    let storedVersion: number | null = null;
     if (names.has(TABLES.meta)) {
       const meta = await db.openTable(TABLES.meta);
       const rows = await meta.query().where(`key = 'schema_version'`).toArray();
       const stored = rows.length > 0 ? Number(rows[0].value) : 1;
       if (stored > SCHEMA_VERSION) throw new StoreVersionError(stored, SCHEMA_VERSION, options.uri);
       version = stored;
+      if (rows.length > 0) storedVersion = stored;
     } else if (names.size > 0) {
       version = 1; // tables without a meta table: the first layout
     }
@@ -112,12 +118,13 @@ export class Store {
     }
 
     // The cells table decides the dimension once it exists.
-    let dimension = options.dimension;
+    let dimension: number | null = null;
     if (names.has(TABLES.cells)) {
       const schema = await (await db.openTable(TABLES.cells)).schema();
       const vector = schema.fields.find((f) => f.name === 'vector');
       if (vector) dimension = (vector.type as FixedSizeList).listSize;
     }
+    dimension ??= typeof options.dimension === 'number' ? options.dimension : await options.dimension();
 
     const tables = new Map<TableName, Table>();
     const schemas = currentSchemas(dimension);
@@ -137,7 +144,8 @@ export class Store {
     }
     const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log);
     store.current = opened;
-    await opened.setMeta({ schema_version: String(version) });
+    // Every write is a new table version: an open writes only what changed.
+    if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });
     return opened;
   }
 

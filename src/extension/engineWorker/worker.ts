@@ -14,6 +14,7 @@ import { ExtractiveSummariser } from '../../core/compress/summariser';
 import { importGitHistory } from '../../core/capture/gitImport';
 import type { Embedder } from '../../core/embed/embedder';
 import { createEmbedder } from '../../core/embed/factory';
+import type { EmbedderConfig } from '../../core/embed/factory';
 import { MemoryEngine } from '../../core/engine';
 import type { Observation, Scope } from '../../core/model/records';
 import { findTool, toolDefinitions } from '../../core/tools/registry';
@@ -54,25 +55,28 @@ class BridgeSummariser implements Summariser {
   }
 }
 
-async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | null }> {
-  let embedder: Embedder | null = null;
-  if (options.embedder) {
-    try {
-      const { WorkerEmbedder } = await import('../../core/embed/workerEmbedder');
-      // Embedding gets a thread of its own, so a long batch never delays a search on this one.
-      embedder = await WorkerEmbedder.start(options.embedder).catch(() => createEmbedder(options.embedder!));
-    } catch (err) {
-      log(`The ${options.embedder.provider} embedder could not start (${err instanceof Error ? err.message : String(err)}); search uses full text only. Change codeMemory.embedding.provider to fix this.`);
-    }
+async function startEmbedder(config: EmbedderConfig): Promise<Embedder | null> {
+  try {
+    const { WorkerEmbedder } = await import('../../core/embed/workerEmbedder');
+    // Embedding gets a thread of its own, so a long batch never delays a search on this one.
+    return await WorkerEmbedder.start(config).catch(() => createEmbedder(config));
+  } catch (err) {
+    log(`The ${config.provider} embedder could not start (${err instanceof Error ? err.message : String(err)}); search uses full text only. Change codeMemory.embedding.provider to fix this.`);
+    return null;
   }
+}
+
+async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | null }> {
+  // The model loads while the store opens; the store is what the first answer waits for.
+  const loading = options.embedder ? startEmbedder(options.embedder) : Promise.resolve(null);
   const engine = await MemoryEngine.open({
     storeUri: options.storeUri,
-    embedder: embedder ?? 'none',
+    embedder: loading.then((e) => e ?? 'none'),
     summariser: new BridgeSummariser(),
     sessionIdleMs: options.sessionIdleMs,
     logger: log,
   });
-  return { engine, embedder };
+  return { engine, embedder: await loading };
 }
 
 async function dispatch(engine: MemoryEngineApi, id: number, method: string, args: unknown[]): Promise<unknown> {

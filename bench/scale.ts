@@ -1,0 +1,314 @@
+// The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
+// (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
+//   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--out file.json]
+// Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
+// observations per call) and prints the fill rate and the time until every cell is
+// vector-searchable; compacts it as the maintenance lease holder would; then per transport
+// starts a fresh server process and measures cold open -> first answer, each tool's p50/p95,
+// get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
+// second process (`code-memory observe`, `--writes` observations) writes beside it. Also times
+// `code-memory --help`. Prints markdown tables (paste into the README) and, with --out, JSON.
+// Never asserts: numbers only. Run big sizes alone on a quiet machine.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ObservationInput } from '../src/core/api';
+import type { Embedder } from '../src/core/embed/embedder';
+import { HashedEmbedder } from '../src/core/embed/hashed';
+import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
+import { MemoryEngine } from '../src/core/engine';
+import type { Scope } from '../src/core/model/records';
+import { percentile, rng, round, syntheticCorpus } from './synthetic';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000' },
+    embedder: { type: 'string', default: 'hashed' },
+    calls: { type: 'string', default: '50' },
+    batch: { type: 'string', default: '2000' },
+    writes: { type: 'string', default: '5000' },
+    transports: { type: 'string', default: 'stdio,http' },
+    'embed-timeout': { type: 'string', default: '3600' },
+    'keep-store': { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+const sizes = values.sizes.split(',').filter(Boolean).map(Number);
+const calls = Number(values.calls);
+const batchSize = Number(values.batch);
+const writes = Number(values.writes);
+const transports = values.transports.split(',').filter(Boolean) as Array<'stdio' | 'http'>;
+const embedderName = values.embedder;
+const PROJECT = 'bench/scale';
+const scope: Scope = { project: PROJECT };
+const log = (m: string): void => void process.stderr.write(`${m}\n`);
+
+if (!['hashed', 'use-lite'].includes(embedderName)) throw new Error('--embedder must be hashed or use-lite');
+if (!existsSync(CLI) || !existsSync(path.join(ROOT, 'dist', 'cliCommands.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first (the bench runs the built CLI, as users do)');
+if (!sizes.every((s) => Number.isInteger(s) && s > 0) || !(calls > 0) || !(batchSize > 0)) throw new Error('--sizes, --calls and --batch take positive integers');
+
+type Stat = { p50: number; p95: number };
+const stat = (times: number[]): Stat => ({ p50: round(percentile(times, 50), 1), p95: round(percentile(times, 95), 1) });
+const median = (times: number[]): number => round(percentile(times, 50), 1);
+
+function observation(corpus: ReturnType<typeof syntheticCorpus>, j: number, r: () => number, key: string): ObservationInput {
+  const files = corpus.texts[j].split(/\s+/).filter((w) => w.startsWith('src/')).slice(0, 3);
+  return {
+    type: corpus.types[j],
+    title: corpus.titles[j],
+    narrative: corpus.texts[j],
+    files_modified: files.length ? files : undefined,
+    // Ordered times and explicit sessions of 50: the bench measures reads, not session tracking.
+    created_at_epoch: Date.UTC(2025, 0, 1) + j * 60_000 + Math.floor(r() * 30_000),
+    memory_session_id: `bench-session-${key}-${Math.floor(j / 50)}`,
+    dedupe_key: `bench:${key}:${j}`,
+  };
+}
+
+async function makeEmbedder(): Promise<Embedder> {
+  return embedderName === 'use-lite' ? WorkerEmbedder.start({ provider: 'use-lite' }) : new HashedEmbedder();
+}
+
+interface Filled {
+  cells: number;
+  fill_s: number;
+  fill_per_s: number;
+  vectors_s: number;
+  embedded: number;
+  optimize_s: number;
+  queries: string[];
+  ids: number[];
+}
+
+/** Fills `dir` through engine.observe in batches, then waits for every vector and compacts. */
+async function fill(dir: string, size: number): Promise<Filled> {
+  const corpus = syntheticCorpus(size, Math.max(calls, 100));
+  const engine = await MemoryEngine.open({ storeUri: dir, embedder: await makeEmbedder(), maintenanceIntervalMs: 0, logger: log });
+  try {
+    const r = rng(7);
+    const ids: number[] = [];
+    const started = performance.now();
+    for (let i = 0; i < size; i += batchSize) {
+      const inputs: ObservationInput[] = [];
+      for (let j = i; j < Math.min(size, i + batchSize); j++) inputs.push(observation(corpus, j, r, 'fill'));
+      const stored = await engine.observe(inputs, scope);
+      if (ids.length < 1000) ids.push(...stored.slice(0, 1000 - ids.length).map((o) => o.id));
+      if (Math.floor(i / batchSize) % Math.max(1, Math.floor(50_000 / batchSize)) === 0) log(`  filled ${Math.min(size, i + batchSize)}/${size} in ${round((performance.now() - started) / 1000, 1)} s`);
+    }
+    await engine.flush();
+    const fillS = (performance.now() - started) / 1000;
+    // Vector-searchable: every cell has its vector (written back by the lease holder's queue).
+    const timeout = Number(values['embed-timeout']) * 1000;
+    let s = await engine.stats(scope);
+    while (s.cells_with_vectors < s.cells && performance.now() - started < fillS * 1000 + timeout) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      s = await engine.stats(scope);
+    }
+    const vectorsS = (performance.now() - started) / 1000;
+    log(`  ${s.cells} cells, ${s.cells_with_vectors} with vectors, ${round(vectorsS, 1)} s after the fill started`);
+    const optimizeStarted = performance.now();
+    await engine.optimize();
+    const optimizeS = (performance.now() - optimizeStarted) / 1000;
+    return { cells: s.cells, fill_s: round(fillS, 1), fill_per_s: Math.round(size / fillS), vectors_s: round(vectorsS, 1), embedded: s.cells_with_vectors, optimize_s: round(optimizeS, 1), queries: corpus.queries, ids };
+  } finally {
+    await engine.close();
+  }
+}
+
+interface Server {
+  client: Client;
+  pid: number;
+  close(): Promise<void>;
+}
+
+const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName];
+
+async function startStdio(dir: string): Promise<Server> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: { ...process.env, LANCEDB_LOG: 'error' } as Record<string, string>, stderr: 'ignore' });
+  const client = new Client({ name: 'bench-scale', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, pid: transport.pid ?? -1, close: () => client.close() };
+}
+
+async function startHttp(dir: string): Promise<Server> {
+  const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
+  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, LANCEDB_LOG: 'error' } });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('\n')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`code-memory serve exited (${code}) before listening`)));
+  });
+  const info = JSON.parse(readFileSync(tokenFile, 'utf8')) as { url: string; token: string };
+  const client = new Client({ name: 'bench-scale', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${info.token}` } } }));
+  return {
+    client,
+    pid: child.pid ?? -1,
+    close: async () => {
+      await client.close();
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(path.dirname(tokenFile), { recursive: true, force: true });
+    },
+  };
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return Math.round(kb / 1024);
+}
+
+type Args = (i: number) => Record<string, unknown>;
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<number> {
+  const t = performance.now();
+  const result = await client.callTool({ name, arguments: args });
+  const ms = performance.now() - t;
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content).slice(0, 300)}`);
+  return ms;
+}
+
+async function series(client: Client, name: string, args: Args, n: number): Promise<number[]> {
+  await call(client, name, args(n)); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) times.push(await call(client, name, args(i)));
+  return times;
+}
+
+/** Recall, over and over, while `code-memory observe` stores `writes` observations in another process. */
+async function underWrites(dir: string, client: Client, recall: Args, corpus: ReturnType<typeof syntheticCorpus>): Promise<{ recall: Stat; calls: number; writer_s: number }> {
+  const r = rng(11);
+  const lines = Array.from({ length: writes }, (_, j) => JSON.stringify(observation(corpus, j, r, `writer-${Date.now()}`))).join('\n');
+  const started = performance.now();
+  const writer = spawn(process.execPath, [CLI, 'observe', ...cliArgs(dir)], { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, LANCEDB_LOG: 'error' } });
+  let running = true;
+  const done = new Promise<number>((resolve) => writer.once('exit', (code) => ((running = false), resolve(code ?? -1))));
+  writer.stdin.end(`${lines}\n`);
+  const times: number[] = [];
+  for (let i = 0; running; i++) times.push(await call(client, 'recall', recall(i)));
+  const code = await done;
+  if (code !== 0) log(`  the writer (code-memory observe) exited with ${code}`);
+  return { recall: stat(times), calls: times.length, writer_s: round((performance.now() - started) / 1000, 1) };
+}
+
+async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: Filled): Promise<Record<string, unknown>> {
+  const q = (i: number): string => filled.queries[i % filled.queries.length];
+  const recall: Args = (i) => ({ text: q(i), k: 10 });
+  // Cold open -> first answer: from spawning the server to the first recall's result.
+  const started = performance.now();
+  const server = transport === 'stdio' ? await startStdio(dir) : await startHttp(dir);
+  try {
+    await call(server.client, 'recall', recall(0));
+    const firstAnswerMs = Math.round(performance.now() - started);
+    const r = stat(await series(server.client, 'recall', recall, calls));
+    const rc = stat(await series(server.client, 'recall_context', (i) => ({ query: q(i) }), calls));
+    const rm = stat(await series(server.client, 'retrieve_memory', (i) => ({ prompt: q(i), session_id: `bench-${i}` }), calls));
+    const go = stat(await series(server.client, 'get_observations', (i) => ({ ids: [filled.ids[(i * 7 + 3) % filled.ids.length]], source: 'observation' }), calls));
+    // RSS after at least 100 queries (more when --calls asks for more).
+    let queries = 4 * (calls + 1) + 1;
+    for (; queries < 100; queries++) await call(server.client, 'recall', recall(queries));
+    const rss = rssMb(server.pid);
+    const busy = writes > 0 ? await underWrites(dir, server.client, recall, syntheticCorpus(writes, 1, 99)) : null;
+    const row = {
+      transport,
+      first_answer_ms: firstAnswerMs,
+      recall: r,
+      recall_context: rc,
+      retrieve_memory: rm,
+      get_observations_1_id: go,
+      rss_mb: rss,
+      rss_after_queries: queries,
+      recall_during_writes: busy?.recall ?? null,
+      recall_calls_during_writes: busy?.calls ?? 0,
+      writer_s: busy?.writer_s ?? null,
+    };
+    log(`  ${transport}: first answer ${firstAnswerMs} ms, recall ${r.p50}/${r.p95} ms, RSS ${rss} MB${busy ? `, recall during writes ${busy.recall.p50}/${busy.recall.p95} ms` : ''}`);
+    return row;
+  } finally {
+    await server.close();
+  }
+}
+
+function helpMs(): { help_ms: number; node_ms: number } {
+  const time = (args: string[]): number[] =>
+    Array.from({ length: 10 }, () => {
+      const t = performance.now();
+      spawnSync(process.execPath, args, { stdio: 'ignore' });
+      return performance.now() - t;
+    });
+  return { help_ms: median(time([CLI, '--help'])), node_ms: median(time(['-e', '0'])) };
+}
+
+const pair = (s: Stat | null): string => (s ? `${s.p50} / ${s.p95}` : '-');
+
+function markdown(results: Array<{ size: number; filled: Filled; rows: Array<Record<string, unknown>> }>, help: ReturnType<typeof helpMs>): string {
+  const lines = [
+    `Embedder \`${embedderName}\`, ${os.cpus().length} cores, Node ${process.version}, load ${round(os.loadavg()[0], 1)}; ${calls} calls per tool after one warm-up; times in ms (p50 / p95).`,
+    '',
+    '| cells | transport | cold open → first answer | recall | recall_context | retrieve_memory | get_observations (1 id) p50 | RSS after queries | recall while another process writes |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const { filled, rows } of results) {
+    for (const row of rows) {
+      const go = row.get_observations_1_id as Stat;
+      lines.push(
+        `| ${filled.cells.toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q) | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) |`,
+      );
+    }
+  }
+  lines.push('', '| cells | fill through engine.observe | fill rate | all cells vector-searchable after | compaction |', '|---:|---:|---:|---:|---:|');
+  for (const { filled } of results) {
+    lines.push(`| ${filled.cells.toLocaleString('en-US')} | ${filled.fill_s} s (batches of ${batchSize}) | ${filled.fill_per_s.toLocaleString('en-US')} obs/s | ${filled.embedded === filled.cells ? `${filled.vectors_s} s` : `not within the timeout (${filled.embedded} of ${filled.cells})`} | ${filled.optimize_s} s |`);
+  }
+  lines.push('', `\`code-memory --help\`: ${help.help_ms} ms (median of 10; \`node -e 0\` takes ${help.node_ms} ms here).`);
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const help = helpMs();
+  const results: Array<{ size: number; filled: Filled; rows: Array<Record<string, unknown>> }> = [];
+  for (const size of sizes) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-scale-'));
+    try {
+      log(`size ${size}: filling through engine.observe (${embedderName} embedder, batches of ${batchSize})`);
+      const filled = await fill(dir, size);
+      const rows: Array<Record<string, unknown>> = [];
+      for (const transport of transports) rows.push(await benchTransport(dir, transport, filled));
+      results.push({ size, filled, rows });
+    } finally {
+      if (values['keep-store']) log(`  store kept in ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const command = `npx tsx bench/scale.ts ${process.argv.slice(2).join(' ')}`.trim();
+  process.stdout.write(`${markdown(results, help)}\n\nPrinted by \`npm run build && ${command}\`.\n`);
+  if (values.out) {
+    const report = { command, node: process.version, cpus: os.cpus().length, load_average_1m: round(os.loadavg()[0], 1), embedder: embedderName, calls, writes, help, results: results.map(({ filled: { queries: _q, ids: _i, ...f }, rows }) => ({ ...f, rows })) };
+    writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,149 @@
+// What every command is called, says in `--help` and accepts: loaded on every start, so it
+// imports nothing but types and constants. The implementations live in the files beside it.
+
+import { EVAL_TOOLS } from '../../core/eval/evalTools';
+import type { CommandSpec } from '../command';
+
+export const mcpSpec: CommandSpec = {
+  name: 'mcp',
+  summary: 'Serve the memory tools over MCP stdio (for Claude Code, Cursor, Codex...)',
+  usage: 'code-memory mcp [--project <name>] [--store <uri>]',
+  details:
+    'Speaks MCP on stdin/stdout for one project (from --project, else the current folder\'s git remote or name). Logs go to stderr.\n' +
+    'Example agent config: {"command": "code-memory", "args": ["mcp", "--project", "github.com/me/app"]}',
+  options: {},
+};
+
+export const serveSpec: CommandSpec = {
+  name: 'serve',
+  summary: 'Serve MCP (Streamable HTTP) and REST on 127.0.0.1 with a bearer token',
+  usage: 'code-memory serve [--port <n>] [--token-file <path>] [--project <name>] [--store <uri>]',
+  details:
+    'Listens on 127.0.0.1 only (a random free port unless --port). Every request needs Authorization: Bearer <token>.\n' +
+    'The URL and token are written to a file readable only by you (server.json in the store folder unless --token-file); it is removed on exit.\n' +
+    'Routes: POST /v1/mcp/memory (MCP), GET /v1/nodes/{id}, GET /v1/dev/mcp-requests, POST /v1/observations, GET /v1/health.',
+  options: {
+    port: { type: 'string', description: 'Port to listen on (default: a random free port)', valueName: 'n' },
+    'token-file': { type: 'string', description: 'Where to write {url, token} (mode 0600)', valueName: 'path' },
+  },
+};
+
+export const importGitSpec: CommandSpec = {
+  name: 'import-git',
+  summary: "Backfill memory from a repository's commit history (idempotent)",
+  usage: 'code-memory import-git [repo-path] [--rev <rev>] [--project <name>] [--store <uri>]',
+  details:
+    'One observation per commit (message, files, SHA, branch, author, date, what the diff changed), grouped into sessions by time. ' +
+    'Commits already imported are skipped, so running it twice adds nothing. Progress goes to stderr.',
+  options: {
+    rev: { type: 'string', description: 'Revision whose history is imported (default HEAD)', valueName: 'rev' },
+    merges: { type: 'boolean', description: 'Also import merge commits as observations of their own (by default a pull request message is kept with the commits it merged)' },
+  },
+};
+
+export const observeSpec: CommandSpec = {
+  name: 'observe',
+  summary: 'Store observations given as JSON lines on stdin (for agent hooks)',
+  usage: 'some-hook | code-memory observe [--project <name>] [--store <uri>]',
+  details:
+    'Each line is one observation: {"type": "edit", "title": "...", "files_modified": ["src/a.ts"], ...} (fields as in the `observe` MCP tool). ' +
+    'All lines are checked first; if any is invalid nothing is stored and the exit code is 2.',
+  options: {},
+};
+
+export const exportSpec: CommandSpec = {
+  name: 'export',
+  summary: 'Write the project memory (or all of it) as JSON lines',
+  usage: 'code-memory export [--out <file>] [--all-projects] [--project <name>] [--store <uri>]',
+  options: {
+    out: { type: 'string', description: 'File to write, readable only by you (mode 0600); default: stdout', valueName: 'file' },
+    'all-projects': { type: 'boolean', description: 'Export every project in the store' },
+  },
+};
+
+export const importSpec: CommandSpec = {
+  name: 'import',
+  summary: 'Read JSON lines written by `export` into the store',
+  usage: 'code-memory import [file|-] [--store <uri>]',
+  options: {},
+};
+
+export const forgetSpec: CommandSpec = {
+  name: 'forget',
+  summary: 'Delete records: some ids, a whole project, or everything',
+  usage: 'code-memory forget (--ids <1,2,3> --kind <observation|session_summary|memory> | --whole-project | --all) [--yes]',
+  details: 'Deleted text is pruned from disk. --whole-project and --all ask for --yes.',
+  options: {
+    ids: { type: 'string', description: 'Comma-separated ids', valueName: 'ids' },
+    kind: { type: 'string', description: 'Kind of the ids: observation, session_summary or memory', valueName: 'kind' },
+    'whole-project': { type: 'boolean', description: 'Forget every record of the project' },
+    all: { type: 'boolean', description: 'Forget everything in the store' },
+    yes: { type: 'boolean', description: 'Confirm --whole-project or --all' },
+  },
+};
+
+export const nodeSpec: CommandSpec = {
+  name: 'node',
+  summary: 'Show a node (a recall result): its cell and source record',
+  usage: 'code-memory node <node-id> [--project <name>] [--json]',
+  options: {},
+};
+
+export const searchSpec: CommandSpec = {
+  name: 'search',
+  summary: 'Search the project memory (hybrid full text + vectors)',
+  usage: 'code-memory search <text...> [--limit <n>] [--layer L0|L1|L2] [--json]',
+  options: {
+    limit: { type: 'string', description: 'Results to show (default 10, at most 200)', valueName: 'n' },
+    layer: { type: 'string', multiple: true, description: 'Only this layer (repeatable): L0 observations, L1 session summaries, L2 memories', valueName: 'layer' },
+  },
+};
+
+export const statsSpec: CommandSpec = {
+  name: 'stats',
+  summary: 'Count records, projects and vectors in the store',
+  usage: 'code-memory stats [--all-projects] [--project <name>] [--json]',
+  options: { 'all-projects': { type: 'boolean', description: 'Count every project in the store' } },
+};
+
+export const doctorSpec: CommandSpec = {
+  name: 'doctor',
+  summary: 'Check the store, the embedding model, the port and git; say what to fix',
+  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|none] [--json]',
+  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' } },
+};
+
+export const evalSpec: CommandSpec = {
+  name: 'eval',
+  summary: "Measure retrieval quality on a repository's history and a question file",
+  usage: 'code-memory eval --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--tools recall,recall_context,retrieve_memory] [--k <n>] [--per-question] [--out <file>] [--json]',
+  details:
+    'Imports the history into a fresh temporary store (your store is not touched), asks every question through the tools and scores where the gold commit ranks (hit@1/5/10, MRR@10, latency). ' +
+    'Question lines: {"id": "q1", "question": "...", "gold_commits": ["<sha>"], "kind": "paraphrase"}.',
+  options: {
+    repo: { type: 'string', description: 'Git repository whose history is imported', valueName: 'dir' },
+    queries: { type: 'string', description: 'JSON Lines question file', valueName: 'file' },
+    rev: { type: 'string', description: 'Revision to import (default HEAD)', valueName: 'rev' },
+    tools: { type: 'string', description: `Comma-separated tools (default ${EVAL_TOOLS.join(',')})`, valueName: 'list' },
+    k: { type: 'string', description: 'Answers scored per question (default 10)', valueName: 'n' },
+    merges: { type: 'boolean', description: 'Import informative merge commits too' },
+    'per-question': { type: 'boolean', description: 'Also print each question\'s ranks' },
+    out: { type: 'string', description: 'Also write the JSON report to this file', valueName: 'file' },
+  },
+};
+
+/** In the order `--help` lists them. */
+export const COMMAND_SPECS: CommandSpec[] = [
+  mcpSpec,
+  serveSpec,
+  importGitSpec,
+  observeSpec,
+  nodeSpec,
+  searchSpec,
+  statsSpec,
+  exportSpec,
+  importSpec,
+  forgetSpec,
+  doctorSpec,
+  evalSpec,
+];

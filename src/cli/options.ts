@@ -1,0 +1,56 @@
+// The global options every command takes, parsed without loading the engine: `main.ts` and the
+// help text need them before any command's implementation is loaded.
+
+import { fileURLToPath } from 'node:url';
+import { defaultStoreUri } from '../core/store/location';
+
+export interface GlobalOptions {
+  store: string;
+  project?: string;
+  branch?: string;
+  json: boolean;
+  embedder: string;
+  cwd: string;
+}
+
+export class UsageError extends Error {}
+
+export interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+}
+
+export const EMBEDDERS = ['use-lite', 'hashed', 'none'] as const;
+
+/**
+ * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); other
+ * locations as given. A file URI that names no local path is a usage error, not a crash later.
+ */
+function storeLocation(uri: string, from: string): string {
+  if (!uri.startsWith('file://')) return uri;
+  try {
+    return fileURLToPath(uri);
+  } catch (error) {
+    const shown = uri.length > 200 ? `${uri.slice(0, 200)}...` : uri;
+    throw new UsageError(`${from} '${shown}' is not a file URI of a local folder (${errorMessage(error)}); give a folder path, or a file:///absolute/path URI with valid percent-encoding`);
+  }
+}
+
+export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
+  const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
+  if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
+  const store = values.store as string | undefined;
+  return {
+    store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
+    project: (values.project as string | undefined) ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
+    branch: values.branch as string | undefined,
+    json: Boolean(values.json),
+    embedder,
+    cwd: process.cwd(),
+  };
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
