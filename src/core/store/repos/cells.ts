@@ -5,6 +5,7 @@ import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { hybridSearch } from '../../retrieve/hybrid';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
+import type { LexicalSegments } from '../lexicalSegments';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
@@ -31,6 +32,7 @@ export class CellRepository {
     private readonly store: Store,
     project: string,
     private readonly onWrite: () => void,
+    private readonly segments: LexicalSegments,
   ) {
     this.table = new ProjectTable(store, TABLES.cells, project);
   }
@@ -68,6 +70,7 @@ export class CellRepository {
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
     const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers));
-    return retryVanished(() => hybridSearch({ cells: this.store.table(TABLES.cells), embedder }, text, where, options.limit));
+    const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
+    return retryVanished(() => hybridSearch(ctx, text, where, options.limit));
   }
 }
