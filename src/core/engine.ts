@@ -162,11 +162,7 @@ export class MemoryEngine implements MemoryEngineApi {
     // Another process may have died between a record and its cell: the holder looks (a count
     // comparison unless something is missing) every time it renews.
     await this.maintenance.repairCells().catch((e) => this.log(`repair: ${String((e as Error).message ?? e)}`));
-    if (!had) {
-      this.backfill?.kick();
-      // A store from before the index segments, or one another holder left behind.
-      void this.maintenance.indexLexicon();
-    }
+    if (!had) this.backfill?.kick();
   }
 
   private startTimers(maintenanceMs: number): void {
@@ -183,7 +179,7 @@ export class MemoryEngine implements MemoryEngineApi {
       const t = setInterval(() => {
         if (!this.lease.isHeld) return;
         if (this.writesSinceOptimize > 0) void this.optimize();
-        // Other processes' writes: their rows join the index segments too.
+        // Rows other processes wrote (or a store from before the index segments) are indexed too.
         else void this.maintenance.indexLexicon();
       }, maintenanceMs);
       t.unref();
