@@ -13,7 +13,7 @@ import type { Table } from '@lancedb/lancedb';
 import { sqlString } from '../store/filters';
 import type { LexicalSegments, SegmentHead, SegmentPostings } from '../store/lexicalSegments';
 import { retryVanished } from '../store/store';
-import { LexicalIndex } from './lexicalIndex';
+import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
 import type { Corpus, LivePostings } from './lexicalIndex';
 
 type Row = Record<string, unknown>;
@@ -222,7 +222,8 @@ export class Lexicon {
   async corpus(extraWeight: number, terms: string[]): Promise<QueryCorpus> {
     await this.refresh();
     const corpus = new QueryCorpus(this, extraWeight);
-    await this.load(terms);
+    // One read for the terms and every short term that could abbreviate one of them.
+    await this.load([...terms, ...terms.flatMap((t) => abbreviationCandidates(corpus, t))]);
     return corpus;
   }
 

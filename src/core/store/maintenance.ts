@@ -85,7 +85,8 @@ export class Maintenance {
   private async writeLexicon(olderThanMs?: number): Promise<void> {
     const store = this.repos.store;
     const segments = this.repos.lexicalSegments;
-    const projects = new Set([...(await this.projects()), ...(await segments.projects())]);
+    // Projects with cells, and those whose cells are all gone but whose segments are not.
+    const projects = new Set([...(await store.rows(TABLES.cells, null, { select: ['project'] })).map((r) => String(r.project)), ...(await segments.projects())]);
     let written = 0;
     for (const project of [...projects].sort()) {
       const options = { minDelta: this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA };
