@@ -151,7 +151,9 @@ describe('full-text index segments', function () {
     await assertSameAsReference('alpha', ['parser option']);
   });
 
-  it('a second process reads the segments the lease holder wrote, then its own delta', async () => {
+  it('a second process reads the segments the lease holder wrote, then its own delta', async function () {
+    // Three fresh processes; slow on a busy machine.
+    this.timeout(300_000);
     await engine.observe(Array.from({ length: 200 }, (_, i) => note(i, 'seg')), alpha);
     await engine.optimize();
     const first = await readInChild(dir, 'alpha', 'seg7');

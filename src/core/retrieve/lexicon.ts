@@ -19,6 +19,8 @@ import type { Corpus, LivePostings } from './lexicalIndex';
 type Row = Record<string, unknown>;
 
 const READ_BATCH = 500;
+/** Longest time rows another process replaced one for one (same count) stay unseen. */
+const RESYNC_MS = 2000;
 /** Bytes of decoded segment postings kept per project between queries. */
 const CACHE_BYTES = 16 * 1024 * 1024;
 
@@ -45,6 +47,9 @@ export class Lexicon {
   private readonly cache = new Map<string, Map<string, SegmentPostings> | null>();
   private cacheBytes = 0;
   private refreshing: Promise<void> | null = null;
+  private changed = false;
+  private rowCount = -1;
+  private syncedAt = 0;
 
   constructor(
     private readonly cells: Table,
@@ -90,9 +95,24 @@ export class Lexicon {
     }
   }
 
+  /** The cells changed in this process (an add, delete or text update): list them at the next search. */
+  markChanged(): void {
+    this.changed = true;
+  }
+
   private async update(segmentsVersion: number, cellsVersion: number): Promise<void> {
     if (segmentsVersion !== this.segmentsVersion) await this.loadSegments();
-    await this.syncRows();
+    // Most new versions leave the project's rows as they were (vectors written back, access
+    // counts): unless this process wrote, the count moved or a while has passed, the list of
+    // node ids is not read again.
+    const count = await retryVanished(() => this.cells.countRows(this.scope));
+    const quiet = !this.changed && count === this.rowCount && this.cellsVersion >= 0 && Date.now() - this.syncedAt < RESYNC_MS;
+    if (!quiet) {
+      this.changed = false;
+      await this.syncRows();
+      this.syncedAt = Date.now();
+      this.rowCount = count;
+    }
     this.segmentsVersion = segmentsVersion;
     this.cellsVersion = cellsVersion;
   }
@@ -343,6 +363,11 @@ export class QueryCorpus implements Corpus {
 }
 
 const lexicons = new WeakMap<Table, Map<string, Lexicon>>();
+
+/** Tells the project's lexicon (if this process has one) that its cells were written. */
+export function cellsChanged(cells: Table, project: string): void {
+  lexicons.get(cells)?.get(project)?.markChanged();
+}
 
 /** The lexicon of a project over a cells table (one per table and project in a process). */
 export function lexiconFor(cells: Table, store: LexicalSegments | null, project: string): Lexicon {

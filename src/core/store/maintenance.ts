@@ -11,6 +11,7 @@ import type { Repositories } from './repos/repositories';
 import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestLog';
 import type { RequestLogRetention } from './repos/requestLog';
 import { TABLES } from './schema';
+import { ensureScalarIndexes } from './store';
 
 export interface MaintenanceOptions {
   /** Build the ANN index on the cells once the store is big enough. */
@@ -92,8 +93,10 @@ export class Maintenance {
       const options = { minDelta: this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA };
       if (await indexProjectLexicon(this.cells(), segments, project, options)) written++;
     }
-    // Folds the new postings rows into the table's term index.
-    if (written > 0) await store.optimize(olderThanMs, [TABLES.lexicalSegments]);
+    if (written === 0) return;
+    // Folds the new postings rows into the table's term index (made first if it is missing).
+    await ensureScalarIndexes(store.table(TABLES.lexicalSegments), TABLES.lexicalSegments, this.options.log);
+    await store.optimize(olderThanMs, [TABLES.lexicalSegments]);
   }
 
   /** One job at a time: a job asked for while another runs is that one (optimize covers both). */

@@ -4,6 +4,7 @@
 import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { hybridSearch } from '../../retrieve/hybrid';
+import { cellsChanged } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
@@ -44,23 +45,32 @@ export class CellRepository {
   async add(rows: Row[]): Promise<void> {
     if (rows.length === 0) return;
     await this.table.add(rows, 'node_id');
+    this.changed();
     this.onWrite();
+  }
+
+  /** This process's full-text view of the project lists its rows again at the next search. */
+  private changed(): void {
+    cellsChanged(this.store.table(TABLES.cells), this.table.project);
   }
 
   private bySource(kind: SourceKind, ids: number[]): string {
     return `source_kind = ${sqlString(kind)} AND source_id IN ${sqlIntList(ids)}`;
   }
 
-  update(kind: SourceKind, ids: number[], values: Record<string, string>): Promise<void> {
-    return this.table.update(this.bySource(kind, ids), values);
+  async update(kind: SourceKind, ids: number[], values: Record<string, string>): Promise<void> {
+    await this.table.update(this.bySource(kind, ids), values);
+    this.changed();
   }
 
   count(kind: SourceKind, ids: number[]): Promise<number> {
     return this.table.count(this.bySource(kind, ids));
   }
 
-  delete(kind: SourceKind, ids: number[]): Promise<number> {
-    return this.table.delete(this.bySource(kind, ids));
+  async delete(kind: SourceKind, ids: number[]): Promise<number> {
+    const n = await this.table.delete(this.bySource(kind, ids));
+    this.changed();
+    return n;
   }
 
   async node(nodeId: string): Promise<Cell | null> {
