@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     rows.push({ state: 'no segments (text read into memory)', ...none });
 
     say('writing segments (as the maintenance-lease holder)...');
-    let t = performance.now();
+    const t = performance.now();
     await engine.maintenance.indexLexicon();
     result.segment_build_s = round((performance.now() - t) / 1000, 1);
     await engine.close();
