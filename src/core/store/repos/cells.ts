@@ -49,7 +49,7 @@ export class CellRepository {
     this.onWrite();
   }
 
-  /** This process's full-text view of the project lists its rows again at the next search. */
+  /** Rows came or went: this process's full-text view of the project lists them again at the next search. */
   private changed(): void {
     cellsChanged(this.store.table(TABLES.cells), this.table.project);
   }
@@ -58,9 +58,8 @@ export class CellRepository {
     return `source_kind = ${sqlString(kind)} AND source_id IN ${sqlIntList(ids)}`;
   }
 
-  async update(kind: SourceKind, ids: number[], values: Record<string, string>): Promise<void> {
-    await this.table.update(this.bySource(kind, ids), values);
-    this.changed();
+  update(kind: SourceKind, ids: number[], values: Record<string, string>): Promise<void> {
+    return this.table.update(this.bySource(kind, ids), values);
   }
 
   count(kind: SourceKind, ids: number[]): Promise<number> {
