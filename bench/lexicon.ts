@@ -6,7 +6,7 @@
 // in a fresh process: (1) no segments, the project's text read into memory; (2) after the
 // maintenance-lease holder wrote segments; (3) the same plus --delta rows written since. Each
 // process opens the engine (no embedder: lexical search alone), times its first search, its
-// RSS, and warm searches. Prints a table and a JSON document. Never asserts anything.
+// RSS, warm searches through the engine, and the lexical step alone (bm25_p50_ms). Prints a table and a JSON document. Never asserts anything.
 
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,7 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MemoryEngine } from '../src/core/engine';
-import { prepareIndexText } from '../src/core/retrieve/textPrep';
+import { bm25Search } from '../src/core/retrieve/lexicalIndex';
+import { retrievalSettings } from '../src/core/retrieve/settings';
+import { prepareIndexText, prepareQueryText } from '../src/core/retrieve/textPrep';
 import { lexiconFor } from '../src/core/retrieve/lexicon';
 import { TABLES } from '../src/core/store/schema';
 import { percentile, round, syntheticCorpus, table } from './synthetic';
@@ -39,6 +41,8 @@ interface ChildResult {
   warm_p50_ms: number;
   warm_p95_ms: number;
   rss_mb_after_queries: number;
+  /** The lexical step alone (refresh, postings read, BM25), without the engine's row reads. */
+  bm25_p50_ms: number;
   segments: number;
   delta_docs: number;
 }
@@ -62,6 +66,14 @@ async function child(dir: string, queries: string[]): Promise<ChildResult> {
     ms.push(performance.now() - t);
   }
   const lexicon = lexiconFor(engine.store.table(TABLES.cells), engine.repos.lexicalSegments, 'p0');
+  const bm25: number[] = [];
+  const { extraWeight } = retrievalSettings();
+  for (const q of queries.slice(1)) {
+    const terms = prepareQueryText(q).split(' ');
+    t = performance.now();
+    bm25Search(await lexicon.corpus(extraWeight, terms), new Map(terms.map((x) => [x, 1])), 50);
+    bm25.push(performance.now() - t);
+  }
   const result: ChildResult = {
     open_ms: round(open, 0),
     first_search_ms: round(first, 0),
@@ -69,6 +81,7 @@ async function child(dir: string, queries: string[]): Promise<ChildResult> {
     warm_p50_ms: round(percentile(ms, 50), 1),
     warm_p95_ms: round(percentile(ms, 95), 1),
     rss_mb_after_queries: mb(),
+    bm25_p50_ms: round(percentile(bm25, 50), 1),
     segments: lexicon.shape.segments.length,
     delta_docs: lexicon.shape.deltaDocs,
   };
