@@ -62,6 +62,8 @@ export interface MemoryEngineOptions {
   duplicateWindowMs?: number;
   /** How long and how many request-log entries are kept (default 30 days, 10,000). */
   requestLogRetention?: RequestLogRetention;
+  /** Rows written outside the full-text index segments before the lease holder writes a new one (default 1,000). */
+  lexiconMinDelta?: number;
   storageOptions?: Record<string, string>;
   logger?: (msg: string) => void;
 }
@@ -104,7 +106,12 @@ export class MemoryEngine implements MemoryEngineApi {
       duplicateWindowMs: options.duplicateWindowMs ?? 30 * 60_000,
       log: this.log,
     });
-    this.maintenance = new Maintenance(this.repos, { annIndex: embedder !== null, requestLogRetention: options.requestLogRetention, log: this.log });
+    this.maintenance = new Maintenance(this.repos, {
+      annIndex: embedder !== null,
+      requestLogRetention: options.requestLogRetention,
+      lexiconMinDelta: options.lexiconMinDelta,
+      log: this.log,
+    });
     // A branch switch ends the session; its compression runs in the background.
     this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${String(e)}`)));
     this.queue = new WriteQueue<QueuedEvent>({
@@ -192,7 +199,10 @@ export class MemoryEngine implements MemoryEngineApi {
     this.timers.push(idleCheck);
     if (maintenanceMs > 0) {
       const t = setInterval(() => {
-        if (this.writesSinceOptimize > 0 && this.lease.isHeld) void this.optimize();
+        if (!this.lease.isHeld) return;
+        if (this.writesSinceOptimize > 0) void this.optimize();
+        // Rows other processes wrote (or a store from before the index segments) are indexed too.
+        else void this.maintenance.indexLexicon();
       }, maintenanceMs);
       t.unref();
       this.timers.push(t);

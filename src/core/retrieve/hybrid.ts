@@ -1,14 +1,17 @@
-// Hybrid retrieval over the cells table: BM25 on the prepared search_text (an in-process
-// index kept in step with the table, see lexicalIndex.ts) and dot-product vector search over
-// rows embedded by the current model, fused by weighted reciprocal rank. The caller's scope
+// Hybrid retrieval over the cells table: BM25 on the prepared search_text (the project's
+// persistent index segments plus an in-memory delta, see lexicon.ts) and dot-product vector
+// search over rows embedded by the current model, fused by weighted scores. The caller's scope
 // arrives as an already-escaped `where` prefilter, and every returned row is read back from
 // the table through it.
 
 import type { Table } from '@lancedb/lancedb';
 import type { SearchHit } from '../api';
 import type { Cell, Layer, SourceKind } from '../model/records';
-import { lexicalIndexFor } from './lexicalIndex';
-import type { LexicalIndex } from './lexicalIndex';
+import type { LexicalSegments } from '../store/lexicalSegments';
+import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts } from './lexicalIndex';
+import type { Corpus } from './lexicalIndex';
+import { lexiconFor } from './lexicon';
+import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
 import { tuneVectorQuery } from '../store/annIndex';
@@ -23,6 +26,10 @@ export interface QueryEmbedder {
 
 export interface HybridContext {
   cells: Table;
+  /** The project searched: its index segments and statistics are the only ones used. */
+  project: string;
+  /** The store's index segments; null searches the project's cells from memory alone. */
+  segments: LexicalSegments | null;
   embedder: QueryEmbedder | null;
   now?: number;
 }
@@ -105,7 +112,7 @@ interface Ranked {
  */
 async function bm25Ranked(
   cells: Table,
-  index: LexicalIndex,
+  index: Corpus,
   query: Map<string, number>,
   where: string,
   want: number,
@@ -119,7 +126,7 @@ async function bm25Ranked(
     return { rows: kept.map((x) => rows.get(x.nodeId)!), scores: kept.map((x) => x.score) };
   };
   if (!allowedIds.value) {
-    const scored = index.search(query, want * 3, params);
+    const scored = bm25Search(index, query, want * 3, params);
     // The best `want` first: usually all of them pass the filter and one read is enough.
     const rows = await readAllowed(cells, scored.slice(0, want).map((x) => x.nodeId), where, columns);
     if (rows.size < want && scored.length > want) {
@@ -132,29 +139,31 @@ async function bm25Ranked(
     const ids = (await all.toArray()) as Row[];
     allowedIds.value = new Set(ids.map((r) => String(r.node_id)));
   }
-  const scored = index.search(query, want, params, allowedIds.value);
+  const scored = bm25Search(index, query, want, params, allowedIds.value);
   return ranked(scored, await readAllowed(cells, scored.map((x) => x.nodeId), where, columns));
 }
 
 /** Query terms, plus the store's own abbreviations of them at a lower weight. */
-function queryTerms(index: LexicalIndex, terms: string[], s: RetrievalSettings): Map<string, number> {
+async function queryTerms(corpus: QueryCorpus, terms: string[], s: RetrievalSettings): Promise<Map<string, number>> {
   const q = new Map(terms.map((t) => [t, 1] as [string, number]));
   if (s.abbrevWeight <= 0) return q;
+  await corpus.load(terms.flatMap((t) => abbreviationCandidates(corpus, t)));
   for (const t of terms) {
-    for (const a of index.abbreviationsOf(t, s.abbrevLift, s.abbrevMax)) if (!q.has(a)) q.set(a, s.abbrevWeight);
+    for (const a of abbreviationsOf(corpus, t, s.abbrevLift, s.abbrevMax)) if (!q.has(a)) q.set(a, s.abbrevWeight);
   }
   return q;
 }
 
 /** Pseudo-relevance feedback: the most distinctive terms of the top documents, weighted down. */
-function expandQuery(index: LexicalIndex, query: Map<string, number>, top: Row[], s: RetrievalSettings): Map<string, number> {
+async function expandQuery(corpus: QueryCorpus, query: Map<string, number>, top: Row[], s: RetrievalSettings): Promise<Map<string, number>> {
+  const docs = top.slice(0, s.prfDocs).map((row) => sectionCounts(String(row.search_text ?? '')));
+  await corpus.load(docs.flatMap((d) => [...d.terms.keys()]));
   const weights = new Map<string, number>();
-  for (const row of top.slice(0, s.prfDocs)) {
-    const id = String(row.node_id);
-    const len = Math.max(1, index.lengthOf(id));
-    for (const term of index.termsOf(id)) {
+  for (const d of docs) {
+    const len = Math.max(1, d.main + s.extraWeight * d.extra);
+    for (const [term, [main, extra]] of d.terms) {
       if (query.has(term)) continue;
-      const w = (index.termFrequency(id, term) / len) * index.idf(term);
+      const w = ((main + s.extraWeight * extra) / len) * idf(corpus, term);
       weights.set(term, (weights.get(term) ?? 0) + w);
     }
   }
@@ -165,21 +174,23 @@ function expandQuery(index: LexicalIndex, query: Map<string, number>, top: Row[]
   return out;
 }
 
-async function lexicalSearch(cells: Table, query: string, where: string, want: number, s: RetrievalSettings, columns: string[]): Promise<Ranked> {
+async function lexicalSearch(ctx: HybridContext, query: string, where: string, want: number, s: RetrievalSettings, columns: string[]): Promise<Ranked> {
   const terms = prepareQueryText(query);
   if (!terms) return { rows: [], scores: [] };
+  const cells = ctx.cells;
   if (s.lexical === 'fts') {
     let q = cells.query().fullTextSearch(terms, { columns: 'search_text' });
     if (where) q = q.where(where);
     const rows = (await q.select(columns).limit(want).toArray()) as Row[];
     return { rows, scores: rows.map((r) => num(r._score)) };
   }
-  const index = await lexicalIndexFor(cells, s.extraWeight);
-  const q = queryTerms(index, terms.split(' '), s);
+  const corpus = await lexiconFor(cells, ctx.segments, ctx.project).corpus(s.extraWeight, terms.split(' '));
+  const q = await queryTerms(corpus, terms.split(' '), s);
   const allowed = { value: null as Set<string> | null };
-  const first = await bm25Ranked(cells, index, q, where, want, s, allowed, columns);
+  const cols = s.prfDocs > 0 ? [...columns, 'search_text'] : columns;
+  const first = await bm25Ranked(cells, corpus, q, where, want, s, allowed, cols);
   if (s.prfDocs <= 0 || first.rows.length === 0) return first;
-  return bm25Ranked(cells, index, expandQuery(index, q, first.rows, s), where, want, s, allowed, columns);
+  return bm25Ranked(cells, corpus, await expandQuery(corpus, q, first.rows, s), where, want, s, allowed, cols);
 }
 
 async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Array | null> {
@@ -225,7 +236,7 @@ export async function hybridSearch(
   // Score fusion needs the vectors of lexical candidates too.
   const lexColumns = useVectors && s.fusion === 'score' ? [...CELL_COLUMNS, 'embed_model', 'vector'] : CELL_COLUMNS;
   const [lex, vector] = await Promise.all([
-    s.lexicalWeight > 0 ? lexicalSearch(ctx.cells, query, where, candidates, s, lexColumns) : Promise.resolve({ rows: [], scores: [] }),
+    s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns) : Promise.resolve({ rows: [], scores: [] }),
     useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
   // Score fusion reranks the lexical candidates by their stored vectors (same quality on the

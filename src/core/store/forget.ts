@@ -6,7 +6,8 @@
 // - A LanceDB delete only marks rows; the data file keeps them until its fragment is rewritten.
 //   So the surviving rows of every fragment that held a deleted row are updated in place (a
 //   no-op update moves them to a new fragment, which leaves the old one empty and dropped), the
-//   FTS index is rebuilt, and every old version is pruned.
+//   FTS index is rebuilt, and every old version is pruned. The project's full-text index
+//   segments (lexicalSegments.ts) are deleted the same way.
 // - The request is journalled in the meta table before the first delete and cleared after the
 //   purge: a forget interrupted by a crash is finished by the next open (resumeForget).
 
@@ -181,6 +182,9 @@ async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: Sourc
     report.cells += await purger.delete(TABLES.cells, `${p} AND source_kind = ${sqlString(k)} AND source_id IN ${list}`);
   }
   if (earliest === null) return;
+  // The project's full-text index segments hold the forgotten words: they all go, and the
+  // project is searched from its cells until the maintenance-lease holder indexes it again.
+  await purger.delete(TABLES.lexicalSegments, p);
 
   await restoreMergedSources(repos, observations, doomed.observation);
   await forgetTopicSegments(repos, doomed.memory);

@@ -1,19 +1,24 @@
 // Store-wide upkeep, off the query path: finishing an interrupted forget and giving cells to
 // records a crash left without one (at open), compaction, pruning of old versions, the request
-// log's retention and the ANN index (on a timer).
+// log's retention, the full-text index segments and the ANN index (on a timer). One job at a
+// time, in the maintenance-lease holder.
 
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
 import { resumeForget } from './forget';
+import { DEFAULT_LEXICON_MIN_DELTA, indexProjectLexicon } from './lexiconIndexer';
 import type { Repositories } from './repos/repositories';
 import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestLog';
 import type { RequestLogRetention } from './repos/requestLog';
 import { TABLES } from './schema';
+import { ensureScalarIndexes } from './store';
 
 export interface MaintenanceOptions {
   /** Build the ANN index on the cells once the store is big enough. */
   annIndex: boolean;
   requestLogRetention?: RequestLogRetention;
+  /** Rows outside the full-text index segments before a new segment is written (default 1,000). */
+  lexiconMinDelta?: number;
   log: (message: string) => void;
 }
 
@@ -61,17 +66,44 @@ export class Maintenance {
   }
 
   /**
-   * Compaction, FTS index merge and pruning of old versions, the request log's retention, then
-   * the ANN index once the store is big enough. Never throws.
+   * Compaction, FTS index merge and pruning of old versions, the request log's retention, the
+   * full-text index segments, then the ANN index once the store is big enough. Never throws.
    */
   optimize(olderThanMs?: number): Promise<void> {
-    if (this.running) return this.running;
-    this.running = (async () => {
+    return this.run('maintenance', async () => {
       await pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
       await this.repos.store.optimize(olderThanMs);
+      await this.writeLexicon(olderThanMs);
       if (this.options.annIndex) await ensureAnnIndex(this.cells(), { logger: this.options.log });
-    })()
-      .catch((e) => this.options.log(`maintenance failed: ${String((e as Error).message ?? e)}`))
+    });
+  }
+
+  /** Writes full-text index segments for the rows no segment holds, where enough have gathered. Never throws. */
+  indexLexicon(): Promise<void> {
+    return this.run('full-text index', () => this.writeLexicon());
+  }
+
+  private async writeLexicon(olderThanMs?: number): Promise<void> {
+    const store = this.repos.store;
+    const segments = this.repos.lexicalSegments;
+    // Projects with cells, and those whose cells are all gone but whose segments are not.
+    const projects = new Set([...(await store.rows(TABLES.cells, null, { select: ['project'] })).map((r) => String(r.project)), ...(await segments.projects())]);
+    let written = 0;
+    for (const project of [...projects].sort()) {
+      const options = { minDelta: this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA };
+      if (await indexProjectLexicon(this.cells(), segments, project, options)) written++;
+    }
+    if (written === 0) return;
+    // Folds the new postings rows into the table's term index (made first if it is missing).
+    await ensureScalarIndexes(store.table(TABLES.lexicalSegments), TABLES.lexicalSegments, this.options.log);
+    await store.optimize(olderThanMs, [TABLES.lexicalSegments]);
+  }
+
+  /** One job at a time: a job asked for while another runs is that one (optimize covers both). */
+  private run(what: string, job: () => Promise<void>): Promise<void> {
+    if (this.running) return this.running;
+    this.running = job()
+      .catch((e) => this.options.log(`${what} failed: ${String((e as Error).message ?? e)}`))
       .finally(() => {
         this.running = null;
       });

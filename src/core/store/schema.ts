@@ -2,7 +2,7 @@
 // keep nullable columns nullable and int64 ids int64, whichever process creates the table.
 // SCHEMA_VERSION is written to the meta table; migrations.ts upgrades older stores.
 
-import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Int64, Schema, Utf8 } from 'apache-arrow';
+import { Binary, Bool, Field, FixedSizeList, Float32, Float64, Int32, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { DataType } from 'apache-arrow';
 
 export const SCHEMA_VERSION = 3;
@@ -17,6 +17,7 @@ export const TABLES = {
   requestLog: 'request_log',
   entities: 'entities',
   relationships: 'relationships',
+  lexicalSegments: 'lexical_segments',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -193,6 +194,14 @@ export function relationshipsSchema(): Schema {
   ]);
 }
 
+/**
+ * Full-text index segments (see lexicalSegments.ts): per project, a manifest row (segment and
+ * term empty), one head row per segment (term empty) and one postings row per segment and term.
+ */
+export function lexicalSegmentsSchema(): Schema {
+  return new Schema([req('project', str()), req('segment', str()), req('term', str()), req('data', new Binary())]);
+}
+
 /** Schemas of the current version, by table (cells depends on the embedding dimension). */
 export function currentSchemas(dimension: number): Record<TableName, Schema> {
   return {
@@ -205,5 +214,6 @@ export function currentSchemas(dimension: number): Record<TableName, Schema> {
     request_log: requestLogSchema(),
     entities: entitiesSchema(),
     relationships: relationshipsSchema(),
+    lexical_segments: lexicalSegmentsSchema(),
   };
 }

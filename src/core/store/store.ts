@@ -309,6 +309,7 @@ export const SCALAR_INDEXES: Partial<Record<TableName, { btree: string[]; bitmap
   request_log: { btree: ['created_at_epoch'], bitmap: ['project'] },
   entities: { btree: ['id'], bitmap: ['project'] },
   relationships: { btree: ['source', 'target'], bitmap: ['project'] },
+  lexical_segments: { btree: ['term'], bitmap: ['project'] },
 };
 
 /** Creates the scalar indexes a table lacks (or all of them again, after a purge). */

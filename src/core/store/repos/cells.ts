@@ -4,7 +4,9 @@
 import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { hybridSearch } from '../../retrieve/hybrid';
+import { cellsChanged } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
+import type { LexicalSegments } from '../lexicalSegments';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
@@ -31,6 +33,7 @@ export class CellRepository {
     private readonly store: Store,
     project: string,
     private readonly onWrite: () => void,
+    private readonly segments: LexicalSegments,
   ) {
     this.table = new ProjectTable(store, TABLES.cells, project);
   }
@@ -42,7 +45,13 @@ export class CellRepository {
   async add(rows: Row[]): Promise<void> {
     if (rows.length === 0) return;
     await this.table.add(rows, 'node_id');
+    this.changed();
     this.onWrite();
+  }
+
+  /** Rows came or went: this process's full-text view of the project lists them again at the next search. */
+  private changed(): void {
+    cellsChanged(this.store.table(TABLES.cells), this.table.project);
   }
 
   private bySource(kind: SourceKind, ids: number[]): string {
@@ -57,8 +66,10 @@ export class CellRepository {
     return this.table.count(this.bySource(kind, ids));
   }
 
-  delete(kind: SourceKind, ids: number[]): Promise<number> {
-    return this.table.delete(this.bySource(kind, ids));
+  async delete(kind: SourceKind, ids: number[]): Promise<number> {
+    const n = await this.table.delete(this.bySource(kind, ids));
+    this.changed();
+    return n;
   }
 
   async node(nodeId: string): Promise<Cell | null> {
@@ -68,6 +79,7 @@ export class CellRepository {
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
     const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers));
-    return retryVanished(() => hybridSearch({ cells: this.store.table(TABLES.cells), embedder }, text, where, options.limit));
+    const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
+    return retryVanished(() => hybridSearch(ctx, text, where, options.limit));
   }
 }

@@ -1,6 +1,7 @@
 // The repositories of a store. `forProject(p)` hands out repositories confined to project p:
 // scope is fixed when they are made (see ProjectTable), so no caller can forget it.
 
+import { LexicalSegments } from '../lexicalSegments';
 import { checkProject } from '../projectTable';
 import type { IdAllocator } from '../ids';
 import type { Store } from '../store';
@@ -34,11 +35,14 @@ export interface RepositoriesOptions {
 export class Repositories {
   readonly graphCache = new GraphCache();
   readonly graphQueue: GraphQueue;
+  /** The store's full-text index segments (written by the maintenance-lease holder only). */
+  readonly lexicalSegments: LexicalSegments;
 
   constructor(
     readonly store: Store,
     private readonly options: RepositoriesOptions,
   ) {
+    this.lexicalSegments = new LexicalSegments(store);
     this.graphQueue = new GraphQueue((project) => new GraphRepository(store, project, this.graphCache), options.log);
   }
 
@@ -49,7 +53,7 @@ export class Repositories {
   forProject(project: string): ProjectRepositories {
     checkProject(project);
     const store = this.store;
-    const cells = new CellRepository(store, project, this.options.onCellsWritten);
+    const cells = new CellRepository(store, project, this.options.onCellsWritten, this.lexicalSegments);
     const graph = new GraphRepository(store, project, this.graphCache);
     return {
       project,

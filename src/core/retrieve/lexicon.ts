@@ -1,0 +1,385 @@
+// A project's full-text view in one process: the persistent segments the maintenance-lease
+// holder wrote (lexicalSegments.ts), read term by term, plus an in-memory delta of the rows
+// written since, merged into one BM25 corpus. Statistics (document count, lengths, document
+// frequencies) are those of the project's live rows only: a segment document whose row is gone
+// counts nowhere, a row in two segments counts once (the newer), and no other project's rows
+// are ever part of them.
+//
+// Brought up to date when the cells table's version changes: the project's node ids are listed
+// (one narrow, index-backed read) to find rows deleted since a segment was written and rows that
+// are in no segment, whose text alone is read. A project without segments is read whole, once.
+
+import type { Table } from '@lancedb/lancedb';
+import { sqlString } from '../store/filters';
+import type { LexicalSegments, SegmentHead, SegmentPostings } from '../store/lexicalSegments';
+import { retryVanished } from '../store/store';
+import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
+import type { Corpus, LivePostings } from './lexicalIndex';
+
+type Row = Record<string, unknown>;
+
+const READ_BATCH = 500;
+/** Longest time rows another process replaced one for one (same count) stay unseen. */
+const RESYNC_MS = 2000;
+/** Bytes of decoded segment postings kept per project between queries. */
+const CACHE_BYTES = 16 * 1024 * 1024;
+
+interface LoadedSegment {
+  head: SegmentHead;
+  base: number;
+}
+
+export class Lexicon {
+  private segmentsVersion = -1;
+  private cellsVersion = -1;
+  private segments: LoadedSegment[] = [];
+  private segmentIds = new Set<string>();
+  private segmentDocs = 0;
+  /** Node id -> corpus document number, over the segments (the newest copy of a node wins). */
+  private byNode = new Map<string, number>();
+  /** Per segment document: 1 while its row is live and this is its newest copy. */
+  private alive = new Uint8Array(0);
+  private liveMain = 0;
+  private liveExtra = 0;
+  private liveCount = 0;
+  private shortByLetter = new Map<string, Set<string>>();
+  private delta = new LexicalIndex();
+  private readonly cache = new Map<string, Map<string, SegmentPostings> | null>();
+  private cacheBytes = 0;
+  private refreshing: Promise<void> | null = null;
+  private changed = false;
+  private rowCount = -1;
+  private syncedAt = 0;
+
+  constructor(
+    private readonly cells: Table,
+    private readonly store: LexicalSegments | null,
+    readonly project: string,
+  ) {}
+
+  private get scope(): string {
+    return `project = ${sqlString(this.project)}`;
+  }
+
+  /** Segments in use and rows in the delta (for maintenance, tests and benchmarks). */
+  get shape(): { segments: string[]; segmentDocs: number; liveDocs: number; deltaDocs: number; deadDocs: number } {
+    return {
+      segments: this.segments.map((s) => s.head.id),
+      segmentDocs: this.segmentDocs,
+      liveDocs: this.liveCount + this.delta.liveDocs,
+      deltaDocs: this.delta.liveDocs,
+      deadDocs: this.segmentDocs - this.liveCount,
+    };
+  }
+
+  /** The delta: rows of the project that no segment holds. */
+  get deltaIndex(): LexicalIndex {
+    return this.delta;
+  }
+
+  /** Brings the view up to the latest segments and cells (one refresh at a time). */
+  async refresh(): Promise<void> {
+    for (;;) {
+      if (this.refreshing) {
+        await this.refreshing;
+        continue;
+      }
+      const [segmentsVersion, cellsVersion] = await Promise.all([this.store ? this.store.version() : Promise.resolve(0), retryVanished(() => this.cells.version())]);
+      if (segmentsVersion === this.segmentsVersion && cellsVersion === this.cellsVersion) return;
+      if (this.refreshing) continue;
+      this.refreshing = this.update(segmentsVersion, cellsVersion).finally(() => {
+        this.refreshing = null;
+      });
+      await this.refreshing;
+      return;
+    }
+  }
+
+  /** The cells changed in this process (an add, delete or text update): list them at the next search. */
+  markChanged(): void {
+    this.changed = true;
+  }
+
+  private async update(segmentsVersion: number, cellsVersion: number): Promise<void> {
+    if (segmentsVersion !== this.segmentsVersion) await this.loadSegments();
+    // Most new versions leave the project's rows as they were (vectors written back, access
+    // counts): unless this process wrote, the count moved or a while has passed, the list of
+    // node ids is not read again.
+    const count = await retryVanished(() => this.cells.countRows(this.scope));
+    const quiet = !this.changed && count === this.rowCount && this.cellsVersion >= 0 && Date.now() - this.syncedAt < RESYNC_MS;
+    if (!quiet) {
+      this.changed = false;
+      await this.syncRows();
+      this.syncedAt = Date.now();
+      this.rowCount = count;
+    }
+    this.segmentsVersion = segmentsVersion;
+    this.cellsVersion = cellsVersion;
+  }
+
+  private async loadSegments(): Promise<void> {
+    const ids = this.store ? (await this.store.manifest(this.project)).segments : [];
+    if (ids.length === this.segments.length && ids.every((id, i) => this.segments[i].head.id === id)) return;
+    const known = new Map(this.segments.map((s) => [s.head.id, s.head]));
+    const missing = ids.filter((id) => !known.has(id));
+    const fetched = missing.length > 0 && this.store ? await this.store.heads(this.project, missing) : [];
+    // A manifest naming a segment that is gone (a forget between the two reads): no segments.
+    const heads = fetched === null ? [] : ids.map((id) => known.get(id) ?? fetched.find((h) => h.id === id)!);
+    this.segments = [];
+    let base = 0;
+    for (const head of heads) {
+      this.segments.push({ head, base });
+      base += head.nodeIds.length;
+    }
+    this.segmentIds = new Set(heads.map((h) => h.id));
+    this.segmentDocs = base;
+    this.byNode = new Map();
+    for (const s of this.segments) s.head.nodeIds.forEach((id, i) => this.byNode.set(id, s.base + i));
+    this.shortByLetter = new Map();
+    for (const s of this.segments) {
+      for (const t of s.head.shortTerms) {
+        let bucket = this.shortByLetter.get(t[0]);
+        if (!bucket) this.shortByLetter.set(t[0], (bucket = new Set()));
+        bucket.add(t);
+      }
+    }
+    this.cache.clear();
+    this.cacheBytes = 0;
+    // Rows the new segments hold leave the delta; syncRows reads the others again.
+    this.delta = new LexicalIndex();
+    this.cellsVersion = -1;
+  }
+
+  /** Marks live segment documents, and fills the delta with the rows no segment holds. */
+  private async syncRows(): Promise<void> {
+    if (this.segments.length === 0 && this.delta.size === 0) {
+      // Nothing persistent: the project's text is read whole (once; later only new rows).
+      const fresh = new LexicalIndex();
+      for await (const batch of this.cells.query().where(this.scope).select(['node_id', 'search_text'])) {
+        for (const r of batch.toArray() as Row[]) fresh.add(String(r.node_id), String(r.search_text ?? ''));
+      }
+      this.delta = fresh;
+      this.resetLive();
+      return;
+    }
+    const alive = new Uint8Array(this.segmentDocs);
+    const present = new Set<string>();
+    const added: string[] = [];
+    for await (const batch of this.cells.query().where(this.scope).select(['node_id'])) {
+      const ids = batch.getChild('node_id');
+      for (let i = 0; i < batch.numRows; i++) {
+        const id = String(ids?.get(i));
+        const doc = this.byNode.get(id);
+        if (doc !== undefined) alive[doc] = 1;
+        else {
+          present.add(id);
+          if (!this.delta.has(id)) added.push(id);
+        }
+      }
+    }
+    for (const id of this.delta.nodeIdList()) if (!present.has(id)) this.delta.remove(id);
+    if (this.delta.deadShare > 0.5 && this.delta.size < added.length + 1000) {
+      // Mostly removed slots: read the few live rows again rather than keep the dead ones.
+      for (const id of this.delta.nodeIdList()) added.push(id);
+      this.delta = new LexicalIndex();
+    }
+    for (let i = 0; i < added.length; i += READ_BATCH) {
+      const list = added.slice(i, i + READ_BATCH).map(sqlString).join(', ');
+      const rows = (await this.cells.query().where(`${this.scope} AND node_id IN (${list})`).select(['node_id', 'search_text']).toArray()) as Row[];
+      for (const r of rows) this.delta.add(String(r.node_id), String(r.search_text ?? ''));
+    }
+    this.alive = alive;
+    this.resetLive();
+  }
+
+  private resetLive(): void {
+    if (this.alive.length !== this.segmentDocs) this.alive = new Uint8Array(this.segmentDocs);
+    let main = 0;
+    let extra = 0;
+    let count = 0;
+    for (const s of this.segments) {
+      const { lenMain, lenExtra } = s.head;
+      for (let i = 0; i < lenMain.length; i++) {
+        if (!this.alive[s.base + i]) continue;
+        main += lenMain[i];
+        extra += lenExtra[i];
+        count++;
+      }
+    }
+    this.liveMain = main;
+    this.liveExtra = extra;
+    this.liveCount = count;
+  }
+
+  /** Reads the segment postings of the terms not read yet. */
+  async load(terms: Iterable<string>): Promise<void> {
+    if (!this.store || this.segments.length === 0) return;
+    const wanted = [...new Set(terms)].filter((t) => t && !this.cache.has(t));
+    if (wanted.length === 0) return;
+    const found = await this.store.postings(this.project, this.segmentIds, wanted);
+    for (const t of wanted) {
+      const bySegment = found.get(t) ?? null;
+      this.cache.set(t, bySegment);
+      for (const p of bySegment?.values() ?? []) this.cacheBytes += p.docs.byteLength * 2 + 64;
+    }
+    // Oldest first out; the terms of the current query are the newest entries.
+    for (const [term, bySegment] of this.cache) {
+      if (this.cacheBytes <= CACHE_BYTES) break;
+      for (const p of bySegment?.values() ?? []) this.cacheBytes -= p.docs.byteLength * 2 + 64;
+      this.cache.delete(term);
+    }
+  }
+
+  /** Segment postings of a loaded term (undefined when not loaded). */
+  segmentPostings(term: string): Map<string, SegmentPostings> | null | undefined {
+    return this.cache.get(term);
+  }
+
+  /**
+   * The corpus for one query, with the extra section weighted by `extraWeight`. Loads the
+   * terms' postings and those of their possible abbreviations.
+   */
+  async corpus(extraWeight: number, terms: string[]): Promise<QueryCorpus> {
+    await this.refresh();
+    const corpus = new QueryCorpus(this, extraWeight);
+    // One read for the terms and every short term that could abbreviate one of them.
+    await this.load([...terms, ...terms.flatMap((t) => abbreviationCandidates(corpus, t))]);
+    return corpus;
+  }
+
+  // Internals the query corpus reads.
+  get view(): LexiconView {
+    return {
+      segments: this.segments,
+      segmentDocs: this.segmentDocs,
+      alive: this.alive,
+      liveMain: this.liveMain,
+      liveExtra: this.liveExtra,
+      liveCount: this.liveCount,
+      delta: this.delta,
+      shortByLetter: this.shortByLetter,
+    };
+  }
+}
+
+interface LexiconView {
+  segments: LoadedSegment[];
+  segmentDocs: number;
+  alive: Uint8Array;
+  liveMain: number;
+  liveExtra: number;
+  liveCount: number;
+  delta: LexicalIndex;
+  shortByLetter: Map<string, Set<string>>;
+}
+
+/** A Lexicon's state as one query sees it (segment documents first, then the delta's). */
+export class QueryCorpus implements Corpus {
+  private readonly v: LexiconView;
+  private readonly merged = new Map<string, LivePostings | undefined>();
+
+  constructor(
+    private readonly lexicon: Lexicon,
+    private readonly extraWeight: number,
+  ) {
+    this.v = lexicon.view;
+  }
+
+  get liveDocs(): number {
+    return this.v.liveCount + this.v.delta.liveDocs;
+  }
+
+  get totalLength(): number {
+    const [main, extra] = this.v.delta.sectionTotals;
+    return this.v.liveMain + main + this.extraWeight * (this.v.liveExtra + extra);
+  }
+
+  /** Loads more terms' postings (query expansion); call before reading them. */
+  load(terms: Iterable<string>): Promise<void> {
+    return this.lexicon.load(terms);
+  }
+
+  postings(term: string): LivePostings | undefined {
+    if (this.merged.has(term)) return this.merged.get(term);
+    const docs: number[] = [];
+    const tfs: number[] = [];
+    const bySegment = this.lexicon.segmentPostings(term);
+    if (bySegment) {
+      for (const s of this.v.segments) {
+        const p = bySegment.get(s.head.id);
+        if (!p) continue;
+        for (let i = 0; i < p.docs.length; i++) {
+          const doc = s.base + p.docs[i];
+          if (!this.v.alive[doc]) continue;
+          docs.push(doc);
+          tfs.push(p.main[i] + this.extraWeight * p.extra[i]);
+        }
+      }
+    }
+    const d = this.v.delta.rawPostings(term, this.extraWeight);
+    if (d) {
+      for (let i = 0; i < d.docs.length; i++) {
+        docs.push(this.v.segmentDocs + d.docs[i]);
+        tfs.push(d.tfs[i]);
+      }
+    }
+    const out = docs.length > 0 ? { docs, tfs } : undefined;
+    this.merged.set(term, out);
+    return out;
+  }
+
+  private locate(doc: number): { s: LoadedSegment; i: number } {
+    const segs = this.v.segments;
+    let lo = 0;
+    let hi = segs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (segs[mid].base <= doc) lo = mid;
+      else hi = mid - 1;
+    }
+    return { s: segs[lo], i: doc - segs[lo].base };
+  }
+
+  length(doc: number): number {
+    if (doc >= this.v.segmentDocs) {
+      const [main, extra] = this.v.delta.sectionLengths(doc - this.v.segmentDocs);
+      return main + this.extraWeight * extra;
+    }
+    const { s, i } = this.locate(doc);
+    return s.head.lenMain[i] + this.extraWeight * s.head.lenExtra[i];
+  }
+
+  nodeId(doc: number): string {
+    if (doc >= this.v.segmentDocs) return this.v.delta.nodeId(doc - this.v.segmentDocs);
+    const { s, i } = this.locate(doc);
+    return s.head.nodeIds[i];
+  }
+
+  shortTerms(letter: string): Iterable<string> {
+    const out = new Set(this.v.shortByLetter.get(letter) ?? []);
+    for (const t of this.v.delta.shortTerms(letter)) out.add(t);
+    return out;
+  }
+}
+
+const lexicons = new WeakMap<Table, Map<string, Lexicon>>();
+
+/** Tells the project's lexicon (if this process has one) that its cells were written. */
+export function cellsChanged(cells: Table, project: string): void {
+  lexicons.get(cells)?.get(project)?.markChanged();
+}
+
+/** The lexicon of a project over a cells table (one per table and project in a process). */
+export function lexiconFor(cells: Table, store: LexicalSegments | null, project: string): Lexicon {
+  let byProject = lexicons.get(cells);
+  if (!byProject) {
+    byProject = new Map();
+    lexicons.set(cells, byProject);
+  }
+  let lexicon = byProject.get(project);
+  if (!lexicon) {
+    lexicon = new Lexicon(cells, store, project);
+    byProject.set(project, lexicon);
+  }
+  return lexicon;
+}

@@ -1,0 +1,234 @@
+// Persistent full-text index segments, kept in the store's `lexical_segments` table so that a
+// process that searches reads only the postings of the query's terms instead of every cell's
+// text. A segment is immutable and belongs to one project: a head row (its documents' node ids
+// and section lengths, and its short terms for abbreviations) and one postings row per term.
+// A project's manifest row lists its live segments; a segment becomes visible only when a
+// manifest naming it is committed, so readers never see half a segment.
+//
+// Only the maintenance-lease holder writes segments (Maintenance.indexLexicon). Segments no
+// manifest names (replaced ones, or a crashed writer's) are deleted once they are older than
+// GRACE_MS, so that a reader that read the previous manifest can still finish its query.
+// Forget deletes a project's rows here like any other table's (forget.ts), and the project is
+// then searched from its cells until the lease holder writes new segments.
+
+import { randomUUID } from 'node:crypto';
+import type { Table } from '@lancedb/lancedb';
+import type { LexicalIndex } from '../retrieve/lexicalIndex';
+import { isShortTerm } from '../retrieve/lexicalIndex';
+import { sqlString } from './filters';
+import { TABLES } from './schema';
+import { retryConflicts, retryVanished } from './store';
+import type { Row, Store } from './store';
+
+/** Documents per segment written by a full build (bounds the builder's memory). */
+export const SEGMENT_DOCS = 25_000;
+const GRACE_MS = 10 * 60_000;
+const MAX_COUNT = 0xffff;
+const TERM_BATCH = 200;
+
+export interface Manifest {
+  segments: string[];
+  publishedAt: number;
+}
+
+export interface SegmentHead {
+  id: string;
+  nodeIds: string[];
+  lenMain: Uint16Array;
+  lenExtra: Uint16Array;
+  totalMain: number;
+  totalExtra: number;
+  shortTerms: string[];
+}
+
+/** A term's postings in one segment: segment-local document numbers and counts per section. */
+export interface SegmentPostings {
+  docs: Uint32Array;
+  main: Uint16Array;
+  extra: Uint16Array;
+}
+
+function clampCount(n: number): number {
+  return Math.min(MAX_COUNT, Math.max(0, Math.round(n)));
+}
+
+/** Segment ids sort by creation time, which the collection of old segments relies on. */
+function newSegmentId(now = Date.now()): string {
+  return `${now.toString(36).padStart(10, '0')}-${randomUUID().slice(0, 8)}`;
+}
+
+function segmentTime(id: string): number {
+  return parseInt(id.slice(0, 10), 36);
+}
+
+function encodeHead(docs: Array<{ nodeId: string; main: number; extra: number }>, shortTerms: string[]): Uint8Array {
+  const meta = Buffer.from(JSON.stringify({ docs: docs.length, shortTerms }), 'utf8');
+  const ids = Buffer.from(docs.map((d) => d.nodeId).join('\n'), 'utf8');
+  const lengths = new Uint16Array(docs.length * 2);
+  docs.forEach((d, i) => {
+    lengths[i] = clampCount(d.main);
+    lengths[docs.length + i] = clampCount(d.extra);
+  });
+  const out = Buffer.alloc(8 + meta.length + ids.length + lengths.byteLength);
+  out.writeUInt32LE(meta.length, 0);
+  meta.copy(out, 4);
+  out.writeUInt32LE(ids.length, 4 + meta.length);
+  ids.copy(out, 8 + meta.length);
+  Buffer.from(lengths.buffer).copy(out, 8 + meta.length + ids.length);
+  return out;
+}
+
+function decodeHead(id: string, data: Uint8Array): SegmentHead {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const metaLen = buf.readUInt32LE(0);
+  const meta = JSON.parse(buf.subarray(4, 4 + metaLen).toString('utf8')) as { docs: number; shortTerms: string[] };
+  const idsLen = buf.readUInt32LE(4 + metaLen);
+  const idsText = buf.subarray(8 + metaLen, 8 + metaLen + idsLen).toString('utf8');
+  const nodeIds = meta.docs === 0 ? [] : idsText.split('\n');
+  const start = 8 + metaLen + idsLen;
+  // Copied: the typed arrays must not share (or be misaligned in) the row's buffer.
+  const lengths = new Uint16Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + start + meta.docs * 4));
+  const lenMain = lengths.subarray(0, meta.docs);
+  const lenExtra = lengths.subarray(meta.docs);
+  let totalMain = 0;
+  let totalExtra = 0;
+  for (let i = 0; i < meta.docs; i++) {
+    totalMain += lenMain[i];
+    totalExtra += lenExtra[i];
+  }
+  return { id, nodeIds, lenMain, lenExtra, totalMain, totalExtra, shortTerms: meta.shortTerms };
+}
+
+function encodePostings(docs: number[], main: number[], extra: number[]): Uint8Array {
+  const n = docs.length;
+  const out = new Uint8Array(4 + n * 8);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, n, true);
+  for (let i = 0; i < n; i++) {
+    view.setUint32(4 + i * 4, docs[i], true);
+    view.setUint16(4 + n * 4 + i * 2, clampCount(main[i]), true);
+    view.setUint16(4 + n * 6 + i * 2, clampCount(extra[i]), true);
+  }
+  return out;
+}
+
+function decodePostings(data: Uint8Array): SegmentPostings {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const n = view.getUint32(0, true);
+  const docs = new Uint32Array(n);
+  const main = new Uint16Array(n);
+  const extra = new Uint16Array(n);
+  for (let i = 0; i < n; i++) {
+    docs[i] = view.getUint32(4 + i * 4, true);
+    main[i] = view.getUint16(4 + n * 4 + i * 2, true);
+    extra[i] = view.getUint16(4 + n * 6 + i * 2, true);
+  }
+  return { docs, main, extra };
+}
+
+function bytes(v: unknown): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  throw new TypeError('a lexical segment row without data');
+}
+
+/** Reads and writes the segments of every project of a store. */
+export class LexicalSegments {
+  constructor(private readonly store: Store) {}
+
+  private get table(): Table {
+    return this.store.table(TABLES.lexicalSegments);
+  }
+
+  /** Changes whenever any segment or manifest is written or deleted. */
+  version(): Promise<number> {
+    return retryVanished(() => this.table.version());
+  }
+
+  private async rows(where: string, select: string[]): Promise<Row[]> {
+    return retryVanished(() => this.table.query().where(where).select(select).toArray() as Promise<Row[]>);
+  }
+
+  /** The project's live segment ids, oldest first (none when it has no manifest), and when they were published. */
+  async manifest(project: string): Promise<Manifest> {
+    const rows = await this.rows(`project = ${sqlString(project)} AND segment = '' AND term = ''`, ['data']);
+    if (rows.length === 0) return { segments: [], publishedAt: 0 };
+    const parsed = JSON.parse(Buffer.from(bytes(rows[0].data)).toString('utf8')) as { segments?: unknown; published_at?: unknown };
+    return { segments: Array.isArray(parsed.segments) ? parsed.segments.map(String) : [], publishedAt: Number(parsed.published_at ?? 0) };
+  }
+
+  /** Heads of the given segments, in the given order; a missing one makes the answer null. */
+  async heads(project: string, ids: string[]): Promise<SegmentHead[] | null> {
+    if (ids.length === 0) return [];
+    const rows = await this.rows(`project = ${sqlString(project)} AND term = '' AND segment IN (${ids.map(sqlString).join(', ')})`, ['segment', 'data']);
+    const byId = new Map(rows.map((r) => [String(r.segment), r]));
+    if (ids.some((id) => !byId.has(id))) return null;
+    return ids.map((id) => decodeHead(id, bytes(byId.get(id)!.data)));
+  }
+
+  /** Postings of `terms` in the given segments: term -> segment id -> postings. */
+  async postings(project: string, segments: Set<string>, terms: string[]): Promise<Map<string, Map<string, SegmentPostings>>> {
+    const out = new Map<string, Map<string, SegmentPostings>>();
+    for (let i = 0; i < terms.length; i += TERM_BATCH) {
+      const batch = terms.slice(i, i + TERM_BATCH);
+      const rows = await this.rows(`project = ${sqlString(project)} AND term IN (${batch.map(sqlString).join(', ')})`, ['segment', 'term', 'data']);
+      for (const r of rows) {
+        const segment = String(r.segment);
+        if (!segments.has(segment)) continue;
+        const term = String(r.term);
+        let bySegment = out.get(term);
+        if (!bySegment) {
+          bySegment = new Map();
+          out.set(term, bySegment);
+        }
+        bySegment.set(segment, decodePostings(bytes(r.data)));
+      }
+    }
+    return out;
+  }
+
+  /** Writes one segment (not yet visible) from an in-memory index; returns its id, or null when empty. */
+  async write(project: string, index: LexicalIndex): Promise<string | null> {
+    const docs = index.liveDocList();
+    if (docs.length === 0) return null;
+    const local = new Map(docs.map((d, i) => [d.doc, i]));
+    const id = newSegmentId();
+    const rows: Row[] = [];
+    const shortTerms: string[] = [];
+    for (const [term, p] of index.sectionPostings()) {
+      if (isShortTerm(term)) shortTerms.push(term);
+      rows.push({ project, segment: id, term, data: encodePostings(p.docs.map((d) => local.get(d)!), p.main, p.extra) });
+    }
+    rows.push({ project, segment: id, term: '', data: encodeHead(docs, shortTerms) });
+    // One append: the segment's rows commit together.
+    await this.store.add(TABLES.lexicalSegments, rows);
+    return id;
+  }
+
+  /** Makes exactly these segments the project's live ones (one commit). */
+  async publish(project: string, ids: string[]): Promise<void> {
+    const data = Buffer.from(JSON.stringify({ segments: ids, published_at: Date.now() }), 'utf8');
+    await this.store.upsert(TABLES.lexicalSegments, ['project', 'segment', 'term'], [{ project, segment: '', term: '', data }]);
+  }
+
+  /**
+   * Deletes the project's segments its manifest does not name: those it replaced, once it has
+   * been published for GRACE_MS, and those a crashed writer left. A segment written after the
+   * manifest (by a writer that has not published yet) is kept.
+   */
+  async collect(project: string, manifest: Manifest, now = Date.now()): Promise<number> {
+    if (now - manifest.publishedAt < GRACE_MS) return 0;
+    const rows = await this.rows(`project = ${sqlString(project)} AND term = '' AND segment <> ''`, ['segment']);
+    const keep = new Set(manifest.segments);
+    const doomed = rows.map((r) => String(r.segment)).filter((id) => !keep.has(id) && segmentTime(id) < manifest.publishedAt);
+    if (doomed.length === 0) return 0;
+    const where = `project = ${sqlString(project)} AND segment IN (${doomed.map(sqlString).join(', ')})`;
+    await retryConflicts(() => this.table.delete(where));
+    return doomed.length;
+  }
+
+  /** Projects that have segment rows. */
+  async projects(): Promise<string[]> {
+    const rows = await this.rows(`segment = '' AND term = ''`, ['project']);
+    return [...new Set(rows.map((r) => String(r.project)))];
+  }
+}

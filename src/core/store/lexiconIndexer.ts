@@ -1,0 +1,67 @@
+// Writes the full-text index segments (the maintenance-lease holder only, from Maintenance):
+// the rows no segment holds become a new segment once there are enough of them, and a project
+// whose segments are many or hold many deleted rows is indexed again from its cells, in
+// segments of SEGMENT_DOCS documents so that the builder's memory stays bounded.
+
+import type { Table } from '@lancedb/lancedb';
+import { LexicalIndex } from '../retrieve/lexicalIndex';
+import { lexiconFor } from '../retrieve/lexicon';
+import { sqlString } from './filters';
+import { SEGMENT_DOCS } from './lexicalSegments';
+import type { LexicalSegments } from './lexicalSegments';
+
+type Row = Record<string, unknown>;
+
+export interface LexiconIndexOptions {
+  /** Rows outside any segment before they are written as a new one. */
+  minDelta: number;
+  /** Segments of a project before they are merged into full ones. */
+  maxSegments?: number;
+  /** Share of a project's segment documents whose rows are gone before it is indexed again. */
+  maxDeadShare?: number;
+}
+
+export const DEFAULT_LEXICON_MIN_DELTA = 1000;
+
+/** Indexes one project's new rows; true when a new manifest was published. */
+export async function indexProjectLexicon(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean> {
+  const manifest = await segments.manifest(project);
+  await segments.collect(project, manifest);
+  const lexicon = lexiconFor(cells, segments, project);
+  await lexicon.refresh();
+  const shape = lexicon.shape;
+  if (shape.liveDocs === 0) {
+    if (manifest.segments.length === 0) return false;
+    await segments.publish(project, []);
+    return true;
+  }
+  const enoughNew = shape.deltaDocs >= Math.max(1, options.minDelta);
+  const rebuild =
+    (shape.segments.length === 0 && enoughNew) ||
+    shape.segments.length >= (options.maxSegments ?? 8) ||
+    shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
+  if (!rebuild) {
+    // Few new rows (or a small project without segments): the delta in memory serves them.
+    if (!enoughNew) return false;
+    const id = await segments.write(project, lexicon.deltaIndex);
+    if (!id) return false;
+    await segments.publish(project, [...shape.segments, id]);
+    return true;
+  }
+  const ids: string[] = [];
+  let chunk = new LexicalIndex();
+  const flush = async (): Promise<void> => {
+    const id = await segments.write(project, chunk);
+    if (id) ids.push(id);
+    chunk = new LexicalIndex();
+  };
+  for await (const batch of cells.query().where(`project = ${sqlString(project)}`).select(['node_id', 'search_text'])) {
+    for (const r of batch.toArray() as Row[]) {
+      chunk.add(String(r.node_id), String(r.search_text ?? ''));
+      if (chunk.size >= SEGMENT_DOCS) await flush();
+    }
+  }
+  await flush();
+  await segments.publish(project, ids);
+  return true;
+}

@@ -1,0 +1,175 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ObservationInput } from '../../src/core/api';
+import { MemoryEngine } from '../../src/core/engine';
+import { LexicalIndex, bm25Search, idf } from '../../src/core/retrieve/lexicalIndex';
+import { lexiconFor } from '../../src/core/retrieve/lexicon';
+import { prepareQueryText } from '../../src/core/retrieve/textPrep';
+import { TABLES } from '../../src/core/store/schema';
+import { filesContaining } from './storeForget.test';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const READER = path.join(__dirname, 'fixtures', 'lexiconReader.ts');
+const TSX = require.resolve('tsx/cli');
+const WORDS = ['parser', 'option', 'completion', 'environment', 'env', 'command', 'middleware', 'locale', 'validation', 'coerce', 'array'];
+const EXTRA_WEIGHT = 0.5;
+
+function note(i: number, tag = ''): ObservationInput {
+  const w = (k: number): string => WORDS[(i * k + k) % WORDS.length];
+  return {
+    type: 'commit',
+    title: `${w(1)} ${w(3)} change ${tag}${i}`,
+    narrative: `Touches the ${w(5)} and the ${w(7)} ${w(2)}; ${w(1)} again.`,
+    search_extra: i % 3 === 0 ? `${w(4)} ${w(6)} diff lines` : undefined,
+  } as ObservationInput;
+}
+
+type Child = { lease: boolean; titles: string[]; shape: { segments: string[]; deltaDocs: number; liveDocs: number } };
+
+function readInChild(dir: string, project: string, query: string): Promise<Child> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [TSX, READER, dir, project, query], { env: { ...process.env, LANCEDB_LOG: 'error' } }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${err.message}\n${stderr}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').pop()!) as Child);
+    });
+  });
+}
+
+describe('full-text index segments', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let engine: MemoryEngine;
+  const alpha = { project: 'alpha' };
+  const beta = { project: 'beta' };
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-lexicon-'));
+    // Every new row is written into a segment at the next optimize.
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, lexiconMinDelta: 1 });
+  });
+  afterEach(async () => {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const lexicon = (project: string) => lexiconFor(engine.store.table(TABLES.cells), engine.repos.lexicalSegments, project);
+  const shapeOf = async (project: string) => {
+    await lexicon(project).refresh();
+    return lexicon(project).shape;
+  };
+
+  /** One in-memory index over the project's live rows: what the merged view must equal. */
+  async function reference(project: string): Promise<LexicalIndex> {
+    const index = new LexicalIndex(EXTRA_WEIGHT);
+    for (const r of await engine.store.rows(TABLES.cells, `project = '${project}'`, { select: ['node_id', 'search_text'] })) index.add(String(r.node_id), String(r.search_text));
+    return index;
+  }
+
+  async function assertSameAsReference(project: string, queries: string[]): Promise<void> {
+    const ref = await reference(project);
+    for (const text of queries) {
+      const terms = prepareQueryText(text).split(' ');
+      const corpus = await lexicon(project).corpus(EXTRA_WEIGHT, terms);
+      assert.equal(corpus.liveDocs, ref.liveDocs, 'document count');
+      assert.ok(Math.abs(corpus.totalLength - ref.totalLength) < 1e-6, 'total length');
+      const q = new Map(terms.map((t) => [t, 1]));
+      for (const t of terms) assert.ok(Math.abs(idf(corpus, t) - idf(ref, t)) < 1e-9, `idf of ${t}`);
+      const got = new Map(bm25Search(corpus, q, 1000).map((h) => [h.nodeId, h.score]));
+      const want = bm25Search(ref, q, 1000);
+      assert.ok(want.length > 0, `the control failed: '${text}' matches nothing`);
+      assert.equal(got.size, want.length, `hits for '${text}'`);
+      for (const h of want) assert.ok(Math.abs((got.get(h.nodeId) ?? -1) - h.score) < 1e-9, `score of ${h.nodeId} for '${text}'`);
+    }
+  }
+
+  it('scores segments plus delta plus deletions exactly like one index over the live rows', async () => {
+    const first = await engine.observe(Array.from({ length: 120 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    assert.equal((await shapeOf('alpha')).segments.length, 1);
+    assert.equal((await shapeOf('alpha')).deltaDocs, 0);
+    await engine.observe(Array.from({ length: 30 }, (_, i) => note(1000 + i, 'late')), alpha);
+    // Rows deleted after their segment was written count nowhere.
+    await engine.repos.forProject('alpha').cells.delete('observation', first.slice(0, 10).map((o) => o.id));
+    const queries = ['parser option', 'environment variables', 'completion middleware locale', 'coerce array validation', 'command diff lines'];
+    await assertSameAsReference('alpha', queries);
+    const shape = await shapeOf('alpha');
+    assert.deepEqual([shape.segments.length, shape.deltaDocs, shape.deadDocs, shape.liveDocs], [1, 30, 10, 140]);
+
+    await engine.optimize();
+    const after = await shapeOf('alpha');
+    assert.deepEqual([after.segments.length, after.deltaDocs], [2, 0]);
+    await assertSameAsReference('alpha', queries);
+    // Through the engine: a late row is found, a deleted one is not.
+    const titles = (await engine.search('late1003', { scope: alpha })).map((h) => h.cell.title);
+    assert.ok(titles.some((t) => t.endsWith('late1003')), titles.join(' | '));
+  });
+
+  it('merges many small segments into full ones', async () => {
+    for (let round = 0; round < 9; round++) {
+      await engine.observe([note(round, 'r')], alpha);
+      await engine.optimize();
+    }
+    // The ninth optimize found eight segments and indexed the project again in one.
+    assert.equal((await shapeOf('alpha')).segments.length, 1);
+    assert.equal((await shapeOf('alpha')).liveDocs, 9);
+    await assertSameAsReference('alpha', ['parser option', 'environment']);
+  });
+
+  it("keeps each project's words and statistics to itself", async () => {
+    await engine.observe(Array.from({ length: 40 }, (_, i) => note(i)), alpha);
+    await engine.observe(Array.from({ length: 160 }, (_, i) => ({ ...note(i), narrative: 'zorbleflux parser parser parser' })), beta);
+    await engine.optimize();
+    assert.equal((await shapeOf('beta')).segments.length, 1);
+    const corpus = await lexicon('alpha').corpus(EXTRA_WEIGHT, ['zorbleflux', 'parser']);
+    assert.equal(corpus.liveDocs, 40);
+    assert.equal(corpus.postings('zorbleflux'), undefined);
+    await assertSameAsReference('alpha', ['parser', 'parser option']);
+    assert.deepEqual(await engine.search('zorbleflux', { scope: alpha }), []);
+    assert.ok((await engine.search('zorbleflux', { scope: beta })).length > 0);
+  });
+
+  it('forget removes the words from the segments on disk, and search goes on', async () => {
+    const canary = 'wombatkq';
+    assert.equal(prepareQueryText(canary), canary, 'the canary must be indexed as it is written');
+    await engine.observe(Array.from({ length: 60 }, (_, i) => note(i)), alpha);
+    const [secret] = await engine.observe([{ type: 'note', title: `The ${canary} plan`, narrative: `${canary} everywhere` }], alpha);
+    await engine.optimize(0);
+    assert.ok(filesContaining(dir, canary).some((f) => f.startsWith('lexical_segments.lance')), 'control: the segments hold the canary');
+
+    await engine.forget({ ids: [secret.id] }, alpha);
+    assert.deepEqual(filesContaining(dir, canary), []);
+    assert.deepEqual(await engine.search(canary, { scope: alpha }), []);
+    assert.equal((await shapeOf('alpha')).segments.length, 0);
+    assert.ok((await engine.search('parser option', { scope: alpha })).length > 0);
+    await engine.optimize(0);
+    assert.equal((await shapeOf('alpha')).segments.length, 1);
+    assert.deepEqual(filesContaining(dir, canary), []);
+    await assertSameAsReference('alpha', ['parser option']);
+  });
+
+  it('a second process reads the segments the lease holder wrote, then its own delta', async function () {
+    // Three fresh processes; slow on a busy machine.
+    this.timeout(300_000);
+    await engine.observe(Array.from({ length: 200 }, (_, i) => note(i, 'seg')), alpha);
+    await engine.optimize();
+    const first = await readInChild(dir, 'alpha', 'seg7');
+    assert.equal(first.lease, false);
+    assert.equal(first.shape.segments.length, 1);
+    assert.equal(first.shape.deltaDocs, 0);
+    assert.ok(first.titles[0].endsWith('change seg7'), first.titles.join(' | '));
+
+    await engine.observe(Array.from({ length: 5 }, (_, i) => ({ type: 'note', title: `quasarbeam rollout ${i}` })), alpha);
+    const second = await readInChild(dir, 'alpha', 'quasarbeam');
+    assert.deepEqual([second.shape.segments.length, second.shape.deltaDocs, second.shape.liveDocs], [1, 5, 205]);
+    assert.equal(second.titles.length, 5);
+
+    await engine.optimize();
+    const third = await readInChild(dir, 'alpha', 'quasarbeam');
+    assert.deepEqual([third.shape.segments.length, third.shape.deltaDocs], [2, 0]);
+    assert.equal(third.titles.length, 5);
+  });
+});
