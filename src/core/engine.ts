@@ -18,6 +18,7 @@ import type {
 import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
 import { VectorBackfill } from './embed/backfill';
+import { CachedQueryEmbedder } from './embed/queryCache';
 import type { Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
 import { redact } from './capture/redact';
 import { cleanList, prepareObservation } from './capture/prepare';
@@ -30,9 +31,11 @@ import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, projectWhere, sqlString, validType } from './store/filters';
 import { forgetRecords } from './store/forget';
+import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
 import { checkProject } from './store/projectTable';
+import { checkIds } from './store/repos/records';
 import { Repositories } from './store/repos/repositories';
 import type { ProjectRepositories } from './store/repos/repositories';
 import type { RequestLogRetention } from './store/repos/requestLog';
@@ -55,6 +58,8 @@ export interface MemoryEngineOptions {
   batchDelayMs?: number;
   /** Background compaction and pruning interval (default 60 s; 0 disables the timer). */
   maintenanceIntervalMs?: number;
+  /** Embedded cells from which the lease holder builds the ANN index (default DEFAULT_ANN_THRESHOLD). */
+  annThreshold?: number;
   /** Near-duplicate window: same session, type, files and title within it are merged (default 30 min). */
   duplicateWindowMs?: number;
   /** How long and how many request-log entries are kept (default 30 days, 10,000). */
@@ -62,6 +67,9 @@ export interface MemoryEngineOptions {
   storageOptions?: Record<string, string>;
   logger?: (msg: string) => void;
 }
+
+/** Vectors written by one catch-up of the embedding queue after which the store is compacted. */
+const COMPACT_AFTER_EMBEDDED = 1000;
 
 interface QueuedEvent {
   input: ObservationInput;
@@ -75,6 +83,9 @@ export class MemoryEngine implements MemoryEngineApi {
   private writesSinceOptimize = 0;
   private closed = false;
   private backfill: VectorBackfill | null = null;
+  /** Query vectors for search, cached per text (never used by the embedding queue). */
+  private readonly queryEmbedder: CachedQueryEmbedder | null;
+  private readonly access: AccessQueue;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
   readonly summaryBudgetTokens: number;
@@ -101,7 +112,9 @@ export class MemoryEngine implements MemoryEngineApi {
       duplicateWindowMs: options.duplicateWindowMs ?? 30 * 60_000,
       log: this.log,
     });
-    this.maintenance = new Maintenance(this.repos, { annIndex: embedder !== null, requestLogRetention: options.requestLogRetention, log: this.log });
+    this.maintenance = new Maintenance(this.repos, { annIndex: embedder !== null, annThreshold: options.annThreshold, requestLogRetention: options.requestLogRetention, log: this.log });
+    this.queryEmbedder = embedder ? new CachedQueryEmbedder(embedder) : null;
+    this.access = new AccessQueue((project, kind, ids, at) => this.record(this.repos.forProject(project), kind).touch(ids, at), this.log);
     // A branch switch ends the session; its compression runs in the background.
     this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${String(e)}`)));
     this.queue = new WriteQueue<QueuedEvent>({
@@ -137,6 +150,11 @@ export class MemoryEngine implements MemoryEngineApi {
         cells: () => store.table(TABLES.cells),
         embedder,
         onError: (e) => engine.log(`embedding queue: ${e.message}`),
+        // A large write-back leaves many fragments and unindexed vectors: compact and build
+        // the ANN index now rather than at the next timer tick (only in the lease holder).
+        onCaughtUp: (embedded) => {
+          if (embedded >= COMPACT_AFTER_EMBEDDED && engine.lease.isHeld && !engine.closed) void engine.optimize();
+        },
       });
     }
     await engine.takeLease();
@@ -256,8 +274,10 @@ export class MemoryEngine implements MemoryEngineApi {
     this.queue.push({ input, scope });
   }
 
-  flush(): Promise<void> {
-    return this.queue.flush();
+  /** Writes what is pending: queued capture events and access times. */
+  async flush(): Promise<void> {
+    await this.queue.flush();
+    await this.access.flush();
   }
 
   private async writeObservations(events: QueuedEvent[]): Promise<Observation[]> {
@@ -305,7 +325,7 @@ export class MemoryEngine implements MemoryEngineApi {
   async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
     this.assertOpen();
     const limit = Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
-    return this.scoped(options.scope).cells.search(String(text ?? ''), this.embedder, {
+    return this.scoped(options.scope).cells.search(String(text ?? ''), this.queryEmbedder, {
       branch: options.scope.branch,
       filter: options.filter,
       layers: options.layers,
@@ -325,8 +345,15 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.scoped(scope).memories.get(ids, options);
   }
 
-  async touch(kind: SourceKind, ids: number[], scope: Scope): Promise<void> {
-    await this.record(this.scoped(scope), kind).touch(ids);
+  /**
+   * Records an access. `background`: noted now and written with the next batch (within about a
+   * second, or at flush/close); a failure is then logged, not thrown.
+   */
+  async touch(kind: SourceKind, ids: number[], scope: Scope, options: { background?: boolean } = {}): Promise<void> {
+    const repos = this.scoped(scope);
+    const record = this.record(repos, kind);
+    if (!options.background) return record.touch(ids);
+    this.access.push(repos.project, kind, checkIds(ids));
   }
 
   private record(repos: ProjectRepositories, kind: SourceKind): ProjectRepositories['observations'] | ProjectRepositories['memories'] | ProjectRepositories['summaries'] {

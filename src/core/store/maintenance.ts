@@ -13,6 +13,8 @@ import { TABLES } from './schema';
 export interface MaintenanceOptions {
   /** Build the ANN index on the cells once the store is big enough. */
   annIndex: boolean;
+  /** Embedded cells from which the index is built (default DEFAULT_ANN_THRESHOLD). */
+  annThreshold?: number;
   requestLogRetention?: RequestLogRetention;
   log: (message: string) => void;
 }
@@ -69,7 +71,7 @@ export class Maintenance {
     this.running = (async () => {
       await pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
       await this.repos.store.optimize(olderThanMs);
-      if (this.options.annIndex) await ensureAnnIndex(this.cells(), { logger: this.options.log });
+      if (this.options.annIndex) await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, logger: this.options.log });
     })()
       .catch((e) => this.options.log(`maintenance failed: ${String((e as Error).message ?? e)}`))
       .finally(() => {
