@@ -9,7 +9,7 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { WorkerEmbedder } from '../../src/core/embed/workerEmbedder';
 import { rowsToArrow } from '../../src/core/store/arrowRows';
 import { cellsSchema, TABLES } from '../../src/core/store/schema';
-import { Store } from '../../src/core/store/store';
+import { Store, ensureScalarIndexes } from '../../src/core/store/store';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -188,6 +188,32 @@ describe('VectorBackfill', function () {
       assert.equal(await getter().countRows(`embed_model = '${next.name}'`), 50);
       const [row] = (await getter().query().where(`node_id = 'node-4'`).toArray()) as Row[];
       assert.equal(vec(row).length, 64);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('writes back next to the store\'s BTREE on node_id (LanceDB 0.31 panicked when the merge used it)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-backfill-btree-'));
+    const store = await Store.open({ uri: dir, dimension: 32 });
+    try {
+      const cells = () => store.table(TABLES.cells);
+      await store.add(TABLES.cells, Array.from({ length: 3000 }, (_, i) => cellRow(i, 32)));
+      // Rebuilt over the rows, then more rows the index has not seen yet.
+      await ensureScalarIndexes(cells(), TABLES.cells, undefined, true);
+      await store.add(TABLES.cells, Array.from({ length: 500 }, (_, i) => cellRow(3000 + i, 32)));
+      assert.ok((await cells().listIndices()).some((i) => i.columns.includes('node_id') && /btree/i.test(i.indexType)));
+      const embedder = new HashedEmbedder(32);
+      const backfill = new VectorBackfill({ cells, embedder, batchSize: 1000 });
+      backfill.kick();
+      await backfill.idle();
+      assert.equal(await cells().countRows(`embed_model = '${embedder.name}'`), 3500);
+      // The write-back moved every row; the compaction that follows it (the lease holder's
+      // optimize) brings them back under the index.
+      await store.optimize(0, [TABLES.cells]);
+      assert.match(await cells().query().where(`node_id IN ('node-5', 'node-3100')`).explainPlan(), /ScalarIndexQuery.*node_id/);
+      const found = (await cells().query().where(`node_id IN ('node-5', 'node-3100')`).select(['node_id', 'embed_model']).toArray()) as Row[];
+      assert.deepEqual(found.map((r) => [r.node_id, r.embed_model]).sort(), [['node-3100', embedder.name], ['node-5', embedder.name]]);
     } finally {
       store.close();
     }

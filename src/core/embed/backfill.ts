@@ -18,8 +18,8 @@
 // deleted rows are not resurrected. Failures are reported through onError and retried with
 // backoff; nothing here ever throws into the caller.
 //
-// Speed: every merge joins its batch against the whole table (there is no index on node_id,
-// see SCALAR_INDEXES), so its cost grows with the table, not the batch. A pass therefore streams
+// Speed: every merge joins its batch against the whole table (it may not use the node_id
+// index, see below), so its cost grows with the table, not the batch. A pass therefore streams
 // the waiting cells in one scan and writes them back in large batches (8,192 rows, one merge
 // each), embedding the next batch while the current one is written. With 64-row merges a 100k
 // store took ~55 cells/s; see bench/backfill.ts for the numbers now.
@@ -171,7 +171,7 @@ export class VectorBackfill {
         this.getCells()
           .mergeInsert('node_id')
           .whenMatchedUpdateAll({ where: 'target.text = source.text' })
-          // Without this LanceDB 0.31 looks for a node_id index per batch; the join scan is faster.
+          // LanceDB 0.31 panics on this conditional partial merge when it uses the node_id index.
           .useIndex(false)
           .execute(data),
       );
