@@ -58,6 +58,11 @@ export interface MemoryEngineOptions {
   batchDelayMs?: number;
   /** Background compaction and pruning interval (default 60 s; 0 disables the timer). */
   maintenanceIntervalMs?: number;
+  /**
+   * Quiet time after a large vector write-back before the lease holder compacts and builds the
+   * ANN index (default 2 s; every cell write meanwhile restarts it).
+   */
+  upkeepQuietMs?: number;
   /** Embedded cells from which the lease holder builds the ANN index (default DEFAULT_ANN_THRESHOLD). */
   annThreshold?: number;
   /** Near-duplicate window: same session, type, files and title within it are merged (default 30 min). */
@@ -68,7 +73,7 @@ export interface MemoryEngineOptions {
   logger?: (msg: string) => void;
 }
 
-/** Vectors written by one catch-up of the embedding queue after which the store is compacted. */
+/** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
 const COMPACT_AFTER_EMBEDDED = 1000;
 
 interface QueuedEvent {
@@ -83,6 +88,9 @@ export class MemoryEngine implements MemoryEngineApi {
   private writesSinceOptimize = 0;
   private closed = false;
   private backfill: VectorBackfill | null = null;
+  private embeddedSinceUpkeep = 0;
+  private upkeepTimer: NodeJS.Timeout | null = null;
+  private readonly upkeepQuietMs: number;
   /** Query vectors for search, cached per text (never used by the embedding queue). */
   private readonly queryEmbedder: CachedQueryEmbedder | null;
   private readonly access: AccessQueue;
@@ -102,12 +110,15 @@ export class MemoryEngine implements MemoryEngineApi {
   ) {
     this.log = options.logger ?? (() => undefined);
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.upkeepQuietMs = options.upkeepQuietMs ?? 2000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {
       onCellsWritten: () => {
         this.writesSinceOptimize++;
         this.kickVectors();
+        // Still writing: compacting now would race the writer for every commit.
+        if (this.upkeepTimer) this.armUpkeep();
       },
       duplicateWindowMs: options.duplicateWindowMs ?? 30 * 60_000,
       log: this.log,
@@ -152,9 +163,7 @@ export class MemoryEngine implements MemoryEngineApi {
         onError: (e) => engine.log(`embedding queue: ${e.message}`),
         // A large write-back leaves many fragments and unindexed vectors: compact and build
         // the ANN index now rather than at the next timer tick (only in the lease holder).
-        onCaughtUp: (embedded) => {
-          if (embedded >= COMPACT_AFTER_EMBEDDED && engine.lease.isHeld && !engine.closed) void engine.optimize();
-        },
+        onCaughtUp: (embedded) => engine.scheduleUpkeep(embedded),
       });
     }
     await engine.takeLease();
@@ -500,6 +509,43 @@ export class MemoryEngine implements MemoryEngineApi {
     };
   }
 
+  /**
+   * After a large write-back (an import, a long capture burst, a model switch) the cells table
+   * is many fragments and its new vectors are outside the ANN index: the lease holder compacts
+   * and builds the index once writing has been quiet for a moment, not at the next timer tick.
+   */
+  private scheduleUpkeep(embedded: number): void {
+    this.embeddedSinceUpkeep += embedded;
+    if (this.embeddedSinceUpkeep >= COMPACT_AFTER_EMBEDDED && !this.closed) this.armUpkeep();
+  }
+
+  private armUpkeep(): void {
+    if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
+    this.upkeepTimer = setTimeout(() => {
+      this.upkeepTimer = null;
+      if (this.closed || !this.lease.isHeld) return;
+      this.embeddedSinceUpkeep = 0;
+      void this.optimize();
+    }, this.upkeepQuietMs);
+    this.upkeepTimer.unref();
+  }
+
+  /**
+   * Resolves when background work has settled: vectors written and the upkeep that follows a
+   * large write-back done (benchmarks and tests measure the quiet store after it).
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      await this.backfill?.idle();
+      if (this.upkeepTimer) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      await this.maintenance.idle();
+      if (!this.upkeepTimer) return;
+    }
+  }
+
   /** New cells wait for vectors: wake the background embedding queue (in the lease holder). */
   kickVectors(): void {
     if (this.lease.isHeld) this.backfill?.kick();
@@ -525,6 +571,8 @@ export class MemoryEngine implements MemoryEngineApi {
     if (this.closed) return;
     for (const t of this.timers) clearInterval(t);
     for (const t of this.timers) clearTimeout(t);
+    if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
+    this.upkeepTimer = null;
     await this.flush();
     for (const s of this.sessions.all()) {
       await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));

@@ -35,7 +35,7 @@ describe('engine: vectors and reads at scale', function () {
   it('the lease holder embeds a large write in a few batches, then compacts and builds the ANN index; the other process only searches', async () => {
     const holderEmbedder = new CountingEmbedder();
     const otherEmbedder = new CountingEmbedder();
-    const holder = await MemoryEngine.open({ storeUri: dir, embedder: holderEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500, logger: () => undefined });
+    const holder = await MemoryEngine.open({ storeUri: dir, embedder: holderEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500, upkeepQuietMs: 100, logger: () => undefined });
     const other = await MemoryEngine.open({ storeUri: dir, embedder: otherEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500 });
     try {
       assert.equal(holder.lease.isHeld, true);
@@ -49,8 +49,7 @@ describe('engine: vectors and reads at scale', function () {
       }
       const tinyObs = await other.observe(corpus.texts.slice(0, 12).map((t, j) => ({ type: 'change', title: `tiny ${j}`, narrative: t })), tiny);
       holder.kickVectors();
-      await holder.waitForVectors();
-      await holder.maintenance.idle();
+      await holder.settled();
       assert.equal(await holder.store.count(TABLES.cells, `embed_model = '${holderEmbedder.name}'`), 2012);
       assert.deepEqual(otherEmbedder.calls, [], 'the process without the lease embedded');
       // Embed calls of at most 512 texts, not one per 64 cells.
