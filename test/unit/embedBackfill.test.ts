@@ -153,7 +153,7 @@ describe('VectorBackfill', function () {
         return second.embed(texts);
       },
     };
-    const b = new VectorBackfill({ cells: table, embedder: observed, batchSize: 100 });
+    const b = new VectorBackfill({ cells: table, embedder: observed, batchSize: 100, embedBatchSize: 100 });
     b.kick();
     await b.idle();
     // The next batch is embedded while the one before is written: at the second embed call the

@@ -42,7 +42,10 @@ export interface VectorBackfillOptions {
   embedder: Embedder;
   /** Cells per write (one merge); embed calls take at most `embedBatchSize` of them. */
   batchSize?: number;
-  /** Texts per embed call (default 512), so a slow encoder reports progress and can stop. */
+  /**
+   * Texts per embed call (default 64): the sentence encoder embeds 25-100 texts a second here,
+   * and stop() (window close) waits for the call in flight.
+   */
   embedBatchSize?: number;
   onProgress?: (progress: BackfillProgress) => void;
   /** After a run of passes that wrote vectors, with how many: a moment to compact. */
@@ -84,7 +87,7 @@ export class VectorBackfill {
     const cells = options.cells;
     this.getCells = typeof cells === 'function' ? cells : () => cells;
     this.batchSize = Math.max(1, options.batchSize ?? DEFAULT_BACKFILL_BATCH);
-    this.embedBatchSize = Math.max(1, Math.min(this.batchSize, options.embedBatchSize ?? 512));
+    this.embedBatchSize = Math.max(1, Math.min(this.batchSize, options.embedBatchSize ?? 64));
   }
 
   /** Asks for a pass over the table (after new cells were written). Cheap to call often. */
