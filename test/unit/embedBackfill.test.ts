@@ -246,6 +246,49 @@ describe('VectorBackfill', function () {
     await backfill.stop();
   });
 
+  it('with a slow encoder, writes what it has every writeAfterMs instead of waiting for a full batch', async () => {
+    const table = await cellsTable(16, 100);
+    const hashed = new HashedEmbedder(16);
+    const slow: Embedder = {
+      name: hashed.name,
+      dimension: 16,
+      async embed(texts) {
+        await new Promise((r) => setTimeout(r, 30));
+        return hashed.embed(texts);
+      },
+    };
+    const progress: BackfillProgress[] = [];
+    const backfill = new VectorBackfill({ cells: table, embedder: slow, embedBatchSize: 10, writeAfterMs: 50, onProgress: (p) => progress.push(p) });
+    backfill.kick();
+    await backfill.idle();
+    assert.equal(await table.countRows(`embed_model = '${hashed.name}'`), 100);
+    // Written in several merges, the first long before the last text was embedded.
+    assert.ok(progress.length >= 2, `${progress.length} writes`);
+    assert.ok(progress[0].embedded <= 50, `first write held ${progress[0].embedded} rows`);
+  });
+
+  it('writes what it has embedded when stopped mid-pass, and nothing more', async () => {
+    const table = await cellsTable(16, 100);
+    const hashed = new HashedEmbedder(16);
+    let calls = 0;
+    let backfill: VectorBackfill | null = null;
+    let stopping: Promise<void> | null = null;
+    const stopper: Embedder = {
+      name: hashed.name,
+      dimension: 16,
+      async embed(texts) {
+        if (++calls === 3) stopping = backfill!.stop();
+        return hashed.embed(texts);
+      },
+    };
+    backfill = new VectorBackfill({ cells: table, embedder: stopper, embedBatchSize: 10 });
+    backfill.kick();
+    await backfill.idle();
+    await stopping;
+    assert.equal(calls, 3);
+    assert.equal(await table.countRows(`embed_model = '${hashed.name}'`), 30);
+  });
+
   it('does nothing after stop', async () => {
     const table = await cellsTable(16, 10);
     const backfill = new VectorBackfill({ cells: table, embedder: new HashedEmbedder(16) });

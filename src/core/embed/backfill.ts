@@ -47,6 +47,11 @@ export interface VectorBackfillOptions {
    * and stop() (window close) waits for the call in flight.
    */
   embedBatchSize?: number;
+  /**
+   * A smaller batch is written once this long has passed since the last write (default 10 s),
+   * so that with a slow encoder vectors become searchable as they come, not 8,192 at a time.
+   */
+  writeAfterMs?: number;
   onProgress?: (progress: BackfillProgress) => void;
   /** After a run of passes that wrote vectors, with how many: a moment to compact. */
   onCaughtUp?: (embedded: number) => void;
@@ -107,7 +112,7 @@ export class VectorBackfill {
     while (this.running) await this.running;
   }
 
-  /** Stops after the batch in flight; later kicks do nothing. */
+  /** Stops after writing what is already embedded; later kicks do nothing. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
@@ -157,6 +162,7 @@ export class VectorBackfill {
     // At most one merge in flight. Its failure is kept (not left unhandled while the next batch
     // embeds) and thrown when the pass next waits for it.
     let inFlight: Promise<void> | null = null;
+    let writing = false;
     let writeError: unknown = null;
     const settle = async (): Promise<void> => {
       if (inFlight) await inFlight;
@@ -164,9 +170,14 @@ export class VectorBackfill {
       if (writeError) throw writeError;
     };
     const startWrite = (rows: Record<string, unknown>[]): void => {
-      inFlight = write(rows).catch((e: unknown) => {
-        writeError = e;
-      });
+      writing = true;
+      inFlight = write(rows)
+        .catch((e: unknown) => {
+          writeError = e;
+        })
+        .finally(() => {
+          writing = false;
+        });
     };
     const write = async (rows: Record<string, unknown>[]): Promise<void> => {
       const data = rowsToArrow(schema, rows);
@@ -185,11 +196,16 @@ export class VectorBackfill {
     };
     let batch: Record<string, unknown>[] = [];
     let waiting: Waiting[] = [];
+    let lastWrite = Date.now();
+    const writeAfterMs = this.options.writeAfterMs ?? 10_000;
     const embedWaiting = async (): Promise<void> => {
       const texts = waiting;
       waiting = [];
       batch.push(...(await this.embedRows(texts)));
-      if (batch.length >= this.batchSize) {
+      // A due batch does not wait for the merge in flight: the next one will be larger.
+      const due = !writing && Date.now() - lastWrite >= writeAfterMs;
+      if (batch.length >= this.batchSize || due) {
+        lastWrite = Date.now();
         const full = batch;
         batch = [];
         await settle();
@@ -209,7 +225,8 @@ export class VectorBackfill {
         if (this.stopped) break;
       }
       if (!this.stopped && waiting.length > 0) await embedWaiting();
-      if (!this.stopped && batch.length > 0) {
+      // Embedded work is written, also when stopping (a slow encoder's batch is minutes of work).
+      if (batch.length > 0) {
         await settle();
         startWrite(batch);
         batch = [];
