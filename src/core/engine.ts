@@ -60,7 +60,7 @@ export interface MemoryEngineOptions {
   maintenanceIntervalMs?: number;
   /**
    * Quiet time after a large vector write-back before the lease holder compacts and builds the
-   * ANN index (default 2 s; every cell write meanwhile restarts it).
+   * ANN index (default 10 s; every cell write meanwhile restarts it).
    */
   upkeepQuietMs?: number;
   /** Embedded cells from which the lease holder builds the ANN index (default DEFAULT_ANN_THRESHOLD). */
@@ -110,7 +110,7 @@ export class MemoryEngine implements MemoryEngineApi {
   ) {
     this.log = options.logger ?? (() => undefined);
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
-    this.upkeepQuietMs = options.upkeepQuietMs ?? 2000;
+    this.upkeepQuietMs = options.upkeepQuietMs ?? 10_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {
