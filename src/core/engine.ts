@@ -524,6 +524,8 @@ export class MemoryEngine implements MemoryEngineApi {
     this.upkeepTimer = setTimeout(() => {
       this.upkeepTimer = null;
       if (this.closed || !this.lease.isHeld) return;
+      // Still embedding (a pass stopped early and retries): compact once it is done.
+      if (this.backfill?.busy) return this.armUpkeep();
       this.embeddedSinceUpkeep = 0;
       void this.optimize();
     }, this.upkeepQuietMs);

@@ -107,6 +107,11 @@ export class VectorBackfill {
     });
   }
 
+  /** A pass is running or a retry is due. */
+  get busy(): boolean {
+    return this.running !== null || this.retryTimer !== null;
+  }
+
   /** Resolves once no pass is running or due (a pending retry after a failure counts as idle). */
   async idle(): Promise<void> {
     while (this.running) await this.running;
