@@ -139,7 +139,8 @@ export interface MemoryEngineApi {
   getObservations(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Observation[]>;
   getSessionSummaries(ids: number[], scope: Scope): Promise<SessionSummary[]>;
   getMemories(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
-  touch(kind: SourceKind, ids: number[], scope: Scope): Promise<void>;
+  /** `background`: written with the next batch of access times (best effort, see engine.touch). */
+  touch(kind: SourceKind, ids: number[], scope: Scope, options?: { background?: boolean }): Promise<void>;
   getNode(nodeId: string, scope: Scope): Promise<NodeDetail | null>;
   listSessions(scope: Scope, limit?: number): Promise<SessionInfo[]>;
   listObservations(scope: Scope, options?: { sessionId?: string; limit?: number }): Promise<Observation[]>;

@@ -18,6 +18,7 @@ import type {
 import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
 import { VectorBackfill } from './embed/backfill';
+import { CachedQueryEmbedder } from './embed/queryCache';
 import type { Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
 import { redact } from './capture/redact';
 import { cleanList, prepareObservation } from './capture/prepare';
@@ -30,9 +31,11 @@ import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, projectWhere, sqlString, validType } from './store/filters';
 import { forgetRecords } from './store/forget';
+import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
 import { checkProject } from './store/projectTable';
+import { checkIds } from './store/repos/records';
 import { Repositories } from './store/repos/repositories';
 import type { ProjectRepositories } from './store/repos/repositories';
 import type { RequestLogRetention } from './store/repos/requestLog';
@@ -58,6 +61,13 @@ export interface MemoryEngineOptions {
   batchDelayMs?: number;
   /** Background compaction and pruning interval (default 60 s; 0 disables the timer). */
   maintenanceIntervalMs?: number;
+  /**
+   * Quiet time after a large vector write-back before the lease holder compacts and builds the
+   * ANN index (default 10 s; every cell write meanwhile restarts it).
+   */
+  upkeepQuietMs?: number;
+  /** Embedded cells from which the lease holder builds the ANN index (default DEFAULT_ANN_THRESHOLD). */
+  annThreshold?: number;
   /** Near-duplicate window: same session, type, files and title within it are merged (default 30 min). */
   duplicateWindowMs?: number;
   /** How long and how many request-log entries are kept (default 30 days, 10,000). */
@@ -67,6 +77,9 @@ export interface MemoryEngineOptions {
   storageOptions?: Record<string, string>;
   logger?: (msg: string) => void;
 }
+
+/** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
+const COMPACT_AFTER_EMBEDDED = 1000;
 
 interface QueuedEvent {
   input: ObservationInput;
@@ -80,6 +93,12 @@ export class MemoryEngine implements MemoryEngineApi {
   private writesSinceOptimize = 0;
   private closed = false;
   private backfill: VectorBackfill | null = null;
+  private embeddedSinceUpkeep = 0;
+  private upkeepTimer: NodeJS.Timeout | null = null;
+  private readonly upkeepQuietMs: number;
+  /** Query vectors for search, cached per text (never used by the embedding queue). */
+  private readonly queryEmbedder: CachedQueryEmbedder | null;
+  private readonly access: AccessQueue;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
   readonly summaryBudgetTokens: number;
@@ -96,22 +115,28 @@ export class MemoryEngine implements MemoryEngineApi {
   ) {
     this.log = options.logger ?? (() => undefined);
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.upkeepQuietMs = options.upkeepQuietMs ?? 10_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {
       onCellsWritten: () => {
         this.writesSinceOptimize++;
         this.kickVectors();
+        // Still writing: compacting now would race the writer for every commit.
+        if (this.upkeepTimer) this.armUpkeep();
       },
       duplicateWindowMs: options.duplicateWindowMs ?? 30 * 60_000,
       log: this.log,
     });
     this.maintenance = new Maintenance(this.repos, {
       annIndex: embedder !== null,
+      annThreshold: options.annThreshold,
       requestLogRetention: options.requestLogRetention,
       lexiconMinDelta: options.lexiconMinDelta,
       log: this.log,
     });
+    this.queryEmbedder = embedder ? new CachedQueryEmbedder(embedder) : null;
+    this.access = new AccessQueue((project, kind, ids, at) => this.record(this.repos.forProject(project), kind).touch(ids, at), this.log);
     // A branch switch ends the session; its compression runs in the background.
     this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${String(e)}`)));
     this.queue = new WriteQueue<QueuedEvent>({
@@ -166,6 +191,9 @@ export class MemoryEngine implements MemoryEngineApi {
         cells: () => store.table(TABLES.cells),
         embedder,
         onError: (e) => engine.log(`embedding queue: ${e.message}`),
+        // A large write-back leaves many fragments and unindexed vectors: compact and build
+        // the ANN index now rather than at the next timer tick (only in the lease holder).
+        onCaughtUp: (embedded) => engine.scheduleUpkeep(embedded),
       });
     }
     await engine.takeLease();
@@ -288,8 +316,10 @@ export class MemoryEngine implements MemoryEngineApi {
     this.queue.push({ input, scope });
   }
 
-  flush(): Promise<void> {
-    return this.queue.flush();
+  /** Writes what is pending: queued capture events and access times. */
+  async flush(): Promise<void> {
+    await this.queue.flush();
+    await this.access.flush();
   }
 
   private async writeObservations(events: QueuedEvent[]): Promise<Observation[]> {
@@ -337,7 +367,7 @@ export class MemoryEngine implements MemoryEngineApi {
   async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
     this.assertOpen();
     const limit = Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
-    return this.scoped(options.scope).cells.search(String(text ?? ''), this.embedder, {
+    return this.scoped(options.scope).cells.search(String(text ?? ''), this.queryEmbedder, {
       branch: options.scope.branch,
       filter: options.filter,
       layers: options.layers,
@@ -357,8 +387,15 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.scoped(scope).memories.get(ids, options);
   }
 
-  async touch(kind: SourceKind, ids: number[], scope: Scope): Promise<void> {
-    await this.record(this.scoped(scope), kind).touch(ids);
+  /**
+   * Records an access. `background`: noted now and written with the next batch (within about a
+   * second, or at flush/close); a failure is then logged, not thrown.
+   */
+  async touch(kind: SourceKind, ids: number[], scope: Scope, options: { background?: boolean } = {}): Promise<void> {
+    const repos = this.scoped(scope);
+    const record = this.record(repos, kind);
+    if (!options.background) return record.touch(ids);
+    this.access.push(repos.project, kind, checkIds(ids));
   }
 
   private record(repos: ProjectRepositories, kind: SourceKind): ProjectRepositories['observations'] | ProjectRepositories['memories'] | ProjectRepositories['summaries'] {
@@ -505,6 +542,45 @@ export class MemoryEngine implements MemoryEngineApi {
     };
   }
 
+  /**
+   * After a large write-back (an import, a long capture burst, a model switch) the cells table
+   * is many fragments and its new vectors are outside the ANN index: the lease holder compacts
+   * and builds the index once writing has been quiet for a moment, not at the next timer tick.
+   */
+  private scheduleUpkeep(embedded: number): void {
+    this.embeddedSinceUpkeep += embedded;
+    if (this.embeddedSinceUpkeep >= COMPACT_AFTER_EMBEDDED && !this.closed) this.armUpkeep();
+  }
+
+  private armUpkeep(): void {
+    if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
+    this.upkeepTimer = setTimeout(() => {
+      this.upkeepTimer = null;
+      if (this.closed || !this.lease.isHeld) return;
+      // Still embedding (a pass stopped early and retries): compact once it is done.
+      if (this.backfill?.busy) return this.armUpkeep();
+      this.embeddedSinceUpkeep = 0;
+      void this.optimize();
+    }, this.upkeepQuietMs);
+    this.upkeepTimer.unref();
+  }
+
+  /**
+   * Resolves when background work has settled: vectors written and the upkeep that follows a
+   * large write-back done (benchmarks and tests measure the quiet store after it).
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      await this.backfill?.idle();
+      if (this.upkeepTimer) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      await this.maintenance.idle();
+      if (!this.upkeepTimer) return;
+    }
+  }
+
   /** New cells wait for vectors: wake the background embedding queue (in the lease holder). */
   kickVectors(): void {
     if (this.lease.isHeld) this.backfill?.kick();
@@ -530,6 +606,8 @@ export class MemoryEngine implements MemoryEngineApi {
     if (this.closed) return;
     for (const t of this.timers) clearInterval(t);
     for (const t of this.timers) clearTimeout(t);
+    if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
+    this.upkeepTimer = null;
     await this.flush();
     for (const s of this.sessions.all()) {
       await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));

@@ -47,7 +47,7 @@ describe('ANN index on cells.vector', function () {
   }
 
   async function annTop10(q: Float32Array, where = scope): Promise<string[]> {
-    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(q))).where(where).select(['node_id']).limit(10).toArray();
+    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(q)), 10).where(where).select(['node_id']).toArray();
     return rows.map((r: { node_id: string }) => r.node_id);
   }
 
@@ -73,7 +73,7 @@ describe('ANN index on cells.vector', function () {
   });
 
   it('answers scoped queries through the index with recall@10 of at least 0.95 against exact search', async () => {
-    const plan = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[0]))).where(scope).limit(10).explainPlan();
+    const plan = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[0])), 10).where(scope).explainPlan();
     assert.match(plan, /ANNSubIndex/, 'the tuned query uses the index');
     // A large project and a tiny one (1% of the cells): narrow prefilters must not lose neighbours.
     for (const project of ['p0', 'tiny']) {
@@ -89,6 +89,14 @@ describe('ANN index on cells.vector', function () {
       assert.ok(total > 0);
       assert.ok(recall >= 0.95, `${project}: recall@10 ${recall.toFixed(3)}`);
     }
+  });
+
+  it('answers through the index with more candidates than its default search list (limit x refine > ef)', async () => {
+    // The hybrid search asks for 50 candidates; with refineFactor 4 that is 200 > ef 120.
+    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[1])), 50).where(scopeOf('tiny')).select(['node_id']).toArray();
+    assert.equal(rows.length, Math.min(50, await cells.countRows(scopeOf('tiny'))));
+    const many = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[1])), 200).where(scope).select(['node_id']).toArray();
+    assert.equal(many.length, 200);
   });
 
   it('finds cells written after the build, before and after optimize', async () => {

@@ -9,7 +9,7 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { WorkerEmbedder } from '../../src/core/embed/workerEmbedder';
 import { rowsToArrow } from '../../src/core/store/arrowRows';
 import { cellsSchema, TABLES } from '../../src/core/store/schema';
-import { Store } from '../../src/core/store/store';
+import { Store, ensureScalarIndexes } from '../../src/core/store/store';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -140,7 +140,7 @@ describe('VectorBackfill', function () {
       name: second.name,
       dimension: second.dimension,
       async embed(texts) {
-        if (++calls === 2) {
+        if (++calls === 3) {
           // Between two batches: search still answers, from the rows the new model already has.
           const [q] = await second.embed(['edited module5.ts to handle case 5']);
           const hits = (await table.vectorSearch(q).distanceType('dot').where(`embed_model = 'other-model-32'`).limit(5).toArray()) as Row[];
@@ -153,10 +153,15 @@ describe('VectorBackfill', function () {
         return second.embed(texts);
       },
     };
-    const b = new VectorBackfill({ cells: table, embedder: observed, batchSize: 100 });
+    const b = new VectorBackfill({ cells: table, embedder: observed, batchSize: 100, embedBatchSize: 100 });
     b.kick();
     await b.idle();
-    assert.deepEqual(midway, { newRows: 100, oldRows: 200, hitModels: Array(5).fill('other-model-32') });
+    // The next batch is embedded while the one before is written: at the second embed call the
+    // first batch may still be in flight, at the third it is stored.
+    const seen = midway as { newRows: number; oldRows: number; hitModels: string[] } | null;
+    assert.ok(seen && seen.newRows >= 100 && seen.newRows < 300, JSON.stringify(seen));
+    assert.equal(seen.newRows + seen.oldRows, 300);
+    assert.deepEqual(seen.hitModels, Array(5).fill('other-model-32'));
     const [q] = await second.embed(['edited module5.ts to handle case 5']);
     const hits = (await table.vectorSearch(q).distanceType('dot').where(`embed_model = 'other-model-32'`).limit(5).toArray()) as Row[];
     assert.equal(hits[0].node_id, 'node-5');
@@ -188,6 +193,32 @@ describe('VectorBackfill', function () {
     }
   });
 
+  it('writes back next to the store\'s BTREE on node_id (LanceDB 0.31 panicked when the merge used it)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-backfill-btree-'));
+    const store = await Store.open({ uri: dir, dimension: 32 });
+    try {
+      const cells = () => store.table(TABLES.cells);
+      await store.add(TABLES.cells, Array.from({ length: 3000 }, (_, i) => cellRow(i, 32)));
+      // Rebuilt over the rows, then more rows the index has not seen yet.
+      await ensureScalarIndexes(cells(), TABLES.cells, undefined, true);
+      await store.add(TABLES.cells, Array.from({ length: 500 }, (_, i) => cellRow(3000 + i, 32)));
+      assert.ok((await cells().listIndices()).some((i) => i.columns.includes('node_id') && /btree/i.test(i.indexType)));
+      const embedder = new HashedEmbedder(32);
+      const backfill = new VectorBackfill({ cells, embedder, batchSize: 1000 });
+      backfill.kick();
+      await backfill.idle();
+      assert.equal(await cells().countRows(`embed_model = '${embedder.name}'`), 3500);
+      // The write-back moved every row; the compaction that follows it (the lease holder's
+      // optimize) brings them back under the index.
+      await store.optimize(0, [TABLES.cells]);
+      assert.match(await cells().query().where(`node_id IN ('node-5', 'node-3100')`).explainPlan(), /ScalarIndexQuery.*node_id/);
+      const found = (await cells().query().where(`node_id IN ('node-5', 'node-3100')`).select(['node_id', 'embed_model']).toArray()) as Row[];
+      assert.deepEqual(found.map((r) => [r.node_id, r.embed_model]).sort(), [['node-3100', embedder.name], ['node-5', embedder.name]]);
+    } finally {
+      store.close();
+    }
+  });
+
   it('reports embedder failures, retries, and never throws into the caller', async () => {
     const table = await cellsTable(16, 20);
     const hashed = new HashedEmbedder(16);
@@ -213,6 +244,49 @@ describe('VectorBackfill', function () {
     assert.equal(await table.countRows(`embed_model = '${hashed.name}'`), 20);
     assert.deepEqual(errors, ['model not loaded yet', 'model not loaded yet']);
     await backfill.stop();
+  });
+
+  it('with a slow encoder, writes what it has every writeAfterMs instead of waiting for a full batch', async () => {
+    const table = await cellsTable(16, 100);
+    const hashed = new HashedEmbedder(16);
+    const slow: Embedder = {
+      name: hashed.name,
+      dimension: 16,
+      async embed(texts) {
+        await new Promise((r) => setTimeout(r, 30));
+        return hashed.embed(texts);
+      },
+    };
+    const progress: BackfillProgress[] = [];
+    const backfill = new VectorBackfill({ cells: table, embedder: slow, embedBatchSize: 10, writeAfterMs: 50, onProgress: (p) => progress.push(p) });
+    backfill.kick();
+    await backfill.idle();
+    assert.equal(await table.countRows(`embed_model = '${hashed.name}'`), 100);
+    // Written in several merges, the first long before the last text was embedded.
+    assert.ok(progress.length >= 2, `${progress.length} writes`);
+    assert.ok(progress[0].embedded <= 50, `first write held ${progress[0].embedded} rows`);
+  });
+
+  it('writes what it has embedded when stopped mid-pass, and nothing more', async () => {
+    const table = await cellsTable(16, 100);
+    const hashed = new HashedEmbedder(16);
+    let calls = 0;
+    let backfill: VectorBackfill | null = null;
+    let stopping: Promise<void> | null = null;
+    const stopper: Embedder = {
+      name: hashed.name,
+      dimension: 16,
+      async embed(texts) {
+        if (++calls === 3) stopping = backfill!.stop();
+        return hashed.embed(texts);
+      },
+    };
+    backfill = new VectorBackfill({ cells: table, embedder: stopper, embedBatchSize: 10 });
+    backfill.kick();
+    await backfill.idle();
+    await stopping;
+    assert.equal(calls, 3);
+    assert.equal(await table.countRows(`embed_model = '${hashed.name}'`), 30);
   });
 
   it('does nothing after stop', async () => {

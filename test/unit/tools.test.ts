@@ -105,6 +105,8 @@ describe('tools (plain functions over a real engine)', () => {
       assert.equal(first.type, 'read');
       assert.equal(typeof first.last_accessed_epoch, 'number');
       assert.ok(!('vector' in first) && !('search_text' in first) && !('dedupe_key' in first));
+      // Observation access times are written in the background, at the latest by flush().
+      await engine.flush();
       const [obs] = await engine.getObservations([wanted[0]], scope);
       assert.ok((obs.last_accessed_epoch ?? 0) > 0, 'observation access was not recorded');
     });

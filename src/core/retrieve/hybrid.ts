@@ -202,10 +202,10 @@ async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Arr
 
 async function vectorSearch(ctx: HybridContext, vector: Float32Array, where: string, limit: number, columns: string[]): Promise<Row[]> {
   // The metric must match the ANN index's once one exists, or LanceDB silently scans everything.
-  return (await tuneVectorQuery(ctx.cells.vectorSearch(Array.from(vector)))
+  // `where` is a prefilter (LanceDB's default): a small project in a big store still gets its k.
+  return (await tuneVectorQuery(ctx.cells.vectorSearch(Array.from(vector)), limit)
     .where(and(where, `embed_model = '${escapeSqlString(ctx.embedder!.name)}'`))
     .select([...columns, '_distance'])
-    .limit(limit)
     .toArray()) as Row[];
 }
 

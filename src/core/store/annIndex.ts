@@ -98,10 +98,12 @@ function indexConfig(kind: AnnIndexKind, rows: number): Index {
 }
 
 /**
- * Sets the metric and recall settings on a vector query. Use it for every search over
- * cells.vector, with or without an index: without one it is an exact scan whose ranking on
- * unit vectors is the same for L2 and dot.
+ * Sets the metric, the limit and the recall settings on a vector query. Use it for every search
+ * over cells.vector, with or without an index: without one it is an exact scan whose ranking on
+ * unit vectors is the same for L2 and dot. The HNSW search list (ef) must hold every candidate
+ * the refine step asks for (limit x refineFactor): LanceDB fails the query otherwise.
  */
-export function tuneVectorQuery(query: VectorQuery, kind: AnnIndexKind = DEFAULT_ANN_KIND): VectorQuery {
-  return query.distanceType(annDistance(kind)).ef(ANN_QUERY.ef).nprobes(ANN_QUERY.nprobes).refineFactor(ANN_QUERY.refineFactor);
+export function tuneVectorQuery(query: VectorQuery, limit: number, kind: AnnIndexKind = DEFAULT_ANN_KIND): VectorQuery {
+  const ef = Math.max(ANN_QUERY.ef, limit * ANN_QUERY.refineFactor);
+  return query.distanceType(annDistance(kind)).limit(limit).ef(ef).nprobes(ANN_QUERY.nprobes).refineFactor(ANN_QUERY.refineFactor);
 }

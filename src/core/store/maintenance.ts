@@ -16,6 +16,8 @@ import { ensureScalarIndexes } from './store';
 export interface MaintenanceOptions {
   /** Build the ANN index on the cells once the store is big enough. */
   annIndex: boolean;
+  /** Embedded cells from which the index is built (default DEFAULT_ANN_THRESHOLD). */
+  annThreshold?: number;
   requestLogRetention?: RequestLogRetention;
   /** Rows outside the full-text index segments before a new segment is written (default 1,000). */
   lexiconMinDelta?: number;
@@ -74,7 +76,7 @@ export class Maintenance {
       await pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
       await this.repos.store.optimize(olderThanMs);
       await this.writeLexicon(olderThanMs);
-      if (this.options.annIndex) await ensureAnnIndex(this.cells(), { logger: this.options.log });
+      if (this.options.annIndex) await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, logger: this.options.log });
     });
   }
 

@@ -28,6 +28,13 @@ export function jsonList(values: readonly string[] | undefined | null): string |
   return values && values.length > 0 ? JSON.stringify(values) : null;
 }
 
+/** The columns rowToObservation reads: a read by id takes these and leaves the search-only ones. */
+export const OBSERVATION_COLUMNS = [
+  'id', 'memory_session_id', 'content_session_id', 'project', 'type', 'title', 'subtitle', 'narrative', 'facts', 'concepts',
+  'files_read', 'files_modified', 'commit_sha', 'branch', 'status', 'created_at', 'created_at_epoch', 'last_accessed_epoch',
+  'discovery_tokens', 'compressed_sources',
+];
+
 export function rowToObservation(r: Row): Observation {
   return {
     id: num(r.id),

@@ -302,9 +302,10 @@ export const SCALAR_INDEXES: Partial<Record<TableName, { btree: string[]; bitmap
   observations: { btree: ['id', 'memory_session_id', 'created_at_epoch'], bitmap: ['project', 'status', 'type'] },
   session_summaries: { btree: ['id', 'memory_session_id'], bitmap: ['project', 'status'] },
   memories: { btree: ['id'], bitmap: ['project', 'status'] },
-  // No BTREE on cells.node_id: LanceDB 0.31 panics on the embedding queue's conditional partial
-  // merge on node_id when that index exists.
-  cells: { btree: ['source_id'], bitmap: ['project', 'layer', 'source_kind', 'status', 'embed_model'] },
+  // node_id: getNode and the hydrate read of every search. LanceDB 0.31 panics on a conditional
+  // partial merge on node_id that uses this index: the embedding queue's merge passes
+  // useIndex(false) (see embed/backfill.ts); unconditional merges on it are fine.
+  cells: { btree: ['node_id', 'source_id'], bitmap: ['project', 'layer', 'source_kind', 'status', 'embed_model'] },
   session_prompts: { btree: ['session_id'], bitmap: ['project'] },
   request_log: { btree: ['created_at_epoch'], bitmap: ['project'] },
   entities: { btree: ['id'], bitmap: ['project'] },

@@ -131,7 +131,8 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
     const now = Date.now();
     let touched = true;
     try {
-      await engine.touch('observation', ids, scope);
+      // Best effort by contract: written with the next batch of access times, off this call's path.
+      await engine.touch('observation', ids, scope, { background: true });
     } catch (error) {
       touched = false;
       ctx.log?.(`get_observations: access update failed for observations ${ids.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);

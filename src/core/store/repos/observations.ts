@@ -5,7 +5,7 @@
 import type { Observation } from '../../model/records';
 import { observationCell } from '../cells';
 import { sqlContains, sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
-import { jsonList, observationToRow, rowToObservation } from '../mapping';
+import { OBSERVATION_COLUMNS, jsonList, observationToRow, rowToObservation } from '../mapping';
 import { TABLES } from '../schema';
 import type { IdAllocator } from '../ids';
 import type { Row, Store } from '../store';
@@ -30,7 +30,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
     private readonly ids: IdAllocator,
     private readonly duplicateWindowMs: number,
   ) {
-    super(store, TABLES.observations, project, 'observation', cells, rowToObservation);
+    super(store, TABLES.observations, project, 'observation', cells, rowToObservation, OBSERVATION_COLUMNS);
   }
 
   async list(options: { sessionId?: string; branch?: string; limit?: number } = {}): Promise<Observation[]> {

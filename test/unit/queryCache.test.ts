@@ -1,0 +1,88 @@
+import { strict as assert } from 'node:assert';
+import type { Embedder } from '../../src/core/embed/embedder';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { CachedQueryEmbedder } from '../../src/core/embed/queryCache';
+
+/** Counts the texts it is asked to embed; fails while `failing` is set. */
+class CountingEmbedder implements Embedder {
+  readonly asked: string[] = [];
+  failing = false;
+  private readonly inner: HashedEmbedder;
+  constructor(
+    readonly name: string,
+    dimension = 32,
+  ) {
+    this.inner = new HashedEmbedder(dimension);
+  }
+  get dimension(): number {
+    return this.inner.dimension;
+  }
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    this.asked.push(...texts);
+    await new Promise((r) => setTimeout(r, 5));
+    if (this.failing) throw new Error('encoder not loaded');
+    return this.inner.embed(texts);
+  }
+}
+
+describe('CachedQueryEmbedder', () => {
+  it('embeds a text once and serves the same vector again, in the order asked', async () => {
+    const inner = new CountingEmbedder('m-32');
+    const cache = new CachedQueryEmbedder(inner);
+    const [a] = await cache.embed(['retry the webhook']);
+    const [b, c, d] = await cache.embed(['parse the config', 'retry the webhook', 'parse the config']);
+    assert.deepEqual(inner.asked, ['retry the webhook', 'parse the config']);
+    assert.equal(c, a);
+    assert.equal(d, b);
+    assert.deepEqual(Array.from(a), Array.from((await new HashedEmbedder(32).embed(['retry the webhook']))[0]));
+    assert.deepEqual(cache.stats, { hits: 2, misses: 2, size: 2 });
+    assert.equal(cache.name, 'm-32');
+    assert.equal(cache.dimension, 32);
+  });
+
+  it('shares one embedder call between concurrent callers of the same text', async () => {
+    const inner = new CountingEmbedder('m-32');
+    const cache = new CachedQueryEmbedder(inner);
+    const [[x], [y]] = await Promise.all([cache.embed(['same question']), cache.embed(['same question'])]);
+    assert.equal(x, y);
+    assert.deepEqual(inner.asked, ['same question']);
+  });
+
+  it('keys by model: a vector of one model is never served for another', async () => {
+    let name = 'model-a';
+    const inner = new CountingEmbedder('x');
+    Object.defineProperty(inner, 'name', { get: () => name });
+    const cache = new CachedQueryEmbedder(inner);
+    await cache.embed(['q']);
+    name = 'model-b';
+    await cache.embed(['q']);
+    assert.deepEqual(inner.asked, ['q', 'q']);
+  });
+
+  it('forgets the least recently used text past its capacity', async () => {
+    const inner = new CountingEmbedder('m-32');
+    const cache = new CachedQueryEmbedder(inner, 2);
+    await cache.embed(['a']);
+    await cache.embed(['b']);
+    await cache.embed(['a']); // a is now the most recent
+    await cache.embed(['c']); // evicts b
+    await cache.embed(['a']);
+    await cache.embed(['b']);
+    assert.deepEqual(inner.asked, ['a', 'b', 'c', 'b']);
+    assert.equal(cache.stats.size, 2);
+    assert.throws(() => new CachedQueryEmbedder(inner, 0), /positive integer/);
+  });
+
+  it('does not remember a failure, and rejects a vector of the wrong size', async () => {
+    const inner = new CountingEmbedder('m-32');
+    const cache = new CachedQueryEmbedder(inner);
+    inner.failing = true;
+    await assert.rejects(cache.embed(['q']), /encoder not loaded/);
+    inner.failing = false;
+    const [v] = await cache.embed(['q']);
+    assert.equal(v.length, 32);
+    assert.deepEqual(inner.asked, ['q', 'q']);
+    const short: Embedder = { name: 'short', dimension: 8, embed: async (t) => t.map(() => new Float32Array(4)) };
+    await assert.rejects(new CachedQueryEmbedder(short).embed(['q']), /4 values, expected 8/);
+  });
+});
