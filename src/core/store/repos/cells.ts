@@ -22,6 +22,7 @@ export interface CellSearch {
   filter?: NodeFilter;
   layers?: Layer[];
   limit: number;
+  includeSuperseded?: boolean;
 }
 
 export class CellRepository {
@@ -67,7 +68,7 @@ export class CellRepository {
   }
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
-    const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers));
+    const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
     return retryVanished(() => hybridSearch({ cells: this.store.table(TABLES.cells), embedder }, text, where, options.limit));
   }
 }
