@@ -1,5 +1,5 @@
-// Memories that stay true. A new memory supersedes an older one of the same project (and
-// branch) when
+// Memories that stay true. A new memory supersedes an older one of the same project (not
+// one of another branch) when
 //   - it carries the same topic_key (an agent or person said "this is the same topic"),
 //   - it names the older one in `supersedes` (an agent said what it replaces), or
 //   - its facts contradict every current fact of the older one, about the same files: same
@@ -94,7 +94,8 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   const explicitTopic = memory.topic_key;
   const facts = memory.temporal_facts ?? [];
   const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
-  const candidates = all.filter((m) => m.status === 'active' && m.branch === memory.branch);
+  // Memories of two different branches never replace each other; a project-wide one meets both.
+  const candidates = all.filter((m) => m.status === 'active' && (m.branch === null || memory.branch === null || m.branch === memory.branch));
 
   const superseded = new Map<number, Memory>();
   const changed = new Map<number, Memory>();
