@@ -122,6 +122,10 @@ describe('supersession and conflicts (real engine)', function () {
     const d = await engine.remember({ memory_type: 'convention', title: 'Dates again', text: 'Moment.js is no longer used.' }, scope);
     assert.deepEqual(d.supersedes, [c.id]);
     assert.deepEqual(d.temporal_facts!.map((f) => [f.subject, f.predicate, f.object]), [['date formatting', 'no longer uses', 'moment.js']]);
+    // Saying what stopped is no conflict with what is used now.
+    const e = await engine.remember({ memory_type: 'convention', title: 'Date library', text: 'Use date-fns for date formatting.' }, scope);
+    assert.equal(e.conflicts, null);
+    assert.equal((await memory(engine, scope, d.id)).status, 'active');
   });
 
   it('by an agent naming what it replaces; an id not in the project is an error and nothing is written', async () => {

@@ -151,8 +151,9 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
 /** Why two memories may disagree though no fact says so, or null. */
 function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]): string | null {
   const olds = (other.temporal_facts ?? []).filter((f) => f.status === 'current');
-  for (const f of facts) {
-    const old = olds.find((o) => o.subject === f.subject && !sameObject(o.object, f.object));
+  // "No longer uses A" says nothing against "uses B".
+  for (const f of facts.filter((x) => x.predicate !== NO_LONGER)) {
+    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object));
     if (old) return `both are about '${f.subject}': '${old.predicate} ${old.object}' and '${f.predicate} ${f.object}'`;
   }
   if (!DECIDING_TYPES.has(memory.memory_type) || !DECIDING_TYPES.has(other.memory_type) || !sharesFiles(memory, other)) return null;
