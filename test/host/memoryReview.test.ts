@@ -35,7 +35,7 @@ describe('Memories view: possible conflicts and history (inside the VS Code host
   it('shows both sides of a conflict; keep both, mark one superseded and edit are recorded; history sits under its successor', async () => {
     const engine = await api.engine();
     const remember = (title: string, text: string): Promise<Memory> => engine.remember({ memory_type: 'decision', title, text, files: ['billing/locks.ts'] }, scope);
-    const a = await remember('Billing uses optimistic locks', 'Billing relies on optimistic locking with a version column.');
+    const a = await remember('Billing locking', 'Billing relies on optimistic locking with a version column.');
     const b = await remember('Billing locks reverted', 'We reverted billing to pessimistic row locks.');
     assert.deepEqual(b.conflicts?.map((c) => [c.id, c.resolution]), [[a.id, 'open']]);
 
