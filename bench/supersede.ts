@@ -57,7 +57,9 @@ async function main(): Promise<void> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cm-bench-supersede-'));
     const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
     try {
+      const t0 = performance.now();
       await engine.importJsonl(memoryLines(size));
+      process.stderr.write(`${size} memories imported in ${round((performance.now() - t0) / 1000, 1)} s\n`);
       const ctx = { engine, scope };
       const rememberMs: number[] = [];
       for (let i = 0; i < calls; i++) {
