@@ -3,6 +3,7 @@
 
 import type {
   Cell,
+  ConflictChoice,
   Entity,
   Layer,
   Memory,
@@ -44,6 +45,8 @@ export interface MemoryInput {
   files?: string[];
   session_id?: string;
   topic_key?: string;
+  /** Ids of memories of the project this one replaces (each becomes superseded). */
+  supersedes?: number[];
 }
 
 /** The optional filter a caller may add to a search; always AND-ed after the scope. */
@@ -63,6 +66,8 @@ export interface SearchOptions {
   layers?: Layer[];
   filter?: NodeFilter;
   limit?: number;
+  /** Also search memories a newer one superseded (history questions); other inactive records stay out. */
+  includeSuperseded?: boolean;
 }
 
 export interface SearchHit {
@@ -149,6 +154,10 @@ export interface MemoryEngineApi {
 
   // Curation.
   setStatus(kind: SourceKind, id: number, status: string, scope: Scope): Promise<void>;
+  /** A person's review of a possible conflict: keep both, or `id` is superseded by `otherId`. */
+  resolveConflict(scope: Scope, id: number, otherId: number, choice: ConflictChoice): Promise<Memory[]>;
+  /** Edits a memory's title or text; its facts are read again and its open conflicts close as edited. */
+  editMemory(scope: Scope, id: number, changes: { title?: string; text?: string }): Promise<Memory>;
   promote(observationId: number, scope: Scope): Promise<Memory>;
   forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport>;
 
@@ -187,6 +196,8 @@ export const REMOTE_ENGINE_METHODS = [
   'listMemories',
   'entities',
   'setStatus',
+  'resolveConflict',
+  'editMemory',
   'promote',
   'forget',
   'addPrompt',

@@ -19,14 +19,15 @@ import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
 import { VectorBackfill } from './embed/backfill';
 import { CachedQueryEmbedder } from './embed/queryCache';
-import type { Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
+import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
 import { redact } from './capture/redact';
 import { cleanList, prepareObservation } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
 import { compressSession } from './compress/session';
-import { applyMemoryFacts, buildMemory } from './compress/promote';
+import { buildMemory, memoryFacts } from './compress/promote';
+import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, projectWhere, sqlString, validType } from './store/filters';
@@ -359,7 +360,7 @@ export class MemoryEngine implements MemoryEngineApi {
       files: cleanList(input.files, 'files'),
       branch: input.branch ?? scope.branch,
     }, scope, Date.now(), 'explicit');
-    return applyMemoryFacts(repos.memories, memory, []);
+    return applyMemoryFacts(repos.memories, memory, [], { supersedes: input.supersedes === undefined ? undefined : checkIds(input.supersedes) });
   }
 
   // ---------------------------------------------------------------- reading
@@ -372,6 +373,7 @@ export class MemoryEngine implements MemoryEngineApi {
       filter: options.filter,
       layers: options.layers,
       limit,
+      includeSuperseded: options.includeSuperseded === true,
     });
   }
 
@@ -456,6 +458,25 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async setStatus(kind: SourceKind, id: number, status: string, scope: Scope): Promise<void> {
     await this.record(this.scoped(scope), kind).setStatus(id, status);
+  }
+
+  async resolveConflict(scope: Scope, id: number, otherId: number, choice: ConflictChoice): Promise<Memory[]> {
+    this.assertOpen();
+    return resolveConflict(this.scoped(scope).memories, Number(id), Number(otherId), choice, Date.now());
+  }
+
+  async editMemory(scope: Scope, id: number, changes: { title?: string; text?: string }): Promise<Memory> {
+    this.assertOpen();
+    const repos = this.scoped(scope);
+    const title = changes?.title === undefined ? undefined : String(changes.title).trim();
+    const text = changes?.text === undefined ? undefined : String(changes.text);
+    if (title === '' || text?.trim() === '') throw new FilterError('a memory needs a title and a text');
+    const [memory] = await repos.memories.get([Number(id)], { includeSuppressed: true });
+    if (!memory) throw new FilterError(`No memory ${id} in project ${repos.project}`);
+    const now = Date.now();
+    const next = { title: title === undefined ? undefined : redact(title), text: text === undefined ? undefined : redact(text) };
+    const facts = memoryFacts(next.title ?? memory.title, next.text ?? memory.text, memory.topic_key, repos.project, now, 1);
+    return editMemory(repos.memories, memory, next, facts, now);
   }
 
   async promote(observationId: number, scope: Scope): Promise<Memory> {

@@ -19,6 +19,7 @@ import { ScopeService } from './scopes';
 import { StatusBar } from './statusBar';
 import { LanguageModelSummariser } from './summariser/languageModelSummariser';
 import { MemoriesView } from './views/memoriesView';
+import type { TreeSnapshot } from './views/memoriesView';
 import { RequestLogView } from './views/requestLogView';
 import { SessionsView } from './views/sessionsView';
 import { DetailsPanel } from './webviews/detailsPanel';
@@ -48,6 +49,8 @@ export interface CodeMemoryExtensionApi {
   mcpServer(): Promise<{ url: string; token: string }>;
   /** Heavy modules (LanceDB, the embedding model) loaded in this process so far. */
   loadedHeavyModules(): string[];
+  /** What the Memories view shows now, as plain data (labels, descriptions, context values, children). */
+  memoriesTree(): Promise<TreeSnapshot[]>;
 }
 
 /** VS Code allows deactivate() about five seconds; the engine must be closed within them. */
@@ -154,6 +157,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
       return { url: s.url, token: s.token };
     },
     loadedHeavyModules: heavyModules,
+    memoriesTree: () => memoriesView.snapshot(),
   };
 }
 

@@ -1,5 +1,6 @@
 // The extension's UI in a real browser: the sidebar with sessions and memories, the details
-// panel with its timeline, the Recall Context for Selection panel and the MCP server info.
+// panel with its timeline, the Recall Context for Selection panel, the MCP server info, and a
+// possible conflict between two decisions in the Memories view.
 // Data comes in the way a user makes it: Import Git History, Add Note, editing a file, End
 // Session Now, all through the command palette.
 
@@ -148,6 +149,29 @@ export const steps = [
       await frame.locator('dd', { hasText: '/v1/mcp/memory' }).first().waitFor({ timeout: TIMEOUT });
       await frame.locator('code', { hasText: 'recall_context' }).first().waitFor({ timeout: TIMEOUT });
       await screenshot('mcp-server-info');
+    },
+  },
+  {
+    name: 'two decisions that may disagree show in the Memories view as a possible conflict with both sides',
+    async run({ page, screenshot, runFromPalette, commandTitle }) {
+      await closeEditors({ runFromPalette });
+      await runFromPalette(commandTitle('codeMemory.addNote'));
+      await answer(page, 'The add helper uses plain numbers', 'Add Note to Code Memory');
+      await pick(page, 'Decision');
+      await runFromPalette(commandTitle('codeMemory.addNote'));
+      await answer(page, 'The add helper should be BigInt based', 'Add Note to Code Memory');
+      await pick(page, 'Decision');
+      await showCodeMemory(page);
+      const sidebar = page.locator('.part.sidebar');
+      // Give the Memories view the room: fold the Sessions view.
+      const sessions = sidebar.locator('.pane-header', { hasText: /^Sessions/i }).first();
+      if ((await sessions.getAttribute('aria-expanded').catch(() => null)) === 'true') await sessions.click();
+      await sidebar.locator('.monaco-list-row', { hasText: 'Possible conflicts' }).first().waitFor({ timeout: TIMEOUT });
+      await sidebar.locator('.monaco-list-row', { hasText: 'The add helper should be BigInt based ↔ The add helper uses plain numbers' }).first().waitFor({ timeout: TIMEOUT });
+      await sidebar.locator('.monaco-list-row[aria-level="3"]', { hasText: 'The add helper uses plain numbers' }).first().waitFor({ timeout: TIMEOUT });
+      await sidebar.locator('.monaco-list-row', { hasText: 'The add helper should be BigInt based ↔' }).first().hover();
+      await page.waitForTimeout(800);
+      await screenshot('memories-conflict');
     },
   },
 ];

@@ -87,7 +87,8 @@ async function main() {
     console.log(`e2e: installed ${path.basename(vsix)} into code-server on ${server.origin}`);
     browser = await launchBrowser({ headless: !process.argv.includes('--headed') });
     const { page } = browser;
-    await page.goto(server.url);
+    // waitForWorkbench bounds the wait; the page's load event alone can take over 30 s here.
+    await page.goto(server.url, { waitUntil: 'commit', timeout: 120_000 });
     await waitForWorkbench(page).catch((error) => {
       throw new HostError(`the workbench did not render: ${error.message}`);
     });

@@ -87,7 +87,9 @@ async function main() {
     browser.page.on('pageerror', (error) => verbose && console.error(`[page] ${error.message}`));
     const timer = setTimeout(() => settle({ error: `no result from the extension host within ${timeoutMs} ms` }), timeoutMs);
 
-    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }));
+    // The run's own timer bounds the wait; a loaded machine can take over 30 s (Playwright's
+    // default) to fire the page's load event, though the workbench starts fine.
+    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }), { waitUntil: 'commit', timeout: timeoutMs });
     const result = await exitCode;
     clearTimeout(timer);
     if (result.error) {

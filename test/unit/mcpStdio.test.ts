@@ -73,6 +73,28 @@ describe('MCP over stdio (code-memory mcp)', function () {
     assert.equal(bad.structuredContent?.error_code, 'invalid_arguments');
   });
 
+  it('supersedes by topic_key over stdio: the newer decision comes first, the older only for a history question', async () => {
+    const call = async (name: string, args: Record<string, unknown>): Promise<CallResult> => (await client.callTool({ name, arguments: args })) as CallResult;
+    const first = await call('remember', { memory_type: 'decision', title: 'Database choice', text: 'We use PostgreSQL 14 for the orders service', topic_key: 'orders-db', files: ['orders/db.ts'] });
+    const second = await call('remember', { memory_type: 'decision', title: 'Database choice', text: 'We moved the orders service to SQLite with LiteFS', topic_key: 'orders-db' });
+    const pgId = Number(first.structuredContent?.id);
+    assert.deepEqual(second.structuredContent?.superseded, [pgId]);
+    assert.match(second.content[0].text!, new RegExp(`Superseded: memory ${pgId}`));
+
+    const now = (await call('recall_context', { query: 'which database does the orders service use' })).content[0].text!;
+    const body = now.slice(now.indexOf('Context:'));
+    assert.match(body, /^Context:\n\[1\] Database choice \(memory \d+, [\d-]+\) \[CURRENT since [\d-]+; replaces memory \d+\]\nDatabase choice\nWe moved the orders service to SQLite/, now);
+    assert.doesNotMatch(now, /PostgreSQL/);
+
+    const past = (await call('recall_context', { query: 'what did the orders service use before SQLite?' })).content[0].text!;
+    assert.ok(past.indexOf('SQLite with LiteFS') < past.indexOf('PostgreSQL 14'), past);
+    assert.match(past, new RegExp(`\\(memory ${pgId}, [\\d-]+\\) \\[HISTORY: superseded by memory \\d+ on [\\d-]+; held from [\\d-]+ to [\\d-]+\\]`));
+
+    const byId = await call('get_observations', { ids: [pgId] });
+    assert.equal(byId.isError, false);
+    assert.equal((byId.structuredContent as { details: Array<{ status: string }> }).details[0].status, 'superseded');
+  });
+
   it('works with the MCP Inspector CLI (a third-party client): tools/list and tools/call', async () => {
     const env = { CODE_MEMORY_STORE: dir, CODE_MEMORY_PROJECT: scope.project, CODE_MEMORY_EMBEDDER: 'hashed', LANCEDB_LOG: 'error' };
     const list = await runInspector(['--method', 'tools/list'], env);

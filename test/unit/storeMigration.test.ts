@@ -6,7 +6,8 @@ import * as lancedb from '@lancedb/lancedb';
 import { MemoryEngine } from '../../src/core/engine';
 import { rowsToArrow } from '../../src/core/store/arrowRows';
 import { StoreVersionError } from '../../src/core/store/migrations';
-import { SCHEMA_VERSION, cellsSchema, memoriesSchema, metaSchema, observationsSchemaV1, sessionSummariesSchema } from '../../src/core/store/schema';
+import { Schema } from 'apache-arrow';
+import { MEMORY_V4_FIELDS, SCHEMA_VERSION, cellsSchema, memoriesSchema, metaSchema, observationsSchemaV1, sessionSummariesSchema } from '../../src/core/store/schema';
 import { prepareIndexText } from '../../src/core/retrieve/textPrep';
 
 
@@ -81,5 +82,37 @@ describe('store: schema versions', () => {
     const meta = await (await db.openTable('meta')).query().where("key = 'schema_version'").toArray();
     assert.equal(meta[0].value, String(SCHEMA_VERSION + 5));
     db.close();
+  });
+
+  it('upgrades a v3 store: memories get supersession columns and can be superseded', async () => {
+    const db = await lancedb.connect(dir);
+    await db.createTable('meta', rowsToArrow(metaSchema(), [{ key: 'schema_version', value: '3' }]));
+    const v4 = new Set(MEMORY_V4_FIELDS().map((f) => f.name));
+    const now = Date.now() - 60_000;
+    const old = {
+      id: 3, project: 'legacy/app', title: 'Database choice', text: 'We use PostgreSQL 14 for the orders service', memory_type: 'decision',
+      created_at_epoch: now, updated_at_epoch: now, status: 'active', scope: 'project', classification: 'decision', classification_reason: 'saved explicitly',
+      current_context_eligible: true, branch: null, files: null, session_id: null, topic_key: 'orders-db', topic_trace: null,
+      temporal_facts: JSON.stringify([{ project: 'legacy/app', subject: 'orders service', predicate: 'uses', object: 'postgresql 14', learned_at_epoch: now, confidence: 1, status: 'current', valid_from_epoch: now, valid_to_epoch: null }]),
+      last_accessed_epoch: null, access_count: 0, source_ids: null,
+    };
+    await db.createTable('memories', rowsToArrow(new Schema(memoriesSchema().fields.filter((f) => !v4.has(f.name))), [old]));
+    db.close();
+    const log: string[] = [];
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => log.push(m) });
+    try {
+      assert.ok(log.some((l) => /v3 -> v4: added memory columns supersedes, superseded_by, valid_to_epoch, conflicts/.test(l)), log.join('\n'));
+      assert.equal(await engine.store.getMeta('schema_version'), String(SCHEMA_VERSION));
+      const scope = { project: 'legacy/app' };
+      const [before] = await engine.getMemories([3], scope);
+      assert.deepEqual([before.supersedes, before.superseded_by, before.valid_to_epoch, before.conflicts], [null, null, null, null]);
+      const next = await engine.remember({ memory_type: 'decision', title: 'Database choice', text: 'We moved the orders service to SQLite', topic_key: 'orders-db' }, scope);
+      assert.deepEqual(next.supersedes, [3]);
+      const [after] = await engine.getMemories([3], scope);
+      assert.equal(after.status, 'superseded');
+      assert.equal(after.superseded_by, next.id);
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -10,7 +10,8 @@ import type { Summariser } from './summariser';
 import { countTokens, truncateToTokens } from '../tokens';
 import { createHash } from 'node:crypto';
 import { DECISION_PATTERN, PREFERENCE_PATTERN, statements } from './summariser';
-import { applyMemoryFacts, buildMemory } from './promote';
+import { buildMemory } from './promote';
+import { applyMemoryFacts } from './supersede';
 
 const MERGE_MIN_GROUP = 3;
 /** A statement seen in this many places (observations or earlier sessions) becomes a memory. */

@@ -126,6 +126,30 @@ export interface Memory {
   topic_key: string | null;
   topic_trace: TopicTrace[] | null;
   temporal_facts: TemporalFact[] | null;
+  /** Ids of the memories this one replaced (v4). */
+  supersedes: number[] | null;
+  /** The memory that replaced this one, once status is 'superseded' (v4). */
+  superseded_by: number | null;
+  /** When this memory stopped holding: the time its successor was written (v4). */
+  valid_to_epoch: number | null;
+  /** Possible conflicts with other memories, open until someone reviews them (v4). */
+  conflicts: MemoryConflict[] | null;
+}
+
+/** A person's review of a possible conflict: keep both memories, or mark the first superseded by the second. */
+export type ConflictChoice = 'keep_both' | 'superseded';
+
+/**
+ * Two memories that may say different things about the same subject or files, where the words
+ * were not enough to tell which one holds. Kept on both sides; `resolution` records the review.
+ */
+export interface MemoryConflict {
+  /** The other memory. */
+  id: number;
+  reason: string;
+  detected_at_epoch: number;
+  resolution: 'open' | 'kept_both' | 'superseded' | 'edited';
+  resolved_at_epoch: number | null;
 }
 
 /** The unified search index: one row per searchable unit of any layer. */

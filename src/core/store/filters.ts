@@ -80,20 +80,27 @@ export function branchWhere(branch: string | undefined | null): string | null {
   return branch ? `(branch = ${sqlString(branch)} OR branch IS NULL)` : null;
 }
 
+/** Which statuses a cell search sees: active only by default; superseded ones for history; or all. */
+export interface StatusOptions {
+  includeInactive?: boolean;
+  includeSuperseded?: boolean;
+}
+
 /**
  * The prefilter for a search over cells: the caller's scope, active rows only, then the
  * optional filter and layers. Throws FilterError on a value it cannot make safe.
  */
-export function scopeWhere(scope: Scope, filter?: NodeFilter, layers?: Layer[], options?: { includeInactive?: boolean }): string {
+export function scopeWhere(scope: Scope, filter?: NodeFilter, layers?: Layer[], options?: StatusOptions): string {
   return `${projectWhere({ project: scope.project })} AND ${cellFilterWhere(scope.branch, filter, layers, options)}`;
 }
 
 /** scopeWhere without the project, which the repository's ProjectTable puts first. */
-export function cellFilterWhere(branch: string | undefined, filter?: NodeFilter, layers?: Layer[], options?: { includeInactive?: boolean }): string {
+export function cellFilterWhere(branch: string | undefined, filter?: NodeFilter, layers?: Layer[], options?: StatusOptions): string {
   const parts: string[] = [];
   const b = branchWhere(branch);
   if (b) parts.push(b);
-  if (!options?.includeInactive) parts.push(`status = 'active'`);
+  if (options?.includeSuperseded && !options.includeInactive) parts.push(`status IN ('active', 'superseded')`);
+  else if (!options?.includeInactive) parts.push(`status = 'active'`);
   const layerSet = new Set<Layer>();
   const requested = [...asArray(layers), ...asArray(filter?.layer)].map(validLayer);
   for (const l of requested) layerSet.add(l);

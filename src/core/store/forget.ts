@@ -187,7 +187,7 @@ async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: Sourc
   await purger.delete(TABLES.lexicalSegments, p);
 
   await restoreMergedSources(repos, observations, doomed.observation);
-  await forgetTopicSegments(repos, doomed.memory);
+  await forgetMemoryLinks(repos, doomed.memory);
   await forgetGraph(repos, purger, observations, doomed.memory);
   // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
   // log entries since the earliest forgotten record, and the project's prompts, go too.
@@ -220,14 +220,34 @@ async function restoreMergedSources(repos: ProjectRepositories, forgotten: Obser
   await repos.cells.update('observation', sources, { status: `'active'` });
 }
 
-/** Topic traces of other memories quote a forgotten memory: its segments leave them. */
-async function forgetTopicSegments(repos: ProjectRepositories, doomed: Set<number>): Promise<void> {
+/**
+ * Other memories refer to a forgotten memory: topic traces quote it (its segments leave them),
+ * supersession links and conflicts name it (they go). Its successor stays as it is, current; a
+ * memory the forgotten one had superseded holds again, with the facts that closed then reopened.
+ */
+async function forgetMemoryLinks(repos: ProjectRepositories, doomed: Set<number>): Promise<void> {
   if (doomed.size === 0) return;
   for (const m of await repos.memories.list({ includeSuppressed: true })) {
     const trace: TopicTrace[] = m.topic_trace ?? [];
     const kept = trace.filter((t) => !doomed.has(t.id));
-    if (kept.length === trace.length) continue;
-    const updated: Memory = { ...m, topic_trace: kept.length > 0 ? kept.map((t, i) => ({ ...t, segment_index: i })) : null };
+    const supersedes = (m.supersedes ?? []).filter((id) => !doomed.has(id));
+    const conflicts = (m.conflicts ?? []).filter((c) => !doomed.has(c.id));
+    const orphaned = m.superseded_by !== null && doomed.has(m.superseded_by);
+    if (kept.length === trace.length && supersedes.length === (m.supersedes ?? []).length && conflicts.length === (m.conflicts ?? []).length && !orphaned) continue;
+    const updated: Memory = {
+      ...m,
+      topic_trace: kept.length > 0 ? kept.map((t, i) => ({ ...t, segment_index: i })) : null,
+      supersedes: supersedes.length > 0 ? supersedes : null,
+      conflicts: conflicts.length > 0 ? conflicts : null,
+    };
+    if (orphaned) {
+      const closedAt = m.valid_to_epoch;
+      updated.status = 'active';
+      updated.superseded_by = null;
+      updated.valid_to_epoch = null;
+      updated.temporal_facts = (m.temporal_facts ?? []).map((f) => (f.valid_to_epoch !== null && f.valid_to_epoch === closedAt ? { ...f, status: 'current', valid_to_epoch: null } : f));
+      if (updated.temporal_facts.length === 0) updated.temporal_facts = null;
+    }
     await repos.memories.rewrite(updated);
   }
 }

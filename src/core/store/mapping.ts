@@ -1,7 +1,7 @@
 // Table rows <-> records. JSON-typed fields (facts, files, compressed_sources, temporal_facts...)
 // are strings in the tables and in the contract; the nested ones are parsed here.
 
-import type { Cell, CompressedSource, Entity, Layer, Memory, Observation, Relationship, RequestLogEntry, SessionSummary, SourceKind, TemporalFact, TopicTrace } from '../model/records';
+import type { Cell, CompressedSource, Entity, Layer, Memory, MemoryConflict, Observation, Relationship, RequestLogEntry, SessionSummary, SourceKind, TemporalFact, TopicTrace } from '../model/records';
 import type { Row } from './store';
 
 function str(v: unknown): string {
@@ -108,6 +108,10 @@ export function rowToMemory(r: Row): Memory {
     topic_key: strOrNull(r.topic_key),
     topic_trace: parseJson<TopicTrace[] | null>(r.topic_trace, null),
     temporal_facts: parseJson<TemporalFact[] | null>(r.temporal_facts, null),
+    supersedes: parseJson<number[] | null>(r.supersedes, null),
+    superseded_by: numOrNull(r.superseded_by),
+    valid_to_epoch: numOrNull(r.valid_to_epoch),
+    conflicts: parseJson<MemoryConflict[] | null>(r.conflicts, null),
   };
 }
 
@@ -116,6 +120,8 @@ export function memoryToRow(m: Memory, extra: { source_ids?: number[]; access_co
     ...m,
     topic_trace: m.topic_trace ? JSON.stringify(m.topic_trace) : null,
     temporal_facts: m.temporal_facts ? JSON.stringify(m.temporal_facts) : null,
+    supersedes: m.supersedes && m.supersedes.length > 0 ? JSON.stringify(m.supersedes) : null,
+    conflicts: m.conflicts && m.conflicts.length > 0 ? JSON.stringify(m.conflicts) : null,
     source_ids: extra.source_ids ? JSON.stringify(extra.source_ids) : null,
     access_count: extra.access_count ?? 0,
     last_accessed_epoch: extra.last_accessed_epoch ?? null,

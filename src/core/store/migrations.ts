@@ -3,7 +3,7 @@
 // meta table is written only after the step succeeded.
 
 import type { Connection } from '@lancedb/lancedb';
-import { OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';
+import { MEMORY_V4_FIELDS, OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';
 
 export class StoreVersionError extends Error {
   constructor(
@@ -48,6 +48,19 @@ const steps: Record<number, Step> = {
       await db.dropTable(TABLES.sessionPrompts);
       log('schema v2 -> v3: session prompts are kept per project; earlier prompts were dropped');
     }
+  },
+  3: async (db, log) => {
+    // Supersession links and conflicts: every existing memory starts with none.
+    const names = await db.tableNames();
+    if (!names.includes(TABLES.memories)) return;
+    const table = await db.openTable(TABLES.memories);
+    const have = new Set((await table.schema()).fields.map((f) => f.name));
+    const missing = MEMORY_V4_FIELDS().filter((f) => !have.has(f.name));
+    if (missing.length > 0) {
+      await table.addColumns(missing);
+      log(`schema v3 -> v4: added memory columns ${missing.map((f) => f.name).join(', ')}`);
+    }
+    table.close();
   },
 };
 

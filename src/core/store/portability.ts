@@ -6,9 +6,10 @@
 // allocator reserves it) and no stored record holds it; the same record imported again (same id,
 // project and time) is skipped; any other record gets a fresh id, and the references to it in
 // the same import (summaries' and memories' source ids, merged observations' sources, topic
-// traces) are rewritten to match.
+// traces) are rewritten to match. Supersession links and conflicts between memories can point
+// either way in the file, so they are rewritten once, after every memory is in.
 
-import type { CompressedSource, Scope, TopicTrace } from '../model/records';
+import type { CompressedSource, Memory, Scope, TopicTrace } from '../model/records';
 import { sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable } from './projectTable';
@@ -77,6 +78,22 @@ function remapReferences(kind: RecordKind, r: Row, renumbered: Renumbered): void
   }
 }
 
+function hasLinks(m: Memory): boolean {
+  return (m.supersedes?.length ?? 0) > 0 || m.superseded_by !== null || (m.conflicts?.length ?? 0) > 0;
+}
+
+/** The memory with its links to other memories renumbered, or null when none changed. */
+function relinked(m: Memory, map: Map<number, number>): Memory | null {
+  const id = (x: number): number => map.get(x) ?? x;
+  const next: Memory = {
+    ...m,
+    supersedes: m.supersedes ? m.supersedes.map(id) : null,
+    superseded_by: m.superseded_by === null ? null : id(m.superseded_by),
+    conflicts: m.conflicts ? m.conflicts.map((c) => ({ ...c, id: id(c.id) })) : null,
+  };
+  return JSON.stringify([next.supersedes, next.superseded_by, next.conflicts]) === JSON.stringify([m.supersedes, m.superseded_by, m.conflicts]) ? null : next;
+}
+
 export async function importJsonl(repos: Repositories, lines: AsyncIterable<string>): Promise<number> {
   const store = repos.store;
   const pending = new Map<string, Row[]>();
@@ -87,6 +104,8 @@ export async function importJsonl(repos: Repositories, lines: AsyncIterable<stri
   const isOwned = (id: number): boolean => owned.some(([lo, hi]) => id >= lo && id < hi);
   let imported = 0;
   let lineNo = 0;
+  // Imported memories that link to others (new id, by project), relinked at the end.
+  const linked = new Map<string, number[]>();
 
   const flushKind = async (kind: string): Promise<void> => {
     const rows = pending.get(kind) ?? [];
@@ -141,7 +160,11 @@ export async function importJsonl(repos: Repositories, lines: AsyncIterable<stri
           fresh.map((r) => ({ search_extra: (r.search_extra as string | null) ?? null, dedupe_key: (r.dedupe_key as string | null) ?? null, fingerprint: (r.fingerprint as string | null) ?? null })),
         );
       } else if (record === 'memory') {
-        for (const r of fresh) await scoped.memories.write(rowToMemory(r), { source_ids: parseJson<number[]>(r.source_ids, []) });
+        for (const r of fresh) {
+          const memory = rowToMemory(r);
+          await scoped.memories.write(memory, { source_ids: parseJson<number[]>(r.source_ids, []) });
+          if (hasLinks(memory)) linked.set(project, [...(linked.get(project) ?? []), memory.id]);
+        }
       } else {
         for (const r of fresh) await scoped.summaries.write(rowToSessionSummary(r), r, (r.branch as string | null) ?? null, []);
       }
@@ -175,7 +198,7 @@ export async function importJsonl(repos: Repositories, lines: AsyncIterable<stri
       record.compressed_sources = JSON.stringify(record.compressed_sources);
     }
     if (kind === 'memory') {
-      for (const k of ['topic_trace', 'temporal_facts'] as const) {
+      for (const k of ['topic_trace', 'temporal_facts', 'supersedes', 'conflicts'] as const) {
         if (record[k] && typeof record[k] !== 'string') record[k] = JSON.stringify(record[k]);
       }
       record.current_context_eligible = Boolean(parseJson(String(record.current_context_eligible ?? false), record.current_context_eligible));
@@ -190,5 +213,16 @@ export async function importJsonl(repos: Repositories, lines: AsyncIterable<stri
     if (queued.length >= BATCH) await flushKind(kind);
   }
   for (const { kind } of KINDS) await flushKind(kind);
+  if (renumbered.memory.size > 0) {
+    for (const [project, ids] of linked) {
+      const memories = repos.forProject(project).memories;
+      for (let i = 0; i < ids.length; i += 500) {
+        for (const m of await memories.get(ids.slice(i, i + 500), { includeSuppressed: true })) {
+          const next = relinked(m, renumbered.memory);
+          if (next) await memories.rewrite(next);
+        }
+      }
+    }
+  }
   return imported;
 }

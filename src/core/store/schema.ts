@@ -5,7 +5,7 @@
 import { Binary, Bool, Field, FixedSizeList, Float32, Float64, Int32, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { DataType } from 'apache-arrow';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export const TABLES = {
   meta: 'meta',
@@ -120,8 +120,19 @@ export function memoriesSchema(): Schema {
     opt('access_count', new Int32()),
     /** JSON array of observation ids that evidence this memory. */
     opt('source_ids', str()),
+    ...MEMORY_V4_FIELDS(),
   ]);
 }
+
+/** Columns added in schema v4 (supersession and conflicts); a v3 store gets them null-filled. */
+export const MEMORY_V4_FIELDS = (): Field[] => [
+  /** JSON array of the ids of the memories this one replaced. */
+  opt('supersedes', str()),
+  opt('superseded_by', i64()),
+  opt('valid_to_epoch', i64()),
+  /** JSON array of MemoryConflict. */
+  opt('conflicts', str()),
+];
 
 export function cellsSchema(dimension: number): Schema {
   return new Schema([

@@ -10,10 +10,10 @@
 // or, with nothing found, the header, `Items: 0` and `No matching XMemo memory was found.`
 
 import * as z from 'zod/v4';
-import type { SearchHit } from '../api';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
-import { MIN_RELEVANCE, errorResult, parseArgs } from './types';
+import { searchInTime } from './timeline';
+import { errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const NO_MATCH = 'No matching XMemo memory was found.';
@@ -77,26 +77,27 @@ function oneLine(s: string): string {
   return s.replace(/[\r\n|]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-function itemBlock(index: number, cell: Cell): string {
+function itemBlock(index: number, cell: Cell, note: string | null): string {
   const date = new Date(cell.created_at_epoch).toISOString().slice(0, 10);
   const sha = cell.commit_sha ? `, commit ${cell.commit_sha.slice(0, 12)}` : '';
-  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${cell.source_kind} ${cell.source_id}, ${date}${sha})`;
+  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${cell.source_kind} ${cell.source_id}, ${date}${sha})${note ? ` [${oneLine(note)}]` : ''}`;
   return cell.text ? `${head}\n${cell.text.trim()}` : head;
 }
 
 export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise<RecallContextOutput> {
   // Limits are checked before anything is read (the contract's 422).
   const args = parseArgs(recallContextInput, rawArgs);
-  const hits: SearchHit[] = (await ctx.engine.search(args.query, { scope: ctx.scope, limit: args.max_items + EXTRA_CANDIDATES })).filter((h) => h.score >= MIN_RELEVANCE);
+  // Current memories first; superseded ones only for a history question, after them, marked.
+  const hits = await searchInTime(ctx, args.query, args.max_items + EXTRA_CANDIDATES);
 
   const blocks: string[] = [];
   const items: RecallContextOutput['items'] = [];
   let shortened = 0;
   let usedTokens = 0;
   const separatorTokens = countTokens('\n\n');
-  for (const hit of hits.slice(0, args.max_items)) {
+  for (const { hit, note } of hits.slice(0, args.max_items)) {
     const cell = hit.cell;
-    const block = itemBlock(items.length + 1, cell);
+    const block = itemBlock(items.length + 1, cell, note);
     const cost = countTokens(block) + (blocks.length ? separatorTokens : 0);
     const room = args.max_tokens - usedTokens;
     let text = block;

@@ -9,9 +9,11 @@ import type { SearchHit } from '../api';
 import type { Cell, Entity, Relationship } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { cellLocation, parseFiles } from './recallContext';
+import { searchInTime } from './timeline';
+import type { TimedHit } from './timeline';
 import { triage } from './triage';
 import type { TriageResult } from './triage';
-import { MIN_RELEVANCE, ToolError, describeIssues } from './types';
+import { ToolError, describeIssues } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const MAX_PROMPT_CHARS = 8000;
@@ -91,12 +93,13 @@ function oneLine(s: string, max = 300): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-function statementOf(cell: Cell): string {
+function statementOf(cell: Cell, note: string | null): string {
   const title = oneLine(cell.title || cell.type, 200);
   const body = oneLine(cell.text ?? '', 240);
   const extra = cell.commit_sha ? ` (commit ${cell.commit_sha.slice(0, 12)})` : '';
-  if (!body || body === title || body.startsWith(title)) return `${body || title}${extra}`;
-  return `${title}${extra}: ${body}`;
+  const mark = note ? `[${oneLine(note, 300)}] ` : '';
+  if (!body || body === title || body.startsWith(title)) return `${mark}${body || title}${extra}`;
+  return `${mark}${title}${extra}: ${body}`;
 }
 
 function coverage(hits: SearchHit[], avg: number): string {
@@ -121,14 +124,17 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 
 interface Found {
   hits: SearchHit[];
+  timed: TimedHit[];
   entities: Entity[];
   relationships: Relationship[];
   memoryReady: boolean;
   readiness: string;
 }
 
-async function find(ctx: ToolContext, query: string, decision: TriageResult['decision']): Promise<Found> {
-  const hits = decision === 'skip' ? [] : (await ctx.engine.search(query, { scope: ctx.scope, limit: MAX_FACTS })).filter((h) => h.score >= MIN_RELEVANCE);
+async function find(ctx: ToolContext, query: string, decision: TriageResult['decision'], prompt: string): Promise<Found> {
+  // Current memories first; superseded ones only when the prompt asks for history, after them.
+  const timed = decision === 'skip' ? [] : await searchInTime(ctx, query, MAX_FACTS, prompt);
+  const hits = timed.map((t) => t.hit);
   // Counting the store is a scan; only do it when the search cannot tell whether memory exists.
   let memoryReady = hits.length > 0;
   let readiness = hits.length >= 5 ? 'ready_rich' : 'ready_sparse';
@@ -153,7 +159,7 @@ async function find(ctx: ToolContext, query: string, decision: TriageResult['dec
       ctx.log?.(`retrieve_memory: entity lookup failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  return { hits, entities, relationships, memoryReady, readiness };
+  return { hits, timed, entities, relationships, memoryReady, readiness };
 }
 
 function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeof fact>[]): string {
@@ -190,7 +196,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     const decided = triage(prompt, prior);
     if (sessionId) await ctx.engine.addPrompt(ctx.scope, sessionId, prompt);
     const budget = ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS;
-    const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision), budget);
+    const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision, prompt), budget);
     out = build(ctx, prompt, decided, found, requestId, started);
   } catch (error) {
     const code = error instanceof ToolError ? error.code : 'internal_error';
@@ -218,7 +224,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
 function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: Found, requestId: string, started: number): RetrieveMemoryOutput {
   const { hits } = found;
   const project = ctx.scope.project;
-  const facts = hits.map((h) => ({ statement: statementOf(h.cell), relevance_score: round2(h.score), source_path: sourcePath(h.cell) }));
+  const facts = found.timed.map((t) => ({ statement: statementOf(t.hit.cell, t.note), relevance_score: round2(t.hit.score), source_path: sourcePath(t.hit.cell) }));
   const avg = hits.length ? round2(hits.reduce((s, h) => s + h.score, 0) / hits.length) : 0;
   const documents = hits.slice(0, MAX_DOCUMENTS).map((h) => {
     const excerpt = truncateToTokens(h.cell.text ?? '', DOCUMENT_TOKENS);

@@ -17,8 +17,9 @@ export const rememberInput = z.strictObject({
   memory_type: z.enum(['decision', 'convention', 'fact', 'preference', 'note']).default('note').describe('Kind of memory.'),
   files: paths.optional().describe('Workspace-relative paths the memory is about.'),
   branch: text(256).optional().describe('Branch the memory applies to, if only one.'),
-  topic_key: text(256).optional().describe('Stable key grouping memories on one topic.'),
+  topic_key: text(256).optional().describe('Stable key grouping memories on one topic: a newer memory with the same key supersedes the older one.'),
   session_id: text(256).optional().describe('Session the memory came from.'),
+  supersedes: z.array(z.number().int().min(0)).max(50).optional().describe('Ids of memories this one replaces (from recall_context or get_observations); they become superseded.'),
 });
 
 export const rememberOutput = z.strictObject({
@@ -28,6 +29,8 @@ export const rememberOutput = z.strictObject({
   memory_type: z.string(),
   status: z.string(),
   created_at_epoch: z.number().int(),
+  superseded: z.array(z.number().int()).describe('Memories this one superseded (by topic_key, by a contradicting fact about the same subject and files, or named in supersedes).'),
+  possible_conflicts: z.array(z.number().int()).describe('Memories that may disagree with this one; a person reviews them in the Memories view.'),
 });
 
 export const observationInputSchema = z.strictObject({
@@ -60,7 +63,16 @@ export const observeOutput = z.strictObject({
 export async function remember(ctx: ToolContext, rawArgs: unknown): Promise<z.output<typeof rememberOutput>> {
   const args = parseArgs(rememberInput, rawArgs);
   const memory = await ctx.engine.remember(args, ctx.scope);
-  return { id: memory.id, project: memory.project, title: memory.title, memory_type: memory.memory_type, status: memory.status, created_at_epoch: memory.created_at_epoch };
+  return {
+    id: memory.id,
+    project: memory.project,
+    title: memory.title,
+    memory_type: memory.memory_type,
+    status: memory.status,
+    created_at_epoch: memory.created_at_epoch,
+    superseded: memory.supersedes ?? [],
+    possible_conflicts: (memory.conflicts ?? []).filter((c) => c.resolution === 'open').map((c) => c.id),
+  };
 }
 
 export async function observe(ctx: ToolContext, rawArgs: unknown): Promise<z.output<typeof observeOutput>> {
@@ -73,14 +85,17 @@ export const rememberTool: ToolDefinition = {
   name: 'remember',
   title: 'Remember',
   description:
-    "Store a curated, durable memory for this project (a decision, convention, fact, preference or note), searchable at once by retrieve_memory, recall_context and get_observations (source 'memory'). Use after the user approves something worth keeping across sessions; do not store secrets.",
+    "Store a curated, durable memory for this project (a decision, convention, fact, preference or note), searchable at once by retrieve_memory, recall_context and get_observations (source 'memory'). A newer memory supersedes an older one with the same topic_key, one whose facts it contradicts about the same subject and files (\"we moved X to Y\", \"switched from A to B\"), or one named in supersedes; superseded memories leave current answers and stay as history. Memories that may disagree without saying so are reported as possible_conflicts for the user to review. Use after the user approves something worth keeping across sessions; do not store secrets.",
   inputSchema: rememberInput,
   outputSchema: rememberOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
     try {
       const out = await remember(ctx, args);
-      return { text: `Remembered memory ${out.id} (${out.memory_type}): ${out.title}`, structured: out, isError: false };
+      const lines = [`Remembered memory ${out.id} (${out.memory_type}): ${out.title}`];
+      if (out.superseded.length > 0) lines.push(`Superseded: memory ${out.superseded.join(', ')} (now history; memory ${out.id} is current).`);
+      if (out.possible_conflicts.length > 0) lines.push(`Possible conflict with memory ${out.possible_conflicts.join(', ')}: not decided; the user can review it in the Memories view.`);
+      return { text: lines.join('\n'), structured: out, isError: false };
     } catch (error) {
       return errorResult(error);
     }

@@ -13,6 +13,7 @@ import { openDetailsCommand } from './openDetails';
 import { promoteToMemoryCommand } from './promoteToMemory';
 import { recallContextForSelectionCommand } from './recallContextForSelection';
 import { rememberSelectionCommand } from './rememberSelection';
+import { editConflictingMemoryCommand, keepBothMemoriesCommand, markMemorySupersededCommand } from './reviewConflict';
 import { searchMemoryCommand } from './searchMemory';
 import { showCapturedCommand } from './showCaptured';
 import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpServerInfo';
@@ -43,6 +44,9 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     promoteToMemoryCommand(c),
     suppressCommand(c),
     forgetItemCommand(c),
+    keepBothMemoriesCommand(c),
+    markMemorySupersededCommand(c),
+    editConflictingMemoryCommand(c),
     refreshCommand(c),
     toggleInactiveMemoriesCommand(c),
     showOutputCommand(c),

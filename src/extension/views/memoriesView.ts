@@ -3,17 +3,31 @@ import type { Memory, Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
-import { MemoryNode, MemoryTypeNode, MessageNode } from './nodes';
+import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryTypeNode, MessageNode } from './nodes';
+
+export interface TreeSnapshot {
+  id: string;
+  label: string;
+  description: string;
+  contextValue: string;
+  children: TreeSnapshot[];
+}
 
 const TYPE_ORDER = ['decision', 'convention', 'fact', 'preference', 'note'];
 
-/** Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state. */
+/**
+ * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state.
+ * Possible conflicts come first, each with both sides, for review; a superseded memory is not in
+ * the lists but under the memory that replaced it, as history.
+ */
 export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vscode.Disposable {
   static readonly id = 'codeMemory.memories';
   private readonly _onDidChangeTreeData = new vscode.EventEmitter<CodeMemoryNode | undefined>();
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
   readonly tree: vscode.TreeView<CodeMemoryNode>;
   private showInactive = false;
+  /** Superseded memories by project and the id of the memory that replaced them, from the last listing. */
+  private readonly predecessors = new Map<string, Memory[]>();
   private refreshTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -41,7 +55,10 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   }
 
   async getChildren(node?: CodeMemoryNode): Promise<CodeMemoryNode[]> {
-    if (node instanceof MemoryTypeNode) return node.memories.map(({ scope, memory }) => new MemoryNode(scope, memory));
+    if (node instanceof MemoryTypeNode) return node.memories.map(({ scope, memory }) => this.withHistory(scope, memory, ''));
+    if (node instanceof ConflictGroupNode) return node.conflicts;
+    if (node instanceof ConflictNode) return node.sides();
+    if (node instanceof MemoryNode) return node.history.map((m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`));
     if (node) return [];
     try {
       return await this.groups();
@@ -55,23 +72,60 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     if (all.length === 0) return [];
     const engine = await this.engines.get();
     const byType = new Map<string, { scope: Scope; memory: Memory }[]>();
+    const conflicts: ConflictNode[] = [];
+    this.predecessors.clear();
     const seen = new Set<string>();
     for (const { scope } of all) {
       if (seen.has(scope.project)) continue;
       seen.add(scope.project);
       const s = { project: scope.project };
-      for (const memory of await engine.listMemories(s, { includeSuppressed: this.showInactive })) {
+      const memories = await engine.listMemories(s, { includeSuppressed: this.showInactive });
+      const byId = new Map(memories.map((m) => [m.id, m]));
+      for (const memory of memories) {
+        const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
+        if (successor) {
+          this.predecessors.set(`${s.project}\u0000${successor.id}`, [...(this.predecessors.get(`${s.project}\u0000${successor.id}`) ?? []), memory]);
+          continue;
+        }
+        for (const c of memory.conflicts ?? []) {
+          const other = byId.get(c.id);
+          // Each pair once, from its newer side; a side already superseded is no longer in question.
+          if (c.resolution !== 'open' || !other || other.id > memory.id || other.status === 'superseded' || memory.status === 'superseded') continue;
+          conflicts.push(new ConflictNode(s, other, memory, c.reason));
+        }
         const list = byType.get(memory.memory_type) ?? [];
         list.push({ scope: s, memory });
         byType.set(memory.memory_type, list);
       }
     }
     const types = [...byType.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-    return types.map((t) => {
+    const groups: CodeMemoryNode[] = types.map((t) => {
       const list = byType.get(t) ?? [];
       list.sort((a, b) => Number(b.memory.status === 'active') - Number(a.memory.status === 'active') || b.memory.updated_at_epoch - a.memory.updated_at_epoch);
       return new MemoryTypeNode(t, list);
     });
+    return conflicts.length > 0 ? [new ConflictGroupNode(conflicts), ...groups] : groups;
+  }
+
+  /** A memory node whose children are the memories it superseded, newest first. */
+  private withHistory(scope: Scope, memory: Memory, parent: string): MemoryNode {
+    const history = (this.predecessors.get(`${scope.project}\u0000${memory.id}`) ?? []).sort((a, b) => (b.valid_to_epoch ?? 0) - (a.valid_to_epoch ?? 0) || b.id - a.id);
+    return new MemoryNode(scope, memory, history, parent);
+  }
+
+  /** The whole tree as plain data, expanded: what a person would see with every node open. */
+  async snapshot(node?: CodeMemoryNode, depth = 0): Promise<TreeSnapshot[]> {
+    const out: TreeSnapshot[] = [];
+    for (const child of await this.getChildren(node)) {
+      out.push({
+        id: child.id ?? '',
+        label: typeof child.label === 'string' ? child.label : (child.label?.label ?? ''),
+        description: typeof child.description === 'string' ? child.description : '',
+        contextValue: child.contextValue ?? '',
+        children: depth < 5 ? await this.snapshot(child, depth + 1) : [],
+      });
+    }
+    return out;
   }
 
   dispose(): void {

@@ -77,23 +77,63 @@ export class MemoryTypeNode extends vscode.TreeItem {
 }
 
 export class MemoryNode extends vscode.TreeItem {
+  /**
+   * `history`: the memories this one superseded, shown under it (newest first). `parent` makes
+   * the tree id unique where one memory shows twice (as a side of a conflict, and in its list).
+   */
   constructor(
     readonly scope: Scope,
     readonly memory: Memory,
+    readonly history: Memory[] = [],
+    parent = '',
   ) {
-    super(memory.title, vscode.TreeItemCollapsibleState.None);
-    this.id = `memory:${memory.id}`;
+    super(memory.title, history.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    this.id = `${parent}memory:${memory.id}`;
     this.description = temporalState(memory);
     this.iconPath = new vscode.ThemeIcon(
-      memory.status === 'active' ? memoryIcon(memory.memory_type) : 'circle-slash',
+      memory.status === 'active' ? memoryIcon(memory.memory_type) : memory.status === 'superseded' ? 'history' : 'circle-slash',
       memory.status === 'active' ? undefined : new vscode.ThemeColor('disabledForeground'),
     );
     this.contextValue = memory.status === 'active' ? 'memory' : 'memory.inactive';
     const md = new vscode.MarkdownString();
-    md.appendMarkdown(`**${escapeMd(memory.title)}** (${memory.memory_type}, ${memory.status})\n\n`);
+    md.appendMarkdown(`**${escapeMd(memory.title)}** (${memory.memory_type}, ${memory.status}, memory ${memory.id})\n\n`);
     md.appendText(truncate(memory.text, 600));
+    if (memory.superseded_by !== null) md.appendMarkdown(`\n\nSuperseded by memory ${memory.superseded_by} on ${day(memory.valid_to_epoch)}.`);
     this.tooltip = md;
     this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };
+  }
+}
+
+/** "Possible conflicts": pairs of memories that may disagree, waiting for a person's review. */
+export class ConflictGroupNode extends vscode.TreeItem {
+  constructor(readonly conflicts: ConflictNode[]) {
+    super('Possible conflicts', vscode.TreeItemCollapsibleState.Expanded);
+    this.id = 'memory-conflicts';
+    this.description = `${conflicts.length} to review`;
+    this.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'));
+    this.contextValue = 'memoryConflicts';
+    this.tooltip = 'Memories that may say different things about the same subject or files. Keep both, mark one superseded, or edit one.';
+  }
+}
+
+/** One possible conflict: its two sides are its children; the review commands act on it. */
+export class ConflictNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly older: Memory,
+    readonly newer: Memory,
+    readonly reason: string,
+  ) {
+    super(`${newer.title} ↔ ${older.title}`, vscode.TreeItemCollapsibleState.Expanded);
+    this.id = `conflict:${older.id}:${newer.id}`;
+    this.description = reason;
+    this.iconPath = new vscode.ThemeIcon('git-compare', new vscode.ThemeColor('list.warningForeground'));
+    this.contextValue = 'memoryConflict';
+    this.tooltip = `Memory ${newer.id} may disagree with memory ${older.id}: ${reason}.\nKeep both, mark one superseded, or edit one; the choice is recorded.`;
+  }
+
+  sides(): MemoryNode[] {
+    return [new MemoryNode(this.scope, this.newer, [], `${this.id}:`), new MemoryNode(this.scope, this.older, [], `${this.id}:`)];
   }
 }
 
@@ -118,7 +158,7 @@ export class MessageNode extends vscode.TreeItem {
   }
 }
 
-export type CodeMemoryNode = ProjectNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | RequestNode | MessageNode;
+export type CodeMemoryNode = ProjectNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | RequestNode | MessageNode;
 
 export function sessionLabel(session: SessionInfo): string {
   const d = new Date(session.started_at_epoch);
@@ -127,15 +167,22 @@ export function sessionLabel(session: SessionInfo): string {
   return `${date} ${time}${session.branch ? ` · ${session.branch}` : ''}`;
 }
 
-/** How a memory stands in time: current, superseded (and since when), or suppressed. */
+/** How a memory stands in time: current, history (from when to when), or suppressed; and whether it is in question. */
 export function temporalState(memory: Memory): string {
   const facts = memory.temporal_facts ?? [];
   const closed = facts.filter((f) => f.valid_to_epoch !== null).length;
-  const since = new Date(memory.updated_at_epoch).toLocaleDateString([], { month: 'short', day: 'numeric' });
-  if (memory.status === 'superseded') return `superseded · ${since}`;
+  const since = day(memory.created_at_epoch);
+  const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open').length;
+  const flag = open > 0 ? ` · ${open} possible conflict${open === 1 ? '' : 's'}` : '';
+  if (memory.status === 'superseded') return `history · ${since} – ${day(memory.valid_to_epoch ?? memory.updated_at_epoch)}`;
   if (memory.status !== 'active') return memory.status;
-  if (closed > 0) return `current · ${closed} earlier fact${closed === 1 ? '' : 's'} closed`;
-  return `current · since ${since}`;
+  if (memory.supersedes && memory.supersedes.length > 0) return `current · since ${since} · replaces ${memory.supersedes.length}${flag}`;
+  if (closed > 0) return `current · ${closed} earlier fact${closed === 1 ? '' : 's'} closed${flag}`;
+  return `current · since ${since}${flag}`;
+}
+
+function day(epoch: number | null): string {
+  return epoch === null ? '?' : new Date(epoch).toLocaleDateString([], { month: 'short', day: 'numeric' });
 }
 
 export function observationIcon(type: string): string {

@@ -241,11 +241,25 @@ export function memoryBody(scope: Scope, m: Memory): string {
     ]),
     section('Memory', renderText(m.text)),
     section('Why it is kept', m.classification_reason ? `<p>${escapeHtml(m.classification_reason)}</p>` : ''),
+    section('In time', timeLinks(m)),
     section('Facts over time', factRows ? `<table class="facts"><thead><tr><th>Subject</th><th>Predicate</th><th>Object</th><th>From</th><th>To</th></tr></thead><tbody>${factRows}</tbody></table>` : ''),
     section('Topic trace', trace ? `<ol>${trace}</ol>` : ''),
     section('Files', fileLinks(parseList(m.files), scope.project)),
     `<footer>${m.session_id ? `From session ${escapeHtml(m.session_id)} · ` : ''}${action({ type: 'copy', text: `memory:${m.id}` }, 'Copy reference', 'link')}</footer>`,
   ].join('\n');
+}
+
+/** Supersession and possible conflicts, in words. */
+function timeLinks(m: Memory): string {
+  const day = (epoch: number | null): string => (epoch === null ? '?' : new Date(epoch).toLocaleDateString());
+  const items: string[] = [];
+  if (m.superseded_by !== null) items.push(`Superseded by memory #${m.superseded_by} on ${escapeHtml(day(m.valid_to_epoch))}; held from ${escapeHtml(day(m.created_at_epoch))}.`);
+  if (m.supersedes && m.supersedes.length > 0) items.push(`Replaces memory ${m.supersedes.map((id) => `#${id}`).join(', ')}.`);
+  for (const c of m.conflicts ?? []) {
+    const state = c.resolution === 'open' ? 'not reviewed yet' : `reviewed: ${c.resolution.replace('_', ' ')} (${day(c.resolved_at_epoch)})`;
+    items.push(`Possible conflict with memory #${c.id}: ${escapeHtml(c.reason)}; ${escapeHtml(state)}.`);
+  }
+  return items.length > 0 ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : '';
 }
 
 function requestBody(e: RequestLogEntry): string {

@@ -24,6 +24,7 @@ export interface CellSearch {
   filter?: NodeFilter;
   layers?: Layer[];
   limit: number;
+  includeSuperseded?: boolean;
 }
 
 export class CellRepository {
@@ -78,7 +79,7 @@ export class CellRepository {
   }
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
-    const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers));
+    const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
     const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
     return retryVanished(() => hybridSearch(ctx, text, where, options.limit));
   }

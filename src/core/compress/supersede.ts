@@ -1,0 +1,247 @@
+// Memories that stay true. A new memory supersedes an older one of the same project (not
+// one of another branch) when
+//   - it carries the same topic_key (an agent or person said "this is the same topic"),
+//   - it names the older one in `supersedes` (an agent said what it replaces), or
+//   - its facts contradict every current fact of the older one, about the same files: same
+//     subject and predicate with another object, or a statement that the older object was
+//     replaced ("switched from A to B", "A is deprecated", "we no longer use A").
+// The older memory gets status 'superseded', valid_to_epoch and superseded_by; its facts close.
+// Where the words are not enough (the same subject with other files, or decisions about the
+// same files that disagree without saying so), both memories are flagged with a possible
+// conflict for a person to review instead of a guess. Nothing is deleted.
+
+import type { ConflictChoice, Memory, MemoryConflict, TemporalFact, TopicTrace } from '../model/records';
+import { FilterError } from '../store/filters';
+import { parseJson } from '../store/mapping';
+import type { MemoryRepository } from '../store/repos/memories';
+import { NO_LONGER, extractFacts, sameObject } from './facts';
+import type { ExtractedFact } from './facts';
+
+const DECIDING_TYPES = new Set(['decision', 'convention', 'preference']);
+// Wording that says something changed, without a fact the extractor could read.
+const CHANGE_WORDS = /\b(?:mov(?:e|ed)|switch(?:ed)?|migrat\w*|replac\w*|no longer|instead|deprecat\w*|drop(?:ped)?|abandon\w*|revert\w*|stop(?:ped)?)\b/i;
+
+export interface SupersedeOptions {
+  /** Ids of memories the caller says this one replaces; each must exist in the project. */
+  supersedes?: number[];
+}
+
+function filesOf(m: Memory): string[] {
+  return parseJson<string[]>(m.files, []);
+}
+
+/** Same files: both about none, or about at least one common file. */
+function sameFiles(a: Memory, b: Memory): boolean {
+  const fa = filesOf(a);
+  const fb = new Set(filesOf(b));
+  if (fa.length === 0 || fb.size === 0) return fa.length === 0 && fb.size === 0;
+  return fa.some((f) => fb.has(f));
+}
+
+function sharesFiles(a: Memory, b: Memory): boolean {
+  const fb = new Set(filesOf(b));
+  return filesOf(a).some((f) => fb.has(f));
+}
+
+function closeFact(f: TemporalFact, at: number): void {
+  if (f.status !== 'current') return;
+  f.status = 'closed';
+  f.valid_to_epoch = at;
+}
+
+/** Marks `older` superseded by `newer` at `at` (in memory; the caller writes both). */
+export function markSuperseded(older: Memory, newer: Memory, at: number): void {
+  older.status = 'superseded';
+  older.superseded_by = newer.id;
+  older.valid_to_epoch = at;
+  older.updated_at_epoch = at;
+  for (const f of older.temporal_facts ?? []) closeFact(f, at);
+  for (const c of older.conflicts ?? []) if (c.id === newer.id && c.resolution === 'open') Object.assign(c, { resolution: 'superseded', resolved_at_epoch: at });
+  newer.supersedes = [...new Set([...(newer.supersedes ?? []), older.id])];
+  for (const c of newer.conflicts ?? []) if (c.id === older.id && c.resolution === 'open') Object.assign(c, { resolution: 'superseded', resolved_at_epoch: at });
+}
+
+function flagConflict(a: Memory, b: Memory, reason: string, at: number): void {
+  for (const [x, y] of [[a, b], [b, a]] as const) {
+    const list: MemoryConflict[] = x.conflicts ?? [];
+    if (list.some((c) => c.id === y.id)) continue;
+    list.push({ id: y.id, reason, detected_at_epoch: at, resolution: 'open', resolved_at_epoch: null });
+    x.conflicts = list;
+  }
+}
+
+/** Does extracted fact `e` (stored as `f`) end the older current fact `old`? */
+function ends(e: ExtractedFact, f: TemporalFact, old: TemporalFact): boolean {
+  if (old.status !== 'current') return false;
+  if (e.replaces && sameObject(old.object, e.replaces) && (!e.subject || e.subject === old.subject)) return true;
+  return f.subject === old.subject && f.predicate === old.predicate && f.predicate !== NO_LONGER && f.object !== old.object;
+}
+
+/**
+ * Decides what `memory` supersedes or conflicts with, extends its topic's trace, stores it and
+ * rewrites the older memories it changed. Checks `options.supersedes` before writing anything.
+ */
+export async function applyMemoryFacts(memories: MemoryRepository, memory: Memory, sourceIds: number[], options: SupersedeOptions = {}): Promise<Memory> {
+  const at = memory.created_at_epoch;
+  const all = await memories.list({ includeSuppressed: true });
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const named = [...new Set(options.supersedes ?? [])];
+  for (const id of named) {
+    const older = byId.get(id);
+    if (!older) throw new FilterError(`supersedes: no memory ${id} in project ${memories.project}; pass ids from get_observations or recall_context`);
+    if (older.status === 'superseded') throw new FilterError(`supersedes: memory ${id} was already superseded by memory ${older.superseded_by ?? '?'}; name that one instead`);
+  }
+  const explicitTopic = memory.topic_key;
+  const facts = memory.temporal_facts ?? [];
+  const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
+  // Memories of two different branches never replace each other; a project-wide one meets both.
+  const candidates = all.filter((m) => m.status === 'active' && (m.branch === null || memory.branch === null || m.branch === memory.branch));
+
+  const superseded = new Map<number, Memory>();
+  const changed = new Map<number, Memory>();
+  for (const id of named) superseded.set(id, byId.get(id)!);
+  if (explicitTopic) for (const m of candidates) if (m.topic_key === explicitTopic) superseded.set(m.id, m);
+
+  // Facts: contradictions about the same files close the older fact; about other files they are a question.
+  for (const other of candidates) {
+    if (superseded.has(other.id)) continue;
+    const olds = other.temporal_facts ?? [];
+    let closedHere = 0;
+    let conflict: string | null = null;
+    facts.forEach((f, i) => {
+      const e = extracted[i];
+      if (!e) return;
+      for (const old of olds) {
+        if (!ends(e, f, old)) continue;
+        if (!e.subject && f.subject !== old.subject) {
+          // "Switched from A to B" names no subject: it is the subject of the fact it ends.
+          Object.assign(f, e.predicate === NO_LONGER ? { subject: old.subject, predicate: NO_LONGER, object: e.object } : { subject: old.subject, predicate: old.predicate });
+        }
+        if (sameFiles(memory, other) || e.replaces) {
+          closeFact(old, at);
+          closedHere++;
+        } else {
+          conflict ??= `both say what '${old.subject}' ${old.predicate}: '${old.object}' and '${f.object}', about different files`;
+        }
+      }
+    });
+    if (closedHere > 0) {
+      changed.set(other.id, other);
+      if (olds.every((o) => o.status !== 'current')) superseded.set(other.id, other);
+      else other.updated_at_epoch = at;
+      continue;
+    }
+    conflict ??= possibleConflict(memory, other, facts);
+    if (conflict) {
+      flagConflict(memory, other, conflict, at);
+      changed.set(other.id, other);
+    }
+  }
+  for (const older of superseded.values()) {
+    markSuperseded(older, memory, at);
+    changed.set(older.id, older);
+  }
+  extendTopicTrace(memory, all, sourceIds);
+  // The new memory first: a successor link never points at a memory that is not stored.
+  await memories.write(memory, { source_ids: sourceIds });
+  for (const m of changed.values()) await memories.rewrite(m);
+  return memory;
+}
+
+/** Why two memories may disagree though no fact says so, or null. */
+function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]): string | null {
+  const olds = (other.temporal_facts ?? []).filter((f) => f.status === 'current');
+  // "No longer uses A" says nothing against "uses B".
+  for (const f of facts.filter((x) => x.predicate !== NO_LONGER)) {
+    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object));
+    if (old) return `both are about '${f.subject}': '${old.predicate} ${old.object}' and '${f.predicate} ${f.object}'`;
+  }
+  if (!DECIDING_TYPES.has(memory.memory_type) || !DECIDING_TYPES.has(other.memory_type) || !sharesFiles(memory, other)) return null;
+  const shared = filesOf(memory).filter((f) => filesOf(other).includes(f));
+  const where = shared.slice(0, 3).join(', ');
+  if (facts.some((f) => olds.some((o) => sameObject(o.object, f.object)))) return null;
+  if (facts.length > 0 && olds.length > 0) return `${memory.memory_type}s about ${where} with different facts`;
+  if (CHANGE_WORDS.test(memory.text)) return `a change to ${where} that does not say what it replaces`;
+  return null;
+}
+
+/** The trace is the topic's history: every memory on it adds a segment, older ones close. */
+function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[]): void {
+  const topic = memory.topic_key ?? memory.temporal_facts?.[0]?.subject ?? null;
+  if (!topic) return;
+  memory.topic_key = topic;
+  const previous = all.filter((m) => m.topic_key === topic).sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id)[0];
+  const trace: TopicTrace[] = (previous?.topic_trace ?? []).map((t) => ({ ...t, status: 'closed', updated_at_epoch: t.status === 'closed' ? t.updated_at_epoch : memory.created_at_epoch }));
+  const evidence = sourceIds.length > 0 ? [...sourceIds].sort((a, b) => a - b) : [memory.id];
+  trace.push({
+    id: memory.id,
+    topic_key: topic,
+    title: memory.title,
+    summary: memory.text.length > 400 ? `${memory.text.slice(0, 397)}...` : memory.text,
+    status: 'current',
+    segment_index: trace.length,
+    covered_from_event_id: evidence[0],
+    covered_to_event_id: evidence[evidence.length - 1],
+    evidence_event_ids: evidence,
+    files: memory.files ? (JSON.parse(memory.files) as string[]) : null,
+    created_at_epoch: memory.created_at_epoch,
+    updated_at_epoch: memory.created_at_epoch,
+  });
+  memory.topic_trace = trace;
+}
+
+/**
+ * Records a person's review of a possible conflict between `id` and `otherId`: keep both (the
+ * conflict stays recorded as reviewed), or `id` is superseded by `otherId`.
+ */
+export async function resolveConflict(memories: MemoryRepository, id: number, otherId: number, choice: ConflictChoice, at: number): Promise<Memory[]> {
+  if (choice !== 'keep_both' && choice !== 'superseded') throw new FilterError(`unknown choice '${String(choice)}': use keep_both or superseded`);
+  if (id === otherId) throw new FilterError('a memory cannot supersede itself');
+  const [a, b] = await bothOf(memories, id, otherId);
+  if (choice === 'superseded') {
+    if (a.status === 'superseded') throw new FilterError(`memory ${id} was already superseded by memory ${a.superseded_by ?? '?'}`);
+    markSuperseded(a, b, at);
+  } else {
+    for (const [x, y] of [[a, b], [b, a]] as const) {
+      const list = x.conflicts ?? [];
+      const entry = list.find((c) => c.id === y.id);
+      if (entry) Object.assign(entry, { resolution: 'kept_both', resolved_at_epoch: at });
+      else list.push({ id: y.id, reason: 'reviewed', detected_at_epoch: at, resolution: 'kept_both', resolved_at_epoch: at });
+      x.conflicts = list;
+    }
+  }
+  await memories.rewrite(b);
+  await memories.rewrite(a);
+  return [a, b];
+}
+
+/** Edits a memory's title or text after review: its facts are read again, its open conflicts are closed as edited. */
+export async function editMemory(memories: MemoryRepository, memory: Memory, changes: { title?: string; text?: string }, facts: TemporalFact[] | null, at: number): Promise<Memory> {
+  memory.title = changes.title ?? memory.title;
+  memory.text = changes.text ?? memory.text;
+  memory.updated_at_epoch = at;
+  if (memory.status === 'active') memory.temporal_facts = facts;
+  const others: Memory[] = [];
+  for (const c of memory.conflicts ?? []) {
+    if (c.resolution !== 'open') continue;
+    Object.assign(c, { resolution: 'edited', resolved_at_epoch: at });
+    const [other] = await memories.get([c.id], { includeSuppressed: true });
+    const mirror = other?.conflicts?.find((x) => x.id === memory.id && x.resolution === 'open');
+    if (other && mirror) {
+      Object.assign(mirror, { resolution: 'edited', resolved_at_epoch: at });
+      others.push(other);
+    }
+  }
+  await memories.rewrite(memory);
+  for (const o of others) await memories.rewrite(o);
+  return memory;
+}
+
+async function bothOf(memories: MemoryRepository, id: number, otherId: number): Promise<[Memory, Memory]> {
+  const found = await memories.get([id, otherId], { includeSuppressed: true });
+  const a = found.find((m) => m.id === id);
+  const b = found.find((m) => m.id === otherId);
+  if (!a) throw new FilterError(`No memory ${id} in project ${memories.project}`);
+  if (!b) throw new FilterError(`No memory ${otherId} in project ${memories.project}`);
+  return [a, b];
+}

@@ -1,0 +1,63 @@
+// Retrieval that knows time, shared by recall_context and retrieve_memory: current memories
+// first; superseded ones left out unless the question asks for history ("what did we use
+// before", "when did we switch"), and then placed after the current ones, marked as history
+// with their dates. Memories with an unreviewed possible conflict are marked as such.
+
+import type { SearchHit } from '../api';
+import type { Memory } from '../model/records';
+import { MIN_RELEVANCE } from './types';
+import type { ToolContext } from './types';
+
+const HISTORY_QUESTION =
+  /\b(?:before|previous(?:ly)?|used to|formerly|former|earlier|history|historical|histories|originally|original|superseded|replaced|prior|old(?:er)?|past|any ?more|no longer|when did|since when|what changed|changed from|switch(?:ed)? from|mov(?:e|ed) from|migrat\w* from)\b/i;
+
+/** Whether a question asks about how things were, not only how they are. */
+export function asksForHistory(query: string): boolean {
+  return HISTORY_QUESTION.test(query);
+}
+
+export interface TimedHit {
+  hit: SearchHit;
+  /** The memory behind an L2 memory cell, else null. */
+  memory: Memory | null;
+  /** Superseded: shown only for history questions, after the current items. */
+  history: boolean;
+  /** How the item stands in time, in words for the tool text ("superseded by memory 2 on ..."), or null. */
+  note: string | null;
+}
+
+function day(epoch: number | null): string {
+  return epoch === null ? '?' : new Date(epoch).toISOString().slice(0, 10);
+}
+
+/** The words a tool prints about a memory's place in time, or null when there is nothing to say. */
+export function timeNote(memory: Memory, history: boolean): string | null {
+  const parts: string[] = [];
+  if (memory.status === 'superseded') {
+    parts.push(`HISTORY: superseded by memory ${memory.superseded_by ?? '?'} on ${day(memory.valid_to_epoch)}; held from ${day(memory.created_at_epoch)} to ${day(memory.valid_to_epoch)}`);
+  } else if (memory.supersedes && memory.supersedes.length > 0) {
+    parts.push(`CURRENT since ${day(memory.created_at_epoch)}; replaces memory ${memory.supersedes.join(', ')}`);
+  } else if (history) {
+    parts.push(`CURRENT since ${day(memory.created_at_epoch)}`);
+  }
+  const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open');
+  if (open.length > 0) parts.push(`POSSIBLE CONFLICT with memory ${open.map((c) => c.id).join(', ')} (${open[0].reason}); not reviewed, check before relying on it`);
+  return parts.length > 0 ? parts.join('; ') : null;
+}
+
+/** Searches the caller's scope and orders the hits by time as described above. */
+export async function searchInTime(ctx: ToolContext, query: string, limit: number, historyQuery = query): Promise<TimedHit[]> {
+  const history = asksForHistory(historyQuery);
+  const hits = (await ctx.engine.search(query, { scope: ctx.scope, limit, includeSuperseded: history })).filter((h) => h.score >= MIN_RELEVANCE);
+  const memoryIds = hits.filter((h) => h.cell.source_kind === 'memory').map((h) => h.cell.source_id);
+  const memories = new Map((memoryIds.length > 0 ? await ctx.engine.getMemories(memoryIds, ctx.scope) : []).map((m) => [m.id, m]));
+  const timed = hits.map((hit): TimedHit => {
+    const memory = hit.cell.source_kind === 'memory' ? (memories.get(hit.cell.source_id) ?? null) : null;
+    const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded';
+    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history) : null };
+  });
+  // A superseded cell can only come back for a history question; it goes after what holds now.
+  const current = timed.filter((t) => !t.history);
+  const past = timed.filter((t) => t.history).sort((a, b) => (b.memory?.valid_to_epoch ?? 0) - (a.memory?.valid_to_epoch ?? 0));
+  return [...current, ...(history ? past : [])];
+}
