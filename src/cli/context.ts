@@ -10,9 +10,13 @@ import type { Embedder } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Scope } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
+import { parseObjectLocation } from '../core/store/objectStorage';
+import { gitAuthor } from '../core/team/shareRows';
 
 export interface GlobalOptions {
   store: string;
+  /** A team store shared with others (--team-store, else $CODE_MEMORY_TEAM_STORE). */
+  teamStore?: string;
   project?: string;
   branch?: string;
   json: boolean;
@@ -44,12 +48,21 @@ function storeLocation(uri: string, from: string): string {
   }
 }
 
+function teamStoreLocation(uri: string | undefined): string | undefined {
+  if (uri === undefined) return undefined;
+  if (!parseObjectLocation(uri) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
+    throw new UsageError(`--team-store '${uri}' is not s3://bucket/prefix, gs://, az:// or a folder`);
+  }
+  return storeLocation(uri, '--team-store');
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
   const store = values.store as string | undefined;
   return {
     store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
+    teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined)),
     project: (values.project as string | undefined) ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
@@ -87,7 +100,8 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
       );
     }
   }
-  return MemoryEngine.open({ storeUri: options.store, embedder, logger: (m: string) => io.stderr.write(`${m}\n`) });
+  const team = options.teamStore ? { uri: options.teamStore, author: await gitAuthor(options.cwd) } : undefined;
+  return MemoryEngine.open({ storeUri: options.store, embedder, team, logger: (m: string) => io.stderr.write(`${m}\n`) });
 }
 
 export function writeJson(io: Io, value: unknown): void {

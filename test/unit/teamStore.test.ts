@@ -6,6 +6,8 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { main } from '../../src/cli/main';
 import { MemoryEngine } from '../../src/core/engine';
 import { TeamMemory } from '../../src/core/team/teamMemory';
 import { startS3Server } from './fixtures/s3Server';
@@ -175,6 +177,46 @@ describe('team store on object storage', function () {
     });
     const titles = (await bob.listShared(scope)).map((t) => t.title).sort();
     assert.deepEqual(titles, ['Cache warm-up', ...ids.map((_, i) => `Offline decision ${i}`)].sort());
+  });
+
+  it('CLI: share previews and sends nothing without --yes, shares with it, lists, unshares', async () => {
+    const s = await server();
+    const store = path.join(dir, 'cli-store');
+    const seed = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    const m = await seed.remember({ title: 'Release checklist', text: 'tag, build, publish; token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB marker-ibex' }, { project: PROJECT });
+    await seed.close();
+    const run = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      let out = '';
+      let err = '';
+      stdout.on('data', (d: Buffer) => (out += d.toString()));
+      stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await withEnv({ ...s.env, CODE_MEMORY_EMBEDDER: 'none' }, () =>
+        main([...args, '--store', store, '--team-store', 's3://team/acme', '--project', PROJECT], { stdout, stderr, stdin: new PassThrough() }, new AbortController().signal),
+      );
+      return { code, out, err };
+    };
+    const preview = await run('share', '--memory', String(m.id));
+    assert.equal(preview.code, 0, preview.err);
+    assert.match(preview.out, /This would leave the machine:[\s\S]*Release checklist[\s\S]*marker-ibex[\s\S]*--yes/);
+    assert.ok(!preview.out.includes('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB'), 'the preview is redacted');
+    assert.deepEqual(await bucketHolds(s, 'marker-ibex'), [], 'a preview sends nothing');
+    const shared = await run('share', '--memory', String(m.id), '--yes');
+    assert.equal(shared.code, 0, shared.err);
+    assert.match(shared.out, /^Shared: Release checklist/);
+    assert.ok((await bucketHolds(s, 'marker-ibex')).length > 0);
+    const listed = await run('team');
+    assert.match(listed.out, /online[\s\S]*1 shared item\(s\)[\s\S]*Release checklist/);
+    const found = await run('search', 'release checklist');
+    assert.match(found.out, /Release checklist/);
+    const un = await run('unshare', '--memory', String(m.id));
+    assert.equal(un.code, 0, un.err);
+    assert.match(un.out, /^Unshared/);
+    assert.deepEqual(await bucketHolds(s, 'marker-ibex'), []);
+    const bad = await run('share');
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--memory <id> or --summary <id>/);
   });
 
   it('two writer processes x 5,000 memories into one team store: exact counts, no duplicates', async () => {

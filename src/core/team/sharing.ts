@@ -3,7 +3,7 @@
 // shared; observations (raw activity) stay personal.
 
 import type { NodeDetail, SearchHit } from '../api';
-import type { Memory, Scope, SourceKind } from '../model/records';
+import type { Memory, SourceKind } from '../model/records';
 import type { QueryEmbedder } from '../retrieve/hybrid';
 import { FilterError, sqlInt, sqlString } from '../store/filters';
 import { rowToCell } from '../store/mapping';
