@@ -17,6 +17,7 @@ import { searchMemoryCommand } from './searchMemory';
 import { showCapturedCommand } from './showCaptured';
 import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpServerInfo';
 import { suppressCommand } from './suppress';
+import { shareWithTeamCommand, showTeamStatusCommand, unshareFromTeamCommand } from './team';
 import { refreshCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
 
 /** The one place every command is registered; each lives in its own file. */
@@ -43,6 +44,9 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     promoteToMemoryCommand(c),
     suppressCommand(c),
     forgetItemCommand(c),
+    shareWithTeamCommand(c),
+    unshareFromTeamCommand(c),
+    showTeamStatusCommand(c),
     refreshCommand(c),
     toggleInactiveMemoriesCommand(c),
     showOutputCommand(c),

@@ -70,6 +70,8 @@ async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | 
     embedder: embedder ?? 'none',
     summariser: new BridgeSummariser(),
     sessionIdleMs: options.sessionIdleMs,
+    team: options.team,
+    objectStore: options.objectStore,
     logger: log,
   });
   return { engine, embedder };
