@@ -8,7 +8,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MemoryEngine } from '../../src/core/engine';
+import { startHttpServer } from '../../src/mcp/httpServer';
 import { TeamMemory } from '../../src/core/team/teamMemory';
 import { startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
@@ -144,6 +147,37 @@ describe('team store on object storage', function () {
     assert.equal((await bob.search('payment gateway backoff', { scope })).filter((h) => h.origin?.store === 'team').length, 0);
     // Alice's personal memory stays.
     assert.equal((await alice.getMemories([m.id], scope)).length, 1);
+  });
+
+  it('MCP tools: recall_context and retrieve_memory say which results are the team\'s and who shared them; recall stays L0', async () => {
+    const s = await server();
+    const alice = await person('Alice', s);
+    const bob = await person('Bob', s);
+    const scope = { project: PROJECT };
+    const m = await alice.remember({ title: 'Feature flags live in LaunchDarkly', text: 'Never hard-code feature flags; read them through the flags client. marker-narwhal' }, scope);
+    await alice.share('memory', m.id, scope);
+    await bob.remember({ title: 'Feature flag naming', text: 'flags are kebab-case' }, scope);
+    const http = await startHttpServer({ engine: bob, scope });
+    const client = new Client({ name: 'team-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers: { Authorization: `Bearer ${http.token}` } } }));
+      type Result = { content: Array<{ text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
+      const pack = (await client.callTool({ name: 'recall_context', arguments: { query: 'feature flags' } })) as Result;
+      assert.equal(pack.isError, false);
+      assert.match(String(pack.content[0].text), /^### XMemo Context\nItems: 2\n/);
+      assert.match(String(pack.content[0].text), /Feature flags live in LaunchDarkly \(team memory, shared by Alice <alice@example\.com>/);
+      const items = (pack.structuredContent as { items: Array<{ origin?: string; shared_by?: string }> }).items;
+      assert.deepEqual(items.map((i) => i.origin).sort(), ['local', 'team']);
+      assert.ok(items.some((i) => i.shared_by === 'Alice <alice@example.com>'));
+      const report = (await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'how do we handle feature flags?' } })) as Result;
+      const facts = (report.structuredContent as { retrieval: { facts: Array<{ source_path: string }> } }).retrieval.facts;
+      assert.ok(facts.some((f) => /^team\/[0-9a-f-]{36} \(shared by Alice <alice@example\.com>\)$/.test(f.source_path)), JSON.stringify(facts));
+      const recall = (await client.callTool({ name: 'recall', arguments: { text: 'feature flags' } })) as Result;
+      assert.deepEqual(recall.structuredContent, { nodes: [] }, 'recall reads layer L0 only: no memories, personal or shared');
+    } finally {
+      await client.close();
+      await http.close();
+    }
   });
 
   it('network cut: shares wait on disk, go out when the store is back, nothing lost; reads use the cache meanwhile', async () => {
