@@ -79,7 +79,7 @@ export interface TeamOptions {
   uri: string;
   /** Who shares (`Name <email>`, see gitAuthor). */
   author: string;
-  /** Outbox and read cache (default: next to the personal store, or ~/.code-memory). */
+  /** Outbox and read cache (default: in the personal store's folder, or ~/.code-memory). */
   stateDir?: string;
   retryMs?: number;
   refreshMs?: number;
@@ -165,7 +165,8 @@ export class MemoryEngine implements MemoryEngineApi {
       });
     }
     if (options.team) {
-      const base = store.local ? path.dirname(localPath(store.uri)) : path.join(os.homedir(), '.code-memory');
+      // Next to the personal store's data, so two personal stores never share an outbox.
+      const base = store.local ? localPath(store.uri) : path.join(os.homedir(), '.code-memory');
       const team = await TeamMemory.open({
         uri: options.team.uri,
         stateDir: options.team.stateDir ?? teamStateDir(base, options.team.uri),

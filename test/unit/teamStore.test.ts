@@ -122,6 +122,9 @@ describe('team store on object storage', function () {
     await alice.share('memory', m.id, scope);
 
     await bob.remember({ title: 'Payment gateway timeout', text: 'the gateway times out after 10 s' }, scope);
+    // Bob's local copy of the team store was filled when he opened: refresh it now (in use, a
+    // background refresh does this every 30 s).
+    await bob.syncTeam();
     const hits = await bob.search('payment gateway backoff', { scope, limit: 5 });
     const team = hits.find((h) => h.origin?.store === 'team');
     assert.ok(team, `bob sees alice's memory: ${JSON.stringify(hits.map((h) => h.cell.title))}`);
@@ -157,6 +160,7 @@ describe('team store on object storage', function () {
     const m = await alice.remember({ title: 'Feature flags live in LaunchDarkly', text: 'Never hard-code feature flags; read them through the flags client. marker-narwhal' }, scope);
     await alice.share('memory', m.id, scope);
     await bob.remember({ title: 'Feature flag naming', text: 'flags are kebab-case' }, scope);
+    await bob.syncTeam();
     const http = await startHttpServer({ engine: bob, scope });
     const client = new Client({ name: 'team-test', version: '1.0.0' });
     try {

@@ -49,6 +49,29 @@ export class Outbox {
     return out;
   }
 
+  /**
+   * Runs fn as the only sender of this outbox (the CLI and the editor may share one store):
+   * an O_EXCL lock file, taken over once untouched for `staleMs`. Returns false when another
+   * process is sending.
+   */
+  async exclusive(fn: () => Promise<void>, staleMs = 60_000): Promise<boolean> {
+    await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const lock = path.join(this.dir, '.sending.lock');
+    try {
+      await fsp.writeFile(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+    } catch {
+      const age = Date.now() - ((await fsp.stat(lock).catch(() => null))?.mtimeMs ?? 0);
+      if (age < staleMs) return false;
+      await fsp.writeFile(lock, String(process.pid), { mode: 0o600 });
+    }
+    try {
+      await fn();
+    } finally {
+      await fsp.rm(lock, { force: true });
+    }
+    return true;
+  }
+
   async count(): Promise<number> {
     return (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).length;
   }

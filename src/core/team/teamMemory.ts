@@ -80,6 +80,7 @@ export class TeamMemory {
   private cachedVersion = -1;
   private pendingCount = 0;
   private syncing: Promise<void> | null = null;
+  private nextSync: Promise<void> | null = null;
   private connecting: Promise<void> | null = null;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -209,22 +210,28 @@ export class TeamMemory {
    * when the store cannot be reached (the outbox keeps what did not go out).
    */
   sync(): Promise<void> {
-    if (!this.syncing) {
-      this.syncing = (async () => {
-        await this.connect();
-        const remote = this.requireRemote();
-        try {
-          await this.flushOutbox(remote);
-          await this.refreshCache(remote);
-        } catch (e) {
-          if (!this.closed) this.lost(e);
-          throw e;
-        } finally {
-          this.pendingCount = await this.outbox.count();
-          this.emit();
-        }
-      })().finally(() => (this.syncing = null));
+    // A sync already running may have read the outbox before the caller's write: run once more after it.
+    if (this.syncing) {
+      this.nextSync ??= this.syncing.catch(() => undefined).then(() => {
+        this.nextSync = null;
+        return this.sync();
+      });
+      return this.nextSync;
     }
+    this.syncing = (async () => {
+      await this.connect();
+      const remote = this.requireRemote();
+      try {
+        await this.outbox.exclusive(() => this.flushOutbox(remote));
+        await this.refreshCache(remote);
+      } catch (e) {
+        if (!this.closed) this.lost(e);
+        throw e;
+      } finally {
+        this.pendingCount = await this.outbox.count();
+        this.emit();
+      }
+    })().finally(() => (this.syncing = null));
     return this.syncing;
   }
 
@@ -273,6 +280,10 @@ export class TeamMemory {
    */
   async search(text: string, embedder: QueryEmbedder | null, options: { project: string; branch?: string; layers?: Layer[]; filter?: NodeFilter; limit: number }): Promise<Array<SearchHit & { origin: HitOrigin }>> {
     const where = `${projectWhere(options.project)} AND (${cellFilterWhere(options.branch, options.filter, options.layers)})`;
+    // A search on a copy older than the refresh interval asks for a refresh, without waiting for it.
+    if (this.state === 'online' && this.syncedAt !== null && Date.now() - this.syncedAt > (this.options.refreshMs ?? 30_000) && (this.options.refreshMs ?? 30_000) > 0) {
+      void this.sync().catch(() => undefined);
+    }
     const useRemote = this.syncedAt === null && this.remote !== null;
     let source = useRemote ? (this.remote as TeamTable) : this.cache;
     let hits: SearchHit[];
