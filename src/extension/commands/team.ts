@@ -11,7 +11,8 @@ import { itemTarget } from './itemTarget';
 export function shareWithTeamCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.shareWithTeam',
-    run: async (arg: unknown) => {
+    // options.confirm false: no dialog (tests and scripted use, after their own preview).
+    run: async (arg: unknown, options?: { confirm?: boolean }) => {
       const t = itemTarget(arg);
       if (!t || t.kind === 'observation') return;
       const engine = await c.engines.get();
@@ -24,13 +25,16 @@ export function shareWithTeamCommand(c: Container): CommandDefinition {
         '',
         p.text,
       ].join('\n');
-      const choice = await vscode.window.showInformationMessage(`Share "${p.title}" with your team? This text leaves the machine:`, { modal: true, detail }, 'Share');
-      if (choice !== 'Share') return;
+      if (options?.confirm !== false) {
+        const choice = await vscode.window.showInformationMessage(`Share "${p.title}" with your team? This text leaves the machine:`, { modal: true, detail }, 'Share');
+        if (choice !== 'Share') return;
+      }
       const result = await engine.share(t.kind, t.id, t.scope);
       void c.teamStatusBar.refresh();
       void vscode.window.showInformationMessage(
         result.delivery === 'sent' ? `Shared "${p.title}" with your team.` : `"${p.title}" is queued: the team store is ${result.status.state}; it goes out when the store is reachable.`,
       );
+      return result;
     },
   };
 }
@@ -39,15 +43,18 @@ export function shareWithTeamCommand(c: Container): CommandDefinition {
 export function unshareFromTeamCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.unshareFromTeam',
-    run: async (arg: unknown) => {
+    run: async (arg: unknown, options?: { confirm?: boolean }) => {
       const t = itemTarget(arg);
       if (!t || t.kind === 'observation') return;
-      const choice = await vscode.window.showWarningMessage(`Remove "${t.label}" from the team store? Your own copy stays.`, { modal: true }, 'Unshare');
-      if (choice !== 'Unshare') return;
+      if (options?.confirm !== false) {
+        const choice = await vscode.window.showWarningMessage(`Remove "${t.label}" from the team store? Your own copy stays.`, { modal: true }, 'Unshare');
+        if (choice !== 'Unshare') return;
+      }
       const engine = await c.engines.get();
       const result = await engine.unshare({ kind: t.kind, id: t.id }, t.scope);
       void c.teamStatusBar.refresh();
       void vscode.window.showInformationMessage(result.delivery === 'sent' ? `Unshared "${t.label}".` : `Unshare of "${t.label}" is queued: the team store is ${result.status.state}.`);
+      return result;
     },
   };
 }
