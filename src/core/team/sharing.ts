@@ -109,9 +109,10 @@ export class TeamSharing {
     } catch (e) {
       log(`team search failed, personal results only: ${String((e as Error).message ?? e)}`);
     }
-    if (team.length === 0) return local;
+    const tagged: TaggedHit[] = local.map((h) => ({ ...h, origin: { store: 'local' as const } }));
+    if (team.length === 0) return tagged;
     const mine = new Set(local.map((h) => teamNodeId(project, this.author, h.cell.source_kind, h.cell.source_id)));
-    const merged: TaggedHit[] = [...local.map((h) => ({ ...h, origin: { store: 'local' as const } })), ...team.filter((h) => !mine.has(h.cell.node_id))];
+    const merged: TaggedHit[] = [...tagged, ...team.filter((h) => !mine.has(h.cell.node_id))];
     return merged.sort((a, b) => b.score - a.score).slice(0, options.limit);
   }
 
