@@ -20,6 +20,11 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.mocha } },
   },
   {
+    // Plain CommonJS scripts run by Node directly (the test S3 server runs outside tsx).
+    files: ['**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['test/e2e/**/*.mjs'],
     // Functions passed to page.evaluate run in the browser.
     languageOptions: { globals: { ...globals.browser } },

@@ -9,6 +9,7 @@ import type { Embedder } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Scope } from '../core/model/records';
 import type { GlobalOptions, Io } from './options';
+import { gitAuthor } from '../core/team/shareRows';
 
 /** The project a command reads and writes: --project, else the folder's git remote or name. */
 export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
@@ -38,7 +39,8 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
         return 'none' as const;
       })
     : Promise.resolve('none');
-  return MemoryEngine.open({ storeUri: options.store, embedder, logger: (m: string) => io.stderr.write(`${m}\n`) });
+  const team = options.teamStore ? { uri: options.teamStore, author: await gitAuthor(options.cwd) } : undefined;
+  return MemoryEngine.open({ storeUri: options.store, embedder, team, logger: (m: string) => io.stderr.write(`${m}\n`) });
 }
 
 export function writeJson(io: Io, value: unknown): void {

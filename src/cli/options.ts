@@ -3,9 +3,12 @@
 
 import { fileURLToPath } from 'node:url';
 import { defaultStoreUri } from '../core/store/location';
+import { parseObjectLocation } from '../core/store/objectStorage';
 
 export interface GlobalOptions {
   store: string;
+  /** A team store shared with others (--team-store, else $CODE_MEMORY_TEAM_STORE). */
+  teamStore?: string;
   project?: string;
   branch?: string;
   json: boolean;
@@ -37,12 +40,21 @@ function storeLocation(uri: string, from: string): string {
   }
 }
 
+function teamStoreLocation(uri: string | undefined): string | undefined {
+  if (uri === undefined) return undefined;
+  if (!parseObjectLocation(uri) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
+    throw new UsageError(`--team-store '${uri}' is not s3://bucket/prefix, gs://, az:// or a folder`);
+  }
+  return storeLocation(uri, '--team-store');
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
   const store = values.store as string | undefined;
   return {
     store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
+    teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined)),
     project: (values.project as string | undefined) ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
     branch: values.branch as string | undefined,
     json: Boolean(values.json),

@@ -14,6 +14,9 @@ import type {
   SessionSummary,
   SourceKind,
 } from './model/records';
+import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
+import type { SharePreview } from './team/shareRows';
+import type { HitOrigin, TeamStatus } from './team/teamMemory';
 
 export interface ObservationInput {
   type: string;
@@ -76,6 +79,8 @@ export interface SearchHit {
   score: number;
   /** 1 - dot similarity where a vector took part, else derived from score. */
   distance: number;
+  /** Set when a team store is searched too: where the hit comes from and who shared it. */
+  origin?: HitOrigin;
 }
 
 export interface NodeDetail {
@@ -161,6 +166,17 @@ export interface MemoryEngineApi {
   promote(observationId: number, scope: Scope): Promise<Memory>;
   forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport>;
 
+  // Team store (see src/core/team): sharing is a person's decision, one record at a time.
+  /** Exactly what would leave the machine (redacted) if this memory or session summary were shared. */
+  previewShare(kind: SourceKind, id: number, scope: Scope): Promise<SharePreview>;
+  share(kind: SourceKind, id: number, scope: Scope): Promise<ShareResult>;
+  /** Forgets a shared item in the team store (purged from every object), by its team node id or your record. */
+  unshare(target: { node_id?: string; kind?: SourceKind; id?: number }, scope: Scope): Promise<UnshareResult>;
+  listShared(scope: Scope): Promise<TeamItem[]>;
+  /** null without a team store. */
+  teamStatus(): Promise<TeamStatus | null>;
+  syncTeam(): Promise<TeamStatus | null>;
+
   // Session prompts (last 5 per session of a project, 30 days) and the request log.
   addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void>;
   recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]>;
@@ -200,6 +216,12 @@ export const REMOTE_ENGINE_METHODS = [
   'editMemory',
   'promote',
   'forget',
+  'previewShare',
+  'share',
+  'unshare',
+  'listShared',
+  'teamStatus',
+  'syncTeam',
   'addPrompt',
   'recentPrompts',
   'logRequest',

@@ -44,6 +44,14 @@ import { SCHEMA_VERSION, TABLES } from './store/schema';
 import { Store } from './store/store';
 import { MaintenanceLease } from './store/lease';
 import { localPath } from './store/location';
+import type { ObjectStoreSettings } from './store/objectStorage';
+import { TeamMemory, teamStateDir } from './team/teamMemory';
+import type { TeamStatus } from './team/teamMemory';
+import { TeamSharing } from './team/sharing';
+import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
+import type { SharePreview } from './team/shareRows';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 export interface MemoryEngineOptions {
   storeUri: string;
@@ -76,11 +84,26 @@ export interface MemoryEngineOptions {
   /** Rows written outside the full-text index segments before the lease holder writes a new one (default 1,000). */
   lexiconMinDelta?: number;
   storageOptions?: Record<string, string>;
+  /** For a store on object storage: the endpoint setting (credentials come from the environment). */
+  objectStore?: ObjectStoreSettings;
+  /** A team store shared with others: memories and summaries a person shares go there. */
+  team?: TeamOptions;
   logger?: (msg: string) => void;
 }
 
 /** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
 const COMPACT_AFTER_EMBEDDED = 1000;
+
+export interface TeamOptions {
+  uri: string;
+  /** Who shares (`Name <email>`, see gitAuthor). */
+  author: string;
+  /** Outbox and read cache (default: in the personal store's folder, or ~/.code-memory). */
+  stateDir?: string;
+  retryMs?: number;
+  refreshMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
 
 interface QueuedEvent {
   input: ObservationInput;
@@ -100,6 +123,7 @@ export class MemoryEngine implements MemoryEngineApi {
   /** Query vectors for search, cached per text (never used by the embedding queue). */
   private readonly queryEmbedder: CachedQueryEmbedder | null;
   private readonly access: AccessQueue;
+  private sharing: TeamSharing | null = null;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
   readonly summaryBudgetTokens: number;
@@ -163,6 +187,7 @@ export class MemoryEngine implements MemoryEngineApi {
         uri: options.storeUri,
         dimension: async () => (await loading)?.dimension ?? 512,
         storageOptions: options.storageOptions,
+        objectStore: options.objectStore,
         logger: options.logger,
       });
     } catch (error) {
@@ -196,6 +221,21 @@ export class MemoryEngine implements MemoryEngineApi {
         // the ANN index now rather than at the next timer tick (only in the lease holder).
         onCaughtUp: (embedded) => engine.scheduleUpkeep(embedded),
       });
+    }
+    if (options.team) {
+      // Next to the personal store's data, so two personal stores never share an outbox.
+      const base = store.local ? localPath(store.uri) : path.join(os.homedir(), '.code-memory');
+      const team = await TeamMemory.open({
+        uri: options.team.uri,
+        stateDir: options.team.stateDir ?? teamStateDir(base, options.team.uri),
+        dimension: store.dimension,
+        env: options.team.env,
+        objectStore: options.objectStore,
+        retryMs: options.team.retryMs,
+        refreshMs: options.team.refreshMs,
+        log: options.logger,
+      });
+      engine.sharing = new TeamSharing(team, options.team.author);
     }
     await engine.takeLease();
     engine.startTimers(options.maintenanceIntervalMs ?? 60_000);
@@ -368,13 +408,10 @@ export class MemoryEngine implements MemoryEngineApi {
   async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
     this.assertOpen();
     const limit = Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
-    return this.scoped(options.scope).cells.search(String(text ?? ''), this.queryEmbedder, {
-      branch: options.scope.branch,
-      filter: options.filter,
-      layers: options.layers,
-      limit,
-      includeSuperseded: options.includeSuperseded === true,
-    });
+    const repos = this.scoped(options.scope);
+    const search = { branch: options.scope.branch, filter: options.filter, layers: options.layers, limit, includeSuperseded: options.includeSuperseded === true };
+    const local = await repos.cells.search(String(text ?? ''), this.queryEmbedder, search);
+    return this.sharing ? this.sharing.search(local, repos.project, String(text ?? ''), this.queryEmbedder, { ...search, project: repos.project }, this.log) : local;
   }
 
   getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {
@@ -411,7 +448,7 @@ export class MemoryEngine implements MemoryEngineApi {
     if (typeof nodeId !== 'string' || !/^[0-9a-f-]{36}$/i.test(nodeId)) return null;
     const repos = this.scoped(scope);
     const cell = await repos.cells.node(nodeId);
-    if (!cell) return null;
+    if (!cell) return this.sharing ? this.sharing.node(repos.project, nodeId.toLowerCase()) : null;
     const [source] = await this.record(repos, cell.source_kind).get([cell.source_id], { includeSuppressed: true });
     return source ? { cell, source } : null;
   }
@@ -507,6 +544,40 @@ export class MemoryEngine implements MemoryEngineApi {
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.clear(request.project);
     return report;
+  }
+
+  // ---------------------------------------------------------------- team store
+
+  private team(): TeamSharing {
+    if (!this.sharing) throw new FilterError('no team store is set: give --team-store s3://bucket/prefix (or the codeMemory.teamStore setting)');
+    return this.sharing;
+  }
+
+  previewShare(kind: SourceKind, id: number, scope: Scope): Promise<SharePreview> {
+    return this.team().preview(this.scoped(scope), kind, id);
+  }
+
+  share(kind: SourceKind, id: number, scope: Scope): Promise<ShareResult> {
+    return this.team().share(this.scoped(scope), kind, id, this.embedder);
+  }
+
+  unshare(target: { node_id?: string; kind?: SourceKind; id?: number }, scope: Scope): Promise<UnshareResult> {
+    return this.team().unshare(this.scoped(scope), target ?? {});
+  }
+
+  listShared(scope: Scope): Promise<TeamItem[]> {
+    return this.team().list(this.scoped(scope).project);
+  }
+
+  async teamStatus(): Promise<TeamStatus | null> {
+    return this.sharing?.team.status() ?? null;
+  }
+
+  /** Sends queued team writes and refreshes the team cache now; throws when the store cannot be reached. */
+  async syncTeam(): Promise<TeamStatus | null> {
+    if (!this.sharing) return null;
+    await this.sharing.team.sync();
+    return this.sharing.team.status();
   }
 
   // ---------------------------------------------------------------- prompts and request log
@@ -638,6 +709,7 @@ export class MemoryEngine implements MemoryEngineApi {
     this.closed = true;
     await this.backfill?.stop();
     await this.lease.release();
+    await this.sharing?.team.close();
     await this.embedder?.close?.();
     this.store.close();
   }

@@ -6,6 +6,10 @@ export type SummariserChoice = 'extractive' | 'languageModel';
 /** Typed view of the `codeMemory.*` settings, read fresh on every call (settings can change at any time). */
 export interface CodeMemoryConfig {
   storeLocation: string;
+  /** The team store (codeMemory.teamStore); '' for none. */
+  teamStore: string;
+  /** S3-compatible endpoint for s3:// stores (codeMemory.store.endpoint); '' for the environment's. */
+  storeEndpoint: string;
   captureEnabled: boolean;
   exclude: string[];
   sessionIdleMinutes: number;
@@ -21,6 +25,8 @@ export function readConfig(): CodeMemoryConfig {
   const c = vscode.workspace.getConfiguration('codeMemory');
   return {
     storeLocation: c.get<string>('storeLocation', '').trim(),
+    teamStore: c.get<string>('teamStore', '').trim(),
+    storeEndpoint: c.get<string>('store.endpoint', '').trim(),
     captureEnabled: c.get<boolean>('capture.enabled', true),
     exclude: c.get<string[]>('capture.exclude', DEFAULT_EXCLUDES),
     sessionIdleMinutes: Math.max(1, c.get<number>('session.idleMinutes', 30)),

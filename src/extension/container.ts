@@ -6,6 +6,7 @@ import type { SessionTracker } from './capture/sessionTracker';
 import type { EngineHost } from './engineHost';
 import type { ScopeService } from './scopes';
 import type { StatusBar } from './statusBar';
+import type { TeamStatusBar } from './teamStatusBar';
 import type { MemoriesView } from './views/memoriesView';
 import type { RequestLogView } from './views/requestLogView';
 import type { SessionsView } from './views/sessionsView';
@@ -31,6 +32,7 @@ export interface Container {
   readonly memoriesView: MemoriesView;
   readonly requestLogView: RequestLogView;
   readonly statusBar: StatusBar;
+  readonly teamStatusBar: TeamStatusBar;
   readonly output: vscode.LogOutputChannel;
 }
 

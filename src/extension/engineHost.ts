@@ -4,6 +4,7 @@ import type { SummaryContext, SummaryFields } from '../core/compress/summariser'
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Observation } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
+import { gitAuthor } from '../core/team/shareRows';
 import type { CodeMemoryConfig } from './config';
 import { affectsConfig, readConfig } from './config';
 import { EngineClient } from './engineWorker/engineClient';
@@ -84,6 +85,8 @@ export class EngineHost implements vscode.Disposable {
       embedder: toEmbedderConfig(config),
       sessionIdleMs: config.sessionIdleMinutes * 60_000,
       languageModelSummaries: config.summariser === 'languageModel',
+      team: config.teamStore ? { uri: resolveLocation(config.teamStore), author: await gitAuthor(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd()) } : undefined,
+      objectStore: config.storeEndpoint ? { endpoint: config.storeEndpoint } : undefined,
       log: this.options.log,
       summarise: this.options.summarise,
     });
@@ -114,7 +117,11 @@ export class EngineHost implements vscode.Disposable {
 
 export function resolveStoreUri(config: CodeMemoryConfig): string {
   if (!config.storeLocation) return defaultStoreUri();
-  return config.storeLocation.replace(/^~(?=$|[\\/])/, process.env.HOME ?? process.env.USERPROFILE ?? '~');
+  return resolveLocation(config.storeLocation);
+}
+
+function resolveLocation(location: string): string {
+  return location.replace(/^~(?=$|[\\/])/, process.env.HOME ?? process.env.USERPROFILE ?? '~');
 }
 
 export function toEmbedderConfig(config: CodeMemoryConfig): EmbedderConfig | null {

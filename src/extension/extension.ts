@@ -17,6 +17,7 @@ import { EngineHost } from './engineHost';
 import type { EngineClient } from './engineWorker/engineClient';
 import { ScopeService } from './scopes';
 import { StatusBar } from './statusBar';
+import { TeamStatusBar } from './teamStatusBar';
 import { LanguageModelSummariser } from './summariser/languageModelSummariser';
 import { MemoriesView } from './views/memoriesView';
 import type { TreeSnapshot } from './views/memoriesView';
@@ -80,6 +81,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const memoriesView = new MemoriesView(engines, scopes);
   const requestLogView = new RequestLogView(engines, scopes);
   const statusBar = new StatusBar(capture, engines);
+  const teamStatusBar = new TeamStatusBar(engines);
   // What the shutdown writes through (capture, the engine, the two output channels) is
   // disposed by the shutdown, once it is over; see WindowShutdown.
   const closing = new WindowShutdown(async () => {
@@ -93,9 +95,9 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     await engines.close().catch(() => undefined);
   }, [capture, captured, engines, output]);
   shutdown = closing;
-  context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, closing);
+  context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, teamStatusBar, closing);
 
-  const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, output };
+  const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, teamStatusBar, output };
 
   const mcpRegistration = registerMcpDefinitionProvider(mcp, String(context.extension.packageJSON.version));
   if (mcpRegistration) context.subscriptions.push(mcpRegistration);
@@ -113,7 +115,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       // A new store or embedder takes effect on the next use; the server follows the store.
-      if (affectsConfig(e, 'storeLocation') || affectsConfig(e, 'embedding')) {
+      if (affectsConfig(e, 'storeLocation') || affectsConfig(e, 'embedding') || affectsConfig(e, 'teamStore') || affectsConfig(e, 'store')) {
         await capture.queue.flush().catch(() => undefined);
         await mcp.stop();
         await engines.close();

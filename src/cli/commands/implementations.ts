@@ -8,6 +8,7 @@ import { doctorCommand } from './doctor';
 import { evalCommand } from './evalCommand';
 import { nodeCommand, searchCommand, statsCommand } from './read';
 import { mcpCommand, serveCommand } from './servers';
+import { shareCommand, teamCommand, unshareCommand } from './team';
 
 export const COMMAND_IMPLS: CommandImpl[] = [
   mcpCommand,
@@ -20,6 +21,9 @@ export const COMMAND_IMPLS: CommandImpl[] = [
   exportCommand,
   importCommand,
   forgetCommand,
+  shareCommand,
+  unshareCommand,
+  teamCommand,
   doctorCommand,
   evalCommand,
 ];

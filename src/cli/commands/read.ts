@@ -63,13 +63,14 @@ export const searchCommand: CommandImpl = {
     try {
       const hits = await engine.search(text, { scope, limit, layers: layers as Layer[] | undefined });
       if (options.json) {
-        writeJson(io, hits.map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance, layer: h.cell.layer, source_kind: h.cell.source_kind, source_id: h.cell.source_id, type: h.cell.type, title: h.cell.title, commit_sha: h.cell.commit_sha, files: h.cell.files })));
+        writeJson(io, hits.map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance, layer: h.cell.layer, source_kind: h.cell.source_kind, source_id: h.cell.source_id, type: h.cell.type, title: h.cell.title, commit_sha: h.cell.commit_sha, files: h.cell.files, ...(h.origin ? { origin: h.origin.store, shared_by: h.origin.shared_by } : {}) })));
       } else if (hits.length === 0) {
         io.stdout.write(`No matches in '${scope.project}'.\n`);
       } else {
         for (const h of hits) {
           const sha = h.cell.commit_sha ? ` ${h.cell.commit_sha.slice(0, 10)}` : '';
-          io.stdout.write(`${h.score.toFixed(2)}  ${h.cell.node_id}  ${h.cell.source_kind}/${h.cell.source_id}${sha}  ${h.cell.title.replace(/\s+/g, ' ').slice(0, 100)}\n`);
+          const team = h.origin?.store === 'team' ? `  [team, shared by ${h.origin.shared_by ?? 'unknown'}]` : '';
+          io.stdout.write(`${h.score.toFixed(2)}  ${h.cell.node_id}  ${h.cell.source_kind}/${h.cell.source_id}${sha}  ${h.cell.title.replace(/\s+/g, ' ').slice(0, 100)}${team}\n`);
         }
       }
       return 0;

@@ -132,6 +132,33 @@ export const evalSpec: CommandSpec = {
   },
 };
 
+const TEAM_RECORD_OPTIONS = {
+  memory: { type: 'string', description: 'The id of one of your memories', valueName: 'id' },
+  summary: { type: 'string', description: 'The id of one of your session summaries', valueName: 'id' },
+} as const;
+
+export const shareSpec: CommandSpec = {
+  name: 'share',
+  summary: 'Share a memory or session summary with your team (shows what leaves the machine first)',
+  usage: 'code-memory share --memory <id> | --summary <id> [--yes] --team-store <uri>',
+  details: 'Without --yes, prints exactly what would be sent (after redaction) and sends nothing. With --yes, sends it; when the team store cannot be reached, it waits in a queue on disk and goes out with the next command or window that reaches the store.',
+  options: { ...TEAM_RECORD_OPTIONS, yes: { type: 'boolean', description: 'Share without asking (after reading the preview)' } },
+};
+
+export const unshareSpec: CommandSpec = {
+  name: 'unshare',
+  summary: 'Remove something you shared from the team store (purged from every object)',
+  usage: 'code-memory unshare --memory <id> | --summary <id> | --node <team-node-id> --team-store <uri>',
+  options: { ...TEAM_RECORD_OPTIONS, node: { type: 'string', description: 'The team node id (as `code-memory team` lists it)', valueName: 'id' } },
+};
+
+export const teamSpec: CommandSpec = {
+  name: 'team',
+  summary: "The team store's state, queued writes sent now, and what is shared in this project",
+  usage: 'code-memory team --team-store <uri> [--json]',
+  options: {},
+};
+
 /** In the order `--help` lists them. */
 export const COMMAND_SPECS: CommandSpec[] = [
   mcpSpec,
@@ -144,6 +171,9 @@ export const COMMAND_SPECS: CommandSpec[] = [
   exportSpec,
   importSpec,
   forgetSpec,
+  shareSpec,
+  unshareSpec,
+  teamSpec,
   doctorSpec,
   evalSpec,
 ];

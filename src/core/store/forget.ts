@@ -81,7 +81,7 @@ class Purger {
   }
 }
 
-async function rewriteFragments(table: Table, fragments: Set<bigint> | 'all'): Promise<void> {
+export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'all'): Promise<void> {
   await retryConflicts(async () => {
     const rows = await table.query().withRowId().select([]).toArray();
     const ids = rows.map((r) => BigInt(r._rowid as bigint | number)).filter((id) => fragments === 'all' || fragments.has(id >> 32n));

@@ -11,6 +11,8 @@ import { sqlString } from './filters';
 import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
+import { openObjectStorage } from './objectStorage';
+import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
@@ -26,6 +28,9 @@ export interface StoreOpenOptions {
    */
   dimension: number | (() => Promise<number>);
   storageOptions?: Record<string, string>;
+  /** Object storage: the endpoint setting; credentials come from the environment (see objectStorage.ts). */
+  objectStore?: ObjectStoreSettings;
+  env?: NodeJS.ProcessEnv;
   logger?: (message: string) => void;
 }
 
@@ -94,9 +99,11 @@ export class Store {
       await fsp.mkdir(localPath(options.uri), { recursive: true, mode: 0o700 });
       await fsp.chmod(localPath(options.uri), 0o700).catch(() => undefined);
     }
+    // Object storage is probed first: an endpoint that would lose concurrent commits is refused.
+    const storageOptions = local ? options.storageOptions : await openObjectStorage(options.uri, options.storageOptions, options.env, options.objectStore);
     const db = await lancedb.connect(local ? localPath(options.uri) : options.uri, {
       readConsistencyInterval: 0,
-      storageOptions: options.storageOptions,
+      storageOptions,
     });
 
     const names = new Set(await db.tableNames());

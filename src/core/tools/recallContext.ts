@@ -10,6 +10,7 @@
 // or, with nothing found, the header, `Items: 0` and `No matching XMemo memory was found.`
 
 import * as z from 'zod/v4';
+import type { SearchHit } from '../api';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { searchInTime } from './timeline';
@@ -37,6 +38,9 @@ const packItem = z.strictObject({
   source_id: z.number().int(),
   relevance: z.number(),
   shortened: z.boolean(),
+  /** Present when a team store is searched: 'local' or 'team', and who shared a team item. */
+  origin: z.enum(['local', 'team']).optional(),
+  shared_by: z.string().optional(),
 });
 
 export const recallContextOutput = z.strictObject({
@@ -77,10 +81,11 @@ function oneLine(s: string): string {
   return s.replace(/[\r\n|]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-function itemBlock(index: number, cell: Cell, note: string | null): string {
+function itemBlock(index: number, cell: Cell, note: string | null, origin?: SearchHit['origin']): string {
   const date = new Date(cell.created_at_epoch).toISOString().slice(0, 10);
   const sha = cell.commit_sha ? `, commit ${cell.commit_sha.slice(0, 12)}` : '';
-  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${cell.source_kind} ${cell.source_id}, ${date}${sha})${note ? ` [${oneLine(note)}]` : ''}`;
+  const source = origin?.store === 'team' ? `team ${cell.source_kind}, shared by ${oneLine(origin.shared_by ?? 'unknown')}` : `${cell.source_kind} ${cell.source_id}`;
+  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${source}, ${date}${sha})${note ? ` [${oneLine(note)}]` : ''}`;
   return cell.text ? `${head}\n${cell.text.trim()}` : head;
 }
 
@@ -97,7 +102,7 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
   const separatorTokens = countTokens('\n\n');
   for (const { hit, note } of hits.slice(0, args.max_items)) {
     const cell = hit.cell;
-    const block = itemBlock(items.length + 1, cell, note);
+    const block = itemBlock(items.length + 1, cell, note, hit.origin);
     const cost = countTokens(block) + (blocks.length ? separatorTokens : 0);
     const room = args.max_tokens - usedTokens;
     let text = block;
@@ -120,6 +125,7 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
       source_id: cell.source_id,
       relevance: Math.round(hit.score * 1000) / 1000,
       shortened: wasShortened,
+      ...(hit.origin ? { origin: hit.origin.store, ...(hit.origin.shared_by ? { shared_by: hit.origin.shared_by } : {}) } : {}),
     });
     if (wasShortened) break;
   }

@@ -80,7 +80,9 @@ function treePath(project: string, cell: Cell): string {
   return `${project} > ${LAYER_LABEL[cell.layer] ?? cell.layer} > ${cell.type}`;
 }
 
-function sourcePath(cell: Cell): string {
+/** `<source_kind>/<id>` for the personal store; a team item: `team/<node id> (shared by <author>)`. */
+function sourcePath(cell: Cell, origin?: SearchHit['origin']): string {
+  if (origin?.store === 'team') return `team/${cell.node_id} (shared by ${origin.shared_by ?? 'unknown'})`;
   return `${cell.source_kind}/${cell.source_id}`;
 }
 
@@ -224,11 +226,11 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
 function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: Found, requestId: string, started: number): RetrieveMemoryOutput {
   const { hits } = found;
   const project = ctx.scope.project;
-  const facts = found.timed.map((t) => ({ statement: statementOf(t.hit.cell, t.note), relevance_score: round2(t.hit.score), source_path: sourcePath(t.hit.cell) }));
+  const facts = found.timed.map((t) => ({ statement: statementOf(t.hit.cell, t.note), relevance_score: round2(t.hit.score), source_path: sourcePath(t.hit.cell, t.hit.origin) }));
   const avg = hits.length ? round2(hits.reduce((s, h) => s + h.score, 0) / hits.length) : 0;
   const documents = hits.slice(0, MAX_DOCUMENTS).map((h) => {
     const excerpt = truncateToTokens(h.cell.text ?? '', DOCUMENT_TOKENS);
-    return { title: oneLine(h.cell.title || h.cell.type, 200), source_path: `${sourcePath(h.cell)} (${cellLocation(h.cell)})`, excerpt, truncated: excerpt.length < (h.cell.text ?? '').length };
+    return { title: oneLine(h.cell.title || h.cell.type, 200), source_path: `${sourcePath(h.cell, h.origin)} (${cellLocation(h.cell)})`, excerpt, truncated: excerpt.length < (h.cell.text ?? '').length };
   });
   const bySection = new Map<string, number>();
   for (const h of hits) bySection.set(treePath(project, h.cell), (bySection.get(treePath(project, h.cell)) ?? 0) + 1);

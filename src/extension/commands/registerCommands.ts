@@ -18,6 +18,7 @@ import { searchMemoryCommand } from './searchMemory';
 import { showCapturedCommand } from './showCaptured';
 import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpServerInfo';
 import { suppressCommand } from './suppress';
+import { shareWithTeamCommand, showTeamStatusCommand, unshareFromTeamCommand } from './team';
 import { refreshCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
 
 /** The one place every command is registered; each lives in its own file. */
@@ -47,6 +48,9 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     keepBothMemoriesCommand(c),
     markMemorySupersededCommand(c),
     editConflictingMemoryCommand(c),
+    shareWithTeamCommand(c),
+    unshareFromTeamCommand(c),
+    showTeamStatusCommand(c),
     refreshCommand(c),
     toggleInactiveMemoriesCommand(c),
     showOutputCommand(c),

@@ -12,6 +12,10 @@ export interface WorkerOpenOptions {
   sessionIdleMs: number;
   /** Ask the extension host for a language-model summary at session end. */
   languageModelSummaries: boolean;
+  /** The team store and who shares (git author of the workspace). */
+  team?: { uri: string; author: string };
+  /** S3-compatible endpoint for s3:// stores. */
+  objectStore?: { endpoint?: string };
 }
 
 export type ToMainMessage =

@@ -74,6 +74,8 @@ async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | 
     embedder: loading.then((e) => e ?? 'none'),
     summariser: new BridgeSummariser(),
     sessionIdleMs: options.sessionIdleMs,
+    team: options.team,
+    objectStore: options.objectStore,
     logger: log,
   });
   return { engine, embedder: await loading };

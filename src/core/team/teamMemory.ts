@@ -1,0 +1,341 @@
+// The team store as one process sees it: a remote TeamTable (object storage, probed at
+// connect), a local read cache of it, and an outbox of writes waiting for it.
+//
+// - Opening never waits for the network: the cache and outbox are local; the remote is
+//   connected in the background and reconnected every `retryMs` while it cannot be reached.
+// - Writes (share, unshare) go to the outbox on disk first and out from there, in order, when
+//   the remote is reachable; nothing is lost to a network cut or a closed window.
+// - Reads use the cache once it has been filled; before that (a first run) they go to the
+//   remote directly, so a first query does not wait for a download of the whole store, and fall
+//   back to the cache when the remote fails. The cache is refreshed in the background when the
+//   remote's version moves.
+// - An endpoint that ignores conditional PUT (see objectStorage.ts) is refused: state
+//   'refused', with the reason, and nothing is written to it; queued writes stay queued.
+
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import type { NodeFilter, SearchHit } from '../api';
+import type { Layer } from '../model/records';
+import { hybridSearch } from '../retrieve/hybrid';
+import type { QueryEmbedder } from '../retrieve/hybrid';
+import { cellFilterWhere, sqlString, sqlStringList } from '../store/filters';
+import { isLocalUri, localPath } from '../store/location';
+import { ObjectStoreRefused, openObjectStorage } from '../store/objectStorage';
+import type { ObjectStoreSettings } from '../store/objectStorage';
+import { Outbox } from './outbox';
+import type { PendingEntry } from './outbox';
+import { TeamTable, projectWhere } from './teamTable';
+import type { TeamRow } from './teamTable';
+
+export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
+
+export interface TeamStatus {
+  uri: string;
+  state: TeamState;
+  /** Writes waiting in the outbox. */
+  pending: number;
+  /** Why the store is offline or refused. */
+  message: string | null;
+  /** When the read cache was last filled from the team store (null: never). */
+  synced_at_epoch: number | null;
+}
+
+/** Where a search hit comes from: the personal store, or the team store and who shared it. */
+export interface HitOrigin {
+  store: 'local' | 'team';
+  shared_by?: string;
+  shared_at_epoch?: number;
+}
+
+export interface TeamMemoryOptions {
+  uri: string;
+  /** Outbox and read cache live here (one folder per team store). */
+  stateDir: string;
+  /** Vector dimension of a new team store. */
+  dimension: number;
+  env?: NodeJS.ProcessEnv;
+  objectStore?: ObjectStoreSettings;
+  /** Reconnect interval while the store cannot be reached (default 5 s). */
+  retryMs?: number;
+  /** Background cache refresh interval while online (default 30 s; 0: only on demand). */
+  refreshMs?: number;
+  /** Rows per commit when the outbox goes out (default 500). */
+  batchRows?: number;
+  log?: (message: string) => void;
+}
+
+const CACHE_META = 'cache.json';
+
+/** The folder where a team store's outbox and cache live, under a base folder. */
+export function teamStateDir(base: string, uri: string): string {
+  return path.join(base, 'team', createHash('sha256').update(uri).digest('hex').slice(0, 16));
+}
+
+export class TeamMemory {
+  private remote: TeamTable | null = null;
+  private state: TeamState = 'connecting';
+  private message: string | null = null;
+  private syncedAt: number | null = null;
+  private cachedVersion = -1;
+  private pendingCount = 0;
+  private syncing: Promise<void> | null = null;
+  private nextSync: Promise<void> | null = null;
+  private connecting: Promise<void> | null = null;
+  private closed = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly listeners = new Set<(s: TeamStatus) => void>();
+  private readonly log: (m: string) => void;
+  readonly outbox: Outbox;
+
+  private constructor(
+    readonly options: TeamMemoryOptions,
+    private readonly cache: TeamTable,
+  ) {
+    this.log = options.log ?? (() => undefined);
+    this.outbox = new Outbox(path.join(options.stateDir, 'outbox'));
+  }
+
+  /** Opens the local side at once and connects to the team store in the background. */
+  static async open(options: TeamMemoryOptions): Promise<TeamMemory> {
+    await fsp.mkdir(options.stateDir, { recursive: true, mode: 0o700 });
+    const cache = await TeamTable.open(path.join(options.stateDir, 'cache'), undefined, options.dimension);
+    const team = new TeamMemory(options, cache);
+    const meta = await fsp.readFile(path.join(options.stateDir, CACHE_META), 'utf8').then((t) => JSON.parse(t) as { synced_at_epoch?: number }).catch(() => null);
+    team.syncedAt = meta?.synced_at_epoch ?? null;
+    team.pendingCount = await team.outbox.count();
+    void team.connect();
+    const retry = setInterval(() => {
+      if (team.state === 'offline') void team.connect();
+    }, options.retryMs ?? 5000);
+    retry.unref();
+    team.timers.push(retry);
+    if ((options.refreshMs ?? 30_000) > 0) {
+      const refresh = setInterval(() => {
+        if (team.state === 'online') void team.sync().catch(() => undefined);
+      }, options.refreshMs ?? 30_000);
+      refresh.unref();
+      team.timers.push(refresh);
+    }
+    return team;
+  }
+
+  get uri(): string {
+    return this.options.uri;
+  }
+
+  status(): TeamStatus {
+    return { uri: this.options.uri, state: this.state, pending: this.pendingCount, message: this.message, synced_at_epoch: this.syncedAt };
+  }
+
+  onStatus(listener: (s: TeamStatus) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private setState(state: TeamState, message: string | null): void {
+    const changed = state !== this.state || message !== this.message;
+    this.state = state;
+    this.message = message;
+    if (changed) {
+      this.log(`team store ${this.options.uri}: ${state}${message ? ` (${message})` : ''}`);
+      this.emit();
+    }
+  }
+
+  private emit(): void {
+    const s = this.status();
+    for (const l of this.listeners) l(s);
+  }
+
+  /** Connects (probe, open) unless connected; a refused store stays refused. */
+  connect(): Promise<void> {
+    if (this.remote || this.state === 'refused' || this.closed) return Promise.resolve();
+    this.connecting ??= this.connectOnce().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  private async connectOnce(): Promise<void> {
+    try {
+      const uri = this.options.uri;
+      const location = isLocalUri(uri) ? localPath(uri) : uri;
+      const storageOptions = isLocalUri(uri) ? undefined : await openObjectStorage(uri, undefined, this.options.env, this.options.objectStore);
+      this.remote = await TeamTable.open(location, storageOptions, this.options.dimension);
+      this.setState('online', null);
+      void this.sync().catch(() => undefined);
+    } catch (e) {
+      if (e instanceof ObjectStoreRefused) this.setState('refused', e.message);
+      else this.setState('offline', errorText(e));
+    }
+  }
+
+  /** The remote, or an error that says why there is none (offline or refused). */
+  private requireRemote(): TeamTable {
+    if (this.remote) return this.remote;
+    throw new Error(this.state === 'refused' ? `team store refused: ${this.message}` : `team store ${this.options.uri} is ${this.state}${this.message ? ` (${this.message})` : ''}`);
+  }
+
+  /** A remote failure means the network is gone until a reconnect proves otherwise. */
+  private lost(e: unknown): void {
+    this.remote?.close();
+    this.remote = null;
+    this.setState('offline', errorText(e));
+  }
+
+  // ------------------------------------------------------------------ writing
+
+  /** Queues rows for the team store (on disk first) and sends them when it can. */
+  async share(rows: TeamRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.outbox.add({ op: 'share', rows });
+    await this.cache.put(rows);
+    this.pendingCount = await this.outbox.count();
+    this.emit();
+    void this.sync().catch(() => undefined);
+  }
+
+  /** Removes items from the team store (queued like a share) and from the local cache at once. */
+  async unshare(project: string, nodeIds: string[]): Promise<void> {
+    if (nodeIds.length === 0) return;
+    await this.outbox.dropShares(new Set(nodeIds));
+    await this.outbox.add({ op: 'unshare', project, node_ids: nodeIds });
+    await this.cache.remove(`${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}`);
+    this.pendingCount = await this.outbox.count();
+    this.emit();
+    void this.sync().catch(() => undefined);
+  }
+
+  /**
+   * Sends the outbox, then refreshes the cache if the team store moved. One at a time; throws
+   * when the store cannot be reached (the outbox keeps what did not go out).
+   */
+  sync(): Promise<void> {
+    // A sync already running may have read the outbox before the caller's write: run once more after it.
+    if (this.syncing) {
+      this.nextSync ??= this.syncing.catch(() => undefined).then(() => {
+        this.nextSync = null;
+        return this.sync();
+      });
+      return this.nextSync;
+    }
+    this.syncing = (async () => {
+      await this.connect();
+      const remote = this.requireRemote();
+      try {
+        await this.outbox.exclusive(() => this.flushOutbox(remote));
+        await this.refreshCache(remote);
+      } catch (e) {
+        if (!this.closed) this.lost(e);
+        throw e;
+      } finally {
+        this.pendingCount = await this.outbox.count();
+        this.emit();
+      }
+    })().finally(() => (this.syncing = null));
+    return this.syncing;
+  }
+
+  private async flushOutbox(remote: TeamTable): Promise<void> {
+    const batch = this.options.batchRows ?? 500;
+    const pending = await this.outbox.pending();
+    let i = 0;
+    while (i < pending.length) {
+      const first = pending[i].entry;
+      if (first.op === 'unshare') {
+        await remote.remove(`${projectWhere(first.project)} AND node_id IN ${sqlStringList(first.node_ids)}`);
+        await this.outbox.done([pending[i]]);
+        i++;
+        continue;
+      }
+      // Consecutive shares go out together, up to `batch` rows per commit.
+      const group: PendingEntry[] = [];
+      const rows: TeamRow[] = [];
+      while (i < pending.length && pending[i].entry.op === 'share' && (group.length === 0 || rows.length < batch)) {
+        const e = pending[i].entry as { op: 'share'; rows: TeamRow[] };
+        group.push(pending[i]);
+        rows.push(...e.rows);
+        i++;
+      }
+      await remote.put(rows);
+      await this.outbox.done(group);
+      this.pendingCount = Math.max(0, this.pendingCount - group.length);
+    }
+  }
+
+  private async refreshCache(remote: TeamTable): Promise<void> {
+    const version = await remote.version();
+    if (version === this.cachedVersion && this.syncedAt !== null) return;
+    const rows = await remote.rows(null);
+    await this.cache.replaceAll(rows);
+    this.cachedVersion = version;
+    this.syncedAt = Date.now();
+    await fsp.writeFile(path.join(this.options.stateDir, CACHE_META), JSON.stringify({ synced_at_epoch: this.syncedAt }), { mode: 0o600 });
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  /**
+   * Hybrid search over the team items of one project. The cache once filled, else the remote;
+   * the cache again when the remote fails. Each hit carries who shared it.
+   */
+  async search(text: string, embedder: QueryEmbedder | null, options: { project: string; branch?: string; layers?: Layer[]; filter?: NodeFilter; limit: number }): Promise<Array<SearchHit & { origin: HitOrigin }>> {
+    const where = `${projectWhere(options.project)} AND (${cellFilterWhere(options.branch, options.filter, options.layers)})`;
+    // A search on a copy older than the refresh interval asks for a refresh, without waiting for it.
+    if (this.state === 'online' && this.syncedAt !== null && Date.now() - this.syncedAt > (this.options.refreshMs ?? 30_000) && (this.options.refreshMs ?? 30_000) > 0) {
+      void this.sync().catch(() => undefined);
+    }
+    const useRemote = this.syncedAt === null && this.remote !== null;
+    let source = useRemote ? (this.remote as TeamTable) : this.cache;
+    let hits: SearchHit[];
+    try {
+      hits = await hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
+    } catch (e) {
+      if (source === this.cache) throw e;
+      this.lost(e);
+      source = this.cache;
+      hits = await hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
+    }
+    if (hits.length === 0) return [];
+    const who = new Map<string, { shared_by: string; shared_at_epoch: number }>();
+    for (const r of await source.rows(`node_id IN ${sqlStringList(hits.map((h) => h.cell.node_id))}`, ['node_id', 'shared_by', 'shared_at_epoch'])) {
+      who.set(String(r.node_id), { shared_by: String(r.shared_by), shared_at_epoch: Number(r.shared_at_epoch) });
+    }
+    return hits.map((h) => ({ ...h, origin: { store: 'team' as const, ...who.get(h.cell.node_id) } }));
+  }
+
+  /** One team item of the project (cache first, then the remote), or null. */
+  async item(project: string, nodeId: string): Promise<TeamRow | null> {
+    const where = `${projectWhere(project)} AND node_id = ${sqlString(nodeId)}`;
+    let rows = await this.cache.rows(where);
+    if (rows.length === 0 && this.remote) rows = await this.remote.rows(where).catch(() => []);
+    return rows.length > 0 ? (rows[0] as TeamRow) : null;
+  }
+
+  /** The team items of a project, newest share first (cache, else the remote). */
+  async list(project: string): Promise<TeamRow[]> {
+    const source = this.syncedAt === null && this.remote ? this.remote : this.cache;
+    const rows = (await source.rows(projectWhere(project))) as TeamRow[];
+    return rows.sort((a, b) => b.shared_at_epoch - a.shared_at_epoch);
+  }
+
+  /** Rows in the remote store (all projects): for tests and `code-memory team status`. */
+  async remoteCount(where?: string): Promise<number> {
+    await this.connect();
+    return this.requireRemote().count(where);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.syncing?.catch(() => undefined);
+    await this.connecting?.catch(() => undefined);
+    this.remote?.close();
+    this.cache.close();
+    this.listeners.clear();
+  }
+}
+
+function errorText(e: unknown): string {
+  const m = String((e as Error)?.message ?? e);
+  return m.length > 300 ? `${m.slice(0, 300)}...` : m;
+}

@@ -1,0 +1,139 @@
+// The one table of a team store, `team_items`: what people chose to share (memories and
+// session summaries), one row each, in the cells layout (so the same hybrid search runs on it)
+// plus who shared it, when, and from which record of theirs. The remote store and its local read
+// cache are both a TeamTable.
+//
+// Rows are keyed by node_id, which is derived from the sharer, the project and the shared
+// record: sharing twice, or a retry after a crash that did commit, inserts nothing new
+// (insert-if-absent), and two writers' rows can never take each other's key.
+
+import * as lancedb from '@lancedb/lancedb';
+import type { Connection, Table } from '@lancedb/lancedb';
+import { Field, Int64, Schema, Utf8 } from 'apache-arrow';
+import type { FixedSizeList } from 'apache-arrow';
+import { plainRow, rowsToArrow } from '../store/arrowRows';
+import { sqlString } from '../store/filters';
+import { rewriteFragments } from '../store/forget';
+import { cellsSchema } from '../store/schema';
+import { ensureFtsIndex, retryConflicts, retryVanished } from '../store/store';
+import type { Row } from '../store/store';
+
+export const TEAM_TABLE = 'team_items';
+
+export function teamItemsSchema(dimension: number): Schema {
+  return new Schema([
+    ...cellsSchema(dimension).fields,
+    new Field('shared_by', new Utf8(), false),
+    new Field('shared_at_epoch', new Int64(), false),
+    /** The sharer's record, `<source_kind>/<id>` in their personal store. */
+    new Field('origin', new Utf8(), false),
+  ]);
+}
+
+/** One shared item as it travels: every column of the row, the vector as a plain array. */
+export type TeamRow = Row & {
+  node_id: string;
+  project: string;
+  title: string;
+  text: string;
+  shared_by: string;
+  shared_at_epoch: number;
+  origin: string;
+  vector: number[];
+};
+
+export class TeamTable {
+  private constructor(
+    readonly db: Connection,
+    public table: Table,
+    readonly dimension: number,
+  ) {}
+
+  static async open(location: string, storageOptions: Record<string, string> | undefined, dimension: number): Promise<TeamTable> {
+    const db = await lancedb.connect(location, { readConsistencyInterval: 0, storageOptions });
+    let table: Table | null = null;
+    for (let attempt = 0; !table; attempt++) {
+      try {
+        table = await db.createEmptyTable(TEAM_TABLE, teamItemsSchema(dimension), { mode: 'create', existOk: true });
+      } catch (e) {
+        // Another process created it between our list and our create: open theirs.
+        if (attempt >= 5) throw e;
+        await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+        table = await db.openTable(TEAM_TABLE).catch(() => null);
+      }
+    }
+    const vector = (await table.schema()).fields.find((f) => f.name === 'vector');
+    const dim = vector ? (vector.type as FixedSizeList).listSize : dimension;
+    await ensureFtsIndex(table).catch(() => undefined);
+    return new TeamTable(db, table, dim);
+  }
+
+  /** Inserts the rows whose node_id is not stored yet; safe to repeat, safe next to other writers. */
+  async put(rows: TeamRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const data = rowsToArrow(teamItemsSchema(this.dimension), rows.map((r) => this.fit(r)));
+    await retryConflicts(() => this.table.mergeInsert('node_id').whenNotMatchedInsertAll().execute(data), 20);
+  }
+
+  /** A vector of another dimension (a teammate on another model) is stored as "not embedded". */
+  private fit(row: TeamRow): Row {
+    if (row.vector.length === this.dimension) return row;
+    return { ...row, vector: new Array(this.dimension).fill(0), embed_model: '' };
+  }
+
+  async rows(where: string | null, select?: string[]): Promise<Row[]> {
+    const out = await retryVanished(() => {
+      let q = this.table.query();
+      if (where) q = q.where(where);
+      if (select) q = q.select(select);
+      return q.toArray() as Promise<Row[]>;
+    });
+    return out.map(plainRow);
+  }
+
+  count(where?: string): Promise<number> {
+    return retryVanished(() => this.table.countRows(where));
+  }
+
+  version(): Promise<number> {
+    return this.table.version();
+  }
+
+  /**
+   * Deletes the rows and then purges them as forget does: the fragments that held them are
+   * rewritten, the FTS index rebuilt, and every older version pruned, so their text is in no
+   * file (or object) of the store afterwards. Returns how many rows went.
+   */
+  async remove(where: string): Promise<number> {
+    const doomed = await this.table.query().where(where).withRowId().select([]).toArray();
+    if (doomed.length === 0) return 0;
+    const before = await this.table.version();
+    await retryConflicts(() => this.table.delete(where), 20);
+    const moved = (await this.table.version()) !== before + 1;
+    const fragments: Set<bigint> | 'all' = moved ? 'all' : new Set(doomed.map((r) => BigInt(r._rowid as bigint | number) >> 32n));
+    await rewriteFragments(this.table, fragments);
+    await ensureFtsIndex(this.table, true);
+    // The delete's transaction quotes its predicate: an empty delete makes a newer version, so
+    // that one is pruned with the rest.
+    await retryConflicts(() => this.table.delete('false'), 20);
+    await retryConflicts(() => this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 20);
+    return doomed.length;
+  }
+
+  /** Replaces the whole content (the local cache after a download), keeping no older version. */
+  async replaceAll(rows: Row[]): Promise<void> {
+    const data = rowsToArrow(teamItemsSchema(this.dimension), rows.map((r) => this.fit(r as TeamRow)));
+    this.table = await this.db.createTable(TEAM_TABLE, data, { mode: 'overwrite', schema: teamItemsSchema(this.dimension) });
+    await ensureFtsIndex(this.table, true);
+    await this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }).catch(() => undefined);
+  }
+
+  close(): void {
+    this.table.close();
+    this.db.close();
+  }
+}
+
+export function projectWhere(project: string): string {
+  return `project = ${sqlString(project)}`;
+}
