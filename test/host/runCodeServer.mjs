@@ -87,7 +87,9 @@ async function main() {
     browser.page.on('pageerror', (error) => verbose && console.error(`[page] ${error.message}`));
     const timer = setTimeout(() => settle({ error: `no result from the extension host within ${timeoutMs} ms` }), timeoutMs);
 
-    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }));
+    // Only the navigation is awaited: the page's own load can take minutes on a busy machine, and
+    // the host's exit code (or the timer above) is what ends the run.
+    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }), { waitUntil: 'commit' });
     const result = await exitCode;
     clearTimeout(timer);
     if (result.error) {
