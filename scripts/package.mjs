@@ -176,7 +176,7 @@ function packageTarget(target, stagingDir, outDir) {
   rmSync(vsix, { force: true });
   const packed = spawnSync(
     process.execPath,
-    [path.join(root, 'node_modules/@vscode/vsce/vsce'), 'package', '--target', target, '--out', vsix, '--allow-missing-repository', '--skip-license'],
+    [path.join(root, 'node_modules/@vscode/vsce/vsce'), 'package', '--target', target, '--out', vsix],
     { cwd: stagingDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
   if (packed.status !== 0) throw new Error(`vsce package --target ${target} failed:\n${packed.stdout}\n${packed.stderr}`);
