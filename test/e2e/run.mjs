@@ -2,8 +2,8 @@
 // open the workbench in headless Chromium and run every step of test/e2e/*.e2e.mjs, saving
 // screenshots to .test-results/e2e/. Any failed step, or a host that cannot start, exits non-zero.
 //   node test/e2e/run.mjs [--vsix file.vsix] [--headed] [--readme-screenshots]
-// --readme-screenshots copies the screenshots steps mark `readme` into docs/screenshots/ (the
-// README's images), replacing the ones there.
+// --readme-screenshots copies the screenshots that passing steps mark `readme` into
+// docs/screenshots/ (the README's images), replacing the ones there.
 import { spawnSync, execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -119,17 +119,19 @@ async function main() {
     };
     for (const step of steps) {
       const started = Date.now();
+      const shotsBefore = readmeShots.length;
       try {
         await step.run(context);
         console.log(`e2e: ✔ ${step.name} (${Date.now() - started} ms)`);
       } catch (error) {
         failures++;
+        readmeShots.length = shotsBefore; // a failed step's screenshots never reach the README
         console.log(`e2e: ✘ ${step.name} [${step.file}]\n      ${String(error?.message ?? error).split('\n').join('\n      ')}`);
         await context.screenshot(`failed-${step.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
         await page.keyboard.press('Escape').catch(() => {});
       }
     }
-    if (process.argv.includes('--readme-screenshots') && failures === 0) {
+    if (process.argv.includes('--readme-screenshots')) {
       const docs = path.join(repoRoot, 'docs/screenshots');
       mkdirSync(docs, { recursive: true });
       for (const { name, file } of readmeShots) copyFileSync(file, path.join(docs, `${name}.png`));

@@ -1,6 +1,7 @@
 // The "Get started with Code Memory" walkthrough as a user sees it. It runs after
 // extension.e2e.mjs (files load alphabetically after core), which imported the history, recalled
-// context for a selection and showed the MCP server info: those steps are already checked. The
+// context for a selection and showed the MCP server info through the palette, before any
+// walkthrough was opened: those steps are checked all the same (their onContext events). The
 // remaining step is done here by clicking its button, and its check mark appears.
 
 const TIMEOUT = 60_000;
