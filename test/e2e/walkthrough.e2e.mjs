@@ -1,8 +1,8 @@
-// The "Get started with Code Memory" walkthrough as a user sees it. It runs after
-// extension.e2e.mjs (files load alphabetically after core), which imported the history, recalled
-// context for a selection and showed the MCP server info through the palette, before any
-// walkthrough was opened: those steps are checked all the same (their onContext events). The
-// remaining step is done here by clicking its button, and its check mark appears.
+// The "Get started with Code Memory" walkthrough as a user sees it. The extension opened it on
+// its first activation, so VS Code has counted the steps done since: extension.e2e.mjs (which
+// runs before this file) imported the history, recalled context for a selection and showed the
+// MCP server info through the palette, and those steps are checked. The remaining step is done
+// here by clicking its button, and its check mark appears.
 
 const TIMEOUT = 60_000;
 

@@ -11,7 +11,6 @@ import type { AgentSnippet } from '../../src/extension/agents/agentConfig';
 import type { CodeMemoryExtensionApi } from '../../src/extension/extension';
 import type { ServerInfo } from '../../src/extension/webviews/serverInfoPanel';
 import type { RecallResult } from '../../src/extension/webviews/recallPanel';
-import { ranContextKey } from '../../src/extension/commands/registerCommands';
 import manifest from '../../package.json';
 import { codeMemoryApi, extensionId, sleep, waitFor, workspaceFolder } from './helpers';
 
@@ -38,17 +37,8 @@ function buttons(step: Step): { label: string; command: string; args: unknown[] 
   });
 }
 
-/**
- * The commands that complete a step: each appears as onCommand (counted while the walkthrough
- * service runs) and as onContext on the key the command registrar sets once it has run (which
- * also counts a command run before the walkthrough was first opened).
- */
 function completingCommands(step: Step): string[] {
-  const commands = step.completionEvents.filter((e) => e.startsWith('onCommand:')).map((e) => e.slice('onCommand:'.length));
-  const contexts = step.completionEvents.filter((e) => e.startsWith('onContext:')).map((e) => e.slice('onContext:'.length));
-  assert.equal(commands.length + contexts.length, step.completionEvents.length, `${step.id}: only onCommand and onContext events`);
-  assert.deepEqual(contexts, commands.map(ranContextKey), `${step.id}: each command also completes the step through its context key`);
-  return commands;
+  return step.completionEvents.map((e) => /^onCommand:(.+)$/.exec(e)?.[1]).filter((c): c is string => Boolean(c));
 }
 
 /**
@@ -86,6 +76,7 @@ describe('Get started walkthrough (inside the VS Code host)', function () {
     assert.ok(extensionPath);
     for (const step of walkthrough.steps) {
       const completing = completingCommands(step);
+      assert.equal(completing.length, step.completionEvents.length, `${step.id}: every completion event is onCommand`);
       for (const id of [...completing, ...buttons(step).map((b) => b.command)]) assert.ok(registered.has(id), `${step.id}: ${id} is not registered`);
       assert.ok(
         buttons(step).some((b) => completing.includes(b.command)),
@@ -95,6 +86,7 @@ describe('Get started walkthrough (inside the VS Code host)', function () {
     }
   });
 
+  // In the host suites (extensionMode Test) the extension does not open it on first run.
   it('opens in the editor area', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${extensionId}#${walkthrough.id}`, false);

@@ -19,15 +19,6 @@ import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpSer
 import { suppressCommand } from './suppress';
 import { refreshCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
 
-/**
- * Context key set once a command has run in this window: `codeMemory.ran.importGitHistory` etc.
- * Walkthrough steps complete on it (onContext), so a step done before the walkthrough was first
- * opened still shows done: VS Code only starts counting onCommand events when it opens one.
- */
-export function ranContextKey(commandId: string): string {
-  return `codeMemory.ran.${commandId.replace(/^codeMemory\./, '')}`;
-}
-
 /** The one place every command is registered; each lives in its own file. */
 export function registerCommands(c: Container, options: { mcpRegistered: () => boolean }): vscode.Disposable[] {
   const definitions: CommandDefinition[] = [
@@ -56,16 +47,10 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     toggleInactiveMemoriesCommand(c),
     showOutputCommand(c),
   ];
-  const ran = new Set<string>();
   return definitions.map((d) =>
     vscode.commands.registerCommand(d.id, async (...args: unknown[]) => {
       try {
-        const result = await d.run(...args);
-        if (!ran.has(d.id)) {
-          ran.add(d.id);
-          void vscode.commands.executeCommand('setContext', ranContextKey(d.id), true);
-        }
-        return result;
+        return await d.run(...args);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         c.output.error(`${d.id}: ${err instanceof Error ? (err.stack ?? message) : message}`);
