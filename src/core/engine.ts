@@ -21,7 +21,7 @@ import { VectorBackfill } from './embed/backfill';
 import { CachedQueryEmbedder } from './embed/queryCache';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
 import { redact } from './capture/redact';
-import { cleanList, prepareObservation } from './capture/prepare';
+import { cleanPaths, prepareObservation } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
@@ -397,7 +397,7 @@ export class MemoryEngine implements MemoryEngineApi {
       title: redact(input.title.trim()),
       text: redact(input.text),
       memory_type: validType(input.memory_type ?? 'note'),
-      files: cleanList(input.files, 'files'),
+      files: cleanPaths(input.files, 'files'),
       branch: input.branch ?? scope.branch,
     }, scope, Date.now(), 'explicit');
     return applyMemoryFacts(repos.memories, memory, [], { supersedes: input.supersedes === undefined ? undefined : checkIds(input.supersedes) });

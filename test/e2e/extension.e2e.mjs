@@ -107,7 +107,7 @@ export const steps = [
       await sidebar.locator('.monaco-list-row[aria-level="3"]').first().waitFor({ timeout: TIMEOUT });
       await sidebar.locator('.monaco-list-row', { hasText: 'Conventions' }).first().waitFor({ timeout: TIMEOUT });
       await sidebar.locator('.monaco-list-row', { hasText: 'Decisions' }).first().waitFor({ timeout: TIMEOUT });
-      await screenshot('sidebar-sessions-memories');
+      await screenshot('sidebar-sessions-memories', { readme: true });
     },
   },
   {
@@ -118,7 +118,7 @@ export const steps = [
       const frame = await webview(page, /\d/);
       await frame.locator('svg.timeline').first().waitFor({ timeout: TIMEOUT });
       await frame.locator('a.file', { hasText: 'math.ts' }).first().waitFor({ timeout: TIMEOUT });
-      await screenshot('session-details');
+      await screenshot('session-details', { readme: true });
       // Files are links that open the file.
       await frame.locator('a.file', { hasText: 'math.ts' }).first().click();
       await page.locator('.tab.active[aria-label^="math.ts"]').first().waitFor({ timeout: 15_000 });
@@ -135,7 +135,7 @@ export const steps = [
       await runFromPalette(commandTitle('codeMemory.recallContextForSelection'));
       const frame = await webview(page, /result/);
       await frame.locator('.result').first().waitFor({ timeout: TIMEOUT });
-      await screenshot('recall-context-results');
+      await screenshot('recall-context-results', { readme: true });
       await frame.locator('.result a.title').first().click();
       await webview(page, /./);
     },
@@ -148,7 +148,7 @@ export const steps = [
       const frame = await webview(page, /./);
       await frame.locator('dd', { hasText: '/v1/mcp/memory' }).first().waitFor({ timeout: TIMEOUT });
       await frame.locator('code', { hasText: 'recall_context' }).first().waitFor({ timeout: TIMEOUT });
-      await screenshot('mcp-server-info');
+      await screenshot('mcp-server-info', { readme: true });
     },
   },
   {

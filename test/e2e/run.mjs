@@ -1,9 +1,11 @@
 // End-to-end: package the VSIX, install it into a fresh code-server with --install-extension,
 // open the workbench in headless Chromium and run every step of test/e2e/*.e2e.mjs, saving
 // screenshots to .test-results/e2e/. Any failed step, or a host that cannot start, exits non-zero.
-//   node test/e2e/run.mjs [--vsix file.vsix] [--headed]
+//   node test/e2e/run.mjs [--vsix file.vsix] [--headed] [--readme-screenshots]
+// --readme-screenshots copies the screenshots that passing steps mark `readme` into
+// docs/screenshots/ (the README's images), replacing the ones there.
 import { spawnSync, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,7 +29,7 @@ function packageVsix() {
     encoding: 'utf8',
   });
   // vsce's file tree is long; keep only the summary lines.
-  for (const line of result.stdout.split('\n')) if (/^(package:| DONE| WARNING)/.test(line)) console.log(line);
+  for (const line of result.stdout.split('\n')) if (/^(package:|\|| DONE| WARNING)/.test(line)) console.log(line);
   if (result.status !== 0) throw new HostError('packaging the VSIX failed');
   const vsix = readdirSync(vsixDir).find((f) => f.endsWith('.vsix'));
   if (!vsix) throw new HostError(`no VSIX in ${vsixDir}`);
@@ -94,6 +96,7 @@ async function main() {
     });
 
     let shot = 0;
+    const readmeShots = [];
     const context = {
       page,
       server,
@@ -106,24 +109,33 @@ async function main() {
         if (!command) throw new Error(`package.json contributes no command ${id}`);
         return command.category ? `${command.category}: ${command.title}` : command.title;
       },
-      screenshot: async (name) => {
+      screenshot: async (name, { readme = false } = {}) => {
         const file = path.join(resultsDir, `${String(++shot).padStart(2, '0')}-${name}.png`);
         await page.screenshot({ path: file });
         console.log(`e2e:   screenshot ${path.relative(repoRoot, file)}`);
+        if (readme) readmeShots.push({ name, file });
         return file;
       },
     };
     for (const step of steps) {
       const started = Date.now();
+      const shotsBefore = readmeShots.length;
       try {
         await step.run(context);
         console.log(`e2e: ✔ ${step.name} (${Date.now() - started} ms)`);
       } catch (error) {
         failures++;
+        readmeShots.length = shotsBefore; // a failed step's screenshots never reach the README
         console.log(`e2e: ✘ ${step.name} [${step.file}]\n      ${String(error?.message ?? error).split('\n').join('\n      ')}`);
         await context.screenshot(`failed-${step.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
         await page.keyboard.press('Escape').catch(() => {});
       }
+    }
+    if (process.argv.includes('--readme-screenshots')) {
+      const docs = path.join(repoRoot, 'docs/screenshots');
+      mkdirSync(docs, { recursive: true });
+      for (const { name, file } of readmeShots) copyFileSync(file, path.join(docs, `${name}.png`));
+      console.log(`e2e: copied ${readmeShots.map((s) => s.name).join(', ')} to docs/screenshots/`);
     }
   } finally {
     await cleanup();

@@ -8,6 +8,7 @@ import { FilterError, sqlInt, validType } from '../store/filters';
 import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
 import { countTokens } from '../tokens';
+import { storedPath } from './paths';
 import { isSecretPath, redact, redactNullable } from './redact';
 
 /** The latest time a Date can hold (ms); later epochs are refused rather than thrown on. */
@@ -25,6 +26,11 @@ export function cleanList(values: unknown, name: string): string[] {
   if (values === undefined || values === null) return [];
   if (!Array.isArray(values)) throw new FilterError(`${name} must be a list of strings`);
   return [...new Set(values.map((v) => redact(String(v)).trim()).filter(Boolean))];
+}
+
+/** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped. */
+export function cleanPaths(values: unknown, name: string): string[] {
+  return [...new Set(cleanList(values, name).map(storedPath))].filter((f) => !isSecretPath(f));
 }
 
 export function checkEpoch(value: unknown, name: string): number {
@@ -55,8 +61,8 @@ export function prepareObservation(
   const created = input.created_at_epoch !== undefined ? checkEpoch(input.created_at_epoch, 'created_at_epoch') : now;
   const branch = input.branch ?? scopeBranch ?? null;
   const session = input.memory_session_id !== undefined && input.memory_session_id !== null ? String(input.memory_session_id) : sessionFor(branch, created);
-  const filesRead = cleanList(input.files_read, 'files_read').filter((f) => !isSecretPath(f));
-  const filesModified = cleanList(input.files_modified, 'files_modified').filter((f) => !isSecretPath(f));
+  const filesRead = cleanPaths(input.files_read, 'files_read');
+  const filesModified = cleanPaths(input.files_modified, 'files_modified');
   const facts = cleanList(input.facts, 'facts');
   const concepts = cleanList(input.concepts, 'concepts');
   const title = redactNullable(input.title?.trim() || null);

@@ -3,6 +3,7 @@
 // whitelisted and numbers are checked, and callers' filters are always AND-ed after the scope.
 
 import type { NodeFilter } from '../api';
+import { storedPath } from '../capture/paths';
 import type { Layer, Scope } from '../model/records';
 
 const LAYERS: readonly Layer[] = ['L0', 'L1', 'L2'];
@@ -119,7 +120,8 @@ export function cellFilterWhere(branch: string | undefined, filter?: NodeFilter,
     const files = asArray(filter.files);
     if (files.length > 0) {
       // files holds a JSON array; match the quoted path so 'a.ts' does not match 'aa.ts'.
-      parts.push(`(${files.map((f) => sqlContains('files', JSON.stringify(String(f)))).join(' OR ')})`);
+      // Paths are stored with forward slashes (see capture/paths.ts); 'src\\a.ts' finds them too.
+      parts.push(`(${files.map((f) => sqlContains('files', JSON.stringify(storedPath(String(f))))).join(' OR ')})`);
     }
   }
   return parts.length > 0 ? parts.join(' AND ') : 'true';

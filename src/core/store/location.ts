@@ -1,21 +1,32 @@
 // Where the store lives when nobody says otherwise: in the user's home, never inside the
-// extension or package folder (which an update would wipe).
+// extension or package folder (which an update would wipe). The same on every OS:
+// ~/.code-memory/store, i.e. C:\Users\<name>\.code-memory\store on Windows and
+// /Users/<name>/.code-memory/store on macOS, shared by the extension and the CLI.
 
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export function defaultStoreUri(env: NodeJS.ProcessEnv = process.env): string {
+/** The path functions of one OS (path.win32 or path.posix); tests pass one explicitly. */
+export type PathApi = Pick<typeof path, 'join' | 'resolve'>;
+
+export function defaultStoreUri(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir(), paths: PathApi = path): string {
   const fromEnv = env.CODE_MEMORY_STORE?.trim();
   if (fromEnv) return fromEnv;
-  return path.join(os.homedir(), '.code-memory', 'store');
+  return paths.join(home, '.code-memory', 'store');
 }
 
 /** True for a local folder (a path or file:// URI), false for s3://, gs://, az://, db:// etc. */
 export function isLocalUri(uri: string): boolean {
-  if (uri.startsWith('file://')) return true;
+  if (/^file:\/\//i.test(uri)) return true;
+  // A Windows drive path (C:\x, C:/x) is a local folder, not a URI with scheme "c".
+  if (/^[a-z]:[\\/]/i.test(uri)) return true;
   return !/^[a-z][a-z0-9+.-]*:\/\//i.test(uri);
 }
 
-export function localPath(uri: string): string {
-  return uri.startsWith('file://') ? new URL(uri).pathname : path.resolve(uri);
+/** The folder of a local store URI: file:///C:/x is C:\x on Windows, file:///x/y is /x/y elsewhere. */
+export function localPath(uri: string, platform: NodeJS.Platform = process.platform): string {
+  const windows = platform === 'win32';
+  if (/^file:\/\//i.test(uri)) return fileURLToPath(uri, { windows });
+  return (windows ? path.win32 : path.posix).resolve(uri);
 }

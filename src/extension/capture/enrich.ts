@@ -51,7 +51,7 @@ export async function commitDetails(repoRoot: string, sha: string): Promise<Comm
     const git = simpleGit({ baseDir: repoRoot });
     const raw = await git.raw(['show', '-s', '--format=%an%x00%s%x00%b', sha]);
     const [author, subject, body] = raw.split('\0');
-    const files = (await git.raw(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha]))
+    const files = (await git.raw(['-c', 'core.quotepath=off', 'diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha]))
       .split('\n')
       .map((f) => f.trim())
       .filter(Boolean);

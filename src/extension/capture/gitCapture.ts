@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { isSameOrInside } from '../../core/capture/paths';
 import type { GitApi, GitExtension, GitRepository } from './gitApi';
 import type { CaptureRecorder } from './recorder';
 
@@ -87,7 +88,7 @@ export class GitCapture implements vscode.Disposable {
     const folder = vscode.workspace.getWorkspaceFolder(root);
     if (folder) return folder.uri.toString();
     // A workspace folder inside the repository (e.g. a package of a monorepo).
-    const inside = vscode.workspace.workspaceFolders?.find((f) => f.uri.path.startsWith(`${root.path}/`));
+    const inside = vscode.workspace.workspaceFolders?.find((f) => isSameOrInside(root.path, f.uri.path));
     return inside?.uri.toString();
   }
 

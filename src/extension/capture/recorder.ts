@@ -1,4 +1,5 @@
 import type * as vscode from 'vscode';
+import { workspaceRelativePath } from '../../core/capture/paths';
 import type { CaptureEvent } from './events';
 
 export interface Located {
@@ -22,10 +23,9 @@ export interface CaptureRecorder {
 // Paths that are never a developer's own reading or writing.
 const NOISE = /(^|\/)(\.git|node_modules|\.vscode-test|\.DS_Store)(\/|$)/;
 
+/** `uri`'s path inside `folder` with forward slashes (case-insensitively on Windows and macOS). */
 export function relativePathIn(folder: vscode.WorkspaceFolder, uri: vscode.Uri): string | undefined {
-  const base = folder.uri.path.endsWith('/') ? folder.uri.path : `${folder.uri.path}/`;
-  if (!uri.path.startsWith(base)) return undefined;
-  const rel = uri.path.slice(base.length);
-  if (rel === '' || NOISE.test(rel)) return undefined;
+  const rel = workspaceRelativePath(folder.uri.path, uri.path);
+  if (rel === undefined || NOISE.test(rel)) return undefined;
   return rel;
 }

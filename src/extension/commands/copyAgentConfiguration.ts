@@ -60,7 +60,9 @@ export function copyAgentConfigurationCommand(c: Container): CommandDefinition {
           return snippet;
         }
       }
-      if (options?.target === undefined) {
+      // Shown whenever a person asked (the palette, or a walkthrough link naming the agent); a
+      // caller that says whether to write the file gets the snippet back and nothing opens.
+      if (options?.write === undefined) {
         const doc = await vscode.workspace.openTextDocument({ content: `${comment(snippet)}\n${snippet.text}`, language: snippet.language === 'toml' ? 'toml' : snippet.language === 'json' ? 'jsonc' : 'shellscript' });
         await vscode.window.showTextDocument(doc, { preview: true });
         void vscode.window.setStatusBarMessage(`${snippet.title} configuration copied to the clipboard`, 4000);
