@@ -4,50 +4,17 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { build } from 'esbuild';
 import { REPO_ROOT, makeGitRepo, removeDir, tempDir } from './mcpFixture';
 import type { TestRepo } from './mcpFixture';
+import { CliBundle } from './cliFixture';
+import type { CliRun } from './cliFixture';
 
-// The CLI runs as its esbuild bundle (as users get it), built from the current sources into out/.
-// One folder per run, so that two test runs never read each other's half-written bundle.
-const BUNDLE_DIR = path.join(REPO_ROOT, 'out', 'test-cli', String(process.pid));
-const CLI = path.join(BUNDLE_DIR, 'cli.js');
-
-async function buildCli(): Promise<void> {
-  await build({
-    entryPoints: { cli: path.join(REPO_ROOT, 'src/cli/main.ts'), embedWorker: path.join(REPO_ROOT, 'src/core/embed/worker.ts') },
-    outdir: BUNDLE_DIR,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
-    external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
-    logLevel: 'error',
-  });
-}
+const bundle = new CliBundle('test-cli');
+const CLI = bundle.cli;
 const PROJECT = 'github.com/acme/cli-test';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '', ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
+function cli(args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  return bundle.run(args, options);
 }
 
 describe('code-memory CLI', function () {
@@ -63,14 +30,14 @@ describe('code-memory CLI', function () {
   }
 
   before(async () => {
-    await buildCli();
+    await bundle.build();
     store = tempDir('cli-store');
     repo = makeGitRepo();
   });
   after(() => {
     removeDir(store);
     removeDir(repo.dir);
-    removeDir(BUNDLE_DIR);
+    bundle.remove();
   });
 
   it('prints help for the program and every command, and rejects unknown commands and options', async () => {
