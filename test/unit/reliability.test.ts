@@ -14,7 +14,7 @@ import { TABLES } from '../../src/core/store/schema';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { CliBundle } from './cliFixture';
 import { removeDir, tempDir } from './mcpFixture';
-import { filesContaining } from './storeForget.test';
+import { filesContaining } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -89,10 +89,15 @@ async function startServer(store: string, project: string): Promise<Server> {
 }
 
 async function stopServer(server: Server): Promise<void> {
-  if (server.child.exitCode !== null) return;
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   const exited = new Promise<number | null>((resolve) => server.child.on('exit', (code) => resolve(code)));
   server.child.kill('SIGTERM');
-  assert.equal(await exited, 0, 'serve did not exit cleanly');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
+  try {
+    assert.equal(await exited, 0, 'serve did not exit cleanly on SIGTERM');
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function postObservations(server: Server, observations: ObservationInput[]): Promise<number[]> {
@@ -104,6 +109,67 @@ async function postObservations(server: Server, observations: ObservationInput[]
   const body = (await res.json()) as { ids: number[] };
   assert.equal(res.status, 201, JSON.stringify(body));
   return body.ids;
+}
+
+interface Batch {
+  started: number;
+  ended: number;
+  first: number;
+  ids: number[];
+}
+
+/** Posts batches of 50 observations to the server, one after another, until stopped. */
+class Writer {
+  readonly batches: Batch[] = [];
+  private stopped = false;
+  private next = 0;
+  private failure: unknown = null;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly server: Server,
+    readonly tag: string,
+  ) {
+    this.done = this.loop().catch((e: unknown) => {
+      this.failure = e;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const started = Date.now();
+      const first = this.next;
+      this.next += 50;
+      const ids = await postObservations(this.server, Array.from({ length: 50 }, (_, k) => note(this.tag, first + k)));
+      this.batches.push({ started, ended: Date.now(), first, ids });
+    }
+  }
+
+  private check(): void {
+    if (this.failure) throw new Error(`the writer failed: ${String((this.failure as Error).message ?? this.failure)}`);
+  }
+
+  /** Resolves once `count` more batches are stored. */
+  async wait(count: number): Promise<void> {
+    const target = this.batches.length + count;
+    while (this.batches.length < target) {
+      this.check();
+      await sleep(50);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.done;
+    this.check();
+  }
+
+  /** The title each stored id must have. */
+  titles(batches = this.batches): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const b of batches) b.ids.forEach((id, k) => out.set(id, note(this.tag, b.first + k).title as string));
+    return out;
+  }
 }
 
 interface Checked {
@@ -233,5 +299,82 @@ describe('reliability: real processes on one store', function () {
     } finally {
       removeDir(repo);
     }
+  });
+  it('forget by ids, by project and all, with the HTTP server writing beside it: the canary is in no file, nothing of the writer is lost, nothing forgotten comes back', async () => {
+    const alpha = { project: 'github.com/acme/alpha' };
+    const beta = { project: 'github.com/acme/beta' };
+    // Its stem is itself, so the full-text index holds it as written.
+    const CANARY = 'zqxblorpt';
+    const seeded = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    let secretIds: number[];
+    let memoryId: number;
+    try {
+      await seeded.observe(Array.from({ length: 200 }, (_, i) => note('seed', i)), alpha);
+      secretIds = (await seeded.observe(Array.from({ length: 5 }, (_, i) => ({ type: 'note', title: `The ${CANARY} plan, part ${word(i)}`, narrative: `Keep ${CANARY} quiet.` })), alpha)).map((o) => o.id);
+      memoryId = (await seeded.remember({ title: `Decision: ${CANARY} ships in May`, text: `We decided that ${CANARY} ships in May.`, memory_type: 'decision' }, alpha)).id;
+      // retrieve_memory logs the request and keeps the prompt: two more copies of the word.
+      await retrieveMemory({ engine: seeded, scope: alpha, log: () => undefined }, { prompt: `what did we decide about ${CANARY}?`, session_id: 'forget-1' });
+      await seeded.observe(Array.from({ length: 20 }, (_, i) => ({ type: 'note', title: `beta ${CANARY} notes ${word(i)}` })), beta);
+    } finally {
+      await seeded.close();
+    }
+    assert.ok(filesContaining(store, CANARY).length > 0, 'the canary is not on disk before forget: this test could not see it after');
+    const common = ['--store', store, '--embedder', 'none', '--json'];
+    const forget = async (args: string[]): Promise<void> => {
+      const r = await bundle.run(['forget', ...args, ...common]);
+      assert.equal(r.code, 0, r.stderr);
+    };
+
+    // By ids and by project, while alpha's server writes.
+    let server = await startServer(store, alpha.project);
+    let writer = new Writer(server, 'writer');
+    try {
+      await writer.wait(2);
+      await forget(['--ids', secretIds.join(','), '--kind', 'observation', '--project', alpha.project]);
+      await forget(['--ids', String(memoryId), '--kind', 'memory', '--project', alpha.project]);
+      await forget(['--whole-project', '--yes', '--project', beta.project]);
+      await writer.wait(2);
+      await writer.stop();
+      assert.deepEqual(filesContaining(store, CANARY), [], 'the canary is still on disk while the server runs');
+    } finally {
+      await writer.stop();
+      await stopServer(server);
+    }
+    const afterIds = await checkStore(store, alpha.project);
+    for (const [id, title] of writer.titles()) assert.equal(afterIds.titles.get(id), title, `the writer's observation ${id} is lost`);
+    for (const id of secretIds) assert.ok(!afterIds.titles.has(id), `forgotten observation ${id} came back`);
+    assert.equal([...afterIds.titles.values()].filter((t) => t.startsWith('seed ')).length, 200);
+    assert.equal((await checkStore(store, beta.project)).titles.size, 0);
+    assert.deepEqual(filesContaining(store, CANARY), [], 'the canary came back after the server closed');
+
+    // All, while the server writes: what was stored before is gone, what came after is kept.
+    const LATE = 'zqxvrumpt';
+    server = await startServer(store, alpha.project);
+    writer = new Writer(server, 'late');
+    let forgetStarted = 0;
+    let forgetEnded = 0;
+    try {
+      await postObservations(server, [{ type: 'note', title: `The ${LATE} plan` }]);
+      await writer.wait(2);
+      forgetStarted = Date.now();
+      await forget(['--all', '--yes']);
+      forgetEnded = Date.now();
+      await writer.wait(3);
+    } finally {
+      await writer.stop();
+      await stopServer(server);
+    }
+    const afterAll = await checkStore(store, alpha.project);
+    const before = writer.titles(writer.batches.filter((b) => b.ended < forgetStarted));
+    const after = writer.titles(writer.batches.filter((b) => b.started > forgetEnded));
+    const during = writer.titles(writer.batches.filter((b) => b.ended >= forgetStarted && b.started <= forgetEnded));
+    assert.ok(before.size > 0 && after.size > 0);
+    for (const [id, title] of afterAll.titles) {
+      assert.ok(!before.has(id), `observation ${id} ('${title}'), stored before forget --all, came back`);
+      assert.ok(after.get(id) === title || during.get(id) === title, `observation ${id} ('${title}') is not one the writer stored after forget began`);
+    }
+    for (const [id, title] of after) assert.equal(afterAll.titles.get(id), title, `the writer's observation ${id}, stored after forget --all, is lost`);
+    assert.deepEqual(filesContaining(store, CANARY), []);
+    assert.deepEqual(filesContaining(store, LATE), [], 'a word stored before forget --all is still on disk');
   });
 });
