@@ -10,6 +10,8 @@ import type { Embedder } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Scope } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
+import { requestLogRetention } from '../core/store/repos/requestLog';
+import type { RequestLogRetention } from '../core/store/repos/requestLog';
 
 export interface GlobalOptions {
   store: string;
@@ -17,6 +19,8 @@ export interface GlobalOptions {
   branch?: string;
   json: boolean;
   embedder: string;
+  /** Applied by whichever process holds the store's maintenance lease. */
+  requestLogRetention: RequestLogRetention;
   cwd: string;
 }
 
@@ -44,6 +48,24 @@ function storeLocation(uri: string, from: string): string {
   }
 }
 
+/** A whole number given as a flag or in the environment; undefined when neither is set. */
+function countOption(flag: string, value: unknown, envName: string, env: NodeJS.ProcessEnv): number | undefined {
+  const [raw, from] = value !== undefined ? [String(value), `--${flag}`] : [env[envName]?.trim() || undefined, envName];
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be a whole number of at least 1, not '${raw.slice(0, 40)}'`);
+  return Number(raw);
+}
+
+function requestLogRetentionFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): RequestLogRetention {
+  const days = countOption('request-log-days', values['request-log-days'], 'CODE_MEMORY_REQUEST_LOG_DAYS', env);
+  const rows = countOption('request-log-max-rows', values['request-log-max-rows'], 'CODE_MEMORY_REQUEST_LOG_MAX_ROWS', env);
+  try {
+    return requestLogRetention(days, rows);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
@@ -54,6 +76,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,
+    requestLogRetention: requestLogRetentionFrom(values, env),
     cwd: process.cwd(),
   };
 }
@@ -87,7 +110,7 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
       );
     }
   }
-  return MemoryEngine.open({ storeUri: options.store, embedder, logger: (m: string) => io.stderr.write(`${m}\n`) });
+  return MemoryEngine.open({ storeUri: options.store, embedder, requestLogRetention: options.requestLogRetention, logger: (m: string) => io.stderr.write(`${m}\n`) });
 }
 
 export function writeJson(io: Io, value: unknown): void {

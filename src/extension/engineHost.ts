@@ -4,6 +4,7 @@ import type { SummaryContext, SummaryFields } from '../core/compress/summariser'
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Observation } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
+import { requestLogRetention } from '../core/store/repos/requestLog';
 import type { CodeMemoryConfig } from './config';
 import { affectsConfig, readConfig } from './config';
 import { EngineClient } from './engineWorker/engineClient';
@@ -83,6 +84,7 @@ export class EngineHost implements vscode.Disposable {
       storeUri: resolveStoreUri(config),
       embedder: toEmbedderConfig(config),
       sessionIdleMs: config.sessionIdleMinutes * 60_000,
+      requestLogRetention: requestLogRetention(config.requestLogRetentionDays, config.requestLogMaxRows),
       languageModelSummaries: config.summariser === 'languageModel',
       log: this.options.log,
       summarise: this.options.summarise,

@@ -63,6 +63,11 @@ export class Maintenance {
     return repaired;
   }
 
+  /** Applies the request log's retention (at open, and before each compaction). */
+  pruneRequestLog(): Promise<number> {
+    return pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
+  }
+
   /**
    * Compaction, FTS index merge and pruning of old versions, the request log's retention, then
    * the ANN index once the store is big enough. Never throws.
@@ -70,7 +75,7 @@ export class Maintenance {
   optimize(olderThanMs?: number): Promise<void> {
     if (this.running) return this.running;
     this.running = (async () => {
-      await pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
+      await this.pruneRequestLog();
       await this.repos.store.optimize(olderThanMs);
       if (this.options.annIndex) await ensureAnnIndex(this.cells(), { logger: this.options.log });
     })()

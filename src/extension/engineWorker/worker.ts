@@ -70,6 +70,7 @@ async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | 
     embedder: embedder ?? 'none',
     summariser: new BridgeSummariser(),
     sessionIdleMs: options.sessionIdleMs,
+    requestLogRetention: options.requestLogRetention,
     logger: log,
   });
   return { engine, embedder };
