@@ -15,6 +15,8 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   project: { type: 'string', description: "Project scope (default: $CODE_MEMORY_PROJECT, else the current folder's git remote, e.g. github.com/owner/repo, else its name)", valueName: 'name' },
   branch: { type: 'string', description: 'Narrow the scope to one branch', valueName: 'name' },
   embedder: { type: 'string', description: 'use-lite (default, offline model), hashed (fast, weaker) or none (full text only); or $CODE_MEMORY_EMBEDDER', valueName: 'name' },
+  'request-log-days': { type: 'string', description: 'Keep retrieve_memory requests in the request log this many days (default: $CODE_MEMORY_REQUEST_LOG_DAYS or 30)', valueName: 'n' },
+  'request-log-max-rows': { type: 'string', description: 'Keep at most this many request log entries, the newest (default: $CODE_MEMORY_REQUEST_LOG_MAX_ROWS or 10000)', valueName: 'n' },
   json: { type: 'boolean', description: 'Machine-readable output' },
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };

@@ -13,6 +13,9 @@ export interface GlobalOptions {
   branch?: string;
   json: boolean;
   embedder: string;
+  /** The request log's retention (applied by whichever process holds the store's maintenance lease). */
+  requestLogDays?: number;
+  requestLogMaxRows?: number;
   cwd: string;
 }
 
@@ -48,6 +51,14 @@ function teamStoreLocation(uri: string | undefined): string | undefined {
   return storeLocation(uri, '--team-store');
 }
 
+/** A whole number given as a flag or in the environment; undefined when neither is set. */
+function countOption(flag: string, value: unknown, envName: string, env: NodeJS.ProcessEnv): number | undefined {
+  const [raw, from] = value !== undefined ? [String(value), `--${flag}`] : [env[envName]?.trim() || undefined, envName];
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be a whole number of at least 1, not '${raw.slice(0, 40)}'`);
+  return Number(raw);
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
@@ -59,6 +70,8 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,
+    requestLogDays: countOption('request-log-days', values['request-log-days'], 'CODE_MEMORY_REQUEST_LOG_DAYS', env),
+    requestLogMaxRows: countOption('request-log-max-rows', values['request-log-max-rows'], 'CODE_MEMORY_REQUEST_LOG_MAX_ROWS', env),
     cwd: process.cwd(),
   };
 }

@@ -19,6 +19,8 @@ export interface CodeMemoryConfig {
   embeddingEndpoint: string;
   embeddingModel: string;
   serverPort: number;
+  requestLogRetentionDays: number;
+  requestLogMaxRows: number;
 }
 
 export function readConfig(): CodeMemoryConfig {
@@ -36,7 +38,14 @@ export function readConfig(): CodeMemoryConfig {
     embeddingEndpoint: c.get<string>('embedding.endpoint', ''),
     embeddingModel: c.get<string>('embedding.model', ''),
     serverPort: c.get<number>('server.port', 0),
+    // Whole numbers within the ranges package.json declares (a hand-edited settings.json may hold others).
+    requestLogRetentionDays: clampCount(c.get<number>('requestLog.retentionDays', 30), 36_500),
+    requestLogMaxRows: clampCount(c.get<number>('requestLog.maxRows', 10_000), 10_000_000),
   };
+}
+
+function clampCount(value: number, max: number): number {
+  return Number.isFinite(value) ? Math.min(max, Math.max(1, Math.round(value))) : 1;
 }
 
 export function affectsConfig(e: vscode.ConfigurationChangeEvent, key: string): boolean {

@@ -5,6 +5,7 @@ import type { EmbedderConfig } from '../core/embed/factory';
 import type { Observation } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
 import { gitAuthor } from '../core/team/shareRows';
+import { requestLogRetention } from '../core/store/repos/requestLog';
 import type { CodeMemoryConfig } from './config';
 import { affectsConfig, readConfig } from './config';
 import { EngineClient } from './engineWorker/engineClient';
@@ -84,6 +85,7 @@ export class EngineHost implements vscode.Disposable {
       storeUri: resolveStoreUri(config),
       embedder: toEmbedderConfig(config),
       sessionIdleMs: config.sessionIdleMinutes * 60_000,
+      requestLogRetention: requestLogRetention(config.requestLogRetentionDays, config.requestLogMaxRows),
       languageModelSummaries: config.summariser === 'languageModel',
       team: config.teamStore ? { uri: resolveLocation(config.teamStore), author: await gitAuthor(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd()) } : undefined,
       objectStore: config.storeEndpoint ? { endpoint: config.storeEndpoint } : undefined,

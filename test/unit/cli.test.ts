@@ -4,62 +4,21 @@ import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileS
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { build } from 'esbuild';
-import type { BuildOptions } from 'esbuild';
-import { pathToFileURL } from 'node:url';
 import { COMMAND_IMPLS } from '../../src/cli/commands/implementations';
 import { COMMAND_SPECS } from '../../src/cli/commands/specs';
 import { REPO_ROOT, makeGitRepo, removeDir, tempDir } from './mcpFixture';
 import type { TestRepo } from './mcpFixture';
+import { CliBundle } from './cliFixture';
+import type { CliRun } from './cliFixture';
 
-// The CLI runs as its esbuild bundles (as users get them: cli.js, which loads cliCommands.js
-// when a command runs, and embedWorker.js), built from the current sources into out/ by the same
-// definitions esbuild.config.mjs uses. One folder per run, so that two test runs never read each
-// other's half-written bundle.
-const BUNDLE_DIR = path.join(REPO_ROOT, 'out', 'test-cli', String(process.pid));
-const CLI = path.join(BUNDLE_DIR, 'cli.js');
-
-async function buildCli(): Promise<void> {
-  const { cliBundles } = (await import(pathToFileURL(path.join(REPO_ROOT, 'scripts/cliBundles.mjs')).href)) as { cliBundles(root: string, outdir: string): BuildOptions[] };
-  for (const bundle of cliBundles(REPO_ROOT, BUNDLE_DIR)) {
-    await build({
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
-      external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
-      logLevel: 'error',
-      ...bundle,
-    });
-  }
-}
+// The CLI runs as its esbuild bundles, as users get them (see cliFixture.ts).
+const bundle = new CliBundle('test-cli');
+const CLI = bundle.cli;
 const PROJECT = 'github.com/acme/cli-test';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 function cli(args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return cliAt(CLI, args, options);
-}
-
-function cliAt(bundle: string, args: string[], options: { input?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, ...args], {
-      cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed', CODE_MEMORY_STORE: '', CODE_MEMORY_PROJECT: '', ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
+  return bundle.run(args, options);
 }
 
 describe('code-memory CLI', function () {
@@ -75,14 +34,14 @@ describe('code-memory CLI', function () {
   }
 
   before(async () => {
-    await buildCli();
+    await bundle.build();
     store = tempDir('cli-store');
     repo = makeGitRepo();
   });
   after(() => {
     removeDir(store);
     removeDir(repo.dir);
-    removeDir(BUNDLE_DIR);
+    bundle.remove();
   });
 
   it('prints help for the program and every command, and rejects unknown commands and options', async () => {
@@ -106,7 +65,7 @@ describe('code-memory CLI', function () {
     const alone = tempDir('cli-alone');
     try {
       copyFileSync(CLI, path.join(alone, 'cli.js'));
-      const run = (args: string[]): Promise<Run> => cliAt(path.join(alone, 'cli.js'), args);
+      const run = (args: string[]): Promise<Run> => bundle.run(args, { cli: path.join(alone, 'cli.js') });
       const help = await run(['--help']);
       assert.equal(help.code, 0, help.stderr);
       assert.match(help.stdout, /\n {2}search +Search the project memory/);

@@ -9,7 +9,7 @@ import { LexicalIndex, bm25Search, idf } from '../../src/core/retrieve/lexicalIn
 import { lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
 import { TABLES } from '../../src/core/store/schema';
-import { filesContaining } from './storeForget.test';
+import { filesContaining } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 

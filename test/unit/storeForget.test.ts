@@ -3,27 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { filesContaining } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
-
-/** Every file under `dir` whose bytes contain `needle` (ASCII, case-insensitive). */
-export function filesContaining(dir: string, needle: string): string[] {
-  const hits: string[] = [];
-  const lower = Buffer.from(needle.toLowerCase());
-  const upperFirst = Buffer.from(needle);
-  const walk = (d: string): void => {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, entry.name);
-      if (entry.isDirectory()) walk(p);
-      else {
-        const bytes = fs.readFileSync(p);
-        if (bytes.includes(lower) || bytes.includes(upperFirst) || bytes.toString('latin1').toLowerCase().includes(needle.toLowerCase())) hits.push(path.relative(dir, p));
-      }
-    }
-  };
-  walk(dir);
-  return hits;
-}
 
 describe('store: forget', function () {
   this.timeout(120_000);

@@ -14,7 +14,7 @@ import { pruneRequestLog } from '../../src/core/store/repos/requestLog';
 import { TABLES } from '../../src/core/store/schema';
 import { Store } from '../../src/core/store/store';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
-import { filesContaining } from './storeForget.test';
+import { filesContaining } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 

@@ -1,10 +1,11 @@
 // One search cell per record: L0 for observations, L1 for session summaries, L2 for memories.
 // search_text is the prepared (identifier-split, stemmed) text the FTS index sees; vectors stay
-// zero with embed_model '' until the background embedding queue fills them.
+// zero with embed_model '' until the background embedding queue fills them. A cell's node id
+// follows from its record (cellNodeId).
 
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { prepareIndexText } from '../retrieve/textPrep';
-import type { Memory, Observation, SessionSummary } from '../model/records';
+import type { Memory, Observation, SessionSummary, SourceKind } from '../model/records';
 import { parseJson } from './mapping';
 import type { Row } from './store';
 
@@ -22,8 +23,23 @@ function bullets(json: string | null): string | null {
   return items.length > 0 ? items.map((f) => `- ${f}`).join('\n') : null;
 }
 
-function baseCell(dimension: number): Pick<Row, 'node_id' | 'access_count' | 'embed_model' | 'vector' | 'last_accessed_epoch'> {
-  return { node_id: randomUUID(), access_count: 0, embed_model: '', vector: new Float32Array(dimension), last_accessed_epoch: null };
+/**
+ * The node id of a record's cell: a UUID derived from its project, kind and id (name-based, as
+ * UUID v5 does it). A record's cell is written by its writer and, when a crash or a slow writer
+ * leaves it out, by the store's repair: both name it alike, so a second copy is the same node
+ * (and the repair drops it) instead of another result with another id.
+ */
+export function cellNodeId(project: string, kind: SourceKind, id: number): string {
+  const h = createHash('sha1').update(`code-memory-cell\u0000${project}\u0000${kind}\u0000${id}`).digest();
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** What a new cell starts with; its node_id is given where it is written (CellRepository.add). */
+function baseCell(dimension: number): Pick<Row, 'access_count' | 'embed_model' | 'vector' | 'last_accessed_epoch'> {
+  return { access_count: 0, embed_model: '', vector: new Float32Array(dimension), last_accessed_epoch: null };
 }
 
 export function observationTitle(o: Pick<Observation, 'title' | 'type' | 'files_read' | 'files_modified'>): string {

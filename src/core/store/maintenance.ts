@@ -1,7 +1,7 @@
-// Store-wide upkeep, off the query path: finishing an interrupted forget and giving cells to
-// records a crash left without one (at open), compaction, pruning of old versions, the request
-// log's retention, the full-text index segments and the ANN index (on a timer). One job at a
-// time, in the maintenance-lease holder.
+// Store-wide upkeep, off the query path: finishing an interrupted forget and restoring one cell
+// per record (at open, and when the lease is renewed), compaction, pruning of old versions, the
+// request log's retention, the full-text index segments and the ANN index (on a timer). One job
+// at a time, in the maintenance-lease holder.
 
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
@@ -32,10 +32,11 @@ export class Maintenance {
     private readonly options: MaintenanceOptions,
   ) {}
 
-  /** Projects that have records, from the record tables' project columns. */
-  async projects(): Promise<string[]> {
+  /** Projects that have records, from the record tables' project columns (and the cells', with `cells`). */
+  async projects(options: { cells?: boolean } = {}): Promise<string[]> {
     const projects = new Set<string>();
-    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) {
+    const tables = [TABLES.observations, TABLES.sessionSummaries, TABLES.memories, ...(options.cells ? [TABLES.cells] : [])];
+    for (const name of tables) {
       for (const r of await this.repos.store.rows(name, null, { select: ['project'] })) if (r.project) projects.add(String(r.project));
     }
     return [...projects].sort();
@@ -48,8 +49,10 @@ export class Maintenance {
   }
 
   /**
-   * Re-creates the cells of records written without one (a crash between a record and its
-   * cell). Returns the number of cells re-created.
+   * Brings the store back to one cell per record, which two commits (record, then cell) cannot
+   * promise by themselves: a crash between them leaves a record without its cell, a writer slower
+   * than the repair's grace a second copy of it, and a forget between them a cell without its
+   * record. Returns the number of cells added or removed.
    */
   async repairCells(): Promise<number> {
     // Each record has one cell: equal counts (the common case, two index-backed counts) mean
@@ -59,12 +62,17 @@ export class Maintenance {
     for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) records += await store.count(name);
     if (records === (await store.count(TABLES.cells))) return 0;
     let repaired = 0;
-    for (const project of await this.projects()) {
+    for (const project of await this.projects({ cells: true })) {
       const r = this.repos.forProject(project);
       repaired += (await r.observations.repairCells()) + (await r.summaries.repairCells()) + (await r.memories.repairCells());
     }
-    if (repaired > 0) this.options.log(`gave ${repaired} record(s) the search cell a crash had left out`);
+    if (repaired > 0) this.options.log(`repaired ${repaired} search cell(s) a crash or a race had left out, doubled or orphaned`);
     return repaired;
+  }
+
+  /** Applies the request log's retention (at open, and before each compaction). */
+  pruneRequestLog(): Promise<number> {
+    return pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
   }
 
   /**
@@ -73,7 +81,7 @@ export class Maintenance {
    */
   optimize(olderThanMs?: number): Promise<void> {
     return this.run('maintenance', async () => {
-      await pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
+      await this.pruneRequestLog();
       await this.repos.store.optimize(olderThanMs);
       await this.writeLexicon(olderThanMs);
       if (this.options.annIndex) await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, logger: this.options.log });

@@ -6,7 +6,7 @@
 
 import { FilterError, sqlString } from './filters';
 import type { TableName } from './schema';
-import type { Row, Store } from './store';
+import type { Row, RowsOptions, Store } from './store';
 
 export function checkProject(project: unknown): string {
   if (typeof project !== 'string' || project.length === 0) throw new FilterError('a scope needs a project name');
@@ -30,7 +30,7 @@ export class ProjectTable {
     return clause ? `${this.prefix} AND (${clause})` : this.prefix;
   }
 
-  rows(clause: string | null, options: { select?: string[]; limit?: number } = {}): Promise<Row[]> {
+  rows(clause: string | null, options: RowsOptions = {}): Promise<Row[]> {
     return this.store.rows(this.name, this.where(clause), options);
   }
 

@@ -19,6 +19,13 @@ import type { TableName } from './schema';
 
 export type Row = Record<string, unknown>;
 
+export interface RowsOptions {
+  select?: string[];
+  limit?: number;
+  /** Adds `_rowid`: names one stored copy of a row, for deleting it and not its twin. */
+  withRowId?: boolean;
+}
+
 export interface StoreOpenOptions {
   uri: string;
   /**
@@ -188,10 +195,11 @@ export class Store {
     );
   }
 
-  async rows(name: TableName, where: string | null, options: { select?: string[]; limit?: number } = {}): Promise<Row[]> {
+  async rows(name: TableName, where: string | null, options: RowsOptions = {}): Promise<Row[]> {
     const out = await retryVanished(() => {
       let q = this.table(name).query();
       if (where) q = q.where(where);
+      if (options.withRowId) q = q.withRowId();
       if (options.select) q = q.select(options.select);
       if (options.limit !== undefined) q = q.limit(options.limit);
       return q.toArray() as Promise<Row[]>;

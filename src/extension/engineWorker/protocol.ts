@@ -4,12 +4,14 @@
 import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
 import type { EmbedderConfig } from '../../core/embed/factory';
 import type { Observation } from '../../core/model/records';
+import type { RequestLogRetention } from '../../core/store/repos/requestLog';
 
 export interface WorkerOpenOptions {
   storeUri: string;
   /** null: no vectors (full-text search only). */
   embedder: EmbedderConfig | null;
   sessionIdleMs: number;
+  requestLogRetention: RequestLogRetention;
   /** Ask the extension host for a language-model summary at session end. */
   languageModelSummaries: boolean;
   /** The team store and who shares (git author of the workspace). */

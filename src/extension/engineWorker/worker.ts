@@ -76,6 +76,7 @@ async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | 
     sessionIdleMs: options.sessionIdleMs,
     team: options.team,
     objectStore: options.objectStore,
+    requestLogRetention: options.requestLogRetention,
     logger: log,
   });
   return { engine, embedder: await loading };

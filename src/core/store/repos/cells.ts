@@ -1,5 +1,6 @@
 // Search cells of one project: written with their records, updated when a record's status or
 // text changes, read by node id and searched (hybrid: full text + vectors) within the project.
+// A record has exactly one cell, named by cellNodeId; removeStray drops any other.
 
 import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
@@ -7,6 +8,7 @@ import { hybridSearch } from '../../retrieve/hybrid';
 import { cellsChanged } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
+import { cellNodeId } from '../cells';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
@@ -43,11 +45,40 @@ export class CellRepository {
     return this.store.dimension;
   }
 
+  /** Writes cells built by the cell builders (see cells.ts), each named after its record. */
   async add(rows: Row[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.table.add(rows, 'node_id');
+    const named = rows.map((r) => ({ ...r, node_id: cellNodeId(this.table.project, r.source_kind as SourceKind, Number(r.source_id)) }));
+    await this.table.add(named, 'node_id');
     this.changed();
     this.onWrite();
+  }
+
+  /**
+   * Removes the cells of `kind` that are not the one cell of a stored record: a second copy (a
+   * writer slower than the repair's grace wrote the node the repair had written) or a cell whose
+   * record is gone (a forget deleted the record between a writer's two commits). Returns how many.
+   * The cells are read before the records: a writer commits a record before its cell, so every
+   * cell read here whose record is stored has that record in the list read after it.
+   */
+  async removeStray(kind: SourceKind, recordIds: () => Promise<Set<number>>): Promise<number> {
+    const cells = await this.table.rows(`source_kind = ${sqlString(kind)}`, { select: ['source_id', 'embed_model'], withRowId: true });
+    if (cells.length === 0) return 0;
+    const records = await recordIds();
+    // Of two copies, the one that has its vector already stays.
+    cells.sort((a, b) => Number(Boolean(b.embed_model)) - Number(Boolean(a.embed_model)));
+    const kept = new Set<number>();
+    const stray: string[] = [];
+    for (const c of cells) {
+      const id = Number(c.source_id);
+      if (records.has(id) && !kept.has(id)) kept.add(id);
+      else stray.push(String(c._rowid));
+    }
+    // A row id names one stored copy; one a compaction has moved since names nothing (the next
+    // repair looks again).
+    for (let i = 0; i < stray.length; i += 1000) await this.table.delete(`_rowid IN (${stray.slice(i, i + 1000).join(', ')})`);
+    if (stray.length > 0) this.changed();
+    return stray.length;
   }
 
   /** Rows came or went: this process's full-text view of the project lists them again at the next search. */

@@ -3,10 +3,10 @@
 
 import type { Memory } from '../../model/records';
 import { memoryCell } from '../cells';
-import { sqlInt, sqlIntList, sqlString } from '../filters';
+import { sqlInt, sqlString } from '../filters';
 import { memoryToRow, parseJson, rowToMemory } from '../mapping';
 import { TABLES } from '../schema';
-import type { Store } from '../store';
+import type { Row, Store } from '../store';
 import type { CellRepository } from './cells';
 import type { GraphRepository } from './graph';
 import { RecordRepository } from './records';
@@ -62,14 +62,8 @@ export class MemoryRepository extends RecordRepository<Memory> {
     });
   }
 
-  /** Re-creates the cells of memories that have none (repair after a crash). */
-  async repairCells(): Promise<number> {
-    const missing = await this.missingCells();
-    for (let i = 0; i < missing.length; i += 500) {
-      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
-      await this.cells.add(rows.map((r) => memoryCell(rowToMemory(r), this.cells.dimension)));
-    }
-    return missing.length;
+  protected cellOf(row: Row): Row {
+    return memoryCell(rowToMemory(row), this.cells.dimension);
   }
 
   /** Ids of memories evidenced by any of these observations. */

@@ -153,13 +153,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
     return { results: results as Observation[], written };
   }
 
-  /** Re-creates the cells of observations that have none (repair after a crash). */
-  async repairCells(): Promise<number> {
-    const missing = await this.missingCells();
-    for (let i = 0; i < missing.length; i += 500) {
-      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
-      await this.cells.add(rows.map((r) => observationCell(rowToObservation(r), (r.search_extra as string | null) ?? null, this.cells.dimension)));
-    }
-    return missing.length;
+  protected cellOf(row: Row): Row {
+    return observationCell(rowToObservation(row), (row.search_extra as string | null) ?? null, this.cells.dimension);
   }
 }

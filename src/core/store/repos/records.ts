@@ -69,6 +69,24 @@ export abstract class RecordRepository<T extends { id: number }> {
     await this.cells.update(this.kind, checked, { last_accessed_epoch: now, access_count: 'access_count + 1' });
   }
 
+  /** The search cell of a stored row of this kind (see cells.ts). */
+  protected abstract cellOf(row: Row): Row;
+
+  /**
+   * Brings this kind back to one cell per record: gives records a crash left without a cell
+   * theirs, and drops second copies and cells of deleted records (see CellRepository.removeStray).
+   * Returns how many cells were added or removed.
+   */
+  async repairCells(): Promise<number> {
+    const missing = await this.missingCells();
+    for (let i = 0; i < missing.length; i += 500) {
+      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
+      await this.cells.add(rows.map((r) => this.cellOf(r)));
+    }
+    const removed = await this.cells.removeStray(this.kind, async () => new Set((await this.table.rows(null, { select: ['id'] })).map((r) => Number(r.id))));
+    return missing.length + removed;
+  }
+
   /**
    * Ids of this kind's records that have no cell (a crash between the two writes). A writer
    * commits a record's cell right after the record: a record is only reported when it still has

@@ -3,7 +3,7 @@
 
 import type { SessionSummary } from '../../model/records';
 import { summaryCell } from '../cells';
-import { sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
+import { sqlInt, sqlString, sqlStringList } from '../filters';
 import { parseJson, rowToSessionSummary } from '../mapping';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
@@ -49,14 +49,8 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     await this.cells.add([summaryCell(summary, branch, files, this.cells.dimension)]);
   }
 
-  /** Re-creates the cells of summaries that have none (repair after a crash). */
-  async repairCells(): Promise<number> {
-    const missing = await this.missingCells();
-    for (let i = 0; i < missing.length; i += 500) {
-      const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
-      await this.cells.add(rows.map((r) => summaryCell(rowToSessionSummary(r), (r.branch as string | null) ?? null, [], this.cells.dimension)));
-    }
-    return missing.length;
+  protected cellOf(row: Row): Row {
+    return summaryCell(rowToSessionSummary(row), (row.branch as string | null) ?? null, [], this.cells.dimension);
   }
 
   /** Ids of summaries built from any of these observations. */
