@@ -16,13 +16,13 @@ export interface FileDiff {
 export const MAX_DIFF_TEXT_CHARS = 6000;
 /** Lines read per file; a generated file can hold hundreds of thousands. */
 const MAX_LINES_PER_FILE = 400;
-const MAX_LINE_CHARS = 200;
+export const MAX_LINE_CHARS = 200;
 
 const SKIPPED_FILE = /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|npm-shrinkwrap\.json|Cargo\.lock|go\.sum|poetry\.lock|composer\.lock|Gemfile\.lock)$|\.min\.(js|css)$|\.(map|png|jpe?g|gif|ico|svg|woff2?|ttf|eot|pdf|zip|gz|tgz|jar|exe|dll|so|dylib|snap)$/i;
 
-const DOC_FILE = /\.(md|markdown|rst|txt|adoc)$/i;
+export const DOC_FILE = /\.(md|markdown|rst|txt|adoc)$/i;
 const TEST_FILE = /(^|\/)(test|tests|spec|__tests__)\/|[._-](test|spec)\.[a-z]+$/i;
-const COMMENT_LINE = /^(\/\/|\/\*|\*|#(?!!)|<!--|--\s)/;
+export const COMMENT_LINE = /^(\/\/|\/\*|\*|#(?!!)|<!--|--\s)/;
 const TEST_TITLE = /\b(it|describe|test|context|suite)(\.only|\.skip)?\s*\(\s*['"`]/;
 
 const KEYWORDS = new Set(

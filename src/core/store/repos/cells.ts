@@ -45,6 +45,13 @@ export class CellRepository {
     this.onWrite();
   }
 
+  /** Writes cells by node id: a cell already stored is replaced (text, status), a new one added. */
+  async upsert(rows: Row[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.table.upsert('node_id', rows);
+    this.onWrite();
+  }
+
   private bySource(kind: SourceKind, ids: number[]): string {
     return `source_kind = ${sqlString(kind)} AND source_id IN ${sqlIntList(ids)}`;
   }
