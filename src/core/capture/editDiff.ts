@@ -1,12 +1,12 @@
 // What an edit changed: a file against its state when the session first touched it. Gives the
 // hunks (with git's kind of header: the enclosing function or section line), then the parts a
 // reader and the search index want, under the same caps as a commit's diff text: changed
-// identifiers, comment and doc lines, string literals. Redaction happens where every observation
-// is prepared (prepare.ts); files whose path marks them secret get no content at all.
+// identifiers, comment and doc lines, string literals. Secrets are redacted line by line here, and again where every observation is prepared (prepare.ts); files whose
+// path marks them secret get no content at all.
 
 import type { FileDiff } from '../retrieve/diffText';
-import { COMMENT_LINE, DOC_FILE, MAX_DIFF_TEXT_CHARS, MAX_LINE_CHARS, diffSearchText, identifiersIn, isSkippedFile } from '../retrieve/diffText';
-import { isSecretPath } from './redact';
+import { COMMENT_LINE, DOC_FILE, MAX_DIFF_TEXT_CHARS, MAX_LINE_CHARS, STRING_LITERAL, diffSearchText, identifiersIn, isSkippedFile } from '../retrieve/diffText';
+import { isSecretPath, redact } from './redact';
 
 export interface EditHunk {
   /** 1-based first line of the hunk in the new text. */
@@ -47,8 +47,8 @@ const MAX_ITEMS = 20;
 
 // git's default funcname rule: a line that starts with a letter, '_' or '$'. Indented
 // declarations count too, so a method inside a class names the method, not the class.
+const METHOD_LINE = /^\s*(?:async\s+)?(?!(?:if|for|while|switch|catch|return|else)\b)[A-Za-z_$][\w$]*\s*\([^;]*\)\s*(?::\s*[^=;{]+)?\{\s*$/;
 const HEADER_LINE = /^\s*(?:export\s+|public\s+|private\s+|protected\s+|static\s+|async\s+|def\s+|fn\s+|func\s+|class\s+|function\s+|interface\s+|#+\s)|^[A-Za-z_$]/;
-const STRING_LITERAL = /(["'`])((?:\\.|(?!\1)[^\\\n]){3,200})\1/g;
 
 type Op = { kind: 'same' | 'add' | 'del'; text: string; newLine: number };
 
@@ -130,7 +130,7 @@ export function editHunks(before: string, after: string): EditHunk[] {
 function headerAbove(lines: string[], index: number): string | null {
   for (let i = Math.min(index, lines.length) - 1; i >= 0; i--) {
     const line = lines[i];
-    if (line.trim().length > 2 && HEADER_LINE.test(line) && !COMMENT_LINE.test(line.trim())) return line.trim().slice(0, MAX_LINE_CHARS);
+    if (line.trim().length > 2 && (HEADER_LINE.test(line) || METHOD_LINE.test(line)) && !COMMENT_LINE.test(line.trim())) return line.trim().slice(0, MAX_LINE_CHARS);
   }
   return null;
 }
@@ -146,16 +146,18 @@ function uniq(values: Iterable<string>, max = MAX_ITEMS): string[] {
 export function describeEdit(path: string, before: string, after: string, symbols: readonly string[] = []): EditContent {
   const empty: EditContent = { hunks: [], added: 0, removed: 0, identifiersAdded: [], identifiersRemoved: [], comments: [], strings: [], narrative: null, searchText: null };
   if (isSecretPath(path) || isSkippedFile(path) || before.length > MAX_EDIT_FILE_CHARS || after.length > MAX_EDIT_FILE_CHARS) return empty;
-  const hunks = editHunks(before, after);
+  // Redacted line by line, where an assignment still shows what its value is; later steps take
+  // strings and identifiers out of their lines, and a secret alone no longer looks like one.
+  const hunks = editHunks(before, after).map((h) => ({ ...h, header: h.header && redact(h.header), removed: h.removed.map(redact), added: h.added.map(redact) }));
   if (hunks.length === 0) return empty;
   const isDoc = DOC_FILE.test(path);
   const added = hunks.flatMap((h) => h.added);
   const removed = hunks.flatMap((h) => h.removed);
-  const idsIn = (lines: string[]): Set<string> => new Set(isDoc ? [] : lines.filter((l) => !COMMENT_LINE.test(l.trim())).flatMap(identifiersIn));
+  const idsIn = (lines: string[]): Set<string> => new Set(isDoc ? [] : lines.filter((l) => !COMMENT_LINE.test(l.trim())).flatMap((l) => identifiersIn(l.replace(STRING_LITERAL, ' '))));
   const addedIds = idsIn(added);
   const removedIds = idsIn(removed);
   const comments = uniq(added.map((l) => l.trim()).filter((l) => l.length > 3 && (isDoc || COMMENT_LINE.test(l))).map((l) => (isDoc ? l : l.replace(/^(\/\/+|\/\*+|\*+\/?|#+|<!--|--)\s*/, '').replace(/\s*(\*\/|-->)$/, ''))).filter((l) => l.length > 3));
-  const strings = uniq(added.filter((l) => !COMMENT_LINE.test(l.trim())).flatMap((l) => [...l.matchAll(STRING_LITERAL)].map((m) => m[2])));
+  const strings = uniq(added.filter((l) => !COMMENT_LINE.test(l.trim())).flatMap((l) => [...l.matchAll(STRING_LITERAL)].map((m) => m[2]).filter((x) => !x.includes('[REDACTED]'))));
   const file: FileDiff = { path, hunkContexts: uniq([...symbols, ...hunks.map((h) => h.header).filter((h): h is string => !!h)]), added, removed, context: [] };
   return {
     hunks,

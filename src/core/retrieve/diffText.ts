@@ -22,6 +22,8 @@ const SKIPPED_FILE = /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|npm-s
 
 export const DOC_FILE = /\.(md|markdown|rst|txt|adoc)$/i;
 const TEST_FILE = /(^|\/)(test|tests|spec|__tests__)\/|[._-](test|spec)\.[a-z]+$/i;
+/** A quoted string on one line. */
+export const STRING_LITERAL = /(["'`])((?:\\.|(?!\1)[^\\\n]){3,200})\1/g;
 export const COMMENT_LINE = /^(\/\/|\/\*|\*|#(?!!)|<!--|--\s)/;
 const TEST_TITLE = /\b(it|describe|test|context|suite)(\.only|\.skip)?\s*\(\s*['"`]/;
 
@@ -126,7 +128,9 @@ export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS
         prose.push(line);
       } else {
         code.push(line);
-        if (!isDoc) for (const id of identifiersIn(line)) identifiers.add(id);
+        // Not from inside strings: a quoted secret stays inside its line, where redaction sees
+        // its assignment, instead of standing alone in the identifier list.
+        if (!isDoc) for (const id of identifiersIn(line.replace(STRING_LITERAL, ' '))) identifiers.add(id);
       }
     }
   }
