@@ -87,7 +87,9 @@ async function main() {
     browser.page.on('pageerror', (error) => verbose && console.error(`[page] ${error.message}`));
     const timer = setTimeout(() => settle({ error: `no result from the extension host within ${timeoutMs} ms` }), timeoutMs);
 
-    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }));
+    // The result arrives through codeAutomationExit, not the load event: on a loaded machine the
+    // workbench's many scripts take longer than Playwright's default 30 s to finish loading.
+    await browser.page.goto(workbenchUrl(server, { extensionDevelopmentPath: repoRoot, extensionTestsPath: testsIndex }), { waitUntil: 'commit', timeout: 120_000 });
     const result = await exitCode;
     clearTimeout(timer);
     if (result.error) {

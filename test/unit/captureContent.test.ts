@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { describeEdit, editHunks } from '../../src/core/capture/editDiff';
 import { GitFreshness, freshnessWeight } from '../../src/core/capture/freshness';
 import { firstFailingTest } from '../../src/core/capture/testOutput';
+import { recallContext } from '../../src/core/tools/recallContext';
 import { ExtractiveSummariser } from '../../src/core/compress/summariser';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Observation } from '../../src/core/model/records';
@@ -207,5 +208,25 @@ describe('freshness: whether a memory about files at a commit still holds', func
     assert.equal(off?.marker, 'not on this branch (only on other)');
     assert.equal((await fresh.check('f'.repeat(40), ['a.ts']))?.state, 'unknown');
     assert.ok(freshnessWeight('changed') < 1 && freshnessWeight('off_branch') < 1 && freshnessWeight('current') === 1);
+
+    // recall_context says it in a short marker and in structuredContent, and ranks it lower.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-fresh-store-'));
+    const engine = await MemoryEngine.open({ storeUri: dir, maintenanceIntervalMs: 0 });
+    try {
+      const scope = { project: 'fresh' };
+      await engine.observe([
+        { type: 'commit', title: 'Parser decision: tokens are interned', commit_sha: c1, files_modified: ['a.ts'] },
+        { type: 'commit', title: 'Parser decision: tokens are interned for speed', commit_sha: c1, files_modified: ['b.ts'] },
+      ], scope);
+      const out = await recallContext({ engine, scope, freshness: fresh }, { query: 'parser decision tokens interned' });
+      assert.match(out.text, new RegExp(`\\[changed since ${c1.slice(0, 7)}: a\\.ts\\]`));
+      assert.match(out.text, /\[still holds\]/);
+      assert.deepEqual(out.items.map((i) => i.freshness), ['current', 'changed'], 'the changed one ranks lower, and is still there');
+      const plain = await recallContext({ engine, scope }, { query: 'parser decision tokens interned' });
+      assert.doesNotMatch(plain.text, /still holds|changed since/, 'no repository, no marker');
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -11,6 +11,8 @@
 
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
+import type { Freshness } from '../capture/freshness';
+import { freshnessWeight } from '../capture/freshness';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { MIN_RELEVANCE, errorResult, parseArgs } from './types';
@@ -37,6 +39,8 @@ const packItem = z.strictObject({
   source_id: z.number().int(),
   relevance: z.number(),
   shortened: z.boolean(),
+  /** Where the item names files and a commit: current, changed, off_branch or unknown. */
+  freshness: z.string().optional(),
 });
 
 export const recallContextOutput = z.strictObject({
@@ -77,17 +81,38 @@ function oneLine(s: string): string {
   return s.replace(/[\r\n|]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-function itemBlock(index: number, cell: Cell): string {
+function itemBlock(index: number, cell: Cell, freshness: Freshness | undefined): string {
   const date = new Date(cell.created_at_epoch).toISOString().slice(0, 10);
   const sha = cell.commit_sha ? `, commit ${cell.commit_sha.slice(0, 12)}` : '';
-  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${cell.source_kind} ${cell.source_id}, ${date}${sha})`;
+  // A short marker says whether it still holds: the code it is about may have moved on.
+  const fresh = freshness && freshness.state !== 'unknown' ? ` [${freshness.marker}]` : '';
+  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${cell.source_kind} ${cell.source_id}, ${date}${sha})${fresh}`;
   return cell.text ? `${head}\n${cell.text.trim()}` : head;
+}
+
+/** Freshness of the hits that name files and a commit, by node id; empty without a repository. */
+export async function freshnessOf(ctx: ToolContext, hits: SearchHit[]): Promise<Map<string, Freshness>> {
+  const out = new Map<string, Freshness>();
+  if (!ctx.freshness) return out;
+  await Promise.all(
+    hits.map(async (h) => {
+      const f = await ctx.freshness?.check(h.cell.commit_sha, parseFiles(h.cell.files)).catch(() => null);
+      if (f) out.set(h.cell.node_id, f);
+    }),
+  );
+  return out;
 }
 
 export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise<RecallContextOutput> {
   // Limits are checked before anything is read (the contract's 422).
   const args = parseArgs(recallContextInput, rawArgs);
-  const hits: SearchHit[] = (await ctx.engine.search(args.query, { scope: ctx.scope, limit: args.max_items + EXTRA_CANDIDATES })).filter((h) => h.score >= MIN_RELEVANCE);
+  const found: SearchHit[] = (await ctx.engine.search(args.query, { scope: ctx.scope, limit: args.max_items + EXTRA_CANDIDATES })).filter((h) => h.score >= MIN_RELEVANCE);
+  const freshness = await freshnessOf(ctx, found);
+  // Changed since or off this branch ranks a little lower, never out.
+  const hits = found
+    .map((h, i) => ({ h, i, s: h.score * freshnessWeight(freshness.get(h.cell.node_id)?.state) }))
+    .sort((a, b) => b.s - a.s || a.i - b.i)
+    .map((x) => x.h);
 
   const blocks: string[] = [];
   const items: RecallContextOutput['items'] = [];
@@ -96,7 +121,8 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
   const separatorTokens = countTokens('\n\n');
   for (const hit of hits.slice(0, args.max_items)) {
     const cell = hit.cell;
-    const block = itemBlock(items.length + 1, cell);
+    const fresh = freshness.get(cell.node_id);
+    const block = itemBlock(items.length + 1, cell, fresh);
     const cost = countTokens(block) + (blocks.length ? separatorTokens : 0);
     const room = args.max_tokens - usedTokens;
     let text = block;
@@ -119,6 +145,7 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
       source_id: cell.source_id,
       relevance: Math.round(hit.score * 1000) / 1000,
       shortened: wasShortened,
+      ...(fresh ? { freshness: fresh.state } : {}),
     });
     if (wasShortened) break;
   }

@@ -164,7 +164,7 @@ export class EngineClient {
   ): Promise<{ imported: number; skipped: number; sessions: number }> {
     return this.call('importGitHistory', [repoPath, scope], options);
   }
-  startHttpServer(options: { scope: Scope; port: number; token: string }): Promise<ServerAddress> {
+  startHttpServer(options: { scope: Scope; port: number; token: string; repoRoot?: string }): Promise<ServerAddress> {
     return this.call('startHttpServer', [options]);
   }
   stopHttpServer(): Promise<void> {

@@ -114,9 +114,9 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
       }
     }
     case 'startHttpServer': {
-      const [opts] = args as [{ scope: Scope; port: number; token: string }];
+      const [opts] = args as [{ scope: Scope; port: number; token: string; repoRoot?: string }];
       if (server) await server.close();
-      server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, log });
+      server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, repoRoot: opts.repoRoot, log });
       return { url: server.url, baseUrl: server.baseUrl, port: server.port, token: server.token };
     }
     case 'stopHttpServer': {
