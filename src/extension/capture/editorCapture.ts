@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
 import { MAX_EDIT_FILE_CHARS } from '../../core/capture/editDiff';
@@ -20,16 +21,14 @@ interface FileWork {
   folder: string;
   path: string;
   uri: vscode.Uri;
-  /** undefined while the disk read runs; null when the file could not be read or is too large. */
-  baseline: string | null | undefined;
+  /** null when the file is not local or too large. */
+  baseline: string | null;
   problemsBefore: string[];
   lines: Set<number>;
   changes: number;
   saves: number;
   /** Changed since the last edit event. */
   dirty: boolean;
-  /** A save came before the disk read finished: report it when the read is done. */
-  emitWhenRead: boolean;
 }
 
 /** Errors and warnings on a document, as short text with their line. */
@@ -128,9 +127,8 @@ export class EditorCapture implements vscode.Disposable {
     if (!work) {
       const at = this.recorder.locate(e.document.uri);
       if (!at) return;
-      work = { folder: at.folder, path: at.path, uri: e.document.uri, baseline: undefined, problemsBefore: problemsOf(e.document.uri), lines: new Set(), changes: 0, saves: 0, dirty: false, emitWhenRead: false };
+      work = { folder: at.folder, path: at.path, uri: e.document.uri, baseline: this.readBaseline(e.document.uri), problemsBefore: problemsOf(e.document.uri), lines: new Set(), changes: 0, saves: 0, dirty: false };
       this.work.set(key, work);
-      this.readBaseline(key, work);
     }
     work.dirty = true;
     work.changes += e.contentChanges.length;
@@ -145,27 +143,20 @@ export class EditorCapture implements vscode.Disposable {
     this.recorder.account(t0);
   }
 
-  /** The file on disk at the first change is the text before it (unsaved work is not on disk yet). */
-  private readBaseline(key: string, work: FileWork): void {
-    const done = (text: string | null): void => {
-      work.baseline = text;
-      if (work.emitWhenRead && this.work.get(key) === work) {
-        work.emitWhenRead = false;
-        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
-        this.emitEdit(work, doc, true, performance.now());
-      }
-    };
-    vscode.workspace.fs.stat(work.uri).then(
-      (stat) =>
-        stat.size > MAX_EDIT_FILE_CHARS
-          ? done(null)
-          : vscode.workspace.fs.readFile(work.uri).then(
-              (bytes) => done(new TextDecoder().decode(bytes)),
-              () => done(null),
-            ),
-      // A file that is not on disk yet is new: it started empty.
-      () => done(''),
-    );
+  /**
+   * The file on disk at the first change is the text before it (the change is not saved yet).
+   * Read at once, in the handler: a read that finished later could see the first save instead.
+   * One small local read per file and session; remote or large files get no content.
+   */
+  private readBaseline(uri: vscode.Uri): string | null {
+    if (uri.scheme !== 'file') return null;
+    try {
+      if (fs.statSync(uri.fsPath).size > MAX_EDIT_FILE_CHARS) return null;
+      return fs.readFileSync(uri.fsPath, 'utf8');
+    } catch {
+      // Not on disk yet: a new file starts empty.
+      return '';
+    }
   }
 
   private onSave(document: vscode.TextDocument): void {
@@ -173,11 +164,6 @@ export class EditorCapture implements vscode.Disposable {
     const work = this.work.get(document.uri.toString());
     if (!work || !work.dirty) return;
     work.saves++;
-    if (work.baseline === undefined) {
-      work.emitWhenRead = true;
-      this.recorder.account(t0);
-      return;
-    }
     this.emitEdit(work, document, true, t0);
   }
 
@@ -203,7 +189,7 @@ export class EditorCapture implements vscode.Disposable {
         lines: [...work.lines],
         changes: work.changes,
         saved,
-        before: work.baseline ?? null,
+        before: work.baseline,
         after,
         saves: work.saves,
         problemsBefore: work.problemsBefore,

@@ -6,6 +6,16 @@ import type { CaptureEvent, EditEvent } from './events';
 import type { CommitDetails } from './observationBuilder';
 
 const MAX_SYMBOLS = 20;
+const CONTAINERS = new Set([
+  vscode.SymbolKind.Class,
+  vscode.SymbolKind.Interface,
+  vscode.SymbolKind.Module,
+  vscode.SymbolKind.Namespace,
+  vscode.SymbolKind.Package,
+  vscode.SymbolKind.Struct,
+  vscode.SymbolKind.Enum,
+  vscode.SymbolKind.Object,
+]);
 
 /** Symbols whose range covers a touched line, innermost first, named like `Class.method`. */
 export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]): Promise<string[]> {
@@ -31,7 +41,8 @@ export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]):
       if (!covers(s.range)) continue;
       const name = prefix ? `${prefix}.${s.name}` : s.name;
       const before = names.length;
-      visit(s.children ?? [], name);
+      // Members of containers are named (Class.method); a function's locals (its loop variable) are not.
+      if (CONTAINERS.has(s.kind)) visit(s.children ?? [], name);
       // Keep the innermost symbol; a class is only named when no member of it was touched.
       if (names.length === before && names.length < MAX_SYMBOLS) names.push(name);
     }

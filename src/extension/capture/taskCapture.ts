@@ -4,13 +4,15 @@ import type { CaptureRecorder } from './recorder';
 
 /** The tail of a command's output kept for finding the first failing test (bytes of text). */
 const OUTPUT_TAIL = 32_000;
-/** Outputs of ended shell executions kept for the task that ran them. */
-const RECENT_OUTPUTS = 8;
+/** How long a task's end waits for the output of its command (the two events race). */
+const OUTPUT_WAIT_MS = 3000;
 
-interface EndedOutput {
-  terminal: string;
-  output: string;
-  endedAt: number;
+interface TaskRun {
+  name: string;
+  /** Output of the task's command, once its shell execution ended. */
+  output: string | null;
+  /** Set when the task ended before its command's output arrived. */
+  onOutput?: () => void;
 }
 
 /**
@@ -19,14 +21,16 @@ interface EndedOutput {
  */
 export class TaskCapture implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly outputs = new Map<vscode.TerminalShellExecution, { text: string }>();
-  private readonly recent: EndedOutput[] = [];
-  private readonly runningTasks = new Map<string, number>();
+  private readonly outputs = new Map<vscode.TerminalShellExecution, { text: string; pid: Promise<number | undefined> }>();
+  /** Task runs by the process id of their terminal's shell, which is the task's process id. */
+  private readonly tasks = new Map<number, TaskRun>();
   private readonly debugStarts = new Map<string, number>();
 
   constructor(private readonly recorder: CaptureRecorder) {
     this.disposables.push(
-      vscode.tasks.onDidStartTaskProcess((e) => this.runningTasks.set(e.execution.task.name, Date.now())),
+      vscode.tasks.onDidStartTaskProcess((e) => {
+        if (e.processId !== undefined) this.tasks.set(e.processId, { name: e.execution.task.name, output: null });
+      }),
       vscode.tasks.onDidEndTaskProcess((e) => this.onTaskEnd(e)),
       vscode.debug.onDidStartDebugSession((s) => this.onDebug(s, false)),
       vscode.debug.onDidTerminateDebugSession((s) => this.onDebug(s, true)),
@@ -39,7 +43,7 @@ export class TaskCapture implements vscode.Disposable {
 
   private onShellStart(e: vscode.TerminalShellExecutionStartEvent): void {
     if (!this.recorder.active) return;
-    const buffer = { text: '' };
+    const buffer = { text: '', pid: Promise.resolve(e.terminal.processId).catch(() => undefined) };
     this.outputs.set(e.execution, buffer);
     // Read off the event path; only a bounded tail is kept.
     void (async () => {
@@ -54,39 +58,46 @@ export class TaskCapture implements vscode.Disposable {
     })();
   }
 
-  private takeOutput(execution: vscode.TerminalShellExecution): string | null {
-    const buffer = this.outputs.get(execution);
-    this.outputs.delete(execution);
-    return buffer ? buffer.text.slice(-OUTPUT_TAIL) : null;
-  }
-
   private onTaskEnd(e: vscode.TaskProcessEndEvent): void {
     const t0 = performance.now();
     const task = e.execution.task;
-    const started = this.runningTasks.get(task.name) ?? 0;
-    this.runningTasks.delete(task.name);
-    if (!this.recorder.active) return;
-    const scopeUri = typeof task.scope === 'object' ? task.scope.uri : undefined;
-    const folder = this.recorder.folderFor(scopeUri);
-    if (!folder) return;
-    const ran = this.recent.filter((o) => o.endedAt >= started && o.terminal.includes(task.name)).pop();
-    this.recorder.record(
-      { kind: 'task', folder, name: task.name, source: task.source, group: task.group?.id ?? null, exitCode: e.exitCode ?? null, output: ran?.output ?? null, at: Date.now() },
-      t0,
-    );
+    const pid = [...this.tasks.entries()].find(([, run]) => run.name === task.name)?.[0];
+    const run = pid !== undefined ? this.tasks.get(pid) : undefined;
+    const record = (startedAt = t0): void => {
+      if (pid !== undefined) this.tasks.delete(pid);
+      if (!this.recorder.active) return;
+      const scopeUri = typeof task.scope === 'object' ? task.scope.uri : undefined;
+      const folder = this.recorder.folderFor(scopeUri);
+      if (!folder) return;
+      this.recorder.record(
+        { kind: 'task', folder, name: task.name, source: task.source, group: task.group?.id ?? null, exitCode: e.exitCode ?? null, output: run?.output ?? null, at: Date.now() },
+        startedAt,
+      );
+    };
+    // The task's command output may still be on its way (shell integration reports it apart).
+    if (!run || run.output !== null || this.outputs.size === 0) return record();
+    // Deferred: the handler's cost is what recording costs then, not the wait.
+    const timer = setTimeout(() => record(performance.now()), OUTPUT_WAIT_MS);
+    run.onOutput = () => {
+      clearTimeout(timer);
+      record(performance.now());
+    };
   }
 
-  private onShellEnd(e: vscode.TerminalShellExecutionEndEvent): void {
+  private async onShellEnd(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
     const t0 = performance.now();
-    const output = this.takeOutput(e.execution);
-    if (!this.recorder.active) return;
-    const terminal = e.terminal.name;
+    const buffer = this.outputs.get(e.execution);
+    this.outputs.delete(e.execution);
+    const output = buffer ? buffer.text.slice(-OUTPUT_TAIL) : null;
     // A task's own command is reported with the task, not as a terminal command of its own.
-    if (/^Task - /.test(terminal) || [...this.runningTasks.keys()].some((name) => terminal.includes(name))) {
-      this.recent.push({ terminal, output: output ?? '', endedAt: Date.now() });
-      if (this.recent.length > RECENT_OUTPUTS) this.recent.shift();
+    const pid = buffer ? await buffer.pid : undefined;
+    const run = pid !== undefined ? this.tasks.get(pid) : undefined;
+    if (run) {
+      run.output = output ?? '';
+      run.onOutput?.();
       return;
     }
+    if (!this.recorder.active) return;
     const command = e.execution.commandLine.value.trim();
     if (!command) return;
     const cwd = e.execution.cwd;
