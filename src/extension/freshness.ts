@@ -25,10 +25,11 @@ export class FreshnessService {
   }
 }
 
-/** The sidebar's short badge: nothing for records that still hold or cannot say. */
+/** The sidebar's short badge: nothing for records that cannot say. */
 export function freshnessBadge(f: Freshness | null | undefined): string {
   if (!f) return '';
-  if (f.state === 'changed') return `changed since ${f.commit_sha.slice(0, 7)}`;
-  if (f.state === 'off_branch') return 'not on this branch';
+  if (f.state === 'changed') return `⚠ changed since ${f.commit_sha.slice(0, 7)}`;
+  if (f.state === 'off_branch') return '⚠ not on this branch';
+  if (f.state === 'current') return '✓ still holds';
   return '';
 }

@@ -99,14 +99,14 @@ describe('scenario: edit, fail, fix, pass, commit, switch branch (inside the VS 
       return ok ? o : undefined;
     }, 120_000);
     const commit = all.find((o) => o.type === 'commit' && o.commit_sha === sha) as Observation;
-    const edit0 = all.find((o) => o.type === 'edit' && parseList(o.files_modified).includes('scenario-math.js'));
+    const edit0 = all.find((o) => o.type === 'edit' && /^Edited scenario-math\.js/.test(o.title ?? ''));
     assert.ok(edit0, `the edit of scenario-math.js among: ${all.map((o) => `${o.memory_session_id} ${o.branch} ${o.type}: ${o.title}`).join(' | ')}`);
     const session = edit0.memory_session_id;
     const inSession = all.filter((o) => o.memory_session_id === session);
     console.log(`      session ${session}:\n${all.map((o) => `        ${o.memory_session_id} ${o.branch} ${o.type}: ${o.title} — ${o.subtitle ?? ''}`).join('\n')}`);
 
     // The edit: one observation for the file that grew over both saves, with what changed.
-    const edits = inSession.filter((o) => o.type === 'edit' && parseList(o.files_modified).includes('scenario-math.js'));
+    const edits = inSession.filter((o) => o.type === 'edit' && parseList(o.files_modified).includes('scenario-math.js') && !/^Changed on disk/.test(o.title ?? ''));
     assert.equal(edits.length, 1, edits.map((e) => e.title).join(' | '));
     const edit = edits[0];
     assert.match(edit.title ?? '', /^Edited scenario-math\.js/);

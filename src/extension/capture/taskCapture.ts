@@ -24,12 +24,17 @@ export class TaskCapture implements vscode.Disposable {
   private readonly outputs = new Map<vscode.TerminalShellExecution, { text: string; pid: Promise<number | undefined> }>();
   /** Task runs by the process id of their terminal's shell, which is the task's process id. */
   private readonly tasks = new Map<number, TaskRun>();
+  /** Shell process ids of terminals that ran a task: a reused task terminal keeps its first one. */
+  private readonly taskShells = new Set<number>();
   private readonly debugStarts = new Map<string, number>();
 
   constructor(private readonly recorder: CaptureRecorder) {
     this.disposables.push(
       vscode.tasks.onDidStartTaskProcess((e) => {
-        if (e.processId !== undefined) this.tasks.set(e.processId, { name: e.execution.task.name, output: null });
+        if (e.processId === undefined) return;
+        this.tasks.set(e.processId, { name: e.execution.task.name, output: null });
+        this.taskShells.add(e.processId);
+        if (this.taskShells.size > 100) this.taskShells.delete(this.taskShells.values().next().value as number);
       }),
       vscode.tasks.onDidEndTaskProcess((e) => this.onTaskEnd(e)),
       vscode.debug.onDidStartDebugSession((s) => this.onDebug(s, false)),
@@ -91,7 +96,8 @@ export class TaskCapture implements vscode.Disposable {
     const output = buffer ? buffer.text.slice(-OUTPUT_TAIL) : null;
     // A task's own command is reported with the task, not as a terminal command of its own.
     const pid = buffer ? await buffer.pid : undefined;
-    const run = pid !== undefined ? this.tasks.get(pid) : undefined;
+    const waiting = [...this.tasks.values()].filter((r) => r.output === null);
+    const run = pid === undefined ? undefined : (this.tasks.get(pid) ?? (this.taskShells.has(pid) ? waiting[waiting.length - 1] : undefined));
     if (run) {
       run.output = output ?? '';
       run.onOutput?.();

@@ -216,7 +216,10 @@ export function sessionBody(scope: Scope, s: SessionInfo, observations: Observat
             `<li><span class="time">${escapeHtml(new Date(o.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))}</span> ${badge(o.type, `t-${o.type}`)} ${action(
               { type: 'openObservation', id: o.id, project: scope.project },
               escapeHtml(o.title ?? o.type),
-            )}</li>`,
+            )}${o.subtitle ? ` <span class="muted">${escapeHtml(o.subtitle)}</span>` : ''}${
+              // What an edit changed, or why a run failed, right in the list: the reason to open a session.
+              (o.type === 'edit' || o.type === 'task' || o.type === 'terminal') && o.narrative ? `<pre class="change">${escapeHtml(o.narrative)}</pre>` : ''
+            }</li>`,
         )
         .join('')}</ol>`,
     ),
