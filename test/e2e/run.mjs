@@ -87,7 +87,8 @@ async function main() {
     console.log(`e2e: installed ${path.basename(vsix)} into code-server on ${server.origin}`);
     browser = await launchBrowser({ headless: !process.argv.includes('--headed') });
     const { page } = browser;
-    await page.goto(server.url);
+    // Steps wait for what they need; on a loaded machine the workbench's load event takes longer than 30 s.
+    await page.goto(server.url, { waitUntil: 'commit', timeout: 120_000 });
     await waitForWorkbench(page).catch((error) => {
       throw new HostError(`the workbench did not render: ${error.message}`);
     });
