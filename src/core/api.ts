@@ -38,6 +38,12 @@ export interface ObservationInput {
   search_extra?: string;
   /** Stable key that makes an import idempotent (e.g. 'commit:<sha>'). */
   dedupe_key?: string;
+  /**
+   * Key of an observation that grows during its session (e.g. 'edit:src/a.ts'): a later input
+   * with the same key in the same session replaces the stored one's content, keeping its id,
+   * cell and first time. Not combined with dedupe_key.
+   */
+  grow_key?: string;
 }
 
 export interface MemoryInput {

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { SummaryContext, SummaryFields } from '../core/compress/summariser';
+import type { SummaryContext, SummaryResult } from '../core/compress/summariser';
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Observation } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
@@ -13,7 +13,7 @@ import { EngineClient } from './engineWorker/engineClient';
 export interface EngineHostOptions {
   log: (message: string) => void;
   /** A language-model summary of an ended session (when the user chose that), or null. */
-  summarise: (observations: Observation[], budgetTokens: number, context?: SummaryContext) => Promise<SummaryFields | null>;
+  summarise: (observations: Observation[], budgetTokens: number, context?: SummaryContext) => Promise<SummaryResult | null>;
 }
 
 /**

@@ -19,6 +19,8 @@ import { ScopeService } from './scopes';
 import { StatusBar } from './statusBar';
 import { TeamStatusBar } from './teamStatusBar';
 import { LanguageModelSummariser } from './summariser/languageModelSummariser';
+import { FreshnessService } from './freshness';
+import { MemoryCodeLens } from './editor/memoryCodeLens';
 import { MemoriesView } from './views/memoriesView';
 import type { TreeSnapshot } from './views/memoriesView';
 import { RequestLogView } from './views/requestLogView';
@@ -74,11 +76,13 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const capture = new CaptureService(engines, scopes, captured, context.workspaceState);
   const sessions = new SessionTracker(capture, engines, scopes, captured);
   const navigation = new Navigation(scopes);
-  const details = new DetailsPanel(context.extensionUri, engines, navigation);
+  const freshness = new FreshnessService(scopes);
+  const details = new DetailsPanel(context.extensionUri, engines, navigation, freshness);
   const recall = new RecallPanel(context.extensionUri, details, navigation);
   const serverInfo = new ServerInfoPanel(context.extensionUri);
   const mcp = new McpServerHost(engines, scopes, context.secrets, log);
-  const sessionsView = new SessionsView(engines, scopes);
+  const sessionsView = new SessionsView(engines, scopes, freshness);
+  const codeLens = new MemoryCodeLens(engines, scopes);
   const memoriesView = new MemoriesView(engines, scopes);
   const requestLogView = new RequestLogView(engines, scopes);
   const statusBar = new StatusBar(capture, engines);
@@ -96,7 +100,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     await engines.close().catch(() => undefined);
   }, [capture, captured, engines, output]);
   shutdown = closing;
-  context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, teamStatusBar, closing);
+  context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, codeLens, memoriesView, requestLogView, statusBar, teamStatusBar, closing);
 
   const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, teamStatusBar, output };
 
@@ -105,14 +109,19 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   context.subscriptions.push(...registerLanguageModelTools(engines, scopes), ...registerCommands(c, { mcpRegistered: () => mcpRegistration !== undefined }));
 
   context.subscriptions.push(
-    capture.onDidCapture(() => sessionsView.refresh()),
+    capture.onDidCapture(() => {
+      sessionsView.refresh();
+      codeLens.refresh();
+    }),
     sessions.onDidEndSession(() => {
       sessionsView.refresh();
       memoriesView.refresh();
+      codeLens.refresh();
     }),
     engines.onDidOpen(() => {
       sessionsView.refresh();
       memoriesView.refresh();
+      codeLens.refresh();
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       // A new store or embedder takes effect on the next use; the server follows the store.

@@ -8,6 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { MemoryEngineApi } from '../core/api';
+import { GitFreshness } from '../core/capture/freshness';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
 import { createMcpServer, prepareToolSpecs } from './mcpServer';
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   /** Session id used by retrieve_memory when neither the call nor the transport gives one. */
   defaultSessionId?: string;
   retrieveTimeoutMs?: number;
+  /** The repository the scope's files live in: tool results then say whether records still hold. */
+  repoRoot?: string;
   log?: (message: string) => void;
 }
 
@@ -76,11 +79,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = options.log ?? (() => {});
   const defaultSessionId = options.defaultSessionId ?? `mcp-default:${options.scope.project}`;
+  const freshness = options.repoRoot ? GitFreshness.forRepository(options.repoRoot) : undefined;
   const context = (transportSessionId: string | undefined): ToolContext => ({
     engine: options.engine,
     scope: options.scope,
     transportSessionId: transportSessionId ?? defaultSessionId,
     retrieveTimeoutMs: options.retrieveTimeoutMs,
+    freshness,
     log,
   });
   const specs = prepareToolSpecs();

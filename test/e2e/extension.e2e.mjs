@@ -3,6 +3,7 @@
 // possible conflict between two decisions in the Memories view.
 // Data comes in the way a user makes it: Import Git History, Add Note, editing a file, End
 // Session Now, all through the command palette.
+import { execFileSync } from 'node:child_process';
 
 const TIMEOUT = 60_000;
 
@@ -64,8 +65,8 @@ async function closeEditors({ runFromPalette }) {
 
 export const steps = [
   {
-    name: 'memory fills up: git history imported, notes added, a file edited, the session ended',
-    async run({ page, runFromPalette, commandTitle }) {
+    name: 'memory fills up: git history imported, notes added, a file edited and committed, the session ended',
+    async run({ page, runFromPalette, commandTitle, workspace }) {
       await runFromPalette(commandTitle('codeMemory.importGitHistory'));
       await notification(page, /Imported \d+ commit/);
       await clearNotifications(page);
@@ -84,6 +85,9 @@ export const steps = [
       await page.keyboard.type('\nexport function multiply(a: number, b: number): number {\n  return a * b;\n');
       await page.locator('.part.editor .monaco-editor .view-line', { hasText: 'function multiply' }).first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+S');
+      await page.waitForTimeout(2500);
+      // Commit it: the imported commit that added math.ts no longer describes the file as it is.
+      execFileSync('git', ['-C', workspace, '-c', 'user.name=E2E', '-c', 'user.email=e2e@test.invalid', 'commit', '-qam', 'Add multiply']);
       await page.waitForTimeout(2500);
       await openFile(page, 'README.md');
       await page.waitForTimeout(1500);
@@ -107,6 +111,11 @@ export const steps = [
       await sidebar.locator('.monaco-list-row[aria-level="3"]').first().waitFor({ timeout: TIMEOUT });
       await sidebar.locator('.monaco-list-row', { hasText: 'Conventions' }).first().waitFor({ timeout: TIMEOUT });
       await sidebar.locator('.monaco-list-row', { hasText: 'Decisions' }).first().waitFor({ timeout: TIMEOUT });
+      // Freshness: the new commit still holds; the imported one that added math.ts has been overtaken.
+      await sidebar.locator('.monaco-list-row', { hasText: 'still holds' }).first().waitFor({ timeout: TIMEOUT });
+      const imported = sidebar.locator('.monaco-list-row[aria-level="2"]').last();
+      await imported.locator('.monaco-tl-twistie').click();
+      await sidebar.locator('.monaco-list-row', { hasText: /changed since [0-9a-f]{7}/ }).first().waitFor({ timeout: TIMEOUT });
       await screenshot('sidebar-sessions-memories', { readme: true });
     },
   },
@@ -118,6 +127,8 @@ export const steps = [
       const frame = await webview(page, /\d/);
       await frame.locator('svg.timeline').first().waitFor({ timeout: TIMEOUT });
       await frame.locator('a.file', { hasText: 'math.ts' }).first().waitFor({ timeout: TIMEOUT });
+      // The edit shows what changed, not only where.
+      await frame.locator('pre.change', { hasText: 'function multiply' }).first().waitFor({ timeout: TIMEOUT });
       await screenshot('session-details', { readme: true });
       // Files are links that open the file.
       await frame.locator('a.file', { hasText: 'math.ts' }).first().click();
@@ -129,6 +140,9 @@ export const steps = [
     async run({ page, screenshot, runFromPalette, commandTitle }) {
       await closeEditors({ runFromPalette });
       await openFile(page, 'math.ts');
+      // Memory anchored to code: a CodeLens counts what memory holds about the file and its functions.
+      await page.locator('.part.editor .codelens-decoration', { hasText: /Code Memory: .*edit/ }).first().waitFor({ timeout: TIMEOUT });
+      await screenshot('codelens');
       // Select the word "multiply" on the line that declares it.
       const editor = page.locator('.part.editor .monaco-editor .view-lines').first();
       await editor.locator('.view-line', { hasText: 'function multiply' }).first().dblclick({ position: { x: 130, y: 5 } });

@@ -4,6 +4,7 @@ import type { CaptureEvent } from '../../src/extension/capture/events';
 import { DEFAULT_EXCLUDES, ExcludeMatcher, globToRegExp } from '../../src/extension/capture/excludes';
 import type { Enrichment } from '../../src/extension/capture/observationBuilder';
 import { buildObservations, lineRanges } from '../../src/extension/capture/observationBuilder';
+import { describeEdit } from '../../src/core/capture/editDiff';
 
 const F = 'file:///ws';
 
@@ -53,15 +54,42 @@ describe('extension capture: events to observations', () => {
   it('turns a saved edit into one observation with the symbols touched and the lines', () => {
     const events: CaptureEvent[] = [
       { kind: 'read', folder: F, path: 'src/a.ts', ms: 5000, at: 1 },
-      { kind: 'edit', folder: F, path: 'src/a.ts', uri: `${F}/src/a.ts`, lines: [9, 10, 11, 40], changes: 7, saved: true, at: 2 },
+      { kind: 'edit', folder: F, path: 'src/a.ts', uri: `${F}/src/a.ts`, lines: [9, 10, 11, 40], changes: 7, saved: true, before: null, after: null, saves: 1, problemsBefore: [], at: 2 },
       { kind: 'disk_change', folder: F, path: 'src/a.ts', at: 3 },
     ];
     const inputs = buildObservations(events, enrich({ symbols: new Map([['src/a.ts', ['Cache.evict', 'hash']]]) })).get(F) ?? [];
     assert.equal(inputs.length, 1, JSON.stringify(inputs.map((i) => i.title)));
     assert.equal(inputs[0].type, 'edit');
     assert.equal(inputs[0].title, 'Edited src/a.ts (Cache.evict, hash)');
-    assert.equal(inputs[0].subtitle, 'lines 10-12, 41');
+    assert.equal(inputs[0].subtitle, '1 save · lines 10-12, 41');
     assert.deepEqual(inputs[0].concepts, ['Cache.evict', 'hash']);
+    assert.equal(inputs[0].grow_key, 'edit:src/a.ts');
+  });
+
+  it('says what an edit changed: hunks, identifiers, comments, strings, problems; counts saves, not keystrokes', () => {
+    const before = 'export function multiply(a, b) {\n  return a * b;\n}\n';
+    const after = 'export function multiply(a, b) {\n  // repeated addition keeps negative factors visible\n  let product = 0;\n  for (let i = 0; i < b; i++) product += a;\n  if (b < 0) throw new Error("negative factors are not supported");\n  return product;\n}\n';
+    const edit = (at: number, saves: number): CaptureEvent => ({ kind: 'edit', folder: F, path: 'src/math.ts', uri: `${F}/src/math.ts`, lines: [1, 2, 3], changes: 74, saved: true, before, after, saves, problemsBefore: ["Cannot find name 'multipy'. (line 9)"], at });
+    const content = describeEdit('src/math.ts', before, after);
+    const [input] = buildObservations([edit(1, 1), edit(2, 2)], enrich({
+      symbols: new Map([['src/math.ts', ['multiply']]]),
+      edits: new Map([['src/math.ts', content]]),
+      problems: new Map([['src/math.ts', ["'i' is declared but never used. (line 4)"]]]),
+    })).get(F) ?? [];
+    assert.equal(input.title, 'Edited src/math.ts (multiply)');
+    assert.equal(input.subtitle, '2 saves · 1 hunk, +5 −1 lines');
+    assert.doesNotMatch(JSON.stringify(input), /74/, 'keystrokes are not what a person counts');
+    assert.match(input.narrative ?? '', /@@ line 2 in export function multiply\(a, b\) \{\n- return a \* b;\n\+ \/\/ repeated addition/);
+    const facts = (input.facts ?? []).join('\n');
+    assert.match(facts, /changed multiply in src\/math\.ts/);
+    assert.match(facts, /added in src\/math\.ts: product/);
+    assert.match(facts, /comment in src\/math\.ts: repeated addition keeps negative factors visible/);
+    assert.match(facts, /strings in src\/math\.ts: "negative factors are not supported"/);
+    assert.match(facts, /problem introduced in src\/math\.ts: 'i' is declared but never used/);
+    assert.match(facts, /problem cleared in src\/math\.ts: Cannot find name 'multipy'/);
+    assert.match(input.search_extra ?? '', /multiply/);
+    assert.match(input.search_extra ?? '', /negative factors are not supported/);
+    assert.equal(input.grow_key, 'edit:src/math.ts');
   });
 
   it('groups many files changed at once, and pairs a delete and a create into a rename', () => {
@@ -93,13 +121,28 @@ describe('extension capture: events to observations', () => {
 
   it('reports task and terminal outcomes', () => {
     const events: CaptureEvent[] = [
-      { kind: 'task', folder: F, name: 'test', source: 'npm', group: 'test', exitCode: 1, at: 1 },
-      { kind: 'terminal', folder: F, command: 'npm test -- --grep cache', cwd: null, exitCode: 0, at: 2 },
+      { kind: 'task', folder: F, name: 'test', source: 'npm', group: 'test', exitCode: 1, output: null, at: 1 },
+      { kind: 'terminal', folder: F, command: 'npm test -- --grep cache', cwd: null, exitCode: 0, output: '  3 passing (4ms)\n', at: 2 },
+      { kind: 'debug', folder: F, name: 'Launch server', type: 'node', ended: true, ms: 65_000, at: 3 },
     ];
     const inputs = buildObservations(events, enrich()).get(F) ?? [];
     assert.equal(inputs[0].title, "Test task 'test' failed (exit 1)");
     assert.equal(inputs[1].title, '`npm test -- --grep cache` succeeded');
     assert.deepEqual(inputs[1].concepts, ['test']);
+    assert.equal(inputs[2].title, "Debug session 'Launch server' ended after 1m 5s");
+  });
+
+  it('names the first failing test and its message when a test run fails', () => {
+    const output = ['', '  math', '    1) multiplies', '', '  0 passing (5ms)', '  1 failing', '', '  1) math', '       multiplies:', '', '      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:', '', '6 !== 7', ''].join('\n');
+    const events: CaptureEvent[] = [
+      { kind: 'task', folder: F, name: 'unit tests', source: 'Workspace', group: 'test', exitCode: 1, output, at: 1 },
+      { kind: 'terminal', folder: F, command: 'npx mocha', cwd: null, exitCode: 2, output, at: 2 },
+    ];
+    const [task, terminal] = buildObservations(events, enrich()).get(F) ?? [];
+    assert.equal(task.subtitle, 'first failing test: math multiplies');
+    assert.match(task.narrative ?? '', /First failing test: math multiplies\nAssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:/);
+    assert.ok(task.facts?.includes('test failed: math multiplies (AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:)'), JSON.stringify(task.facts));
+    assert.equal(terminal.subtitle, 'first failing test: math multiplies');
   });
 
   it('keeps folders apart', () => {

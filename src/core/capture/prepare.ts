@@ -45,6 +45,14 @@ function fingerprint(type: string, title: string | null, files: string[]): strin
   return createHash('sha1').update(key).digest('hex').slice(0, 24);
 }
 
+/** The stored key of a growing observation: its key within its session (and so its project). */
+function growKey(input: ObservationInput, session: string): string | null {
+  if (input.grow_key === undefined || input.grow_key === null) return null;
+  if (typeof input.grow_key !== 'string' || input.grow_key.length === 0 || input.grow_key.length > 1000) throw new FilterError('grow_key must be a string of 1 to 1000 characters');
+  if (input.dedupe_key !== undefined && input.dedupe_key !== null) throw new FilterError('an observation has a dedupe_key or a grow_key, not both');
+  return `grow:${session}:${input.grow_key}`;
+}
+
 /**
  * `sessionFor` gives the current session of the project and branch at a time, for inputs that
  * name none. Throws FilterError on input it cannot store.
@@ -67,6 +75,7 @@ export function prepareObservation(
   const concepts = cleanList(input.concepts, 'concepts');
   const title = redactNullable(input.title?.trim() || null);
   const narrative = redactNullable(input.narrative ?? null);
+  const grow = growKey(input, session);
   const obs: Omit<Observation, 'id'> = {
     memory_session_id: session,
     content_session_id: input.content_session_id ?? null,
@@ -91,7 +100,8 @@ export function prepareObservation(
   return {
     obs,
     extra: redactNullable(input.search_extra ?? null),
-    dedupe: input.dedupe_key ?? null,
-    fp: input.dedupe_key ? null : fingerprint(type, title, [...filesModified, ...filesRead]),
+    dedupe: grow ?? input.dedupe_key ?? null,
+    grows: grow !== null,
+    fp: input.dedupe_key || grow ? null : fingerprint(type, title, [...filesModified, ...filesRead]),
   };
 }

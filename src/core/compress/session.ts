@@ -54,7 +54,7 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     input.push(o.narrative && cost > inputBudget ? { ...o, narrative: truncateToTokens(o.narrative, inputBudget / 2) } : o);
     used += cost;
   }
-  const fields = await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts });
+  const { summariser: writtenBy, ...fields } = await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts });
 
   const id = existing?.id ?? (await repos.ids.allocate(1))[0];
   const started = Math.min(...observations.map((o) => o.created_at_epoch));
@@ -75,7 +75,7 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     end_reason: reason,
     observation_count: observations.length,
     source_ids: JSON.stringify(observations.map((o) => o.id).sort((a, b) => a - b)),
-    summariser: ctx.summariser.name,
+    summariser: writtenBy ?? ctx.summariser.name,
     status: 'active',
   };
   // Ending a session again (new events after an earlier end) replaces its summary.

@@ -15,6 +15,9 @@ export interface SummaryFields {
   preferences: string | null;
 }
 
+/** A summary, with the name of what wrote it when that is not the summariser asked. */
+export type SummaryResult = SummaryFields & { summariser?: string };
+
 export interface SummaryContext {
   /** The user's recent prompts in this session, oldest first. */
   prompts?: string[];
@@ -22,7 +25,11 @@ export interface SummaryContext {
 
 export interface Summariser {
   readonly name: string;
-  summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryFields>;
+  /**
+   * The summary fields; `summariser` names what wrote them where a summariser hands the work on
+   * (a language model, with the extractive one as fallback), so the stored name is always true.
+   */
+  summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryResult>;
 }
 
 export const DECISION_PATTERN = /\b(decided|decision|chose|choose|switch(?:ed)? to|instead of|we will|we'll|going with|settled on|opted|use\s+\S+\s+(?:for|as|instead)|replaced? .+ with)\b/i;
@@ -73,36 +80,100 @@ function budgeted(items: string[], budget: number): string | null {
   return out.length > 0 ? out.join('\n') : null;
 }
 
+// Facts capture writes about mechanics (what changed where, outcomes): the summary says them in
+// its own words below, so they are not repeated as things learned.
+const MECHANICAL = /^(changed .+ in |added in |removed from |strings in |problem (introduced|cleared) in |test failed: |\d+ (change\(s\)|file\(s\)) |touched |(test )?task |tests |command |debug session |head moved |.+ was renamed to |.+ (created|deleted|changed on disk)$)/i;
+
+function fileOf(o: Observation): string | null {
+  return files(o, 'files_modified')[0] ?? null;
+}
+
+/** Symbols an edit observation names in its facts ("changed a, b in path"). */
+function symbolsOf(o: Observation): string[] {
+  for (const f of parseJson<string[]>(o.facts, [])) {
+    const m = /^changed (.+) in \S+$/.exec(f);
+    if (m) return m[1].split(', ');
+  }
+  return [];
+}
+
+/** Outcomes of test runs in order: which went from failing to passing, which still fail. */
+function testOutcomes(obs: Observation[]): { fixed: string[]; failing: string[] } {
+  const runs = new Map<string, { failedWith: string | null; failed: boolean }>();
+  const fixed: string[] = [];
+  for (const o of obs) {
+    if ((o.type !== 'task' && o.type !== 'terminal') || !parseJson<string[]>(o.concepts, []).includes('test')) continue;
+    const name = (o.title ?? '').replace(/ (succeeded|failed \(exit -?\d+\)|ended|ran)$/, '');
+    const failedTest = parseJson<string[]>(o.facts, []).find((f) => f.startsWith('test failed: '))?.slice('test failed: '.length) ?? null;
+    const failed = /failed \(exit/.test(o.title ?? '');
+    const prev = runs.get(name);
+    if (!failed && prev?.failed) fixed.push(`${name} went from failing${prev.failedWith ? ` (${prev.failedWith})` : ''} to passing`);
+    runs.set(name, { failed, failedWith: failed ? failedTest : null });
+  }
+  const failing = [...runs.entries()].filter(([, r]) => r.failed).map(([name, r]) => `${name} still failing${r.failedWith ? `: ${r.failedWith}` : ''}`);
+  return { fixed, failing };
+}
+
 export class ExtractiveSummariser implements Summariser {
-  readonly name = 'extractive-v1';
+  readonly name = 'extractive-v2';
 
   async summarise(observations: Observation[], budgetTokens: number, context: SummaryContext = {}): Promise<SummaryFields> {
     const obs = [...observations].sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);
 
     const requestItems = [
       ...(context.prompts ?? []),
-      ...obs.filter((o) => o.type === 'task' || o.type === 'agent').map((o) => o.title ?? ''),
+      ...obs.filter((o) => o.type === 'agent').map((o) => o.title ?? ''),
     ].filter(Boolean);
 
+    // What changed: commits, then files with the symbols changed in them.
     const completed: string[] = [];
-    for (const o of obs.filter((x) => x.type === 'commit')) completed.push(o.title ?? `commit ${o.commit_sha ?? ''}`);
-    const edited = new Map<string, number>();
+    const commits = obs.filter((x) => x.type === 'commit');
+    for (const o of commits) completed.push(`Committed: ${o.title ?? o.commit_sha ?? ''}`);
+    const changed = new Map<string, Set<string>>();
     for (const o of obs.filter((x) => EDIT_TYPES.has(x.type))) {
-      for (const f of files(o, 'files_modified')) edited.set(f, (edited.get(f) ?? 0) + 1);
+      for (const f of files(o, 'files_modified')) {
+        const set = changed.get(f) ?? new Set<string>();
+        if (o.type === 'edit') for (const s of symbolsOf(o)) set.add(s);
+        changed.set(f, set);
+      }
     }
-    const editedList = [...edited.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([f]) => f);
-    if (editedList.length > 0) completed.push(`Edited ${editedList.slice(0, 12).join(', ')}${editedList.length > 12 ? ` and ${editedList.length - 12} more` : ''}`);
-    for (const o of obs.filter((x) => x.type === 'task' && /\b(done|completed|finished|passed|fixed)\b/i.test(x.narrative ?? x.title ?? ''))) {
-      completed.push(o.title ?? '');
+    const changedList = [...changed.entries()].map(([f, syms]) => (syms.size ? `${f} (${[...syms].slice(0, 4).join(', ')})` : f));
+    if (changedList.length > 0) completed.push(`Changed ${changedList.slice(0, 10).join(', ')}${changedList.length > 10 ? ` and ${changedList.length - 10} more files` : ''}`);
+
+    // What was learned: problems met and cleared, tests that went from failing to passing.
+    const tests = testOutcomes(obs);
+    const introduced = new Set<string>();
+    const outcomes: string[] = [...tests.fixed];
+    for (const o of obs) {
+      for (const f of parseJson<string[]>(o.facts, [])) {
+        const m = /^problem (introduced|cleared) in (\S+): (.+)$/.exec(f);
+        if (!m) continue;
+        const key = `${m[2]}\u0000${m[3]}`;
+        if (m[1] === 'introduced') introduced.add(key);
+        else outcomes.push(introduced.has(key) ? `Problem met and cleared in ${m[2]}: ${m[3]}` : `Problem cleared in ${m[2]}: ${m[3]}`);
+      }
     }
 
-    const all = obs.flatMap((o) => statements(o).map((s) => ({ s, o })));
+    const all = obs.flatMap((o) => statements(o).filter((s) => !MECHANICAL.test(s)).map((s) => ({ s, o })));
     const decisions = all.filter(({ s }) => DECISION_PATTERN.test(s)).map(({ s }) => s);
     const preferences = all.filter(({ s }) => PREFERENCE_PATTERN.test(s) && !DECISION_PATTERN.test(s)).map(({ s }) => s);
     const next = all.filter(({ s }) => NEXT_PATTERN.test(s)).map(({ s }) => s);
+
+    // Next steps: tests still failing at the end, work not committed or not saved.
+    const committedFiles = new Set(commits.flatMap((o) => files(o, 'files_modified')));
+    const uncommitted = [...new Set(obs.filter((o) => o.type === 'edit').map(fileOf))].filter((f): f is string => !!f && !committedFiles.has(f));
+    const unsaved = obs.filter((o) => o.type === 'edit' && (o.title ?? '').startsWith('Unsaved edits in')).map(fileOf).filter((f): f is string => !!f);
+    const nextItems = [
+      ...tests.failing.map((t) => `Fix ${t}`),
+      ...(unsaved.length ? [`Unsaved edits in ${[...new Set(unsaved)].join(', ')}`] : []),
+      ...(uncommitted.length ? [`Uncommitted changes in ${uncommitted.slice(0, 8).join(', ')}${uncommitted.length > 8 ? ` and ${uncommitted.length - 8} more` : ''}`] : []),
+      ...next,
+    ];
+
     const used = new Set([...decisions, ...preferences, ...next].map(normalise));
     const learned = [
-      ...all.filter(({ s }) => !used.has(normalise(s))).map(({ s }) => s),
+      ...outcomes,
+      ...all.filter(({ s }) => !used.has(normalise(s))).map(({ s }) => s.replace(/^comment in (\S+): /, 'Noted in $1: ')),
       ...(() => {
         const read = new Map<string, number>();
         for (const o of obs.filter((x) => x.type === 'read')) for (const f of files(o, 'files_read')) read.set(f, (read.get(f) ?? 0) + 1);
@@ -117,7 +188,7 @@ export class ExtractiveSummariser implements Summariser {
       ['completed', completed],
       ['decisions', decisions],
       ['learned', learned],
-      ['next_steps', next],
+      ['next_steps', nextItems],
       ['preferences', preferences],
     ];
     const out: SummaryFields = { request: null, learned: null, completed: null, decisions: null, next_steps: null, preferences: null };

@@ -16,13 +16,15 @@ export interface FileDiff {
 export const MAX_DIFF_TEXT_CHARS = 6000;
 /** Lines read per file; a generated file can hold hundreds of thousands. */
 const MAX_LINES_PER_FILE = 400;
-const MAX_LINE_CHARS = 200;
+export const MAX_LINE_CHARS = 200;
 
 const SKIPPED_FILE = /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|npm-shrinkwrap\.json|Cargo\.lock|go\.sum|poetry\.lock|composer\.lock|Gemfile\.lock)$|\.min\.(js|css)$|\.(map|png|jpe?g|gif|ico|svg|woff2?|ttf|eot|pdf|zip|gz|tgz|jar|exe|dll|so|dylib|snap)$/i;
 
-const DOC_FILE = /\.(md|markdown|rst|txt|adoc)$/i;
+export const DOC_FILE = /\.(md|markdown|rst|txt|adoc)$/i;
 const TEST_FILE = /(^|\/)(test|tests|spec|__tests__)\/|[._-](test|spec)\.[a-z]+$/i;
-const COMMENT_LINE = /^(\/\/|\/\*|\*|#(?!!)|<!--|--\s)/;
+/** A quoted string on one line. */
+export const STRING_LITERAL = /(["'`])((?:\\.|(?!\1)[^\\\n]){3,200})\1/g;
+export const COMMENT_LINE = /^(\/\/|\/\*|\*|#(?!!)|<!--|--\s)/;
 const TEST_TITLE = /\b(it|describe|test|context|suite)(\.only|\.skip)?\s*\(\s*['"`]/;
 
 const KEYWORDS = new Set(
@@ -126,7 +128,9 @@ export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS
         prose.push(line);
       } else {
         code.push(line);
-        if (!isDoc) for (const id of identifiersIn(line)) identifiers.add(id);
+        // Not from inside strings: a quoted secret stays inside its line, where redaction sees
+        // its assignment, instead of standing alone in the identifier list.
+        if (!isDoc) for (const id of identifiersIn(line.replace(STRING_LITERAL, ' '))) identifiers.add(id);
       }
     }
   }

@@ -11,6 +11,8 @@
 
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
+import type { Freshness } from '../capture/freshness';
+import { freshnessWeight } from '../capture/freshness';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { searchInTime } from './timeline';
@@ -41,6 +43,8 @@ const packItem = z.strictObject({
   /** Present when a team store is searched: 'local' or 'team', and who shared a team item. */
   origin: z.enum(['local', 'team']).optional(),
   shared_by: z.string().optional(),
+  /** Where the item names files and a commit: current, changed, off_branch or unknown. */
+  freshness: z.string().optional(),
 });
 
 export const recallContextOutput = z.strictObject({
@@ -81,19 +85,40 @@ function oneLine(s: string): string {
   return s.replace(/[\r\n|]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-function itemBlock(index: number, cell: Cell, note: string | null, origin?: SearchHit['origin']): string {
+function itemBlock(index: number, cell: Cell, note: string | null, origin: SearchHit['origin'], freshness: Freshness | undefined): string {
   const date = new Date(cell.created_at_epoch).toISOString().slice(0, 10);
   const sha = cell.commit_sha ? `, commit ${cell.commit_sha.slice(0, 12)}` : '';
   const source = origin?.store === 'team' ? `team ${cell.source_kind}, shared by ${oneLine(origin.shared_by ?? 'unknown')}` : `${cell.source_kind} ${cell.source_id}`;
-  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${source}, ${date}${sha})${note ? ` [${oneLine(note)}]` : ''}`;
+  // Short markers say how it stands in time and whether it still holds: the code may have moved on.
+  const fresh = freshness && freshness.state !== 'unknown' ? ` [${freshness.marker}]` : '';
+  const head = `[${index}] ${oneLine(cell.title) || cell.type} (${source}, ${date}${sha})${note ? ` [${oneLine(note)}]` : ''}${fresh}`;
   return cell.text ? `${head}\n${cell.text.trim()}` : head;
+}
+
+/** Freshness of the hits that name files and a commit, by node id; empty without a repository. */
+export async function freshnessOf(ctx: ToolContext, hits: SearchHit[]): Promise<Map<string, Freshness>> {
+  const out = new Map<string, Freshness>();
+  if (!ctx.freshness) return out;
+  await Promise.all(
+    hits.map(async (h) => {
+      const f = await ctx.freshness?.check(h.cell.commit_sha, parseFiles(h.cell.files)).catch(() => null);
+      if (f) out.set(h.cell.node_id, f);
+    }),
+  );
+  return out;
 }
 
 export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise<RecallContextOutput> {
   // Limits are checked before anything is read (the contract's 422).
   const args = parseArgs(recallContextInput, rawArgs);
   // Current memories first; superseded ones only for a history question, after them, marked.
-  const hits = await searchInTime(ctx, args.query, args.max_items + EXTRA_CANDIDATES);
+  const timed = await searchInTime(ctx, args.query, args.max_items + EXTRA_CANDIDATES);
+  const freshness = await freshnessOf(ctx, timed.map((t) => t.hit));
+  // Changed since or off this branch ranks a little lower among its kind, never out; history stays after.
+  const hits = timed
+    .map((t, i) => ({ t, i, s: t.hit.score * freshnessWeight(freshness.get(t.hit.cell.node_id)?.state) }))
+    .sort((a, b) => Number(a.t.history) - Number(b.t.history) || b.s - a.s || a.i - b.i)
+    .map((x) => x.t);
 
   const blocks: string[] = [];
   const items: RecallContextOutput['items'] = [];
@@ -102,7 +127,8 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
   const separatorTokens = countTokens('\n\n');
   for (const { hit, note } of hits.slice(0, args.max_items)) {
     const cell = hit.cell;
-    const block = itemBlock(items.length + 1, cell, note, hit.origin);
+    const fresh = freshness.get(cell.node_id);
+    const block = itemBlock(items.length + 1, cell, note, hit.origin, fresh);
     const cost = countTokens(block) + (blocks.length ? separatorTokens : 0);
     const room = args.max_tokens - usedTokens;
     let text = block;
@@ -126,6 +152,7 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
       relevance: Math.round(hit.score * 1000) / 1000,
       shortened: wasShortened,
       ...(hit.origin ? { origin: hit.origin.store, ...(hit.origin.shared_by ? { shared_by: hit.origin.shared_by } : {}) } : {}),
+      ...(fresh ? { freshness: fresh.state } : {}),
     });
     if (wasShortened) break;
   }

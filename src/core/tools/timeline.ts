@@ -49,10 +49,12 @@ export function timeNote(memory: Memory, history: boolean): string | null {
 export async function searchInTime(ctx: ToolContext, query: string, limit: number, historyQuery = query): Promise<TimedHit[]> {
   const history = asksForHistory(historyQuery);
   const hits = (await ctx.engine.search(query, { scope: ctx.scope, limit, includeSuperseded: history })).filter((h) => h.score >= MIN_RELEVANCE);
-  const memoryIds = hits.filter((h) => h.cell.source_kind === 'memory').map((h) => h.cell.source_id);
+  // A team item's source id is its sharer's, not a memory of this store.
+  const own = (h: SearchHit): boolean => h.cell.source_kind === 'memory' && h.origin?.store !== 'team';
+  const memoryIds = hits.filter(own).map((h) => h.cell.source_id);
   const memories = new Map((memoryIds.length > 0 ? await ctx.engine.getMemories(memoryIds, ctx.scope) : []).map((m) => [m.id, m]));
   const timed = hits.map((hit): TimedHit => {
-    const memory = hit.cell.source_kind === 'memory' ? (memories.get(hit.cell.source_id) ?? null) : null;
+    const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
     const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded';
     return { hit, memory, history: superseded, note: memory ? timeNote(memory, history) : null };
   });

@@ -3,6 +3,7 @@
 
 import type * as z from 'zod/v4';
 import type { MemoryEngineApi } from '../api';
+import type { Freshness } from '../capture/freshness';
 import type { Scope } from '../model/records';
 
 /**
@@ -21,6 +22,8 @@ export interface ToolContext {
   transportSessionId?: string;
   /** retrieve_memory's budget; the contract gives 120 s. */
   retrieveTimeoutMs?: number;
+  /** Checks records that name files and a commit against the repository's HEAD, where there is one. */
+  freshness?: { check(sha: string | null | undefined, files: readonly string[]): Promise<Freshness | null> };
   log?: (message: string) => void;
 }
 

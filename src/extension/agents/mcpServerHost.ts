@@ -71,14 +71,16 @@ export class McpServerHost implements vscode.Disposable {
     if (!scope) throw new Error('Open a folder first: the memory server serves the memory of one project.');
     const [engine, token] = await Promise.all([this.engines.get(), this.token()]);
     const port = readConfig().serverPort;
+    const folder = this.scopes.currentFolder();
+    const repoRoot = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
     let server: ServerAddress;
     try {
-      server = await engine.startHttpServer({ scope: { project: scope.project }, port, token });
+      server = await engine.startHttpServer({ scope: { project: scope.project }, port, token, repoRoot });
     } catch (err) {
       if (port === 0) throw err;
       // The configured port is taken (another window?): a random port still works for VS Code.
       this.log(`Port ${port} is not available (${err instanceof Error ? err.message : String(err)}); using a random port.`);
-      server = await engine.startHttpServer({ scope: { project: scope.project }, port: 0, token });
+      server = await engine.startHttpServer({ scope: { project: scope.project }, port: 0, token, repoRoot });
     }
     this.project = scope.project;
     this.log(`MCP server for ${scope.project} listening on ${server.url}`);

@@ -1,17 +1,45 @@
+import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { MAX_EDIT_FILE_CHARS } from '../../core/capture/editDiff';
 import type { CaptureRecorder } from './recorder';
 
 /** Focus shorter than this is a flick through editors, not reading. */
 const MIN_READ_MS = 1000;
 /** Bound on the lines remembered per unsaved document. */
 const MAX_LINES = 500;
+/** Bound on the problems remembered per file. */
+const MAX_PROBLEMS = 20;
 
-interface PendingEdit {
+/**
+ * A file's work in the current session: its text when the session first touched it (read from
+ * disk on the first change, which is the text before that change), saves, and what changed
+ * since the last edit event. Kept until the session ends, so each save reports the whole change
+ * of the session against that first state: one edit observation per file that grows.
+ */
+interface FileWork {
   folder: string;
   path: string;
+  uri: vscode.Uri;
+  /** null when the file is not local or too large. */
+  baseline: string | null;
+  problemsBefore: string[];
   lines: Set<number>;
   changes: number;
+  saves: number;
+  /** Changed since the last edit event. */
+  dirty: boolean;
+}
+
+/** Errors and warnings on a document, as short text with their line. */
+export function problemsOf(uri: vscode.Uri): string[] {
+  const out: string[] = [];
+  for (const d of vscode.languages.getDiagnostics(uri)) {
+    if (d.severity > vscode.DiagnosticSeverity.Warning) continue;
+    out.push(`${d.message.split('\n')[0].slice(0, 200)} (line ${d.range.start.line + 1})`);
+    if (out.length >= MAX_PROBLEMS) break;
+  }
+  return out;
 }
 
 /** Files read (focus and visibility, with time spent) and modified (edits, saves) in editors. */
@@ -19,7 +47,7 @@ export class EditorCapture implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private focus: { uri: vscode.Uri; since: number } | undefined;
   private visible = new Set<string>();
-  private readonly edits = new Map<string, PendingEdit>();
+  private readonly work = new Map<string, FileWork>();
 
   constructor(private readonly recorder: CaptureRecorder) {
     this.disposables.push(
@@ -39,8 +67,17 @@ export class EditorCapture implements vscode.Disposable {
     const t0 = performance.now();
     const editor = vscode.window.activeTextEditor;
     this.endFocus(t0);
-    for (const [key, edit] of this.edits) this.emitEdit(key, edit, false, t0);
+    for (const [key, work] of this.work) {
+      if (!work.dirty) continue;
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+      this.emitEdit(work, doc, false, t0);
+    }
     this.startFocus(editor);
+  }
+
+  /** The session of these folders (default: all) ended: the next change starts from the file as it is then. */
+  resetSession(folders?: readonly string[]): void {
+    for (const [key, work] of this.work) if (!folders || folders.includes(work.folder)) this.work.delete(key);
   }
 
   private onActiveEditor(editor: vscode.TextEditor | undefined): void {
@@ -86,46 +123,78 @@ export class EditorCapture implements vscode.Disposable {
     if (e.contentChanges.length === 0 || !this.recorder.active) return;
     const t0 = performance.now();
     const key = e.document.uri.toString();
-    let edit = this.edits.get(key);
-    if (!edit) {
+    let work = this.work.get(key);
+    if (!work) {
       const at = this.recorder.locate(e.document.uri);
       if (!at) return;
-      edit = { folder: at.folder, path: at.path, lines: new Set(), changes: 0 };
-      this.edits.set(key, edit);
+      work = { folder: at.folder, path: at.path, uri: e.document.uri, baseline: this.readBaseline(e.document.uri), problemsBefore: problemsOf(e.document.uri), lines: new Set(), changes: 0, saves: 0, dirty: false };
+      this.work.set(key, work);
     }
-    edit.changes += e.contentChanges.length;
+    work.dirty = true;
+    work.changes += e.contentChanges.length;
     for (const change of e.contentChanges) {
-      if (edit.lines.size >= MAX_LINES) break;
+      if (work.lines.size >= MAX_LINES) break;
       const start = change.range.start.line;
       let inserted = 0;
       for (let i = change.text.indexOf('\n'); i !== -1; i = change.text.indexOf('\n', i + 1)) inserted++;
       const span = Math.max(inserted, change.range.end.line - start);
-      for (let l = start; l <= start + span && edit.lines.size < MAX_LINES; l++) edit.lines.add(l);
+      for (let l = start; l <= start + span && work.lines.size < MAX_LINES; l++) work.lines.add(l);
     }
     this.recorder.account(t0);
   }
 
+  /**
+   * The file on disk at the first change is the text before it (the change is not saved yet).
+   * Read at once, in the handler: a read that finished later could see the first save instead.
+   * One small local read per file and session; remote or large files get no content.
+   */
+  private readBaseline(uri: vscode.Uri): string | null {
+    if (uri.scheme !== 'file') return null;
+    try {
+      if (fs.statSync(uri.fsPath).size > MAX_EDIT_FILE_CHARS) return null;
+      return fs.readFileSync(uri.fsPath, 'utf8');
+    } catch {
+      // Not on disk yet: a new file starts empty.
+      return '';
+    }
+  }
+
   private onSave(document: vscode.TextDocument): void {
     const t0 = performance.now();
-    const key = document.uri.toString();
-    const edit = this.edits.get(key);
-    if (edit) this.emitEdit(key, edit, true, t0);
+    const work = this.work.get(document.uri.toString());
+    if (!work || !work.dirty) return;
+    work.saves++;
+    this.emitEdit(work, document, true, t0);
   }
 
   private onClose(document: vscode.TextDocument): void {
     const t0 = performance.now();
     const key = document.uri.toString();
-    const edit = this.edits.get(key);
+    const work = this.work.get(key);
     // A document closed while dirty: its edits were abandoned or saved elsewhere; keep what happened.
-    if (edit && document.isDirty) this.emitEdit(key, edit, false, t0);
-    else this.edits.delete(key);
+    if (work?.dirty && document.isDirty) this.emitEdit(work, document, false, t0);
   }
 
-  private emitEdit(key: string, edit: PendingEdit, saved: boolean, t0: number): void {
-    this.edits.delete(key);
+  private emitEdit(work: FileWork, document: vscode.TextDocument | undefined, saved: boolean, t0: number): void {
+    work.dirty = false;
     if (!this.recorder.active) return;
+    const text = document?.getText();
+    const after = text !== undefined && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
     this.recorder.record(
-      { kind: 'edit', folder: edit.folder, path: edit.path, uri: key, lines: [...edit.lines], changes: edit.changes, saved, at: Date.now() },
+      {
+        kind: 'edit',
+        folder: work.folder,
+        path: work.path,
+        uri: work.uri.toString(),
+        lines: [...work.lines],
+        changes: work.changes,
+        saved,
+        before: work.baseline,
+        after,
+        saves: work.saves,
+        problemsBefore: work.problemsBefore,
+        at: Date.now(),
+      },
       t0,
     );
   }

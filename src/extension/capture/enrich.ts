@@ -1,8 +1,21 @@
 import * as vscode from 'vscode';
-import type { CaptureEvent } from './events';
+import { describeEdit } from '../../core/capture/editDiff';
+import type { EditContent } from '../../core/capture/editDiff';
+import { problemsOf } from './editorCapture';
+import type { CaptureEvent, EditEvent } from './events';
 import type { CommitDetails } from './observationBuilder';
 
 const MAX_SYMBOLS = 20;
+const CONTAINERS = new Set([
+  vscode.SymbolKind.Class,
+  vscode.SymbolKind.Interface,
+  vscode.SymbolKind.Module,
+  vscode.SymbolKind.Namespace,
+  vscode.SymbolKind.Package,
+  vscode.SymbolKind.Struct,
+  vscode.SymbolKind.Enum,
+  vscode.SymbolKind.Object,
+]);
 
 /** Symbols whose range covers a touched line, innermost first, named like `Class.method`. */
 export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]): Promise<string[]> {
@@ -28,7 +41,8 @@ export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]):
       if (!covers(s.range)) continue;
       const name = prefix ? `${prefix}.${s.name}` : s.name;
       const before = names.length;
-      visit(s.children ?? [], name);
+      // Members of containers are named (Class.method); a function's locals (its loop variable) are not.
+      if (CONTAINERS.has(s.kind)) visit(s.children ?? [], name);
       // Keep the innermost symbol; a class is only named when no member of it was touched.
       if (names.length === before && names.length < MAX_SYMBOLS) names.push(name);
     }
@@ -61,19 +75,41 @@ export async function commitDetails(repoRoot: string, sha: string): Promise<Comm
   }
 }
 
+export interface BatchEnrichment {
+  symbols: Map<string, string[]>;
+  commits: Map<string, CommitDetails>;
+  edits: Map<string, EditContent>;
+  problems: Map<string, string[]>;
+}
+
 /** Everything a batch needs beyond the raw events; runs in the drain, never in a handler. */
-export async function enrichBatch(events: readonly CaptureEvent[]): Promise<{ symbols: Map<string, string[]>; commits: Map<string, CommitDetails> }> {
+export async function enrichBatch(events: readonly CaptureEvent[]): Promise<BatchEnrichment> {
   const symbols = new Map<string, string[]>();
   const commits = new Map<string, CommitDetails>();
+  const edits = new Map<string, EditContent>();
+  const problems = new Map<string, string[]>();
+  // An edit event carries the whole change of the session: the last one per file says it all.
+  const lastEdit = new Map<string, EditEvent>();
+  for (const e of events) if (e.kind === 'edit') lastEdit.set(e.path, e);
   const jobs: Promise<void>[] = [];
+  for (const e of lastEdit.values()) {
+    const uri = vscode.Uri.parse(e.uri);
+    problems.set(e.path, problemsOf(uri));
+    let lines = e.lines;
+    if (e.before !== null && e.after !== null) {
+      const content = describeEdit(e.path, e.before, e.after);
+      edits.set(e.path, content);
+      // The hunks of the whole change, in today's line numbers, name the symbols.
+      if (content.hunks.length > 0) lines = content.hunks.flatMap((h) => Array.from({ length: Math.max(1, h.added.length) }, (_, i) => h.line - 1 + i)).slice(0, 500);
+    }
+    jobs.push(symbolsTouched(uri, lines).then((s) => void symbols.set(e.path, s)));
+  }
   for (const e of events) {
-    if (e.kind === 'edit' && e.saved && !symbols.has(e.path)) {
-      symbols.set(e.path, []);
-      jobs.push(symbolsTouched(vscode.Uri.parse(e.uri), e.lines).then((s) => void symbols.set(e.path, s)));
-    } else if (e.kind === 'commit' && !commits.has(e.sha)) {
-      jobs.push(commitDetails(e.repoRoot, e.sha).then((d) => void (d && commits.set(e.sha, d))));
+    if (e.kind === 'commit' && !commits.has(e.sha)) {
+      commits.set(e.sha, { subject: '', body: '', files: [], author: null });
+      jobs.push(commitDetails(e.repoRoot, e.sha).then((d) => void (d ? commits.set(e.sha, d) : commits.delete(e.sha))));
     }
   }
   await Promise.all(jobs);
-  return { symbols, commits };
+  return { symbols, commits, edits, problems };
 }

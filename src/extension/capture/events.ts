@@ -19,10 +19,26 @@ export interface EditEvent extends EventBase {
   kind: 'edit';
   path: string;
   uri: string;
-  /** Zero-based line numbers touched, as of the save. */
+  /** Zero-based line numbers touched, as of the save (where the text could not be compared). */
   lines: number[];
   changes: number;
   saved: boolean;
+  /** The file when the session first touched it, and now; null where unknown or too large. */
+  before: string | null;
+  after: string | null;
+  /** Saves of this file in the session so far. */
+  saves: number;
+  /** Problems (errors and warnings) on the file when the session first touched it. */
+  problemsBefore: string[];
+}
+
+export interface DebugEvent extends EventBase {
+  kind: 'debug';
+  name: string;
+  type: string;
+  /** A debug session started (false) or ended (true, with how long it ran). */
+  ended: boolean;
+  ms: number | null;
 }
 
 export interface FileEvent extends EventBase {
@@ -56,6 +72,8 @@ export interface TaskEvent extends EventBase {
   source: string;
   group: string | null;
   exitCode: number | null;
+  /** The end of the task's terminal output (bounded), where shell integration reported it. */
+  output: string | null;
 }
 
 export interface TerminalEvent extends EventBase {
@@ -63,6 +81,8 @@ export interface TerminalEvent extends EventBase {
   command: string;
   cwd: string | null;
   exitCode: number | null;
+  /** The end of the command's output (bounded), where shell integration reported it. */
+  output: string | null;
 }
 
 export type CaptureEvent =
@@ -73,6 +93,7 @@ export type CaptureEvent =
   | CommitEvent
   | CheckoutEvent
   | TaskEvent
-  | TerminalEvent;
+  | TerminalEvent
+  | DebugEvent;
 
 export type CaptureKind = CaptureEvent['kind'];

@@ -3,6 +3,8 @@
 // the store holds one observation per meaningful thing, not one per keystroke or watcher event.
 
 import type { ObservationInput } from '../../core/api';
+import type { EditContent } from '../../core/capture/editDiff';
+import { firstFailingTest } from '../../core/capture/testOutput';
 import type { CaptureEvent, EditEvent } from './events';
 
 export interface CommitDetails {
@@ -13,8 +15,12 @@ export interface CommitDetails {
 }
 
 export interface Enrichment {
-  /** Symbols touched by a saved edit, keyed by the edit's path. */
+  /** Symbols touched by an edit, keyed by the edit's path. */
   symbols: Map<string, string[]>;
+  /** What an edit changed against the file's state when the session first touched it. */
+  edits?: Map<string, EditContent>;
+  /** Problems (errors, warnings) on an edited file after the edit. */
+  problems?: Map<string, string[]>;
   /** Message and files of a commit, keyed by SHA. */
   commits: Map<string, CommitDetails>;
   /** Branch of the folder at the time of the batch. */
@@ -111,13 +117,16 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
         break;
       case 'task': {
         const outcome = e.exitCode === null ? 'ended' : e.exitCode === 0 ? 'succeeded' : `failed (exit ${e.exitCode})`;
-        const what = e.group === 'test' ? 'Test task' : 'Task';
+        const isTest = e.group === 'test' || looksLikeTest(e.name);
+        const what = isTest ? 'Test task' : 'Task';
+        const failure = e.exitCode ? firstFailingTest(e.output) : null;
         inputs.push({
           type: 'task',
           title: `${what} '${e.name}' ${outcome}`,
-          subtitle: e.source,
-          concepts: e.group ? [e.group] : undefined,
-          facts: [`${what.toLowerCase()} ${e.name} ${outcome}`],
+          subtitle: failure ? `first failing test: ${failure.name}` : e.source,
+          narrative: failure ? failureText(failure) : undefined,
+          concepts: isTest ? ['test'] : e.group ? [e.group] : undefined,
+          facts: [`${what.toLowerCase()} ${e.name} ${outcome}`, ...(failure ? [failureFact(failure)] : [])],
           created_at_epoch: e.at,
         });
         break;
@@ -125,40 +134,28 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
       case 'terminal': {
         const outcome = e.exitCode === null ? 'ran' : e.exitCode === 0 ? 'succeeded' : `failed (exit ${e.exitCode})`;
         const command = e.command.length > 300 ? `${e.command.slice(0, 300)}…` : e.command;
+        const isTest = looksLikeTest(command);
+        const failure = e.exitCode ? firstFailingTest(e.output) : null;
         inputs.push({
           type: 'terminal',
           title: `\`${firstLine(command)}\` ${outcome}`,
-          subtitle: e.cwd ?? undefined,
-          narrative: command,
-          concepts: looksLikeTest(command) ? ['test'] : undefined,
+          subtitle: failure ? `first failing test: ${failure.name}` : (e.cwd ?? undefined),
+          narrative: failure ? `${command}\n${failureText(failure)}` : command,
+          concepts: isTest ? ['test'] : undefined,
+          facts: [`${isTest ? 'tests' : 'command'} \`${firstLine(command)}\` ${outcome}`, ...(failure ? [failureFact(failure)] : [])],
           created_at_epoch: e.at,
         });
+        break;
+      }
+      case 'debug': {
+        const title = e.ended ? `Debug session '${e.name}' ended after ${formatMs(e.ms ?? 0)}` : `Debug session '${e.name}' started`;
+        inputs.push({ type: 'debug', title, subtitle: e.type, facts: [title.toLowerCase()], created_at_epoch: e.at });
         break;
       }
     }
   }
 
-  for (const [path, list] of edits) {
-    const lines = new Set<number>();
-    let changes = 0;
-    let saved = false;
-    for (const e of list) {
-      for (const l of e.lines) lines.add(l);
-      changes += e.changes;
-      saved ||= e.saved;
-    }
-    const symbols = enrich.symbols.get(path) ?? [];
-    const range = lineRanges([...lines]);
-    inputs.push({
-      type: 'edit',
-      title: `${saved ? 'Edited' : 'Unsaved edits in'} ${path}${symbols.length ? ` (${symbols.slice(0, 3).join(', ')}${symbols.length > 3 ? ', …' : ''})` : ''}`,
-      subtitle: range ? `lines ${range}` : undefined,
-      files_modified: [path],
-      concepts: symbols.length ? symbols.slice(0, 20) : undefined,
-      facts: [`${changes} change(s) to ${path}${range ? ` at lines ${range}` : ''}`, ...symbols.slice(0, 10).map((s) => `touched ${s} in ${path}`)],
-      created_at_epoch: list[list.length - 1].at,
-    });
-  }
+  for (const [path, list] of edits) inputs.push(editObservation(path, list, enrich));
   // An edit in the editor already covers the watcher's echo of the same save.
   const editedPaths = new Set(edits.keys());
   files.disk_change = files.disk_change.filter((f) => !editedPaths.has(f.path));
@@ -198,6 +195,59 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
   pushFileGroup(inputs, files.delete, 'delete', 'Deleted', 'deleted');
   pushFileGroup(inputs, files.disk_change, 'edit', 'Changed on disk:', 'changed on disk');
   return inputs;
+}
+
+/**
+ * One edit observation per file and session: the last event carries the whole change since the
+ * session first touched the file, so it replaces what earlier saves stored (grow_key).
+ */
+export function editObservation(path: string, list: EditEvent[], enrich: Enrichment): ObservationInput {
+  const last = list[list.length - 1];
+  const symbols = enrich.symbols.get(path) ?? [];
+  const content = enrich.edits?.get(path);
+  const hunks = content?.hunks.length ?? 0;
+  const lines = new Set<number>();
+  for (const e of list) for (const l of e.lines) lines.add(l);
+  const range = lineRanges([...lines]);
+  const where = symbols.length ? ` (${symbols.slice(0, 3).join(', ')}${symbols.length > 3 ? ', …' : ''})` : '';
+  const counts = [
+    last.saves > 0 ? `${last.saves} save${last.saves === 1 ? '' : 's'}` : 'not saved',
+    content ? `${hunks} hunk${hunks === 1 ? '' : 's'}, +${content.added} −${content.removed} lines` : range ? `lines ${range}` : '',
+  ].filter(Boolean);
+  const facts: string[] = [];
+  if (symbols.length) facts.push(`changed ${symbols.slice(0, 10).join(', ')} in ${path}`);
+  if (content?.identifiersAdded.length) facts.push(`added in ${path}: ${content.identifiersAdded.slice(0, 12).join(', ')}`);
+  if (content?.identifiersRemoved.length) facts.push(`removed from ${path}: ${content.identifiersRemoved.slice(0, 12).join(', ')}`);
+  for (const c of content?.comments.slice(0, 5) ?? []) facts.push(`comment in ${path}: ${c}`);
+  if (content?.strings.length) facts.push(`strings in ${path}: ${content.strings.slice(0, 5).map((x) => `"${x}"`).join(', ')}`);
+  const after = enrich.problems?.get(path);
+  if (after) {
+    const before = new Set(last.problemsBefore);
+    const now = new Set(after);
+    for (const p of after.filter((x) => !before.has(x)).slice(0, 5)) facts.push(`problem introduced in ${path}: ${p}`);
+    for (const p of last.problemsBefore.filter((x) => !now.has(x)).slice(0, 5)) facts.push(`problem cleared in ${path}: ${p}`);
+  }
+  const saved = last.saved || (last.saves > 0 && list.some((e) => e.saved));
+  return {
+    type: 'edit',
+    title: `${saved ? 'Edited' : 'Unsaved edits in'} ${path}${where}`,
+    subtitle: counts.join(' · '),
+    narrative: content?.narrative ?? undefined,
+    files_modified: [path],
+    concepts: symbols.length || content?.identifiersAdded.length ? [...symbols, ...(content?.identifiersAdded ?? [])].slice(0, 20) : undefined,
+    facts,
+    search_extra: [symbols.join(' '), content?.searchText].filter(Boolean).join('\n') || undefined,
+    grow_key: `edit:${path}`,
+    created_at_epoch: last.at,
+  };
+}
+
+function failureText(f: { name: string; message: string | null }): string {
+  return `First failing test: ${f.name}${f.message ? `\n${f.message}` : ''}`;
+}
+
+function failureFact(f: { name: string; message: string | null }): string {
+  return `test failed: ${f.name}${f.message ? ` (${f.message})` : ''}`;
 }
 
 function pushFileGroup(inputs: ObservationInput[], list: { path: string; at: number }[], type: string, verb: string, fact: string): void {

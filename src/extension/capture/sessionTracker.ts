@@ -33,7 +33,11 @@ export class SessionTracker implements vscode.Disposable {
     private readonly log: CapturedLog,
   ) {
     this.disposables.push(
-      capture.git.onDidChangeBranch(() => void this.capture.queue.flush()),
+      capture.git.onDidChangeBranch((change) => {
+        // The engine starts a new session on the new branch: edits there start from the file as it is.
+        this.capture.editors.resetSession([change.folder]);
+        void this.capture.queue.flush();
+      }),
       this._onDidEndSession,
     );
   }
@@ -52,6 +56,7 @@ export class SessionTracker implements vscode.Disposable {
     const targets = folders ?? (this.capture.activeFolders.size > 0 ? [...this.capture.activeFolders] : this.scopes.folders().map((f) => f.uri.toString()));
     if (targets.length === 0) return [];
     await this.capture.checkpoint();
+    this.capture.editors.resetSession(targets);
     // Nothing was captured and nobody opened the store: there is no session to end.
     if (!this.engines.isOpen && this.capture.activeFolders.size === 0) return [];
     const engine = await this.engines.get();

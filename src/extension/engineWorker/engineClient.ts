@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { RemoteEngine, SessionEndReason } from '../../core/api';
 import { REMOTE_ENGINE_METHODS } from '../../core/api';
-import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import type { Observation, Scope, SessionSummary } from '../../core/model/records';
 import type { ToMainMessage, ToWorkerMessage, WorkerOpenOptions } from './protocol';
 
@@ -22,7 +22,7 @@ export interface EngineClientOptions extends WorkerOpenOptions {
   workerPath: string;
   log: (message: string) => void;
   /** A language-model summary for an ended session, or null for the extractive one. */
-  summarise: (observations: Observation[], budgetTokens: number, context?: SummaryContext) => Promise<SummaryFields | null>;
+  summarise: (observations: Observation[], budgetTokens: number, context?: SummaryContext) => Promise<SummaryResult | null>;
 }
 
 interface Pending {
@@ -164,7 +164,7 @@ export class EngineClient {
   ): Promise<{ imported: number; skipped: number; sessions: number }> {
     return this.call('importGitHistory', [repoPath, scope], options);
   }
-  startHttpServer(options: { scope: Scope; port: number; token: string }): Promise<ServerAddress> {
+  startHttpServer(options: { scope: Scope; port: number; token: string; repoRoot?: string }): Promise<ServerAddress> {
     return this.call('startHttpServer', [options]);
   }
   stopHttpServer(): Promise<void> {

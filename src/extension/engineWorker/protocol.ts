@@ -1,7 +1,7 @@
 // Messages between the extension host and the engine worker thread. Everything crosses by
 // structured clone, so only plain data: records, options, results; never functions.
 
-import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import type { EmbedderConfig } from '../../core/embed/factory';
 import type { Observation } from '../../core/model/records';
 import type { RequestLogRetention } from '../../core/store/repos/requestLog';
@@ -32,5 +32,5 @@ export type ToMainMessage =
 export type ToWorkerMessage =
   | { type: 'call'; id: number; method: string; args: unknown[] }
   | { type: 'cancel'; id: number }
-  | { type: 'summary'; id: number; fields: SummaryFields | null }
+  | { type: 'summary'; id: number; fields: SummaryResult | null }
   | { type: 'setLanguageModelSummaries'; enabled: boolean };

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { MemoryEngineApi } from '../../core/api';
 import { REMOTE_ENGINE_METHODS } from '../../core/api';
-import type { Summariser, SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import type { Summariser, SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import { ExtractiveSummariser } from '../../core/compress/summariser';
 import { importGitHistory } from '../../core/capture/gitImport';
 import type { Embedder } from '../../core/embed/embedder';
@@ -33,23 +33,24 @@ const ENGINE_METHODS = new Set<string>(REMOTE_ENGINE_METHODS);
 
 let languageModelSummaries = options.languageModelSummaries;
 let nextSummary = 1;
-const summaries = new Map<number, (fields: SummaryFields | null) => void>();
+const summaries = new Map<number, (fields: SummaryResult | null) => void>();
 const aborts = new Map<number, AbortController>();
 let server: RunningHttpServer | null = null;
 
 /** Asks the extension host for a language-model summary; the extractive one otherwise. */
 class BridgeSummariser implements Summariser {
-  readonly name = 'extractive-v1';
   private readonly extractive = new ExtractiveSummariser();
+  readonly name = this.extractive.name;
 
-  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryFields> {
+  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryResult> {
     if (languageModelSummaries && observations.length > 0) {
       const id = nextSummary++;
-      const fields = await new Promise<SummaryFields | null>((resolve) => {
+      const fields = await new Promise<SummaryResult | null>((resolve) => {
         summaries.set(id, resolve);
         post({ type: 'summarise', id, observations, budgetTokens, context });
       });
-      if (fields) return fields;
+      // The stored summariser name says which wrote it: the model, or the extractive fallback.
+      if (fields) return { ...fields, summariser: fields.summariser ?? 'language-model' };
     }
     return this.extractive.summarise(observations, budgetTokens, context);
   }
@@ -120,9 +121,9 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
       }
     }
     case 'startHttpServer': {
-      const [opts] = args as [{ scope: Scope; port: number; token: string }];
+      const [opts] = args as [{ scope: Scope; port: number; token: string; repoRoot?: string }];
       if (server) await server.close();
-      server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, log });
+      server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, repoRoot: opts.repoRoot, log });
       return { url: server.url, baseUrl: server.baseUrl, port: server.port, token: server.token };
     }
     case 'stopHttpServer': {

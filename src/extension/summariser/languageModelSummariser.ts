@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { SummaryContext, SummaryFields } from '../../core/compress/summariser';
+import type { SummaryContext, SummaryFields, SummaryResult } from '../../core/compress/summariser';
 import type { Observation } from '../../core/model/records';
 import { readConfig } from '../config';
 
@@ -18,7 +18,7 @@ export class LanguageModelSummariser {
 
   constructor(private readonly log: (message: string) => void) {}
 
-  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryFields | null> {
+  async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryResult | null> {
     const config = readConfig();
     if (config.summariser !== 'languageModel' || observations.length === 0) return null;
     try {
@@ -29,7 +29,7 @@ export class LanguageModelSummariser {
     }
   }
 
-  private async withModel(observations: Observation[], answerTokens: number, sessionBudget: number, context?: SummaryContext): Promise<SummaryFields> {
+  private async withModel(observations: Observation[], answerTokens: number, sessionBudget: number, context?: SummaryContext): Promise<SummaryResult> {
     const sessionId = observations[0].memory_session_id;
     const already = this.spent.get(sessionId) ?? 0;
     const [model] = await vscode.lm.selectChatModels();
@@ -70,7 +70,7 @@ export class LanguageModelSummariser {
       cts.dispose();
     }
     this.spent.set(sessionId, already + used + (await model.countTokens(text)));
-    return parseFields(text);
+    return { ...parseFields(text), summariser: `language-model:${model.vendor}/${model.id}` };
   }
 }
 

@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
 import type { SessionInfo } from '../../core/api';
+import type { Freshness } from '../../core/capture/freshness';
 import type { Memory, Observation, RequestLogEntry, Scope } from '../../core/model/records';
 import { parseList } from '../capture/capturedLog';
+import { freshnessBadge } from '../freshness';
 
 // Tree nodes: TreeItem subclasses that carry the record they show. Menus in package.json key
 // on their contextValue (viewItem == observation, memory, session, ...).
@@ -49,14 +51,16 @@ export class ObservationNode extends vscode.TreeItem {
   constructor(
     readonly scope: Scope,
     readonly observation: Observation,
+    readonly freshness: Freshness | null = null,
   ) {
     super(observation.title || `${observation.type} #${observation.id}`, vscode.TreeItemCollapsibleState.None);
     this.id = `observation:${observation.id}`;
-    this.description = `${observation.type} · ${new Date(observation.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}`;
+    const badge = freshnessBadge(freshness);
+    this.description = `${observation.type} · ${new Date(observation.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}${badge ? ` · ${badge}` : ''}`;
     this.iconPath = new vscode.ThemeIcon(observationIcon(observation.type), observation.status === 'suppressed' ? new vscode.ThemeColor('disabledForeground') : undefined);
     this.contextValue = observation.status === 'suppressed' ? 'observation.suppressed' : 'observation';
     const files = [...parseList(observation.files_modified), ...parseList(observation.files_read)];
-    this.tooltip = [observation.title, observation.subtitle, files.join(', '), observation.commit_sha && `commit ${observation.commit_sha.slice(0, 10)}`]
+    this.tooltip = [observation.title, observation.subtitle, files.join(', '), observation.commit_sha && `commit ${observation.commit_sha.slice(0, 10)}`, freshness && freshness.state !== 'unknown' && freshness.marker]
       .filter(Boolean)
       .join('\n');
     this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };

@@ -1,9 +1,11 @@
 import * as vscode from 'vscode';
 import type { SessionInfo } from '../../core/api';
 import type { EngineHost } from '../engineHost';
+import type { FreshnessService } from '../freshness';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
 import { MessageNode, ObservationNode, ProjectNode, SessionNode } from './nodes';
+import { parseList } from '../capture/capturedLog';
 
 const SESSIONS_PER_PROJECT = 50;
 const OBSERVATIONS_PER_SESSION = 200;
@@ -19,6 +21,7 @@ export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   constructor(
     private readonly engines: EngineHost,
     private readonly scopes: ScopeService,
+    private readonly freshness: FreshnessService,
   ) {
     this.tree = vscode.window.createTreeView(SessionsView.id, { treeDataProvider: this, showCollapseAll: true });
   }
@@ -73,7 +76,10 @@ export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const engine = await this.engines.get();
     const list = await engine.listObservations(node.scope, { sessionId: node.session.memory_session_id, limit: OBSERVATIONS_PER_SESSION });
     if (list.length === 0) return [new MessageNode('No observations in this session')];
-    return list.sort((a, b) => b.created_at_epoch - a.created_at_epoch).map((o) => new ObservationNode(node.scope, o));
+    const sorted = list.sort((a, b) => b.created_at_epoch - a.created_at_epoch);
+    // A commit the code has moved on from says so: changed since, or not on this branch.
+    const fresh = await Promise.all(sorted.map((o) => this.freshness.check(node.scope.project, o.commit_sha, [...parseList(o.files_modified), ...parseList(o.files_read)])));
+    return sorted.map((o, i) => new ObservationNode(node.scope, o, fresh[i]));
   }
 
   getParent(): undefined {

@@ -3,6 +3,8 @@ import type { SessionInfo } from '../../core/api';
 import type { Memory, Observation, RequestLogEntry, Scope, SessionSummary } from '../../core/model/records';
 import { parseList } from '../capture/capturedLog';
 import type { EngineHost } from '../engineHost';
+import type { Freshness } from '../../core/capture/freshness';
+import type { FreshnessService } from '../freshness';
 import type { WebviewMessage } from './html';
 import { action, escapeHtml, page, relativeTime, renderText, webviewOptions } from './html';
 import type { Navigation } from './navigation';
@@ -26,6 +28,7 @@ export class DetailsPanel implements vscode.Disposable {
     private readonly extensionUri: vscode.Uri,
     private readonly engines: EngineHost,
     private readonly navigation: Navigation,
+    private readonly freshness: FreshnessService,
   ) {}
 
   get visibleTarget(): DetailsTarget | undefined {
@@ -80,7 +83,8 @@ export class DetailsPanel implements vscode.Disposable {
         const [o] = await engine.getObservations([target.id], target.scope, { includeSuppressed: true });
         if (!o) throw new Error(`Observation #${target.id} is no longer in the store (it may have been forgotten).`);
         const session = await engine.listObservations(target.scope, { sessionId: o.memory_session_id, limit: 500 });
-        return { title: o.title ?? `Observation #${o.id}`, body: observationBody(target.scope, o, session) };
+        const fresh = await this.freshness.check(target.scope.project, o.commit_sha, [...parseList(o.files_modified), ...parseList(o.files_read)]);
+        return { title: o.title ?? `Observation #${o.id}`, body: observationBody(target.scope, o, session, fresh) };
       }
       case 'session': {
         const observations = await engine.listObservations(target.scope, { sessionId: target.session.memory_session_id, limit: 500 });
@@ -150,7 +154,7 @@ function list(items: string[]): string {
   return items.length ? `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>` : '';
 }
 
-export function observationBody(scope: Scope, o: Observation, session: Observation[]): string {
+export function observationBody(scope: Scope, o: Observation, session: Observation[], freshness: Freshness | null = null): string {
   const modified = parseList(o.files_modified);
   const read = parseList(o.files_read);
   const mainFile = modified[0] ?? read[0];
@@ -161,6 +165,7 @@ export function observationBody(scope: Scope, o: Observation, session: Observati
       commitLink(o.commit_sha, scope.project),
       badge(new Date(o.created_at_epoch).toLocaleString()),
       o.status !== 'active' ? badge(o.status, 'warn') : '',
+      freshness && freshness.state !== 'unknown' ? badge(freshness.marker, freshness.state === 'current' ? 'fresh' : 'warn') : '',
     ]),
     o.subtitle ? `<p class="subtitle">${escapeHtml(o.subtitle)}</p>` : '',
     section('What happened', renderText(o.narrative)),
@@ -211,7 +216,10 @@ export function sessionBody(scope: Scope, s: SessionInfo, observations: Observat
             `<li><span class="time">${escapeHtml(new Date(o.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))}</span> ${badge(o.type, `t-${o.type}`)} ${action(
               { type: 'openObservation', id: o.id, project: scope.project },
               escapeHtml(o.title ?? o.type),
-            )}</li>`,
+            )}${o.subtitle ? ` <span class="muted">${escapeHtml(o.subtitle)}</span>` : ''}${
+              // What an edit changed, or why a run failed, right in the list: the reason to open a session.
+              (o.type === 'edit' || o.type === 'task' || o.type === 'terminal') && o.narrative ? `<pre class="change">${escapeHtml(o.narrative)}</pre>` : ''
+            }</li>`,
         )
         .join('')}</ol>`,
     ),

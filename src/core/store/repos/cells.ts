@@ -54,6 +54,14 @@ export class CellRepository {
     this.onWrite();
   }
 
+  /** Writes cells by node id: a cell already stored is replaced (text, status), a new one added (`add` names new cells). */
+  async upsert(rows: Row[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.table.upsert('node_id', rows);
+    this.changed();
+    this.onWrite();
+  }
+
   /**
    * Removes the cells of `kind` that are not the one cell of a stored record: a second copy (a
    * writer slower than the repair's grace wrote the node the repair had written) or a cell whose

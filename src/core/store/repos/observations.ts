@@ -17,6 +17,8 @@ export interface PreparedObservation {
   obs: Omit<Observation, 'id'>;
   extra: string | null;
   dedupe: string | null;
+  /** The dedupe key is a grow key: a stored observation with it takes this one's content. */
+  grows?: boolean;
   fp: string | null;
 }
 
@@ -83,14 +85,35 @@ export class ObservationRepository extends RecordRepository<Observation> {
     const results: (Observation | null)[] = prepared.map(() => null);
     const all = prepared.map((_, i) => i);
 
-    // Idempotent imports: a dedupe_key already stored returns the stored observation.
+    // Idempotent imports: a dedupe_key already stored returns the stored observation. A grow
+    // key already stored (an edit of the session seen before) gets the newest content instead.
     const keys = [...new Set(prepared.map((p) => p.dedupe).filter((k): k is string => !!k))];
+    const grown = new Map<string, { row: Row; index: number }>();
     if (keys.length > 0) {
-      const found = new Map<string, Observation>();
-      for (const r of await this.table.rows(`dedupe_key IN ${sqlStringList(keys)}`)) found.set(String(r.dedupe_key), rowToObservation(r));
+      const found = new Map<string, Row>();
+      for (const r of await this.table.rows(`dedupe_key IN ${sqlStringList(keys)}`)) found.set(String(r.dedupe_key), r);
       for (const i of all) {
-        const k = prepared[i].dedupe;
-        if (k && found.has(k)) results[i] = found.get(k) as Observation;
+        const p = prepared[i];
+        const row = p.dedupe ? found.get(p.dedupe) : undefined;
+        if (!row) continue;
+        if (p.grows) grown.set(p.dedupe as string, { row, index: i });
+        else results[i] = rowToObservation(row);
+      }
+    }
+    // Within a batch, the last input of a grow key is the one kept.
+    const lastGrow = new Map<string, number>();
+    for (const i of all) if (prepared[i].grows && prepared[i].dedupe) lastGrow.set(prepared[i].dedupe as string, i);
+    const replaced: { o: Observation; extra: RowExtra }[] = [];
+    const foldInto = new Map<number, number>();
+    for (const [key, last] of lastGrow) {
+      const stored = grown.get(key)?.row;
+      if (stored) {
+        const before = rowToObservation(stored);
+        const o: Observation = { ...prepared[last].obs, id: before.id, project: this.project, created_at: before.created_at, created_at_epoch: before.created_at_epoch, last_accessed_epoch: before.last_accessed_epoch };
+        replaced.push({ o, extra: { search_extra: prepared[last].extra, dedupe_key: key, occurrences: Number(stored.occurrences ?? 1) + 1, updated_at_epoch: now } });
+        for (const j of all) if (prepared[j].dedupe === key) results[j] = o;
+      } else {
+        for (const j of all) if (j !== last && prepared[j].dedupe === key) foldInto.set(j, last);
       }
     }
 
@@ -118,7 +141,6 @@ export class ObservationRepository extends RecordRepository<Observation> {
 
     // Within one batch, the second of two near-duplicates folds into the first.
     const firstByFp = new Map<string, number>();
-    const foldInto = new Map<number, number>();
     prepared.forEach((p, i) => {
       if (results[i] || !p.fp) return;
       const key = `${p.obs.memory_session_id}\u0000${p.fp}`;
@@ -143,6 +165,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
     for (const [dup, first] of foldInto) results[dup] = results[first];
 
     await this.write(written, extras);
+    await this.replace(replaced);
     if (bumps.size > 0) {
       const rows = [...bumps.values()].map(({ row, add, facts }) => {
         const merged = [...new Set([...(JSON.parse(String(row.facts ?? '[]')) as string[]), ...facts])];
@@ -151,6 +174,29 @@ export class ObservationRepository extends RecordRepository<Observation> {
       await this.table.upsert('id', rows);
     }
     return { results: results as Observation[], written };
+  }
+
+  /**
+   * Replaces grown observations' rows and their cells' text in place: same id, same node id (a
+   * client holding it still finds it); the vector is redone by the embedding queue.
+   */
+  private async replace(replaced: { o: Observation; extra: RowExtra }[]): Promise<void> {
+    if (replaced.length === 0) return;
+    await this.table.upsert('id', replaced.map(({ o, extra }) => observationToRow(o, extra)));
+    const ids = replaced.map(({ o }) => o.id);
+    const nodes = new Map<number, Row>();
+    for (const r of await this.cells.table.rows(`source_kind = 'observation' AND source_id IN ${sqlIntList(ids)}`, { select: ['node_id', 'source_id', 'access_count', 'last_accessed_epoch'] })) nodes.set(Number(r.source_id), r);
+    const kept: Row[] = [];
+    const added: Row[] = [];
+    for (const { o, extra } of replaced) {
+      const cell = observationCell(o, extra.search_extra ?? null, this.cells.dimension);
+      const old = nodes.get(o.id);
+      if (old) kept.push({ ...cell, node_id: old.node_id, access_count: old.access_count ?? 0, last_accessed_epoch: old.last_accessed_epoch ?? null });
+      else added.push(cell);
+    }
+    await this.cells.upsert(kept);
+    // A grown row whose cell a crash left out gets its one cell the way every record does.
+    await this.cells.add(added);
   }
 
   protected cellOf(row: Row): Row {

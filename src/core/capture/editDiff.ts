@@ -1,0 +1,199 @@
+// What an edit changed: a file against its state when the session first touched it. Gives the
+// hunks (with git's kind of header: the enclosing function or section line), then the parts a
+// reader and the search index want, under the same caps as a commit's diff text: changed
+// identifiers, comment and doc lines, string literals. Secrets are redacted line by line here, and again where every observation is prepared (prepare.ts); files whose
+// path marks them secret get no content at all.
+
+import type { FileDiff } from '../retrieve/diffText';
+import { COMMENT_LINE, DOC_FILE, MAX_DIFF_TEXT_CHARS, MAX_LINE_CHARS, STRING_LITERAL, diffSearchText, identifiersIn, isSkippedFile } from '../retrieve/diffText';
+import { isSecretPath, redact } from './redact';
+
+export interface EditHunk {
+  /** 1-based first line of the hunk in the new text. */
+  line: number;
+  /** The closest line above the hunk that opens a function or section (git's hunk header). */
+  header: string | null;
+  removed: string[];
+  added: string[];
+}
+
+export interface EditContent {
+  hunks: EditHunk[];
+  added: number;
+  removed: number;
+  /** Identifiers that appear in added lines and not in removed ones, and the reverse. */
+  identifiersAdded: string[];
+  identifiersRemoved: string[];
+  /** Comment and documentation lines added. */
+  comments: string[];
+  /** String literals in added lines. */
+  strings: string[];
+  /** Bounded, readable listing of the change (what the details panel shows). */
+  narrative: string | null;
+  /** Bounded text for the search index (hunk headers, prose, identifiers, code). */
+  searchText: string | null;
+}
+
+/** Files larger than this are not diffed; the observation then says only where it changed. */
+export const MAX_EDIT_FILE_CHARS = 1_000_000;
+/** Bound on the narrative shown to people and agents. */
+const MAX_NARRATIVE_CHARS = 2000;
+const MAX_NARRATIVE_LINES = 40;
+/** The LCS table is bounded; a larger middle is reported as one replaced block. */
+const MAX_LCS_CELLS = 4_000_000;
+/** Unchanged lines that still join two changes into one hunk (git's default context, 3 + 3). */
+const JOIN_GAP = 6;
+const MAX_ITEMS = 20;
+
+// git's default funcname rule: a line that starts with a letter, '_' or '$'. Indented
+// declarations count too, so a method inside a class names the method, not the class.
+const METHOD_LINE = /^\s*(?:async\s+)?(?!(?:if|for|while|switch|catch|return|else)\b)[A-Za-z_$][\w$]*\s*\([^;]*\)\s*(?::\s*[^=;{]+)?\{\s*$/;
+const HEADER_LINE = /^\s*(?:export\s+|public\s+|private\s+|protected\s+|static\s+|async\s+|def\s+|fn\s+|func\s+|class\s+|function\s+|interface\s+|#+\s)|^[A-Za-z_$]/;
+
+type Op = { kind: 'same' | 'add' | 'del'; text: string; newLine: number };
+
+function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split(/\r?\n/);
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** Line operations turning `a` into `b`: common ends trimmed, an LCS over the middle. */
+export function lineOps(a: string[], b: string[]): Op[] {
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const ops: Op[] = [];
+  for (let i = 0; i < start; i++) ops.push({ kind: 'same', text: b[i], newLine: i + 1 });
+  const n = endA - start;
+  const m = endB - start;
+  if (n > 0 && m > 0 && (n + 1) * (m + 1) <= MAX_LCS_CELLS) {
+    // lcs[i][j]: length of the LCS of a[start+i..endA) and b[start+j..endB).
+    const w = m + 1;
+    const lcs = new Uint32Array((n + 1) * w);
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m - 1; j >= 0; j--) {
+        lcs[i * w + j] = a[start + i] === b[start + j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+      }
+    }
+    let i = 0;
+    let j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && a[start + i] === b[start + j]) {
+        ops.push({ kind: 'same', text: b[start + j], newLine: start + j + 1 });
+        i++;
+        j++;
+      } else if (j < m && (i >= n || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])) {
+        ops.push({ kind: 'add', text: b[start + j], newLine: start + j + 1 });
+        j++;
+      } else {
+        ops.push({ kind: 'del', text: a[start + i], newLine: start + j + 1 });
+        i++;
+      }
+    }
+  } else {
+    for (let i = start; i < endA; i++) ops.push({ kind: 'del', text: a[i], newLine: start + 1 });
+    for (let j = start; j < endB; j++) ops.push({ kind: 'add', text: b[j], newLine: j + 1 });
+  }
+  for (let j = endB; j < b.length; j++) ops.push({ kind: 'same', text: b[j], newLine: j + 1 });
+  return ops;
+}
+
+/** The changes from `before` to `after` as hunks, each with its enclosing header line. */
+export function editHunks(before: string, after: string): EditHunk[] {
+  const newLines = splitLines(after);
+  const ops = lineOps(splitLines(before), newLines);
+  const hunks: EditHunk[] = [];
+  let cur: EditHunk | null = null;
+  let gap = 0;
+  for (const op of ops) {
+    if (op.kind === 'same') {
+      gap++;
+      continue;
+    }
+    if (!cur || gap > JOIN_GAP) {
+      cur = { line: op.newLine, header: headerAbove(newLines, op.newLine - 1), removed: [], added: [] };
+      hunks.push(cur);
+    }
+    gap = 0;
+    (op.kind === 'add' ? cur.added : cur.removed).push(op.text.slice(0, MAX_LINE_CHARS));
+  }
+  return hunks;
+}
+
+function headerAbove(lines: string[], index: number): string | null {
+  for (let i = Math.min(index, lines.length) - 1; i >= 0; i--) {
+    const line = lines[i];
+    if (line.trim().length > 2 && (HEADER_LINE.test(line) || METHOD_LINE.test(line)) && !COMMENT_LINE.test(line.trim())) return line.trim().slice(0, MAX_LINE_CHARS);
+  }
+  return null;
+}
+
+function uniq(values: Iterable<string>, max = MAX_ITEMS): string[] {
+  return [...new Set(values)].slice(0, max);
+}
+
+/**
+ * What changed in `path` from `before` to `after`. `symbols` are the enclosing symbols the
+ * editor's symbol provider named (they join the hunk headers in the search text).
+ */
+export function describeEdit(path: string, before: string, after: string, symbols: readonly string[] = []): EditContent {
+  const empty: EditContent = { hunks: [], added: 0, removed: 0, identifiersAdded: [], identifiersRemoved: [], comments: [], strings: [], narrative: null, searchText: null };
+  if (isSecretPath(path) || isSkippedFile(path) || before.length > MAX_EDIT_FILE_CHARS || after.length > MAX_EDIT_FILE_CHARS) return empty;
+  // Redacted line by line, where an assignment still shows what its value is; later steps take
+  // strings and identifiers out of their lines, and a secret alone no longer looks like one.
+  const hunks = editHunks(before, after).map((h) => ({ ...h, header: h.header && redact(h.header), removed: h.removed.map(redact), added: h.added.map(redact) }));
+  if (hunks.length === 0) return empty;
+  const isDoc = DOC_FILE.test(path);
+  const added = hunks.flatMap((h) => h.added);
+  const removed = hunks.flatMap((h) => h.removed);
+  const idsIn = (lines: string[]): Set<string> => new Set(isDoc ? [] : lines.filter((l) => !COMMENT_LINE.test(l.trim())).flatMap((l) => identifiersIn(l.replace(STRING_LITERAL, ' '))));
+  const addedIds = idsIn(added);
+  const removedIds = idsIn(removed);
+  const comments = uniq(added.map((l) => l.trim()).filter((l) => l.length > 3 && (isDoc || COMMENT_LINE.test(l))).map((l) => (isDoc ? l : l.replace(/^(\/\/+|\/\*+|\*+\/?|#+|<!--|--)\s*/, '').replace(/\s*(\*\/|-->)$/, ''))).filter((l) => l.length > 3));
+  const strings = uniq(added.filter((l) => !COMMENT_LINE.test(l.trim())).flatMap((l) => [...l.matchAll(STRING_LITERAL)].map((m) => m[2]).filter((x) => !x.includes('[REDACTED]'))));
+  const file: FileDiff = { path, hunkContexts: uniq([...symbols, ...hunks.map((h) => h.header).filter((h): h is string => !!h)]), added, removed, context: [] };
+  return {
+    hunks,
+    added: added.length,
+    removed: removed.length,
+    identifiersAdded: uniq([...addedIds].filter((id) => !removedIds.has(id))),
+    identifiersRemoved: uniq([...removedIds].filter((id) => !addedIds.has(id))),
+    comments,
+    strings,
+    narrative: listing(hunks),
+    searchText: diffSearchText([file], MAX_DIFF_TEXT_CHARS) || null,
+  };
+}
+
+/** The hunks as a short unified listing: `@@ header`, then `-` and `+` lines, bounded. */
+function listing(hunks: EditHunk[]): string | null {
+  const out: string[] = [];
+  let size = 0;
+  let lines = 0;
+  let cut = false;
+  const push = (line: string): boolean => {
+    if (lines >= MAX_NARRATIVE_LINES || size + line.length + 1 > MAX_NARRATIVE_CHARS) {
+      cut = true;
+      return false;
+    }
+    out.push(line);
+    size += line.length + 1;
+    lines++;
+    return true;
+  };
+  for (const h of hunks) {
+    if (!push(`@@ line ${h.line}${h.header ? ` in ${h.header}` : ''}`)) break;
+    for (const l of h.removed) if (l.trim() && !push(`- ${l.trim()}`)) break;
+    for (const l of h.added) if (l.trim() && !push(`+ ${l.trim()}`)) break;
+    if (cut) break;
+  }
+  if (cut) out.push('…');
+  return out.length > 0 ? out.join('\n') : null;
+}

@@ -1,0 +1,98 @@
+// Whether a memory still holds: a record that names files and a commit is checked against the
+// repository's HEAD. The files changed since that commit (`git diff --numstat <sha>..HEAD --
+// <files>`) and whether the commit is an ancestor of HEAD (on this branch, merged into it, or
+// only on another branch). Answers are cached per HEAD: a new commit or checkout asks again.
+
+import { spawn } from 'node:child_process';
+
+export type FreshnessState = 'current' | 'changed' | 'off_branch' | 'unknown';
+
+export interface Freshness {
+  state: FreshnessState;
+  /** The commit the record is about. */
+  commit_sha: string;
+  /** Files of the record changed between that commit and HEAD (at most 20). */
+  changed_files: string[];
+  /** Branches that hold the commit when HEAD does not (at most 5). */
+  branches: string[];
+  /** A short marker for text: "still holds", "changed since abc1234: a.ts", ... */
+  marker: string;
+}
+
+export type GitRunner = (args: string[]) => Promise<{ code: number; out: string }>;
+
+const MAX_FILES = 20;
+const MAX_CACHE = 2000;
+/** HEAD is read at most this often; a tool call checks many records at one HEAD. */
+const HEAD_TTL_MS = 1000;
+
+export function gitRunner(repoRoot: string): GitRunner {
+  return (args) =>
+    new Promise((resolve) => {
+      const child = spawn('git', ['-C', repoRoot, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.on('error', () => resolve({ code: -1, out: '' }));
+      child.on('close', (code) => resolve({ code: code ?? -1, out }));
+    });
+}
+
+/** Ranking weight of a record by its freshness: changed or off-branch ranks a little lower, never out. */
+export function freshnessWeight(state: FreshnessState | undefined): number {
+  return state === 'changed' ? 0.9 : state === 'off_branch' ? 0.85 : 1;
+}
+
+export class GitFreshness {
+  private head: { sha: string | null; at: number } | null = null;
+  private readonly cache = new Map<string, Promise<Freshness | null>>();
+
+  constructor(private readonly git: GitRunner) {}
+
+  static forRepository(repoRoot: string): GitFreshness {
+    return new GitFreshness(gitRunner(repoRoot));
+  }
+
+  private async headSha(): Promise<string | null> {
+    const now = Date.now();
+    if (this.head && now - this.head.at < HEAD_TTL_MS) return this.head.sha;
+    const r = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD']);
+    const sha = r.code === 0 ? r.out.trim() : null;
+    if (this.head && this.head.sha !== sha) this.cache.clear();
+    this.head = { sha, at: now };
+    return sha;
+  }
+
+  /** Freshness of a record about `files` at `sha`; null when it names no commit or no file. */
+  async check(sha: string | null | undefined, files: readonly string[]): Promise<Freshness | null> {
+    if (!sha || !/^[0-9a-f]{7,64}$/i.test(sha) || files.length === 0) return null;
+    const head = await this.headSha();
+    if (!head) return null;
+    const key = `${head}\u0000${sha}\u0000${[...files].sort().join('\u0000')}`;
+    let found = this.cache.get(key);
+    if (!found) {
+      if (this.cache.size >= MAX_CACHE) this.cache.clear();
+      found = this.compute(sha, files);
+      this.cache.set(key, found);
+    }
+    return found;
+  }
+
+  private async compute(sha: string, files: readonly string[]): Promise<Freshness> {
+    const short = sha.slice(0, 7);
+    const ancestor = await this.git(['merge-base', '--is-ancestor', sha, 'HEAD']);
+    if (ancestor.code !== 0 && ancestor.code !== 1) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: `commit ${short} is not in this clone` };
+    if (ancestor.code === 1) {
+      const b = await this.git(['branch', '--all', '--contains', sha, '--format=%(refname:short)']);
+      const branches = b.out.split('\n').map((x) => x.trim()).filter(Boolean).slice(0, 5);
+      return { state: 'off_branch', commit_sha: sha, changed_files: [], branches, marker: `not on this branch${branches.length ? ` (only on ${branches.join(', ')})` : ''}` };
+    }
+    const diff = await this.git(['diff', '--numstat', `${sha}..HEAD`, '--', ...files]);
+    const changed = diff.out
+      .split('\n')
+      .map((l) => l.split('\t')[2]?.trim())
+      .filter((f): f is string => !!f)
+      .slice(0, MAX_FILES);
+    if (changed.length === 0) return { state: 'current', commit_sha: sha, changed_files: [], branches: [], marker: 'still holds' };
+    return { state: 'changed', commit_sha: sha, changed_files: changed, branches: [], marker: `changed since ${short}: ${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}` };
+  }
+}
