@@ -10,18 +10,6 @@ import type { EmbedderConfig } from '../core/embed/factory';
 import type { Scope } from '../core/model/records';
 import type { GlobalOptions, Io } from './options';
 import { gitAuthor } from '../core/team/shareRows';
-import { requestLogRetention } from '../core/store/repos/requestLog';
-import type { RequestLogRetention } from '../core/store/repos/requestLog';
-import { UsageError, errorMessage } from './options';
-
-/** The request log's retention from --request-log-days / --request-log-max-rows (or their env). */
-function retentionOf(options: GlobalOptions): RequestLogRetention {
-  try {
-    return requestLogRetention(options.requestLogDays, options.requestLogMaxRows);
-  } catch (error) {
-    throw new UsageError(errorMessage(error));
-  }
-}
 
 /** The project a command reads and writes: --project, else the folder's git remote or name. */
 export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
@@ -56,7 +44,7 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     storeUri: options.store,
     embedder,
     team,
-    requestLogRetention: retentionOf(options),
+    requestLogRetention: options.requestLogRetention,
     logger: (m: string) => io.stderr.write(`${m}\n`),
   });
 }

@@ -4,6 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import { defaultStoreUri } from '../core/store/location';
 import { parseObjectLocation } from '../core/store/objectStorage';
+import { requestLogRetention } from '../core/store/retention';
+import type { RequestLogRetention } from '../core/store/retention';
 
 export interface GlobalOptions {
   store: string;
@@ -14,8 +16,7 @@ export interface GlobalOptions {
   json: boolean;
   embedder: string;
   /** The request log's retention (applied by whichever process holds the store's maintenance lease). */
-  requestLogDays?: number;
-  requestLogMaxRows?: number;
+  requestLogRetention: RequestLogRetention;
   cwd: string;
 }
 
@@ -59,6 +60,16 @@ function countOption(flag: string, value: unknown, envName: string, env: NodeJS.
   return Number(raw);
 }
 
+function requestLogRetentionFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): RequestLogRetention {
+  const days = countOption('request-log-days', values['request-log-days'], 'CODE_MEMORY_REQUEST_LOG_DAYS', env);
+  const rows = countOption('request-log-max-rows', values['request-log-max-rows'], 'CODE_MEMORY_REQUEST_LOG_MAX_ROWS', env);
+  try {
+    return requestLogRetention(days, rows);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
@@ -70,8 +81,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,
-    requestLogDays: countOption('request-log-days', values['request-log-days'], 'CODE_MEMORY_REQUEST_LOG_DAYS', env),
-    requestLogMaxRows: countOption('request-log-max-rows', values['request-log-max-rows'], 'CODE_MEMORY_REQUEST_LOG_MAX_ROWS', env),
+    requestLogRetention: requestLogRetentionFrom(values, env),
     cwd: process.cwd(),
   };
 }

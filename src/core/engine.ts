@@ -245,8 +245,8 @@ export class MemoryEngine implements MemoryEngineApi {
   /**
    * Takes or renews the maintenance lease. On taking it: cells a crash left out are given back
    * (before the open resolves, so that a search right after finds every record), the request
-   * log's retention is applied, and cells left unembedded (by an earlier run, or another model)
-   * are picked up in the background.
+   * log's retention is applied; on taking and on every renewal, cells left unembedded (by another
+   * process, an earlier run, or another model) are picked up in the background.
    */
   private async takeLease(): Promise<void> {
     const had = this.lease.isHeld;
@@ -254,10 +254,11 @@ export class MemoryEngine implements MemoryEngineApi {
     // Another process may have died between a record and its cell: the holder looks (a count
     // comparison unless something is missing) every time it renews.
     await this.maintenance.repairCells().catch((e) => this.log(`repair: ${String((e as Error).message ?? e)}`));
+    // Cells other processes wrote (they never embed) get their vectors from the holder.
+    this.backfill?.kick();
     if (had) return;
     // A store nobody kept open for a while holds old requests: the retention applies from the start.
     await this.maintenance.pruneRequestLog().catch((e) => this.log(`request log retention: ${String((e as Error).message ?? e)}`));
-    this.backfill?.kick();
   }
 
   private startTimers(maintenanceMs: number): void {

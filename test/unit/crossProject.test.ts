@@ -403,9 +403,16 @@ describe('cross-project isolation: two projects on one store', function () {
       const read = async () => {
         const reply = await rest(betaHttp, '/v1/health');
         assert.equal(reply.status, 200);
-        return JSON.parse(reply.body) as { project: string; stats: { observations: number; memories: number; session_summaries: number; cells: number; projects: string[] } };
+        return JSON.parse(reply.body) as { project: string; stats: { observations: number; memories: number; session_summaries: number; cells: number; cells_with_vectors: number; projects: string[] } };
       };
-      const first = await read();
+      // Beta's own cells get their vectors in the background: wait for that, so that only a
+      // leak of alpha's write could move the counts between the two reads.
+      let first = await read();
+      for (let i = 0; i < 200 && first.stats.cells_with_vectors < first.stats.cells; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        first = await read();
+      }
+      assert.equal(first.stats.cells_with_vectors, first.stats.cells, "beta's cells all have vectors within 20 s");
       await observe(sides.http.alpha, [{ type: 'note', title: 'Zorblaxquint health probe', narrative: 'flimwobble counts must not move beta.' }]);
       const again = await read();
       assert.equal(again.project, BETA);

@@ -268,14 +268,32 @@ describe('reliability: real processes on one store', function () {
     // id -> title of every observation seen after a kill: an id never names another record later.
     const seen = new Map<number, string>();
     let killedMidway = 0;
+    const runOf = (importing: boolean, run: number, args: string[]): { child: ChildProcessWithoutNullStreams; exited: Promise<string | null> } => {
+      const child = bundle.spawn(importing ? ['import-git', repo, ...args] : ['observe', ...args]);
+      const lines = importing ? '' : Array.from({ length: 2000 }, (_, i) => JSON.stringify(note('killed', run * 10_000 + i))).join('\n');
+      child.stdin.end(lines);
+      return { child, exited: new Promise<string | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal))) };
+    };
+    // How long a whole run of each takes on this machine (into a store of its own), so that the
+    // kills land at random moments inside a run however fast or loaded the machine is.
+    const whole: Record<'import' | 'observe', number> = { import: 0, observe: 0 };
+    const calibration = tempDir('reliability-calibration');
+    try {
+      for (const importing of [true, false]) {
+        const started = Date.now();
+        await runOf(importing, -1, ['--store', calibration, '--project', project, '--embedder', 'none']).exited;
+        whole[importing ? 'import' : 'observe'] = Date.now() - started;
+      }
+    } finally {
+      removeDir(calibration);
+    }
     try {
       for (let run = 0; run < 20; run++) {
         const importing = run % 2 === 0;
-        const child = bundle.spawn(importing ? ['import-git', repo, ...common] : ['observe', ...common]);
-        const lines = importing ? '' : Array.from({ length: 2000 }, (_, i) => JSON.stringify(note('killed', run * 10_000 + i))).join('\n');
-        child.stdin.end(lines);
-        const exited = new Promise<string | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-        await Promise.race([exited, sleep(1000 + Math.random() * 4000)]);
+        const { child, exited } = runOf(importing, run, common);
+        // Import runs after the first have less left to do: they are killed earlier in their run.
+        const span = whole[importing ? 'import' : 'observe'] * (importing ? 0.8 / (1 + run / 2) : 0.9);
+        await Promise.race([exited, sleep(Math.max(50, Math.random() * span))]);
         child.kill('SIGKILL');
         if ((await exited) === 'SIGKILL') killedMidway++;
 
