@@ -5,7 +5,7 @@ import type { EmbedderConfig } from '../core/embed/factory';
 import type { Observation } from '../core/model/records';
 import { defaultStoreUri } from '../core/store/location';
 import { gitAuthor } from '../core/team/shareRows';
-import { requestLogRetention } from '../core/store/repos/requestLog';
+import { requestLogRetention } from '../core/store/retention';
 import type { CodeMemoryConfig } from './config';
 import { affectsConfig, readConfig } from './config';
 import { EngineClient } from './engineWorker/engineClient';

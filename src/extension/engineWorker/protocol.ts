@@ -4,7 +4,7 @@
 import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import type { EmbedderConfig } from '../../core/embed/factory';
 import type { Observation } from '../../core/model/records';
-import type { RequestLogRetention } from '../../core/store/repos/requestLog';
+import type { RequestLogRetention } from '../../core/store/retention';
 
 export interface WorkerOpenOptions {
   storeUri: string;
