@@ -30,7 +30,6 @@ import { Navigation } from './webviews/navigation';
 import { RecallPanel } from './webviews/recallPanel';
 import { ServerInfoPanel } from './webviews/serverInfoPanel';
 import { WindowShutdown } from './windowShutdown';
-import { openWalkthroughOnFirstRun } from './walkthrough';
 
 /** What activate() returns: used by the host tests and by other extensions. */
 export interface CodeMemoryExtensionApi {
@@ -138,7 +137,6 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     }),
   );
 
-  openWalkthroughOnFirstRun(context);
 
   const activationMs = performance.now() - started;
   log(`Activated in ${activationMs.toFixed(1)} ms (store: ${engines.storeUri}; opened on first use).`);

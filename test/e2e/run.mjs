@@ -56,7 +56,9 @@ async function loadSteps() {
     if (!Array.isArray(module.steps)) throw new HostError(`${file} must export \`steps\`, an array of { name, run(ctx) }`);
     for (const step of module.steps) all.push({ ...step, file });
   }
-  return all;
+  // --grep <a|b>: only the steps whose name contains one of the texts (a debugging aid; order kept).
+  const grep = option('--grep');
+  return grep ? all.filter((s) => grep.split('|').some((g) => s.name.includes(g))) : all;
 }
 
 async function main() {
