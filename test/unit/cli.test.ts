@@ -143,6 +143,15 @@ describe('code-memory CLI', function () {
     }
   });
 
+  it('import of a missing file or a folder is a usage error (exit 2) that names it, and imports nothing', async () => {
+    const missing = await cli(['import', path.join(store, 'no-such-file.jsonl'), ...common()]);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /cannot read .*no-such-file\.jsonl: ENOENT/);
+    const folder = await cli(['import', store, ...common()]);
+    assert.equal(folder.code, 2, folder.stderr);
+    assert.match(folder.stderr, /is not a file/);
+  });
+
   it('export --out writes a file only the user can read (0600), also over an existing file', async () => {
     const dir = tempDir('cli-export');
     try {

@@ -1,7 +1,7 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
 import { importGitHistory } from '../../core/capture/gitImport';
-import { createReadStream, createWriteStream, fchmodSync, openSync } from 'node:fs';
+import { createReadStream, createWriteStream, fchmodSync, openSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
@@ -133,6 +133,20 @@ export const importCommand: CommandImpl = {
   name: 'import',
   async run({ options, positionals, io }) {
     const file = positionals[0] ?? '-';
+    if (file !== '-') {
+      // Checked before the store opens: a wrong path is a usage error, not a crash mid-import.
+      let isFile = false;
+      try {
+        isFile = statSync(file).isFile();
+      } catch (error) {
+        io.stderr.write(`error: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
+        return 2;
+      }
+      if (!isFile) {
+        io.stderr.write(`error: ${file} is not a file (give a JSON Lines file, or - for stdin)\n`);
+        return 2;
+      }
+    }
     const input = file === '-' ? io.stdin : createReadStream(file);
     const engine = await openEngine(options, io, true);
     try {
