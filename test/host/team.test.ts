@@ -72,8 +72,16 @@ describe('team store (inside the VS Code host)', function () {
   it('Share with Team sends the redacted memory; while the store is down a share waits and the status says offline; Unshare purges it', async () => {
     const api = await codeMemoryApi();
     const scope = (await api.scopeFor())!;
-    const engine = await api.engine();
-    await waitFor('the team store to be online', async () => (await engine.teamStatus())?.state === 'online');
+    // The setting changed in before() reopens the engine: the one to use is the reopened one, online.
+    let engine = await api.engine();
+    await waitFor('the reopened engine to reach the team store', async () => {
+      try {
+        engine = await api.engine();
+        return (await engine.teamStatus())?.state === 'online';
+      } catch {
+        return false; // the engine of before the setting changed, closed meanwhile
+      }
+    });
     const memory: Memory = await engine.remember({ title: 'Host share check', text: 'deploys go through the release train marker-pelican password=hunter2hunter2' }, scope);
     const preview = await engine.previewShare('memory', memory.id, scope);
     assert.ok(!preview.text.includes('hunter2hunter2'), 'the preview is redacted');
