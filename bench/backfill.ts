@@ -14,7 +14,7 @@ import { VectorBackfill } from '../src/core/embed/backfill';
 import { HashedEmbedder } from '../src/core/embed/hashed';
 import { TABLES } from '../src/core/store/schema';
 import { Store } from '../src/core/store/store';
-import { round, syntheticCorpus, table } from './synthetic';
+import { round, runBench, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -98,10 +98,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -17,7 +17,7 @@ import { MemoryEngine } from '../src/core/engine';
 import type { Scope } from '../src/core/model/records';
 import { findTool } from '../src/core/tools/registry';
 import type { ToolContext } from '../src/core/tools/types';
-import { percentile, round, syntheticCorpus, table } from './synthetic';
+import { percentile, round, runBench, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -124,10 +124,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

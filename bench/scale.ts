@@ -25,7 +25,7 @@ import { HashedEmbedder } from '../src/core/embed/hashed';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import type { Scope } from '../src/core/model/records';
-import { percentile, rng, round, syntheticCorpus } from './synthetic';
+import { percentile, rng, round, runBench, syntheticCorpus } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -305,10 +305,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

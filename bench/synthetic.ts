@@ -118,3 +118,14 @@ export function englishTexts(count: number, words: number, seed = 9): string[] {
   }
   return out;
 }
+
+/** Runs a benchmark's main: exit 0 when it ends, 1 with the error printed when it throws. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -20,7 +20,7 @@ import type { Scope } from '../src/core/model/records';
 import { findTool } from '../src/core/tools/registry';
 import type { ToolContext } from '../src/core/tools/types';
 import { startHttpServer } from '../src/mcp/httpServer';
-import { percentile, rng, round, syntheticCorpus, table } from './synthetic';
+import { percentile, rng, round, runBench, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -192,10 +192,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);
