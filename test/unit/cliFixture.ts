@@ -17,6 +17,20 @@ export interface CliRun {
   stderr: string;
 }
 
+/** An esbuild bundle of product code for plain Node, as the build makes them (native and model packages stay external). */
+export async function buildNodeBundle(options: BuildOptions): Promise<void> {
+  await build({
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
+    external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
+    logLevel: 'error',
+    ...options,
+  });
+}
+
 export interface CliOptions {
   cwd?: string;
   env?: Record<string, string>;
@@ -38,18 +52,7 @@ export class CliBundle {
   /** The bundles esbuild.config.mjs builds (cli.js, the commands bundle it loads, the embed worker). */
   async build(): Promise<void> {
     const { cliBundles } = (await import(pathToFileURL(path.join(REPO_ROOT, 'scripts/cliBundles.mjs')).href)) as { cliBundles(root: string, outdir: string): BuildOptions[] };
-    for (const bundle of cliBundles(REPO_ROOT, this.dir)) {
-      await build({
-        bundle: true,
-        platform: 'node',
-        format: 'cjs',
-        target: 'node20',
-        // apache-arrow must be the one LanceDB loads, or its record batches fail schema checks.
-        external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
-        logLevel: 'error',
-        ...bundle,
-      });
-    }
+    for (const bundle of cliBundles(REPO_ROOT, this.dir)) await buildNodeBundle(bundle);
   }
 
   remove(): void {

@@ -3,13 +3,12 @@
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { build } from 'esbuild';
 import { MemoryEngine } from '../../src/core/engine';
 import type { RequestLogEntry } from '../../src/core/model/records';
 import { requestLogRetention } from '../../src/core/store/repos/requestLog';
 import { TABLES } from '../../src/core/store/schema';
 import { EngineClient } from '../../src/extension/engineWorker/engineClient';
-import { CliBundle } from './cliFixture';
+import { CliBundle, buildNodeBundle } from './cliFixture';
 import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -94,16 +93,7 @@ describe('request log retention as the user sets it', function () {
 
   it("the extension's settings reach the engine worker's prune", async () => {
     const out = path.join(REPO_ROOT, 'out', 'test-retention-worker', String(process.pid));
-    await build({
-      entryPoints: { engineWorker: path.join(REPO_ROOT, 'src/extension/engineWorker/worker.ts') },
-      outdir: out,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      external: ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*'],
-      logLevel: 'error',
-    });
+    await buildNodeBundle({ entryPoints: { engineWorker: path.join(REPO_ROOT, 'src/extension/engineWorker/worker.ts') }, outdir: out });
     try {
       const client = await EngineClient.start({
         workerPath: path.join(out, 'engineWorker.js'),
