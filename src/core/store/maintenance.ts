@@ -11,6 +11,7 @@ import type { Repositories } from './repos/repositories';
 import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestLog';
 import type { RequestLogRetention } from './repos/requestLog';
 import { TABLES } from './schema';
+import type { TableName } from './schema';
 import { ensureScalarIndexes } from './store';
 
 export interface MaintenanceOptions {
@@ -36,10 +37,13 @@ export class Maintenance {
   async projects(options: { cells?: boolean } = {}): Promise<string[]> {
     const projects = new Set<string>();
     const tables = [TABLES.observations, TABLES.sessionSummaries, TABLES.memories, ...(options.cells ? [TABLES.cells] : [])];
-    for (const name of tables) {
-      for (const r of await this.repos.store.rows(name, null, { select: ['project'] })) if (r.project) projects.add(String(r.project));
-    }
+    for (const name of tables) for (const p of await this.projectsIn(name)) projects.add(p);
     return [...projects].sort();
+  }
+
+  /** The projects that have rows in one table. */
+  private async projectsIn(name: TableName): Promise<string[]> {
+    return (await this.repos.store.rows(name, null, { select: ['project'] })).filter((r) => r.project).map((r) => String(r.project));
   }
 
   /** Finishes a forget a crash interrupted (at open, before anything is read). */
@@ -97,7 +101,7 @@ export class Maintenance {
     const store = this.repos.store;
     const segments = this.repos.lexicalSegments;
     // Projects with cells, and those whose cells are all gone but whose segments are not.
-    const projects = new Set([...(await store.rows(TABLES.cells, null, { select: ['project'] })).map((r) => String(r.project)), ...(await segments.projects())]);
+    const projects = new Set([...(await this.projectsIn(TABLES.cells)), ...(await segments.projects())]);
     let written = 0;
     for (const project of [...projects].sort()) {
       const options = { minDelta: this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA };
