@@ -20,6 +20,7 @@ import { HashedEmbedder } from './embed/hashed';
 import { VectorBackfill } from './embed/backfill';
 import { CachedQueryEmbedder } from './embed/queryCache';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
+import { DOCUMENT_TYPE } from './model/records';
 import { redact } from './capture/redact';
 import { cleanPaths, prepareObservation } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
@@ -310,7 +311,7 @@ export class MemoryEngine implements MemoryEngineApi {
     for (const project of await this.maintenance.projects()) {
       const repos = this.repos.forProject(project);
       const last = new Map<string, number>();
-      for (const r of await repos.observations.sessionRows(`status = 'active' AND type <> 'merged'`)) {
+      for (const r of await repos.observations.sessionRows(`status = 'active' AND type NOT IN ('merged', '${DOCUMENT_TYPE}')`)) {
         const id = String(r.memory_session_id);
         last.set(id, Math.max(last.get(id) ?? 0, Number(r.created_at_epoch)));
       }

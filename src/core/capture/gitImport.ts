@@ -7,8 +7,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
+import { DOCUMENT_TYPE } from '../model/records';
 import type { Scope } from '../model/records';
 import { diffSearchText, parseUnifiedDiff } from '../retrieve/diffText';
+import { documentObservation, readProjectDocuments } from './projectDocs';
 
 export interface GitImportOptions {
   scope?: Scope;
@@ -25,12 +27,19 @@ export interface GitImportOptions {
   pullRequestText?: boolean;
   /** A new session starts after this much time between one author's commits. */
   sessionGapMs?: number;
+  /**
+   * Also keep the project's documents at `rev` (README, docs/, changelogs, doc comments) as its
+   * documents layer, replacing those of an earlier import (default true).
+   */
+  documents?: boolean;
 }
 
 export interface GitImportResult {
   imported: number;
   skipped: number;
   sessions: number;
+  /** Document sections kept (new or unchanged) and those of an earlier import removed. */
+  documents?: { kept: number; removed: number };
 }
 
 export interface GitCommit {
@@ -306,6 +315,29 @@ export async function importGitHistory(
   }
   if (options.signal?.aborted) throw new GitImportError('Git import cancelled.');
   await flush();
+  const documents = options.documents === false ? undefined : await importProjectDocuments(engine, repoPath, rev, scope, branch);
   options.onProgress?.(total, total);
-  return { imported, skipped, sessions: sessionIds.size };
+  return { imported, skipped, sessions: sessionIds.size, documents };
+}
+
+/**
+ * Stores the project's documents at `rev` as observations of type 'document' (one session per
+ * revision) and forgets the document sections an earlier import kept that are gone or changed.
+ */
+export async function importProjectDocuments(engine: MemoryEngineApi, repoPath: string, rev: string, scope: Scope, branch: string | null): Promise<{ kept: number; removed: number }> {
+  const sha = (await runGit(repoPath, ['rev-parse', '--verify', `${rev}^{commit}`])).trim();
+  const when = Number((await runGit(repoPath, ['log', '-1', '--format=%ct', sha])).trim()) * 1000 || Date.now();
+  const sessionId = `docs-${sha.slice(0, 12)}`;
+  const inputs = (await readProjectDocuments(repoPath, sha)).map((d) => {
+    const input = documentObservation(d, sessionId, when);
+    if (branch) input.branch = branch;
+    return input;
+  });
+  const kept = new Set<number>();
+  for (let i = 0; i < inputs.length; i += BATCH_SIZE) {
+    for (const o of await engine.observe(inputs.slice(i, i + BATCH_SIZE), scope)) kept.add(o.id);
+  }
+  const stale = (await engine.listObservations(scope, { limit: Number.MAX_SAFE_INTEGER })).filter((o) => o.type === DOCUMENT_TYPE && !kept.has(o.id)).map((o) => o.id);
+  if (stale.length > 0) await engine.forget({ kind: 'observation', ids: stale }, scope);
+  return { kept: kept.size, removed: stale.length };
 }

@@ -46,6 +46,8 @@ export interface EvalOptions {
   pullRequestText?: boolean;
   /** Store folder; a fresh temporary one (removed afterwards) by default. */
   storeDir?: string;
+  /** With storeDir: when it already holds an import, ask its questions without importing again. */
+  reuseStore?: boolean;
   /** Longest wait for background embedding before questions are asked (default 30 min). */
   embedTimeoutMs?: number;
   log?: (message: string) => void;
@@ -193,6 +195,12 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
   };
   let importInfo: EvalReport['import'];
   try {
+    const existing = options.reuseStore && options.storeDir ? await engine.stats(scope) : null;
+    if (existing && existing.cells > 0) {
+      log(`reusing the import in ${storeDir} (${existing.cells} cells)`);
+      const vectors = await waitForVectors(engine, scope, options.embedTimeoutMs ?? 30 * 60_000, log);
+      importInfo = { imported: 0, skipped: 0, sessions: 0, seconds: 0, embed_seconds: 0, cells: vectors.cells, cells_with_vectors: vectors.withVectors };
+    } else {
     const t0 = Date.now();
     let lastLog = 0;
     const imported = await importGitHistory(engine, repo, {
@@ -218,6 +226,7 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
       cells: vectors.cells,
       cells_with_vectors: vectors.withVectors,
     };
+    }
   } catch (error) {
     await close();
     throw error;

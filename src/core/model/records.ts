@@ -8,6 +8,12 @@ export interface Scope {
 }
 
 export type Layer = 'L0' | 'L1' | 'L2';
+
+/**
+ * The observation type of the project's documents (README and docs sections, doc comments):
+ * searched as a layer of its own, never returned as a fact unless asked for by type.
+ */
+export const DOCUMENT_TYPE = 'document';
 export type SourceKind = 'observation' | 'session_summary' | 'memory';
 
 export type ObservationType =

@@ -39,6 +39,12 @@ export interface HybridOptions {
   settings?: Partial<RetrievalSettings>;
   /** Candidates taken from each list before fusion. */
   candidates?: number;
+  /**
+   * Prefilter of the project's documents: the best of them for the query lend their
+   * distinctive terms to it (document expansion), so a question in everyday words also
+   * matches the project's own terms for the same thing.
+   */
+  expandFrom?: string;
 }
 
 const CELL_COLUMNS = [
@@ -154,9 +160,15 @@ async function queryTerms(corpus: QueryCorpus, terms: string[], s: RetrievalSett
   return q;
 }
 
+interface Feedback {
+  docs: number;
+  terms: number;
+  weight: number;
+}
+
 /** Pseudo-relevance feedback: the most distinctive terms of the top documents, weighted down. */
-async function expandQuery(corpus: QueryCorpus, query: Map<string, number>, top: Row[], s: RetrievalSettings): Promise<Map<string, number>> {
-  const docs = top.slice(0, s.prfDocs).map((row) => sectionCounts(String(row.search_text ?? '')));
+async function expandQuery(corpus: QueryCorpus, query: Map<string, number>, top: Row[], f: Feedback, s: RetrievalSettings): Promise<Map<string, number>> {
+  const docs = top.slice(0, f.docs).map((row) => sectionCounts(String(row.search_text ?? '')));
   await corpus.load(docs.flatMap((d) => [...d.terms.keys()]));
   const weights = new Map<string, number>();
   for (const d of docs) {
@@ -167,14 +179,14 @@ async function expandQuery(corpus: QueryCorpus, query: Map<string, number>, top:
       weights.set(term, (weights.get(term) ?? 0) + w);
     }
   }
-  const best = [...weights].sort((a, b) => b[1] - a[1]).slice(0, s.prfTerms);
+  const best = [...weights].sort((a, b) => b[1] - a[1]).slice(0, f.terms);
   const max = best.length ? best[0][1] : 1;
   const out = new Map(query);
-  for (const [term, w] of best) out.set(term, (s.prfWeight * w) / max);
+  for (const [term, w] of best) out.set(term, (f.weight * w) / max);
   return out;
 }
 
-async function lexicalSearch(ctx: HybridContext, query: string, where: string, want: number, s: RetrievalSettings, columns: string[]): Promise<Ranked> {
+async function lexicalSearch(ctx: HybridContext, query: string, where: string, want: number, s: RetrievalSettings, columns: string[], expansion: Row[]): Promise<Ranked> {
   const terms = prepareQueryText(query);
   if (!terms) return { rows: [], scores: [] };
   const cells = ctx.cells;
@@ -185,12 +197,22 @@ async function lexicalSearch(ctx: HybridContext, query: string, where: string, w
     return { rows, scores: rows.map((r) => num(r._score)) };
   }
   const corpus = await lexiconFor(cells, ctx.segments, ctx.project).corpus(s.extraWeight, terms.split(' '));
-  const q = await queryTerms(corpus, terms.split(' '), s);
+  let q = await queryTerms(corpus, terms.split(' '), s);
+  if (expansion.length > 0) q = await expandQuery(corpus, q, expansion, { docs: s.docExpansionDocs, terms: s.docExpansionTerms, weight: s.docExpansionWeight }, s);
   const allowed = { value: null as Set<string> | null };
   const cols = s.prfDocs > 0 ? [...columns, 'search_text'] : columns;
   const first = await bm25Ranked(cells, corpus, q, where, want, s, allowed, cols);
   if (s.prfDocs <= 0 || first.rows.length === 0) return first;
-  return bm25Ranked(cells, corpus, await expandQuery(corpus, q, first.rows, s), where, want, s, allowed, cols);
+  return bm25Ranked(cells, corpus, await expandQuery(corpus, q, first.rows, { docs: s.prfDocs, terms: s.prfTerms, weight: s.prfWeight }, s), where, want, s, allowed, cols);
+}
+
+/** The project's documents that best match the query, with their index text (see HybridOptions.expandFrom). */
+async function expansionDocuments(ctx: HybridContext, query: string, options: HybridOptions, s: RetrievalSettings): Promise<Row[]> {
+  if (!options.expandFrom || s.docExpansionDocs <= 0 || s.docExpansionWeight <= 0) return [];
+  const hits = await hybridSearch(ctx, query, options.expandFrom, s.docExpansionDocs, { settings: { ...options.settings, docExpansionDocs: 0, prfDocs: 0 } });
+  if (hits.length === 0) return [];
+  const rows = await readAllowed(ctx.cells, hits.map((h) => h.cell.node_id), options.expandFrom, ['node_id', 'search_text']);
+  return hits.map((h) => rows.get(h.cell.node_id)).filter((r): r is Row => r !== undefined);
 }
 
 async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Array | null> {
@@ -235,14 +257,15 @@ export async function hybridSearch(
   const useVectors = s.vectorWeight > 0 && ctx.embedder !== null;
   // Score fusion needs the vectors of lexical candidates too.
   const lexColumns = useVectors && s.fusion === 'score' ? [...CELL_COLUMNS, 'embed_model', 'vector'] : CELL_COLUMNS;
+  const expansion = s.lexicalWeight > 0 ? await expansionDocuments(ctx, query, options, s) : [];
   const [lex, vector] = await Promise.all([
-    s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns) : Promise.resolve({ rows: [], scores: [] }),
+    s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve({ rows: [], scores: [] }),
     useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
   // Score fusion reranks the lexical candidates by their stored vectors (same quality on the
   // dev set as a separate nearest-neighbour list, one store round trip less); the vector list
   // is only needed when the words found too little. RRF always fuses both lists.
-  const needVectorList = vector !== null && (s.fusion === 'rrf' || lex.rows.length < Math.max(limit, candidates / 2));
+  const needVectorList = vector !== null && (s.fusion === 'rrf' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
   // Similarities are computed here from the vectors, whatever metric the ANN index uses.
   const vecRows = needVectorList ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 

@@ -12,6 +12,14 @@ export interface RetrievalSettings {
   prfTerms: number;
   prfWeight: number;
   /**
+   * Document expansion: the best `docExpansionDocs` sections of the project's documents for the
+   * query add their `docExpansionTerms` most distinctive terms to it, at up to
+   * `docExpansionWeight` each. 0 documents turns it off.
+   */
+  docExpansionDocs: number;
+  docExpansionTerms: number;
+  docExpansionWeight: number;
+  /**
    * Abbreviations from the store's own vocabulary: a query word also matches the short forms
    * the code uses for it (environment ~ env, package ~ pkg), when the two co-occur in the store
    * at least `abbrevLift` times more often than chance. Weight 0 turns it off.
@@ -28,6 +36,11 @@ export interface RetrievalSettings {
   fusion: 'score' | 'rrf';
   lexicalWeight: number;
   vectorWeight: number;
+  /**
+   * Score fusion also takes the nearest neighbours that the words did not find; off, they are
+   * only looked for when the words found too little.
+   */
+  vectorList: boolean;
   // Index text (applied when a cell is written).
   splitIdentifiers: boolean;
   stem: boolean;
@@ -45,6 +58,9 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   prfDocs: 0,
   prfTerms: 10,
   prfWeight: 0.3,
+  docExpansionDocs: 3,
+  docExpansionTerms: 10,
+  docExpansionWeight: 0.3,
   abbrevWeight: 0.5,
   abbrevLift: 2,
   abbrevMax: 2,
@@ -52,6 +68,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   fusion: 'score',
   lexicalWeight: 1,
   vectorWeight: 0.3,
+  vectorList: false,
   splitIdentifiers: true,
   stem: true,
   stopWords: true,

@@ -4,6 +4,7 @@
 
 import type { NodeFilter } from '../api';
 import { storedPath } from '../capture/paths';
+import { DOCUMENT_TYPE } from '../model/records';
 import type { Layer, Scope } from '../model/records';
 
 const LAYERS: readonly Layer[] = ['L0', 'L1', 'L2'];
@@ -106,9 +107,11 @@ export function cellFilterWhere(branch: string | undefined, filter?: NodeFilter,
   const requested = [...asArray(layers), ...asArray(filter?.layer)].map(validLayer);
   for (const l of requested) layerSet.add(l);
   if (layerSet.size > 0) parts.push(`layer IN (${[...layerSet].map((l) => `'${l}'`).join(', ')})`);
+  const types = asArray(filter?.type).map(validType);
+  // The documents layer is searched only when asked for by its type (see capture/projectDocs.ts).
+  if (types.length > 0) parts.push(`type IN ${sqlStringList(types)}`);
+  else if (layerSet.size === 0 || layerSet.has('L0')) parts.push(`type <> '${DOCUMENT_TYPE}'`);
   if (filter) {
-    const types = asArray(filter.type).map(validType);
-    if (types.length > 0) parts.push(`type IN ${sqlStringList(types)}`);
     if (filter.branch !== undefined) parts.push(`branch = ${sqlString(filter.branch)}`);
     if (filter.commit_sha !== undefined) {
       if (!SHA_PATTERN.test(filter.commit_sha)) throw new FilterError(`invalid commit sha '${filter.commit_sha}'`);

@@ -4,6 +4,7 @@
 
 import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
+import { DOCUMENT_TYPE } from '../../model/records';
 import { hybridSearch } from '../../retrieve/hybrid';
 import { cellsChanged } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
@@ -120,6 +121,7 @@ export class CellRepository {
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
     const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
     const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
-    return retryVanished(() => hybridSearch(ctx, text, where, options.limit));
+    const expandFrom = this.table.where(cellFilterWhere(options.branch, { type: DOCUMENT_TYPE }));
+    return retryVanished(() => hybridSearch(ctx, text, where, options.limit, { expandFrom }));
   }
 }

@@ -1,0 +1,87 @@
+// Query-time experiments on a kept import: imports each set's history once into --stores/<set>
+// (kept between runs), then asks the questions under each CODE_MEMORY_RETRIEVAL configuration
+// given with --try, and prints one row per set and configuration.
+//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> --stores <dir> [--try "k=v,k=v"]... [--tools recall,recall_context] [--misses]
+// Index-time settings need a fresh store folder (the import is kept as it was made).
+
+import { mkdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { openEvalSession } from '../src/core/eval/runEval';
+import type { EvalTool } from '../src/core/eval/evalTools';
+
+const SETS = {
+  yargs: { rev: '2a4378bdc2eac9cf7d0cdfe0a52b1b25f779806a', queries: path.join(__dirname, 'eval', 'dev-queries.jsonl') },
+  flask: { rev: '2ac89889f4cc330eabd50f295dcef02828522c69', queries: path.join(__dirname, 'eval', 'flask', 'dev-queries.jsonl') },
+} as const;
+
+function f3(x: number): string {
+  return x.toFixed(3);
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      yargs: { type: 'string' },
+      flask: { type: 'string' },
+      stores: { type: 'string' },
+      try: { type: 'string', multiple: true },
+      tools: { type: 'string', default: 'recall' },
+      embedder: { type: 'string', default: 'use-lite' },
+      misses: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.stores || (!values.yargs && !values.flask)) {
+    process.stderr.write('usage: tsx bench/evalLoop.ts --stores <dir> [--yargs <clone>] [--flask <clone>] [--try settings]... [--tools recall,...] [--misses]\n');
+    return 2;
+  }
+  const tools = values.tools!.split(',') as EvalTool[];
+  const tries = values.try?.length ? values.try : [''];
+  const index = process.env.CODE_MEMORY_RETRIEVAL ?? '';
+  const rows: string[] = ['| set | settings | tool | hit@1 | hit@5 | hit@10 | MRR@10 | paraphrase hit@5 | p50 / p95 ms |', '|---|---|---|---|---|---|---|---|---|'];
+  for (const name of ['yargs', 'flask'] as const) {
+    const repo = values[name];
+    if (!repo) continue;
+    const storeDir = path.join(values.stores, name);
+    mkdirSync(storeDir, { recursive: true });
+    const session = await openEvalSession({
+      repo,
+      queries: SETS[name].queries,
+      rev: SETS[name].rev,
+      storeDir,
+      reuseStore: true,
+      embedder: values.embedder as 'use-lite' | 'hashed' | 'none',
+      log: (m) => process.stderr.write(`${name}: ${m}\n`),
+    });
+    try {
+      for (const t of tries) {
+        process.env.CODE_MEMORY_RETRIEVAL = [index, t].filter(Boolean).join(',');
+        const report = await session.ask(tools);
+        for (const tool of tools) {
+          const r = report.tools[tool]!;
+          const para = r.by_kind.paraphrase?.hit_at_5;
+          rows.push(`| ${name} | ${t || 'defaults'} | ${tool} | ${f3(r.metrics.hit_at_1)} | ${f3(r.metrics.hit_at_5)} | ${f3(r.metrics.hit_at_10)} | ${f3(r.metrics.mrr_at_10)} | ${para === undefined ? '-' : f3(para)} | ${r.latency.p50_ms.toFixed(0)} / ${r.latency.p95_ms.toFixed(0)} |`);
+          if (values.misses) {
+            for (const q of report.per_question) {
+              const rank = q.ranks[tool];
+              if (rank === null || (rank ?? 99) > 5) process.stderr.write(`  miss ${q.id} (${q.kind}) rank ${rank ?? '-'} gold ${q.gold_commits[0].slice(0, 10)} top ${(q.top[tool] ?? []).join(' ')}\n`);
+            }
+          }
+        }
+        process.stdout.write(`${rows[rows.length - 1]}\n`);
+      }
+    } finally {
+      await session.close();
+    }
+  }
+  process.stdout.write(`\n${rows.join('\n')}\n`);
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`evalLoop failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,264 @@
+// The project's own documents as memory: README, docs/, changelogs and decision records, cut
+// into sections at their headings, and the doc comments of the code's symbols (Python
+// docstrings, JSDoc blocks) at one revision. They explain the project's terms in everyday
+// words, so a question that describes a behaviour finds the term its commits use through them
+// (see retrieve/hybrid.ts, document expansion). Read straight from git objects, so a bare
+// clone or a checkout at another revision gives the same documents.
+
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import type { ObservationInput } from '../api';
+import { isSkippedFile } from '../retrieve/diffText';
+
+import { DOCUMENT_TYPE } from '../model/records';
+
+/** One section of a document, or one symbol's doc comment. */
+export interface ProjectDocument {
+  path: string;
+  /** Heading path ("Guide > Sessions") or qualified symbol name ("Flask.teardown_request"). */
+  title: string;
+  text: string;
+}
+
+export interface ProjectDocsLimits {
+  maxFiles: number;
+  maxFileBytes: number;
+  maxSections: number;
+  maxSectionChars: number;
+}
+
+export const DEFAULT_DOCS_LIMITS: ProjectDocsLimits = { maxFiles: 3000, maxFileBytes: 400_000, maxSections: 8000, maxSectionChars: 1500 };
+
+const DOC_EXT = /\.(md|markdown|rst|txt|adoc)$/i;
+const DOC_NAME = /(^|\/)(readme|changes|changelog|history|news|contributing|upgrading|migration|architecture)([._-][^/]*)?$/i;
+const DOC_DIR = /(^|\/)(docs?|documentation|adrs?|decisions|rfcs?|guides?)\//i;
+const CODE_EXT = /\.(py|pyi|js|mjs|cjs|jsx|ts|mts|cts|tsx)$/i;
+const NOT_OURS = /(^|\/)(node_modules|vendor|third_party|dist|build|out|coverage|\.git|site-packages|__pycache__)\//i;
+const TEST_PATH = /(^|\/)(tests?|spec|__tests__|testsuite|fixtures?|examples?)\/|[._-](test|spec)\.[a-z]+$|(^|\/)test_[^/]*\.py$/i;
+const LICENSE = /(^|\/)(licen[cs]e|copying|authors|notice)([._-][^/]*)?$/i;
+
+/** Whether a path is one of the project's documents (prose). */
+export function isDocumentPath(p: string): boolean {
+  if (NOT_OURS.test(p) || LICENSE.test(p) || isSkippedFile(p)) return false;
+  if (!DOC_EXT.test(p) && !DOC_NAME.test(p)) return false;
+  return DOC_NAME.test(p) || DOC_DIR.test(p) || !p.includes('/');
+}
+
+/** Whether a path is source code whose doc comments are read. */
+export function isDocumentedCodePath(p: string): boolean {
+  return CODE_EXT.test(p) && !NOT_OURS.test(p) && !TEST_PATH.test(p) && !isSkippedFile(p) && !/\.min\.|\.d\.ts$/i.test(p);
+}
+
+/** Cuts a long text into pieces of at most `max` characters at paragraph, then line, boundaries. */
+function pieces(text: string, max: number): string[] {
+  if (text.length <= max) return [text];
+  const out: string[] = [];
+  let cur = '';
+  for (const para of text.split(/\n\s*\n/)) {
+    const p = para.trim();
+    if (!p) continue;
+    if (cur && cur.length + p.length + 2 > max) {
+      out.push(cur);
+      cur = '';
+    }
+    if (p.length > max) {
+      for (let i = 0; i < p.length; i += max) out.push(p.slice(i, i + max));
+      continue;
+    }
+    cur = cur ? `${cur}\n\n${p}` : p;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+const RST_UNDERLINE = /^([=\-~^"'`#*+:.])\1{2,}\s*$/;
+
+/** Sections of a Markdown or reStructuredText file, each titled by its heading path. */
+export function documentSections(path: string, content: string, maxChars = DEFAULT_DOCS_LIMITS.maxSectionChars): ProjectDocument[] {
+  const lines = content.replace(/\r\n?/g, '\n').split('\n');
+  const base = path.split('/').pop() ?? path;
+  const out: ProjectDocument[] = [];
+  const headings: Array<{ level: number; text: string }> = [];
+  const rstLevels: string[] = [];
+  let body: string[] = [];
+  const flush = (): void => {
+    const text = body.join('\n').trim();
+    body = [];
+    if (text.replace(/[^\p{L}\p{N}]/gu, '').length < 30) return;
+    const title = headings.length ? headings.map((h) => h.text).join(' > ') : base;
+    for (const piece of pieces(text, maxChars)) out.push({ path, title, text: piece });
+  };
+  const open = (level: number, text: string): void => {
+    flush();
+    while (headings.length && headings[headings.length - 1].level >= level) headings.pop();
+    headings.push({ level, text: text.replace(/[`*_]/g, '').trim().slice(0, 120) });
+  };
+  let fence: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    // Inside a fenced code block a '#' starts a comment, not a heading.
+    const f = /^\s*(```|~~~)/.exec(line);
+    if (f && (fence === null || fence === f[1])) fence = fence === null ? f[1] : null;
+    if (fence !== null || f) {
+      body.push(line);
+      continue;
+    }
+    const md = /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
+    if (md) {
+      open(md[1].length, md[2]);
+      continue;
+    }
+    const next = lines[i + 1];
+    const u = next !== undefined ? RST_UNDERLINE.exec(next) : null;
+    if (u && line.trim() && !RST_UNDERLINE.test(line) && next.trim().length >= line.trim().length) {
+      // An overline of the same character makes a different level in reStructuredText.
+      const over = i > 0 && RST_UNDERLINE.test(lines[i - 1]) ? `${u[1]}${u[1]}` : u[1];
+      if (over.length === 2 && body.length) body.pop();
+      let level = rstLevels.indexOf(over);
+      if (level < 0) level = rstLevels.push(over) - 1;
+      open(level + 1, line);
+      i++;
+      continue;
+    }
+    body.push(line);
+  }
+  flush();
+  return out;
+}
+
+function cleanComment(lines: string[]): string {
+  return lines
+    .map((l) => l.replace(/^\s*\/?\*+\/?\s?/, '').replace(/\*\/\s*$/, ''))
+    .join('\n')
+    .trim();
+}
+
+/** Doc comments of a source file's symbols: Python docstrings and JSDoc blocks, titled by the symbol. */
+export function symbolDocs(path: string, content: string, maxChars = DEFAULT_DOCS_LIMITS.maxSectionChars): ProjectDocument[] {
+  const lines = content.replace(/\r\n?/g, '\n').split('\n');
+  const out: ProjectDocument[] = [];
+  const push = (title: string, text: string): void => {
+    if (text.replace(/[^\p{L}\p{N}]/gu, '').length < 20) return;
+    out.push({ path, title, text: text.slice(0, maxChars) });
+  };
+  if (/\.pyi?$/i.test(path)) {
+    const classes: Array<{ indent: number; name: string }> = [];
+    for (let i = 0; i < lines.length; i++) {
+      const def = /^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)/.exec(lines[i]);
+      if (!def) continue;
+      const indent = def[1].length;
+      while (classes.length && classes[classes.length - 1].indent >= indent) classes.pop();
+      const name = [...classes.map((c) => c.name), def[3]].join('.');
+      if (def[2] === 'class') classes.push({ indent, name: def[3] });
+      // The signature may span lines; the docstring is the first statement after its colon.
+      let j = i;
+      while (j < lines.length && j < i + 30 && !/:\s*(#.*)?$/.test(lines[j])) j++;
+      const first = lines[j + 1]?.trim() ?? '';
+      const q = /^[rRuU]?("""|''')/.exec(first);
+      if (!q) continue;
+      const doc: string[] = [];
+      let rest = first.slice(q[0].length);
+      for (let k = j + 1; k < lines.length && k < j + 200; k++) {
+        const end = rest.indexOf(q[1]);
+        if (end >= 0) {
+          doc.push(rest.slice(0, end));
+          break;
+        }
+        doc.push(rest);
+        rest = lines[k + 1] ?? '';
+      }
+      push(name, doc.join('\n').replace(/^\s+/gm, '').trim());
+    }
+    return out;
+  }
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\s*\/\*\*/.test(lines[i])) continue;
+    const start = i;
+    while (i < lines.length && !/\*\//.test(lines[i])) i++;
+    const comment = cleanComment(lines.slice(start, i + 1));
+    const decl = lines.slice(i + 1, i + 3).join(' ');
+    const m =
+      /\b(?:function\*?|class|interface|type|enum|const|let|var)\s+([A-Za-z_$][\w$]*)/.exec(decl) ??
+      /^\s*(?:(?:public|private|protected|static|async|readonly|get|set|export|default)\s+)*([A-Za-z_$][\w$]*)\s*[(:=<]/.exec(decl);
+    if (m) push(m[1], comment);
+  }
+  return out;
+}
+
+interface Blob {
+  path: string;
+  content: string;
+}
+
+/** Reads blobs `rev:path` with one `git cat-file --batch`, skipping binary or oversized ones. */
+async function readBlobs(repoPath: string, rev: string, paths: string[], maxBytes: number): Promise<Blob[]> {
+  const child = spawn('git', ['-C', repoPath, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (d: Buffer) => chunks.push(d));
+  const done = new Promise<void>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', () => resolve());
+  });
+  child.stdin.end(paths.map((p) => `${rev}:${p}`).join('\n') + '\n');
+  await done;
+  const all = Buffer.concat(chunks);
+  const out: Blob[] = [];
+  let at = 0;
+  for (const p of paths) {
+    const nl = all.indexOf(10, at);
+    if (nl < 0) break;
+    const header = all.subarray(at, nl).toString('utf8');
+    at = nl + 1;
+    const m = /^\S+ (\w+) (\d+)$/.exec(header);
+    if (!m) continue; // "missing"
+    const size = Number(m[2]);
+    const bytes = all.subarray(at, at + size);
+    at += size + 1;
+    if (m[1] !== 'blob' || size > maxBytes || bytes.includes(0)) continue;
+    out.push({ path: p, content: bytes.toString('utf8') });
+  }
+  return out;
+}
+
+function runGitText(repoPath: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(err.trim() || `git ${args[0]} exited with ${code}`))));
+  });
+}
+
+/** The project's documents at `rev`: document sections first, then the symbols' doc comments. */
+export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limits: ProjectDocsLimits = DEFAULT_DOCS_LIMITS): Promise<ProjectDocument[]> {
+  const listing = await runGitText(repoPath, ['ls-tree', '-r', '-z', '--name-only', rev]);
+  const paths = listing.split('\0').filter(Boolean);
+  const docs = paths.filter(isDocumentPath);
+  const code = paths.filter((p) => !isDocumentPath(p) && isDocumentedCodePath(p));
+  const chosen = [...docs, ...code].slice(0, limits.maxFiles);
+  const out: ProjectDocument[] = [];
+  for (let i = 0; i < chosen.length && out.length < limits.maxSections; i += 200) {
+    for (const blob of await readBlobs(repoPath, rev, chosen.slice(i, i + 200), limits.maxFileBytes)) {
+      const found = isDocumentPath(blob.path) ? documentSections(blob.path, blob.content, limits.maxSectionChars) : symbolDocs(blob.path, blob.content, limits.maxSectionChars);
+      out.push(...found);
+    }
+  }
+  return out.slice(0, limits.maxSections);
+}
+
+/** The observation stored for one document section; its key changes when its text does. */
+export function documentObservation(d: ProjectDocument, sessionId: string, createdAtEpoch: number): ObservationInput {
+  const hash = createHash('sha1').update(`${d.path}\n${d.title}\n${d.text}`).digest('hex').slice(0, 16);
+  return {
+    type: DOCUMENT_TYPE,
+    title: d.title === d.path.split('/').pop() ? d.path : `${d.title} (${d.path})`,
+    narrative: d.text,
+    files_read: [d.path],
+    memory_session_id: sessionId,
+    created_at_epoch: createdAtEpoch,
+    dedupe_key: `doc:${hash}`,
+  };
+}
