@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { importGitHistory } from '../../src/core/capture/gitImport';
 import { documentSections, isDocumentPath, isDocumentedCodePath, readProjectDocuments, symbolDocs } from '../../src/core/capture/projectDocs';
 import { MemoryEngine } from '../../src/core/engine';
+import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { commitAll, makeRepo } from './gitImportFixture';
 import type { FixtureCommit } from './gitImportFixture';
 
@@ -133,6 +134,17 @@ describe('project documents', () => {
       assert.ok(found.length > 0 && found.every((h) => h.cell.type === 'document'));
       // A second import of the same revision adds nothing and removes nothing.
       assert.deepEqual((await importGitHistory(engine, repo, { scope })).documents, { kept: expected.length, removed: 0 });
+    });
+
+    it("puts the matching sections in retrieve_memory's documents, ahead of the facts' excerpts", async () => {
+      await importGitHistory(engine, repo, { scope });
+      const out = await retrieveMemory({ engine, scope, transportSessionId: 'docs' }, { prompt: 'How do teardown functions behave at the end of each request?' });
+      assert.equal(out.status, 'ok');
+      const documents = out.retrieval!.documents;
+      assert.equal(documents[0].title, 'App.teardown_request (tinyweb/app.py)');
+      assert.match(documents[0].excerpt, /closing a database connection/);
+      assert.ok(out.retrieval!.facts.length > 0 && out.retrieval!.facts.every((f) => !/App\.teardown_request/.test(f.statement)), 'documents are not facts');
+      assert.match(out.content_text ?? '', /## Documents[\s\S]*App\.teardown_request/);
     });
 
     it('replaces the sections that changed or went away when a later revision is imported', async () => {

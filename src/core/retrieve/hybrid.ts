@@ -209,8 +209,11 @@ async function lexicalSearch(ctx: HybridContext, query: string, where: string, w
 /** The project's documents that best match the query, with their index text (see HybridOptions.expandFrom). */
 async function expansionDocuments(ctx: HybridContext, query: string, options: HybridOptions, s: RetrievalSettings): Promise<Row[]> {
   if (!options.expandFrom || s.docExpansionDocs <= 0 || s.docExpansionWeight <= 0) return [];
-  const hits = await hybridSearch(ctx, query, options.expandFrom, s.docExpansionDocs, { settings: { ...options.settings, docExpansionDocs: 0, prfDocs: 0 } });
+  const hits = await hybridSearch(ctx, query, options.expandFrom, s.docExpansionDocs, {
+    settings: { ...options.settings, docExpansionDocs: 0, prfDocs: 0, lexicalWeight: s.docExpansionLexical },
+  });
   if (hits.length === 0) return [];
+  if (s.docExpansionField === 'title') return hits.map((h) => ({ search_text: prepareQueryText(h.cell.title) }));
   const rows = await readAllowed(ctx.cells, hits.map((h) => h.cell.node_id), options.expandFrom, ['node_id', 'search_text']);
   return hits.map((h) => rows.get(h.cell.node_id)).filter((r): r is Row => r !== undefined);
 }

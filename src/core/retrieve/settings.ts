@@ -19,6 +19,10 @@ export interface RetrievalSettings {
   docExpansionDocs: number;
   docExpansionTerms: number;
   docExpansionWeight: number;
+  /** What the documents lend: their titles (headings, symbol names) or their whole text. */
+  docExpansionField: 'title' | 'text';
+  /** Lexical weight used to find the documents (0: by their vectors alone). */
+  docExpansionLexical: number;
   /**
    * Abbreviations from the store's own vocabulary: a query word also matches the short forms
    * the code uses for it (environment ~ env, package ~ pkg), when the two co-occur in the store
@@ -61,6 +65,8 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   docExpansionDocs: 3,
   docExpansionTerms: 10,
   docExpansionWeight: 0.3,
+  docExpansionField: 'text',
+  docExpansionLexical: 1,
   abbrevWeight: 0.5,
   abbrevLift: 2,
   abbrevMax: 2,

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { Cell, Entity, Relationship } from '../model/records';
+import { DOCUMENT_TYPE } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { cellLocation, parseFiles } from './recallContext';
 import { searchInTime } from './timeline';
@@ -126,6 +127,8 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 
 interface Found {
   hits: SearchHit[];
+  /** Sections of the project's own documents (README, docs, doc comments) that match. */
+  documents: SearchHit[];
   timed: TimedHit[];
   entities: Entity[];
   relationships: Relationship[];
@@ -135,7 +138,10 @@ interface Found {
 
 async function find(ctx: ToolContext, query: string, decision: TriageResult['decision'], prompt: string): Promise<Found> {
   // Current memories first; superseded ones only when the prompt asks for history, after them.
-  const timed = decision === 'skip' ? [] : await searchInTime(ctx, query, MAX_FACTS, prompt);
+  const [timed, documents] =
+    decision === 'skip'
+      ? [[], []]
+      : await Promise.all([searchInTime(ctx, query, MAX_FACTS, prompt), ctx.engine.search(query, { scope: ctx.scope, filter: { type: DOCUMENT_TYPE }, limit: MAX_DOCUMENTS })]);
   const hits = timed.map((t) => t.hit);
   // Counting the store is a scan; only do it when the search cannot tell whether memory exists.
   let memoryReady = hits.length > 0;
@@ -161,7 +167,7 @@ async function find(ctx: ToolContext, query: string, decision: TriageResult['dec
       ctx.log?.(`retrieve_memory: entity lookup failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  return { hits, timed, entities, relationships, memoryReady, readiness };
+  return { hits, timed, documents, entities, relationships, memoryReady, readiness };
 }
 
 function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeof fact>[]): string {
@@ -228,7 +234,8 @@ function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: F
   const project = ctx.scope.project;
   const facts = found.timed.map((t) => ({ statement: statementOf(t.hit.cell, t.note), relevance_score: round2(t.hit.score), source_path: sourcePath(t.hit.cell, t.hit.origin) }));
   const avg = hits.length ? round2(hits.reduce((s, h) => s + h.score, 0) / hits.length) : 0;
-  const documents = hits.slice(0, MAX_DOCUMENTS).map((h) => {
+  // The project's documents first, then excerpts of the best facts.
+  const documents = [...found.documents, ...hits].slice(0, MAX_DOCUMENTS).map((h) => {
     const excerpt = truncateToTokens(h.cell.text ?? '', DOCUMENT_TOKENS);
     return { title: oneLine(h.cell.title || h.cell.type, 200), source_path: `${sourcePath(h.cell, h.origin)} (${cellLocation(h.cell)})`, excerpt, truncated: excerpt.length < (h.cell.text ?? '').length };
   });
