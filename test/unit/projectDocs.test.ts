@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { importGitHistory } from '../../src/core/capture/gitImport';
-import { documentSections, isDocumentPath, isDocumentedCodePath, readProjectDocuments, symbolDocs } from '../../src/core/capture/projectDocs';
+import { SymbolDocs, documentSections, isDocumentPath, isDocumentedCodePath, readProjectDocuments, symbolDocs } from '../../src/core/capture/projectDocs';
+import { parseUnifiedDiff, touchedNames } from '../../src/core/retrieve/diffText';
 import { MemoryEngine } from '../../src/core/engine';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { commitAll, makeRepo } from './gitImportFixture';
@@ -97,6 +98,30 @@ describe('project documents', () => {
     for (const p of ['LICENSE', 'LICENSE.md', 'node_modules/x/README.md', 'src/notes.txt', 'package-lock.json']) assert.ok(!isDocumentPath(p), p);
     for (const p of ['src/app.py', 'lib/index.ts']) assert.ok(isDocumentedCodePath(p), p);
     for (const p of ['tests/test_app.py', 'lib/index.test.ts', 'dist/index.js', 'types/index.d.ts', 'vendor/x.js']) assert.ok(!isDocumentedCodePath(p), p);
+  });
+
+  it("links a commit to the doc comments of the symbols its code touches", () => {
+    const diff = [
+      'diff --git a/tinyweb/app.py b/tinyweb/app.py',
+      '--- a/tinyweb/app.py',
+      '+++ b/tinyweb/app.py',
+      '@@ -4,3 +4,6 @@ class App:',
+      '     def teardown_request(self, f):',
+      '-        self.teardown_funcs.append(f)',
+      '+        # keep the order of registration',
+      '+        self.teardown_funcs.append(f)',
+      '+        return teardown_request_hook(f)',
+    ].join('\n');
+    const names = touchedNames(parseUnifiedDiff(diff));
+    assert.equal(names[0], 'App', 'the class named by the hunk header counts twice');
+    assert.ok(names.includes('teardown_funcs') && !names.includes('keep'), 'comment lines are not code');
+    const docs = new SymbolDocs([...symbolDocs('tinyweb/app.py', APP_PY), { path: 'docs/x.md', title: 'teardown_funcs', text: 'a document section is not a symbol' }]);
+    const linked = docs.textFor(['App', 'teardown_funcs', 'teardown_request']);
+    assert.doesNotMatch(linked, /central object/, "'App' is too short a name to say which symbol is meant");
+    assert.match(linked, /closing a database connection/);
+    assert.doesNotMatch(linked, /document section/);
+    const one = new SymbolDocs([...symbolDocs('tinyweb/app.py', APP_PY), { path: 'tinyweb/x.py', title: 'handle_teardown', text: 'Handles the teardown of everything.' }], 1);
+    assert.equal(one.textFor(['handle_teardown', 'teardown_request']), 'Handles the teardown of everything.', 'at most perCommit doc comments, most touched first');
   });
 
   describe('imported with the history', () => {

@@ -9,8 +9,9 @@ import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Scope } from '../model/records';
-import { diffSearchText, parseUnifiedDiff } from '../retrieve/diffText';
-import { documentObservation, readProjectDocuments } from './projectDocs';
+import { diffSearchText, parseUnifiedDiff, touchedNames } from '../retrieve/diffText';
+import { SymbolDocs, documentObservation, readProjectDocuments } from './projectDocs';
+import type { ProjectDocument } from './projectDocs';
 
 export interface GitImportOptions {
   scope?: Scope;
@@ -53,6 +54,8 @@ export interface GitCommit {
   body: string;
   files: string[];
   diffText: string;
+  /** Names the diff's code touches, most mentioned first (see diffText.touchedNames). */
+  touched: string[];
 }
 
 const DEFAULT_SESSION_GAP_MS = 2 * 60 * 60 * 1000;
@@ -160,6 +163,7 @@ function parseRecord(record: string): GitCommit | null {
     body,
     files: [...new Set(diffs.map((d) => d.path))],
     diffText: diffSearchText(diffs),
+    touched: touchedNames(diffs),
   };
 }
 
@@ -233,8 +237,11 @@ function projectFor(repoPath: string): string {
   return path.basename(path.resolve(repoPath)).replace(/\.git$/, '');
 }
 
-/** The observation recorded for one commit. */
-export function commitObservation(c: GitCommit, branch: string | null, sessionId: string, pullRequest?: string): ObservationInput {
+/**
+ * The observation recorded for one commit. `symbolDocs` gives the doc comments of the symbols
+ * its code touches, indexed with its diff so that the words of their documentation find it.
+ */
+export function commitObservation(c: GitCommit, branch: string | null, sessionId: string, pullRequest?: string, symbolDocs?: SymbolDocs): ObservationInput {
   const date = new Date(c.committedAtMs).toISOString();
   let narrative = c.body;
   if (pullRequest && c.parents.length < 2) {
@@ -251,7 +258,7 @@ export function commitObservation(c: GitCommit, branch: string | null, sessionId
     commit_sha: c.sha,
     memory_session_id: sessionId,
     created_at_epoch: c.committedAtMs,
-    search_extra: c.diffText,
+    search_extra: symbolDocs ? [c.diffText, symbolDocs.textFor(c.touched)].filter(Boolean).join('\n') : c.diffText,
     dedupe_key: `commit:${c.sha}`,
   };
   if (branch) input.branch = branch;
@@ -279,6 +286,9 @@ export async function importGitHistory(
   const gap = options.sessionGapMs ?? DEFAULT_SESSION_GAP_MS;
   const pullRequests = options.includeMerges || options.pullRequestText === false ? new Map<string, string>() : await pullRequestTexts(repoPath, rev);
 
+  // The documents are read first: their doc comments are indexed with the commits that touch their symbols.
+  const documents = options.documents === false ? null : await readProjectDocuments(repoPath, rev);
+  const symbolDocs = documents ? new SymbolDocs(documents) : undefined;
   let imported = 0;
   let skipped = 0;
   let done = 0;
@@ -306,7 +316,7 @@ export async function importGitHistory(
     } else {
       known.add(c.sha);
       sessionIds.add(session.id);
-      batch.push(commitObservation(c, branch, session.id, pullRequests.get(c.sha)));
+      batch.push(commitObservation(c, branch, session.id, pullRequests.get(c.sha), symbolDocs));
       if (batch.length >= BATCH_SIZE) {
         await flush();
         options.onProgress?.(Math.min(done, total), total);
@@ -315,20 +325,27 @@ export async function importGitHistory(
   }
   if (options.signal?.aborted) throw new GitImportError('Git import cancelled.');
   await flush();
-  const documents = options.documents === false ? undefined : await importProjectDocuments(engine, repoPath, rev, scope, branch);
+  const kept = documents ? await importProjectDocuments(engine, repoPath, rev, scope, branch, documents) : undefined;
   options.onProgress?.(total, total);
-  return { imported, skipped, sessions: sessionIds.size, documents };
+  return { imported, skipped, sessions: sessionIds.size, documents: kept };
 }
 
 /**
  * Stores the project's documents at `rev` as observations of type 'document' (one session per
  * revision) and forgets the document sections an earlier import kept that are gone or changed.
  */
-export async function importProjectDocuments(engine: MemoryEngineApi, repoPath: string, rev: string, scope: Scope, branch: string | null): Promise<{ kept: number; removed: number }> {
+export async function importProjectDocuments(
+  engine: MemoryEngineApi,
+  repoPath: string,
+  rev: string,
+  scope: Scope,
+  branch: string | null,
+  documents?: ProjectDocument[],
+): Promise<{ kept: number; removed: number }> {
   const sha = (await runGit(repoPath, ['rev-parse', '--verify', `${rev}^{commit}`])).trim();
   const when = Number((await runGit(repoPath, ['log', '-1', '--format=%ct', sha])).trim()) * 1000 || Date.now();
   const sessionId = `docs-${sha.slice(0, 12)}`;
-  const inputs = (await readProjectDocuments(repoPath, sha)).map((d) => {
+  const inputs = (documents ?? (await readProjectDocuments(repoPath, sha))).map((d) => {
     const input = documentObservation(d, sessionId, when);
     if (branch) input.branch = branch;
     return input;

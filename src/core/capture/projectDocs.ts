@@ -249,6 +249,33 @@ export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limit
   return out.slice(0, limits.maxSections);
 }
 
+/** Doc comments of the code's symbols by name, to index a commit with the documentation of what it touches. */
+export class SymbolDocs {
+  private readonly byName = new Map<string, string>();
+
+  constructor(documents: ProjectDocument[], private readonly perCommit = 3, private readonly chars = 400) {
+    for (const d of documents) {
+      if (!isDocumentedCodePath(d.path)) continue;
+      const name = d.title.split('.').pop() ?? d.title;
+      // Names too short or too common to say which symbol is meant are left out; an overridden
+      // method keeps its first doc comment.
+      if (name.length < 4 || /^__\w+__$/.test(name) || this.byName.has(name)) continue;
+      this.byName.set(name, d.text.slice(0, chars));
+    }
+  }
+
+  /** The doc comments of the first `perCommit` documented names among `names` (most touched first). */
+  textFor(names: string[]): string {
+    const out: string[] = [];
+    for (const n of names) {
+      const text = this.byName.get(n);
+      if (text) out.push(text);
+      if (out.length >= this.perCommit) break;
+    }
+    return out.join('\n');
+  }
+}
+
 /** The observation stored for one document section; its key changes when its text does. */
 export function documentObservation(d: ProjectDocument, sessionId: string, createdAtEpoch: number): ObservationInput {
   const hash = createHash('sha1').update(`${d.path}\n${d.title}\n${d.text}`).digest('hex').slice(0, 16);

@@ -103,6 +103,28 @@ export function identifiersIn(line: string): string[] {
   return out;
 }
 
+/**
+ * Names the diff's code touches, most mentioned first: identifiers on changed code lines and
+ * the definitions named by hunk headers (`def name`, `function name`, `class Name`).
+ */
+export function touchedNames(files: FileDiff[]): string[] {
+  const counts = new Map<string, number>();
+  const add = (id: string, n = 1): void => void counts.set(id, (counts.get(id) ?? 0) + n);
+  for (const f of files) {
+    if (isSkippedFile(f.path) || DOC_FILE.test(f.path) || TEST_FILE.test(f.path)) continue;
+    for (const c of f.hunkContexts) {
+      const def = /\b(?:def|class|function|fn|func)\s+([A-Za-z_$][\w$]*)/.exec(c);
+      if (def) add(def[1], 2);
+    }
+    for (const raw of [...f.added, ...f.removed]) {
+      const line = meaningful(raw);
+      if (!line || COMMENT_LINE.test(line)) continue;
+      for (const id of identifiersIn(line.replace(STRING_LITERAL, ' '))) add(id);
+    }
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([id]) => id);
+}
+
 /** Bounded text of what the diff says, in order of how much each part tells a reader. */
 export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS, withContext = false): string {
   const kept = files.filter((f) => !isSkippedFile(f.path));
