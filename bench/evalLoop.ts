@@ -1,7 +1,7 @@
 // Query-time experiments on a kept import: imports each set's history once into --stores/<set>
 // (kept between runs), then asks the questions under each CODE_MEMORY_RETRIEVAL configuration
 // given with --try, and prints one row per set and configuration.
-//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> --stores <dir> [--try "k=v,k=v"]... [--tools recall,recall_context] [--misses]
+//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> --stores <dir> [--try "k=v,k=v"]... [--tools recall,recall_context] [--misses] [--no-documents]
 // Index-time settings need a fresh store folder (the import is kept as it was made).
 
 import { mkdirSync } from 'node:fs';
@@ -29,6 +29,7 @@ async function main(): Promise<number> {
       tools: { type: 'string', default: 'recall' },
       embedder: { type: 'string', default: 'use-lite' },
       misses: { type: 'boolean', default: false },
+      'no-documents': { type: 'boolean', default: false },
     },
   });
   if (!values.stores || (!values.yargs && !values.flask)) {
@@ -39,6 +40,8 @@ async function main(): Promise<number> {
   const tries = values.try?.length ? values.try : [''];
   const index = process.env.CODE_MEMORY_RETRIEVAL ?? '';
   const rows: string[] = ['| set | settings | tool | hit@1 | hit@5 | hit@10 | MRR@10 | paraphrase hit@5 | p50 / p95 ms |', '|---|---|---|---|---|---|---|---|---|'];
+  // Per configuration and set: recall's metrics and recall_context's first 5, for the side-by-side table.
+  const both = new Map<string, Partial<Record<'yargs' | 'flask', { recall?: string; context?: string }>>>();
   for (const name of ['yargs', 'flask'] as const) {
     const repo = values[name];
     if (!repo) continue;
@@ -50,6 +53,7 @@ async function main(): Promise<number> {
       rev: SETS[name].rev,
       storeDir,
       reuseStore: true,
+      documents: !values['no-documents'],
       embedder: values.embedder as 'use-lite' | 'hashed' | 'none',
       log: (m) => process.stderr.write(`${name}: ${m}\n`),
     });
@@ -60,6 +64,11 @@ async function main(): Promise<number> {
         for (const tool of tools) {
           const r = report.tools[tool]!;
           const para = r.by_kind.paraphrase?.hit_at_5;
+          const cell = both.get(t) ?? {};
+          both.set(t, cell);
+          const entry = (cell[name] ??= {});
+          if (tool === 'recall') entry.recall = `${f3(r.metrics.hit_at_5)} | ${f3(r.metrics.hit_at_10)} | ${f3(r.metrics.mrr_at_10)}`;
+          if (tool === 'recall_context') entry.context = f3(r.metrics.hit_at_5);
           rows.push(`| ${name} | ${t || 'defaults'} | ${tool} | ${f3(r.metrics.hit_at_1)} | ${f3(r.metrics.hit_at_5)} | ${f3(r.metrics.hit_at_10)} | ${f3(r.metrics.mrr_at_10)} | ${para === undefined ? '-' : f3(para)} | ${r.latency.p50_ms.toFixed(0)} / ${r.latency.p95_ms.toFixed(0)} |`);
           if (values.misses) {
             for (const q of report.per_question) {
@@ -75,6 +84,11 @@ async function main(): Promise<number> {
     }
   }
   process.stdout.write(`\n${rows.join('\n')}\n`);
+  if (values.yargs && values.flask) {
+    const side = ['| settings | yargs hit@5 | hit@10 | MRR@10 | flask hit@5 | hit@10 | MRR@10 | recall_context first 5 (yargs / flask) |', '|---|---|---|---|---|---|---|---|'];
+    for (const [t, cell] of both) side.push(`| ${t || 'defaults'} | ${cell.yargs?.recall ?? '- | - | -'} | ${cell.flask?.recall ?? '- | - | -'} | ${cell.yargs?.context ?? '-'} / ${cell.flask?.context ?? '-'} |`);
+    process.stdout.write(`\n${side.join('\n')}\n`);
+  }
   return 0;
 }
 

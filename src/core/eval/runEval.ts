@@ -44,6 +44,8 @@ export interface EvalOptions {
   includeMerges?: boolean;
   /** Keep pull-request messages with their commits (default true). */
   pullRequestText?: boolean;
+  /** Import the project's documents with the history (default true; see capture/projectDocs.ts). */
+  documents?: boolean;
   /** Store folder; a fresh temporary one (removed afterwards) by default. */
   storeDir?: string;
   /** With storeDir: when it already holds an import, ask its questions without importing again. */
@@ -208,6 +210,7 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
       rev: options.rev,
       includeMerges: options.includeMerges,
       pullRequestText: options.pullRequestText,
+      documents: options.documents,
       onProgress: (done, total) => {
         if (Date.now() - lastLog > 2000 || done === total) {
           lastLog = Date.now();

@@ -247,6 +247,45 @@ function similarity(row: Row, vector: Float32Array, model: string): number | nul
   return dot(vector, typeof v.toArray === 'function' ? v.toArray() : v);
 }
 
+function meanStd(xs: number[]): { mean: number; std: number } {
+  const mean = xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+  const v = xs.length ? xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length : 0;
+  return { mean, std: Math.sqrt(v) || 1 };
+}
+
+/**
+ * Calibrated fusion: each list's scores become standard scores over its own candidates, so a
+ * word match and a vector match count in the same units whatever the query's length or the
+ * model's similarity range. A candidate one list did not find gets that list's lowest score.
+ * Fills `fused` with logistic scores in (0, 1) and returns the best possible one.
+ */
+function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, vecRows: Row[], vector: Float32Array, model: string, s: RetrievalSettings): number {
+  const bm25 = new Map<string, number>();
+  const sims = new Map<string, number>();
+  lex.rows.forEach((row, i) => {
+    const id = String(row.node_id);
+    fused.set(id, { row, score: 0 });
+    bm25.set(id, lex.scores[i]);
+  });
+  for (const row of vecRows) {
+    const id = String(row.node_id);
+    if (!fused.has(id)) fused.set(id, { row, score: 0 });
+  }
+  for (const [id, e] of fused) {
+    const sim = similarity(e.row, vector, model);
+    if (sim !== null) sims.set(id, sim);
+  }
+  const l = meanStd([...bm25.values()]);
+  const v = meanStd([...sims.values()]);
+  const lowL = bm25.size ? Math.min(...bm25.values()) : 0;
+  const lowV = sims.size ? Math.min(...sims.values()) : 0;
+  for (const [id, e] of fused) {
+    const z = s.lexicalWeight * (((bm25.get(id) ?? lowL) - l.mean) / l.std) + s.vectorWeight * (((sims.get(id) ?? lowV) - v.mean) / v.std);
+    e.score = 1 / (1 + Math.exp(-z));
+  }
+  return 1;
+}
+
 export async function hybridSearch(
   ctx: HybridContext,
   query: string,
@@ -259,7 +298,7 @@ export async function hybridSearch(
   const candidates = Math.max(options.candidates ?? 50, limit);
   const useVectors = s.vectorWeight > 0 && ctx.embedder !== null;
   // Score fusion needs the vectors of lexical candidates too.
-  const lexColumns = useVectors && s.fusion === 'score' ? [...CELL_COLUMNS, 'embed_model', 'vector'] : CELL_COLUMNS;
+  const lexColumns = useVectors && s.fusion !== 'rrf' ? [...CELL_COLUMNS, 'embed_model', 'vector'] : CELL_COLUMNS;
   const expansion = s.lexicalWeight > 0 ? await expansionDocuments(ctx, query, options, s) : [];
   const [lex, vector] = await Promise.all([
     s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve({ rows: [], scores: [] }),
@@ -268,13 +307,15 @@ export async function hybridSearch(
   // Score fusion reranks the lexical candidates by their stored vectors (same quality on the
   // dev set as a separate nearest-neighbour list, one store round trip less); the vector list
   // is only needed when the words found too little. RRF always fuses both lists.
-  const needVectorList = vector !== null && (s.fusion === 'rrf' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
+  const needVectorList = vector !== null && (s.fusion !== 'score' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
   // Similarities are computed here from the vectors, whatever metric the ANN index uses.
   const vecRows = needVectorList ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 
   const fused = new Map<string, { row: Row; score: number }>();
   let best: number;
-  if (s.fusion === 'score') {
+  if (s.fusion === 'z' && vector) {
+    best = zFusion(fused, lex, vecRows, vector, ctx.embedder?.name ?? '', s);
+  } else if (s.fusion === 'score' || s.fusion === 'z') {
     const top = lex.scores.length ? Math.max(...lex.scores) : 0;
     const model = ctx.embedder?.name ?? '';
     const sims = new Map<string, number | null>();

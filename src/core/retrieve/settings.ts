@@ -37,7 +37,7 @@ export interface RetrievalSettings {
    * Fusion. 'score': BM25 scaled to [0, 1] by the best hit, plus vectorWeight times the dot
    * similarity; 'rrf': weighted reciprocal rank of the two lists.
    */
-  fusion: 'score' | 'rrf';
+  fusion: 'score' | 'rrf' | 'z';
   lexicalWeight: number;
   vectorWeight: number;
   /**
