@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Scope } from '../model/records';
+import { GitImportError, runGit } from './git';
 import { diffSearchText, parseUnifiedDiff, touchedNames } from '../retrieve/diffText';
 import { SymbolDocs, documentObservation, readProjectDocuments } from './projectDocs';
 import type { ProjectDocument } from './projectDocs';
@@ -64,19 +65,7 @@ const RECORD = '\x1e';
 const FIELD = '\x1f';
 const END_OF_HEADER = '\x1d';
 
-export class GitImportError extends Error {}
-
-function runGit(repoPath: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', (e) => reject(new GitImportError(`Could not run git: ${e.message}. Install git and make sure it is on PATH.`)));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new GitImportError(err.trim() || `git ${args[0]} exited with ${code}`))));
-  });
-}
+export { GitImportError };
 
 async function checkRepository(repoPath: string, rev: string): Promise<boolean> {
   if (!existsSync(repoPath) || !statSync(repoPath).isDirectory()) {

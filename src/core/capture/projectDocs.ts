@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import { isSkippedFile } from '../retrieve/diffText';
+import { runGit } from './git';
 
 import { DOCUMENT_TYPE } from '../model/records';
 
@@ -220,21 +221,9 @@ async function readBlobs(repoPath: string, rev: string, paths: string[], maxByte
   return out;
 }
 
-function runGitText(repoPath: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(err.trim() || `git ${args[0]} exited with ${code}`))));
-  });
-}
-
 /** The project's documents at `rev`: document sections first, then the symbols' doc comments. */
 export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limits: ProjectDocsLimits = DEFAULT_DOCS_LIMITS): Promise<ProjectDocument[]> {
-  const listing = await runGitText(repoPath, ['ls-tree', '-r', '-z', '--name-only', rev]);
+  const listing = await runGit(repoPath, ['ls-tree', '-r', '-z', '--name-only', rev]);
   const paths = listing.split('\0').filter(Boolean);
   const docs = paths.filter(isDocumentPath);
   const code = paths.filter((p) => !isDocumentPath(p) && isDocumentedCodePath(p));
