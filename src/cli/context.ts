@@ -25,7 +25,7 @@ function embedderConfig(name: string): EmbedderConfig | null {
 
 /**
  * Opens the engine on the store. `withEmbedder: false` for commands that never embed (stats,
- * node, export...), so they do not pay for loading a model.
+ * node, export...), so they do not pay for loading a model; nor do they search, so no reranker.
  */
 export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
@@ -45,6 +45,7 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     embedder,
     team,
     requestLogRetention: options.requestLogRetention,
+    reranker: withEmbedder ? options.reranker : null,
     logger: (m: string) => io.stderr.write(`${m}\n`),
   });
 }

@@ -6,6 +6,8 @@ import { defaultStoreUri } from '../core/store/location';
 import { parseObjectLocation } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
+import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
+import type { RerankerConfig } from '../core/retrieve/rerank';
 
 export interface GlobalOptions {
   store: string;
@@ -17,6 +19,8 @@ export interface GlobalOptions {
   embedder: string;
   /** The request log's retention (applied by whichever process holds the store's maintenance lease). */
   requestLogRetention: RequestLogRetention;
+  /** The optional reranker (--rerank-endpoint, else $CODE_MEMORY_RERANK_ENDPOINT); null: off. */
+  reranker: RerankerConfig | null;
   cwd: string;
 }
 
@@ -70,6 +74,26 @@ function requestLogRetentionFrom(values: Record<string, unknown>, env: NodeJS.Pr
   }
 }
 
+/**
+ * The reranker from --rerank-* (mcp, serve, search, eval) or $CODE_MEMORY_RERANK_*. The API key
+ * comes from the environment only, so that it never shows in a process list or an agent config.
+ */
+function rerankerFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): RerankerConfig | null {
+  const endpoint = (values['rerank-endpoint'] as string | undefined)?.trim() || env.CODE_MEMORY_RERANK_ENDPOINT?.trim() || undefined;
+  const model = (values['rerank-model'] as string | undefined) ?? env.CODE_MEMORY_RERANK_MODEL?.trim() ?? '';
+  const candidates = countOption('rerank-candidates', values['rerank-candidates'], 'CODE_MEMORY_RERANK_CANDIDATES', env);
+  if (!endpoint) {
+    if (values['rerank-model'] !== undefined || values['rerank-candidates'] !== undefined) throw new UsageError('--rerank-model and --rerank-candidates need --rerank-endpoint (or $CODE_MEMORY_RERANK_ENDPOINT)');
+    return null;
+  }
+  if (!/^https?:\/\/[^\s]+$/i.test(endpoint)) throw new UsageError(`the rerank endpoint must be an http(s) URL such as http://127.0.0.1:8080/v1, not '${endpoint.slice(0, 80)}'`);
+  if (candidates !== undefined && (candidates < 2 || candidates > MAX_RERANK_CANDIDATES)) {
+    throw new UsageError(`--rerank-candidates must be from 2 to ${MAX_RERANK_CANDIDATES}, not ${candidates}`);
+  }
+  const apiKey = env.CODE_MEMORY_RERANK_API_KEY?.trim() || undefined;
+  return { endpoint, model, ...(candidates !== undefined ? { candidates } : {}), ...(apiKey ? { apiKey } : {}) };
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
@@ -82,6 +106,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     json: Boolean(values.json),
     embedder,
     requestLogRetention: requestLogRetentionFrom(values, env),
+    reranker: rerankerFrom(values, env),
     cwd: process.cwd(),
   };
 }

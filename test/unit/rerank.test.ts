@@ -4,6 +4,8 @@
 import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { main } from '../../src/cli/main';
 import type { SearchHit } from '../../src/core/api';
 import { createEmbedder } from '../../src/core/embed/factory';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
@@ -266,6 +268,56 @@ describe('reranker and stronger embedder (local OpenAI-compatible server)', func
     assert.equal(server.rerankRequests[0].body.documents.length, 2);
     assert.deepEqual(cut.map((h) => h.cell.node_id), hits.map((h) => h.cell.node_id));
     assert.ok(Math.abs(cut[2].score - 0.3 * hits[2].score) < 1e-9);
+  });
+
+  it('the CLI takes --rerank-* flags and the API key from the environment, and says so in --help', async () => {
+    const run = async (args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> => {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      let out = '';
+      let err = '';
+      stdout.on('data', (d: Buffer) => (out += d.toString()));
+      stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+      Object.assign(process.env, env);
+      try {
+        const code = await main(args, { stdout, stderr, stdin: new PassThrough() }, new AbortController().signal);
+        return { code, out, err };
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+    };
+    for (const command of ['mcp', 'serve', 'search', 'eval']) {
+      const help = await run([command, '--help']);
+      assert.equal(help.code, 0);
+      assert.match(help.out, /--rerank-endpoint <url>[\s\S]*CODE_MEMORY_RERANK_API_KEY[\s\S]*--rerank-model <name>[\s\S]*--rerank-candidates <n>/, command);
+    }
+    const common = ['--store', dir, '--project', scope.project, '--embedder', 'none', '--json'];
+    const firstStage = await run(['search', 'LanceDB', ...common]);
+    assert.equal(firstStage.code, 0, firstStage.err);
+    const before = (JSON.parse(firstStage.out) as Array<{ title: string }>).map((h) => h.title);
+    assert.ok(before.length >= 2);
+    const favourite = before[before.length - 1];
+    server.answer = judged((d) => (d.startsWith(favourite) ? 0.9 : 0.1));
+    const reranked = await run(['search', 'LanceDB', ...common, '--rerank-endpoint', server.baseUrl, '--rerank-model', 'bge-reranker-base'], { CODE_MEMORY_RERANK_API_KEY: 'env-key-456' });
+    assert.equal(reranked.code, 0, reranked.err);
+    assert.equal((JSON.parse(reranked.out) as Array<{ title: string }>)[0].title, favourite);
+    const sent = server.rerankRequests.at(-1)!;
+    assert.equal(sent.auth, 'Bearer env-key-456');
+    assert.equal(sent.body.model, 'bge-reranker-base');
+
+    const tooMany = await run(['search', 'LanceDB', ...common, '--rerank-endpoint', server.baseUrl, '--rerank-candidates', '500']);
+    assert.equal(tooMany.code, 2);
+    assert.match(tooMany.err, /--rerank-candidates must be from 2 to 100/);
+    const noEndpoint = await run(['search', 'LanceDB', ...common, '--rerank-model', 'm']);
+    assert.equal(noEndpoint.code, 2);
+    assert.match(noEndpoint.err, /need --rerank-endpoint/);
+    const notUrl = await run(['search', 'LanceDB', ...common], { CODE_MEMORY_RERANK_ENDPOINT: 'localhost:8080' });
+    assert.equal(notUrl.code, 2);
+    assert.match(notUrl.err, /must be an http\(s\) URL/);
   });
 
   it('a stronger embedder through the openai provider: another dimension, vectors re-created, found by meaning', async () => {

@@ -31,6 +31,7 @@ export const evalCommand: CommandImpl = {
       queries: String(values.queries),
       rev: values.rev as string | undefined,
       embedder: options.embedder as 'use-lite' | 'hashed' | 'none',
+      reranker: options.reranker,
       tools: tools as EvalTool[],
       k,
       includeMerges: Boolean(values.merges),

@@ -10,7 +10,7 @@ import type { SearchHit } from '../api';
 export interface RerankerConfig {
   /** Base URL, e.g. http://127.0.0.1:8080/v1; `/rerank` is appended. */
   endpoint: string;
-  /** Sent as `model`; servers hosting one model ignore it. */
+  /** Sent as `model` when not empty; servers hosting one model ignore it. */
   model: string;
   /** Sent as a bearer token when set; never logged. */
   apiKey?: string;
@@ -112,7 +112,7 @@ export class Reranker {
       res = await fetch(this.url, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ model: this.config.model, query: query.slice(0, RERANK_QUERY_CHARS), documents, top_n: documents.length }),
+        body: JSON.stringify({ ...(this.config.model ? { model: this.config.model } : {}), query: query.slice(0, RERANK_QUERY_CHARS), documents, top_n: documents.length }),
         signal: AbortSignal.timeout(this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
     } catch (err) {
