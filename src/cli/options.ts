@@ -6,6 +6,7 @@ import { defaultStoreUri } from '../core/store/location';
 import { parseObjectLocation } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
+import type { EmbedderConfig } from '../core/embed/factory';
 import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
 import type { RerankerConfig } from '../core/retrieve/rerank';
 
@@ -17,6 +18,8 @@ export interface GlobalOptions {
   branch?: string;
   json: boolean;
   embedder: string;
+  /** What --embedder and --embedding-* name; null for none. */
+  embedding: EmbedderConfig | null;
   /** The request log's retention (applied by whichever process holds the store's maintenance lease). */
   requestLogRetention: RequestLogRetention;
   /** The optional reranker (--rerank-endpoint, else $CODE_MEMORY_RERANK_ENDPOINT); null: off. */
@@ -32,7 +35,7 @@ export interface Io {
   stdin: NodeJS.ReadableStream;
 }
 
-export const EMBEDDERS = ['use-lite', 'hashed', 'none'] as const;
+export const EMBEDDERS = ['use-lite', 'hashed', 'openai', 'none'] as const;
 
 /**
  * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); other
@@ -75,6 +78,23 @@ function requestLogRetentionFrom(values: Record<string, unknown>, env: NodeJS.Pr
 }
 
 /**
+ * The embedder. `openai`: any OpenAI-compatible /embeddings server, with the same defaults as the
+ * extension's codeMemory.embedding.* settings (Ollama's nomic-embed-text); the API key comes from
+ * the environment only.
+ */
+function embeddingFrom(name: string, values: Record<string, unknown>, env: NodeJS.ProcessEnv): EmbedderConfig | null {
+  const endpoint = (values['embedding-endpoint'] as string | undefined)?.trim() || env.CODE_MEMORY_EMBEDDING_ENDPOINT?.trim() || undefined;
+  const model = (values['embedding-model'] as string | undefined)?.trim() || env.CODE_MEMORY_EMBEDDING_MODEL?.trim() || undefined;
+  if (name !== 'openai') {
+    if (values['embedding-endpoint'] !== undefined || values['embedding-model'] !== undefined) throw new UsageError('--embedding-endpoint and --embedding-model are for --embedder openai');
+    return name === 'none' ? null : name === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
+  }
+  if (endpoint && !/^https?:\/\/[^\s]+$/i.test(endpoint)) throw new UsageError(`the embedding endpoint must be an http(s) URL such as http://127.0.0.1:11434/v1, not '${endpoint.slice(0, 80)}'`);
+  const apiKey = env.CODE_MEMORY_EMBEDDING_API_KEY?.trim() || undefined;
+  return { provider: 'openai', baseUrl: endpoint ?? 'http://127.0.0.1:11434/v1', model: model ?? 'nomic-embed-text', ...(apiKey ? { apiKey } : {}) };
+}
+
+/**
  * The reranker from --rerank-* (mcp, serve, search, eval) or $CODE_MEMORY_RERANK_*. The API key
  * comes from the environment only, so that it never shows in a process list or an agent config.
  */
@@ -105,6 +125,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,
+    embedding: embeddingFrom(embedder, values, env),
     requestLogRetention: requestLogRetentionFrom(values, env),
     reranker: rerankerFrom(values, env),
     cwd: process.cwd(),

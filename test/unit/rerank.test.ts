@@ -270,7 +270,7 @@ describe('reranker and stronger embedder (local OpenAI-compatible server)', func
     assert.ok(Math.abs(cut[2].score - 0.3 * hits[2].score) < 1e-9);
   });
 
-  it('the CLI takes --rerank-* flags and the API key from the environment, and says so in --help', async () => {
+  it('the CLI takes --rerank-* and --embedder openai flags, API keys from the environment, says so in --help, and doctor checks both servers', async () => {
     const run = async (args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> => {
       const stdout = new PassThrough();
       const stderr = new PassThrough();
@@ -318,6 +318,24 @@ describe('reranker and stronger embedder (local OpenAI-compatible server)', func
     const notUrl = await run(['search', 'LanceDB', ...common], { CODE_MEMORY_RERANK_ENDPOINT: 'localhost:8080' });
     assert.equal(notUrl.code, 2);
     assert.match(notUrl.err, /must be an http\(s\) URL/);
+
+    // doctor checks both servers: the stronger embedder and the reranker.
+    server.answer = judged(() => 0.5);
+    const servers = ['--embedder', 'openai', '--embedding-endpoint', server.baseUrl, '--embedding-model', 'test-embed-large', '--rerank-endpoint', server.baseUrl];
+    const doctor = await run(['doctor', '--store', dir, '--project', scope.project, '--json', ...servers]);
+    const checks = (JSON.parse(doctor.out) as { checks: Array<{ name: string; ok: boolean; detail: string }> }).checks;
+    const model = checks.find((c) => c.name === 'model')!;
+    assert.ok(model.ok, model.detail);
+    assert.match(model.detail, new RegExp(`openai:test-embed-large: ${EMBED_DIM} dims`));
+    const rerankCheck = checks.find((c) => c.name === 'reranker')!;
+    assert.ok(rerankCheck.ok, rerankCheck.detail);
+    const down = await run(['doctor', '--store', dir, '--project', scope.project, '--json', '--embedder', 'openai', '--embedding-endpoint', 'http://127.0.0.1:9/v1', '--rerank-endpoint', 'http://127.0.0.1:9/v1']);
+    assert.equal(down.code, 1);
+    const failed = (JSON.parse(down.out) as { checks: Array<{ name: string; ok: boolean; fix?: string }> }).checks.filter((c) => !c.ok).map((c) => c.name);
+    assert.deepEqual(failed.sort(), ['model', 'reranker']);
+    const wrongFlag = await run(['search', 'LanceDB', ...common, '--embedding-model', 'x']);
+    assert.equal(wrongFlag.code, 2);
+    assert.match(wrongFlag.err, /are for --embedder openai/);
   });
 
   it('a stronger embedder through the openai provider: another dimension, vectors re-created, found by meaning', async () => {

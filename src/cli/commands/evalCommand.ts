@@ -30,7 +30,7 @@ export const evalCommand: CommandImpl = {
       repo: String(values.repo),
       queries: String(values.queries),
       rev: values.rev as string | undefined,
-      embedder: options.embedder as 'use-lite' | 'hashed' | 'none',
+      embedder: options.embedding ?? 'none',
       reranker: options.reranker,
       tools: tools as EvalTool[],
       k,

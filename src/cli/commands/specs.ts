@@ -121,9 +121,9 @@ export const statsSpec: CommandSpec = {
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
-  summary: 'Check the store, the embedding model, the port and git; say what to fix',
-  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|none] [--json]',
-  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' } },
+  summary: 'Check the store, the embedding model, the reranker, the port and git; say what to fix',
+  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|openai|none] [--rerank-endpoint <url>] [--json]',
+  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' }, ...RERANK_OPTIONS },
 };
 
 export const evalSpec: CommandSpec = {

@@ -35,8 +35,8 @@ export interface EvalOptions {
   queries: string | EvalQuestion[];
   /** Revision to import (default HEAD). */
   rev?: string;
-  /** 'use-lite' (the product default), 'hashed' (fast, for tests) or 'none' (full text only). */
-  embedder?: 'use-lite' | 'hashed' | 'none';
+  /** 'use-lite' (the product default), 'hashed' (fast, for tests), 'none' (full text only), or any provider's config. */
+  embedder?: 'use-lite' | 'hashed' | 'none' | EmbedderConfig;
   /** Run the embedder in a worker thread as the product does (default true). */
   embedderWorker?: boolean;
   /** The optional second-stage reranker, as the product would use it. */
@@ -91,7 +91,7 @@ export interface EvalReport {
 
 async function makeEmbedder(kind: EvalOptions['embedder'], worker: boolean): Promise<Embedder | 'none'> {
   if (kind === 'none') return 'none';
-  const config: EmbedderConfig = kind === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
+  const config: EmbedderConfig = typeof kind === 'object' ? kind : kind === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
   return worker ? WorkerEmbedder.start(config) : createEmbedder(config);
 }
 

@@ -84,7 +84,7 @@ export class Reranker {
     const head = hits.slice(0, this.candidates);
     let scores: number[];
     try {
-      scores = normaliseScores(await this.score(query, head.map(rerankDocument)));
+      scores = normaliseScores(await this.scores(query, head.map(rerankDocument)));
     } catch (error) {
       const retryAfter = this.config.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
       this.pausedUntil = this.now() + retryAfter;
@@ -103,8 +103,8 @@ export class Reranker {
     return rescored.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 
-  /** One request; the scores in the order of `documents`, or an error saying what was wrong. */
-  private async score(query: string, documents: string[]): Promise<number[]> {
+  /** One request; the raw scores in the order of `documents`, or an error saying what was wrong. */
+  async scores(query: string, documents: string[]): Promise<number[]> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
     let res: Response;
