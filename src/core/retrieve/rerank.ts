@@ -44,9 +44,9 @@ export function rerankDocument(hit: SearchHit): string {
 }
 
 /**
- * Relevance scores in [0, 1]. Scores already in that range (Jina, Cohere, Infinity, TEI-style
- * servers) are kept; a response with any score outside it carries raw logits (llama.cpp with a
- * bge reranker), which the logistic function maps into it, order unchanged.
+ * Relevance scores in [0, 1]. Scores already in that range (Jina, Cohere, Infinity, vLLM) are
+ * kept; a response with any score outside it carries raw logits (llama.cpp with a bge reranker),
+ * which the logistic function maps into it, order unchanged.
  */
 export function normaliseScores(scores: number[]): number[] {
   if (scores.every((s) => s >= 0 && s <= 1)) return scores;
