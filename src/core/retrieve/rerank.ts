@@ -90,7 +90,7 @@ export class Reranker {
       this.pausedUntil = this.now() + retryAfter;
       this.log(
         `warning: reranking failed, first-stage order kept (${error instanceof Error ? error.message : String(error)}); ` +
-          `the reranker is tried again in ${Math.round(retryAfter / 1000)} s. Check codeMemory.rerank.endpoint / --rerank-endpoint.`,
+          `the reranker is tried again in ${Math.round(retryAfter / 1000)} s. Check that its server runs, or change the rerank endpoint.`,
       );
       return hits.slice(0, limit);
     }
