@@ -6,7 +6,6 @@ import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
 import type { MemoryEngineApi } from '../core/api';
 import type { Embedder } from '../core/embed/embedder';
-import type { EmbedderConfig } from '../core/embed/factory';
 import type { Scope } from '../core/model/records';
 import type { GlobalOptions, Io } from './options';
 import { gitAuthor } from '../core/team/shareRows';
@@ -17,19 +16,13 @@ export async function resolveScope(options: GlobalOptions, folder = options.cwd)
   return options.branch ? { project, branch: options.branch } : { project };
 }
 
-function embedderConfig(name: string): EmbedderConfig | null {
-  if (name === 'none') return null;
-  if (name === 'hashed') return { provider: 'hashed' };
-  return { provider: 'use-lite' };
-}
-
 /**
  * Opens the engine on the store. `withEmbedder: false` for commands that never embed (stats,
- * node, export...), so they do not pay for loading a model.
+ * node, export...), so they do not pay for loading a model; nor do they search, so no reranker.
  */
 export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
-  const config = withEmbedder ? embedderConfig(options.embedder) : null;
+  const config = withEmbedder ? options.embedding : null;
   // The model loads in its worker thread while the store opens.
   const embedder: Promise<Embedder | 'none'> = config
     ? WorkerEmbedder.start(config).catch((error: unknown) => {
@@ -45,6 +38,7 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     embedder,
     team,
     requestLogRetention: options.requestLogRetention,
+    reranker: withEmbedder ? options.reranker : null,
     logger: (m: string) => io.stderr.write(`${m}\n`),
   });
 }

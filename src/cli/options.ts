@@ -6,6 +6,9 @@ import { defaultStoreUri } from '../core/store/location';
 import { parseObjectLocation } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
+import type { EmbedderConfig } from '../core/embed/factory';
+import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
+import type { RerankerConfig } from '../core/retrieve/rerank';
 
 export interface GlobalOptions {
   store: string;
@@ -15,8 +18,12 @@ export interface GlobalOptions {
   branch?: string;
   json: boolean;
   embedder: string;
+  /** What --embedder and --embedding-* name; null for none. */
+  embedding: EmbedderConfig | null;
   /** The request log's retention (applied by whichever process holds the store's maintenance lease). */
   requestLogRetention: RequestLogRetention;
+  /** The optional reranker (--rerank-endpoint, else $CODE_MEMORY_RERANK_ENDPOINT); null: off. */
+  reranker: RerankerConfig | null;
   cwd: string;
 }
 
@@ -28,7 +35,7 @@ export interface Io {
   stdin: NodeJS.ReadableStream;
 }
 
-export const EMBEDDERS = ['use-lite', 'hashed', 'none'] as const;
+export const EMBEDDERS = ['use-lite', 'hashed', 'openai', 'none'] as const;
 
 /**
  * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); other
@@ -70,6 +77,43 @@ function requestLogRetentionFrom(values: Record<string, unknown>, env: NodeJS.Pr
   }
 }
 
+/**
+ * The embedder. `openai`: any OpenAI-compatible /embeddings server, with the same defaults as the
+ * extension's codeMemory.embedding.* settings (Ollama's nomic-embed-text); the API key comes from
+ * the environment only.
+ */
+function embeddingFrom(name: string, values: Record<string, unknown>, env: NodeJS.ProcessEnv): EmbedderConfig | null {
+  const endpoint = (values['embedding-endpoint'] as string | undefined)?.trim() || env.CODE_MEMORY_EMBEDDING_ENDPOINT?.trim() || undefined;
+  const model = (values['embedding-model'] as string | undefined)?.trim() || env.CODE_MEMORY_EMBEDDING_MODEL?.trim() || undefined;
+  if (name !== 'openai') {
+    if (values['embedding-endpoint'] !== undefined || values['embedding-model'] !== undefined) throw new UsageError('--embedding-endpoint and --embedding-model are for --embedder openai');
+    return name === 'none' ? null : name === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
+  }
+  if (endpoint && !/^https?:\/\/[^\s]+$/i.test(endpoint)) throw new UsageError(`the embedding endpoint must be an http(s) URL such as http://127.0.0.1:11434/v1, not '${endpoint.slice(0, 80)}'`);
+  const apiKey = env.CODE_MEMORY_EMBEDDING_API_KEY?.trim() || undefined;
+  return { provider: 'openai', baseUrl: endpoint ?? 'http://127.0.0.1:11434/v1', model: model ?? 'nomic-embed-text', ...(apiKey ? { apiKey } : {}) };
+}
+
+/**
+ * The reranker from --rerank-* (mcp, serve, search, eval) or $CODE_MEMORY_RERANK_*. The API key
+ * comes from the environment only, so that it never shows in a process list or an agent config.
+ */
+function rerankerFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): RerankerConfig | null {
+  const endpoint = (values['rerank-endpoint'] as string | undefined)?.trim() || env.CODE_MEMORY_RERANK_ENDPOINT?.trim() || undefined;
+  const model = (values['rerank-model'] as string | undefined) ?? env.CODE_MEMORY_RERANK_MODEL?.trim() ?? '';
+  const candidates = countOption('rerank-candidates', values['rerank-candidates'], 'CODE_MEMORY_RERANK_CANDIDATES', env);
+  if (!endpoint) {
+    if (values['rerank-model'] !== undefined || values['rerank-candidates'] !== undefined) throw new UsageError('--rerank-model and --rerank-candidates need --rerank-endpoint (or $CODE_MEMORY_RERANK_ENDPOINT)');
+    return null;
+  }
+  if (!/^https?:\/\/[^\s]+$/i.test(endpoint)) throw new UsageError(`the rerank endpoint must be an http(s) URL such as http://127.0.0.1:8080/v1, not '${endpoint.slice(0, 80)}'`);
+  if (candidates !== undefined && (candidates < 2 || candidates > MAX_RERANK_CANDIDATES)) {
+    throw new UsageError(`--rerank-candidates must be from 2 to ${MAX_RERANK_CANDIDATES}, not ${candidates}`);
+  }
+  const apiKey = env.CODE_MEMORY_RERANK_API_KEY?.trim() || undefined;
+  return { endpoint, model, ...(candidates !== undefined ? { candidates } : {}), ...(apiKey ? { apiKey } : {}) };
+}
+
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
@@ -81,7 +125,9 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,
+    embedding: embeddingFrom(embedder, values, env),
     requestLogRetention: requestLogRetentionFrom(values, env),
+    reranker: rerankerFrom(values, env),
     cwd: process.cwd(),
   };
 }

@@ -19,6 +19,8 @@ import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
 import { VectorBackfill } from './embed/backfill';
 import { CachedQueryEmbedder } from './embed/queryCache';
+import { Reranker } from './retrieve/rerank';
+import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
 import { DOCUMENT_TYPE } from './model/records';
 import { redact } from './capture/redact';
@@ -89,6 +91,8 @@ export interface MemoryEngineOptions {
   objectStore?: ObjectStoreSettings;
   /** A team store shared with others: memories and summaries a person shares go there. */
   team?: TeamOptions;
+  /** A second-stage reranker every search goes through (off when absent). */
+  reranker?: RerankerConfig | null;
   logger?: (msg: string) => void;
 }
 
@@ -123,6 +127,7 @@ export class MemoryEngine implements MemoryEngineApi {
   private readonly upkeepQuietMs: number;
   /** Query vectors for search, cached per text (never used by the embedding queue). */
   private readonly queryEmbedder: CachedQueryEmbedder | null;
+  private readonly reranker: Reranker | null;
   private readonly access: AccessQueue;
   private sharing: TeamSharing | null = null;
   private readonly log: (msg: string) => void;
@@ -162,6 +167,7 @@ export class MemoryEngine implements MemoryEngineApi {
       log: this.log,
     });
     this.queryEmbedder = embedder ? new CachedQueryEmbedder(embedder) : null;
+    this.reranker = options.reranker?.endpoint ? new Reranker(options.reranker, this.log) : null;
     this.access = new AccessQueue((project, kind, ids, at) => this.record(this.repos.forProject(project), kind).touch(ids, at), this.log);
     // A branch switch ends the session; its compression runs in the background.
     this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${String(e)}`)));
@@ -415,9 +421,12 @@ export class MemoryEngine implements MemoryEngineApi {
     this.assertOpen();
     const limit = Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
     const repos = this.scoped(options.scope);
-    const search = { branch: options.scope.branch, filter: options.filter, layers: options.layers, limit, includeSuperseded: options.includeSuperseded === true };
+    // With a reranker, the first stage fetches its candidates and the reranker picks the `limit`.
+    const wanted = this.reranker ? this.reranker.fetchFor(limit) : limit;
+    const search = { branch: options.scope.branch, filter: options.filter, layers: options.layers, limit: wanted, includeSuperseded: options.includeSuperseded === true };
     const local = await repos.cells.search(String(text ?? ''), this.queryEmbedder, search);
-    return this.sharing ? this.sharing.search(local, repos.project, String(text ?? ''), this.queryEmbedder, { ...search, project: repos.project }, this.log) : local;
+    const hits = this.sharing ? await this.sharing.search(local, repos.project, String(text ?? ''), this.queryEmbedder, { ...search, project: repos.project }, this.log) : local;
+    return this.reranker ? this.reranker.rerank(String(text ?? ''), hits, limit) : hits;
   }
 
   getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {

@@ -18,6 +18,10 @@ export interface CodeMemoryConfig {
   embeddingProvider: string;
   embeddingEndpoint: string;
   embeddingModel: string;
+  /** The reranker's base URL (codeMemory.rerank.endpoint); '' turns reranking off. */
+  rerankEndpoint: string;
+  rerankModel: string;
+  rerankCandidates: number;
   serverPort: number;
   requestLogRetentionDays: number;
   requestLogMaxRows: number;
@@ -37,6 +41,9 @@ export function readConfig(): CodeMemoryConfig {
     embeddingProvider: c.get<string>('embedding.provider', 'use-lite'),
     embeddingEndpoint: c.get<string>('embedding.endpoint', ''),
     embeddingModel: c.get<string>('embedding.model', ''),
+    rerankEndpoint: c.get<string>('rerank.endpoint', '').trim(),
+    rerankModel: c.get<string>('rerank.model', '').trim(),
+    rerankCandidates: Math.min(100, Math.max(2, clampCount(c.get<number>('rerank.candidates', 30), 100))),
     serverPort: c.get<number>('server.port', 0),
     // Whole numbers within the ranges package.json declares (a hand-edited settings.json may hold others).
     requestLogRetentionDays: clampCount(c.get<number>('requestLog.retentionDays', 30), 36_500),

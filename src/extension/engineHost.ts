@@ -84,6 +84,7 @@ export class EngineHost implements vscode.Disposable {
       workerPath: path.join(this.extensionUri.fsPath, 'dist', 'engineWorker.js'),
       storeUri: resolveStoreUri(config),
       embedder: toEmbedderConfig(config),
+      reranker: config.rerankEndpoint ? { endpoint: config.rerankEndpoint, model: config.rerankModel, candidates: config.rerankCandidates } : null,
       sessionIdleMs: config.sessionIdleMinutes * 60_000,
       requestLogRetention: requestLogRetention(config.requestLogRetentionDays, config.requestLogMaxRows),
       languageModelSummaries: config.summariser === 'languageModel',

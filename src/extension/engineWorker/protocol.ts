@@ -3,6 +3,7 @@
 
 import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import type { EmbedderConfig } from '../../core/embed/factory';
+import type { RerankerConfig } from '../../core/retrieve/rerank';
 import type { Observation } from '../../core/model/records';
 import type { RequestLogRetention } from '../../core/store/retention';
 
@@ -10,6 +11,8 @@ export interface WorkerOpenOptions {
   storeUri: string;
   /** null: no vectors (full-text search only). */
   embedder: EmbedderConfig | null;
+  /** Absent or null: no second-stage reranker. */
+  reranker?: RerankerConfig | null;
   sessionIdleMs: number;
   requestLogRetention: RequestLogRetention;
   /** Ask the extension host for a language-model summary at session end. */

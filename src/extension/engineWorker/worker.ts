@@ -73,6 +73,7 @@ async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | 
   const engine = await MemoryEngine.open({
     storeUri: options.storeUri,
     embedder: loading.then((e) => e ?? 'none'),
+    reranker: options.reranker,
     summariser: new BridgeSummariser(),
     sessionIdleMs: options.sessionIdleMs,
     team: options.team,
