@@ -1,8 +1,9 @@
-// The public development set in one command: gets yargs/yargs' history (a clone kept in the
-// temp folder, or --repo with any clone or mirror), then runs the evaluation at the pinned HEAD
-// and prints the table (--ablation: the per-lever table of bench/evalAblation.ts instead).
-//   npx tsx bench/evalDevSet.ts [--repo <yargs clone>] [--ablation] [--json] [--embedder use-lite|hashed|none]
-// The repository's code is only read from that clone; nothing of it is copied into the project.
+// The public development sets in one command: gets the repository's history (a clone kept in
+// the temp folder, or --repo with any clone or mirror), then runs the evaluation at the pinned
+// HEAD and prints the table (--ablation: the per-lever table of bench/evalAblation.ts instead).
+//   npx tsx bench/evalDevSet.ts [--set yargs|flask] [--repo <clone>] [--ablation] [--json] [--embedder use-lite|hashed|none]
+// Both sets side by side, per lever: bench/evalLoop.ts. The repositories' code is only read
+// from those clones; nothing of it is copied into the project.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,38 +13,42 @@ import { parseArgs } from 'node:util';
 import { formatReport } from '../src/core/eval/format';
 import { runEval } from '../src/core/eval/runEval';
 
-const URL = 'https://github.com/yargs/yargs.git';
-const HEAD = '2a4378bdc2eac9cf7d0cdfe0a52b1b25f779806a';
-const QUERIES = path.join(__dirname, 'eval', 'dev-queries.jsonl');
+import { DEV_SETS } from './devSets';
+import type { SetName } from './devSets';
 
 function hasCommit(repo: string, sha: string): boolean {
   return spawnSync('git', ['-C', repo, 'cat-file', '-e', `${sha}^{commit}`]).status === 0;
 }
 
-function ensureRepo(given: string | undefined): string {
+function ensureRepo(set: SetName, given: string | undefined): string {
+  const { url, head } = DEV_SETS[set];
   if (given) {
-    if (!hasCommit(given, HEAD)) throw new Error(`${given} does not contain ${HEAD}: fetch yargs/yargs there first.`);
+    if (!hasCommit(given, head)) throw new Error(`${given} does not contain ${head}: fetch ${url} there first.`);
     return given;
   }
-  const repo = path.join(os.tmpdir(), 'code-memory-yargs-eval');
+  const repo = path.join(os.tmpdir(), `code-memory-${set}-eval`);
   if (!existsSync(repo)) {
-    process.stderr.write(`cloning ${URL} into ${repo}\n`);
-    execFileSync('git', ['clone', '--quiet', '--no-checkout', URL, repo], { stdio: 'inherit' });
+    process.stderr.write(`cloning ${url} into ${repo}\n`);
+    execFileSync('git', ['clone', '--quiet', '--no-checkout', url, repo], { stdio: 'inherit' });
   }
-  if (!hasCommit(repo, HEAD)) execFileSync('git', ['-C', repo, 'fetch', '--quiet', 'origin'], { stdio: 'inherit' });
+  if (!hasCommit(repo, head)) execFileSync('git', ['-C', repo, 'fetch', '--quiet', 'origin'], { stdio: 'inherit' });
   return repo;
 }
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
+      set: { type: 'string', default: 'yargs' },
       repo: { type: 'string' },
       ablation: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       embedder: { type: 'string', default: 'use-lite' },
     },
   });
-  const repo = ensureRepo(values.repo);
+  if (!(values.set! in DEV_SETS)) throw new Error(`--set: ${Object.keys(DEV_SETS).join(' or ')}`);
+  const set = values.set as SetName;
+  const { head: HEAD, queries: QUERIES } = DEV_SETS[set];
+  const repo = ensureRepo(set, values.repo);
   if (values.ablation) {
     const args = ['tsx', path.join(__dirname, 'evalAblation.ts'), '--repo', repo, '--rev', HEAD, '--queries', QUERIES, '--embedder', values.embedder!];
     if (values.json) args.push('--json');

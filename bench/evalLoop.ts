@@ -7,13 +7,10 @@
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEV_SETS } from './devSets';
 import { openEvalSession } from '../src/core/eval/runEval';
 import type { EvalTool } from '../src/core/eval/evalTools';
 
-const SETS = {
-  yargs: { rev: '2a4378bdc2eac9cf7d0cdfe0a52b1b25f779806a', queries: path.join(__dirname, 'eval', 'dev-queries.jsonl') },
-  flask: { rev: '2ac89889f4cc330eabd50f295dcef02828522c69', queries: path.join(__dirname, 'eval', 'flask', 'dev-queries.jsonl') },
-} as const;
 
 function f3(x: number): string {
   return x.toFixed(3);
@@ -49,8 +46,8 @@ async function main(): Promise<number> {
     mkdirSync(storeDir, { recursive: true });
     const session = await openEvalSession({
       repo,
-      queries: SETS[name].queries,
-      rev: SETS[name].rev,
+      queries: DEV_SETS[name].queries,
+      rev: DEV_SETS[name].head,
       storeDir,
       reuseStore: true,
       documents: !values['no-documents'],
