@@ -108,6 +108,32 @@ describe('retrieval', () => {
       assert.equal(hits[0].cell.project, 'alpha');
     });
 
+    it('calibrated fusion (fusion=z) brings in the nearest neighbours the words did not find', async () => {
+      const noise = Array.from({ length: 30 }, (_, i) => obs(`Palette change ${i}`, `palette entry ${i}`));
+      // No word of 'colour palette' after stemming, but most of its spelling.
+      await engine.observe([...noise, obs('Colours', 'colour palette swatches'), obs('Colorized swatches', 'the colorized swatches')], scope);
+      for (let i = 0; i < 200; i++) {
+        const s = await engine.stats(scope);
+        if (s.cells_with_vectors >= s.cells) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const search = async (settings: string) => {
+        process.env.CODE_MEMORY_RETRIEVAL = settings;
+        try {
+          return await engine.search('colour palette', { scope, limit: 40 });
+        } finally {
+          delete process.env.CODE_MEMORY_RETRIEVAL;
+        }
+      };
+      const z = await search('fusion=z');
+      const words = await search('fusion=z,vectorWeight=0');
+      assert.equal(z[0].cell.title, 'Colours', 'both lists agree on it, so it comes first');
+      for (const h of z) assert.ok(h.score > 0 && h.score < 1, 'logistic scores in (0, 1)');
+      for (let i = 1; i < z.length; i++) assert.ok(z[i - 1].score >= z[i].score);
+      assert.ok(!words.some((h) => h.cell.title === 'Colorized swatches'), 'no word of the query reaches it');
+      assert.ok(z.some((h) => h.cell.title === 'Colorized swatches'), 'its spelling is near: the vector list brings it in');
+    });
+
     it('matches the short form the code uses for a word of the question', async () => {
       const notes = Array.from({ length: 10 }, (_, i) => obs(`Unrelated change ${i}`, 'touch the parser'));
       await engine.observe(
