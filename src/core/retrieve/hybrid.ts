@@ -313,7 +313,9 @@ export async function hybridSearch(
 
   const fused = new Map<string, { row: Row; score: number }>();
   let best: number;
-  if (s.fusion === 'z' && vector) {
+  // Standard scores only say how a candidate compares with the others: with no word matching
+  // at all they would crown the least bad neighbour, so absolute similarity decides then.
+  if (s.fusion === 'z' && vector && lex.rows.length > 0) {
     best = zFusion(fused, lex, vecRows, vector, ctx.embedder?.name ?? '', s);
   } else if (s.fusion === 'score' || s.fusion === 'z') {
     const top = lex.scores.length ? Math.max(...lex.scores) : 0;

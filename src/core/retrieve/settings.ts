@@ -14,7 +14,7 @@ export interface RetrievalSettings {
   /**
    * Document expansion: the best `docExpansionDocs` sections of the project's documents for the
    * query add their `docExpansionTerms` most distinctive terms to it, at up to
-   * `docExpansionWeight` each. 0 documents turns it off.
+   * `docExpansionWeight` each. 0 documents turns it off (the default: it did not pay on either public set).
    */
   docExpansionDocs: number;
   docExpansionTerms: number;
@@ -34,8 +34,9 @@ export interface RetrievalSettings {
   /** BM25 weight of the extra section (a commit's diff text) relative to the message. */
   extraWeight: number;
   /**
-   * Fusion. 'score': BM25 scaled to [0, 1] by the best hit, plus vectorWeight times the dot
-   * similarity; 'rrf': weighted reciprocal rank of the two lists.
+   * Fusion. 'z' (calibrated): each list's scores as standard scores over its candidates,
+   * weighted and summed, through a logistic; 'score': BM25 scaled to [0, 1] by the best hit,
+   * plus vectorWeight times the dot similarity; 'rrf': weighted reciprocal rank of the two lists.
    */
   fusion: 'score' | 'rrf' | 'z';
   lexicalWeight: number;
@@ -62,7 +63,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   prfDocs: 0,
   prfTerms: 10,
   prfWeight: 0.3,
-  docExpansionDocs: 3,
+  docExpansionDocs: 0,
   docExpansionTerms: 10,
   docExpansionWeight: 0.3,
   docExpansionField: 'text',
@@ -71,7 +72,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   abbrevLift: 2,
   abbrevMax: 2,
   extraWeight: 0.5,
-  fusion: 'score',
+  fusion: 'z',
   lexicalWeight: 1,
   vectorWeight: 0.3,
   vectorList: false,
