@@ -304,10 +304,10 @@ export async function hybridSearch(
     s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve({ rows: [], scores: [] }),
     useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
-  // Score fusion reranks the lexical candidates by their stored vectors (same quality on the
-  // dev set as a separate nearest-neighbour list, one store round trip less); the vector list
-  // is only needed when the words found too little. RRF always fuses both lists.
-  const needVectorList = vector !== null && (s.fusion !== 'score' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
+  // The lexical candidates carry their stored vectors; the nearest-neighbour list adds the
+  // candidates the words did not find (vectorList), or joins when the words found too little.
+  // RRF always fuses both lists.
+  const needVectorList = vector !== null && (s.fusion === 'rrf' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
   // Similarities are computed here from the vectors, whatever metric the ANN index uses.
   const vecRows = needVectorList ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 

@@ -42,8 +42,8 @@ export interface RetrievalSettings {
   lexicalWeight: number;
   vectorWeight: number;
   /**
-   * Score fusion also takes the nearest neighbours that the words did not find; off, they are
-   * only looked for when the words found too little.
+   * Fusion also takes the nearest neighbours that the words did not find (one vector query
+   * more); off, they are only looked for when the words found too little.
    */
   vectorList: boolean;
   // Index text (applied when a cell is written).
@@ -75,7 +75,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   fusion: 'z',
   lexicalWeight: 1,
   vectorWeight: 0.3,
-  vectorList: false,
+  vectorList: true,
   splitIdentifiers: true,
   stem: true,
   stopWords: true,
