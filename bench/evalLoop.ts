@@ -1,7 +1,7 @@
 // Query-time experiments on a kept import: imports each set's history once into --stores/<set>
 // (kept between runs), then asks the questions under each CODE_MEMORY_RETRIEVAL configuration
 // given with --try, and prints one row per set and configuration.
-//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> --stores <dir> [--try "k=v,k=v"]... [--tools recall,recall_context] [--misses] [--no-documents]
+//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> --stores <dir> [--try "k=v,k=v"]... [--tools recall] [--first-tools recall,recall_context,retrieve_memory] [--misses] [--no-documents]
 // Index-time settings need a fresh store folder (the import is kept as it was made).
 
 import { mkdirSync } from 'node:fs';
@@ -26,6 +26,7 @@ async function main(): Promise<number> {
       tools: { type: 'string', default: 'recall' },
       embedder: { type: 'string', default: 'use-lite' },
       misses: { type: 'boolean', default: false },
+      'first-tools': { type: 'string' },
       'no-documents': { type: 'boolean', default: false },
     },
   });
@@ -55,10 +56,12 @@ async function main(): Promise<number> {
       log: (m) => process.stderr.write(`${name}: ${m}\n`),
     });
     try {
-      for (const t of tries) {
+      for (const [n, t] of tries.entries()) {
         process.env.CODE_MEMORY_RETRIEVAL = [index, t].filter(Boolean).join(',');
-        const report = await session.ask(tools);
-        for (const tool of tools) {
+        // --first-tools: the first configuration through these tools, the others through --tools.
+        const asked = n === 0 && values['first-tools'] ? (values['first-tools'].split(',') as EvalTool[]) : tools;
+        const report = await session.ask(asked);
+        for (const tool of asked) {
           const r = report.tools[tool]!;
           const para = r.by_kind.paraphrase?.hit_at_5;
           const cell = both.get(t) ?? {};
@@ -74,7 +77,7 @@ async function main(): Promise<number> {
             }
           }
         }
-        process.stdout.write(`${rows[rows.length - 1]}\n`);
+        process.stdout.write(`${rows.slice(-asked.length).join('\n')}\n`);
       }
     } finally {
       await session.close();
