@@ -53,6 +53,8 @@ const CELL_COLUMNS = [
 ];
 
 const RRF_K = 60;
+/** Word matches needed before their scores are standardised (calibrated fusion). */
+const Z_MIN_CANDIDATES = 10;
 const ID_BATCH = 400;
 
 type Row = Record<string, unknown>;
@@ -313,9 +315,10 @@ export async function hybridSearch(
 
   const fused = new Map<string, { row: Row; score: number }>();
   let best: number;
-  // Standard scores only say how a candidate compares with the others: with no word matching
-  // at all they would crown the least bad neighbour, so absolute similarity decides then.
-  if (s.fusion === 'z' && vector && lex.rows.length > 0) {
+  // Standard scores only say how a candidate compares with the others: over a handful of word
+  // matches they blow small differences up, and with none they would crown the least bad
+  // neighbour, so the plain score rule decides then.
+  if (s.fusion === 'z' && vector && lex.rows.length >= Z_MIN_CANDIDATES) {
     best = zFusion(fused, lex, vecRows, vector, ctx.embedder?.name ?? '', s);
   } else if (s.fusion === 'score' || s.fusion === 'z') {
     const top = lex.scores.length ? Math.max(...lex.scores) : 0;
