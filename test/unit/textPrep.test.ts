@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { stem } from '../../src/core/retrieve/stemmer';
 import { EXTRA_MARK, pathTerms, prepareIndexText, prepareQueryText, splitIdentifier, tokenize } from '../../src/core/retrieve/textPrep';
-import { diffSearchText, identifiersIn, isSkippedFile, parseUnifiedDiff } from '../../src/core/retrieve/diffText';
+import { diffSearchText, docstringLines, identifiersIn, isSkippedFile, parseUnifiedDiff, touchedNames } from '../../src/core/retrieve/diffText';
 
 describe('text preparation', () => {
   describe('splitIdentifier', () => {
@@ -115,6 +115,28 @@ describe('diff extraction', () => {
     assert.match(text, /hasOwnProperty/);
     assert.doesNotMatch(text, /lockfileVersion/);
     assert.ok(isSkippedFile('yarn.lock') && isSkippedFile('dist/app.min.js') && !isSkippedFile('lib/a.js'));
+  });
+
+  it("counts a Python docstring's lines as prose, ahead of the code, and not as touched names", () => {
+    const py = [
+      'diff --git a/app.py b/app.py',
+      '+++ b/app.py',
+      '@@ -1,2 +1,9 @@',
+      '+def teardown_appcontext(self, f):',
+      '+    """Registers a function to be called when the application',
+      '+    context ends, even when an unhandled exception occurred.',
+      '+    """',
+      '+    self.teardown_appcontext_funcs.append(f)',
+      "+    label = '''not a docstring but quoted'''",
+      '+    return f',
+    ].join('\n');
+    const files = parseUnifiedDiff(py);
+    assert.deepEqual(docstringLines('app.py', files[0].added), [false, true, true, true, false, true, false]);
+    assert.deepEqual(docstringLines('app.js', files[0].added), Array(7).fill(false), 'only Python files');
+    const text = diffSearchText(files, 10_000);
+    assert.ok(text.indexOf('context ends, even when') < text.indexOf('self.teardown_appcontext_funcs.append(f)'), text);
+    const names = touchedNames(files);
+    assert.ok(names.includes('teardown_appcontext_funcs') && !names.includes('Registers') && !names.includes('unhandled'), names.join(' '));
   });
 
   it('is bounded', () => {

@@ -103,6 +103,27 @@ export function identifiersIn(line: string): string[] {
   return out;
 }
 
+const PY_FILE = /\.pyi?$/i;
+
+/**
+ * Which of a Python file's changed lines (added or removed, in order) are inside a docstring
+ * or another triple-quoted string: documentation a reader looks for, like a comment.
+ */
+export function docstringLines(path: string, lines: string[]): boolean[] {
+  const out = lines.map(() => false);
+  if (!PY_FILE.test(path)) return out;
+  let open: string | null = null;
+  lines.forEach((line, i) => {
+    const quotes = line.match(/"""|'''/g) ?? [];
+    if (open !== null || quotes.length > 0) out[i] = true;
+    for (const q of quotes) {
+      if (open === null) open = q;
+      else if (open === q) open = null;
+    }
+  });
+  return out;
+}
+
 /**
  * Names the diff's code touches, most mentioned first: identifiers on changed code lines and
  * the definitions named by hunk headers (`def name`, `function name`, `class Name`).
@@ -116,11 +137,13 @@ export function touchedNames(files: FileDiff[]): string[] {
       const def = /\b(?:def|class|function|fn|func)\s+([A-Za-z_$][\w$]*)/.exec(c);
       if (def) add(def[1], 2);
     }
-    for (const raw of [...f.added, ...f.removed]) {
+    const changed = [...f.added, ...f.removed];
+    const docs = [...docstringLines(f.path, f.added), ...docstringLines(f.path, f.removed)];
+    changed.forEach((raw, i) => {
       const line = meaningful(raw);
-      if (!line || COMMENT_LINE.test(line)) continue;
+      if (!line || docs[i] || COMMENT_LINE.test(line)) return;
       for (const id of identifiersIn(line.replace(STRING_LITERAL, ' '))) add(id);
-    }
+    });
   }
   return [...counts].sort((a, b) => b[1] - a[1]).map(([id]) => id);
 }
@@ -142,11 +165,13 @@ export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS
         contexts.push(c);
       }
     }
-    for (const raw of [...f.added, ...f.removed]) {
+    const changed = [...f.added, ...f.removed];
+    const docs = [...docstringLines(f.path, f.added), ...docstringLines(f.path, f.removed)];
+    for (const [i, raw] of changed.entries()) {
       const line = meaningful(raw);
       if (!line || seen.has(line)) continue;
       seen.add(line);
-      if (isDoc || COMMENT_LINE.test(line) || (isTest && TEST_TITLE.test(line))) {
+      if (isDoc || docs[i] || COMMENT_LINE.test(line) || (isTest && TEST_TITLE.test(line))) {
         prose.push(line);
       } else {
         code.push(line);
