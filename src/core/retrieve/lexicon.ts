@@ -48,6 +48,14 @@ export class Lexicon {
   private delta = new LexicalIndex();
   private readonly cache = new Map<string, Map<string, SegmentPostings> | null>();
   private cacheBytes = 0;
+  /**
+   * Segment postings of live documents with an extra weight applied, by weight and term: what a
+   * query reads, so that only the delta's part is merged per query. Valid for one generation of
+   * the segments and live marks.
+   */
+  private readonly merged = new Map<string, LivePostings | null>();
+  private mergedBytes = 0;
+  private generation = 0;
   private refreshing: Promise<void> | null = null;
   /** False until the project's rows have been listed against the current segments. */
   private listed = false;
@@ -168,6 +176,7 @@ export class Lexicon {
     }
     this.cache.clear();
     this.cacheBytes = 0;
+    this.clearMerged();
     // Rows the new segments hold leave the delta; syncRows reads the others again.
     this.delta = new LexicalIndex();
     this.listed = false;
@@ -226,7 +235,14 @@ export class Lexicon {
     this.resetLive();
   }
 
+  private clearMerged(): void {
+    this.merged.clear();
+    this.mergedBytes = 0;
+    this.generation++;
+  }
+
   private resetLive(): void {
+    this.clearMerged();
     if (this.alive.length !== this.segmentDocs) this.alive = new Uint8Array(this.segmentDocs);
     let main = 0;
     let extra = 0;
@@ -256,7 +272,9 @@ export class Lexicon {
       this.cache.set(t, bySegment);
       for (const p of bySegment?.values() ?? []) this.cacheBytes += p.docs.byteLength * 2 + 64;
     }
-    // Oldest first out; the terms of the current query are the newest entries.
+    // Merged postings derive from these: dropped first, then the oldest terms (the terms of the
+    // current query are the newest entries).
+    if (this.cacheBytes + this.mergedBytes > CACHE_BYTES) this.clearMerged();
     for (const [term, bySegment] of this.cache) {
       if (this.cacheBytes <= CACHE_BYTES) break;
       for (const p of bySegment?.values() ?? []) this.cacheBytes -= p.docs.byteLength * 2 + 64;
@@ -264,9 +282,40 @@ export class Lexicon {
     }
   }
 
-  /** Segment postings of a loaded term (undefined when not loaded). */
-  segmentPostings(term: string): Map<string, SegmentPostings> | null | undefined {
-    return this.cache.get(term);
+  /**
+   * A loaded term's postings over the live segment documents, with `extraWeight` applied; null
+   * when no segment has the term. Over the segments and live marks of `view`; cached while
+   * they are the current ones.
+   */
+  segmentLive(term: string, extraWeight: number, view: LexiconView): LivePostings | null {
+    const key = `${extraWeight} ${term}`;
+    const current = view.generation === this.generation;
+    if (current && this.merged.has(key)) return this.merged.get(key)!;
+    const bySegment = this.cache.get(term);
+    let out: LivePostings | null = null;
+    if (bySegment) {
+      let size = 0;
+      for (const p of bySegment.values()) size += p.docs.length;
+      const docs = new Uint32Array(size);
+      const tfs = new Float64Array(size);
+      let n = 0;
+      for (const s of view.segments) {
+        const p = bySegment.get(s.head.id);
+        if (!p) continue;
+        for (let i = 0; i < p.docs.length; i++) {
+          const doc = s.base + p.docs[i];
+          if (!view.alive[doc]) continue;
+          docs[n] = doc;
+          tfs[n++] = p.main[i] + extraWeight * p.extra[i];
+        }
+      }
+      if (n > 0) out = { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
+    }
+    if (current) {
+      this.merged.set(key, out);
+      this.mergedBytes += (out?.docs.length ?? 0) * 12 + 64;
+    }
+    return out;
   }
 
   /**
@@ -292,6 +341,7 @@ export class Lexicon {
       liveCount: this.liveCount,
       delta: this.delta,
       shortByLetter: this.shortByLetter,
+      generation: this.generation,
     };
   }
 }
@@ -305,6 +355,7 @@ interface LexiconView {
   liveCount: number;
   delta: LexicalIndex;
   shortByLetter: Map<string, Set<string>>;
+  generation: number;
 }
 
 /** A Lexicon's state as one query sees it (segment documents first, then the delta's). */
@@ -339,33 +390,24 @@ export class QueryCorpus implements Corpus {
 
   postings(term: string): LivePostings | undefined {
     if (this.merged.has(term)) return this.merged.get(term);
-    const bySegment = this.lexicon.segmentPostings(term);
+    const seg = this.lexicon.segmentLive(term, this.extraWeight, this.v);
     const d = this.v.delta.rawPostings(term, this.extraWeight);
-    let size = d?.docs.length ?? 0;
-    for (const p of bySegment?.values() ?? []) size += p.docs.length;
-    const docs = new Uint32Array(size);
-    const tfs = new Float64Array(size);
-    let n = 0;
-    if (bySegment) {
-      const alive = this.v.alive;
-      for (const s of this.v.segments) {
-        const p = bySegment.get(s.head.id);
-        if (!p) continue;
-        for (let i = 0; i < p.docs.length; i++) {
-          const doc = s.base + p.docs[i];
-          if (!alive[doc]) continue;
-          docs[n] = doc;
-          tfs[n++] = p.main[i] + this.extraWeight * p.extra[i];
-        }
+    let out: LivePostings | undefined;
+    if (!d || d.docs.length === 0) out = seg ?? undefined;
+    else {
+      const n = seg?.docs.length ?? 0;
+      const docs = new Uint32Array(n + d.docs.length);
+      const tfs = new Float64Array(n + d.docs.length);
+      if (seg) {
+        docs.set(seg.docs);
+        tfs.set(seg.tfs);
       }
-    }
-    if (d) {
       for (let i = 0; i < d.docs.length; i++) {
-        docs[n] = this.v.segmentDocs + d.docs[i];
-        tfs[n++] = d.tfs[i];
+        docs[n + i] = this.v.segmentDocs + d.docs[i];
+        tfs[n + i] = d.tfs[i];
       }
+      out = { docs, tfs };
     }
-    const out = n > 0 ? { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) } : undefined;
     this.merged.set(term, out);
     return out;
   }
