@@ -93,27 +93,31 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
   const avg = corpus.totalLength / corpus.liveDocs;
   const span = corpus.docSpan;
   const scores = new Float64Array(span);
+  // A document's length norm, 0 until it is first scored (a norm of 0 is kept as the least
+  // positive number, which adds nothing to a count).
   const norms = new Float64Array(span);
-  const seen = new Uint8Array(span);
-  const touched: number[] = [];
+  const touched = new Uint32Array(span);
+  let count = 0;
   for (const [term, weight] of query) {
     const p = corpus.postings(term);
     if (!p || weight <= 0) continue;
     const w = idf(corpus, term) * weight;
-    const { docs, tfs } = p;
-    for (let i = 0; i < docs.length; i++) {
+    const docs = p.docs;
+    const tfs = p.tfs;
+    const n = docs.length;
+    for (let i = 0; i < n; i++) {
       const doc = docs[i];
       const tf = tfs[i];
-      if (!seen[doc]) {
-        seen[doc] = 1;
-        touched.push(doc);
-        norms[doc] = params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg);
+      let norm = norms[doc];
+      if (norm === 0) {
+        touched[count++] = doc;
+        norm = norms[doc] = params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg) || Number.MIN_VALUE;
       }
-      scores[doc] += (w * tf * (params.k1 + 1)) / (tf + norms[doc]);
+      scores[doc] += (w * tf * (params.k1 + 1)) / (tf + norm);
     }
   }
   const top = new TopK(limit, scores);
-  for (let pos = 0; pos < touched.length; pos++) {
+  for (let pos = 0; pos < count; pos++) {
     const doc = touched[pos];
     if (!top.wants(doc, pos)) continue;
     if (allowed && !allowed.has(corpus.nodeId(doc))) continue;
