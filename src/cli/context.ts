@@ -25,9 +25,9 @@ function embedderConfig(name: string): EmbedderConfig | null {
 
 /**
  * Opens the engine on the store. `withEmbedder: false` for commands that never embed (stats,
- * node, export...), so they do not pay for loading a model.
+ * node, export...), so they do not pay for loading a model. `serves`: the scope a server answers for.
  */
-export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean): Promise<MemoryEngineApi> {
+export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean, serves?: Scope): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
   const config = withEmbedder ? embedderConfig(options.embedder) : null;
   // The model loads in its worker thread while the store opens.
@@ -45,6 +45,8 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     embedder,
     team,
     requestLogRetention: options.requestLogRetention,
+    // A server's first search should not wait for its project's full-text view.
+    warmProjects: serves ? [serves.project] : undefined,
     logger: (m: string) => io.stderr.write(`${m}\n`),
   });
 }

@@ -81,6 +81,11 @@ export interface MemoryEngineOptions {
   duplicateWindowMs?: number;
   /** How long and how many request-log entries are kept (default 30 days, 10,000). */
   requestLogRetention?: RequestLogRetention;
+  /**
+   * Projects a server is about to search: their full-text view is read in the background right
+   * after the open, so that the first search does not wait for it.
+   */
+  warmProjects?: string[];
   /** Rows written outside the full-text index segments before the lease holder writes a new one (default 1,000). */
   lexiconMinDelta?: number;
   storageOptions?: Record<string, string>;
@@ -239,6 +244,9 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     await engine.takeLease();
     engine.startTimers(options.maintenanceIntervalMs ?? 60_000);
+    for (const project of options.warmProjects ?? []) {
+      void engine.repos.forProject(checkProject(project)).cells.warm().catch((e) => engine.log(`reading the full-text view of ${project}: ${String((e as Error).message ?? e)}`));
+    }
     return engine;
   }
 

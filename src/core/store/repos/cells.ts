@@ -5,6 +5,7 @@
 import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { hybridSearch } from '../../retrieve/hybrid';
+import { lexiconFor } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
 import { cellNodeId } from '../cells';
@@ -104,6 +105,11 @@ export class CellRepository {
   async node(nodeId: string): Promise<Cell | null> {
     const rows = await this.table.rows(`node_id = ${sqlString(nodeId)}`, { select: NODE_COLUMNS, limit: 1 });
     return rows.length > 0 ? rowToCell(rows[0]) : null;
+  }
+
+  /** Brings the project's full-text view up to date (a search does the same first). */
+  warm(): Promise<void> {
+    return retryVanished(() => lexiconFor(this.store.table(TABLES.cells), this.segments, this.table.project).refresh());
   }
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
