@@ -164,8 +164,12 @@ class TopK {
   }
 
   private swap(i: number, j: number): void {
-    [this.docs[i], this.docs[j]] = [this.docs[j], this.docs[i]];
-    [this.pos[i], this.pos[j]] = [this.pos[j], this.pos[i]];
+    const doc = this.docs[i];
+    this.docs[i] = this.docs[j];
+    this.docs[j] = doc;
+    const pos = this.pos[i];
+    this.pos[i] = this.pos[j];
+    this.pos[j] = pos;
   }
 
   private up(i: number): void {
