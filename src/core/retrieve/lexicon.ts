@@ -59,8 +59,8 @@ export class Lexicon {
   private refreshing: Promise<void> | null = null;
   /** False until the project's rows have been listed against the current segments. */
   private listed = false;
-  /** The highest row id read, and the project's row count then. */
-  private maxRowId = -1n;
+  /** Above the highest row id read (row ids are unsigned), and the project's row count then. */
+  private nextRowId = 0n;
   private rowCount = 0;
 
   constructor(
@@ -121,10 +121,10 @@ export class Lexicon {
    * (rows deleted, or written between the two reads): then the rows must be listed.
    */
   private async catchUp(): Promise<boolean> {
-    const since = this.maxRowId;
-    const rows = (await retryVanished(() => this.cells.query().where(`${this.scope} AND _rowid > ${since}`).select(['node_id']).withRowId().toArray())) as Row[];
+    const since = this.nextRowId;
+    const rows = (await retryVanished(() => this.cells.query().where(`${this.scope} AND _rowid >= ${since}`).select(['node_id']).withRowId().toArray())) as Row[];
     const count = await retryVanished(() => this.cells.countRows(this.scope));
-    let max = since;
+    let max = since - 1n;
     const added: string[] = [];
     for (const r of rows) {
       const rowId = BigInt(r._rowid as bigint);
@@ -135,7 +135,7 @@ export class Lexicon {
     }
     if (count !== this.rowCount + new Set(added).size) return false;
     await this.readIntoDelta(added);
-    this.maxRowId = max;
+    this.nextRowId = max + 1n;
     this.rowCount = count;
     return true;
   }
@@ -198,7 +198,7 @@ export class Lexicon {
         }
       }
       this.delta = fresh;
-      this.maxRowId = max;
+      this.nextRowId = max + 1n;
       this.rowCount = count;
       this.resetLive();
       return;
@@ -229,7 +229,7 @@ export class Lexicon {
       this.delta = new LexicalIndex();
     }
     await this.readIntoDelta(added);
-    this.maxRowId = max;
+    this.nextRowId = max + 1n;
     this.rowCount = count;
     this.alive = alive;
     this.resetLive();
