@@ -128,6 +128,7 @@ export class MemoryEngine implements MemoryEngineApi {
   /** Query vectors for search, cached per text (never used by the embedding queue). */
   private readonly queryEmbedder: CachedQueryEmbedder | null;
   private readonly access: AccessQueue;
+  private readonly trailing = new Set<Promise<void>>();
   private sharing: TeamSharing | null = null;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
@@ -595,11 +596,12 @@ export class MemoryEngine implements MemoryEngineApi {
 
   // ---------------------------------------------------------------- prompts and request log
 
-  addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void> {
-    return this.scoped(scope).prompts.add(sessionId, prompt);
+  async addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void> {
+    return this.trail(this.scoped(scope).prompts.add(sessionId, prompt));
   }
 
-  recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]> {
+  async recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]> {
+    await this.trailingWrites();
     return this.scoped(scope).prompts.recent(sessionId, limit);
   }
 
@@ -609,6 +611,21 @@ export class MemoryEngine implements MemoryEngineApi {
 
   listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {
     return this.scoped(scope).requests.list(limit);
+  }
+
+  /**
+   * Prompt history writes, which a tool answer need not wait for (a session's next prompt comes
+   * to the same server): this process's reads of the history, and close, wait for them instead.
+   */
+  private trail(write: Promise<void>): Promise<void> {
+    const settled = write.catch(() => undefined);
+    this.trailing.add(settled);
+    void settled.then(() => this.trailing.delete(settled));
+    return write;
+  }
+
+  private async trailingWrites(): Promise<void> {
+    await Promise.all([...this.trailing]);
   }
 
   // ---------------------------------------------------------------- portability, health
@@ -714,6 +731,7 @@ export class MemoryEngine implements MemoryEngineApi {
     if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
     this.upkeepTimer = null;
     await this.flush();
+    await this.trailingWrites();
     for (const s of this.sessions.all()) {
       await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));
     }
