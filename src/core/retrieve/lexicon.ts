@@ -311,7 +311,8 @@ export class Lexicon {
       }
       if (n > 0) out = { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
     }
-    if (current) {
+    // A term not loaded (or evicted since) is not cached as absent.
+    if (current && bySegment !== undefined) {
       this.merged.set(key, out);
       this.mergedBytes += (out?.docs.length ?? 0) * 12 + 64;
     }
