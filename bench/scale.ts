@@ -1,7 +1,7 @@
 // The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
 // (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
 //   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
-//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--out file.json]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport
@@ -9,6 +9,9 @@
 // get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
 // second process (`code-memory observe`, `--writes` observations) writes beside it. Also times
 // `code-memory --help`. Prints markdown tables (paste into the README) and, with --out, JSON.
+// --store dir (one size only) keeps the filled store there and, when it was filled before,
+// queries it again without refilling (the fill numbers are those of the first run; the
+// `--writes` of each run stay in it).
 // Never asserts: numbers only. Run big sizes alone on a quiet machine.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -25,7 +28,7 @@ import { HashedEmbedder } from '../src/core/embed/hashed';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import type { Scope } from '../src/core/model/records';
-import { percentile, rng, round, runBench, syntheticCorpus } from './synthetic';
+import { percentile, round, runBench, syntheticCorpus } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     transports: { type: 'string', default: 'stdio,http' },
     'embed-timeout': { type: 'string', default: '3600' },
     'keep-store': { type: 'boolean', default: false },
+    store: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -58,20 +62,27 @@ const log = (m: string): void => void process.stderr.write(`${m}\n`);
 if (!['hashed', 'use-lite'].includes(embedderName)) throw new Error('--embedder must be hashed or use-lite');
 if (!existsSync(CLI) || !existsSync(path.join(ROOT, 'dist', 'cliCommands.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first (the bench runs the built CLI, as users do)');
 if (!sizes.every((s) => Number.isInteger(s) && s > 0) || !(calls > 0) || !(batchSize > 0)) throw new Error('--sizes, --calls and --batch take positive integers');
+if (values.store && sizes.length !== 1) throw new Error('--store takes one size');
 
 type Stat = { p50: number; p95: number };
 const stat = (times: number[]): Stat => ({ p50: round(percentile(times, 50), 1), p95: round(percentile(times, 95), 1) });
 const median = (times: number[]): number => round(percentile(times, 50), 1);
 
-function observation(corpus: ReturnType<typeof syntheticCorpus>, j: number, r: () => number, key: string): ObservationInput {
+/**
+ * Observation j of `count` written from `base` on. Ordered times and explicit sessions of 50: the
+ * bench measures reads, not session tracking. The times end at `base`, 1 ms apart, so that the
+ * sessions are recent: a server finds no idle session to summarise while it is measured (with
+ * times from long ago every session would be one, and a 100k store's two thousand summaries
+ * would be written during the measurements, as no real store that ends its sessions has them).
+ */
+function observation(corpus: ReturnType<typeof syntheticCorpus>, j: number, count: number, base: number, key: string): ObservationInput {
   const files = corpus.texts[j].split(/\s+/).filter((w) => w.startsWith('src/')).slice(0, 3);
   return {
     type: corpus.types[j],
     title: corpus.titles[j],
     narrative: corpus.texts[j],
     files_modified: files.length ? files : undefined,
-    // Ordered times and explicit sessions of 50: the bench measures reads, not session tracking.
-    created_at_epoch: Date.UTC(2025, 0, 1) + j * 60_000 + Math.floor(r() * 30_000),
+    created_at_epoch: base - count + j,
     memory_session_id: `bench-session-${key}-${Math.floor(j / 50)}`,
     dedupe_key: `bench:${key}:${j}`,
   };
@@ -97,12 +108,12 @@ async function fill(dir: string, size: number): Promise<Filled> {
   const corpus = syntheticCorpus(size, Math.max(calls, 100));
   const engine = await MemoryEngine.open({ storeUri: dir, embedder: await makeEmbedder(), maintenanceIntervalMs: 0, logger: log });
   try {
-    const r = rng(7);
+    const base = Date.now();
     const ids: number[] = [];
     const started = performance.now();
     for (let i = 0; i < size; i += batchSize) {
       const inputs: ObservationInput[] = [];
-      for (let j = i; j < Math.min(size, i + batchSize); j++) inputs.push(observation(corpus, j, r, 'fill'));
+      for (let j = i; j < Math.min(size, i + batchSize); j++) inputs.push(observation(corpus, j, size, base, 'fill'));
       const stored = await engine.observe(inputs, scope);
       if (ids.length < 1000) ids.push(...stored.slice(0, 1000 - ids.length).map((o) => o.id));
       if (Math.floor(i / batchSize) % Math.max(1, Math.floor(50_000 / batchSize)) === 0) log(`  filled ${Math.min(size, i + batchSize)}/${size} in ${round((performance.now() - started) / 1000, 1)} s`);
@@ -125,6 +136,21 @@ async function fill(dir: string, size: number): Promise<Filled> {
   } finally {
     await engine.close();
   }
+}
+
+/** The store in `dir`: filled now, or by an earlier run with --store (its record beside the tables). */
+async function filledStore(dir: string, size: number): Promise<Filled> {
+  const record = path.join(dir, 'bench-scale-fill.json');
+  if (existsSync(record)) {
+    const filled = JSON.parse(readFileSync(record, 'utf8')) as Filled & { size: number; embedder: string };
+    if (filled.size !== size || filled.embedder !== embedderName) throw new Error(`--store ${dir} holds ${filled.size} cells by the ${filled.embedder} embedder: use a new folder`);
+    log(`size ${size}: reusing the store filled before in ${dir}`);
+    return filled;
+  }
+  log(`size ${size}: filling through engine.observe (${embedderName} embedder, batches of ${batchSize})`);
+  const filled = await fill(dir, size);
+  if (values.store) writeFileSync(record, `${JSON.stringify({ size, embedder: embedderName, ...filled })}\n`);
+  return filled;
 }
 
 interface Server {
@@ -194,8 +220,8 @@ async function series(client: Client, name: string, args: Args, n: number): Prom
 
 /** Recall, over and over, while `code-memory observe` stores `writes` observations in another process. */
 async function underWrites(dir: string, client: Client, recall: Args, corpus: ReturnType<typeof syntheticCorpus>): Promise<{ recall: Stat; calls: number; writer_s: number }> {
-  const r = rng(11);
-  const lines = Array.from({ length: writes }, (_, j) => JSON.stringify(observation(corpus, j, r, `writer-${Date.now()}`))).join('\n');
+  const base = Date.now();
+  const lines = Array.from({ length: writes }, (_, j) => JSON.stringify(observation(corpus, j, writes, base, `writer-${base}`))).join('\n');
   const started = performance.now();
   const writer = spawn(process.execPath, [CLI, 'observe', ...cliArgs(dir)], { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, LANCEDB_LOG: 'error' } });
   let running = true;
@@ -285,15 +311,14 @@ async function main(): Promise<void> {
   const help = helpMs();
   const results: Array<{ size: number; filled: Filled; rows: Array<Record<string, unknown>> }> = [];
   for (const size of sizes) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-scale-'));
+    const dir = values.store ? path.resolve(values.store) : mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-scale-'));
     try {
-      log(`size ${size}: filling through engine.observe (${embedderName} embedder, batches of ${batchSize})`);
-      const filled = await fill(dir, size);
+      const filled = await filledStore(dir, size);
       const rows: Array<Record<string, unknown>> = [];
       for (const transport of transports) rows.push(await benchTransport(dir, transport, filled));
       results.push({ size, filled, rows });
     } finally {
-      if (values['keep-store']) log(`  store kept in ${dir}`);
+      if (values['keep-store'] || values.store) log(`  store kept in ${dir}`);
       else rmSync(dir, { recursive: true, force: true });
     }
   }

@@ -19,8 +19,9 @@ export async function resolveScope(options: GlobalOptions, folder = options.cwd)
 /**
  * Opens the engine on the store. `withEmbedder: false` for commands that never embed (stats,
  * node, export...), so they do not pay for loading a model; nor do they search, so no reranker.
+ * `serves`: the scope a server answers for.
  */
-export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean): Promise<MemoryEngineApi> {
+export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean, serves?: Scope): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
   const config = withEmbedder ? options.embedding : null;
   // The model loads in its worker thread while the store opens.
@@ -39,6 +40,8 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     team,
     requestLogRetention: options.requestLogRetention,
     reranker: withEmbedder ? options.reranker : null,
+    // A server's first search should not wait for its project's full-text view.
+    warmProjects: serves ? [serves.project] : undefined,
     logger: (m: string) => io.stderr.write(`${m}\n`),
   });
 }

@@ -84,6 +84,11 @@ export interface MemoryEngineOptions {
   duplicateWindowMs?: number;
   /** How long and how many request-log entries are kept (default 30 days, 10,000). */
   requestLogRetention?: RequestLogRetention;
+  /**
+   * Projects a server is about to search: their full-text view is read in the background right
+   * after the open, so that the first search does not wait for it.
+   */
+  warmProjects?: string[];
   /** Rows written outside the full-text index segments before the lease holder writes a new one (default 1,000). */
   lexiconMinDelta?: number;
   storageOptions?: Record<string, string>;
@@ -129,6 +134,7 @@ export class MemoryEngine implements MemoryEngineApi {
   private readonly queryEmbedder: CachedQueryEmbedder | null;
   private readonly reranker: Reranker | null;
   private readonly access: AccessQueue;
+  private readonly trailing = new Set<Promise<void>>();
   private sharing: TeamSharing | null = null;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
@@ -246,6 +252,9 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     await engine.takeLease();
     engine.startTimers(options.maintenanceIntervalMs ?? 60_000);
+    for (const project of options.warmProjects ?? []) {
+      void engine.repos.forProject(checkProject(project)).cells.warm().catch((e) => engine.log(`reading the full-text view of ${project}: ${String((e as Error).message ?? e)}`));
+    }
     return engine;
   }
 
@@ -597,11 +606,12 @@ export class MemoryEngine implements MemoryEngineApi {
 
   // ---------------------------------------------------------------- prompts and request log
 
-  addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void> {
-    return this.scoped(scope).prompts.add(sessionId, prompt);
+  async addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void> {
+    return this.trail(this.scoped(scope).prompts.add(sessionId, prompt));
   }
 
-  recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]> {
+  async recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]> {
+    await this.trailingWrites();
     return this.scoped(scope).prompts.recent(sessionId, limit);
   }
 
@@ -611,6 +621,21 @@ export class MemoryEngine implements MemoryEngineApi {
 
   listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {
     return this.scoped(scope).requests.list(limit);
+  }
+
+  /**
+   * Prompt history writes, which a tool answer need not wait for (a session's next prompt comes
+   * to the same server): this process's reads of the history, and close, wait for them instead.
+   */
+  private trail(write: Promise<void>): Promise<void> {
+    const settled = write.catch(() => undefined);
+    this.trailing.add(settled);
+    void settled.then(() => this.trailing.delete(settled));
+    return write;
+  }
+
+  private async trailingWrites(): Promise<void> {
+    await Promise.all([...this.trailing]);
   }
 
   // ---------------------------------------------------------------- portability, health
@@ -716,6 +741,7 @@ export class MemoryEngine implements MemoryEngineApi {
     if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
     this.upkeepTimer = null;
     await this.flush();
+    await this.trailingWrites();
     for (const s of this.sessions.all()) {
       await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));
     }

@@ -108,6 +108,23 @@ describe('full-text index segments', function () {
     assert.ok(titles.some((t) => t.endsWith('late1003')), titles.join(' | '));
   });
 
+  it('follows rows added, rewritten and deleted from an empty project on, exactly like one index over the live rows', async () => {
+    const queries = ['parser option', 'environment variables', 'completion middleware locale', 'command diff lines'];
+    assert.equal((await shapeOf('alpha')).liveDocs, 0);
+    const first = await engine.observe(Array.from({ length: 20 }, (_, i) => note(i)), alpha);
+    await assertSameAsReference('alpha', queries);
+    assert.equal((await shapeOf('alpha')).liveDocs, 20);
+    // A segment, and compaction: every row is stored again under a new row id.
+    await engine.optimize();
+    await engine.observe(Array.from({ length: 10 }, (_, i) => note(1000 + i, 'late')), alpha);
+    // An access count rewrites rows in place: they stay one document each.
+    await engine.touch('observation', first.slice(0, 5).map((o) => o.id), alpha);
+    await engine.repos.forProject('alpha').cells.delete('observation', [first[6].id]);
+    await assertSameAsReference('alpha', queries);
+    const shape = await shapeOf('alpha');
+    assert.deepEqual([shape.deltaDocs, shape.deadDocs, shape.liveDocs], [10, 1, 29]);
+  });
+
   it('merges many small segments into full ones', async () => {
     for (let round = 0; round < 9; round++) {
       await engine.observe([note(round, 'r')], alpha);

@@ -19,7 +19,7 @@ export const mcpCommand: CommandImpl = {
   name: 'mcp',
   async run({ options, io }) {
     const scope = await resolveScope(options);
-    const engine = await openEngine(options, io, true);
+    const engine = await openEngine(options, io, true, scope);
     try {
       await runStdioServer({ engine, scope, log: (m) => io.stderr.write(`${m}\n`) });
     } finally {
@@ -38,7 +38,7 @@ export const serveCommand: CommandImpl = {
       return 2;
     }
     const scope = await resolveScope(options);
-    const engine = await openEngine(options, io, true);
+    const engine = await openEngine(options, io, true, scope);
     let server;
     try {
       server = await startHttpServer({ engine, scope, port, log: (m) => io.stderr.write(`${m}\n`) });

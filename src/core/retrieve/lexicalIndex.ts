@@ -26,6 +26,8 @@ export interface LivePostings {
 /** The live documents of one project, as BM25 sees them (extra section weight applied). */
 export interface Corpus {
   readonly liveDocs: number;
+  /** Upper bound of the corpus's document numbers (live or not): the size of a per-document array. */
+  readonly docSpan: number;
   /** Sum of the live documents' weighted lengths. */
   readonly totalLength: number;
   postings(term: string): LivePostings | undefined;
@@ -80,30 +82,124 @@ export function idf(corpus: Corpus, term: string): number {
 /**
  * BM25 over weighted query terms. Returns node ids and scores, best first, cut at `limit`.
  * `allowed`, when given, restricts the result to those node ids.
+ *
+ * Scores accumulate in one array over the corpus's documents (a query's frequent terms touch
+ * most of a large project), each document's length norm is computed once, and only the best
+ * `limit` are kept and sorted. Equal scores keep the order in which the documents were first
+ * scored.
  */
 export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: number, params: Bm25Params = DEFAULT_BM25, allowed?: Set<string>): Array<{ nodeId: string; score: number }> {
-  if (corpus.liveDocs === 0 || query.size === 0) return [];
+  if (corpus.liveDocs === 0 || query.size === 0 || limit <= 0) return [];
   const avg = corpus.totalLength / corpus.liveDocs;
-  const scores = new Map<number, number>();
+  const span = corpus.docSpan;
+  const scores = new Float64Array(span);
+  // A document's length norm, 0 until it is first scored (a norm of 0 is kept as the least
+  // positive number, which adds nothing to a count).
+  const norms = new Float64Array(span);
+  const touched = new Uint32Array(span);
+  let count = 0;
   for (const [term, weight] of query) {
     const p = corpus.postings(term);
     if (!p || weight <= 0) continue;
     const w = idf(corpus, term) * weight;
-    for (let i = 0; i < p.docs.length; i++) {
-      const doc = p.docs[i];
-      const tf = p.tfs[i];
-      const norm = tf + params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg);
-      scores.set(doc, (scores.get(doc) ?? 0) + (w * tf * (params.k1 + 1)) / norm);
+    const docs = p.docs;
+    const tfs = p.tfs;
+    const n = docs.length;
+    for (let i = 0; i < n; i++) {
+      const doc = docs[i];
+      const tf = tfs[i];
+      let norm = norms[doc];
+      if (norm === 0) {
+        touched[count++] = doc;
+        norm = norms[doc] = params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg) || Number.MIN_VALUE;
+      }
+      scores[doc] += (w * tf * (params.k1 + 1)) / (tf + norm);
     }
   }
-  const out: Array<{ nodeId: string; score: number }> = [];
-  for (const [doc, score] of scores) {
-    const nodeId = corpus.nodeId(doc);
-    if (allowed && !allowed.has(nodeId)) continue;
-    out.push({ nodeId, score });
+  const top = new TopK(limit, scores);
+  for (let pos = 0; pos < count; pos++) {
+    const doc = touched[pos];
+    if (!top.wants(doc, pos)) continue;
+    if (allowed && !allowed.has(corpus.nodeId(doc))) continue;
+    top.push(doc, pos);
   }
-  out.sort((a, b) => b.score - a.score);
-  return out.slice(0, limit);
+  return top.sorted().map((doc) => ({ nodeId: corpus.nodeId(doc), score: scores[doc] }));
+}
+
+/** The `k` best documents by score (ties: the earlier position wins), in a min-heap. */
+class TopK {
+  private readonly docs: number[] = [];
+  private readonly pos: number[] = [];
+
+  constructor(
+    private readonly k: number,
+    private readonly scores: Float64Array,
+  ) {}
+
+  /** a ranks below b. */
+  private below(ia: number, ib: number): boolean {
+    const sa = this.scores[this.docs[ia]];
+    const sb = this.scores[this.docs[ib]];
+    return sa < sb || (sa === sb && this.pos[ia] > this.pos[ib]);
+  }
+
+  /** Whether a document would enter (cheap: checked before its node id is looked up). */
+  wants(doc: number, pos: number): boolean {
+    if (this.docs.length < this.k) return true;
+    const s = this.scores[doc];
+    const worst = this.scores[this.docs[0]];
+    return s > worst || (s === worst && pos < this.pos[0]);
+  }
+
+  push(doc: number, pos: number): void {
+    if (this.docs.length < this.k) {
+      this.docs.push(doc);
+      this.pos.push(pos);
+      this.up(this.docs.length - 1);
+      return;
+    }
+    this.docs[0] = doc;
+    this.pos[0] = pos;
+    this.down(0);
+  }
+
+  private swap(i: number, j: number): void {
+    const doc = this.docs[i];
+    this.docs[i] = this.docs[j];
+    this.docs[j] = doc;
+    const pos = this.pos[i];
+    this.pos[i] = this.pos[j];
+    this.pos[j] = pos;
+  }
+
+  private up(i: number): void {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.below(i, parent)) return;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let least = i;
+      if (l < this.docs.length && this.below(l, least)) least = l;
+      if (r < this.docs.length && this.below(r, least)) least = r;
+      if (least === i) return;
+      this.swap(i, least);
+      i = least;
+    }
+  }
+
+  /** Best first. */
+  sorted(): number[] {
+    const order = this.docs.map((_, i) => i);
+    order.sort((a, b) => (this.below(a, b) ? 1 : this.below(b, a) ? -1 : 0));
+    return order.map((i) => this.docs[i]);
+  }
 }
 
 /** Live documents that contain both terms, relative to chance: P(a | b) / P(a). */
@@ -112,9 +208,10 @@ export function lift(corpus: Corpus, a: string, b: string): number {
   const pb = corpus.postings(b);
   if (!pa || !pb || pa.docs.length === 0 || pb.docs.length === 0) return 0;
   const [small, large] = pa.docs.length <= pb.docs.length ? [pa, pb] : [pb, pa];
-  const inLarge = new Set(Array.from(large.docs));
+  const inLarge = new Uint8Array(corpus.docSpan);
+  for (let i = 0; i < large.docs.length; i++) inLarge[large.docs[i]] = 1;
   let both = 0;
-  for (let i = 0; i < small.docs.length; i++) if (inLarge.has(small.docs[i])) both++;
+  for (let i = 0; i < small.docs.length; i++) both += inLarge[small.docs[i]];
   return both / pb.docs.length / (pa.docs.length / corpus.liveDocs);
 }
 
@@ -180,6 +277,10 @@ export class LexicalIndex implements Corpus {
 
   get liveDocs(): number {
     return this.docCount;
+  }
+
+  get docSpan(): number {
+    return this.nodeIds.length;
   }
 
   get totalLength(): number {

@@ -5,9 +5,13 @@
 // counts nowhere, a row in two segments counts once (the newer), and no other project's rows
 // are ever part of them.
 //
-// Brought up to date when the cells table's version changes: the project's node ids are listed
-// (one narrow, index-backed read) to find rows deleted since a segment was written and rows that
-// are in no segment, whose text alone is read. A project without segments is read whole, once.
+// Brought up to date when the cells table's version changes, without listing the project: every
+// write (append, update, compaction) puts its rows in new fragments, whose row ids are above any
+// row id the lexicon has seen, so one read of the rows above the highest one seen finds the new
+// rows, whose text alone is read. The project's row count then tells whether that was all: when
+// rows went (a forget, a repair) or another process's writes interleaved, the project's node ids
+// are listed again (one narrow, index-backed read), which also finds segment documents whose rows
+// are gone. A project without segments is read whole, once.
 
 import type { Table } from '@lancedb/lancedb';
 import { sqlString } from '../store/filters';
@@ -19,8 +23,6 @@ import type { Corpus, LivePostings } from './lexicalIndex';
 type Row = Record<string, unknown>;
 
 const READ_BATCH = 500;
-/** Longest time rows another process replaced one for one (same count) stay unseen. */
-const RESYNC_MS = 2000;
 /** Bytes of decoded segment postings kept per project between queries. */
 const CACHE_BYTES = 16 * 1024 * 1024;
 
@@ -46,10 +48,20 @@ export class Lexicon {
   private delta = new LexicalIndex();
   private readonly cache = new Map<string, Map<string, SegmentPostings> | null>();
   private cacheBytes = 0;
+  /**
+   * Segment postings of live documents with an extra weight applied, by weight and term: what a
+   * query reads, so that only the delta's part is merged per query. Valid for one generation of
+   * the segments and live marks.
+   */
+  private readonly merged = new Map<string, LivePostings | null>();
+  private mergedBytes = 0;
+  private generation = 0;
   private refreshing: Promise<void> | null = null;
-  private changed = false;
-  private rowCount = -1;
-  private syncedAt = 0;
+  /** False until the project's rows have been listed against the current segments. */
+  private listed = false;
+  /** Above the highest row id read (row ids are unsigned), and the project's row count then. */
+  private nextRowId = 0n;
+  private rowCount = 0;
 
   constructor(
     private readonly cells: Table,
@@ -95,26 +107,45 @@ export class Lexicon {
     }
   }
 
-  /** The cells changed in this process (an add, delete or text update): list them at the next search. */
-  markChanged(): void {
-    this.changed = true;
-  }
-
   private async update(segmentsVersion: number, cellsVersion: number): Promise<void> {
     if (segmentsVersion !== this.segmentsVersion) await this.loadSegments();
-    // Most new versions leave the project's rows as they were (vectors written back, access
-    // counts): unless this process wrote, the count moved or a while has passed, the list of
-    // node ids is not read again.
-    const count = await retryVanished(() => this.cells.countRows(this.scope));
-    const quiet = !this.changed && count === this.rowCount && this.cellsVersion >= 0 && Date.now() - this.syncedAt < RESYNC_MS;
-    if (!quiet) {
-      this.changed = false;
-      await this.syncRows();
-      this.syncedAt = Date.now();
-      this.rowCount = count;
-    }
+    if (!this.listed || !(await this.catchUp())) await this.syncRows();
+    this.listed = true;
     this.segmentsVersion = segmentsVersion;
     this.cellsVersion = cellsVersion;
+  }
+
+  /**
+   * Reads the rows written since the last read (those above the highest row id seen) and adds
+   * the new ones to the delta. False when the project's row count says more changed than that
+   * (rows deleted, or written between the two reads): then the rows must be listed.
+   */
+  private async catchUp(): Promise<boolean> {
+    const since = this.nextRowId;
+    const rows = (await retryVanished(() => this.cells.query().where(`${this.scope} AND _rowid >= ${since}`).select(['node_id']).withRowId().toArray())) as Row[];
+    const count = await retryVanished(() => this.cells.countRows(this.scope));
+    let max = since - 1n;
+    const added: string[] = [];
+    for (const r of rows) {
+      const rowId = BigInt(r._rowid as bigint);
+      if (rowId > max) max = rowId;
+      const id = String(r.node_id);
+      // A row already known moved (its vector or access count was written): its text stays.
+      if (!this.byNode.has(id) && !this.delta.has(id)) added.push(id);
+    }
+    if (count !== this.rowCount + new Set(added).size) return false;
+    await this.readIntoDelta(added);
+    this.nextRowId = max + 1n;
+    this.rowCount = count;
+    return true;
+  }
+
+  private async readIntoDelta(nodeIds: string[]): Promise<void> {
+    for (let i = 0; i < nodeIds.length; i += READ_BATCH) {
+      const list = nodeIds.slice(i, i + READ_BATCH).map(sqlString).join(', ');
+      const rows = (await this.cells.query().where(`${this.scope} AND node_id IN (${list})`).select(['node_id', 'search_text']).toArray()) as Row[];
+      for (const r of rows) this.delta.add(String(r.node_id), String(r.search_text ?? ''));
+    }
   }
 
   private async loadSegments(): Promise<void> {
@@ -145,29 +176,43 @@ export class Lexicon {
     }
     this.cache.clear();
     this.cacheBytes = 0;
+    this.clearMerged();
     // Rows the new segments hold leave the delta; syncRows reads the others again.
     this.delta = new LexicalIndex();
-    this.cellsVersion = -1;
+    this.listed = false;
   }
 
   /** Marks live segment documents, and fills the delta with the rows no segment holds. */
   private async syncRows(): Promise<void> {
+    let max = -1n;
+    let count = 0;
     if (this.segments.length === 0 && this.delta.size === 0) {
       // Nothing persistent: the project's text is read whole (once; later only new rows).
       const fresh = new LexicalIndex();
-      for await (const batch of this.cells.query().where(this.scope).select(['node_id', 'search_text'])) {
-        for (const r of batch.toArray() as Row[]) fresh.add(String(r.node_id), String(r.search_text ?? ''));
+      for await (const batch of this.cells.query().where(this.scope).select(['node_id', 'search_text']).withRowId()) {
+        for (const r of batch.toArray() as Row[]) {
+          fresh.add(String(r.node_id), String(r.search_text ?? ''));
+          const rowId = BigInt(r._rowid as bigint);
+          if (rowId > max) max = rowId;
+          count++;
+        }
       }
       this.delta = fresh;
+      this.nextRowId = max + 1n;
+      this.rowCount = count;
       this.resetLive();
       return;
     }
     const alive = new Uint8Array(this.segmentDocs);
     const present = new Set<string>();
     const added: string[] = [];
-    for await (const batch of this.cells.query().where(this.scope).select(['node_id'])) {
+    for await (const batch of this.cells.query().where(this.scope).select(['node_id']).withRowId()) {
       const ids = batch.getChild('node_id');
+      const rowIds = batch.getChild('_rowid');
+      count += batch.numRows;
       for (let i = 0; i < batch.numRows; i++) {
+        const rowId = BigInt(rowIds?.get(i) as bigint);
+        if (rowId > max) max = rowId;
         const id = String(ids?.get(i));
         const doc = this.byNode.get(id);
         if (doc !== undefined) alive[doc] = 1;
@@ -183,16 +228,21 @@ export class Lexicon {
       for (const id of this.delta.nodeIdList()) added.push(id);
       this.delta = new LexicalIndex();
     }
-    for (let i = 0; i < added.length; i += READ_BATCH) {
-      const list = added.slice(i, i + READ_BATCH).map(sqlString).join(', ');
-      const rows = (await this.cells.query().where(`${this.scope} AND node_id IN (${list})`).select(['node_id', 'search_text']).toArray()) as Row[];
-      for (const r of rows) this.delta.add(String(r.node_id), String(r.search_text ?? ''));
-    }
+    await this.readIntoDelta(added);
+    this.nextRowId = max + 1n;
+    this.rowCount = count;
     this.alive = alive;
     this.resetLive();
   }
 
+  private clearMerged(): void {
+    this.merged.clear();
+    this.mergedBytes = 0;
+    this.generation++;
+  }
+
   private resetLive(): void {
+    this.clearMerged();
     if (this.alive.length !== this.segmentDocs) this.alive = new Uint8Array(this.segmentDocs);
     let main = 0;
     let extra = 0;
@@ -222,7 +272,9 @@ export class Lexicon {
       this.cache.set(t, bySegment);
       for (const p of bySegment?.values() ?? []) this.cacheBytes += p.docs.byteLength * 2 + 64;
     }
-    // Oldest first out; the terms of the current query are the newest entries.
+    // Merged postings derive from these: dropped first, then the oldest terms (the terms of the
+    // current query are the newest entries).
+    if (this.cacheBytes + this.mergedBytes > CACHE_BYTES) this.clearMerged();
     for (const [term, bySegment] of this.cache) {
       if (this.cacheBytes <= CACHE_BYTES) break;
       for (const p of bySegment?.values() ?? []) this.cacheBytes -= p.docs.byteLength * 2 + 64;
@@ -230,9 +282,41 @@ export class Lexicon {
     }
   }
 
-  /** Segment postings of a loaded term (undefined when not loaded). */
-  segmentPostings(term: string): Map<string, SegmentPostings> | null | undefined {
-    return this.cache.get(term);
+  /**
+   * A loaded term's postings over the live segment documents, with `extraWeight` applied; null
+   * when no segment has the term. Over the segments and live marks of `view`; cached while
+   * they are the current ones.
+   */
+  segmentLive(term: string, extraWeight: number, view: LexiconView): LivePostings | null {
+    const key = `${extraWeight} ${term}`;
+    const current = view.generation === this.generation;
+    if (current && this.merged.has(key)) return this.merged.get(key)!;
+    const bySegment = this.cache.get(term);
+    let out: LivePostings | null = null;
+    if (bySegment) {
+      let size = 0;
+      for (const p of bySegment.values()) size += p.docs.length;
+      const docs = new Uint32Array(size);
+      const tfs = new Float64Array(size);
+      let n = 0;
+      for (const s of view.segments) {
+        const p = bySegment.get(s.head.id);
+        if (!p) continue;
+        for (let i = 0; i < p.docs.length; i++) {
+          const doc = s.base + p.docs[i];
+          if (!view.alive[doc]) continue;
+          docs[n] = doc;
+          tfs[n++] = p.main[i] + extraWeight * p.extra[i];
+        }
+      }
+      if (n > 0) out = { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
+    }
+    // A term not loaded (or evicted since) is not cached as absent.
+    if (current && bySegment !== undefined) {
+      this.merged.set(key, out);
+      this.mergedBytes += (out?.docs.length ?? 0) * 12 + 64;
+    }
+    return out;
   }
 
   /**
@@ -258,6 +342,7 @@ export class Lexicon {
       liveCount: this.liveCount,
       delta: this.delta,
       shortByLetter: this.shortByLetter,
+      generation: this.generation,
     };
   }
 }
@@ -271,6 +356,7 @@ interface LexiconView {
   liveCount: number;
   delta: LexicalIndex;
   shortByLetter: Map<string, Set<string>>;
+  generation: number;
 }
 
 /** A Lexicon's state as one query sees it (segment documents first, then the delta's). */
@@ -299,31 +385,30 @@ export class QueryCorpus implements Corpus {
     return this.lexicon.load(terms);
   }
 
+  get docSpan(): number {
+    return this.v.segmentDocs + this.v.delta.docSpan;
+  }
+
   postings(term: string): LivePostings | undefined {
     if (this.merged.has(term)) return this.merged.get(term);
-    const docs: number[] = [];
-    const tfs: number[] = [];
-    const bySegment = this.lexicon.segmentPostings(term);
-    if (bySegment) {
-      for (const s of this.v.segments) {
-        const p = bySegment.get(s.head.id);
-        if (!p) continue;
-        for (let i = 0; i < p.docs.length; i++) {
-          const doc = s.base + p.docs[i];
-          if (!this.v.alive[doc]) continue;
-          docs.push(doc);
-          tfs.push(p.main[i] + this.extraWeight * p.extra[i]);
-        }
-      }
-    }
+    const seg = this.lexicon.segmentLive(term, this.extraWeight, this.v);
     const d = this.v.delta.rawPostings(term, this.extraWeight);
-    if (d) {
-      for (let i = 0; i < d.docs.length; i++) {
-        docs.push(this.v.segmentDocs + d.docs[i]);
-        tfs.push(d.tfs[i]);
+    let out: LivePostings | undefined;
+    if (!d || d.docs.length === 0) out = seg ?? undefined;
+    else {
+      const n = seg?.docs.length ?? 0;
+      const docs = new Uint32Array(n + d.docs.length);
+      const tfs = new Float64Array(n + d.docs.length);
+      if (seg) {
+        docs.set(seg.docs);
+        tfs.set(seg.tfs);
       }
+      for (let i = 0; i < d.docs.length; i++) {
+        docs[n + i] = this.v.segmentDocs + d.docs[i];
+        tfs[n + i] = d.tfs[i];
+      }
+      out = { docs, tfs };
     }
-    const out = docs.length > 0 ? { docs, tfs } : undefined;
     this.merged.set(term, out);
     return out;
   }
@@ -363,11 +448,6 @@ export class QueryCorpus implements Corpus {
 }
 
 const lexicons = new WeakMap<Table, Map<string, Lexicon>>();
-
-/** Tells the project's lexicon (if this process has one) that its cells were written. */
-export function cellsChanged(cells: Table, project: string): void {
-  lexicons.get(cells)?.get(project)?.markChanged();
-}
 
 /** The lexicon of a project over a cells table (one per table and project in a process). */
 export function lexiconFor(cells: Table, store: LexicalSegments | null, project: string): Lexicon {

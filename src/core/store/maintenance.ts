@@ -8,6 +8,7 @@ import { ensureAnnIndex } from './annIndex';
 import { resumeForget } from './forget';
 import { DEFAULT_LEXICON_MIN_DELTA, indexProjectLexicon } from './lexiconIndexer';
 import type { Repositories } from './repos/repositories';
+import { pruneSessionPrompts } from './repos/prompts';
 import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestLog';
 import type { RequestLogRetention } from './repos/requestLog';
 import { TABLES } from './schema';
@@ -74,8 +75,9 @@ export class Maintenance {
     return repaired;
   }
 
-  /** Applies the request log's retention (at open, and before each compaction). */
-  pruneRequestLog(): Promise<number> {
+  /** Applies the request log's retention and the session prompts' expiry (at open, and before each compaction). */
+  async pruneRequestLog(): Promise<number> {
+    await pruneSessionPrompts(this.repos.store);
     return pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
   }
 

@@ -202,7 +202,8 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     const { prompt } = parsed.data;
     const prior = sessionId ? await ctx.engine.recentPrompts(ctx.scope, sessionId, PRIOR_PROMPTS) : [];
     const decided = triage(prompt, prior);
-    if (sessionId) await ctx.engine.addPrompt(ctx.scope, sessionId, prompt);
+    // Written while the search runs; the next call's recentPrompts waits for it.
+    if (sessionId) void ctx.engine.addPrompt(ctx.scope, sessionId, prompt).catch((error: unknown) => ctx.log?.(`retrieve_memory: prompt history write failed: ${error instanceof Error ? error.message : String(error)}`));
     const budget = ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS;
     const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision, prompt), budget);
     out = build(ctx, prompt, decided, found, requestId, started);

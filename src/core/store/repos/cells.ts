@@ -6,7 +6,7 @@ import type { NodeFilter, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { DOCUMENT_TYPE } from '../../model/records';
 import { hybridSearch } from '../../retrieve/hybrid';
-import { cellsChanged } from '../../retrieve/lexicon';
+import { lexiconFor } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
 import { cellNodeId } from '../cells';
@@ -51,7 +51,6 @@ export class CellRepository {
     if (rows.length === 0) return;
     const named = rows.map((r) => ({ ...r, node_id: cellNodeId(this.table.project, r.source_kind as SourceKind, Number(r.source_id)) }));
     await this.table.add(named, 'node_id');
-    this.changed();
     this.onWrite();
   }
 
@@ -59,7 +58,6 @@ export class CellRepository {
   async upsert(rows: Row[]): Promise<void> {
     if (rows.length === 0) return;
     await this.table.upsert('node_id', rows);
-    this.changed();
     this.onWrite();
   }
 
@@ -86,13 +84,7 @@ export class CellRepository {
     // A row id names one stored copy; one a compaction has moved since names nothing (the next
     // repair looks again).
     for (let i = 0; i < stray.length; i += 1000) await this.table.delete(`_rowid IN (${stray.slice(i, i + 1000).join(', ')})`);
-    if (stray.length > 0) this.changed();
     return stray.length;
-  }
-
-  /** Rows came or went: this process's full-text view of the project lists them again at the next search. */
-  private changed(): void {
-    cellsChanged(this.store.table(TABLES.cells), this.table.project);
   }
 
   private bySource(kind: SourceKind, ids: number[]): string {
@@ -108,14 +100,17 @@ export class CellRepository {
   }
 
   async delete(kind: SourceKind, ids: number[]): Promise<number> {
-    const n = await this.table.delete(this.bySource(kind, ids));
-    this.changed();
-    return n;
+    return this.table.delete(this.bySource(kind, ids));
   }
 
   async node(nodeId: string): Promise<Cell | null> {
     const rows = await this.table.rows(`node_id = ${sqlString(nodeId)}`, { select: NODE_COLUMNS, limit: 1 });
     return rows.length > 0 ? rowToCell(rows[0]) : null;
+  }
+
+  /** Brings the project's full-text view up to date (a search does the same first). */
+  warm(): Promise<void> {
+    return retryVanished(() => lexiconFor(this.store.table(TABLES.cells), this.segments, this.table.project).refresh());
   }
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {

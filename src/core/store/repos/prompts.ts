@@ -24,14 +24,19 @@ export class PromptRepository {
     // Keep the last five per session and nothing older than 30 days.
     const times = (await this.table.rows(session, { select: ['created_at_epoch'] })).map((r) => Number(r.created_at_epoch)).sort((a, b) => b - a);
     if (times.length > PROMPTS_PER_SESSION) await this.table.delete(`${session} AND created_at_epoch < ${sqlInt(times[PROMPTS_PER_SESSION - 1])}`);
-    await this.table.delete(`created_at_epoch < ${sqlInt(now - PROMPT_TTL_MS)}`);
+    // Older than 30 days: never read (see recent), deleted by the maintenance (pruneSessionPrompts).
   }
 
-  /** Newest first. */
+  /** Newest first, none older than 30 days. */
   async recent(sessionId: string, limit: number): Promise<string[]> {
     const since = Date.now() - PROMPT_TTL_MS;
     const rows = await this.table.rows(`session_id = ${sqlString(String(sessionId))} AND created_at_epoch >= ${sqlInt(since)}`);
     rows.sort((a, b) => Number(b.created_at_epoch) - Number(a.created_at_epoch));
     return rows.slice(0, Math.max(0, Math.min(PROMPTS_PER_SESSION, limit))).map((r) => String(r.prompt));
   }
+}
+
+/** Deletes every project's prompts older than 30 days (the maintenance, off the query path). */
+export function pruneSessionPrompts(store: Store, now = Date.now()): Promise<number> {
+  return store.delete(TABLES.sessionPrompts, `created_at_epoch < ${sqlInt(now - PROMPT_TTL_MS)}`);
 }
