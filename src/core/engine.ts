@@ -74,6 +74,12 @@ export interface MemoryEngineOptions {
   /** Background compaction and pruning interval (default 60 s; 0 disables the timer). */
   maintenanceIntervalMs?: number;
   /**
+   * Summarise, shortly after the open, the idle sessions no process ended (default true). The
+   * evaluation turns it off: summaries written while questions are asked would move the
+   * full-text statistics under them.
+   */
+  summariseOrphanSessions?: boolean;
+  /**
    * Quiet time after a large vector write-back before the lease holder compacts and builds the
    * ANN index (default 10 s; every cell write meanwhile restarts it).
    */
@@ -138,6 +144,7 @@ export class MemoryEngine implements MemoryEngineApi {
   private sharing: TeamSharing | null = null;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
+  private readonly summariseOrphans: boolean;
   readonly summaryBudgetTokens: number;
   readonly repos: Repositories;
   readonly maintenance: Maintenance;
@@ -152,6 +159,7 @@ export class MemoryEngine implements MemoryEngineApi {
   ) {
     this.log = options.logger ?? (() => undefined);
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.summariseOrphans = options.summariseOrphanSessions ?? true;
     this.upkeepQuietMs = options.upkeepQuietMs ?? 10_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
@@ -281,9 +289,11 @@ export class MemoryEngine implements MemoryEngineApi {
     const lease = setInterval(() => void this.takeLease(), 10_000);
     lease.unref();
     this.timers.push(lease);
-    const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
-    orphans.unref();
-    this.timers.push(orphans);
+    if (this.summariseOrphans) {
+      const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
+      orphans.unref();
+      this.timers.push(orphans);
+    }
     const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));
     idleCheck.unref();
     this.timers.push(idleCheck);

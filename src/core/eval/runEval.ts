@@ -194,7 +194,9 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
   const storeDir = options.storeDir ?? mkdtempSync(path.join(os.tmpdir(), 'code-memory-eval-'));
   const embedderKind = options.embedder ?? 'use-lite';
   const embedder = await makeEmbedder(embedderKind, options.embedderWorker ?? true);
-  const engine = await MemoryEngine.open({ storeUri: storeDir, embedder, reranker: options.reranker, logger: (m: string) => log(m) });
+  // The imported sessions stay unsummarised while questions are asked: summaries written
+  // meanwhile would move the full-text statistics, and two runs of one set would differ.
+  const engine = await MemoryEngine.open({ storeUri: storeDir, embedder, reranker: options.reranker, summariseOrphanSessions: false, logger: (m: string) => log(m) });
   const scope: Scope = { project: 'eval' };
   const close = async (): Promise<void> => {
     await engine.close();
