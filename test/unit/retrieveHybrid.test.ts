@@ -125,8 +125,8 @@ describe('retrieval', () => {
           delete process.env.CODE_MEMORY_RETRIEVAL;
         }
       };
-      const z = await search('fusion=z');
-      const words = await search('fusion=z,vectorWeight=0');
+      const z = await search('fusion=z,vectorList=1');
+      const words = await search('fusion=z,vectorList=1,vectorWeight=0');
       assert.equal(z[0].cell.title, 'Colours', 'both lists agree on it, so it comes first');
       for (const h of z) assert.ok(h.score > 0 && h.score < 1, 'logistic scores in (0, 1)');
       for (let i = 1; i < z.length; i++) assert.ok(z[i - 1].score >= z[i].score);
