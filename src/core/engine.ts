@@ -489,7 +489,9 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async listSessions(scope: Scope, limit = 20): Promise<SessionInfo[]> {
     const repos = this.scoped(scope);
-    const rows = await repos.observations.sessionRows(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL)` : null);
+    // The project's documents are a layer of their own, not a session anyone worked in.
+    const notDocuments = `type <> '${DOCUMENT_TYPE}'`;
+    const rows = await repos.observations.sessionRows(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL) AND ${notDocuments}` : notDocuments);
     const byId = new Map<string, SessionInfo>();
     for (const r of rows) {
       const id = String(r.memory_session_id);

@@ -151,6 +151,8 @@ describe('project documents', () => {
       const docs = (await engine.listObservations(scope, { limit: 100 })).filter((o) => o.type === 'document');
       assert.equal(docs.length, expected.length);
       assert.ok(docs.some((d) => d.title === 'App.teardown_request (tinyweb/app.py)'));
+      const sessions = await engine.listSessions(scope, 50);
+      assert.ok(sessions.length > 0 && sessions.every((s) => !s.memory_session_id.startsWith('docs-')), 'not listed as a session');
 
       // A search for facts returns commits only; asking for the type returns the documents.
       const facts = await engine.search('teardown request end of each request', { scope, limit: 10 });
