@@ -22,7 +22,6 @@ import { CachedQueryEmbedder } from './embed/queryCache';
 import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
-import { DOCUMENT_TYPE } from './model/records';
 import { redact } from './capture/redact';
 import { cleanPaths, prepareObservation } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
@@ -336,7 +335,7 @@ export class MemoryEngine implements MemoryEngineApi {
     for (const project of await this.maintenance.projects()) {
       const repos = this.repos.forProject(project);
       const last = new Map<string, number>();
-      for (const r of await repos.observations.sessionRows(`status = 'active' AND type NOT IN ('merged', '${DOCUMENT_TYPE}')`)) {
+      for (const r of await repos.observations.sessionRows(`status = 'active' AND type <> 'merged'`)) {
         const id = String(r.memory_session_id);
         last.set(id, Math.max(last.get(id) ?? 0, Number(r.created_at_epoch)));
       }
@@ -489,9 +488,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async listSessions(scope: Scope, limit = 20): Promise<SessionInfo[]> {
     const repos = this.scoped(scope);
-    // The project's documents are a layer of their own, not a session anyone worked in.
-    const notDocuments = `type <> '${DOCUMENT_TYPE}'`;
-    const rows = await repos.observations.sessionRows(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL) AND ${notDocuments}` : notDocuments);
+    const rows = await repos.observations.sessionRows(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL)` : null);
     const byId = new Map<string, SessionInfo>();
     for (const r of rows) {
       const id = String(r.memory_session_id);

@@ -254,11 +254,15 @@ export function commitObservation(c: GitCommit, branch: string | null, sessionId
   return input;
 }
 
-async function existingCommitShas(engine: MemoryEngineApi, scope: Scope): Promise<Set<string>> {
-  const known = new Set<string>();
-  const observations = await engine.listObservations(scope, { limit: Number.MAX_SAFE_INTEGER });
-  for (const o of observations) if (o.type === 'commit' && o.commit_sha) known.add(o.commit_sha);
-  return known;
+/** What an earlier import left: the commits it stored, and its document sections' ids. */
+async function earlierImport(engine: MemoryEngineApi, scope: Scope): Promise<{ commits: Set<string>; documents: Set<number> }> {
+  const commits = new Set<string>();
+  const documents = new Set<number>();
+  for (const o of await engine.listObservations(scope, { limit: Number.MAX_SAFE_INTEGER })) {
+    if (o.type === 'commit' && o.commit_sha) commits.add(o.commit_sha);
+    else if (o.type === DOCUMENT_TYPE) documents.add(o.id);
+  }
+  return { commits, documents };
 }
 
 export async function importGitHistory(
@@ -271,7 +275,8 @@ export async function importGitHistory(
   const total = Number((await runGit(repoPath, ['rev-list', '--count', rev])).trim()) || 0;
   const branch = options.scope?.branch ?? (await currentBranch(repoPath));
   const scope: Scope = options.scope ?? { project: projectFor(repoPath) };
-  const known = await existingCommitShas(engine, scope);
+  const earlier = await earlierImport(engine, scope);
+  const known = earlier.commits;
   const gap = options.sessionGapMs ?? DEFAULT_SESSION_GAP_MS;
   const pullRequests = options.includeMerges || options.pullRequestText === false ? new Map<string, string>() : await pullRequestTexts(repoPath, rev);
 
@@ -314,27 +319,28 @@ export async function importGitHistory(
   }
   if (options.signal?.aborted) throw new GitImportError('Git import cancelled.');
   await flush();
-  const kept = documents ? await importProjectDocuments(engine, repoPath, rev, scope, branch, documents) : undefined;
+  const kept = documents ? await importProjectDocuments(engine, repoPath, rev, scope, branch, documents, earlier.documents) : undefined;
   options.onProgress?.(total, total);
   return { imported, skipped, sessions: sessionIds.size, documents: kept };
 }
 
 /**
  * Stores the project's documents at `rev` as observations of type 'document' (one session per
- * revision) and forgets the document sections an earlier import kept that are gone or changed.
+ * revision) and forgets those of `earlier` (an earlier import's) that are gone or changed.
  */
-export async function importProjectDocuments(
+async function importProjectDocuments(
   engine: MemoryEngineApi,
   repoPath: string,
   rev: string,
   scope: Scope,
   branch: string | null,
-  documents?: ProjectDocument[],
+  documents: ProjectDocument[],
+  earlier: Set<number>,
 ): Promise<{ kept: number; removed: number }> {
   const sha = (await runGit(repoPath, ['rev-parse', '--verify', `${rev}^{commit}`])).trim();
   const when = Number((await runGit(repoPath, ['log', '-1', '--format=%ct', sha])).trim()) * 1000 || Date.now();
   const sessionId = `docs-${sha.slice(0, 12)}`;
-  const inputs = (documents ?? (await readProjectDocuments(repoPath, sha))).map((d) => {
+  const inputs = documents.map((d) => {
     const input = documentObservation(d, sessionId, when);
     if (branch) input.branch = branch;
     return input;
@@ -343,7 +349,7 @@ export async function importProjectDocuments(
   for (let i = 0; i < inputs.length; i += BATCH_SIZE) {
     for (const o of await engine.observe(inputs.slice(i, i + BATCH_SIZE), scope)) kept.add(o.id);
   }
-  const stale = (await engine.listObservations(scope, { limit: Number.MAX_SAFE_INTEGER })).filter((o) => o.type === DOCUMENT_TYPE && !kept.has(o.id)).map((o) => o.id);
+  const stale = [...earlier].filter((id) => !kept.has(id));
   if (stale.length > 0) await engine.forget({ kind: 'observation', ids: stale }, scope);
   return { kept: kept.size, removed: stale.length };
 }

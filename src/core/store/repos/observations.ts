@@ -3,6 +3,7 @@
 // with their cells (rows first: a crash in between leaves a row the store's repair gives a cell).
 
 import type { Observation } from '../../model/records';
+import { DOCUMENT_TYPE } from '../../model/records';
 import { observationCell } from '../cells';
 import { sqlContains, sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
 import { OBSERVATION_COLUMNS, jsonList, observationToRow, rowToObservation } from '../mapping';
@@ -50,9 +51,13 @@ export class ObservationRepository extends RecordRepository<Observation> {
     return rows.map(rowToObservation).filter((o) => o.type !== 'merged');
   }
 
-  /** Session id, branch and time of every observation (for session lists and the orphan sweep). */
+  /**
+   * Session id, branch and time of every observation that belongs to a working session (for
+   * session lists and the orphan sweep): the project's documents are a layer, not a session.
+   */
   sessionRows(clause: string | null = null): Promise<Row[]> {
-    return this.table.rows(clause, { select: ['memory_session_id', 'branch', 'created_at_epoch'] });
+    const notDocuments = `type <> '${DOCUMENT_TYPE}'`;
+    return this.table.rows(clause ? `(${clause}) AND ${notDocuments}` : notDocuments, { select: ['memory_session_id', 'branch', 'created_at_epoch'] });
   }
 
   /** Ids of earlier sessions' observations whose text contains `text` (evidence for promotion). */
