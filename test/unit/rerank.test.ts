@@ -4,8 +4,6 @@
 import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
-import { main } from '../../src/cli/main';
 import type { SearchHit } from '../../src/core/api';
 import { createEmbedder } from '../../src/core/embed/factory';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
@@ -18,6 +16,7 @@ import { recall } from '../../src/core/tools/recall';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { removeDir, seed, tempDir, toolContext } from './mcpFixture';
+import { runMain } from './cliInProcess';
 
 const scope: Scope = { project: 'github.com/acme/app' };
 const other: Scope = { project: 'github.com/evil/other' };
@@ -271,25 +270,7 @@ describe('reranker and stronger embedder (local OpenAI-compatible server)', func
   });
 
   it('the CLI takes --rerank-* and --embedder openai flags, API keys from the environment, says so in --help, and doctor checks both servers', async () => {
-    const run = async (args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> => {
-      const stdout = new PassThrough();
-      const stderr = new PassThrough();
-      let out = '';
-      let err = '';
-      stdout.on('data', (d: Buffer) => (out += d.toString()));
-      stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, env);
-      try {
-        const code = await main(args, { stdout, stderr, stdin: new PassThrough() }, new AbortController().signal);
-        return { code, out, err };
-      } finally {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      }
-    };
+    const run = runMain;
     for (const command of ['mcp', 'serve', 'search', 'eval']) {
       const help = await run([command, '--help']);
       assert.equal(help.code, 0);

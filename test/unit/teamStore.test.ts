@@ -6,8 +6,6 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { main } from '../../src/cli/main';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MemoryEngine } from '../../src/core/engine';
@@ -15,23 +13,13 @@ import { startHttpServer } from '../../src/mcp/httpServer';
 import { TeamMemory } from '../../src/core/team/teamMemory';
 import { startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
+import { runMain, withEnv } from './cliInProcess';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const TSX = require.resolve('tsx/cli');
 const WRITER = path.join(__dirname, 'fixtures', 'teamWriter.ts');
 const PROJECT = 'github.com/acme/shared';
-
-function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  return fn().finally(() => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
-}
 
 async function bucketHolds(server: S3Server, needle: string): Promise<string[]> {
   return (await server.files()).filter((f) => f.bytes.includes(Buffer.from(needle))).map((f) => f.file);
@@ -223,18 +211,8 @@ describe('team store on object storage', function () {
     const seed = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
     const m = await seed.remember({ title: 'Release checklist', text: 'tag, build, publish; token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB marker-ibex' }, { project: PROJECT });
     await seed.close();
-    const run = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
-      const stdout = new PassThrough();
-      const stderr = new PassThrough();
-      let out = '';
-      let err = '';
-      stdout.on('data', (d: Buffer) => (out += d.toString()));
-      stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const code = await withEnv({ ...s.env, CODE_MEMORY_EMBEDDER: 'none' }, () =>
-        main([...args, '--store', store, '--team-store', 's3://team/acme', '--project', PROJECT], { stdout, stderr, stdin: new PassThrough() }, new AbortController().signal),
-      );
-      return { code, out, err };
-    };
+    const run = (...args: string[]) =>
+      runMain([...args, '--store', store, '--team-store', 's3://team/acme', '--project', PROJECT], { ...s.env, CODE_MEMORY_EMBEDDER: 'none' });
     const preview = await run('share', '--memory', String(m.id));
     assert.equal(preview.code, 0, preview.err);
     assert.match(preview.out, /This would leave the machine:[\s\S]*Release checklist[\s\S]*marker-ibex[\s\S]*--yes/);
