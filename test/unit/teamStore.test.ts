@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { MemoryEngine } from '../../src/core/engine';
 import { startHttpServer } from '../../src/mcp/httpServer';
 import { TeamMemory } from '../../src/core/team/teamMemory';
+import { ObjectStoreUnreachable, probeConditionalPut } from '../../src/core/store/objectStorage';
 import { startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 import { runMain, withEnv } from './cliInProcess';
@@ -258,6 +260,61 @@ describe('team store on object storage', function () {
       process.stdout.write(`      two team writers: ${JSON.stringify(results)}\n`);
     } finally {
       await reader.close();
+    }
+  });
+});
+
+describe('the conditional PUT probe', () => {
+  /** A local endpoint that answers `failures` PUTs with `status`, then honours If-None-Match. */
+  async function flakyEndpoint(status: number, failures: number): Promise<{ endpoint: string; requests: string[]; close(): Promise<void> }> {
+    const keys = new Set<string>();
+    const requests: string[] = [];
+    let failed = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        requests.push(req.method as string);
+        if (req.method === 'PUT' && failed < failures) {
+          failed++;
+          res.writeHead(status).end();
+        } else if (req.method === 'PUT') {
+          const exists = keys.has(req.url as string);
+          keys.add(req.url as string);
+          res.writeHead(exists && req.headers['if-none-match'] === '*' ? 412 : 200).end();
+        } else {
+          keys.delete(req.url as string);
+          res.writeHead(204).end();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return { endpoint: `http://127.0.0.1:${port}`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+  const options = (endpoint: string) => ({ aws_access_key_id: 'k', aws_secret_access_key: 's', region: 'us-east-1', endpoint });
+
+  it('retries a busy endpoint (HTTP 503, then 500) and passes once it answers', async () => {
+    for (const status of [503, 500]) {
+      const s = await flakyEndpoint(status, 2);
+      try {
+        await probeConditionalPut('s3://team/acme', options(s.endpoint));
+        assert.deepEqual(s.requests, ['PUT', 'PUT', 'PUT', 'PUT', 'DELETE']);
+      } finally {
+        await s.close();
+      }
+    }
+  });
+
+  it('calls an endpoint that keeps failing unreachable, to be tried again, not refused', async () => {
+    const s = await flakyEndpoint(500, Infinity);
+    try {
+      await assert.rejects(probeConditionalPut('s3://team/acme', options(s.endpoint)), (e: Error) => {
+        assert.ok(e instanceof ObjectStoreUnreachable, `${e.constructor.name}: ${e.message}`);
+        assert.match(e.message, /HTTP 500/);
+        return true;
+      });
+    } finally {
+      await s.close();
     }
   });
 });

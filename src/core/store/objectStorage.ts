@@ -186,6 +186,23 @@ async function s3Request(c: S3Credentials, method: string, bucket: string, key: 
   return response.status;
 }
 
+/** Answers S3 asks a client to retry (InternalError, SlowDown, a gateway in between). */
+const RETRIED = new Set([429, 500, 502, 503, 504]);
+const ATTEMPTS = 4;
+
+/**
+ * s3Request, retried with backoff while the endpoint answers busy, as the AWS SDKs do. Still busy
+ * after the last attempt: unreachable for now (try again later), never refused for good.
+ */
+async function s3RequestRetried(where: string, ...request: Parameters<typeof s3Request>): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const status = await s3Request(...request);
+    if (!RETRIED.has(status)) return status;
+    if (attempt === ATTEMPTS) throw new ObjectStoreUnreachable(`${where} is busy or failing: HTTP ${status} to ${ATTEMPTS} attempts`);
+    await new Promise((r) => setTimeout(r, 100 * 2 ** (attempt - 1) * (1 + Math.random())));
+  }
+}
+
 function credentialsOf(options: Record<string, string>): S3Credentials {
   return {
     accessKeyId: options.aws_access_key_id ?? '',
@@ -199,7 +216,8 @@ function credentialsOf(options: Record<string, string>): S3Credentials {
 /**
  * Writes a probe object twice with `If-None-Match: *` and expects 412 the second time (then
  * deletes it). Throws ObjectStoreRefused for an endpoint that ignores the condition, a missing
- * bucket or rejected credentials, ObjectStoreUnreachable when it does not answer.
+ * bucket or rejected credentials, ObjectStoreUnreachable when it does not answer or stays busy
+ * (5xx, 429) through its retries.
  */
 export async function probeConditionalPut(uri: string, storageOptions: Record<string, string>, timeoutMs = 5000): Promise<void> {
   const location = parseObjectLocation(uri);
@@ -208,12 +226,12 @@ export async function probeConditionalPut(uri: string, storageOptions: Record<st
   const key = [location.prefix, `.code-memory-probe-${randomUUID()}`].filter(Boolean).join('/');
   const body = Buffer.from('code-memory conditional PUT probe\n');
   const where = `${uri} (${c.endpoint ?? `s3.${c.region}.amazonaws.com`})`;
-  const first = await s3Request(c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
+  const first = await s3RequestRetried(where, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
   if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): check the access key, secret and region`);
   if (first === 404) throw new ObjectStoreRefused(`${where}: bucket '${location.bucket}' does not exist (HTTP 404)`);
   if (first < 200 || first >= 300) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
   try {
-    const second = await s3Request(c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
+    const second = await s3RequestRetried(where, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
     if (second !== 412) {
       throw new ObjectStoreRefused(
         `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not 412). ` +
