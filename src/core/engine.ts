@@ -300,8 +300,9 @@ export class MemoryEngine implements MemoryEngineApi {
       const t = setInterval(() => {
         if (!this.lease.isHeld) return;
         if (this.writesSinceOptimize > 0) void this.optimize();
-        // Rows other processes wrote (or a store from before the index segments) are indexed too.
-        else void this.maintenance.indexLexicon();
+        // Rows other processes wrote (or a store from before the index segments) are indexed too,
+        // and tables that prompts, log entries and access times left in pieces are compacted.
+        else void this.maintenance.tidy();
       }, maintenanceMs);
       t.unref();
       this.timers.push(t);

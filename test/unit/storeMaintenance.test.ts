@@ -3,9 +3,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { FRAGMENTS_BEFORE_COMPACTION } from '../../src/core/store/maintenance';
 import { TABLES } from '../../src/core/store/schema';
 import { isCommitConflict, retryConflicts } from '../../src/core/store/store';
 
+async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 describe('store: background compaction and pruning', function () {
   this.timeout(300_000);
@@ -46,6 +54,32 @@ describe('store: background compaction and pruning', function () {
     assert.ok(versions <= 3, `${versions} versions left`);
     await writer.close();
     await maintainer.close();
+  });
+
+  it('compacts tables that small commits left in pieces (prompt history, request log), whoever wrote them', async () => {
+    // The lease holder opens first; the other process writes only prompts and log entries, as an
+    // agent that asks and never observes does. Nothing writes a cell, yet the pieces get compacted.
+    const holder = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 200, logger: () => undefined });
+    const asker = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    const scope = { project: 'p' };
+    const fragments = async (name: string): Promise<number> => (await holder.store.table(name as never).stats()).fragmentStats.numFragments;
+    try {
+      assert.equal(holder.lease.isHeld, true);
+      const cellsVersion = await holder.store.table(TABLES.cells).version();
+      for (let i = 0; i < 40; i++) {
+        await asker.addPrompt(scope, `session-${i}`, `question ${i} about the marmot`);
+        await asker.logRequest({ request_id: `r${i}`, tool: 'recall', project: 'p', session_id: null, arguments: '{}', response: '{}', status: 'ok', duration_ms: 1, created_at_epoch: Date.now() });
+      }
+      // 40 one-row commits each; the holder compacts a table once 16 pieces have gathered.
+      await until(async () => (await fragments(TABLES.sessionPrompts)) < FRAGMENTS_BEFORE_COMPACTION && (await fragments(TABLES.requestLog)) < FRAGMENTS_BEFORE_COMPACTION);
+      assert.equal(await holder.store.count(TABLES.sessionPrompts), 40);
+      assert.equal(await holder.store.count(TABLES.requestLog), 40);
+      assert.deepEqual(await asker.recentPrompts(scope, 'session-7', 2), ['question 7 about the marmot']);
+      assert.equal(await holder.store.table(TABLES.cells).version(), cellsVersion, 'the cells were left alone');
+    } finally {
+      await asker.close();
+      await holder.close();
+    }
   });
 
   it('retries commit conflicts and passes other errors through', async () => {
