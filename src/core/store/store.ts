@@ -334,7 +334,7 @@ export const SCALAR_INDEXES: Partial<Record<TableName, { btree: string[]; bitmap
   // node_id: getNode and the hydrate read of every search. LanceDB 0.31 panics on a conditional
   // partial merge on node_id that uses this index: the embedding queue's merge passes
   // useIndex(false) (see embed/backfill.ts); unconditional merges on it are fine.
-  cells: { btree: ['node_id', 'source_id'], bitmap: ['project', 'layer', 'source_kind', 'status', 'embed_model'] },
+  cells: { btree: ['node_id', 'source_id'], bitmap: ['project', 'layer', 'source_kind', 'status', 'embed_model', 'type'] },
   session_prompts: { btree: ['session_id'], bitmap: ['project'] },
   request_log: { btree: ['created_at_epoch'], bitmap: ['project'] },
   entities: { btree: ['id'], bitmap: ['project'] },
