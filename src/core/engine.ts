@@ -268,7 +268,8 @@ export class MemoryEngine implements MemoryEngineApi {
   /**
    * Takes or renews the maintenance lease. On taking it: cells a crash left out are given back
    * (before the open resolves, so that a search right after finds every record), the request
-   * log's retention is applied; on taking and on every renewal, cells left unembedded (by another
+   * log's retention is applied and, 5 s later, sessions nobody ended are summarised; on taking
+   * and on every renewal, cells left unembedded (by another
    * process, an earlier run, or another model) are picked up in the background.
    */
   private async takeLease(): Promise<void> {
@@ -282,17 +283,20 @@ export class MemoryEngine implements MemoryEngineApi {
     if (had) return;
     // A store nobody kept open for a while holds old requests: the retention applies from the start.
     await this.maintenance.pruneRequestLog().catch((e) => this.log(`request log retention: ${String((e as Error).message ?? e)}`));
+    // Sessions a dead process left open (or a git import wrote) are summarised here alone: every
+    // process that opens the store summarising them would repeat the work, at about one session a
+    // second of its query time, and race the others to write the same summaries.
+    if (this.summariseOrphans && !this.closed) {
+      const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
+      orphans.unref();
+      this.timers.push(orphans);
+    }
   }
 
   private startTimers(maintenanceMs: number): void {
     const lease = setInterval(() => void this.takeLease(), 10_000);
     lease.unref();
     this.timers.push(lease);
-    if (this.summariseOrphans) {
-      const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
-      orphans.unref();
-      this.timers.push(orphans);
-    }
     const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));
     idleCheck.unref();
     this.timers.push(idleCheck);

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -211,5 +212,40 @@ describe('compress: sessions left open by a process that died', function () {
     assert.equal(await second.endOrphanSessions(), 0);
     await second.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('are summarised by the maintenance-lease holder alone, not by every process that opens the store', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-orphan-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'storeWriter.ts'), dir, '3', 'crashed-session', 'die'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const counting = (): Summariser & { calls: number } => {
+      const inner = new ExtractiveSummariser();
+      const s = { name: inner.name, calls: 0, summarise: (...a: Parameters<Summariser['summarise']>) => (s.calls++, inner.summarise(...a)) };
+      return s;
+    };
+    const options = { storeUri: dir, embedder: 'none' as const, maintenanceIntervalMs: 0, sessionIdleMs: 60_000 };
+    const holderSummariser = counting();
+    const otherSummariser = counting();
+    // The killed writer's lease names a dead process: the first to open takes it over.
+    const holder = await MemoryEngine.open({ ...options, summariser: holderSummariser });
+    const other = await MemoryEngine.open({ ...options, summariser: otherSummariser });
+    try {
+      assert.equal(holder.lease.isHeld, true);
+      assert.equal(other.lease.isHeld, false);
+      const scope = { project: 'shared/project' };
+      const end = Date.now() + 30_000;
+      while (!(await holder.listSessions(scope))[0]?.summary && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+      assert.ok((await holder.listSessions(scope))[0]?.summary, 'the holder summarised the orphan session');
+      // The other process's sweep would have run by now (both start theirs 5 s after opening).
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(holderSummariser.calls, 1);
+      assert.equal(otherSummariser.calls, 0, 'a process without the lease summarised');
+    } finally {
+      await other.close();
+      await holder.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
