@@ -159,7 +159,10 @@ interface Server {
   close(): Promise<void>;
 }
 
-const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName];
+// The fill's sessions are never ended: a server would take them for sessions a crashed process
+// left open and summarise them while it is measured (a kept or 1M store is older than the 30
+// idle minutes by the time its servers start). Real stores end their sessions as they go.
+const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', '5256000'];
 
 async function startStdio(dir: string): Promise<Server> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: { ...process.env, LANCEDB_LOG: 'error' } as Record<string, string>, stderr: 'ignore' });

@@ -39,6 +39,7 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     embedder,
     team,
     requestLogRetention: options.requestLogRetention,
+    sessionIdleMs: options.sessionIdleMinutes !== undefined ? options.sessionIdleMinutes * 60_000 : undefined,
     reranker: withEmbedder ? options.reranker : null,
     // A server's first search should not wait for its project's full-text view.
     warmProjects: serves ? [serves.project] : undefined,

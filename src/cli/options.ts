@@ -22,6 +22,8 @@ export interface GlobalOptions {
   embedding: EmbedderConfig | null;
   /** The request log's retention (applied by whichever process holds the store's maintenance lease). */
   requestLogRetention: RequestLogRetention;
+  /** Minutes without activity after which a session is summarised (--session-idle-minutes); undefined: the engine's 30. */
+  sessionIdleMinutes?: number;
   /** The optional reranker (--rerank-endpoint, else $CODE_MEMORY_RERANK_ENDPOINT); null: off. */
   reranker: RerankerConfig | null;
   cwd: string;
@@ -127,6 +129,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     embedder,
     embedding: embeddingFrom(embedder, values, env),
     requestLogRetention: requestLogRetentionFrom(values, env),
+    sessionIdleMinutes: countOption('session-idle-minutes', values['session-idle-minutes'], 'CODE_MEMORY_SESSION_IDLE_MINUTES', env),
     reranker: rerankerFrom(values, env),
     cwd: process.cwd(),
   };

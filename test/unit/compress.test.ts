@@ -3,6 +3,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { openEngine } from '../../src/cli/context';
+import { globalOptionsFrom } from '../../src/cli/options';
 import { MemoryEngine } from '../../src/core/engine';
 import type { MemoryEngineOptions } from '../../src/core/engine';
 import { ExtractiveSummariser } from '../../src/core/compress/summariser';
@@ -212,6 +215,29 @@ describe('compress: sessions left open by a process that died', function () {
     assert.equal(await second.endOrphanSessions(), 0);
     await second.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("wait for the CLI's --session-idle-minutes (or its variable) before they count as idle", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-orphan-'));
+    const scope = { project: 'acme/app' };
+    const writer = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false });
+    await writer.observe([{ type: 'note', title: 'left behind', memory_session_id: 'crashed-session', created_at_epoch: Date.now() - 3600_000 }], scope);
+    const io = { stdout: process.stdout, stderr: new PassThrough(), stdin: process.stdin };
+    const opened = async (values: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => openEngine(globalOptionsFrom({ store: dir, embedder: 'none', ...values }, env), io, false);
+    try {
+      for (const [values, env] of [[{ 'session-idle-minutes': '90' }, {}], [{}, { CODE_MEMORY_SESSION_IDLE_MINUTES: '90' }]] as const) {
+        const engine = await opened(values, env);
+        assert.equal(await (engine as MemoryEngine).endOrphanSessions(), 0, 'an hour-old session is not idle after 90 minutes');
+        await engine.close();
+      }
+      assert.throws(() => globalOptionsFrom({ 'session-idle-minutes': '0' }, {}), /--session-idle-minutes must be a whole number of at least 1, not '0'/);
+      const engine = await opened({ 'session-idle-minutes': '30' });
+      assert.equal(await (engine as MemoryEngine).endOrphanSessions(), 1);
+      await engine.close();
+    } finally {
+      await writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('are summarised by the maintenance-lease holder alone, not by every process that opens the store', async () => {
