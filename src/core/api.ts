@@ -159,7 +159,8 @@ export interface MemoryEngineApi {
   touch(kind: SourceKind, ids: number[], scope: Scope, options?: { background?: boolean }): Promise<void>;
   getNode(nodeId: string, scope: Scope): Promise<NodeDetail | null>;
   listSessions(scope: Scope, limit?: number): Promise<SessionInfo[]>;
-  listObservations(scope: Scope, options?: { sessionId?: string; limit?: number }): Promise<Observation[]>;
+  /** Newest first; `type` narrows to one observation type (`document`: the project's documents). */
+  listObservations(scope: Scope, options?: { sessionId?: string; limit?: number; type?: string }): Promise<Observation[]>;
   listMemories(scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
   entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }>;
 

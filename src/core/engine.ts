@@ -515,7 +515,7 @@ export class MemoryEngine implements MemoryEngineApi {
     return sessions;
   }
 
-  listObservations(scope: Scope, options: { sessionId?: string; limit?: number } = {}): Promise<Observation[]> {
+  listObservations(scope: Scope, options: { sessionId?: string; limit?: number; type?: string } = {}): Promise<Observation[]> {
     return this.scoped(scope).observations.list({ ...options, branch: scope.branch });
   }
 

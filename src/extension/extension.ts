@@ -22,7 +22,7 @@ import { LanguageModelSummariser } from './summariser/languageModelSummariser';
 import { FreshnessService } from './freshness';
 import { MemoryCodeLens } from './editor/memoryCodeLens';
 import { MemoriesView } from './views/memoriesView';
-import type { TreeSnapshot } from './views/memoriesView';
+import type { TreeSnapshot } from './views/snapshot';
 import { RequestLogView } from './views/requestLogView';
 import { SessionsView } from './views/sessionsView';
 import { DetailsPanel } from './webviews/detailsPanel';
@@ -54,6 +54,8 @@ export interface CodeMemoryExtensionApi {
   loadedHeavyModules(): string[];
   /** What the Memories view shows now, as plain data (labels, descriptions, context values, children). */
   memoriesTree(): Promise<TreeSnapshot[]>;
+  /** The Sessions view as shown, every node expanded (projects, their documents, sessions). */
+  sessionsTree(): Promise<TreeSnapshot[]>;
 }
 
 /** VS Code allows deactivate() about five seconds; the engine must be closed within them. */
@@ -170,6 +172,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     },
     loadedHeavyModules: heavyModules,
     memoriesTree: () => memoriesView.snapshot(),
+    sessionsTree: () => sessionsView.snapshot(),
   };
 }
 

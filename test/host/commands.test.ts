@@ -1,6 +1,7 @@
 // The extension's commands inside a real VS Code, run the way the palette and menus run them
 // (vscode.commands.executeCommand), on the store the capture suite filled.
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -130,6 +131,28 @@ describe('Code Memory commands (inside the VS Code host)', function () {
     assert.ok(fs.existsSync(server.args[0]), `${server.args[0]} exists`);
     assert.deepEqual(server.args.slice(1, 6), ['mcp', '--project', project, '--store', api.storeUri]);
     assert.equal(await vscode.env.clipboard.readText(), snippet.text);
+  });
+
+  it("Import Git History reads the project's documents, and the Sessions view lists them by file ahead of the sessions", async () => {
+    fs.mkdirSync(path.join(root(), 'docs'), { recursive: true });
+    fs.writeFileSync(path.join(root(), 'docs', 'caching.md'), '# Caching\n\nEntries leave the cache least recently used first.\n\n## Limits\n\nThe cache holds at most 500 entries; the oldest go first.\n');
+    const git = (...args: string[]): void => void execFileSync('git', ['-C', root(), '-c', 'user.name=Host Test', '-c', 'user.email=host@test.invalid', ...args]);
+    fs.appendFileSync(path.join(root(), 'README.md'), '\nA small cache library: see docs/caching.md for the eviction order.\n');
+    git('add', 'docs/caching.md', 'README.md');
+    git('commit', '-q', '-m', 'Document the cache eviction order');
+    const result = await vscode.commands.executeCommand<{ imported: number }>('codeMemory.importGitHistory', { folder: workspaceFolder(), quiet: true });
+    assert.ok(result && result.imported > 0, JSON.stringify(result));
+    const projectNode = (await api.sessionsTree()).find((n) => n.label === project);
+    assert.ok(projectNode, 'the project is listed');
+    const [documents, ...sessions] = projectNode.children;
+    assert.equal(documents.contextValue, 'documents', JSON.stringify(projectNode.children.map((n) => n.label)));
+    assert.match(documents.description, /^\d+ sections? from 2 files$/);
+    // By path, as the Explorer sorts them.
+    assert.deepEqual(documents.children.map((f) => f.label), ['docs/caching.md', 'README.md']);
+    const guide = documents.children[0];
+    assert.deepEqual(guide.children.map((d) => d.label), ['Caching', 'Caching > Limits']);
+    assert.ok(guide.children.every((d) => d.contextValue === 'observation' && /^document · /.test(d.description)));
+    assert.ok(sessions.length > 0 && sessions.every((n) => n.id.startsWith('session:')), 'the sessions follow the documents');
   });
 
   it('Export Memory writes the project as JSON Lines', async () => {

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { Memory, Scope } from '../../src/core/model/records';
 import type { CodeMemoryExtensionApi } from '../../src/extension/extension';
-import type { TreeSnapshot } from '../../src/extension/views/memoriesView';
+import type { TreeSnapshot } from '../../src/extension/views/snapshot';
 import { codeMemoryApi, waitFor, workspaceFolder } from './helpers';
 
 function find(nodes: TreeSnapshot[], test: (n: TreeSnapshot) => boolean): TreeSnapshot | undefined {

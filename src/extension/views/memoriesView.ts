@@ -4,14 +4,8 @@ import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
 import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryTypeNode, MessageNode } from './nodes';
-
-export interface TreeSnapshot {
-  id: string;
-  label: string;
-  description: string;
-  contextValue: string;
-  children: TreeSnapshot[];
-}
+import { snapshotTree } from './snapshot';
+import type { TreeSnapshot } from './snapshot';
 
 const TYPE_ORDER = ['decision', 'convention', 'fact', 'preference', 'note'];
 
@@ -114,18 +108,8 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   }
 
   /** The whole tree as plain data, expanded: what a person would see with every node open. */
-  async snapshot(node?: CodeMemoryNode, depth = 0): Promise<TreeSnapshot[]> {
-    const out: TreeSnapshot[] = [];
-    for (const child of await this.getChildren(node)) {
-      out.push({
-        id: child.id ?? '',
-        label: typeof child.label === 'string' ? child.label : (child.label?.label ?? ''),
-        description: typeof child.description === 'string' ? child.description : '',
-        contextValue: child.contextValue ?? '',
-        children: depth < 5 ? await this.snapshot(child, depth + 1) : [],
-      });
-    }
-    return out;
+  snapshot(): Promise<TreeSnapshot[]> {
+    return snapshotTree(this);
   }
 
   dispose(): void {

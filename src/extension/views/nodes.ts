@@ -67,6 +67,61 @@ export class ObservationNode extends vscode.TreeItem {
   }
 }
 
+/** The project's own documents (README, docs/, changelogs, doc comments) that Import Git History read. */
+export class DocumentsNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly documents: Observation[],
+  ) {
+    super('Project documents', vscode.TreeItemCollapsibleState.Collapsed);
+    this.id = `documents:${scope.project}`;
+    const files = new Set(documents.map(documentPath)).size;
+    this.description = `${documents.length} section${documents.length === 1 ? '' : 's'} from ${files} file${files === 1 ? '' : 's'}`;
+    this.iconPath = new vscode.ThemeIcon('book');
+    this.contextValue = 'documents';
+    this.tooltip = 'Sections of the README, docs/, changelogs, decision records and doc comments, read at the imported revision. Agents get them in retrieve_memory\'s documents; they are never summarised as a session.';
+  }
+
+  /** One node per file, in path order, each with its sections in the order they were read. */
+  files(): DocumentFileNode[] {
+    const byFile = new Map<string, Observation[]>();
+    for (const d of [...this.documents].sort((a, b) => a.id - b.id)) {
+      const file = documentPath(d);
+      byFile.set(file, [...(byFile.get(file) ?? []), d]);
+    }
+    return [...byFile].sort(([a], [b]) => a.localeCompare(b)).map(([file, sections]) => new DocumentFileNode(this.scope, file, sections));
+  }
+}
+
+export class DocumentFileNode extends vscode.TreeItem {
+  constructor(
+    readonly scope: Scope,
+    readonly file: string,
+    readonly sections: Observation[],
+  ) {
+    super(file, vscode.TreeItemCollapsibleState.Collapsed);
+    this.id = `documents:${scope.project}:${file}`;
+    this.description = `${sections.length} section${sections.length === 1 ? '' : 's'}`;
+    this.iconPath = new vscode.ThemeIcon('file-text');
+    this.contextValue = 'documentFile';
+  }
+
+  /** Its sections, labelled by their headings (the file is the node above). */
+  children(): ObservationNode[] {
+    const suffix = ` (${this.file})`;
+    return this.sections.map((d) => {
+      const node = new ObservationNode(this.scope, d);
+      if (d.title?.endsWith(suffix)) node.label = d.title.slice(0, -suffix.length);
+      return node;
+    });
+  }
+}
+
+/** The file a document section was read from (its title names it when files_read does not). */
+function documentPath(d: Observation): string {
+  return parseList(d.files_read)[0] ?? d.title;
+}
+
 export class MemoryTypeNode extends vscode.TreeItem {
   constructor(
     readonly memoryType: string,
@@ -162,7 +217,7 @@ export class MessageNode extends vscode.TreeItem {
   }
 }
 
-export type CodeMemoryNode = ProjectNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | RequestNode | MessageNode;
+export type CodeMemoryNode = ProjectNode | DocumentsNode | DocumentFileNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | RequestNode | MessageNode;
 
 export function sessionLabel(session: SessionInfo): string {
   const d = new Date(session.started_at_epoch);
@@ -215,6 +270,8 @@ export function observationIcon(type: string): string {
       return 'note';
     case 'merged':
       return 'layers';
+    case 'document':
+      return 'book';
     default:
       return 'circle-small';
   }

@@ -1,16 +1,21 @@
 import * as vscode from 'vscode';
 import type { SessionInfo } from '../../core/api';
+import type { Observation } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { FreshnessService } from '../freshness';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
-import { MessageNode, ObservationNode, ProjectNode, SessionNode } from './nodes';
+import { DocumentFileNode, DocumentsNode, MessageNode, ObservationNode, ProjectNode, SessionNode } from './nodes';
+import { DOCUMENT_TYPE } from '../../core/model/records';
+import { snapshotTree } from './snapshot';
+import type { TreeSnapshot } from './snapshot';
 import { parseList } from '../capture/capturedLog';
 
 const SESSIONS_PER_PROJECT = 50;
 const OBSERVATIONS_PER_SESSION = 200;
+const DOCUMENTS_PER_PROJECT = 5000;
 
-/** Sessions: project → session (date, branch, summary) → observations. */
+/** Sessions: project → its documents (by file) and its sessions (date, branch, summary) → observations. */
 export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vscode.Disposable {
   static readonly id = 'codeMemory.sessions';
   private readonly _onDidChangeTreeData = new vscode.EventEmitter<CodeMemoryNode | undefined>();
@@ -44,6 +49,8 @@ export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
       if (!node) return await this.projects();
       if (node instanceof ProjectNode) return await this.sessions(node);
       if (node instanceof SessionNode) return await this.observations(node);
+      if (node instanceof DocumentsNode) return node.files();
+      if (node instanceof DocumentFileNode) return node.children();
       return [];
     } catch (err) {
       return [new MessageNode(`Could not read the store: ${err instanceof Error ? err.message : String(err)}`, 'error')];
@@ -68,8 +75,12 @@ export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
 
   private async sessions(node: ProjectNode): Promise<CodeMemoryNode[]> {
     const engine = await this.engines.get();
-    const sessions: SessionInfo[] = await engine.listSessions(node.scope, SESSIONS_PER_PROJECT);
-    return sessions.sort((a, b) => b.started_at_epoch - a.started_at_epoch).map((s) => new SessionNode(node.scope, s));
+    const [sessions, documents]: [SessionInfo[], Observation[]] = await Promise.all([
+      engine.listSessions(node.scope, SESSIONS_PER_PROJECT),
+      engine.listObservations(node.scope, { type: DOCUMENT_TYPE, limit: DOCUMENTS_PER_PROJECT }),
+    ]);
+    const nodes: CodeMemoryNode[] = documents.length > 0 ? [new DocumentsNode(node.scope, documents)] : [];
+    return [...nodes, ...sessions.sort((a, b) => b.started_at_epoch - a.started_at_epoch).map((s) => new SessionNode(node.scope, s))];
   }
 
   private async observations(node: SessionNode): Promise<CodeMemoryNode[]> {
@@ -80,6 +91,11 @@ export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     // A commit the code has moved on from says so: changed since, or not on this branch.
     const fresh = await Promise.all(sorted.map((o) => this.freshness.check(node.scope.project, o.commit_sha, [...parseList(o.files_modified), ...parseList(o.files_read)])));
     return sorted.map((o, i) => new ObservationNode(node.scope, o, fresh[i]));
+  }
+
+  /** The tree as shown, for tests and diagnostics. */
+  snapshot(): Promise<TreeSnapshot[]> {
+    return snapshotTree(this);
   }
 
   getParent(): undefined {
