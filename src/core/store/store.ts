@@ -328,7 +328,8 @@ async function openOrCreate(db: Connection, name: TableName, schema: Schema): Pr
  * up as rows are added (new rows are scanned until optimize merges them in).
  */
 export const SCALAR_INDEXES: Partial<Record<TableName, { btree: string[]; bitmap: string[] }>> = {
-  observations: { btree: ['id', 'memory_session_id', 'created_at_epoch'], bitmap: ['project', 'status', 'type'] },
+  // dedupe_key, fingerprint: every write looks its batch's keys up (idempotent imports, near-duplicates).
+  observations: { btree: ['id', 'memory_session_id', 'created_at_epoch', 'dedupe_key', 'fingerprint'], bitmap: ['project', 'status', 'type'] },
   session_summaries: { btree: ['id', 'memory_session_id'], bitmap: ['project', 'status'] },
   memories: { btree: ['id'], bitmap: ['project', 'status'] },
   // node_id: getNode and the hydrate read of every search. LanceDB 0.31 panics on a conditional
