@@ -305,14 +305,19 @@ export class Store {
   }
 }
 
+/** How long a table another process is creating may take to show its first version. */
+const CREATE_WAIT_MS = 10_000;
+
 async function openOrCreate(db: Connection, name: TableName, schema: Schema): Promise<Table> {
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.createEmptyTable(name, schema, { mode: 'create', existOk: true });
     } catch (e) {
-      // Another process created it between our list and create: open theirs.
-      if (attempt >= 5) throw e;
-      await sleep(20 * (attempt + 1));
+      // Another process is creating it: its folder is there before its first version, longer on
+      // a busy machine (two writers opening a new store at once). Open theirs once it shows.
+      if (Date.now() - started > CREATE_WAIT_MS) throw e;
+      await sleep(Math.min(200, 20 * (attempt + 1)));
       try {
         return await db.openTable(name);
       } catch {
