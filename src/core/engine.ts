@@ -574,6 +574,8 @@ export class MemoryEngine implements MemoryEngineApi {
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
     this.assertOpen();
     await this.flush();
+    // A prompt or log entry still on its way would land after the forget, with the text in it.
+    await this.trailingWrites();
     await this.repos.graphQueue.drain();
     // Let the embedding queue and compaction finish their batch first.
     await this.backfill?.idle();
@@ -630,16 +632,19 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   logRequest(entry: RequestLogEntry): Promise<void> {
-    return this.scoped({ project: entry?.project }).requests.log(entry);
+    // Async, so that a bad entry rejects like a failed write instead of throwing at the caller.
+    return this.trail((async () => this.scoped({ project: entry?.project }).requests.log(entry))());
   }
 
-  listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {
+  async listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {
+    await this.trailingWrites();
     return this.scoped(scope).requests.list(limit);
   }
 
   /**
-   * Prompt history writes, which a tool answer need not wait for (a session's next prompt comes
-   * to the same server): this process's reads of the history, and close, wait for them instead.
+   * Prompt history and request log writes, which a tool answer need not wait for (a session's
+   * next prompt comes to the same server): this process's reads of them, forget and close wait
+   * for them instead.
    */
   private trail(write: Promise<void>): Promise<void> {
     const settled = write.catch(() => undefined);

@@ -212,8 +212,9 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     const message = error instanceof Error ? error.message : String(error);
     out = { status: 'error', error_code: code, error_message: message };
   }
-  try {
-    await ctx.engine.logRequest({
+  // Written after the answer (the engine's reads of the log and forget wait for it).
+  void ctx.engine
+    .logRequest({
       request_id: requestId,
       tool: 'retrieve_memory',
       project: ctx.scope.project,
@@ -223,10 +224,8 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
       status: out.status,
       duration_ms: Date.now() - started,
       created_at_epoch: started,
-    });
-  } catch (error) {
-    ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
+    })
+    .catch((error: unknown) => ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`));
   return out;
 }
 
