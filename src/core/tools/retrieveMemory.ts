@@ -212,8 +212,8 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     const message = error instanceof Error ? error.message : String(error);
     out = { status: 'error', error_code: code, error_message: message };
   }
-  // Written after the answer (the engine's reads of the log and forget wait for it).
-  void ctx.engine
+  // Awaited: another process (the CLI, a test, the extension) may read the log right after.
+  await ctx.engine
     .logRequest({
       request_id: requestId,
       tool: 'retrieve_memory',
