@@ -27,27 +27,37 @@ export const DEFAULT_LEXICON_MIN_DELTA = 1000;
 export async function indexProjectLexicon(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean> {
   const manifest = await segments.manifest(project);
   await segments.collect(project, manifest);
+  const where = `project = ${sqlString(project)}`;
+  if (manifest.segments.length === 0) {
+    // A project without segments is indexed from a stream of its rows, a segment at a time: the
+    // view a search builds would first read the whole project into memory (at 1,000,000 cells,
+    // 3 GB before the first segment was written).
+    const rows = await cells.countRows(where);
+    if (rows < Math.max(1, options.minDelta)) return false;
+    return rebuildSegments(cells, segments, project);
+  }
   const lexicon = lexiconFor(cells, segments, project);
   await lexicon.refresh();
   const shape = lexicon.shape;
   if (shape.liveDocs === 0) {
-    if (manifest.segments.length === 0) return false;
     await segments.publish(project, []);
     return true;
   }
   const enoughNew = shape.deltaDocs >= Math.max(1, options.minDelta);
-  const rebuild =
-    (shape.segments.length === 0 && enoughNew) ||
-    shape.segments.length >= (options.maxSegments ?? 8) ||
-    shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
+  const rebuild = shape.segments.length >= (options.maxSegments ?? 8) || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
   if (!rebuild) {
-    // Few new rows (or a small project without segments): the delta in memory serves them.
+    // Few new rows: the delta in memory serves them.
     if (!enoughNew) return false;
     const id = await segments.write(project, lexicon.deltaIndex);
     if (!id) return false;
     await segments.publish(project, [...shape.segments, id]);
     return true;
   }
+  return rebuildSegments(cells, segments, project);
+}
+
+/** Indexes the project again from its cells, in segments of SEGMENT_DOCS documents. */
+async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string): Promise<boolean> {
   const ids: string[] = [];
   let chunk = new LexicalIndex();
   const flush = async (): Promise<void> => {
