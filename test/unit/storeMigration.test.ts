@@ -69,6 +69,33 @@ describe('store: schema versions', () => {
     await reopened.close();
   });
 
+  it('drops the LanceDB full-text index older stores kept on the cells (its update stalled optimize at 1M cells); the fts experiment builds it on demand', async () => {
+    await writeV1Store(dir);
+    const db = await lancedb.connect(dir);
+    await (await db.openTable('cells')).createIndex('search_text', { config: lancedb.Index.fts() });
+    db.close();
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      const cells = engine.store.table('cells');
+      const kinds = async (): Promise<string[]> => (await cells.listIndices()).map((i) => i.indexType);
+      assert.ok(!(await kinds()).some((k) => /fts|inverted/i.test(k)), (await kinds()).join(', '));
+      const scope = { project: 'legacy/app' };
+      assert.equal((await engine.search('capybara', { scope }))[0].cell.source_id, 7);
+      // The naive baseline of the retrieval tables: LanceDB's own full-text search.
+      const previous = process.env.CODE_MEMORY_RETRIEVAL;
+      process.env.CODE_MEMORY_RETRIEVAL = 'lexical=fts';
+      try {
+        assert.equal((await engine.search('capybara', { scope }))[0].cell.source_id, 7);
+      } finally {
+        if (previous === undefined) delete process.env.CODE_MEMORY_RETRIEVAL;
+        else process.env.CODE_MEMORY_RETRIEVAL = previous;
+      }
+      assert.ok((await kinds()).some((k) => /fts|inverted/i.test(k)), 'built for the experiment');
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('refuses a store from a newer version with a clear message and leaves it alone', async () => {
     const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
     await engine.observe([{ type: 'note', title: 'kept' }], { project: 'p' });

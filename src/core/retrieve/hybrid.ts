@@ -11,6 +11,7 @@ import type { LexicalSegments } from '../store/lexicalSegments';
 import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts } from './lexicalIndex';
 import type { Corpus } from './lexicalIndex';
 import { lexiconFor } from './lexicon';
+import { ensureFtsIndex } from '../store/store';
 import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
@@ -193,6 +194,8 @@ async function lexicalSearch(ctx: HybridContext, query: string, where: string, w
   if (!terms) return { rows: [], scores: [] };
   const cells = ctx.cells;
   if (s.lexical === 'fts') {
+    // An experiment setting: the index is built on first use (the store keeps none, see store.ts).
+    await ensureFtsIndex(cells);
     let q = cells.query().fullTextSearch(terms, { columns: 'search_text' });
     if (where) q = q.where(where);
     const rows = (await q.select(columns).limit(want).toArray()) as Row[];

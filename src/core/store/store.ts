@@ -159,8 +159,7 @@ export class Store {
     for (const name of Object.values(TABLES)) {
       tables.set(name, await openOrCreate(db, name, schemas[name]));
     }
-    const cells = tables.get(TABLES.cells) as Table;
-    await ensureFtsIndex(cells);
+    await dropFtsIndex(tables.get(TABLES.cells) as Table, log);
     for (const [name, table] of tables) await ensureScalarIndexes(table, name, log);
 
     let ids: IdAllocator;
@@ -293,7 +292,6 @@ export class Store {
     const zero = new Float32Array(dimension);
     const data = rowsToArrow(schema, rows.map((r) => ({ ...r, vector: zero, embed_model: '' })));
     const table = await this.db.createTable(TABLES.cells, data, { mode: 'overwrite', schema });
-    await ensureFtsIndex(table, true);
     this.tables.set(TABLES.cells, table);
     this.dimension = dimension;
     this.log(`cells re-created for ${dimension}-dimension vectors; ${rows.length} cells wait for embedding`);
@@ -368,6 +366,23 @@ export async function ensureScalarIndexes(table: Table, name: TableName, log: (m
   }
 }
 
+/**
+ * Stores before the full-text segments kept a LanceDB FTS index on the cells. Search never reads
+ * it (see retrieve/lexicon.ts), and at 1,000,000 cells LanceDB 0.31 never finished updating it:
+ * the table's optimize stalled on it for good, leaving every scalar index unmerged. Dropped once.
+ */
+async function dropFtsIndex(cells: Table, log: (m: string) => void): Promise<void> {
+  for (const index of await cells.listIndices()) {
+    if (!/fts|inverted/i.test(index.indexType)) continue;
+    try {
+      await retryConflicts(() => cells.dropIndex(index.name));
+    } catch (e) {
+      log(`the unused full-text index ${index.name} was not dropped (will retry at the next open): ${String((e as Error).message ?? e)}`);
+    }
+  }
+}
+
+/** A LanceDB FTS index on `search_text`: the team table's search, and the cells' `lexical=fts` experiment. */
 export async function ensureFtsIndex(cells: Table, replace = false): Promise<void> {
   const indices = await cells.listIndices();
   if (!replace && indices.some((i) => i.columns.includes('search_text'))) return;
