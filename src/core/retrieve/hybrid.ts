@@ -113,6 +113,8 @@ async function readAllowed(cells: Table, nodeIds: string[], where: string, colum
 interface Ranked {
   rows: Row[];
   scores: number[];
+  /** No row passes the filter at all: the nearest neighbours need not be looked for either. */
+  noneAllowed?: boolean;
 }
 
 /**
@@ -148,6 +150,8 @@ async function bm25Ranked(
     const ids = (await all.toArray()) as Row[];
     allowedIds.value = new Set(ids.map((r) => String(r.node_id)));
   }
+  // Nothing passes the filter (a search of the project's documents where it has none).
+  if (allowedIds.value.size === 0) return { rows: [], scores: [], noneAllowed: true };
   const scored = bm25Search(index, query, want, params, allowedIds.value);
   return ranked(scored, await readAllowed(cells, scored.map((x) => x.nodeId), where, columns));
 }
@@ -306,13 +310,13 @@ export async function hybridSearch(
   const lexColumns = useVectors && s.fusion !== 'rrf' ? [...CELL_COLUMNS, 'embed_model', 'vector'] : CELL_COLUMNS;
   const expansion = s.lexicalWeight > 0 ? await expansionDocuments(ctx, query, options, s) : [];
   const [lex, vector] = await Promise.all([
-    s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve({ rows: [], scores: [] }),
+    s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve<Ranked>({ rows: [], scores: [] }),
     useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
   // The lexical candidates carry their stored vectors; the nearest-neighbour list adds the
   // candidates the words did not find (vectorList), or joins when the words found too little.
   // RRF always fuses both lists.
-  const needVectorList = vector !== null && (s.fusion === 'rrf' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
+  const needVectorList = vector !== null && !lex.noneAllowed && (s.fusion === 'rrf' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
   // Similarities are computed here from the vectors, whatever metric the ANN index uses.
   const vecRows = needVectorList ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 
