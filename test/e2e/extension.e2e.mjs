@@ -140,9 +140,16 @@ export const steps = [
       // Memory anchored to code: a CodeLens counts what memory holds about the file and its functions.
       await page.locator('.part.editor .codelens-decoration', { hasText: /Code Memory: .*edit/ }).first().waitFor({ timeout: TIMEOUT });
       await screenshot('codelens');
-      // Select the word "multiply" on the line that declares it.
+      // Select the word "multiply" on the line that declares it. The CodeLens of the function can
+      // appear between finding the line and clicking it and push the line down: click again until
+      // the status bar shows a selection.
       const editor = page.locator('.part.editor .monaco-editor .view-lines').first();
-      await editor.locator('.view-line', { hasText: 'function multiply' }).first().dblclick({ position: { x: 130, y: 5 } });
+      const selected = page.locator('.statusbar-item', { hasText: /\(\d+ selected\)/ }).first();
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await editor.locator('.view-line', { hasText: 'function multiply' }).first().dblclick({ position: { x: 130, y: 5 } });
+        if (await selected.waitFor({ timeout: 2000 }).then(() => true, () => false)) break;
+      }
+      await selected.waitFor({ timeout: 5000 });
       await runFromPalette(commandTitle('codeMemory.recallContextForSelection'));
       const frame = await webview(page, /result/);
       await frame.locator('.result').first().waitFor({ timeout: TIMEOUT });
