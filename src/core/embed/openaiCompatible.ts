@@ -2,6 +2,7 @@
 // LM Studio, vLLM, and Ollama (baseUrl http://127.0.0.1:11434/v1). Nothing is sent unless
 // the user configures this provider.
 import { checkDimension, l2Normalize, type Embedder } from './embedder';
+import { postJson } from '../modelServer';
 
 export interface OpenAiCompatibleOptions {
   /** e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 */
@@ -63,25 +64,8 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   }
 
   private async request(input: string[]): Promise<Float32Array[]> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    let res: Response;
-    try {
-      res = await fetch(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ model: this.options.model, input }),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000),
-      });
-    } catch (err) {
-      throw new Error(`Embedding server ${this.url} is not reachable (${(err as Error).message}). Is it running?`);
-    }
-    if (!res.ok) {
-      const body = (await res.text().catch(() => '')).slice(0, 300);
-      throw new Error(`Embedding server ${this.url} answered ${res.status}: ${body || res.statusText}`);
-    }
-    const json = (await res.json()) as EmbeddingsResponse;
-    const data = json.data;
+    const json = (await postJson(this.url, { model: this.options.model, input }, { label: 'Embedding server', apiKey: this.options.apiKey, timeoutMs: this.options.timeoutMs ?? 60_000 })) as EmbeddingsResponse | null;
+    const data = json?.data;
     if (!Array.isArray(data) || data.length !== input.length) {
       throw new Error(`Embedding server ${this.url} returned ${data?.length ?? 'no'} embeddings for ${input.length} inputs.`);
     }

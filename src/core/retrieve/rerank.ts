@@ -5,6 +5,7 @@
 // whatever goes wrong, the first-stage order stands and the search still answers.
 
 import type { SearchHit } from '../api';
+import { postJson } from '../modelServer';
 
 /** Plain data, so that it can cross to the engine's worker thread. */
 export interface RerankerConfig {
@@ -105,31 +106,11 @@ export class Reranker {
 
   /** One request; the raw scores in the order of `documents`, or an error saying what was wrong. */
   async scores(query: string, documents: string[]): Promise<number[]> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
-    let res: Response;
-    try {
-      res = await fetch(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ ...(this.config.model ? { model: this.config.model } : {}), query: query.slice(0, RERANK_QUERY_CHARS), documents, top_n: documents.length }),
-        signal: AbortSignal.timeout(this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-      });
-    } catch (err) {
-      const e = err as Error;
-      const why = e.name === 'TimeoutError' ? `no answer within ${this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` : `not reachable: ${e.message}`;
-      throw new Error(`${this.url} ${why}`);
-    }
-    if (!res.ok) {
-      const body = (await res.text().catch(() => '')).slice(0, 200);
-      throw new Error(`${this.url} answered ${res.status}: ${body || res.statusText}`);
-    }
-    let json: RerankResponse;
-    try {
-      json = (await res.json()) as RerankResponse;
-    } catch {
-      throw new Error(`${this.url} answered with something other than JSON`);
-    }
+    const json = (await postJson(
+      this.url,
+      { ...(this.config.model ? { model: this.config.model } : {}), query: query.slice(0, RERANK_QUERY_CHARS), documents, top_n: documents.length },
+      { label: 'Reranker', apiKey: this.config.apiKey, timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+    )) as RerankResponse | null;
     const results = json?.results;
     if (!Array.isArray(results) || results.length !== documents.length) {
       throw new Error(`${this.url} returned ${Array.isArray(results) ? results.length : 'no'} results for ${documents.length} documents`);
