@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import type { Embedder } from '../src/core/embed/embedder';
 import { createEmbedder, type EmbedderConfig } from '../src/core/embed/factory';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
-import { englishTexts, round, table } from './synthetic';
+import { englishTexts, round, sayer, table } from './synthetic';
 
 const { values } = parseArgs({
   options: {
@@ -17,7 +17,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
-const say = (s: string): void => void (values.json ? process.stderr.write(s + '\n') : console.log(s));
+const say = sayer(values.json);
 
 async function rate(e: Embedder, texts: string[], batch = 32): Promise<number> {
   const started = performance.now();

@@ -8,6 +8,7 @@ import { formatReport } from '../src/core/eval/format';
 import { EVAL_TOOLS } from '../src/core/eval/evalTools';
 import type { EvalTool } from '../src/core/eval/evalTools';
 import { runEval } from '../src/core/eval/runEval';
+import { runBench } from './synthetic';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -45,10 +46,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`eval failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

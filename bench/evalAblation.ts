@@ -11,6 +11,7 @@ import { formatReport } from '../src/core/eval/format';
 import { openEvalSession } from '../src/core/eval/runEval';
 import type { EvalTool } from '../src/core/eval/evalTools';
 import type { EvalReport } from '../src/core/eval/runEval';
+import { runBench } from './synthetic';
 
 interface QueryRun {
   name: string;
@@ -163,10 +164,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`ablation failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

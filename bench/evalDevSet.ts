@@ -15,6 +15,7 @@ import { runEval } from '../src/core/eval/runEval';
 
 import { DEV_SETS } from './devSets';
 import type { SetName } from './devSets';
+import { runBench } from './synthetic';
 
 function hasCommit(repo: string, sha: string): boolean {
   return spawnSync('git', ['-C', repo, 'cat-file', '-e', `${sha}^{commit}`]).status === 0;
@@ -65,10 +66,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`eval failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

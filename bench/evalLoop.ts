@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { DEV_SETS } from './devSets';
 import { openEvalSession } from '../src/core/eval/runEval';
 import type { EvalTool } from '../src/core/eval/evalTools';
+import { runBench } from './synthetic';
 
 
 function f3(x: number): string {
@@ -92,10 +93,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`evalLoop failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -12,7 +12,7 @@ import { VectorBackfill } from '../src/core/embed/backfill';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import { TABLES } from '../src/core/store/schema';
-import { percentile, round, syntheticCorpus, table } from './synthetic';
+import { percentile, round, sayer, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -27,7 +27,7 @@ const { values } = parseArgs({
 const count = Number(values.count);
 const batch = Number(values.batch);
 const provider = values.embedder === 'use-lite' ? 'use-lite' : 'hashed';
-const say = (s: string): void => void (values.json ? process.stderr.write(s + '\n') : console.log(s));
+const say = sayer(values.json);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function duBytes(dir: string): number {

@@ -19,7 +19,7 @@ import { retrievalSettings } from '../src/core/retrieve/settings';
 import { prepareIndexText, prepareQueryText } from '../src/core/retrieve/textPrep';
 import { lexiconFor } from '../src/core/retrieve/lexicon';
 import { TABLES } from '../src/core/store/schema';
-import { percentile, round, syntheticCorpus, table } from './synthetic';
+import { percentile, round, sayer, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -131,7 +131,7 @@ async function main(): Promise<void> {
   const size = Number(values.size);
   const delta = Number(values.delta);
   const projects = Number(values.projects);
-  const say = (s: string): void => void (values.json ? process.stderr.write(s + '\n') : console.log(s));
+  const say = sayer(values.json);
   const corpus = syntheticCorpus(size + delta, Number(values.queries));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-bench-lexicon-'));
   // The queries reach the child processes in a file, so that they do not hold the corpus.

@@ -9,7 +9,7 @@ import * as lancedb from '@lancedb/lancedb';
 import type { Embedder } from '../src/core/embed/embedder';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
-import { round } from './synthetic';
+import { round, runBench } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -78,10 +78,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -14,7 +14,7 @@ import { HashedEmbedder } from '../src/core/embed/hashed';
 import { MemoryEngine } from '../src/core/engine';
 import type { RerankerConfig } from '../src/core/retrieve/rerank';
 import { recall } from '../src/core/tools/recall';
-import { percentile, round, runBench, syntheticCorpus, table } from './synthetic';
+import { percentile, round, runBench, sayer, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -27,7 +27,7 @@ const { values } = parseArgs({
 });
 const size = Number(values.size);
 const queryCount = Number(values.queries);
-const say = (s: string): void => void (values.json ? process.stderr.write(s + '\n') : console.log(s));
+const say = sayer(values.json);
 
 /** A rerank server that scores by the share of query words in each document, without delay. */
 async function overlapServer(): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {

@@ -12,7 +12,7 @@ import { HashedEmbedder } from '../src/core/embed/hashed';
 import { annDistance, ensureAnnIndex, vectorIndexName, type AnnIndexKind } from '../src/core/store/annIndex';
 import { rowsToArrow } from '../src/core/store/arrowRows';
 import { cellsSchema } from '../src/core/store/schema';
-import { percentile, round, syntheticCorpus, table } from './synthetic';
+import { percentile, round, sayer, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -31,7 +31,7 @@ const annSizes = new Set(values.ann.split(',').filter(Boolean).map(Number));
 const kinds = values.kinds.split(',').filter(Boolean) as AnnIndexKind[];
 const queryCount = Number(values.queries);
 const dim = Number(values.dim);
-const say = (s: string): void => void (values.json ? process.stderr.write(s + '\n') : console.log(s));
+const say = sayer(values.json);
 
 const HNSW_SETTINGS = [{ ef: 60 }, { ef: 120 }, { ef: 60, refineFactor: 4 }, { ef: 120, refineFactor: 4 }];
 const IVF_SETTINGS = [{ nprobes: 20, refineFactor: 5 }, { nprobes: 20, refineFactor: 10 }, { nprobes: 40, refineFactor: 10 }];

@@ -120,9 +120,15 @@ export function englishTexts(count: number, words: number, seed = 9): string[] {
 }
 
 /** Runs a benchmark's main: exit 0 when it ends, 1 with the error printed when it throws. */
-export function runBench(main: () => Promise<void>): void {
+/** Prints a bench's progress: on stdout, or on stderr when stdout carries its JSON report. */
+export function sayer(json: boolean): (line: string) => void {
+  return (line) => void (json ? process.stderr.write(`${line}\n`) : console.log(line));
+}
+
+/** Runs a bench's main and exits with its code (0 when it returns none), or 1 with the error. */
+export function runBench(main: () => Promise<void | number>): void {
   main().then(
-    () => process.exit(0),
+    (code) => process.exit(code ?? 0),
     (error: unknown) => {
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exit(1);

@@ -23,7 +23,7 @@ import { TeamTable } from '../src/core/team/teamTable';
 import { hybridSearch } from '../src/core/retrieve/hybrid';
 import { objectStorageOptions } from '../src/core/store/objectStorage';
 import { startS3Server } from '../test/unit/fixtures/s3Server';
-import { percentile, round, syntheticCorpus, table } from './synthetic';
+import { percentile, round, sayer, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -36,7 +36,7 @@ const { values } = parseArgs({
 });
 const n = Number(values.n);
 const queryCount = Number(values.queries);
-const say = (s: string): void => void (values.json ? process.stderr.write(`${s}\n`) : console.log(s));
+const say = sayer(values.json);
 const PROJECT = 'github.com/acme/bench';
 const AUTHOR = 'Bench <bench@example.com>';
 
