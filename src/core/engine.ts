@@ -632,19 +632,16 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   logRequest(entry: RequestLogEntry): Promise<void> {
-    // Async, so that a bad entry rejects like a failed write instead of throwing at the caller.
-    return this.trail((async () => this.scoped({ project: entry?.project }).requests.log(entry))());
+    return this.scoped({ project: entry?.project }).requests.log(entry);
   }
 
-  async listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {
-    await this.trailingWrites();
+  listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {
     return this.scoped(scope).requests.list(limit);
   }
 
   /**
-   * Prompt history and request log writes, which a tool answer need not wait for (a session's
-   * next prompt comes to the same server): this process's reads of them, forget and close wait
-   * for them instead.
+   * Prompt history writes, which a tool answer need not wait for (a session's next prompt comes
+   * to the same server): this process's reads of the history, forget and close wait for them.
    */
   private trail(write: Promise<void>): Promise<void> {
     const settled = write.catch(() => undefined);

@@ -34,7 +34,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     // 3 GB before the first segment was written).
     const rows = await cells.countRows(where);
     if (rows < Math.max(1, options.minDelta)) return false;
-    return rebuildSegments(cells, segments, project);
+    return rebuildSegments(cells, segments, project, where);
   }
   const lexicon = lexiconFor(cells, segments, project);
   await lexicon.refresh();
@@ -53,11 +53,11 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     await segments.publish(project, [...shape.segments, id]);
     return true;
   }
-  return rebuildSegments(cells, segments, project);
+  return rebuildSegments(cells, segments, project, where);
 }
 
 /** Indexes the project again from its cells, in segments of SEGMENT_DOCS documents. */
-async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string): Promise<boolean> {
+async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string, where: string): Promise<boolean> {
   const ids: string[] = [];
   let chunk = new LexicalIndex();
   const flush = async (): Promise<void> => {
@@ -65,7 +65,7 @@ async function rebuildSegments(cells: Table, segments: LexicalSegments, project:
     if (id) ids.push(id);
     chunk = new LexicalIndex();
   };
-  for await (const batch of cells.query().where(`project = ${sqlString(project)}`).select(['node_id', 'search_text'])) {
+  for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) {
     for (const r of batch.toArray() as Row[]) {
       chunk.add(String(r.node_id), String(r.search_text ?? ''));
       if (chunk.size >= SEGMENT_DOCS) await flush();

@@ -212,9 +212,8 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     const message = error instanceof Error ? error.message : String(error);
     out = { status: 'error', error_code: code, error_message: message };
   }
-  // Awaited: another process (the CLI, a test, the extension) may read the log right after.
-  await ctx.engine
-    .logRequest({
+  try {
+    await ctx.engine.logRequest({
       request_id: requestId,
       tool: 'retrieve_memory',
       project: ctx.scope.project,
@@ -224,8 +223,10 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
       status: out.status,
       duration_ms: Date.now() - started,
       created_at_epoch: started,
-    })
-    .catch((error: unknown) => ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`));
+    });
+  } catch (error) {
+    ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
   return out;
 }
 
