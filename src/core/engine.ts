@@ -339,14 +339,10 @@ export class MemoryEngine implements MemoryEngineApi {
     let ended = 0;
     for (const project of await this.maintenance.projects()) {
       const repos = this.repos.forProject(project);
-      const last = new Map<string, number>();
-      for (const r of await repos.observations.sessionRows(`status = 'active' AND type <> 'merged'`)) {
-        const id = String(r.memory_session_id);
-        last.set(id, Math.max(last.get(id) ?? 0, Number(r.created_at_epoch)));
-      }
+      const spans = await repos.observations.sessionSpans(`status = 'active' AND type <> 'merged'`);
       const summarised = await repos.summaries.summarisedSessions();
-      for (const [id, at] of last) {
-        if (summarised.has(id) || this.sessions.isOpen(project, id) || at > cutoff || this.closed) continue;
+      for (const { id, last } of spans.values()) {
+        if (summarised.has(id) || this.sessions.isOpen(project, id) || last > cutoff || this.closed) continue;
         await this.endSession({ project }, id, 'idle').catch((e) => this.log(`ending orphan session ${id}: ${String(e)}`));
         ended++;
       }
@@ -493,17 +489,11 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async listSessions(scope: Scope, limit = 20): Promise<SessionInfo[]> {
     const repos = this.scoped(scope);
-    const rows = await repos.observations.sessionRows(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL)` : null);
-    const byId = new Map<string, SessionInfo>();
-    for (const r of rows) {
-      const id = String(r.memory_session_id);
-      const t = Number(r.created_at_epoch);
-      const s = byId.get(id) ?? { memory_session_id: id, project: repos.project, branch: (r.branch as string | null) ?? null, started_at_epoch: t, ended_at_epoch: null, observation_count: 0, summary: null };
-      s.started_at_epoch = Math.min(s.started_at_epoch, t);
-      s.observation_count++;
-      byId.set(id, s);
-    }
-    const sessions = [...byId.values()].sort((a, b) => b.started_at_epoch - a.started_at_epoch).slice(0, Math.max(1, Math.min(500, limit)));
+    const spans = await repos.observations.sessionSpans(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL)` : null);
+    const sessions: SessionInfo[] = [...spans.values()]
+      .sort((a, b) => b.first - a.first)
+      .slice(0, Math.max(1, Math.min(500, limit)))
+      .map((s) => ({ memory_session_id: s.id, project: repos.project, branch: s.branch, started_at_epoch: s.first, ended_at_epoch: null, observation_count: s.count, summary: null }));
     const bySession = new Map(sessions.map((s) => [s.memory_session_id, s]));
     for (const summary of await repos.summaries.ofSessions(sessions.map((s) => s.memory_session_id))) {
       const s = bySession.get(summary.memory_session_id);

@@ -3,11 +3,13 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
 import type { ObservationInput } from '../../src/core/api';
 import { MemoryEngine } from '../../src/core/engine';
 import { LexicalIndex, bm25Search, idf } from '../../src/core/retrieve/lexicalIndex';
 import { lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
+import { readByRowId } from '../../src/core/retrieve/rowReads';
 import { TABLES } from '../../src/core/store/schema';
 import { filesContaining } from './diskFixture';
 
@@ -123,6 +125,47 @@ describe('full-text index segments', function () {
     await assertSameAsReference('alpha', queries);
     const shape = await shapeOf('alpha');
     assert.deepEqual([shape.deltaDocs, shape.deadDocs, shape.liveDocs], [10, 1, 29]);
+  });
+
+  it("reads a search's rows by row id, and finds those that moved after the row ids were read", async () => {
+    await engine.observe(Array.from({ length: 40 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    await engine.observe(Array.from({ length: 5 }, (_, i) => note(100 + i, 'late')), alpha);
+    const terms = prepareQueryText('parser option change').split(' ');
+    const corpus = await lexicon('alpha').corpus(EXTRA_WEIGHT, terms);
+    const ids = bm25Search(corpus, new Map(terms.map((t) => [t, 1])), 100).map((h) => h.nodeId);
+    assert.ok(ids.length > 10, `the control failed: ${ids.length} hits`);
+    const segmentDoc = ids.find((id) => !lexicon('alpha').deltaIndex.has(id))!;
+    const deltaDoc = ids.find((id) => lexicon('alpha').deltaIndex.has(id))!;
+    assert.ok(segmentDoc && deltaDoc, 'hits from both the segment and the delta');
+    const before = new Map(ids.map((id) => [id, lexicon('alpha').rowIdOf(id)]));
+    assert.ok([...before.values()].every((r) => r !== undefined), 'every live row id is known');
+
+    const columns = ['node_id', 'access_count'];
+    const scope = `project = 'alpha'`;
+    assert.deepEqual([...(await corpus.readRows(ids, scope, columns)).keys()].sort(), [...ids].sort());
+    // A filter still applies: rows that fail it are not read, and nothing else is looked up.
+    const odd = new Set(ids.filter((_, i) => i % 2 === 1));
+    const filtered = await corpus.readRows(ids, `${scope} AND node_id IN (${[...odd].map((id) => `'${id}'`).join(',')})`, columns);
+    assert.deepEqual([...filtered.keys()].sort(), [...odd].sort());
+
+    // Rows move after this query's row ids were read: another writer (here a second connection,
+    // which this process's lexicon does not hear of) rewrites them and compacts the table.
+    const other = await (await lancedb.connect(dir)).openTable(TABLES.cells);
+    await other.update({ where: scope, values: { access_count: '1' } });
+    await other.optimize();
+    const moved = ids.filter((id) => before.get(id) !== undefined);
+    const stale = await readByRowId(engine.store.table(TABLES.cells), moved.map((id) => before.get(id)!), scope, columns);
+    assert.equal(stale.length, 0, 'control: the old row ids read nothing');
+    const rows = await corpus.readRows(moved, scope, columns);
+    assert.deepEqual([...rows.keys()].sort(), [...moved].sort(), 'every moved row found again');
+    assert.equal(Number(rows.get(segmentDoc)!.access_count), 1, 'the rows as they are now');
+    other.close();
+    // The next query reads the new row ids.
+    await lexicon('alpha').refresh();
+    assert.notEqual(lexicon('alpha').rowIdOf(segmentDoc), before.get(segmentDoc));
+    const titles = (await engine.search('parser option change', { scope: alpha })).map((h) => h.cell.title);
+    assert.equal(titles.length, 10, titles.join(' | '));
   });
 
   it('merges many small segments into full ones', async () => {

@@ -9,7 +9,6 @@ import type { SearchHit } from '../api';
 import type { Cell, Layer, SourceKind } from '../model/records';
 import type { LexicalSegments } from '../store/lexicalSegments';
 import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts } from './lexicalIndex';
-import type { Corpus } from './lexicalIndex';
 import { lexiconFor } from './lexicon';
 import { ensureFtsIndex } from '../store/store';
 import type { QueryCorpus } from './lexicon';
@@ -17,6 +16,8 @@ import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
 import { tuneVectorQuery } from '../store/annIndex';
 import { prepareQueryText } from './textPrep';
+import { and, readByNodeId } from './rowReads';
+import type { Row } from './rowReads';
 
 /** The part of an embedder that search needs (structurally the Embedder of src/core/embed). */
 export interface QueryEmbedder {
@@ -56,9 +57,6 @@ const CELL_COLUMNS = [
 const RRF_K = 60;
 /** Word matches needed before their scores are standardised (calibrated fusion). */
 const Z_MIN_CANDIDATES = 10;
-const ID_BATCH = 400;
-
-type Row = Record<string, unknown>;
 
 function num(v: unknown): number {
   if (typeof v === 'bigint') return Number(v);
@@ -95,21 +93,6 @@ export function escapeSqlString(value: string): string {
   return value.replace(/'/g, "''");
 }
 
-function and(where: string, clause: string): string {
-  return where ? `(${where}) AND ${clause}` : clause;
-}
-
-/** The rows among `nodeIds` that pass `where`, keyed by node id. */
-async function readAllowed(cells: Table, nodeIds: string[], where: string, columns: string[]): Promise<Map<string, Row>> {
-  const out = new Map<string, Row>();
-  for (let i = 0; i < nodeIds.length; i += ID_BATCH) {
-    const ids = nodeIds.slice(i, i + ID_BATCH).map((id) => `'${escapeSqlString(id)}'`);
-    const rows = (await cells.query().where(and(where, `node_id IN (${ids.join(',')})`)).select(columns).toArray()) as Row[];
-    for (const r of rows) out.set(String(r.node_id), r);
-  }
-  return out;
-}
-
 interface Ranked {
   rows: Row[];
   scores: number[];
@@ -123,7 +106,7 @@ interface Ranked {
  */
 async function bm25Ranked(
   cells: Table,
-  index: Corpus,
+  index: QueryCorpus,
   query: Map<string, number>,
   where: string,
   want: number,
@@ -139,9 +122,9 @@ async function bm25Ranked(
   if (!allowedIds.value) {
     const scored = bm25Search(index, query, want * 3, params);
     // The best `want` first: usually all of them pass the filter and one read is enough.
-    const rows = await readAllowed(cells, scored.slice(0, want).map((x) => x.nodeId), where, columns);
+    const rows = await index.readRows(scored.slice(0, want).map((x) => x.nodeId), where, columns);
     if (rows.size < want && scored.length > want) {
-      for (const [id, row] of await readAllowed(cells, scored.slice(want).map((x) => x.nodeId), where, columns)) rows.set(id, row);
+      for (const [id, row] of await index.readRows(scored.slice(want).map((x) => x.nodeId), where, columns)) rows.set(id, row);
     }
     // Enough survived the filter, or every matching document was already looked at.
     if (rows.size >= want || scored.length < want * 3) return ranked(scored, rows);
@@ -153,7 +136,7 @@ async function bm25Ranked(
   // Nothing passes the filter (a search of the project's documents where it has none).
   if (allowedIds.value.size === 0) return { rows: [], scores: [], noneAllowed: true };
   const scored = bm25Search(index, query, want, params, allowedIds.value);
-  return ranked(scored, await readAllowed(cells, scored.map((x) => x.nodeId), where, columns));
+  return ranked(scored, await index.readRows(scored.map((x) => x.nodeId), where, columns));
 }
 
 /** Query terms, plus the store's own abbreviations of them at a lower weight. */
@@ -223,7 +206,7 @@ async function expansionDocuments(ctx: HybridContext, query: string, options: Hy
   });
   if (hits.length === 0) return [];
   if (s.docExpansionField === 'title') return hits.map((h) => ({ search_text: prepareQueryText(h.cell.title) }));
-  const rows = await readAllowed(ctx.cells, hits.map((h) => h.cell.node_id), options.expandFrom, ['node_id', 'search_text']);
+  const rows = await readByNodeId(ctx.cells, hits.map((h) => h.cell.node_id), options.expandFrom, ['node_id', 'search_text']);
   return hits.map((h) => rows.get(h.cell.node_id)).filter((r): r is Row => r !== undefined);
 }
 

@@ -46,8 +46,8 @@ export class Maintenance {
   }
 
   /** The projects that have rows in one table. */
-  private async projectsIn(name: TableName): Promise<string[]> {
-    return (await this.repos.store.rows(name, null, { select: ['project'] })).filter((r) => r.project).map((r) => String(r.project));
+  private projectsIn(name: TableName): Promise<string[]> {
+    return this.repos.store.distinct(name, 'project');
   }
 
   /** Finishes a forget a crash interrupted (at open, before anything is read). */

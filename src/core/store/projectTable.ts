@@ -6,6 +6,7 @@
 
 import { FilterError, sqlString } from './filters';
 import type { TableName } from './schema';
+import type { RecordBatch } from 'apache-arrow';
 import type { Row, RowsOptions, Store } from './store';
 
 export function checkProject(project: unknown): string {
@@ -32,6 +33,11 @@ export class ProjectTable {
 
   rows(clause: string | null, options: RowsOptions = {}): Promise<Row[]> {
     return this.store.rows(this.name, this.where(clause), options);
+  }
+
+  /** See Store.batches. */
+  batches(clause: string | null, select: string[]): AsyncIterable<RecordBatch> {
+    return this.store.batches(this.name, this.where(clause), select);
   }
 
   count(clause?: string | null): Promise<number> {

@@ -3,7 +3,7 @@
 
 import * as lancedb from '@lancedb/lancedb';
 import type { Connection, Table } from '@lancedb/lancedb';
-import type { Schema } from 'apache-arrow';
+import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
 import { plainRow, rowsToArrow } from './arrowRows';
@@ -218,6 +218,32 @@ export class Store {
       return q.toArray() as Promise<Row[]>;
     });
     return out.map(plainRow);
+  }
+
+  /**
+   * The rows passing `where`, a record batch at a time (`select` columns only): for reads of a
+   * whole project, which would otherwise hold a JS object per row (1,000,000 observations took
+   * 6 s and over a gigabyte that way). Not retried: a caller sees each batch once.
+   */
+  batches(name: TableName, where: string | null, select: string[]): AsyncIterable<RecordBatch> {
+    let q = this.table(name).query().select(select);
+    if (where) q = q.where(where);
+    return q;
+  }
+
+  /**
+   * The distinct non-empty values of a column with a scalar index (the project columns): one
+   * indexed read per value, each for any row holding none of the values found so far, instead
+   * of a read of every row's value (4 ms instead of 4 s over 1,000,000 cells).
+   */
+  async distinct(name: TableName, column: string): Promise<string[]> {
+    const found: string[] = [];
+    for (;;) {
+      const seen = ['', ...found];
+      const rows = await this.rows(name, `${column} NOT IN (${seen.map(sqlString).join(', ')})`, { select: [column], limit: 1 });
+      if (rows.length === 0 || rows[0][column] === null || rows[0][column] === undefined) return found.sort();
+      found.push(String(rows[0][column]));
+    }
   }
 
   async count(name: TableName, where?: string): Promise<number> {
