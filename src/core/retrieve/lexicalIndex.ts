@@ -17,10 +17,17 @@ export interface Bm25Params {
 
 export const DEFAULT_BM25: Bm25Params = { k1: 1.2, b: 0.75 };
 
-/** A term's live documents (corpus-local numbers) and its weighted count in each. */
-export interface LivePostings {
-  docs: ArrayLike<number>;
-  tfs: ArrayLike<number>;
+/**
+ * Part of a term's postings, read in place: corpus documents `base + docs[i]` (ascending) with
+ * their message and extra section counts, of which only those `alive` marks (by corpus document
+ * number) are live; all of them when it is null.
+ */
+export interface PostingRun {
+  base: number;
+  docs: Uint32Array;
+  main: Uint16Array;
+  extra: Uint16Array;
+  alive: Uint8Array | null;
 }
 
 /** The live documents of one project, as BM25 sees them (extra section weight applied). */
@@ -30,7 +37,12 @@ export interface Corpus {
   readonly docSpan: number;
   /** Sum of the live documents' weighted lengths. */
   readonly totalLength: number;
-  postings(term: string): LivePostings | undefined;
+  /** Weight of a term's count in the extra section (a document's is main + extraWeight * extra). */
+  readonly extraWeight: number;
+  /** The term's postings, in runs; undefined when no document has it. */
+  runs(term: string): readonly PostingRun[] | undefined;
+  /** Live documents with the term. */
+  df(term: string): number;
   length(doc: number): number;
   nodeId(doc: number): string;
   /** Short alphabetic terms (see isShortTerm) starting with `letter`: abbreviation candidates. */
@@ -71,7 +83,17 @@ export function sectionCounts(searchText: string): { terms: Map<string, [number,
 }
 
 export function df(corpus: Corpus, term: string): number {
-  return corpus.postings(term)?.docs.length ?? 0;
+  return corpus.df(term);
+}
+
+/** Live documents among a term's runs. */
+export function liveCount(runs: readonly PostingRun[] | undefined): number {
+  let n = 0;
+  for (const { base, docs, alive } of runs ?? []) {
+    if (!alive) n += docs.length;
+    else for (let i = 0; i < docs.length; i++) n += alive[base + docs[i]];
+  }
+  return n;
 }
 
 export function idf(corpus: Corpus, term: string): number {
@@ -110,24 +132,28 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
   // A document's length norm is 0 until it is first scored (a norm of 0 is kept as the least
   // positive number, which adds nothing to a count).
   const { scores, norms, touched } = scratchFor(corpus.docSpan);
+  const ew = corpus.extraWeight;
   let count = 0;
   try {
     for (const [term, weight] of query) {
-      const p = corpus.postings(term);
-      if (!p || weight <= 0) continue;
+      if (weight <= 0) continue;
+      const runs = corpus.runs(term);
+      if (!runs) continue;
       const w = idf(corpus, term) * weight;
-      const docs = p.docs;
-      const tfs = p.tfs;
-      const n = docs.length;
-      for (let i = 0; i < n; i++) {
-        const doc = docs[i];
-        const tf = tfs[i];
-        let norm = norms[doc];
-        if (norm === 0) {
-          touched[count++] = doc;
-          norm = norms[doc] = params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg) || Number.MIN_VALUE;
+      // Read in place: the runs of a segment's postings are scored without a merged copy.
+      for (const { base, docs, main, extra, alive } of runs) {
+        const n = docs.length;
+        for (let i = 0; i < n; i++) {
+          const doc = base + docs[i];
+          if (alive !== null && alive[doc] === 0) continue;
+          const tf = main[i] + ew * extra[i];
+          let norm = norms[doc];
+          if (norm === 0) {
+            touched[count++] = doc;
+            norm = norms[doc] = params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg) || Number.MIN_VALUE;
+          }
+          scores[doc] += (w * tf * (params.k1 + 1)) / (tf + norm);
         }
-        scores[doc] += (w * tf * (params.k1 + 1)) / (tf + norm);
       }
     }
     const top = new TopK(limit, scores);
@@ -224,15 +250,19 @@ class TopK {
 
 /** Live documents that contain both terms, relative to chance: P(a | b) / P(a). */
 export function lift(corpus: Corpus, a: string, b: string): number {
-  const pa = corpus.postings(a);
-  const pb = corpus.postings(b);
-  if (!pa || !pb || pa.docs.length === 0 || pb.docs.length === 0) return 0;
-  const [small, large] = pa.docs.length <= pb.docs.length ? [pa, pb] : [pb, pa];
+  const na = corpus.df(a);
+  const nb = corpus.df(b);
+  if (na === 0 || nb === 0) return 0;
+  const [small, large] = na <= nb ? [a, b] : [b, a];
   const inLarge = new Uint8Array(corpus.docSpan);
-  for (let i = 0; i < large.docs.length; i++) inLarge[large.docs[i]] = 1;
+  for (const { base, docs, alive } of corpus.runs(large) ?? []) {
+    for (let i = 0; i < docs.length; i++) if (!alive || alive[base + docs[i]]) inLarge[base + docs[i]] = 1;
+  }
   let both = 0;
-  for (let i = 0; i < small.docs.length; i++) both += inLarge[small.docs[i]];
-  return both / pb.docs.length / (pa.docs.length / corpus.liveDocs);
+  for (const { base, docs, alive } of corpus.runs(small) ?? []) {
+    for (let i = 0; i < docs.length; i++) if (!alive || alive[base + docs[i]]) both += inLarge[base + docs[i]];
+  }
+  return both / nb / (na / corpus.liveDocs);
 }
 
 /** Short terms of the corpus that could abbreviate `term` (before the co-occurrence check). */
@@ -280,7 +310,7 @@ export class LexicalIndex implements Corpus {
   private readonly docTerms: string[][] = [];
   private readonly byNode = new Map<string, number>();
   private readonly postingLists = new Map<string, Posting>();
-  private readonly live = new Map<string, LivePostings>();
+  private readonly live = new Map<string, PostingRun[]>();
   private readonly dfs = new Map<string, number>();
   private totalMain = 0;
   private totalExtra = 0;
@@ -382,27 +412,16 @@ export class LexicalIndex implements Corpus {
     return idf(this, term);
   }
 
-  /** Live postings with this index's extra weight applied (cached until the next change). */
-  postings(term: string): LivePostings | undefined {
+  /** The term's live postings as one run (cached until the next change). Counts clamp at 65,535, as a segment's do. */
+  runs(term: string): readonly PostingRun[] | undefined {
     const cached = this.live.get(term);
     if (cached) return cached;
-    const raw = this.rawPostings(term, this.extraWeight);
-    if (raw) this.live.set(term, raw);
-    return raw;
-  }
-
-  /** Live postings with the given extra weight applied. */
-  rawPostings(term: string, extraWeight: number): LivePostings | undefined {
-    const p = this.postingLists.get(term);
-    if (!p || !this.dfs.get(term)) return undefined;
-    const docs: number[] = [];
-    const tfs: number[] = [];
-    for (let i = 0; i < p.docs.length; i++) {
-      if (!this.alive[p.docs[i]]) continue;
-      docs.push(p.docs[i]);
-      tfs.push(p.main[i] + extraWeight * p.extra[i]);
-    }
-    return { docs, tfs };
+    const p = this.sectionPostingsOf(term);
+    if (!p || p.docs.length === 0) return undefined;
+    const clamp = (n: number): number => Math.min(0xffff, n);
+    const run: PostingRun[] = [{ base: 0, docs: Uint32Array.from(p.docs), main: Uint16Array.from(p.main, clamp), extra: Uint16Array.from(p.extra, clamp), alive: null }];
+    this.live.set(term, run);
+    return run;
   }
 
   length(doc: number): number {

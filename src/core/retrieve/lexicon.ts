@@ -18,13 +18,20 @@ import { sqlString } from '../store/filters';
 import type { LexicalSegments, SegmentHead, SegmentPostings } from '../store/lexicalSegments';
 import { retryVanished } from '../store/store';
 import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
-import type { Corpus, LivePostings } from './lexicalIndex';
+import type { Corpus, PostingRun } from './lexicalIndex';
+import { liveCount } from './lexicalIndex';
 import { readByNodeId, readByRowId } from './rowReads';
 import type { Row } from './rowReads';
 
 const READ_BATCH = 500;
 /** Bytes of decoded segment postings kept per project between queries. */
 const CACHE_BYTES = 16 * 1024 * 1024;
+
+function postingsBytes(bySegment: Map<string, SegmentPostings> | null): number {
+  let n = 64;
+  for (const p of bySegment?.values() ?? []) n += p.docs.byteLength * 2 + 64;
+  return n;
+}
 
 interface LoadedSegment {
   head: SegmentHead;
@@ -35,7 +42,6 @@ export class Lexicon {
   private segmentsVersion = -1;
   private cellsVersion = -1;
   private segments: LoadedSegment[] = [];
-  private segmentIds = new Set<string>();
   private segmentDocs = 0;
   /** Node id -> corpus document number, over the segments (the newest copy of a node wins). */
   private byNode = new Map<string, number>();
@@ -53,16 +59,12 @@ export class Lexicon {
   private liveCount = 0;
   private shortByLetter = new Map<string, Set<string>>();
   private delta = new LexicalIndex();
+  /** Decoded segment postings by term (null: no segment has it), least recently used first; of `segmentsEpoch`'s segments. */
   private readonly cache = new Map<string, Map<string, SegmentPostings> | null>();
   private cacheBytes = 0;
-  /**
-   * Segment postings of live documents with an extra weight applied, by weight and term: what a
-   * query reads, so that only the delta's part is merged per query. Valid for one generation of
-   * the segments and live marks.
-   */
-  private readonly merged = new Map<string, LivePostings | null>();
-  private mergedBytes = 0;
-  private generation = 0;
+  /** Bytes of decoded postings the cache keeps (settable for tests and benchmarks). */
+  cacheLimit = CACHE_BYTES;
+  private segmentsEpoch = 0;
   private refreshing: Promise<void> | null = null;
   /** False until the project's rows have been listed against the current segments. */
   private listed = false;
@@ -186,7 +188,6 @@ export class Lexicon {
       this.segments.push({ head, base });
       base += head.nodeIds.length;
     }
-    this.segmentIds = new Set(heads.map((h) => h.id));
     this.segmentDocs = base;
     this.byNode = new Map();
     for (const s of this.segments) s.head.nodeIds.forEach((id, i) => this.byNode.set(id, s.base + i));
@@ -200,7 +201,7 @@ export class Lexicon {
     }
     this.cache.clear();
     this.cacheBytes = 0;
-    this.clearMerged();
+    this.segmentsEpoch++;
     // Rows the new segments hold leave the delta; syncRows reads the others again.
     this.delta = new LexicalIndex();
     this.listed = false;
@@ -267,14 +268,7 @@ export class Lexicon {
     this.resetLive();
   }
 
-  private clearMerged(): void {
-    this.merged.clear();
-    this.mergedBytes = 0;
-    this.generation++;
-  }
-
   private resetLive(): void {
-    this.clearMerged();
     if (this.alive.length !== this.segmentDocs) this.alive = new Uint8Array(this.segmentDocs);
     if (this.rowIds.length !== this.segmentDocs) this.rowIds = new Float64Array(this.segmentDocs).fill(-1);
     let main = 0;
@@ -294,60 +288,43 @@ export class Lexicon {
     this.liveCount = count;
   }
 
-  /** Reads the segment postings of the terms not read yet. */
-  async load(terms: Iterable<string>): Promise<void> {
-    if (!this.store || this.segments.length === 0) return;
-    const wanted = [...new Set(terms)].filter((t) => t && !this.cache.has(t));
-    if (wanted.length === 0) return;
-    const found = await this.store.postings(this.project, this.segmentIds, wanted);
+  /**
+   * The segment postings of `terms` in the segments of `epoch` (term -> segment id -> postings;
+   * null when no segment has the term), read where the cache does not hold them. The caller
+   * keeps what it was given: the cache may drop any of it afterwards, even the terms of a query
+   * whose postings alone exceed it.
+   */
+  async load(terms: Iterable<string>, segments: readonly LoadedSegment[], epoch: number): Promise<Map<string, Map<string, SegmentPostings> | null>> {
+    const out = new Map<string, Map<string, SegmentPostings> | null>();
+    if (!this.store || segments.length === 0) return out;
+    const current = epoch === this.segmentsEpoch;
+    const wanted: string[] = [];
+    for (const t of new Set(terms)) {
+      if (!t) continue;
+      const cached = current ? this.cache.get(t) : undefined;
+      if (cached === undefined) wanted.push(t);
+      else {
+        out.set(t, cached);
+        // Used again: the newest entry.
+        this.cache.delete(t);
+        this.cache.set(t, cached);
+      }
+    }
+    if (wanted.length === 0) return out;
+    const found = await this.store.postings(this.project, segments.map((s) => s.head), wanted);
+    const stillCurrent = epoch === this.segmentsEpoch;
     for (const t of wanted) {
       const bySegment = found.get(t) ?? null;
+      out.set(t, bySegment);
+      if (!stillCurrent || this.cache.has(t)) continue;
       this.cache.set(t, bySegment);
-      for (const p of bySegment?.values() ?? []) this.cacheBytes += p.docs.byteLength * 2 + 64;
+      this.cacheBytes += postingsBytes(bySegment);
     }
-    // Merged postings derive from these: dropped first, then the oldest terms (the terms of the
-    // current query are the newest entries).
-    if (this.cacheBytes + this.mergedBytes > CACHE_BYTES) this.clearMerged();
+    // The least recently used terms go first.
     for (const [term, bySegment] of this.cache) {
-      if (this.cacheBytes <= CACHE_BYTES) break;
-      for (const p of bySegment?.values() ?? []) this.cacheBytes -= p.docs.byteLength * 2 + 64;
+      if (this.cacheBytes <= this.cacheLimit) break;
+      this.cacheBytes -= postingsBytes(bySegment);
       this.cache.delete(term);
-    }
-  }
-
-  /**
-   * A loaded term's postings over the live segment documents, with `extraWeight` applied; null
-   * when no segment has the term. Over the segments and live marks of `view`; cached while
-   * they are the current ones.
-   */
-  segmentLive(term: string, extraWeight: number, view: LexiconView): LivePostings | null {
-    const key = `${extraWeight} ${term}`;
-    const current = view.generation === this.generation;
-    if (current && this.merged.has(key)) return this.merged.get(key)!;
-    const bySegment = this.cache.get(term);
-    let out: LivePostings | null = null;
-    if (bySegment) {
-      let size = 0;
-      for (const p of bySegment.values()) size += p.docs.length;
-      const docs = new Uint32Array(size);
-      const tfs = new Float64Array(size);
-      let n = 0;
-      for (const s of view.segments) {
-        const p = bySegment.get(s.head.id);
-        if (!p) continue;
-        for (let i = 0; i < p.docs.length; i++) {
-          const doc = s.base + p.docs[i];
-          if (!view.alive[doc]) continue;
-          docs[n] = doc;
-          tfs[n++] = p.main[i] + extraWeight * p.extra[i];
-        }
-      }
-      if (n > 0) out = { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
-    }
-    // A term not loaded (or evicted since) is not cached as absent.
-    if (current && bySegment !== undefined) {
-      this.merged.set(key, out);
-      this.mergedBytes += (out?.docs.length ?? 0) * 12 + 64;
     }
     return out;
   }
@@ -360,7 +337,7 @@ export class Lexicon {
     await this.refresh();
     const corpus = new QueryCorpus(this, extraWeight);
     // One read for the terms and every short term that could abbreviate one of them.
-    await this.load([...terms, ...terms.flatMap((t) => abbreviationCandidates(corpus, t))]);
+    await corpus.load([...terms, ...terms.flatMap((t) => abbreviationCandidates(corpus, t))]);
     return corpus;
   }
 
@@ -375,7 +352,7 @@ export class Lexicon {
       liveCount: this.liveCount,
       delta: this.delta,
       shortByLetter: this.shortByLetter,
-      generation: this.generation,
+      segmentsEpoch: this.segmentsEpoch,
       cellsVersion: this.cellsVersion,
     };
   }
@@ -390,7 +367,7 @@ interface LexiconView {
   liveCount: number;
   delta: LexicalIndex;
   shortByLetter: Map<string, Set<string>>;
-  generation: number;
+  segmentsEpoch: number;
   /** The cells table's version the row ids were read at. */
   cellsVersion: number;
 }
@@ -398,11 +375,14 @@ interface LexiconView {
 /** A Lexicon's state as one query sees it (segment documents first, then the delta's). */
 export class QueryCorpus implements Corpus {
   private readonly v: LexiconView;
-  private readonly merged = new Map<string, LivePostings | undefined>();
+  /** Segment postings of the terms this query loaded (kept here whatever the lexicon's cache drops). */
+  private readonly loaded = new Map<string, Map<string, SegmentPostings> | null>();
+  private readonly runCache = new Map<string, readonly PostingRun[] | undefined>();
+  private readonly dfs = new Map<string, number>();
 
   constructor(
     private readonly lexicon: Lexicon,
-    private readonly extraWeight: number,
+    readonly extraWeight: number,
   ) {
     this.v = lexicon.view;
   }
@@ -416,37 +396,36 @@ export class QueryCorpus implements Corpus {
     return this.v.liveMain + main + this.extraWeight * (this.v.liveExtra + extra);
   }
 
-  /** Loads more terms' postings (query expansion); call before reading them. */
-  load(terms: Iterable<string>): Promise<void> {
-    return this.lexicon.load(terms);
+  /** Reads more terms' postings (query expansion); call before using them. */
+  async load(terms: Iterable<string>): Promise<void> {
+    const wanted = [...terms].filter((t) => !this.loaded.has(t));
+    for (const [term, bySegment] of await this.lexicon.load(wanted, this.v.segments, this.v.segmentsEpoch)) this.loaded.set(term, bySegment);
   }
 
   get docSpan(): number {
     return this.v.segmentDocs + this.v.delta.docSpan;
   }
 
-  postings(term: string): LivePostings | undefined {
-    if (this.merged.has(term)) return this.merged.get(term);
-    const seg = this.lexicon.segmentLive(term, this.extraWeight, this.v);
-    const d = this.v.delta.rawPostings(term, this.extraWeight);
-    let out: LivePostings | undefined;
-    if (!d || d.docs.length === 0) out = seg ?? undefined;
-    else {
-      const n = seg?.docs.length ?? 0;
-      const docs = new Uint32Array(n + d.docs.length);
-      const tfs = new Float64Array(n + d.docs.length);
-      if (seg) {
-        docs.set(seg.docs);
-        tfs.set(seg.tfs);
+  runs(term: string): readonly PostingRun[] | undefined {
+    if (this.runCache.has(term)) return this.runCache.get(term);
+    const out: PostingRun[] = [];
+    const bySegment = this.loaded.get(term);
+    if (bySegment) {
+      for (const s of this.v.segments) {
+        const p = bySegment.get(s.head.id);
+        if (p) out.push({ base: s.base, docs: p.docs, main: p.main, extra: p.extra, alive: this.v.alive });
       }
-      for (let i = 0; i < d.docs.length; i++) {
-        docs[n + i] = this.v.segmentDocs + d.docs[i];
-        tfs[n + i] = d.tfs[i];
-      }
-      out = { docs, tfs };
     }
-    this.merged.set(term, out);
-    return out;
+    for (const r of this.v.delta.runs(term) ?? []) out.push({ ...r, base: this.v.segmentDocs + r.base });
+    const runs = out.length > 0 ? out : undefined;
+    this.runCache.set(term, runs);
+    return runs;
+  }
+
+  df(term: string): number {
+    let n = this.dfs.get(term);
+    if (n === undefined) this.dfs.set(term, (n = liveCount(this.runs(term))));
+    return n;
   }
 
   /** The segment holding a segment document (a search calls this once per document it scores). */
