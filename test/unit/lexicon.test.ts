@@ -218,6 +218,53 @@ describe('full-text index segments', function () {
     assert.equal(titles.length, 10, titles.join(' | '));
   });
 
+  it('reads segments written before compression, and the lease holder writes them again', async () => {
+    await engine.observe(Array.from({ length: 120 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    await engine.observe(Array.from({ length: 8 }, (_, i) => note(300 + i, 'late')), alpha);
+    // The segments as a store from before compression holds them: heads without a format,
+    // postings as u32 documents and u16 counts.
+    const table = engine.store.table(TABLES.lexicalSegments);
+    const rows = (await table.query().toArray()) as Array<{ project: string; segment: string; term: string; data: Uint8Array }>;
+    const old = rows.map((r) => {
+      if (r.segment === '') return r;
+      const data = Buffer.from(r.data);
+      if (r.term === '') {
+        const metaLen = data.readUInt32LE(0);
+        const meta = JSON.parse(data.subarray(4, 4 + metaLen).toString('utf8')) as Record<string, unknown>;
+        delete meta.format;
+        const metaOut = Buffer.from(JSON.stringify(meta), 'utf8');
+        const head = Buffer.alloc(4);
+        head.writeUInt32LE(metaOut.length, 0);
+        return { ...r, data: Buffer.concat([head, metaOut, data.subarray(4 + metaLen)]) };
+      }
+      const p = decodePostings(r.data, 2);
+      const n = p.docs.length;
+      const fixed = Buffer.alloc(4 + n * 8);
+      fixed.writeUInt32LE(n, 0);
+      for (let i = 0; i < n; i++) {
+        fixed.writeUInt32LE(p.docs[i], 4 + i * 4);
+        fixed.writeUInt16LE(p.main[i], 4 + n * 4 + i * 2);
+        fixed.writeUInt16LE(p.extra[i], 4 + n * 6 + i * 2);
+      }
+      return { ...r, data: fixed };
+    });
+    await table.delete('true');
+    await table.add(old);
+    // A process that opens the store then.
+    await engine.close();
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, lexiconMinDelta: 1 });
+    lexicon('alpha').cacheLimit = 0;
+    const queries = ['parser option', 'environment middleware locale', 'command diff lines'];
+    assert.deepEqual((await shapeOf('alpha')).formats, [1]);
+    await assertSameAsReference('alpha', queries);
+
+    await engine.optimize();
+    const after = await shapeOf('alpha');
+    assert.deepEqual([after.formats, after.deltaDocs], [[2], 0]);
+    await assertSameAsReference('alpha', queries);
+  });
+
   it('merges many small segments into full ones', async () => {
     for (let round = 0; round < 9; round++) {
       await engine.observe([note(round, 'r')], alpha);

@@ -83,9 +83,10 @@ export class Lexicon {
   }
 
   /** Segments in use and rows in the delta (for maintenance, tests and benchmarks). */
-  get shape(): { segments: string[]; segmentDocs: number; liveDocs: number; deltaDocs: number; deadDocs: number } {
+  get shape(): { segments: string[]; formats: number[]; segmentDocs: number; liveDocs: number; deltaDocs: number; deadDocs: number } {
     return {
       segments: this.segments.map((s) => s.head.id),
+      formats: this.segments.map((s) => s.head.format),
       segmentDocs: this.segmentDocs,
       liveDocs: this.liveCount + this.delta.liveDocs,
       deltaDocs: this.delta.liveDocs,

@@ -63,11 +63,11 @@ function segmentTime(id: string): number {
   return parseInt(id.slice(0, 10), 36);
 }
 
-/** The postings encoding segments are written in. */
-const FORMAT = 2;
+/** The postings encoding segments are written in (older segments are read, and indexed again by the lease holder). */
+export const SEGMENT_FORMAT = 2;
 
 function encodeHead(docs: Array<{ nodeId: string; main: number; extra: number }>, shortTerms: string[]): Uint8Array {
-  const meta = Buffer.from(JSON.stringify({ docs: docs.length, shortTerms, format: FORMAT }), 'utf8');
+  const meta = Buffer.from(JSON.stringify({ docs: docs.length, shortTerms, format: SEGMENT_FORMAT }), 'utf8');
   const ids = Buffer.from(docs.map((d) => d.nodeId).join('\n'), 'utf8');
   const lengths = new Uint16Array(docs.length * 2);
   docs.forEach((d, i) => {

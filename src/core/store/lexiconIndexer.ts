@@ -7,7 +7,7 @@ import type { Table } from '@lancedb/lancedb';
 import { LexicalIndex } from '../retrieve/lexicalIndex';
 import { lexiconFor } from '../retrieve/lexicon';
 import { sqlString } from './filters';
-import { SEGMENT_DOCS } from './lexicalSegments';
+import { SEGMENT_DOCS, SEGMENT_FORMAT } from './lexicalSegments';
 import type { LexicalSegments } from './lexicalSegments';
 
 type Row = Record<string, unknown>;
@@ -44,7 +44,10 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     return true;
   }
   const enoughNew = shape.deltaDocs >= Math.max(1, options.minDelta);
-  const rebuild = shape.segments.length >= (options.maxSegments ?? 8) || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
+  // Segments of an older format are read too, but cost more to read (format 1 postings were
+  // four times the size): they are written again once.
+  const outdated = shape.formats.some((f) => f < SEGMENT_FORMAT);
+  const rebuild = outdated || shape.segments.length >= (options.maxSegments ?? 8) || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
   if (!rebuild) {
     // Few new rows: the delta in memory serves them.
     if (!enoughNew) return false;
