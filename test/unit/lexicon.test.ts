@@ -10,7 +10,8 @@ import { LexicalIndex, bm25Search, idf } from '../../src/core/retrieve/lexicalIn
 import { lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
 import { readByRowId } from '../../src/core/retrieve/rowReads';
-import { decodePostings, encodePostings } from '../../src/core/store/lexicalSegments';
+import { currentPostings } from '../../src/core/store/lexicalSegments';
+import { decodePostings, encodePostings } from '../../src/core/retrieve/postings';
 import { TABLES } from '../../src/core/store/schema';
 import { filesContaining } from './diskFixture';
 
@@ -56,14 +57,14 @@ describe('segment postings encoding', () => {
     main[10] = 70_000;
     const encoded = encodePostings(docs, main, extra);
     assert.ok(encoded.length < docs.length * 3, `${encoded.length} bytes for ${docs.length} entries`);
-    const back = decodePostings(encoded, 2);
+    const back = decodePostings(encoded);
     assert.deepEqual([...back.docs], docs);
     assert.deepEqual([...back.main], main.map((m) => Math.min(m, 0xffff)));
     assert.deepEqual([...back.extra], extra);
     // Documents given out of order are stored in order, each with its own counts.
-    const shuffled = decodePostings(encodePostings([9, 2, 5], [1, 2, 3], [0, 1, 0]), 2);
+    const shuffled = decodePostings(encodePostings([9, 2, 5], [1, 2, 3], [0, 1, 0]));
     assert.deepEqual([[...shuffled.docs], [...shuffled.main], [...shuffled.extra]], [[2, 5, 9], [2, 3, 1], [1, 0, 0]]);
-    assert.throws(() => decodePostings(encoded.subarray(0, encoded.length - 1), 2), /wrong length/);
+    assert.throws(() => decodePostings(encoded.subarray(0, encoded.length - 1)), /wrong length/);
   });
 
   it('still reads segments written before compression (format 1)', () => {
@@ -73,7 +74,7 @@ describe('segment postings encoding', () => {
     [4, 70_000, 70_001].forEach((d, i) => buf.writeUInt32LE(d, 4 + i * 4));
     [1, 2, 300].forEach((m, i) => buf.writeUInt16LE(m, 4 + n * 4 + i * 2));
     [0, 5, 1].forEach((e, i) => buf.writeUInt16LE(e, 4 + n * 6 + i * 2));
-    const p = decodePostings(new Uint8Array(buf), 1);
+    const p = decodePostings(currentPostings(new Uint8Array(buf), 1));
     assert.deepEqual([[...p.docs], [...p.main], [...p.extra]], [[4, 70_000, 70_001], [1, 2, 300], [0, 5, 1]]);
   });
 });
@@ -238,7 +239,7 @@ describe('full-text index segments', function () {
         head.writeUInt32LE(metaOut.length, 0);
         return { ...r, data: Buffer.concat([head, metaOut, data.subarray(4 + metaLen)]) };
       }
-      const p = decodePostings(r.data, 2);
+      const p = decodePostings(r.data);
       const n = p.docs.length;
       const fixed = Buffer.alloc(4 + n * 8);
       fixed.writeUInt32LE(n, 0);

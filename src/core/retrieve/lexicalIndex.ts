@@ -8,6 +8,7 @@
 // what a commit's diff says), so that the extra section's weight is chosen at query time and
 // a segment written once serves every weight.
 
+import { PostingCursor, encodePostings } from './postings';
 import { EXTRA_MARK } from './textPrep';
 
 export interface Bm25Params {
@@ -18,15 +19,13 @@ export interface Bm25Params {
 export const DEFAULT_BM25: Bm25Params = { k1: 1.2, b: 0.75 };
 
 /**
- * Part of a term's postings, read in place: corpus documents `base + docs[i]` (ascending) with
- * their message and extra section counts, of which only those `alive` marks (by corpus document
- * number) are live; all of them when it is null.
+ * Part of a term's postings, encoded (postings.ts) and read in place: its documents are corpus
+ * documents from `base` on, of which only those `alive` marks (by corpus document number) are
+ * live; all of them when it is null.
  */
 export interface PostingRun {
   base: number;
-  docs: Uint32Array;
-  main: Uint16Array;
-  extra: Uint16Array;
+  data: Uint8Array;
   alive: Uint8Array | null;
 }
 
@@ -89,11 +88,20 @@ export function df(corpus: Corpus, term: string): number {
 /** Live documents among a term's runs. */
 export function liveCount(runs: readonly PostingRun[] | undefined): number {
   let n = 0;
-  for (const { base, docs, alive } of runs ?? []) {
-    if (!alive) n += docs.length;
-    else for (let i = 0; i < docs.length; i++) n += alive[base + docs[i]];
+  for (const { base, data, alive } of runs ?? []) {
+    const c = new PostingCursor(data, base);
+    if (!alive) n += c.remaining;
+    else while (c.next()) n += alive[c.doc];
   }
   return n;
+}
+
+/** Calls `fn` with each live document of a term's runs. */
+function forEachLive(runs: readonly PostingRun[] | undefined, fn: (doc: number) => void): void {
+  for (const { base, data, alive } of runs ?? []) {
+    const c = new PostingCursor(data, base);
+    while (c.next()) if (!alive || alive[c.doc]) fn(c.doc);
+  }
 }
 
 export function idf(corpus: Corpus, term: string): number {
@@ -140,13 +148,13 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
       const runs = corpus.runs(term);
       if (!runs) continue;
       const w = idf(corpus, term) * weight;
-      // Read in place: the runs of a segment's postings are scored without a merged copy.
-      for (const { base, docs, main, extra, alive } of runs) {
-        const n = docs.length;
-        for (let i = 0; i < n; i++) {
-          const doc = base + docs[i];
+      // Read in place: the encoded postings are scored as they are walked, never copied.
+      for (const { base, data, alive } of runs) {
+        const c = new PostingCursor(data, base);
+        while (c.next()) {
+          const doc = c.doc;
           if (alive !== null && alive[doc] === 0) continue;
-          const tf = main[i] + ew * extra[i];
+          const tf = c.main + ew * c.extra;
           let norm = norms[doc];
           if (norm === 0) {
             touched[count++] = doc;
@@ -255,13 +263,9 @@ export function lift(corpus: Corpus, a: string, b: string): number {
   if (na === 0 || nb === 0) return 0;
   const [small, large] = na <= nb ? [a, b] : [b, a];
   const inLarge = new Uint8Array(corpus.docSpan);
-  for (const { base, docs, alive } of corpus.runs(large) ?? []) {
-    for (let i = 0; i < docs.length; i++) if (!alive || alive[base + docs[i]]) inLarge[base + docs[i]] = 1;
-  }
+  forEachLive(corpus.runs(large), (doc) => (inLarge[doc] = 1));
   let both = 0;
-  for (const { base, docs, alive } of corpus.runs(small) ?? []) {
-    for (let i = 0; i < docs.length; i++) if (!alive || alive[base + docs[i]]) both += inLarge[base + docs[i]];
-  }
+  forEachLive(corpus.runs(small), (doc) => (both += inLarge[doc]));
   return both / nb / (na / corpus.liveDocs);
 }
 
@@ -412,14 +416,13 @@ export class LexicalIndex implements Corpus {
     return idf(this, term);
   }
 
-  /** The term's live postings as one run (cached until the next change). Counts clamp at 65,535, as a segment's do. */
+  /** The term's live postings as one run, encoded as a segment's are (cached until the next change). */
   runs(term: string): readonly PostingRun[] | undefined {
     const cached = this.live.get(term);
     if (cached) return cached;
     const p = this.sectionPostingsOf(term);
     if (!p || p.docs.length === 0) return undefined;
-    const clamp = (n: number): number => Math.min(0xffff, n);
-    const run: PostingRun[] = [{ base: 0, docs: Uint32Array.from(p.docs), main: Uint16Array.from(p.main, clamp), extra: Uint16Array.from(p.extra, clamp), alive: null }];
+    const run: PostingRun[] = [{ base: 0, data: encodePostings(p.docs, p.main, p.extra), alive: null }];
     this.live.set(term, run);
     return run;
   }

@@ -29,7 +29,7 @@ const CACHE_BYTES = 16 * 1024 * 1024;
 
 function postingsBytes(bySegment: Map<string, SegmentPostings> | null): number {
   let n = 64;
-  for (const p of bySegment?.values() ?? []) n += p.docs.byteLength * 2 + 64;
+  for (const p of bySegment?.values() ?? []) n += p.byteLength + 64;
   return n;
 }
 
@@ -65,6 +65,8 @@ export class Lexicon {
   /** Bytes of decoded postings the cache keeps (settable for tests and benchmarks). */
   cacheLimit = CACHE_BYTES;
   private segmentsEpoch = 0;
+  /** Weighted lengths of the segment documents, for the last extra weight asked (see lengths). */
+  private weighted: { epoch: number; extraWeight: number; lengths: Float64Array } | null = null;
   private refreshing: Promise<void> | null = null;
   /** False until the project's rows have been listed against the current segments. */
   private listed = false;
@@ -331,6 +333,24 @@ export class Lexicon {
   }
 
   /**
+   * Each segment document's length with the extra section weighted, by document number: what
+   * BM25 reads for every document it scores (a million of them for a query of common words at
+   * 1,000,000 cells), kept for the segments of `epoch`.
+   */
+  lengths(segments: readonly LoadedSegment[], epoch: number, extraWeight: number): Float64Array {
+    const w = this.weighted;
+    if (w && w.epoch === epoch && w.extraWeight === extraWeight) return w.lengths;
+    const size = segments.reduce((n, s) => n + s.head.lenMain.length, 0);
+    const lengths = new Float64Array(size);
+    for (const s of segments) {
+      const { lenMain, lenExtra } = s.head;
+      for (let i = 0; i < lenMain.length; i++) lengths[s.base + i] = lenMain[i] + extraWeight * lenExtra[i];
+    }
+    if (epoch === this.segmentsEpoch) this.weighted = { epoch, extraWeight, lengths };
+    return lengths;
+  }
+
+  /**
    * The corpus for one query, with the extra section weighted by `extraWeight`. Loads the
    * terms' postings and those of their possible abbreviations.
    */
@@ -380,12 +400,14 @@ export class QueryCorpus implements Corpus {
   private readonly loaded = new Map<string, Map<string, SegmentPostings> | null>();
   private readonly runCache = new Map<string, readonly PostingRun[] | undefined>();
   private readonly dfs = new Map<string, number>();
+  private readonly lengths: Float64Array;
 
   constructor(
     private readonly lexicon: Lexicon,
     readonly extraWeight: number,
   ) {
     this.v = lexicon.view;
+    this.lengths = lexicon.lengths(this.v.segments, this.v.segmentsEpoch, extraWeight);
   }
 
   get liveDocs(): number {
@@ -414,7 +436,7 @@ export class QueryCorpus implements Corpus {
     if (bySegment) {
       for (const s of this.v.segments) {
         const p = bySegment.get(s.head.id);
-        if (p) out.push({ base: s.base, docs: p.docs, main: p.main, extra: p.extra, alive: this.v.alive });
+        if (p) out.push({ base: s.base, data: p, alive: this.v.alive });
       }
     }
     for (const r of this.v.delta.runs(term) ?? []) out.push({ ...r, base: this.v.segmentDocs + r.base });
@@ -447,8 +469,7 @@ export class QueryCorpus implements Corpus {
       const [main, extra] = this.v.delta.sectionLengths(doc - this.v.segmentDocs);
       return main + this.extraWeight * extra;
     }
-    const s = this.segmentOf(doc);
-    return s.head.lenMain[doc - s.base] + this.extraWeight * s.head.lenExtra[doc - s.base];
+    return this.lengths[doc];
   }
 
   nodeId(doc: number): string {

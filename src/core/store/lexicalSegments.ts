@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { LexicalIndex } from '../retrieve/lexicalIndex';
 import { isShortTerm } from '../retrieve/lexicalIndex';
+import { clampCount, encodePostings } from '../retrieve/postings';
 import { sqlString } from './filters';
 import { TABLES } from './schema';
 import { retryConflicts, retryVanished } from './store';
@@ -23,7 +24,6 @@ import type { Row, Store } from './store';
 /** Documents per segment written by a full build (bounds the builder's memory). */
 export const SEGMENT_DOCS = 25_000;
 const GRACE_MS = 10 * 60_000;
-const MAX_COUNT = 0xffff;
 const TERM_BATCH = 200;
 
 export interface Manifest {
@@ -43,16 +43,8 @@ export interface SegmentHead {
   shortTerms: string[];
 }
 
-/** A term's postings in one segment: segment-local document numbers and counts per section. */
-export interface SegmentPostings {
-  docs: Uint32Array;
-  main: Uint16Array;
-  extra: Uint16Array;
-}
-
-function clampCount(n: number): number {
-  return Math.min(MAX_COUNT, Math.max(0, Math.round(n)));
-}
+/** A term's postings in one segment, encoded (postings.ts), over segment-local document numbers. */
+export type SegmentPostings = Uint8Array;
 
 /** Segment ids sort by creation time, which the collection of old segments relies on. */
 function newSegmentId(now = Date.now()): string {
@@ -105,104 +97,14 @@ function decodeHead(id: string, data: Uint8Array): SegmentHead {
 }
 
 /**
- * A term's postings in a segment, format 2: the count, then per document the gap from the
- * previous document number (minus one) as a varint and its two section counts, in one byte when
- * both are below 15 (message count in the low four bits) or as 0xff and two varints. Most
- * entries take two bytes; format 1 took eight (u32 document, two u16 counts), and at 1,000,000
- * cells a query read 30 MB of them.
+ * A stored postings row in the current encoding (postings.ts). Format 1, before compression:
+ * the count (u32), then every document (u32), message count (u16), extra count (u16).
  */
-export function encodePostings(docs: number[], main: number[], extra: number[]): Uint8Array {
-  const order = docs.map((_, i) => i).sort((a, b) => docs[a] - docs[b]);
-  const out = new ByteWriter(8 + docs.length * 3);
-  out.varint(docs.length);
-  let prev = -1;
-  for (const i of order) {
-    out.varint(docs[i] - prev - 1);
-    prev = docs[i];
-    const m = clampCount(main[i]);
-    const e = clampCount(extra[i]);
-    if (m < 15 && e < 15) out.byte(m | (e << 4));
-    else {
-      out.byte(0xff);
-      out.varint(m);
-      out.varint(e);
-    }
-  }
-  return out.bytes();
-}
-
-class ByteWriter {
-  private buf: Uint8Array;
-  private pos = 0;
-
-  constructor(size: number) {
-    this.buf = new Uint8Array(size);
-  }
-
-  byte(b: number): void {
-    if (this.pos === this.buf.length) {
-      const grown = new Uint8Array(this.buf.length * 2);
-      grown.set(this.buf);
-      this.buf = grown;
-    }
-    this.buf[this.pos++] = b;
-  }
-
-  varint(n: number): void {
-    while (n >= 0x80) {
-      this.byte((n & 0x7f) | 0x80);
-      n = Math.floor(n / 0x80);
-    }
-    this.byte(n);
-  }
-
-  bytes(): Uint8Array {
-    return this.buf.slice(0, this.pos);
-  }
-}
-
-export function decodePostings(data: Uint8Array, format: number): SegmentPostings {
-  if (format === 1) return decodeFixedPostings(data);
-  let pos = 0;
-  const varint = (): number => {
-    let b = data[pos++];
-    let v = b & 0x7f;
-    for (let scale = 0x80; b & 0x80; scale *= 0x80) {
-      b = data[pos++];
-      v += (b & 0x7f) * scale;
-    }
-    return v;
-  };
-  const n = varint();
-  const docs = new Uint32Array(n);
-  const main = new Uint16Array(n);
-  const extra = new Uint16Array(n);
-  let doc = -1;
-  for (let i = 0; i < n; i++) {
-    // One-byte gaps (most of a common term's) without the varint loop.
-    const g = data[pos];
-    if (g < 0x80) {
-      pos++;
-      doc += g + 1;
-    } else doc += varint() + 1;
-    docs[i] = doc;
-    const c = data[pos++];
-    if (c !== 0xff) {
-      main[i] = c & 0x0f;
-      extra[i] = c >> 4;
-    } else {
-      main[i] = varint();
-      extra[i] = varint();
-    }
-  }
-  if (pos !== data.length) throw new Error('a lexical segment postings row of the wrong length');
-  return { docs, main, extra };
-}
-
-/** Format 1: the count (u32), then every document (u32), message count (u16), extra count (u16). */
-function decodeFixedPostings(data: Uint8Array): SegmentPostings {
+export function currentPostings(data: Uint8Array, format: number): Uint8Array {
+  if (format !== 1) return data;
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const n = view.getUint32(0, true);
+  if (data.byteLength !== 4 + n * 8) throw new Error('a lexical segment postings row of the wrong length');
   const docs = new Uint32Array(n);
   const main = new Uint16Array(n);
   const extra = new Uint16Array(n);
@@ -211,7 +113,7 @@ function decodeFixedPostings(data: Uint8Array): SegmentPostings {
     main[i] = view.getUint16(4 + n * 4 + i * 2, true);
     extra[i] = view.getUint16(4 + n * 6 + i * 2, true);
   }
-  return { docs, main, extra };
+  return encodePostings(docs, main, extra);
 }
 
 function bytes(v: unknown): Uint8Array {
@@ -270,7 +172,8 @@ export class LexicalSegments {
           bySegment = new Map();
           out.set(term, bySegment);
         }
-        bySegment.set(segment, decodePostings(bytes(r.data), format));
+        // A copy: the row's buffer holds the whole read, which the cache must not keep alive.
+        bySegment.set(segment, currentPostings(bytes(r.data), format).slice());
       }
     }
     return out;
