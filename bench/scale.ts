@@ -4,8 +4,9 @@
 //     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
-// vector-searchable; compacts it as the maintenance lease holder would; then per transport
-// starts a fresh server process and measures cold open -> first answer, each tool's p50/p95,
+// vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
+// the store settled again (the last run's writes embedded and compacted), starts a fresh server
+// process and measures cold open -> first answer, each tool's p50/p95,
 // get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
 // second process (`code-memory observe`, `--writes` observations) writes beside it. Also times
 // `code-memory --help`. Prints markdown tables (paste into the README) and, with --out, JSON.
@@ -121,18 +122,39 @@ async function fill(dir: string, size: number): Promise<Filled> {
     await engine.flush();
     const fillS = (performance.now() - started) / 1000;
     // Vector-searchable: every cell has its vector (written back by the lease holder's queue).
-    const timeout = Number(values['embed-timeout']) * 1000;
-    let s = await engine.stats(scope);
-    while (s.cells_with_vectors < s.cells && performance.now() - started < fillS * 1000 + timeout) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      s = await engine.stats(scope);
-    }
+    const s = await allEmbedded(engine);
     const vectorsS = (performance.now() - started) / 1000;
     log(`  ${s.cells} cells, ${s.cells_with_vectors} with vectors, ${round(vectorsS, 1)} s after the fill started`);
     const optimizeStarted = performance.now();
     await engine.optimize();
     const optimizeS = (performance.now() - optimizeStarted) / 1000;
     return { cells: s.cells, fill_s: round(fillS, 1), fill_per_s: Math.round(size / fillS), vectors_s: round(vectorsS, 1), embedded: s.cells_with_vectors, optimize_s: round(optimizeS, 1), queries: corpus.queries, ids };
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Waits until every cell has its vector, or `--embed-timeout` seconds. */
+async function allEmbedded(engine: MemoryEngine): Promise<Awaited<ReturnType<MemoryEngine['stats']>>> {
+  const deadline = performance.now() + Number(values['embed-timeout']) * 1000;
+  let s = await engine.stats(scope);
+  while (s.cells_with_vectors < s.cells && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    s = await engine.stats(scope);
+  }
+  return s;
+}
+
+/**
+ * Brings the store to the state a server finds when the lease holder has kept up: the last
+ * run's writes embedded, compacted and in the full-text segments. Without it, the server
+ * measured after another took the lease for that upkeep, and its latency and RSS with it.
+ */
+async function settle(dir: string): Promise<void> {
+  const engine = await MemoryEngine.open({ storeUri: dir, embedder: await makeEmbedder(), maintenanceIntervalMs: 0, logger: log });
+  try {
+    await allEmbedded(engine);
+    await engine.optimize();
   } finally {
     await engine.close();
   }
@@ -318,7 +340,10 @@ async function main(): Promise<void> {
     try {
       const filled = await filledStore(dir, size);
       const rows: Array<Record<string, unknown>> = [];
-      for (const transport of transports) rows.push(await benchTransport(dir, transport, filled));
+      for (const transport of transports) {
+        await settle(dir);
+        rows.push(await benchTransport(dir, transport, filled));
+      }
       results.push({ size, filled, rows });
     } finally {
       if (values['keep-store'] || values.store) log(`  store kept in ${dir}`);
