@@ -65,6 +65,8 @@ describe('segment postings encoding', () => {
     const shuffled = decodePostings(encodePostings([9, 2, 5], [1, 2, 3], [0, 1, 0]));
     assert.deepEqual([[...shuffled.docs], [...shuffled.main], [...shuffled.extra]], [[2, 5, 9], [2, 3, 1], [1, 0, 0]]);
     assert.throws(() => decodePostings(encoded.subarray(0, encoded.length - 1)), /wrong length/);
+    // A count far beyond the bytes (a damaged row) ends with them instead of spinning on.
+    assert.throws(() => decodePostings(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0, 1])), /wrong length/);
   });
 
   it('still reads segments written before compression (format 1)', () => {

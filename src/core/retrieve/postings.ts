@@ -95,7 +95,8 @@ export class PostingCursor {
   }
 
   next(): boolean {
-    if (this.remaining === 0) return false;
+    // A damaged row that claims more postings than it holds ends where its bytes do.
+    if (this.remaining === 0 || this.pos >= this.data.length) return false;
     this.remaining--;
     // One-byte gaps (most of a common term's) without the varint loop.
     const g = this.data[this.pos];
