@@ -131,6 +131,8 @@ export class MemoryEngine implements MemoryEngineApi {
   private readonly timers: NodeJS.Timeout[] = [];
   private writesSinceOptimize = 0;
   private closed = false;
+  /** close() has begun: background work stops taking new steps. */
+  private closing = false;
   private backfill: VectorBackfill | null = null;
   private embeddedSinceUpkeep = 0;
   private upkeepTimer: NodeJS.Timeout | null = null;
@@ -272,9 +274,17 @@ export class MemoryEngine implements MemoryEngineApi {
    * and on every renewal, cells left unembedded (by another
    * process, an earlier run, or another model) are picked up in the background.
    */
+  /** Timer work close() waits for, so that it never reads a store being closed. */
+  private readonly background = new Set<Promise<unknown>>();
+
+  private inBackground(work: Promise<unknown>): void {
+    const tracked: Promise<unknown> = work.catch((e) => this.log(`background work: ${String(e)}`)).finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+  }
+
   private async takeLease(): Promise<void> {
     const had = this.lease.isHeld;
-    if (!(await this.lease.refresh()) || this.closed) return;
+    if (!(await this.lease.refresh()) || this.closing) return;
     // Another process may have died between a record and its cell: the holder looks (a count
     // comparison unless something is missing) every time it renews.
     await this.maintenance.repairCells().catch((e) => this.log(`repair: ${String((e as Error).message ?? e)}`));
@@ -286,15 +296,15 @@ export class MemoryEngine implements MemoryEngineApi {
     // Sessions a dead process left open (or a git import wrote) are summarised here alone: every
     // process that opens the store summarising them would repeat the work, at about one session a
     // second of its query time, and race the others to write the same summaries.
-    if (this.summariseOrphans && !this.closed) {
-      const orphans = setTimeout(() => void this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`)), 5000);
+    if (this.summariseOrphans && !this.closing) {
+      const orphans = setTimeout(() => void this.inBackground(this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`))), 5000);
       orphans.unref();
       this.timers.push(orphans);
     }
   }
 
   private startTimers(maintenanceMs: number): void {
-    const lease = setInterval(() => void this.takeLease(), 10_000);
+    const lease = setInterval(() => void this.inBackground(this.takeLease()), 10_000);
     lease.unref();
     this.timers.push(lease);
     const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));
@@ -338,11 +348,12 @@ export class MemoryEngine implements MemoryEngineApi {
     const cutoff = Date.now() - this.sessionIdleMs;
     let ended = 0;
     for (const project of await this.maintenance.projects()) {
+      if (this.closing) break;
       const repos = this.repos.forProject(project);
       const spans = await repos.observations.sessionSpans(`status = 'active' AND type <> 'merged'`);
       const summarised = await repos.summaries.summarisedSessions();
       for (const { id, last } of spans.values()) {
-        if (summarised.has(id) || this.sessions.isOpen(project, id) || last > cutoff || this.closed) continue;
+        if (summarised.has(id) || this.sessions.isOpen(project, id) || last > cutoff || this.closing) continue;
         await this.endSession({ project }, id, 'idle').catch((e) => this.log(`ending orphan session ${id}: ${String(e)}`));
         ended++;
       }
@@ -742,10 +753,14 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true;
     for (const t of this.timers) clearInterval(t);
     for (const t of this.timers) clearTimeout(t);
     if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
     this.upkeepTimer = null;
+    // A lease renewal or the orphan sweep still running: they stop early, and nothing reads the
+    // store after it is closed ("Table observations is closed", logged by a repair).
+    await Promise.all(this.background);
     await this.flush();
     await this.trailingWrites();
     for (const s of this.sessions.all()) {
