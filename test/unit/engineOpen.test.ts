@@ -48,6 +48,19 @@ describe('MemoryEngine.open', function () {
     assert.ok((await metaVersion()) > before);
   });
 
+  it('refuses an empty store location instead of writing a store into the current folder', async () => {
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const storeUri of ['', '   ']) {
+        await assert.rejects(MemoryEngine.open({ storeUri, embedder: 'none', maintenanceIntervalMs: 0 }), /store location is needed/);
+      }
+      assert.deepEqual(fs.readdirSync(dir), []);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('rejects when the embedder it was given fails', async () => {
     await assert.rejects(MemoryEngine.open({ storeUri: dir, embedder: Promise.reject(new Error('model missing')), maintenanceIntervalMs: 0 }), /model missing/);
   });

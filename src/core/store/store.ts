@@ -113,6 +113,8 @@ export class Store {
 
   static async open(options: StoreOpenOptions): Promise<Store> {
     const log = options.logger ?? (() => undefined);
+    // An empty location would be the current folder: a store written wherever the process runs.
+    if (typeof options.uri !== 'string' || options.uri.trim() === '') throw new Error('A store location is needed: a folder, a file:// URI or an s3:// URI, not an empty string.');
     const local = isLocalUri(options.uri);
     if (local) {
       // The store holds what a person worked on: only its owner may read it.
