@@ -267,6 +267,15 @@ export class MemoryEngine implements MemoryEngineApi {
     return engine;
   }
 
+  /** Timer work close() waits for, so that it never reads a store being closed. */
+  private readonly background = new Set<Promise<unknown>>();
+
+  /** Runs timer work that close() waits for; a failure is logged under `what`. */
+  private inBackground(what: string, work: Promise<unknown>): void {
+    const tracked: Promise<unknown> = work.catch((e) => this.log(`${what}: ${String(e)}`)).finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+  }
+
   /**
    * Takes or renews the maintenance lease. On taking it: cells a crash left out are given back
    * (before the open resolves, so that a search right after finds every record), the request
@@ -274,14 +283,6 @@ export class MemoryEngine implements MemoryEngineApi {
    * and on every renewal, cells left unembedded (by another
    * process, an earlier run, or another model) are picked up in the background.
    */
-  /** Timer work close() waits for, so that it never reads a store being closed. */
-  private readonly background = new Set<Promise<unknown>>();
-
-  private inBackground(work: Promise<unknown>): void {
-    const tracked: Promise<unknown> = work.catch((e) => this.log(`background work: ${String(e)}`)).finally(() => this.background.delete(tracked));
-    this.background.add(tracked);
-  }
-
   private async takeLease(): Promise<void> {
     const had = this.lease.isHeld;
     if (!(await this.lease.refresh()) || this.closing) return;
@@ -297,14 +298,14 @@ export class MemoryEngine implements MemoryEngineApi {
     // process that opens the store summarising them would repeat the work, at about one session a
     // second of its query time, and race the others to write the same summaries.
     if (this.summariseOrphans && !this.closing) {
-      const orphans = setTimeout(() => void this.inBackground(this.endOrphanSessions().catch((e) => this.log(`orphan sessions: ${String(e)}`))), 5000);
+      const orphans = setTimeout(() => this.inBackground('orphan sessions', this.endOrphanSessions()), 5000);
       orphans.unref();
       this.timers.push(orphans);
     }
   }
 
   private startTimers(maintenanceMs: number): void {
-    const lease = setInterval(() => void this.inBackground(this.takeLease()), 10_000);
+    const lease = setInterval(() => this.inBackground('maintenance lease', this.takeLease()), 10_000);
     lease.unref();
     this.timers.push(lease);
     const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));

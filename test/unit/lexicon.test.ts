@@ -43,6 +43,19 @@ function readInChild(dir: string, project: string, query: string): Promise<Child
   });
 }
 
+/** Postings as format 1 stored them, before compression: u32 count, u32 documents, u16 counts. */
+function fixedPostings(docs: ArrayLike<number>, main: ArrayLike<number>, extra: ArrayLike<number>): Buffer {
+  const n = docs.length;
+  const buf = Buffer.alloc(4 + n * 8);
+  buf.writeUInt32LE(n, 0);
+  for (let i = 0; i < n; i++) {
+    buf.writeUInt32LE(docs[i], 4 + i * 4);
+    buf.writeUInt16LE(main[i], 4 + n * 4 + i * 2);
+    buf.writeUInt16LE(extra[i], 4 + n * 6 + i * 2);
+  }
+  return buf;
+}
+
 describe('segment postings encoding', () => {
   it('round-trips documents and section counts, whatever their size, in about two bytes an entry', () => {
     let seed = 7;
@@ -70,12 +83,7 @@ describe('segment postings encoding', () => {
   });
 
   it('still reads segments written before compression (format 1)', () => {
-    const n = 3;
-    const buf = Buffer.alloc(4 + n * 8);
-    buf.writeUInt32LE(n, 0);
-    [4, 70_000, 70_001].forEach((d, i) => buf.writeUInt32LE(d, 4 + i * 4));
-    [1, 2, 300].forEach((m, i) => buf.writeUInt16LE(m, 4 + n * 4 + i * 2));
-    [0, 5, 1].forEach((e, i) => buf.writeUInt16LE(e, 4 + n * 6 + i * 2));
+    const buf = fixedPostings([4, 70_000, 70_001], [1, 2, 300], [0, 5, 1]);
     const p = decodePostings(currentPostings(new Uint8Array(buf), 1));
     assert.deepEqual([[...p.docs], [...p.main], [...p.extra]], [[4, 70_000, 70_001], [1, 2, 300], [0, 5, 1]]);
   });
@@ -242,15 +250,7 @@ describe('full-text index segments', function () {
         return { ...r, data: Buffer.concat([head, metaOut, data.subarray(4 + metaLen)]) };
       }
       const p = decodePostings(r.data);
-      const n = p.docs.length;
-      const fixed = Buffer.alloc(4 + n * 8);
-      fixed.writeUInt32LE(n, 0);
-      for (let i = 0; i < n; i++) {
-        fixed.writeUInt32LE(p.docs[i], 4 + i * 4);
-        fixed.writeUInt16LE(p.main[i], 4 + n * 4 + i * 2);
-        fixed.writeUInt16LE(p.extra[i], 4 + n * 6 + i * 2);
-      }
-      return { ...r, data: fixed };
+      return { ...r, data: fixedPostings(p.docs, p.main, p.extra) };
     });
     await table.delete('true');
     await table.add(old);

@@ -110,15 +110,6 @@ export function idf(corpus: Corpus, term: string): number {
 }
 
 /**
- * BM25 over weighted query terms. Returns node ids and scores, best first, cut at `limit`.
- * `allowed`, when given, restricts the result to those node ids.
- *
- * Scores accumulate in one array over the corpus's documents (a query's frequent terms touch
- * most of a large project), each document's length norm is computed once, and only the best
- * `limit` are kept and sorted. Equal scores keep the order in which the documents were first
- * scored.
- */
-/**
  * bm25Search's working arrays, one per process and reused: a search is synchronous, so two never
  * share them at once. Fresh arrays over the whole corpus for every query (2 MB at 100,000 cells)
  * kept the garbage collector busy for longer than the scoring itself; each search clears only
@@ -134,6 +125,15 @@ function scratchFor(span: number): typeof scratch {
   return scratch;
 }
 
+/**
+ * BM25 over weighted query terms. Returns node ids and scores, best first, cut at `limit`.
+ * `allowed`, when given, restricts the result to those node ids.
+ *
+ * Scores accumulate in one array over the corpus's documents (a query's frequent terms touch
+ * most of a large project), each document's length norm is computed once, and only the best
+ * `limit` are kept and sorted. Equal scores keep the order in which the documents were first
+ * scored.
+ */
 export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: number, params: Bm25Params = DEFAULT_BM25, allowed?: Set<string>): Array<{ nodeId: string; score: number }> {
   if (corpus.liveDocs === 0 || query.size === 0 || limit <= 0) return [];
   const avg = corpus.totalLength / corpus.liveDocs;

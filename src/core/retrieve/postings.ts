@@ -15,7 +15,11 @@ export function clampCount(n: number): number {
 
 /** Encodes documents (any order; stored ascending) with their message and extra section counts. */
 export function encodePostings(docs: ArrayLike<number>, main: ArrayLike<number>, extra: ArrayLike<number>): Uint8Array {
-  const order = Array.from({ length: docs.length }, (_, i) => i).sort((a, b) => docs[a] - docs[b]);
+  const order = Array.from({ length: docs.length }, (_, i) => i);
+  // Indexes hand their documents over in order; only other callers pay for the sort.
+  let ascending = true;
+  for (let i = 1; i < docs.length && ascending; i++) ascending = docs[i] > docs[i - 1];
+  if (!ascending) order.sort((a, b) => docs[a] - docs[b]);
   const out = new ByteWriter(8 + docs.length * 3);
   out.varint(docs.length);
   let prev = -1;

@@ -97,11 +97,12 @@ function decodeHead(id: string, data: Uint8Array): SegmentHead {
 }
 
 /**
- * A stored postings row in the current encoding (postings.ts). Format 1, before compression:
+ * A stored postings row in the current encoding (postings.ts), in a buffer of its own: the row's
+ * buffer holds the whole read, which a cache must not keep alive. Format 1, before compression:
  * the count (u32), then every document (u32), message count (u16), extra count (u16).
  */
 export function currentPostings(data: Uint8Array, format: number): Uint8Array {
-  if (format !== 1) return data;
+  if (format !== 1) return data.slice();
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const n = view.getUint32(0, true);
   if (data.byteLength !== 4 + n * 8) throw new Error('a lexical segment postings row of the wrong length');
@@ -172,8 +173,7 @@ export class LexicalSegments {
           bySegment = new Map();
           out.set(term, bySegment);
         }
-        // A copy: the row's buffer holds the whole read, which the cache must not keep alive.
-        bySegment.set(segment, currentPostings(bytes(r.data), format).slice());
+        bySegment.set(segment, currentPostings(bytes(r.data), format));
       }
     }
     return out;
