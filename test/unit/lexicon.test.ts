@@ -11,6 +11,7 @@ import { lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
 import { readByRowId } from '../../src/core/retrieve/rowReads';
 import { currentPostings } from '../../src/core/store/lexicalSegments';
+import { indexProjectLexicon } from '../../src/core/store/lexiconIndexer';
 import { decodePostings, encodePostings } from '../../src/core/retrieve/postings';
 import { TABLES } from '../../src/core/store/schema';
 import { filesContaining } from './diskFixture';
@@ -277,6 +278,26 @@ describe('full-text index segments', function () {
     assert.equal((await shapeOf('alpha')).segments.length, 1);
     assert.equal((await shapeOf('alpha')).liveDocs, 9);
     await assertSameAsReference('alpha', ['parser option', 'environment']);
+  });
+
+  it('indexes a project of several full segments once, not again at every upkeep', async () => {
+    await engine.observe(Array.from({ length: 50 }, (_, i) => note(i)), alpha);
+    const index = () => indexProjectLexicon(engine.store.table(TABLES.cells), engine.repos.lexicalSegments, 'alpha', { minDelta: 1, maxSegments: 3, segmentDocs: 10 });
+    assert.equal(await index(), true);
+    assert.equal((await shapeOf('alpha')).segments.length, 5, 'five full segments');
+    // More full segments than maxSegments is what a big project is: nothing new, nothing written.
+    assert.equal(await index(), false);
+    assert.equal(await index(), false);
+    // New rows become small segments, and three of those are merged.
+    for (let round = 0; round < 3; round++) {
+      await engine.observe([note(100 + round, 'late')], alpha);
+      assert.equal(await index(), true);
+    }
+    assert.equal((await shapeOf('alpha')).segments.length, 8);
+    assert.equal(await index(), true, 'three small segments: indexed again');
+    assert.deepEqual([(await shapeOf('alpha')).segments.length, (await shapeOf('alpha')).liveDocs], [6, 53]);
+    assert.equal(await index(), false);
+    await assertSameAsReference('alpha', ['parser option', 'environment late']);
   });
 
   it("keeps each project's words and statistics to itself", async () => {

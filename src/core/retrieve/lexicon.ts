@@ -85,10 +85,11 @@ export class Lexicon {
   }
 
   /** Segments in use and rows in the delta (for maintenance, tests and benchmarks). */
-  get shape(): { segments: string[]; formats: number[]; segmentDocs: number; liveDocs: number; deltaDocs: number; deadDocs: number } {
+  get shape(): { segments: string[]; formats: number[]; sizes: number[]; segmentDocs: number; liveDocs: number; deltaDocs: number; deadDocs: number } {
     return {
       segments: this.segments.map((s) => s.head.id),
       formats: this.segments.map((s) => s.head.format),
+      sizes: this.segments.map((s) => s.head.nodeIds.length),
       segmentDocs: this.segmentDocs,
       liveDocs: this.liveCount + this.delta.liveDocs,
       deltaDocs: this.delta.liveDocs,

@@ -1,7 +1,9 @@
 // Writes the full-text index segments (the maintenance-lease holder only, from Maintenance):
-// the rows no segment holds become a new segment once there are enough of them, and a project
-// whose segments are many or hold many deleted rows is indexed again from its cells, in
-// segments of SEGMENT_DOCS documents so that the builder's memory stays bounded.
+// the rows no segment holds become a new small segment once there are enough of them, and a
+// project whose small segments are many, or whose segments hold many deleted rows, is indexed
+// again from its cells, in full segments of SEGMENT_DOCS documents so that the builder's memory
+// stays bounded. Only small segments count towards the merge: a big project is many full
+// segments (40 at 1,000,000 cells), which counted would have it indexed again at every upkeep.
 
 import type { Table } from '@lancedb/lancedb';
 import { LexicalIndex } from '../retrieve/lexicalIndex';
@@ -15,8 +17,10 @@ type Row = Record<string, unknown>;
 export interface LexiconIndexOptions {
   /** Rows outside any segment before they are written as a new one. */
   minDelta: number;
-  /** Segments of a project before they are merged into full ones. */
+  /** Small segments (below segmentDocs) of a project before they are merged into full ones. */
   maxSegments?: number;
+  /** Documents per full segment (default SEGMENT_DOCS). */
+  segmentDocs?: number;
   /** Share of a project's segment documents whose rows are gone before it is indexed again. */
   maxDeadShare?: number;
 }
@@ -34,7 +38,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     // 3 GB before the first segment was written).
     const rows = await cells.countRows(where);
     if (rows < Math.max(1, options.minDelta)) return false;
-    return rebuildSegments(cells, segments, project, where);
+    return rebuildSegments(cells, segments, project, where, options.segmentDocs);
   }
   const lexicon = lexiconFor(cells, segments, project);
   await lexicon.refresh();
@@ -47,7 +51,9 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
   // Segments of an older format are read too, but cost more to read (format 1 postings were
   // four times the size): they are written again once.
   const outdated = shape.formats.some((f) => f < SEGMENT_FORMAT);
-  const rebuild = outdated || shape.segments.length >= (options.maxSegments ?? 8) || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
+  const full = options.segmentDocs ?? SEGMENT_DOCS;
+  const small = shape.sizes.filter((n) => n < full).length;
+  const rebuild = outdated || small >= (options.maxSegments ?? 8) || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
   if (!rebuild) {
     // Few new rows: the delta in memory serves them.
     if (!enoughNew) return false;
@@ -56,11 +62,11 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     await segments.publish(project, [...shape.segments, id]);
     return true;
   }
-  return rebuildSegments(cells, segments, project, where);
+  return rebuildSegments(cells, segments, project, where, full);
 }
 
-/** Indexes the project again from its cells, in segments of SEGMENT_DOCS documents. */
-async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string, where: string): Promise<boolean> {
+/** Indexes the project again from its cells, in segments of `segmentDocs` documents. */
+async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string, where: string, segmentDocs = SEGMENT_DOCS): Promise<boolean> {
   const ids: string[] = [];
   let chunk = new LexicalIndex();
   const flush = async (): Promise<void> => {
@@ -71,7 +77,7 @@ async function rebuildSegments(cells: Table, segments: LexicalSegments, project:
   for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) {
     for (const r of batch.toArray() as Row[]) {
       chunk.add(String(r.node_id), String(r.search_text ?? ''));
-      if (chunk.size >= SEGMENT_DOCS) await flush();
+      if (chunk.size >= segmentDocs) await flush();
     }
   }
   await flush();
