@@ -48,6 +48,11 @@ export class Lexicon {
   /** Per segment document: 1 while its row is live and this is its newest copy. */
   private alive = new Uint8Array(0);
   /**
+   * Per segment (in order): 1 when every one of its documents is alive, so that its postings
+   * are read without looking each document up (document counts then take no walk at all).
+   */
+  private whole = new Uint8Array(0);
+  /**
    * Where each live document's row was when last read (LanceDB row ids, exact in a double; -1
    * when not known): segment documents by document number, delta rows by node id. A write moves
    * a row to a new row id, which the next catch-up reads; see QueryCorpus.readRows.
@@ -278,15 +283,20 @@ export class Lexicon {
     let main = 0;
     let extra = 0;
     let count = 0;
-    for (const s of this.segments) {
+    const whole = new Uint8Array(this.segments.length);
+    this.segments.forEach((s, k) => {
       const { lenMain, lenExtra } = s.head;
+      let live = 0;
       for (let i = 0; i < lenMain.length; i++) {
         if (!this.alive[s.base + i]) continue;
         main += lenMain[i];
         extra += lenExtra[i];
-        count++;
+        live++;
       }
-    }
+      whole[k] = live === lenMain.length ? 1 : 0;
+      count += live;
+    });
+    this.whole = whole;
     this.liveMain = main;
     this.liveExtra = extra;
     this.liveCount = count;
@@ -369,6 +379,7 @@ export class Lexicon {
       segments: this.segments,
       segmentDocs: this.segmentDocs,
       alive: this.alive,
+      whole: this.whole,
       liveMain: this.liveMain,
       liveExtra: this.liveExtra,
       liveCount: this.liveCount,
@@ -384,6 +395,7 @@ interface LexiconView {
   segments: LoadedSegment[];
   segmentDocs: number;
   alive: Uint8Array;
+  whole: Uint8Array;
   liveMain: number;
   liveExtra: number;
   liveCount: number;
@@ -435,10 +447,10 @@ export class QueryCorpus implements Corpus {
     const out: PostingRun[] = [];
     const bySegment = this.loaded.get(term);
     if (bySegment) {
-      for (const s of this.v.segments) {
+      this.v.segments.forEach((s, k) => {
         const p = bySegment.get(s.head.id);
-        if (p) out.push({ base: s.base, data: p, alive: this.v.alive });
-      }
+        if (p) out.push({ base: s.base, data: p, alive: this.v.whole[k] ? null : this.v.alive });
+      });
     }
     for (const r of this.v.delta.runs(term) ?? []) out.push({ ...r, base: this.v.segmentDocs + r.base });
     const runs = out.length > 0 ? out : undefined;
