@@ -6,13 +6,13 @@ import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import type { ObservationInput } from '../../src/core/api';
 import { MemoryEngine } from '../../src/core/engine';
-import { LexicalIndex, bm25Search, idf } from '../../src/core/retrieve/lexicalIndex';
+import { LexicalIndex, bm25Counters, bm25Search, idf } from '../../src/core/retrieve/lexicalIndex';
 import { lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
 import { readByRowId } from '../../src/core/retrieve/rowReads';
 import { currentPostings } from '../../src/core/store/lexicalSegments';
 import { indexProjectLexicon } from '../../src/core/store/lexiconIndexer';
-import { decodePostings, encodePostings } from '../../src/core/retrieve/postings';
+import { PostingCursor, decodePostings, encodePostings, skipBlocks } from '../../src/core/retrieve/postings';
 import { TABLES } from '../../src/core/store/schema';
 import { filesContaining } from './diskFixture';
 
@@ -87,6 +87,96 @@ describe('segment postings encoding', () => {
     const buf = fixedPostings([4, 70_000, 70_001], [1, 2, 300], [0, 5, 1]);
     const p = decodePostings(currentPostings(new Uint8Array(buf), 1));
     assert.deepEqual([[...p.docs], [...p.main], [...p.extra]], [[4, 70_000, 70_001], [1, 2, 300], [0, 5, 1]]);
+  });
+});
+
+describe('BM25 with MaxScore and skip blocks', () => {
+  // A deterministic pseudo-random sequence.
+  let seed = 7;
+  const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+
+  it('seeks through skip blocks to exactly the postings a walk finds, also in a damaged row', () => {
+    const docs: number[] = [];
+    for (let d = 0; docs.length < 5000; d += 1 + Math.floor(rand() * (rand() < 0.01 ? 5000 : 4))) docs.push(d);
+    const data = encodePostings(docs, docs.map((_, i) => i % 20), docs.map((_, i) => i % 3));
+    const blocks = skipBlocks(data);
+    assert.equal(blocks.last.length, Math.ceil(docs.length / 64));
+    for (const damaged of [false, true]) {
+      const bytes = damaged ? data.subarray(0, Math.floor(data.length / 2)) : data;
+      const walked = decodePostingsLoose(bytes, 100);
+      const c = new PostingCursor(bytes, 100, damaged ? skipBlocks(bytes) : blocks);
+      let checked = 0;
+      for (let target = 100; target < 100 + docs[docs.length - 1] + 10; target += 1 + Math.floor(rand() * 300)) {
+        const want = walked.find((p) => p.doc >= target);
+        const found = c.seek(target);
+        assert.equal(found, want !== undefined, `seek(${target}) found`);
+        if (!want) break;
+        assert.deepEqual([c.doc, c.main, c.extra], [want.doc, want.main, want.extra], `seek(${target})`);
+        checked++;
+      }
+      assert.ok(checked > 20);
+    }
+  });
+
+  /** Every posting a cursor reads before the bytes end. */
+  function decodePostingsLoose(data: Uint8Array, base: number): Array<{ doc: number; main: number; extra: number }> {
+    const c = new PostingCursor(data, base);
+    const out: Array<{ doc: number; main: number; extra: number }> = [];
+    while (c.next()) out.push({ doc: c.doc, main: c.main, extra: c.extra });
+    return out;
+  }
+
+  it('ranks exactly like scoring every posting of every term, while skipping the frequent terms', () => {
+    // Every document has "common", a fifth "mid", a few of the rare words; counts vary.
+    const texts: string[][] = [];
+    for (let d = 0; d < 6000; d++) {
+      const words: string[] = [];
+      for (let n = 1 + Math.floor(rand() * 3); n > 0; n--) words.push('common');
+      if (rand() < 0.2) words.push('mid');
+      if (rand() < 0.05) words.push('middling');
+      for (let r = 0; r < 40; r++) if (rand() < 0.004) for (let n = 1 + Math.floor(rand() * 3); n > 0; n--) words.push(`rare${r}`);
+      for (let n = Math.floor(rand() * 12); n > 0; n--) words.push(`filler${Math.floor(rand() * 500)}`);
+      texts.push(words);
+    }
+    const index = new LexicalIndex();
+    texts.forEach((words, d) => index.add(`n${d}`, words.join(' ')));
+    const lengths = texts.map((w) => w.length);
+    const avg = lengths.reduce((a, b) => a + b, 0) / texts.length;
+    const dfs = new Map<string, number>();
+    for (const words of texts) for (const w of new Set(words)) dfs.set(w, (dfs.get(w) ?? 0) + 1);
+    const df = (term: string): number => dfs.get(term) ?? 0;
+    function reference(query: Map<string, number>): Array<{ nodeId: string; score: number }> {
+      const out: Array<{ nodeId: string; score: number }> = [];
+      texts.forEach((words, d) => {
+        let score = 0;
+        for (const [term, weight] of query) {
+          const tf = words.filter((w) => w === term).length;
+          if (tf === 0) continue;
+          const n = df(term);
+          const w = Math.log(1 + (texts.length - n + 0.5) / (n + 0.5)) * weight;
+          score += (w * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * lengths[d]) / avg));
+        }
+        if (score > 0) out.push({ nodeId: `n${d}`, score });
+      });
+      return out.sort((a, b) => b.score - a.score);
+    }
+    const before = bm25Counters.pruned;
+    const queries = [['rare3', 'common'], ['rare1', 'rare7', 'mid', 'common'], ['middling', 'rare12', 'common', 'mid'], ['common', 'mid'], ['rare5', 'rare6', 'rare8', 'common']];
+    for (const words of queries) {
+      for (const limit of [1, 10, 50]) {
+        const query = new Map(words.map((w, i) => [w, i === 0 ? 1 : 0.5 + i / 10]));
+        const got = bm25Search(index, query, limit);
+        const want = reference(query).slice(0, limit);
+        assert.equal(got.length, want.length, `${words.join(' ')} @${limit}`);
+        got.forEach((h, i) => assert.ok(Math.abs(h.score - want[i].score) < 1e-9, `${words.join(' ')} @${limit}: score ${i}`));
+        // Equal scores may come in either order; every other position is the same document.
+        got.forEach((h, i) => {
+          const tied = want.filter((x) => Math.abs(x.score - want[i].score) < 1e-9).map((x) => x.nodeId);
+          assert.ok(tied.includes(h.nodeId), `${words.join(' ')} @${limit}: ${h.nodeId} at ${i}`);
+        });
+      }
+    }
+    assert.ok(bm25Counters.pruned - before >= 8, `pruned ${bm25Counters.pruned - before} of 15 searches`);
   });
 });
 

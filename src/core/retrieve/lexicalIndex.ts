@@ -8,7 +8,7 @@
 // what a commit's diff says), so that the extra section's weight is chosen at query time and
 // a segment written once serves every weight.
 
-import { PostingCursor, encodePostings } from './postings';
+import { PostingCursor, encodePostings, skipBlocks } from './postings';
 import { EXTRA_MARK } from './textPrep';
 
 export interface Bm25Params {
@@ -125,6 +125,19 @@ function scratchFor(span: number): typeof scratch {
   return scratch;
 }
 
+/** Searches whose last terms only updated documents already scored (MaxScore; see bm25Search). */
+export const bm25Counters = { pruned: 0 };
+
+/** Postings from which a run is worth its skip blocks when only some documents are looked up. */
+const SKIP_FROM = 1024;
+
+interface QueryTerm {
+  w: number;
+  runs: readonly PostingRun[];
+  /** Upper bound of what the term adds to a document's score: w x (k1 + 1). */
+  ub: number;
+}
+
 /**
  * BM25 over weighted query terms. Returns node ids and scores, best first, cut at `limit`.
  * `allowed`, when given, restricts the result to those node ids.
@@ -132,7 +145,13 @@ function scratchFor(span: number): typeof scratch {
  * Scores accumulate in one array over the corpus's documents (a query's frequent terms touch
  * most of a large project), each document's length norm is computed once, and only the best
  * `limit` are kept and sorted. Equal scores keep the order in which the documents were first
- * scored.
+ * scored, terms taken by their upper bound, highest first.
+ *
+ * MaxScore: once what the remaining terms could add at most is below the score of the current
+ * `limit`-th document, no document they alone would bring can enter the result. Those terms
+ * (the frequent ones, whose weight is small: a project's `src` at 1,000,000 cells is a million
+ * postings) then only update the documents already scored that can still enter, jumping to them
+ * through skip blocks instead of walking every posting. The result is exactly the full walk's.
  */
 export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: number, params: Bm25Params = DEFAULT_BM25, allowed?: Set<string>): Array<{ nodeId: string; score: number }> {
   if (corpus.liveDocs === 0 || query.size === 0 || limit <= 0) return [];
@@ -141,13 +160,31 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
   // positive number, which adds nothing to a count).
   const { scores, norms, touched } = scratchFor(corpus.docSpan);
   const ew = corpus.extraWeight;
+  const gain = params.k1 + 1;
+  const terms: QueryTerm[] = [];
+  for (const [term, weight] of query) {
+    if (weight <= 0) continue;
+    const runs = corpus.runs(term);
+    if (!runs) continue;
+    const w = idf(corpus, term) * weight;
+    terms.push({ w, runs, ub: w * gain });
+  }
+  terms.sort((a, b) => b.ub - a.ub);
+  // What terms i.. could add at most, with a margin for rounding (a term adds strictly less).
+  const rest = new Float64Array(terms.length + 1);
+  for (let i = terms.length - 1; i >= 0; i--) rest[i] = rest[i + 1] + terms[i].ub;
+  for (let i = 0; i < rest.length; i++) rest[i] *= 1 + 1e-9;
   let count = 0;
+  let best = 0;
   try {
-    for (const [term, weight] of query) {
-      if (weight <= 0) continue;
-      const runs = corpus.runs(term);
-      if (!runs) continue;
-      const w = idf(corpus, term) * weight;
+    let i = 0;
+    let threshold = 0;
+    for (; i < terms.length; i++) {
+      if (!allowed && count >= limit && rest[i] < best) {
+        threshold = kthBest(scores, touched, count, limit);
+        if (rest[i] < threshold) break;
+      }
+      const { w, runs } = terms[i];
       // Read in place: the encoded postings are scored as they are walked, never copied.
       for (const { base, data, alive } of runs) {
         const c = new PostingCursor(data, base);
@@ -160,10 +197,13 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
             touched[count++] = doc;
             norm = norms[doc] = params.k1 * (1 - params.b + (params.b * corpus.length(doc)) / avg) || Number.MIN_VALUE;
           }
-          scores[doc] += (w * tf * (params.k1 + 1)) / (tf + norm);
+          const score = (scores[doc] += (w * tf * gain) / (tf + norm));
+          if (score > best) best = score;
         }
       }
     }
+    if (i < terms.length) bm25Counters.pruned++;
+    if (i < terms.length) updateOnly(terms.slice(i), rest[i], threshold, scores, norms, touched, count, ew, gain);
     const top = new TopK(limit, scores);
     for (let pos = 0; pos < count; pos++) {
       const doc = touched[pos];
@@ -178,6 +218,73 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
       norms[touched[pos]] = 0;
     }
   }
+}
+
+/**
+ * MaxScore's second phase: adds the remaining terms to the scored documents that could still
+ * reach `threshold` (the `limit`-th score so far) with all of them (`bound`), and to no other.
+ */
+function updateOnly(terms: QueryTerm[], bound: number, threshold: number, scores: Float64Array, norms: Float64Array, touched: Uint32Array, count: number, ew: number, gain: number): void {
+  const candidates: number[] = [];
+  for (let pos = 0; pos < count; pos++) if (scores[touched[pos]] + bound >= threshold) candidates.push(touched[pos]);
+  const docs = Int32Array.from(candidates).sort();
+  for (const { w, runs } of terms) {
+    for (const { base, data, alive } of runs) {
+      const c = new PostingCursor(data, base, data.length >= SKIP_FROM ? skipBlocks(data) : null);
+      let k = lowerBound(docs, base);
+      for (; k < docs.length; k++) {
+        const doc = docs[k];
+        if (!c.seek(doc)) break;
+        if (c.doc !== doc || (alive !== null && alive[doc] === 0)) continue;
+        const tf = c.main + ew * c.extra;
+        scores[doc] += (w * tf * gain) / (tf + norms[doc]);
+      }
+    }
+  }
+}
+
+function lowerBound(sorted: Int32Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The `k`-th best score among the first `count` touched documents (k <= count). */
+function kthBest(scores: Float64Array, touched: Uint32Array, count: number, k: number): number {
+  // A min-heap of the k best scores seen.
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (let pos = 0; pos < count; pos++) {
+    const s = scores[touched[pos]];
+    if (size < k) {
+      let i = size++;
+      heap[i] = s;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (heap[parent] <= heap[i]) break;
+        [heap[parent], heap[i]] = [heap[i], heap[parent]];
+        i = parent;
+      }
+    } else if (s > heap[0]) {
+      heap[0] = s;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < k && heap[l] < heap[m]) m = l;
+        if (r < k && heap[r] < heap[m]) m = r;
+        if (m === i) break;
+        [heap[m], heap[i]] = [heap[i], heap[m]];
+        i = m;
+      }
+    }
+  }
+  return heap[0];
 }
 
 /** The `k` best documents by score (ties: the earlier position wins), in a min-heap. */

@@ -70,7 +70,8 @@ class ByteWriter {
 
 /**
  * Walks encoded postings: after each next() that returns true, `doc` (offset by the base given),
- * `main` and `extra` describe one posting.
+ * `main` and `extra` describe one posting. With the postings' skip blocks, seek() jumps over
+ * the blocks that end before its target instead of reading them.
  */
 export class PostingCursor {
   doc: number;
@@ -79,10 +80,12 @@ export class PostingCursor {
   /** Postings not read yet. */
   remaining: number;
   private pos = 0;
+  private block = 0;
 
   constructor(
     private readonly data: Uint8Array,
-    base = 0,
+    private readonly base = 0,
+    private readonly blocks: SkipBlocks | null = null,
   ) {
     this.remaining = data.length === 0 ? 0 : this.varint();
     this.doc = base - 1;
@@ -119,10 +122,93 @@ export class PostingCursor {
     return true;
   }
 
+  /**
+   * Moves to the first posting at or after `target` (the current one when it is there already);
+   * false when none is left. Targets must not go down between calls.
+   */
+  seek(target: number): boolean {
+    if (this.doc >= target && this.doc >= this.base) return true;
+    const blocks = this.blocks;
+    if (blocks) {
+      // The first block ending at or after the target, from the one last jumped to on.
+      const rel = target - this.base;
+      const last = blocks.last;
+      let lo = this.block;
+      let hi = last.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (last[mid] < rel) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === last.length) {
+        this.remaining = 0;
+        return false;
+      }
+      this.block = lo;
+      if (blocks.pos[lo] > this.pos) {
+        this.pos = blocks.pos[lo];
+        this.doc = this.base + blocks.before[lo];
+        this.remaining = blocks.remaining[lo];
+      }
+    }
+    while (this.doc < target) if (!this.next()) return false;
+    return true;
+  }
+
   /** True when every posting was read and nothing is left over. */
   get exhausted(): boolean {
     return this.remaining === 0 && this.pos === this.data.length;
   }
+
+  /** Byte position of the next posting (for skipBlocks). */
+  get position(): number {
+    return this.pos;
+  }
+}
+
+/** Postings per skip block. */
+const BLOCK = 64;
+
+/**
+ * Where every BLOCK-th posting of encoded postings starts, so that a cursor can jump there: the
+ * document of each block's last posting, the document before its first (-1 for the first
+ * block), the byte position of its first and the postings left from there. Documents are
+ * relative to the run's base.
+ */
+export interface SkipBlocks {
+  last: Int32Array;
+  before: Int32Array;
+  pos: Int32Array;
+  remaining: Int32Array;
+}
+
+// Kept as long as the postings are (the lexicon's cache, a delta's runs): built by one walk.
+const skipCache = new WeakMap<Uint8Array, SkipBlocks>();
+
+/** The skip blocks of encoded postings (one walk, the first time; cached with the bytes). */
+export function skipBlocks(data: Uint8Array): SkipBlocks {
+  const cached = skipCache.get(data);
+  if (cached) return cached;
+  const c = new PostingCursor(data);
+  const n = Math.ceil(c.remaining / BLOCK);
+  const blocks: SkipBlocks = { last: new Int32Array(n), before: new Int32Array(n), pos: new Int32Array(n), remaining: new Int32Array(n) };
+  let k = 0;
+  for (let i = 0; k < n; i++) {
+    if (i % BLOCK === 0) {
+      blocks.before[k] = c.doc;
+      blocks.pos[k] = c.position;
+      blocks.remaining[k] = c.remaining;
+    }
+    const more = c.next();
+    // A damaged row ends where its bytes do: its last block ends with its last posting.
+    if (!more || (i + 1) % BLOCK === 0 || c.remaining === 0) {
+      blocks.last[k++] = c.doc;
+      if (!more) break;
+    }
+  }
+  const out = k === n ? blocks : { last: blocks.last.slice(0, k), before: blocks.before.slice(0, k), pos: blocks.pos.slice(0, k), remaining: blocks.remaining.slice(0, k) };
+  skipCache.set(data, out);
+  return out;
 }
 
 export interface DecodedPostings {
