@@ -120,10 +120,12 @@ async function bm25Ranked(
     return { rows: kept.map((x) => rows.get(x.nodeId)!), scores: kept.map((x) => x.score) };
   };
   if (!allowedIds.value) {
-    const scored = bm25Search(index, query, want * 3, params);
-    // The best `want` first: usually all of them pass the filter and one read is enough.
-    const rows = await index.readRows(scored.slice(0, want).map((x) => x.nodeId), where, columns);
-    if (rows.size < want && scored.length > want) {
+    // The best `want` first: usually all of them pass the filter and one search and one read are
+    // enough (a search for fewer is cheaper: see MaxScore in bm25Search). Else three times as many.
+    let scored = bm25Search(index, query, want, params);
+    const rows = await index.readRows(scored.map((x) => x.nodeId), where, columns);
+    if (rows.size < want && scored.length === want) {
+      scored = bm25Search(index, query, want * 3, params);
       for (const [id, row] of await index.readRows(scored.slice(want).map((x) => x.nodeId), where, columns)) rows.set(id, row);
     }
     // Enough survived the filter, or every matching document was already looked at.

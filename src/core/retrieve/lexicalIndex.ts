@@ -128,9 +128,6 @@ function scratchFor(span: number): typeof scratch {
 /** Searches whose last terms only updated documents already scored (MaxScore; see bm25Search). */
 export const bm25Counters = { pruned: 0 };
 
-/** Postings from which a run is worth its skip blocks when only some documents are looked up. */
-const SKIP_FROM = 1024;
-
 interface QueryTerm {
   w: number;
   runs: readonly PostingRun[];
@@ -203,7 +200,7 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
       }
     }
     if (i < terms.length) bm25Counters.pruned++;
-    if (i < terms.length) updateOnly(terms.slice(i), rest[i], threshold, scores, norms, touched, count, ew, gain);
+    if (i < terms.length) updateOnly(terms.slice(i), rest[i], threshold, limit, scores, norms, touched, count, ew, gain);
     const top = new TopK(limit, scores);
     for (let pos = 0; pos < count; pos++) {
       const doc = touched[pos];
@@ -221,27 +218,49 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
 }
 
 /**
- * MaxScore's second phase: adds the remaining terms to the scored documents that could still
- * reach `threshold` (the `limit`-th score so far) with all of them (`bound`), and to no other.
+ * MaxScore's second phase: adds the remaining terms (highest bound first) to the scored
+ * documents that could still reach the `limit`-th score with all of them (`bound` at most), and
+ * to no new one. After each term the bound shrinks, the threshold rises and fewer documents
+ * remain. A term whose postings are few next to the documents left is walked instead of sought.
  */
-function updateOnly(terms: QueryTerm[], bound: number, threshold: number, scores: Float64Array, norms: Float64Array, touched: Uint32Array, count: number, ew: number, gain: number): void {
-  const candidates: number[] = [];
-  for (let pos = 0; pos < count; pos++) if (scores[touched[pos]] + bound >= threshold) candidates.push(touched[pos]);
-  const docs = Int32Array.from(candidates).sort();
-  for (const { w, runs } of terms) {
+function updateOnly(terms: QueryTerm[], bound: number, threshold: number, limit: number, scores: Float64Array, norms: Float64Array, touched: Uint32Array, count: number, ew: number, gain: number): void {
+  const kept: number[] = [];
+  for (let pos = 0; pos < count; pos++) if (scores[touched[pos]] + bound >= threshold) kept.push(touched[pos]);
+  let docs = Int32Array.from(kept).sort();
+  for (let t = 0; t < terms.length; t++) {
+    const { w, runs, ub } = terms[t];
     for (const { base, data, alive } of runs) {
-      const c = new PostingCursor(data, base, data.length >= SKIP_FROM ? skipBlocks(data) : null);
-      let k = lowerBound(docs, base);
-      for (; k < docs.length; k++) {
+      const c = new PostingCursor(data, base, null);
+      if (docs.length * SEEK_COST >= c.remaining) {
+        // Walking is cheaper: every scored document is updated (one that cannot enter the
+        // result stays below the threshold whatever it gains), none is added.
+        while (c.next()) {
+          const doc = c.doc;
+          const norm = norms[doc];
+          if (norm === 0 || (alive !== null && alive[doc] === 0)) continue;
+          const tf = c.main + ew * c.extra;
+          scores[doc] += (w * tf * gain) / (tf + norm);
+        }
+        continue;
+      }
+      const sought = new PostingCursor(data, base, skipBlocks(data));
+      for (let k = lowerBound(docs, base); k < docs.length; k++) {
         const doc = docs[k];
-        if (!c.seek(doc)) break;
-        if (c.doc !== doc || (alive !== null && alive[doc] === 0)) continue;
-        const tf = c.main + ew * c.extra;
+        if (!sought.seek(doc)) break;
+        if (sought.doc !== doc || (alive !== null && alive[doc] === 0)) continue;
+        const tf = sought.main + ew * sought.extra;
         scores[doc] += (w * tf * gain) / (tf + norms[doc]);
       }
     }
+    if (t === terms.length - 1) break;
+    bound -= ub * (1 + 1e-9);
+    threshold = Math.max(threshold, kthBest(scores, docs, docs.length, limit));
+    docs = docs.filter((doc) => scores[doc] + bound >= threshold);
   }
 }
+
+/** Postings a seek costs about as much as walking (half a skip block, and the block search). */
+const SEEK_COST = 48;
 
 function lowerBound(sorted: Int32Array, value: number): number {
   let lo = 0;
@@ -254,13 +273,14 @@ function lowerBound(sorted: Int32Array, value: number): number {
   return lo;
 }
 
-/** The `k`-th best score among the first `count` touched documents (k <= count). */
-function kthBest(scores: Float64Array, touched: Uint32Array, count: number, k: number): number {
+/** The `k`-th best score among the first `count` of `docs` (0 when they are fewer). */
+function kthBest(scores: Float64Array, docs: ArrayLike<number>, count: number, k: number): number {
+  if (count < k) return 0;
   // A min-heap of the k best scores seen.
   const heap = new Float64Array(k);
   let size = 0;
   for (let pos = 0; pos < count; pos++) {
-    const s = scores[touched[pos]];
+    const s = scores[docs[pos]];
     if (size < k) {
       let i = size++;
       heap[i] = s;
