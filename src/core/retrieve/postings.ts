@@ -20,22 +20,50 @@ export function encodePostings(docs: ArrayLike<number>, main: ArrayLike<number>,
   let ascending = true;
   for (let i = 1; i < docs.length && ascending; i++) ascending = docs[i] > docs[i - 1];
   if (!ascending) order.sort((a, b) => docs[a] - docs[b]);
-  const out = new ByteWriter(8 + docs.length * 3);
-  out.varint(docs.length);
-  let prev = -1;
-  for (const i of order) {
-    out.varint(docs[i] - prev - 1);
-    prev = docs[i];
-    const m = clampCount(main[i]);
-    const e = clampCount(extra[i]);
-    if (m < 15 && e < 15) out.byte(m | (e << 4));
+  const out = new PostingsWriter(docs.length * 3);
+  for (const i of order) out.add(docs[i], main[i], extra[i]);
+  return out.bytes();
+}
+
+/**
+ * Encodes postings given one at a time, documents ascending: how a segment of many documents is
+ * built from the postings of its parts without holding them decoded (about two bytes each).
+ */
+export class PostingsWriter {
+  private readonly body: ByteWriter;
+  private prev = -1;
+  count = 0;
+
+  constructor(size = 16) {
+    this.body = new ByteWriter(size);
+  }
+
+  add(doc: number, main: number, extra: number): void {
+    if (doc <= this.prev) throw new Error(`postings out of order: ${doc} after ${this.prev}`);
+    this.body.varint(doc - this.prev - 1);
+    this.prev = doc;
+    this.count++;
+    const m = clampCount(main);
+    const e = clampCount(extra);
+    if (m < 15 && e < 15) this.body.byte(m | (e << 4));
     else {
-      out.byte(0xff);
-      out.varint(m);
-      out.varint(e);
+      this.body.byte(0xff);
+      this.body.varint(m);
+      this.body.varint(e);
     }
   }
-  return out.bytes();
+
+  /** The count, then the postings. */
+  bytes(): Uint8Array {
+    const head = new ByteWriter(5);
+    head.varint(this.count);
+    const h = head.bytes();
+    const b = this.body.bytes();
+    const out = new Uint8Array(h.length + b.length);
+    out.set(h);
+    out.set(b, h.length);
+    return out;
+  }
 }
 
 class ByteWriter {

@@ -9,7 +9,7 @@ import type { Table } from '@lancedb/lancedb';
 import { LexicalIndex } from '../retrieve/lexicalIndex';
 import { lexiconFor } from '../retrieve/lexicon';
 import { sqlString } from './filters';
-import { SEGMENT_DOCS, SEGMENT_FORMAT } from './lexicalSegments';
+import { BUILD_CHUNK_DOCS, SEGMENT_DOCS, SEGMENT_FORMAT, SegmentBuilder } from './lexicalSegments';
 import type { LexicalSegments } from './lexicalSegments';
 
 type Row = Record<string, unknown>;
@@ -21,6 +21,8 @@ export interface LexiconIndexOptions {
   maxSegments?: number;
   /** Documents per full segment (default SEGMENT_DOCS). */
   segmentDocs?: number;
+  /** Documents indexed in memory at a time while a full segment is built (default BUILD_CHUNK_DOCS). */
+  chunkDocs?: number;
   /** Share of a project's segment documents whose rows are gone before it is indexed again. */
   maxDeadShare?: number;
 }
@@ -38,7 +40,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     // 3 GB before the first segment was written).
     const rows = await cells.countRows(where);
     if (rows < Math.max(1, options.minDelta)) return false;
-    return rebuildSegments(cells, segments, project, where, options.segmentDocs);
+    return rebuildSegments(cells, segments, project, where, options);
   }
   const lexicon = lexiconFor(cells, segments, project);
   await lexicon.refresh();
@@ -62,25 +64,35 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     await segments.publish(project, [...shape.segments, id]);
     return true;
   }
-  return rebuildSegments(cells, segments, project, where, full);
+  return rebuildSegments(cells, segments, project, where, options);
 }
 
-/** Indexes the project again from its cells, in segments of `segmentDocs` documents. */
-async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string, where: string, segmentDocs = SEGMENT_DOCS): Promise<boolean> {
+/**
+ * Indexes the project again from its cells, in segments of about `segmentDocs` documents (a
+ * chunk more at most), each built from in-memory indexes of `chunkDocs` at a time.
+ */
+async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string, where: string, options: LexiconIndexOptions): Promise<boolean> {
+  const segmentDocs = options.segmentDocs ?? SEGMENT_DOCS;
+  const chunkDocs = options.chunkDocs ?? BUILD_CHUNK_DOCS;
   const ids: string[] = [];
   let chunk = new LexicalIndex();
-  const flush = async (): Promise<void> => {
-    const id = await segments.write(project, chunk);
-    if (id) ids.push(id);
+  let segment = new SegmentBuilder();
+  // The chunk joins the segment; a full segment is written.
+  const fold = async (last: boolean): Promise<void> => {
+    segment.add(chunk);
     chunk = new LexicalIndex();
+    if (segment.size < segmentDocs && !last) return;
+    const id = await segments.write(project, segment);
+    if (id) ids.push(id);
+    segment = new SegmentBuilder();
   };
   for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) {
     for (const r of batch.toArray() as Row[]) {
       chunk.add(String(r.node_id), String(r.search_text ?? ''));
-      if (chunk.size >= segmentDocs) await flush();
+      if (chunk.size >= chunkDocs) await fold(false);
     }
   }
-  await flush();
+  await fold(true);
   await segments.publish(project, ids);
   return true;
 }
