@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as lancedb from '@lancedb/lancedb';
 import { HashedEmbedder } from '../src/core/embed/hashed';
-import { annDistance, ensureAnnIndex, vectorIndexName, type AnnIndexKind } from '../src/core/store/annIndex';
+import { ANN_DISTANCE, ensureAnnIndex, vectorIndexName, type AnnIndexKind } from '../src/core/store/annIndex';
 import { rowsToArrow } from '../src/core/store/arrowRows';
 import { cellsSchema } from '../src/core/store/schema';
 import { percentile, round, sayer, syntheticCorpus, table } from './synthetic';
@@ -34,7 +34,7 @@ const dim = Number(values.dim);
 const say = sayer(values.json);
 
 const HNSW_SETTINGS = [{ ef: 60 }, { ef: 120 }, { ef: 60, refineFactor: 4 }, { ef: 120, refineFactor: 4 }];
-const IVF_SETTINGS = [{ nprobes: 20, refineFactor: 5 }, { nprobes: 20, refineFactor: 10 }, { nprobes: 40, refineFactor: 10 }];
+const IVF_SETTINGS = [{ nprobes: 20, refineFactor: 10 }, { nprobes: 80, refineFactor: 20 }];
 type Settings = { ef?: number; nprobes?: number; refineFactor?: number };
 
 async function main(): Promise<void> {
@@ -130,14 +130,14 @@ async function main(): Promise<void> {
       const buildSeconds = round((performance.now() - t) / 1000, 1);
       say(`${kind} built over ${size} cells in ${buildSeconds} s`);
       for (const s of kind === 'hnsw_sq' ? HNSW_SETTINGS : IVF_SETTINGS) {
-        const ann = await measure(s, exact.ids, annDistance(kind));
+        const ann = await measure(s, exact.ids, ANN_DISTANCE);
         annRows.push({ cells: size, mode: kind, settings: JSON.stringify(s), build_s: buildSeconds, p50_ms: ann.p50, p95_ms: ann.p95, recall_at_10: ann.recall });
         say(`  ${JSON.stringify(s)}: p50 ${ann.p50} ms, p95 ${ann.p95} ms, recall@10 ${ann.recall}`);
       }
       if (size === sizes[sizes.length - 1]) {
         // Write-path cost once indexed: 1,000 new cells, then the store's regular optimize().
         await cells.add(rowsToArrow(schema, Array.from({ length: extra }, (_, k) => row(size + k))));
-        const unindexed = await measure(kind === 'hnsw_sq' ? { ef: 120, refineFactor: 4 } : { nprobes: 20, refineFactor: 10 }, (await measure(null)).ids, annDistance(kind));
+        const unindexed = await measure(kind === 'hnsw_sq' ? { ef: 120, refineFactor: 4 } : { nprobes: 20, refineFactor: 10 }, (await measure(null)).ids, ANN_DISTANCE);
         t = performance.now();
         await cells.optimize({ cleanupOlderThan: new Date() });
         const optimizeSeconds = round((performance.now() - t) / 1000, 1);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { syntheticCorpus } from '../../bench/synthetic';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
-import { ensureAnnIndex, hasVectorIndex, tuneVectorQuery } from '../../src/core/store/annIndex';
+import { currentIndexKind, ensureAnnIndex, hasVectorIndex, tuneVectorQuery, vectorIndexKind } from '../../src/core/store/annIndex';
 import { rowsToArrow } from '../../src/core/store/arrowRows';
 import { cellsSchema } from '../../src/core/store/schema';
 
@@ -47,7 +47,7 @@ describe('ANN index on cells.vector', function () {
   }
 
   async function annTop10(q: Float32Array, where = scope): Promise<string[]> {
-    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(q)), 10).where(where).select(['node_id']).toArray();
+    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(q)), 10, await vectorIndexKind(cells)).where(where).select(['node_id']).toArray();
     return rows.map((r: { node_id: string }) => r.node_id);
   }
 
@@ -72,30 +72,34 @@ describe('ANN index on cells.vector', function () {
     assert.equal(index.indexType, 'IvfHnswSq');
   });
 
+  async function recallAt10(project: string): Promise<number> {
+    let hits = 0;
+    let total = 0;
+    for (const q of queries) {
+      const truth = new Set(await exactTop10(q, scopeOf(project)));
+      const got = await annTop10(q, scopeOf(project));
+      total += truth.size;
+      hits += got.filter((id) => truth.has(id)).length;
+    }
+    assert.ok(total > 0);
+    return hits / total;
+  }
+
   it('answers scoped queries through the index with recall@10 of at least 0.95 against exact search', async () => {
-    const plan = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[0])), 10).where(scope).explainPlan();
+    const plan = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[0])), 10, 'hnsw_sq').where(scope).explainPlan();
     assert.match(plan, /ANNSubIndex/, 'the tuned query uses the index');
     // A large project and a tiny one (1% of the cells): narrow prefilters must not lose neighbours.
     for (const project of ['p0', 'tiny']) {
-      let hits = 0;
-      let total = 0;
-      for (const q of queries) {
-        const truth = new Set(await exactTop10(q, scopeOf(project)));
-        const got = await annTop10(q, scopeOf(project));
-        total += truth.size;
-        hits += got.filter((id) => truth.has(id)).length;
-      }
-      const recall = hits / total;
-      assert.ok(total > 0);
+      const recall = await recallAt10(project);
       assert.ok(recall >= 0.95, `${project}: recall@10 ${recall.toFixed(3)}`);
     }
   });
 
   it('answers through the index with more candidates than its default search list (limit x refine > ef)', async () => {
     // The hybrid search asks for 50 candidates; with refineFactor 4 that is 200 > ef 120.
-    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[1])), 50).where(scopeOf('tiny')).select(['node_id']).toArray();
+    const rows = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[1])), 50, 'hnsw_sq').where(scopeOf('tiny')).select(['node_id']).toArray();
     assert.equal(rows.length, Math.min(50, await cells.countRows(scopeOf('tiny'))));
-    const many = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[1])), 200).where(scope).select(['node_id']).toArray();
+    const many = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[1])), 200, 'hnsw_sq').where(scope).select(['node_id']).toArray();
     assert.equal(many.length, 200);
   });
 
@@ -114,5 +118,26 @@ describe('ANN index on cells.vector', function () {
     const [index] = (await cells.listIndices()).filter((i) => i.columns.includes('vector'));
     const stats = await cells.indexStats(index.name);
     assert.equal(stats?.numUnindexedRows, 0, 'optimize folds new rows into the index');
+  });
+
+  it('replaces the graph by IVF_PQ once the table passes ivfPqFrom, answers through it, and never goes back', async () => {
+    const logs: string[] = [];
+    const before = await currentIndexKind(cells);
+    assert.equal(before, 'hnsw_sq');
+    assert.equal(await ensureAnnIndex(cells, { threshold: 1000, ivfPqFrom: ROWS + 100 }), 'exists', 'below ivfPqFrom the graph stays');
+    assert.equal(await ensureAnnIndex(cells, { threshold: 1000, ivfPqFrom: 3000, logger: (m) => logs.push(m) }), 'built');
+    assert.match(logs.join('\n'), /vector index \(ivf_pq\) built over 3921 cells .*replacing the hnsw_sq index/);
+    assert.equal(await vectorIndexKind(cells), 'ivf_pq');
+    // Looked up again after a build in this process; other processes within KIND_TTL_MS.
+    assert.equal(await currentIndexKind(cells), 'ivf_pq');
+    assert.equal(await ensureAnnIndex(cells, { threshold: 1000, ivfPqFrom: ROWS * 10 }), 'exists', 'never back to a graph');
+    assert.equal(await vectorIndexKind(cells), 'ivf_pq');
+
+    const plan = await tuneVectorQuery(cells.vectorSearch(Array.from(queries[0])), 10, 'ivf_pq').where(scope).explainPlan();
+    assert.match(plan, /ANNSubIndex|ANNIvfPartition/, 'the tuned query uses the index');
+    for (const project of ['p0', 'tiny']) {
+      const recall = await recallAt10(project);
+      assert.ok(recall >= 0.95, `${project}: recall@10 ${recall.toFixed(3)}`);
+    }
   });
 });

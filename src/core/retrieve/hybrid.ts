@@ -14,7 +14,7 @@ import { ensureFtsIndex } from '../store/store';
 import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
-import { tuneVectorQuery } from '../store/annIndex';
+import { currentIndexKind, tuneVectorQuery } from '../store/annIndex';
 import { prepareQueryText } from './textPrep';
 import { and, readByNodeId } from './rowReads';
 import type { Row } from './rowReads';
@@ -222,7 +222,7 @@ async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Arr
 async function vectorSearch(ctx: HybridContext, vector: Float32Array, where: string, limit: number, columns: string[]): Promise<Row[]> {
   // The metric must match the ANN index's once one exists, or LanceDB silently scans everything.
   // `where` is a prefilter (LanceDB's default): a small project in a big store still gets its k.
-  return (await tuneVectorQuery(ctx.cells.vectorSearch(Array.from(vector)), limit)
+  return (await tuneVectorQuery(ctx.cells.vectorSearch(Array.from(vector)), limit, await currentIndexKind(ctx.cells))
     .where(and(where, `embed_model = '${escapeSqlString(ctx.embedder!.name)}'`))
     .select([...columns, '_distance'])
     .toArray()) as Row[];
