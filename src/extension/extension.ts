@@ -42,6 +42,8 @@ export interface CodeMemoryExtensionApi {
   /** Opens the store if it is not open yet. */
   engine(): Promise<EngineClient>;
   isEngineOpen(): boolean;
+  /** How long the last store open took (engine thread started, store opened), or null before one. */
+  storeOpenMs(): number | null;
   scopeFor(uri?: vscode.Uri): Promise<Scope | null>;
   /** Records the current focus period and unsaved edits, then writes all pending capture. */
   flushCapture(): Promise<void>;
@@ -154,6 +156,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
     },
     engine: () => engines.get(),
     isEngineOpen: () => engines.isOpen,
+    storeOpenMs: () => engines.openedInMs,
     scopeFor: async (uri) => {
       const folder = uri ? vscode.workspace.getWorkspaceFolder(uri) : scopes.currentFolder();
       return folder ? scopes.scopeFor(folder.uri.toString()) : null;

@@ -1,11 +1,11 @@
 // Capture cost on the extension host, measured inside a real VS Code. Runs only when asked
-// (bench/captureHost.mjs sets CODE_MEMORY_HOST_GREP=capture-bench); prints one JSON line.
+// (`node bench/hostBench.mjs capture` sets CODE_MEMORY_HOST_GREP=capture-bench); prints one JSON line.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
-import { codeMemoryApi, sleep, waitFor, workspaceFolder } from './helpers';
+import { codeMemoryApi, printLine, sleep, waitFor, workspaceFolder } from './helpers';
 
 const requested = (process.env.CODE_MEMORY_HOST_GREP ?? '').includes('capture-bench');
 
@@ -79,7 +79,7 @@ describe('capture-bench: capture cost on the extension host', function () {
       dropped: after.dropped - before.dropped,
       errors: after.errors - before.errors,
     };
-    console.log(`CAPTURE_BENCH_JSON ${JSON.stringify(report)}`);
+    printLine(`CAPTURE_BENCH_JSON ${JSON.stringify(report)}`);
     assert.ok(calls > keystrokes, 'every keystroke went through the capture handler');
     assert.equal(report.errors, 0);
   });

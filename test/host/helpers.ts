@@ -1,4 +1,5 @@
 // Shared by the extension's host suites: the extension's API and small waits on real events.
+import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import type { CodeMemoryExtensionApi } from '../../src/extension/extension';
 import manifest from '../../package.json';
@@ -36,4 +37,13 @@ export function parseList(json: string | null): string[] {
   if (!json) return [];
   const v: unknown = JSON.parse(json);
   return Array.isArray(v) ? v.map(String) : [];
+}
+
+/**
+ * Prints a line the runner shows (a benchmark's report): through the reporter's own output, which
+ * the code-server runner marks as the suites'. The extension host keeps its console's methods, so
+ * a plain console.log there only reaches the workbench log.
+ */
+export function printLine(line: string): void {
+  (Mocha.reporters.Base as unknown as { consoleLog: (...args: unknown[]) => void }).consoleLog(line);
 }

@@ -1,7 +1,9 @@
 // Runs the host suites (out/host/**/*.test.js) inside a real VS Code extension host: code-server's
 // Node extension host, driven by headless Chromium. Exits with the host's exit code; any failure
 // to start or finish is a loud non-zero exit, never a skip.
-//   node test/host/runCodeServer.mjs [--no-build]     env: CODE_MEMORY_HOST_GREP, CODE_MEMORY_HOST_TIMEOUT_MS
+//   node test/host/runCodeServer.mjs [--no-build]     env: CODE_MEMORY_HOST_GREP, CODE_MEMORY_HOST_TIMEOUT_MS,
+//   CODE_MEMORY_HOST_STORE (a store for benchmarks; a fresh temporary one otherwise),
+//   CODE_MEMORY_HOST_SETTINGS (user settings as JSON, for benchmarks)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -60,8 +62,9 @@ async function main() {
     server = await startCodeServer({
       workspace,
       prefix: 'code-memory-host',
+      settings: process.env.CODE_MEMORY_HOST_SETTINGS ? JSON.parse(process.env.CODE_MEMORY_HOST_SETTINGS) : undefined,
       // The extension must never touch the user's real store during tests.
-      env: { CODE_MEMORY_STORE: path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '', CODE_MEMORY_HOST_MARK: '1' },
+      env: { CODE_MEMORY_STORE: process.env.CODE_MEMORY_HOST_STORE || path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '', CODE_MEMORY_HOST_MARK: '1' },
       log: verbose ? (line) => console.error(line) : undefined,
     });
     console.log(`host: code-server ready on ${server.origin} (${Date.now() - started} ms)`);
