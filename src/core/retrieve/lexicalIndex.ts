@@ -199,8 +199,10 @@ export function bm25Search(corpus: Corpus, query: Map<string, number>, limit: nu
         }
       }
     }
-    if (i < terms.length) bm25Counters.pruned++;
-    if (i < terms.length) updateOnly(terms.slice(i), rest[i], threshold, limit, scores, norms, touched, count, ew, gain);
+    if (i < terms.length) {
+      bm25Counters.pruned++;
+      updateOnly(terms.slice(i), rest[i], threshold, limit, scores, norms, touched, count, ew, gain);
+    }
     const top = new TopK(limit, scores);
     for (let pos = 0; pos < count; pos++) {
       const doc = touched[pos];
@@ -230,7 +232,7 @@ function updateOnly(terms: QueryTerm[], bound: number, threshold: number, limit:
   for (let t = 0; t < terms.length; t++) {
     const { w, runs, ub } = terms[t];
     for (const { base, data, alive } of runs) {
-      const c = new PostingCursor(data, base, null);
+      const c = new PostingCursor(data, base);
       if (docs.length * SEEK_COST >= c.remaining) {
         // Walking is cheaper: every scored document is updated (one that cannot enter the
         // result stays below the threshold whatever it gains), none is added.
