@@ -278,35 +278,9 @@ function lowerBound(sorted: Int32Array, value: number): number {
 /** The `k`-th best score among the first `count` of `docs` (0 when they are fewer). */
 function kthBest(scores: Float64Array, docs: ArrayLike<number>, count: number, k: number): number {
   if (count < k) return 0;
-  // A min-heap of the k best scores seen.
-  const heap = new Float64Array(k);
-  let size = 0;
-  for (let pos = 0; pos < count; pos++) {
-    const s = scores[docs[pos]];
-    if (size < k) {
-      let i = size++;
-      heap[i] = s;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (heap[parent] <= heap[i]) break;
-        [heap[parent], heap[i]] = [heap[i], heap[parent]];
-        i = parent;
-      }
-    } else if (s > heap[0]) {
-      heap[0] = s;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < k && heap[l] < heap[m]) m = l;
-        if (r < k && heap[r] < heap[m]) m = r;
-        if (m === i) break;
-        [heap[m], heap[i]] = [heap[i], heap[m]];
-        i = m;
-      }
-    }
-  }
-  return heap[0];
+  const top = new TopK(k, scores);
+  for (let pos = 0; pos < count; pos++) if (top.wants(docs[pos], pos)) top.push(docs[pos], pos);
+  return top.worstScore();
 }
 
 /** The `k` best documents by score (ties: the earlier position wins), in a min-heap. */
@@ -332,6 +306,11 @@ class TopK {
     const s = this.scores[doc];
     const worst = this.scores[this.docs[0]];
     return s > worst || (s === worst && pos < this.pos[0]);
+  }
+
+  /** The score a document must beat to enter (the k-th best so far; 0 while fewer are kept). */
+  worstScore(): number {
+    return this.docs.length < this.k ? 0 : this.scores[this.docs[0]];
   }
 
   push(doc: number, pos: number): void {

@@ -15,14 +15,24 @@ export function clampCount(n: number): number {
 
 /** Encodes documents (any order; stored ascending) with their message and extra section counts. */
 export function encodePostings(docs: ArrayLike<number>, main: ArrayLike<number>, extra: ArrayLike<number>): Uint8Array {
-  const order = Array.from({ length: docs.length }, (_, i) => i);
-  // Indexes hand their documents over in order; only other callers pay for the sort.
+  const out = new PostingsWriter(docs.length * 3);
+  writeAscending(out, docs, main, extra, (doc) => doc);
+  return out.bytes();
+}
+
+/**
+ * Adds postings to `out` in ascending order of their documents, numbered by `number`. Indexes
+ * hand their documents over in order; only other callers pay for the sort.
+ */
+export function writeAscending(out: PostingsWriter, docs: ArrayLike<number>, main: ArrayLike<number>, extra: ArrayLike<number>, number: (doc: number) => number): void {
   let ascending = true;
   for (let i = 1; i < docs.length && ascending; i++) ascending = docs[i] > docs[i - 1];
-  if (!ascending) order.sort((a, b) => docs[a] - docs[b]);
-  const out = new PostingsWriter(docs.length * 3);
-  for (const i of order) out.add(docs[i], main[i], extra[i]);
-  return out.bytes();
+  if (ascending) {
+    for (let i = 0; i < docs.length; i++) out.add(number(docs[i]), main[i], extra[i]);
+    return;
+  }
+  const order = Array.from({ length: docs.length }, (_, i) => i).sort((a, b) => docs[a] - docs[b]);
+  for (const i of order) out.add(number(docs[i]), main[i], extra[i]);
 }
 
 /**

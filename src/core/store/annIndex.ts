@@ -136,9 +136,9 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
 }
 
 function indexConfig(kind: AnnIndexKind, rows: number): Index {
-  // (Fewer partitions only for tables too small to train 256 of them.)
   if (kind === 'ivf_pq') {
-    // 32 sub-vectors: 32 bytes per vector, whatever the dimension.
+    // 32 sub-vectors: 32 bytes per vector, whatever the dimension. Fewer partitions only for a
+    // table too small to train 256 of them (at least 256 vectors each).
     return Index.ivfPq({ distanceType: ANN_DISTANCE, numPartitions: Math.min(IVF_PARTITIONS, Math.max(1, Math.floor(rows / 256))), numSubVectors: 32 });
   }
   // One partition: a single graph fits in memory below IVF_PQ_FROM.

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { LexicalIndex } from '../retrieve/lexicalIndex';
 import { isShortTerm } from '../retrieve/lexicalIndex';
-import { PostingsWriter, clampCount, encodePostings } from '../retrieve/postings';
+import { PostingsWriter, clampCount, encodePostings, writeAscending } from '../retrieve/postings';
 import { sqlString } from './filters';
 import { TABLES } from './schema';
 import { retryConflicts, retryVanished } from './store';
@@ -91,10 +91,7 @@ export class SegmentBuilder {
     for (const [term, p] of index.sectionPostings()) {
       let writer = this.terms.get(term);
       if (!writer) this.terms.set(term, (writer = new PostingsWriter()));
-      const order = p.docs.map((_, i) => i);
-      // An index lists a term's documents in the order they were added; sorted all the same.
-      if (!p.docs.every((d, i) => i === 0 || d > p.docs[i - 1])) order.sort((a, b) => p.docs[a] - p.docs[b]);
-      for (const i of order) writer.add(local.get(p.docs[i])!, p.main[i], p.extra[i]);
+      writeAscending(writer, p.docs, p.main, p.extra, (doc) => local.get(doc)!);
     }
     return this;
   }
