@@ -5,16 +5,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
-import { codeMemoryApi, printLine, sleep, waitFor, workspaceFolder } from './helpers';
-
-const requested = (process.env.CODE_MEMORY_HOST_GREP ?? '').includes('capture-bench');
+import { codeMemoryApi, printLine, skipUnlessAsked, sleep, waitFor, workspaceFolder } from './helpers';
 
 describe('capture-bench: capture cost on the extension host', function () {
   this.timeout(600_000);
 
-  before(function () {
-    if (!requested) this.skip();
-  });
+  before(skipUnlessAsked('capture-bench'));
 
   it('measures handler cost per event, drain cost and the extension host thread share', async () => {
     const api = await codeMemoryApi();

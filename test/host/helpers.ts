@@ -47,3 +47,10 @@ export function parseList(json: string | null): string[] {
 export function printLine(line: string): void {
   (Mocha.reporters.Base as unknown as { consoleLog: (...args: unknown[]) => void }).consoleLog(line);
 }
+
+/** A benchmark suite's `before` hook: it runs only when CODE_MEMORY_HOST_GREP names it (bench/hostBench.mjs). */
+export function skipUnlessAsked(name: string): (this: Mocha.Context) => void {
+  return function () {
+    if (!(process.env.CODE_MEMORY_HOST_GREP ?? '').includes(name)) this.skip();
+  };
+}

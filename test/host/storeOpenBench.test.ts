@@ -5,16 +5,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
-import { codeMemoryApi, printLine } from './helpers';
-
-const requested = (process.env.CODE_MEMORY_HOST_GREP ?? '').includes('store-open-bench');
+import { codeMemoryApi, printLine, skipUnlessAsked } from './helpers';
 
 describe('store-open-bench: opening a large store on the extension host', function () {
   this.timeout(600_000);
 
-  before(function () {
-    if (!requested) this.skip();
-  });
+  before(skipUnlessAsked('store-open-bench'));
 
   it('times the store open and the first answers', async () => {
     const api = await codeMemoryApi();
