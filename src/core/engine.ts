@@ -238,6 +238,7 @@ export class MemoryEngine implements MemoryEngineApi {
       engine.backfill = new VectorBackfill({
         cells: () => store.table(TABLES.cells),
         embedder,
+        mutate: (write) => store.gate.mutate(TABLES.cells, write),
         onError: (e) => engine.log(`embedding queue: ${e.message}`),
         // A large write-back leaves many fragments and unindexed vectors: compact and build
         // the ANN index now rather than at the next timer tick (only in the lease holder).

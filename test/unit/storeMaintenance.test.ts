@@ -101,6 +101,44 @@ describe('store: background compaction and pruning', function () {
     }
   });
 
+  it("compacts the cells while the same process keeps updating them (its updates wait; the compaction is not preempted)", async () => {
+    const logged: string[] = [];
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => logged.push(m) });
+    const scope = { project: 'p' };
+    try {
+      const ids: number[] = [];
+      for (let b = 0; b < 150; b++) {
+        const batch = Array.from({ length: 40 }, (_, i) => ({ type: 'note', title: `batch ${b} item ${i} ${'marmot '.repeat(20)}` }));
+        ids.push(...(await engine.observe(batch, scope)).map((o) => o.id));
+      }
+      const cells = engine.store.table(TABLES.cells);
+      assert.ok((await cells.stats()).fragmentStats.numFragments >= 150);
+      // Access times and statuses are written all the time by the process that also compacts
+      // (its answers, its session ends): every update rewrites rows of some fragments.
+      let updating = true;
+      let updates = 0;
+      const updater = (async () => {
+        while (updating) {
+          const some = Array.from({ length: 20 }, () => ids[Math.floor(Math.random() * ids.length)]);
+          await engine.touch('observation', some, scope);
+          updates++;
+        }
+      })();
+      await until(() => updates > 0);
+      await engine.optimize(0);
+      updating = false;
+      await updater;
+      assert.ok(updates > 1);
+      assert.deepEqual(logged.filter((m) => /optimize cells failed/.test(m)), []);
+      assert.ok((await cells.stats()).fragmentStats.numFragments < 10, 'the cells were compacted');
+      // No update was lost: every touch counted.
+      const counted = (await engine.store.rows(TABLES.cells, null, { select: ['access_count'] })).reduce((n, r) => n + Number(r.access_count), 0);
+      assert.equal(counted, updates * 20);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('retries commit conflicts and passes other errors through', async () => {
     let calls = 0;
     const value = await retryConflicts(async () => {

@@ -23,7 +23,7 @@
 // the waiting cells in one scan and writes them back in large batches (8,192 rows, one merge
 // each), embedding the next batch while the current one is written. With 64-row merges a 100k
 // store took ~55 cells/s; see bench/backfill.ts for the numbers now.
-import type { Table } from '@lancedb/lancedb';
+import type { MergeResult, Table } from '@lancedb/lancedb';
 import { Schema } from 'apache-arrow';
 import { rowsToArrow } from '../store/arrowRows';
 import { cellsSchema } from '../store/schema';
@@ -52,6 +52,8 @@ export interface VectorBackfillOptions {
    * so that with a slow encoder vectors become searchable as they come, not 8,192 at a time.
    */
   writeAfterMs?: number;
+  /** Runs each write-back (a merge, an update of the cells): the store's gate, so that a compaction of the cells is not preempted. */
+  mutate?: <T>(write: () => Promise<T>) => Promise<T>;
   onProgress?: (progress: BackfillProgress) => void;
   /** After a run of passes that wrote vectors, with how many: a moment to compact. */
   onCaughtUp?: (embedded: number) => void;
@@ -186,14 +188,16 @@ export class VectorBackfill {
     };
     const write = async (rows: Record<string, unknown>[]): Promise<void> => {
       const data = rowsToArrow(schema, rows);
-      const result = await retryConflicts(() =>
-        this.getCells()
-          .mergeInsert('node_id')
-          .whenMatchedUpdateAll({ where: 'target.text = source.text' })
-          // LanceDB 0.31 panics on this conditional partial merge when it uses the node_id index.
-          .useIndex(false)
-          .execute(data),
-      );
+      const merge = (): Promise<MergeResult> =>
+        retryConflicts(() =>
+          this.getCells()
+            .mergeInsert('node_id')
+            .whenMatchedUpdateAll({ where: 'target.text = source.text' })
+            // LanceDB 0.31 panics on this conditional partial merge when it uses the node_id index.
+            .useIndex(false)
+            .execute(data),
+        );
+      const result = await (this.options.mutate ? this.options.mutate(merge) : merge());
       written += result.numUpdatedRows;
       this.embedded += result.numUpdatedRows;
       remaining = Math.max(0, remaining - rows.length);

@@ -52,7 +52,7 @@ class Purger {
     const doomed = await table.query().where(where).withRowId().select([]).toArray();
     if (doomed.length === 0) return 0;
     const before = await table.version();
-    await retryConflicts(() => table.delete(where));
+    await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
     // Another commit between our read and our delete (a compaction, say) may have moved the
     // rows to fragments we did not see: then every fragment is rewritten.
     const moved = (await table.version()) !== before + 1;
@@ -68,7 +68,7 @@ class Purger {
 
   /** Rewrites the touched fragments, rebuilds the indexes over them, prunes every old version. */
   async purge(): Promise<void> {
-    for (const [name, fragments] of this.fragments) await rewriteFragments(this.store.table(name), fragments);
+    for (const [name, fragments] of this.fragments) await this.store.gate.mutate(name, () => rewriteFragments(this.store.table(name), fragments));
     // A full-text index the lexical=fts experiment built holds the words too.
     const cells = this.store.table(TABLES.cells);
     if (this.fragments.has(TABLES.cells) && (await cells.listIndices()).some((i) => i.columns.includes('search_text'))) await ensureFtsIndex(cells, true);
@@ -77,8 +77,8 @@ class Purger {
     for (const name of this.fragments.keys()) {
       // A version keeps its transaction, and a delete's transaction keeps its predicate, which
       // quotes what was forgotten: an empty delete makes a newer version, so that one is pruned.
-      await retryConflicts(() => this.store.table(name).delete('false'));
-      await retryConflicts(() => this.store.table(name).optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 10);
+      await this.store.gate.mutate(name, () => retryConflicts(() => this.store.table(name).delete('false')));
+      await this.store.gate.rewrite(name, () => retryConflicts(() => this.store.table(name).optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 10));
     }
   }
 }

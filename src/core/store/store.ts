@@ -12,6 +12,7 @@ import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
+import { RewriteGate } from './rewriteGate';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
@@ -100,6 +101,9 @@ function cacheSession(): lancedb.Session {
 }
 
 export class Store {
+  /** Holds this process's updates and deletes of a table while it compacts that table. */
+  readonly gate = new RewriteGate();
+
   private constructor(
     readonly uri: string,
     readonly db: Connection,
@@ -205,8 +209,8 @@ export class Store {
   async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<void> {
     if (rows.length === 0) return;
     const data = rowsToArrow(this.schemaOf(name), rows);
-    await retryConflicts(() =>
-      this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data),
+    await this.gate.mutate(name, () =>
+      retryConflicts(() => this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data)),
     );
   }
 
@@ -255,12 +259,12 @@ export class Store {
   async delete(name: TableName, where: string): Promise<number> {
     const before = await this.count(name, where);
     if (before === 0) return 0;
-    await retryConflicts(() => this.table(name).delete(where));
+    await this.gate.mutate(name, () => retryConflicts(() => this.table(name).delete(where)));
     return before;
   }
 
   async update(name: TableName, where: string, values: Record<string, string>): Promise<void> {
-    await retryConflicts(() => this.table(name).update({ where, valuesSql: values }));
+    await this.gate.mutate(name, () => retryConflicts(() => this.table(name).update({ where, valuesSql: values })));
   }
 
   async getMeta(key: string): Promise<string | null> {
@@ -297,14 +301,14 @@ export class Store {
   /**
    * Compact small fragments, merge new rows into the indices and drop versions older than
    * `olderThanMs`. Racing writers make optimize fail with a commit conflict: it is retried, and
-   * a failure is logged, never thrown into a writer.
+   * a failure is logged, never thrown into a writer. This process's own updates of the table wait
+   * meanwhile (see RewriteGate).
    */
   async optimize(olderThanMs = 5 * 60_000, names: TableName[] = Object.values(TABLES)): Promise<void> {
     for (const name of names) {
       try {
-        await retryConflicts(
-          () => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }),
-          6,
+        await this.gate.rewrite(name, () =>
+          retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), 6),
         );
       } catch (e) {
         this.log(`optimize ${name} failed (will retry later): ${String((e as Error).message ?? e)}`);
