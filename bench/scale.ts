@@ -104,10 +104,18 @@ interface Filled {
   ids: number[];
 }
 
+// The fill's sessions are never ended: a server, or the settling step, would take them for
+// sessions a crashed process left open and summarise them while it is measured (a kept or 1M
+// store is older than the 30 idle minutes by the time its servers start): a million status
+// updates that a real store, which ends its sessions as it goes, never has to make at once.
+const SESSION_IDLE_MINUTES = 5_256_000;
+const benchEngine = async (dir: string): Promise<MemoryEngine> =>
+  MemoryEngine.open({ storeUri: dir, embedder: await makeEmbedder(), maintenanceIntervalMs: 0, sessionIdleMs: SESSION_IDLE_MINUTES * 60_000, logger: log });
+
 /** Fills `dir` through engine.observe in batches, then waits for every vector and compacts. */
 async function fill(dir: string, size: number): Promise<Filled> {
   const corpus = syntheticCorpus(size, Math.max(calls, 100));
-  const engine = await MemoryEngine.open({ storeUri: dir, embedder: await makeEmbedder(), maintenanceIntervalMs: 0, logger: log });
+  const engine = await benchEngine(dir);
   try {
     const base = Date.now();
     const ids: number[] = [];
@@ -151,7 +159,7 @@ async function allEmbedded(engine: MemoryEngine): Promise<Awaited<ReturnType<Mem
  * measured after another took the lease for that upkeep, and its latency and RSS with it.
  */
 async function settle(dir: string): Promise<void> {
-  const engine = await MemoryEngine.open({ storeUri: dir, embedder: await makeEmbedder(), maintenanceIntervalMs: 0, logger: log });
+  const engine = await benchEngine(dir);
   try {
     await allEmbedded(engine);
     await engine.optimize();
@@ -181,10 +189,7 @@ interface Server {
   close(): Promise<void>;
 }
 
-// The fill's sessions are never ended: a server would take them for sessions a crashed process
-// left open and summarise them while it is measured (a kept or 1M store is older than the 30
-// idle minutes by the time its servers start). Real stores end their sessions as they go.
-const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', '5256000'];
+const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
 
 async function startStdio(dir: string): Promise<Server> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: { ...process.env, LANCEDB_LOG: 'error' } as Record<string, string>, stderr: 'ignore' });
