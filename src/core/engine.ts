@@ -676,16 +676,17 @@ export class MemoryEngine implements MemoryEngineApi {
   async stats(scope: Scope | null): Promise<StoreStats> {
     const where = scope ? `project = ${sqlString(checkProject(scope.project))}` : undefined;
     const model = this.embedder?.name ?? '';
-    const projects = new Set<string>();
-    for (const r of await this.store.rows(TABLES.cells, where ?? null, { select: ['project'] })) projects.add(String(r.project));
+    const cells = await this.store.count(TABLES.cells, where);
+    // Index-backed reads: listing every cell's project held 1.5 GB and took 9 s at 1,000,000 cells.
+    const projects = scope ? (cells > 0 ? [scope.project] : []) : await this.store.distinct(TABLES.cells, 'project');
     const indices = await this.store.table(TABLES.cells).listIndices();
     return {
       observations: await this.store.count(TABLES.observations, where),
       session_summaries: await this.store.count(TABLES.sessionSummaries, where),
       memories: await this.store.count(TABLES.memories, where),
-      cells: await this.store.count(TABLES.cells, where),
+      cells,
       cells_with_vectors: model ? await this.store.count(TABLES.cells, `${where ? `${where} AND ` : ''}embed_model = ${sqlString(model)}`) : 0,
-      projects: [...projects].sort(),
+      projects,
       embedder: { name: this.embedder?.name ?? 'none', dimension: this.store.dimension },
       schema_version: SCHEMA_VERSION,
       store_uri: this.store.uri,

@@ -144,9 +144,11 @@ describe('VectorBackfill', function () {
           // Between two batches: search still answers, from the rows the new model already has.
           const [q] = await second.embed(['edited module5.ts to handle case 5']);
           const hits = (await table.vectorSearch(q).distanceType('dot').where(`embed_model = 'other-model-32'`).limit(5).toArray()) as Row[];
+          // One read, so that a merge committing meanwhile cannot fall between two counts.
+          const models = (await table.query().select(['embed_model']).toArray()).map((r) => String(r.embed_model));
           midway = {
-            newRows: await table.countRows(`embed_model = 'other-model-32'`),
-            oldRows: await table.countRows(`embed_model = '${first.name}'`),
+            newRows: models.filter((m) => m === 'other-model-32').length,
+            oldRows: models.filter((m) => m === first.name).length,
             hitModels: hits.map((h) => String(h.embed_model)),
           };
         }
