@@ -20,6 +20,7 @@ import { retryVanished } from '../store/store';
 import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
 import type { Corpus, PostingRun } from './lexicalIndex';
 import { liveCount } from './lexicalIndex';
+import { NodeIdMap } from './nodeIds';
 import { readByNodeId, readByRowId } from './rowReads';
 import type { Row } from './rowReads';
 
@@ -44,7 +45,7 @@ export class Lexicon {
   private segments: LoadedSegment[] = [];
   private segmentDocs = 0;
   /** Node id -> corpus document number, over the segments (the newest copy of a node wins). */
-  private byNode = new Map<string, number>();
+  private byNode = new NodeIdMap([]);
   /** Per segment document: 1 while its row is live and this is its newest copy. */
   private alive = new Uint8Array(0);
   /**
@@ -151,7 +152,7 @@ export class Lexicon {
       const id = String(r.node_id);
       moved.set(id, Number(rowId));
       // A row already known moved (its vector or access count was written): its text stays.
-      if (!this.byNode.has(id) && !this.delta.has(id)) added.push(id);
+      if (this.byNode.get(id) === undefined && !this.delta.has(id)) added.push(id);
     }
     if (count !== this.rowCount + new Set(added).size) return false;
     for (const [id, rowId] of moved) this.noteRowId(id, rowId);
@@ -198,8 +199,7 @@ export class Lexicon {
       base += head.nodeIds.length;
     }
     this.segmentDocs = base;
-    this.byNode = new Map();
-    for (const s of this.segments) s.head.nodeIds.forEach((id, i) => this.byNode.set(id, s.base + i));
+    this.byNode = new NodeIdMap(this.segments.map((s) => s.head.nodeIds));
     this.shortByLetter = new Map();
     for (const s of this.segments) {
       for (const t of s.head.shortTerms) {
@@ -245,20 +245,27 @@ export class Lexicon {
     const deltaRowIds = new Map<string, number>();
     const added: string[] = [];
     for await (const batch of this.cells.query().where(this.scope).select(['node_id']).withRowId()) {
-      const ids = batch.getChild('node_id');
-      const rowIds = batch.getChild('_rowid');
+      const ids = batch.getChild('node_id')!;
+      const rowIds = batch.getChild('_rowid')!;
       count += batch.numRows;
-      for (let i = 0; i < batch.numRows; i++) {
-        const rowId = BigInt(rowIds?.get(i) as bigint);
-        if (rowId > max) max = rowId;
-        const id = String(ids?.get(i));
-        const doc = this.byNode.get(id);
-        if (doc !== undefined) {
-          alive[doc] = 1;
-          docRowIds[doc] = Number(rowId);
-        } else {
-          deltaRowIds.set(id, Number(rowId));
-          if (!this.delta.has(id)) added.push(id);
+      // Node ids are looked up as the column's bytes: a string for each of a million rows is
+      // made only for rows no segment holds.
+      let i = 0;
+      for (const chunk of ids.data) {
+        const offsets = chunk.valueOffsets;
+        const bytes = chunk.values as Uint8Array;
+        for (let j = 0; j < chunk.length; j++, i++) {
+          const rowId = BigInt(rowIds.get(i) as bigint);
+          if (rowId > max) max = rowId;
+          const doc = this.byNode.getBytes(bytes, offsets[j], offsets[j + 1]);
+          if (doc !== undefined) {
+            alive[doc] = 1;
+            docRowIds[doc] = Number(rowId);
+          } else {
+            const id = String(ids.get(i));
+            deltaRowIds.set(id, Number(rowId));
+            if (!this.delta.has(id)) added.push(id);
+          }
         }
       }
     }
@@ -488,7 +495,7 @@ export class QueryCorpus implements Corpus {
   nodeId(doc: number): string {
     if (doc >= this.v.segmentDocs) return this.v.delta.nodeId(doc - this.v.segmentDocs);
     const s = this.segmentOf(doc);
-    return s.head.nodeIds[doc - s.base];
+    return s.head.nodeIds.get(doc - s.base);
   }
 
   shortTerms(letter: string): Iterable<string> {

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { LexicalIndex } from '../retrieve/lexicalIndex';
 import { isShortTerm } from '../retrieve/lexicalIndex';
+import { NodeIdList } from '../retrieve/nodeIds';
 import { PostingsWriter, clampCount, encodePostings, writeAscending } from '../retrieve/postings';
 import { sqlString } from './filters';
 import { TABLES } from './schema';
@@ -41,7 +42,7 @@ export interface SegmentHead {
   id: string;
   /** How its postings are encoded (see encodePostings); segments of format 1 predate compression. */
   format: number;
-  nodeIds: string[];
+  nodeIds: NodeIdList;
   lenMain: Uint16Array;
   lenExtra: Uint16Array;
   totalMain: number;
@@ -125,10 +126,9 @@ function decodeHead(id: string, data: Uint8Array): SegmentHead {
   const metaLen = buf.readUInt32LE(0);
   const meta = JSON.parse(buf.subarray(4, 4 + metaLen).toString('utf8')) as { docs: number; shortTerms: string[]; format?: number };
   const idsLen = buf.readUInt32LE(4 + metaLen);
-  const idsText = buf.subarray(8 + metaLen, 8 + metaLen + idsLen).toString('utf8');
-  const nodeIds = meta.docs === 0 ? [] : idsText.split('\n');
   const start = 8 + metaLen + idsLen;
   // Copied: the typed arrays must not share (or be misaligned in) the row's buffer.
+  const nodeIds = NodeIdList.fromLines(new Uint8Array(buf.subarray(8 + metaLen, start)), meta.docs);
   const lengths = new Uint16Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + start + meta.docs * 4));
   const lenMain = lengths.subarray(0, meta.docs);
   const lenExtra = lengths.subarray(meta.docs);
