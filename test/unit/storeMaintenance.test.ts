@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { FRAGMENTS_BEFORE_COMPACTION } from '../../src/core/store/maintenance';
 import { TABLES } from '../../src/core/store/schema';
-import { isCommitConflict, retryConflicts } from '../../src/core/store/store';
+import { isCommitConflict, retryConflicts } from '../../src/core/store/retry';
 
 async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;

@@ -27,7 +27,7 @@ import type { MergeResult, Table } from '@lancedb/lancedb';
 import { Schema } from 'apache-arrow';
 import { rowsToArrow } from '../store/arrowRows';
 import { cellsSchema } from '../store/schema';
-import { retryConflicts } from '../store/store';
+import { retryConflicts } from '../store/retry';
 import type { Embedder } from './embedder';
 
 export interface BackfillProgress {

@@ -16,7 +16,7 @@
 import type { Table } from '@lancedb/lancedb';
 import { sqlString } from '../store/filters';
 import type { LexicalSegments, SegmentHead, SegmentPostings } from '../store/lexicalSegments';
-import { retryVanished } from '../store/store';
+import { retryVanished } from '../store/retry';
 import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
 import type { Corpus, PostingRun } from './lexicalIndex';
 import { liveCount } from './lexicalIndex';

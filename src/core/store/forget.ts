@@ -21,7 +21,8 @@ import { checkProject } from './projectTable';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
-import { ensureFtsIndex, ensureScalarIndexes, retryConflicts } from './store';
+import { retryConflicts } from './retry';
+import { ensureFtsIndex, ensureScalarIndexes } from './store';
 import type { Store } from './store';
 
 const JOURNAL_KEY = 'pending_forget';

@@ -19,7 +19,7 @@ import { NodeIdList } from '../retrieve/nodeIds';
 import { PostingsWriter, clampCount, encodePostings, writeAscending } from '../retrieve/postings';
 import { sqlString } from './filters';
 import { TABLES } from './schema';
-import { retryConflicts, retryVanished } from './store';
+import { retryConflicts, retryVanished } from './retry';
 import type { Row, Store } from './store';
 
 /**

@@ -15,7 +15,8 @@ import { plainRow, rowsToArrow } from '../store/arrowRows';
 import { sqlString } from '../store/filters';
 import { rewriteFragments } from '../store/forget';
 import { cellsSchema } from '../store/schema';
-import { ensureFtsIndex, retryConflicts, retryVanished } from '../store/store';
+import { retryConflicts, retryVanished } from '../store/retry';
+import { ensureFtsIndex } from '../store/store';
 import type { Row } from '../store/store';
 
 export const TEAM_TABLE = 'team_items';

@@ -14,7 +14,7 @@ import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
-import { retryVanished } from '../store';
+import { retryVanished } from '../retry';
 import type { Row, Store } from '../store';
 
 const NODE_COLUMNS = [
