@@ -4,7 +4,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { FRAGMENTS_BEFORE_COMPACTION } from '../../src/core/store/maintenance';
+import { Compactor } from '../../src/core/store/compactor';
 import { TABLES } from '../../src/core/store/schema';
+import { Store } from '../../src/core/store/store';
 import { isCommitConflict, retryConflicts } from '../../src/core/store/retry';
 
 async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
@@ -101,41 +103,60 @@ describe('store: background compaction and pruning', function () {
     }
   });
 
-  it("compacts the cells while the same process keeps updating them (its updates wait; the compaction is not preempted)", async () => {
-    const logged: string[] = [];
-    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => logged.push(m) });
-    const scope = { project: 'p' };
-    try {
-      const ids: number[] = [];
-      for (let b = 0; b < 150; b++) {
-        const batch = Array.from({ length: 40 }, (_, i) => ({ type: 'note', title: `batch ${b} item ${i} ${'marmot '.repeat(20)}` }));
-        ids.push(...(await engine.observe(batch, scope)).map((o) => o.id));
-      }
-      const cells = engine.store.table(TABLES.cells);
-      assert.ok((await cells.stats()).fragmentStats.numFragments >= 150);
-      // Access times and statuses are written all the time by the process that also compacts
-      // (its answers, its session ends): every update rewrites rows of some fragments.
-      let updating = true;
-      let updates = 0;
-      const updater = (async () => {
-        while (updating) {
-          const some = Array.from({ length: 20 }, () => ids[Math.floor(Math.random() * ids.length)]);
-          await engine.touch('observation', some, scope);
-          updates++;
+  for (const inChild of [false, true]) {
+    it(`compacts the cells${inChild ? ' in a child process' : ''} while the same process keeps updating them (its updates wait; the compaction is not preempted)`, async () => {
+      const logged: string[] = [];
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => logged.push(m), compactInChildFrom: inChild ? 1000 : 1e9 });
+      const scope = { project: 'p' };
+      try {
+        const ids: number[] = [];
+        for (let b = 0; b < 150; b++) {
+          const batch = Array.from({ length: 40 }, (_, i) => ({ type: 'note', title: `batch ${b} item ${i} ${'marmot '.repeat(20)}` }));
+          ids.push(...(await engine.observe(batch, scope)).map((o) => o.id));
         }
-      })();
-      await until(() => updates > 0);
-      await engine.optimize(0);
-      updating = false;
-      await updater;
-      assert.ok(updates > 1);
-      assert.deepEqual(logged.filter((m) => /optimize cells failed/.test(m)), []);
-      assert.ok((await cells.stats()).fragmentStats.numFragments < 10, 'the cells were compacted');
-      // No update was lost: every touch counted.
-      const counted = (await engine.store.rows(TABLES.cells, null, { select: ['access_count'] })).reduce((n, r) => n + Number(r.access_count), 0);
-      assert.equal(counted, updates * 20);
+        const cells = engine.store.table(TABLES.cells);
+        assert.ok((await cells.stats()).fragmentStats.numFragments >= 150);
+        // Access times and statuses are written all the time by the process that also compacts
+        // (its answers, its session ends): every update rewrites rows of some fragments.
+        let updating = true;
+        let updates = 0;
+        const updater = (async () => {
+          while (updating) {
+            const some = Array.from({ length: 20 }, () => ids[Math.floor(Math.random() * ids.length)]);
+            await engine.touch('observation', some, scope);
+            updates++;
+          }
+        })();
+        await until(() => updates > 0);
+        await engine.optimize(0);
+        updating = false;
+        await updater;
+        assert.ok(updates > 1);
+        assert.deepEqual(logged.filter((m) => /optimize cells failed/.test(m)), []);
+        assert.ok((await cells.stats()).fragmentStats.numFragments < 10, 'the cells were compacted');
+        assert.equal(logged.some((m) => /^compacted cells in a process of its own \(\d+ fragments to \d+\)$/.test(m)), inChild);
+        // No update was lost: every touch counted.
+        const counted = (await engine.store.rows(TABLES.cells, null, { select: ['access_count'] })).reduce((n, r) => n + Number(r.access_count), 0);
+        assert.equal(counted, updates * 20);
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+
+  it('a compaction process reports what went wrong, and one stopped ends without a trace', async () => {
+    const store = await Store.open({ uri: dir, dimension: 8 });
+    const compactor = new Compactor();
+    try {
+      await assert.rejects(compactor.run({ connect: { uri: dir }, table: 'no_such_table', olderThanMs: 0 }), /no_such_table|not found/i);
+      const stopped = compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 });
+      compactor.stop();
+      await assert.rejects(stopped, /ended \(SIGKILL\) before it answered/);
+      const done = await compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 });
+      assert.equal(typeof done.fragmentsAfter, 'number');
     } finally {
-      await engine.close();
+      compactor.stop();
+      store.close();
     }
   });
 

@@ -13,6 +13,8 @@ import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
 import { retryConflicts, retryVanished, sleep } from './retry';
+import { Compactor } from './compactor';
+import type { CompactJob } from './compactor';
 import { RewriteGate } from './rewriteGate';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
@@ -41,7 +43,15 @@ export interface StoreOpenOptions {
   objectStore?: ObjectStoreSettings;
   env?: NodeJS.ProcessEnv;
   logger?: (message: string) => void;
+  /** Rows from which a table is compacted in a child process (default COMPACT_IN_CHILD_FROM). */
+  compactInChildFrom?: number;
 }
+
+/**
+ * Rows from which a table's optimize() runs in a child process (see compactor.ts): at 1,000,000
+ * cells it held 0.9 GB, which the process that ran it kept. Starting the child costs about 0.3 s.
+ */
+export const COMPACT_IN_CHILD_FROM = 100_000;
 
 /**
  * LanceDB's caches, bounded. Its defaults (6 GB of index cache, 1 GB of file metadata) let a
@@ -69,6 +79,7 @@ export class Store {
     readonly ids: IdAllocator,
     readonly local: boolean,
     private readonly log: (m: string) => void,
+    private readonly compaction: { connect: CompactJob['connect']; inChildFrom: number; children: Compactor },
   ) {}
 
   static async open(options: StoreOpenOptions): Promise<Store> {
@@ -83,7 +94,8 @@ export class Store {
     }
     // Object storage is probed first: an endpoint that would lose concurrent commits is refused.
     const storageOptions = local ? options.storageOptions : await openObjectStorage(options.uri, options.storageOptions, options.env, options.objectStore);
-    const db = await lancedb.connect(local ? localPath(options.uri) : options.uri, {
+    const connect = { uri: local ? localPath(options.uri) : options.uri, storageOptions };
+    const db = await lancedb.connect(connect.uri, {
       readConsistencyInterval: 0,
       storageOptions,
       session: cacheSession(),
@@ -131,7 +143,8 @@ export class Store {
     } else {
       ids = new RandomBlockAllocator(async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false));
     }
-    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log);
+    const compaction = { connect, inChildFrom: options.compactInChildFrom ?? COMPACT_IN_CHILD_FROM, children: new Compactor() };
+    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log, compaction);
     store.current = opened;
     // Every write is a new table version: an open writes only what changed.
     if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });
@@ -258,14 +271,19 @@ export class Store {
    * Compact small fragments, merge new rows into the indices and drop versions older than
    * `olderThanMs`. Racing writers make optimize fail with a commit conflict: it is retried, and
    * a failure is logged, never thrown into a writer. This process's own updates of the table wait
-   * meanwhile (see RewriteGate).
+   * meanwhile (see RewriteGate). A large table is compacted in a child process (see compactor.ts).
    */
   async optimize(olderThanMs = 5 * 60_000, names: TableName[] = Object.values(TABLES)): Promise<void> {
     for (const name of names) {
       try {
-        await this.gate.rewrite(name, () =>
-          retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), 6),
-        );
+        await this.gate.rewrite(name, async () => {
+          if ((await this.count(name)) < this.compaction.inChildFrom) {
+            await retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), 6);
+            return;
+          }
+          const done = await this.compaction.children.run({ connect: this.compaction.connect, table: name, olderThanMs });
+          this.log(`compacted ${name} in a process of its own (${done.fragmentsBefore} fragments to ${done.fragmentsAfter})`);
+        });
       } catch (e) {
         this.log(`optimize ${name} failed (will retry later): ${String((e as Error).message ?? e)}`);
       }
@@ -286,6 +304,7 @@ export class Store {
   }
 
   close(): void {
+    this.compaction.children.stop();
     for (const t of this.tables.values()) t.close();
     this.db.close();
   }

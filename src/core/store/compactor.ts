@@ -1,0 +1,75 @@
+// Compaction of a large table in a process of its own. LanceDB's optimize() of a 1,000,000-cell
+// table holds about 0.9 GB while it runs, and the process that ran it keeps that memory after
+// (the allocator does not give it back): the maintenance-lease holder, a server answering
+// queries, stayed near 1 GB instead of 470 MB. A child process takes that peak and gives it back
+// when it exits. LanceDB's JavaScript API has no options (batch size, threads) that would bound
+// it in place. The commit is atomic: a child that dies leaves the table as it was.
+
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** What the child is asked to do: one table's optimize(). */
+export interface CompactJob {
+  /** What lancedb.connect is given (a local path or an object-store URI) and its storage options. */
+  connect: { uri: string; storageOptions?: Record<string, string> };
+  table: string;
+  /** Versions older than this are pruned (negative: every version but the latest). */
+  olderThanMs: number;
+}
+
+export type CompactReply = { ok: true; fragmentsBefore: number; fragmentsAfter: number } | { ok: false; error: string };
+
+/** The child processes running, so that a store closing stops them (no process outlives it). */
+export class Compactor {
+  private readonly running = new Set<ChildProcess>();
+
+  constructor(private readonly entry: string = defaultCompactorEntry()) {}
+
+  /** Runs the job in a child process; rejects with the child's error, or how it ended. */
+  run(job: CompactJob): Promise<Extract<CompactReply, { ok: true }>> {
+    const tsx = this.entry.endsWith('.ts');
+    const child = fork(this.entry, [], {
+      // Running from source (tests, benches under tsx): the child loads the TypeScript entry
+      // through tsx. A computed name keeps bundlers from trying to include the dev-only loader.
+      execArgv: tsx ? ['--require', require.resolve(['tsx', 'cjs'].join('/'))] : [],
+      // The extension host's executable is Electron's: this makes it run the child as Node.
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LANCEDB_LOG: process.env.LANCEDB_LOG ?? 'error' },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    this.running.add(child);
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString('utf8')).slice(-2000);
+    });
+    return new Promise((resolve, reject) => {
+      let reply: CompactReply | null = null;
+      child.on('message', (m: CompactReply) => {
+        reply = m;
+      });
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        this.running.delete(child);
+        if (reply?.ok) resolve(reply);
+        else if (reply) reject(new Error(reply.error));
+        else reject(new Error(`the compaction process ended (${signal ?? `exit code ${code}`}) before it answered${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
+      });
+      child.send(job);
+    });
+  }
+
+  /** Stops every child still running; their tables stay as they were. */
+  stop(): void {
+    for (const child of this.running) child.kill('SIGKILL');
+    this.running.clear();
+  }
+}
+
+function defaultCompactorEntry(): string {
+  const candidates = [
+    path.join(__dirname, 'compactorChild.js'), // bundled: dist/cliCommands.js, dist/engineWorker.js
+    path.join(__dirname, 'compactorChild.ts'), // source under tsx
+  ];
+  return candidates.find((p) => existsSync(p)) ?? candidates[0];
+}
