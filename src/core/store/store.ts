@@ -12,12 +12,12 @@ import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
-import { retryConflicts, retryVanished, sleep } from './retry';
+import type { ObjectStoreSettings } from './objectStorage';
 import { Compactor } from './compactor';
 import type { CompactJob } from './compactor';
-import { RewriteGate } from './rewriteGate';
-import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
+import { retryConflicts, retryVanished, sleep } from './retry';
+import { RewriteGate } from './rewriteGate';
 import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
 
