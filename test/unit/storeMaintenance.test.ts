@@ -154,6 +154,10 @@ describe('store: background compaction and pruning', function () {
       await assert.rejects(stopped, /ended \(SIGKILL\) before it answered/);
       const done = await compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 });
       assert.equal(typeof done.fragmentsAfter, 'number');
+      // Without its script (a bundle shipped without it) the store compacts in place instead.
+      const missing = new Compactor(`${dir}/no-such-script.js`);
+      assert.equal(missing.entry, null);
+      await assert.rejects(missing.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 }), /script is missing/);
     } finally {
       compactor.stop();
       store.close();

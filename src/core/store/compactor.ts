@@ -25,10 +25,16 @@ export type CompactReply = { ok: true; fragmentsBefore: number; fragmentsAfter: 
 export class Compactor {
   private readonly running = new Set<ChildProcess>();
 
-  constructor(private readonly entry: string = defaultCompactorEntry()) {}
+  /** The child's script; null when it is missing (the table is then compacted in place). */
+  readonly entry: string | null;
+
+  constructor(entry: string | null = defaultCompactorEntry()) {
+    this.entry = entry && existsSync(entry) ? entry : null;
+  }
 
   /** Runs the job in a child process; rejects with the child's error, or how it ended. */
   run(job: CompactJob): Promise<Extract<CompactReply, { ok: true }>> {
+    if (!this.entry) return Promise.reject(new Error('the compaction process script is missing (compactorChild.js next to the bundle)'));
     const tsx = this.entry.endsWith('.ts');
     const child = fork(this.entry, [], {
       // Running from source (tests, benches under tsx): the child loads the TypeScript entry
@@ -66,10 +72,10 @@ export class Compactor {
   }
 }
 
-function defaultCompactorEntry(): string {
+function defaultCompactorEntry(): string | null {
   const candidates = [
     path.join(__dirname, 'compactorChild.js'), // bundled: dist/cliCommands.js, dist/engineWorker.js
     path.join(__dirname, 'compactorChild.ts'), // source under tsx
   ];
-  return candidates.find((p) => existsSync(p)) ?? candidates[0];
+  return candidates.find((p) => existsSync(p)) ?? null;
 }

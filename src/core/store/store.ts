@@ -277,7 +277,7 @@ export class Store {
     for (const name of names) {
       try {
         await this.gate.rewrite(name, async () => {
-          if ((await this.count(name)) < this.compaction.inChildFrom) {
+          if (!this.compaction.children.entry || (await this.count(name)) < this.compaction.inChildFrom) {
             await retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), 6);
             return;
           }
