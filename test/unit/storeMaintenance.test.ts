@@ -148,16 +148,16 @@ describe('store: background compaction and pruning', function () {
     const store = await Store.open({ uri: dir, dimension: 8 });
     const compactor = new Compactor();
     try {
-      await assert.rejects(compactor.run({ connect: { uri: dir }, table: 'no_such_table', olderThanMs: 0 }), /no_such_table|not found/i);
-      const stopped = compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 });
+      await assert.rejects(compactor.run({ connect: { uri: dir }, table: 'no_such_table', olderThanMs: 0, attempts: 1 }), /no_such_table|not found/i);
+      const stopped = compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0, attempts: 1 });
       compactor.stop();
       await assert.rejects(stopped, /ended \(SIGKILL\) before it answered/);
-      const done = await compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 });
+      const done = await compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0, attempts: 1 });
       assert.equal(typeof done.fragmentsAfter, 'number');
       // Without its script (a bundle shipped without it) the store compacts in place instead.
       const missing = new Compactor(`${dir}/no-such-script.js`);
       assert.equal(missing.entry, null);
-      await assert.rejects(missing.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0 }), /script is missing/);
+      await assert.rejects(missing.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0, attempts: 1 }), /script is missing/);
     } finally {
       compactor.stop();
       store.close();

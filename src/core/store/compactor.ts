@@ -17,6 +17,8 @@ export interface CompactJob {
   table: string;
   /** Versions older than this are pruned (negative: every version but the latest). */
   olderThanMs: number;
+  /** Tries when a commit conflicts. */
+  attempts: number;
 }
 
 export type CompactReply = { ok: true; fragmentsBefore: number; fragmentsAfter: number } | { ok: false; error: string };

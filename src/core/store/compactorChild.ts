@@ -14,7 +14,7 @@ process.once('message', (job: CompactJob) => {
     const db = await lancedb.connect(job.connect.uri, { storageOptions: job.connect.storageOptions, readConsistencyInterval: 0 });
     const table = await db.openTable(job.table);
     const fragmentsBefore = (await table.stats()).fragmentStats.numFragments;
-    await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - job.olderThanMs) }), 6);
+    await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - job.olderThanMs) }), job.attempts);
     const fragmentsAfter = (await table.stats()).fragmentStats.numFragments;
     answer({ ok: true, fragmentsBefore, fragmentsAfter });
   })().catch((e: unknown) => answer({ ok: false, error: String((e as Error)?.message ?? e) }));

@@ -79,7 +79,7 @@ class Purger {
       // A version keeps its transaction, and a delete's transaction keeps its predicate, which
       // quotes what was forgotten: an empty delete makes a newer version, so that one is pruned.
       await this.store.gate.mutate(name, () => retryConflicts(() => this.store.table(name).delete('false')));
-      await this.store.gate.rewrite(name, () => retryConflicts(() => this.store.table(name).optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 10));
+      await this.store.compact(name, -1000, 10);
     }
   }
 }

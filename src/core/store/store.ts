@@ -269,25 +269,33 @@ export class Store {
 
   /**
    * Compact small fragments, merge new rows into the indices and drop versions older than
-   * `olderThanMs`. Racing writers make optimize fail with a commit conflict: it is retried, and
-   * a failure is logged, never thrown into a writer. This process's own updates of the table wait
-   * meanwhile (see RewriteGate). A large table is compacted in a child process (see compactor.ts).
+   * `olderThanMs`, table by table (see compact). A failure is logged, never thrown into a writer.
    */
   async optimize(olderThanMs = 5 * 60_000, names: TableName[] = Object.values(TABLES)): Promise<void> {
     for (const name of names) {
       try {
-        await this.gate.rewrite(name, async () => {
-          if (!this.compaction.children.entry || (await this.count(name)) < this.compaction.inChildFrom) {
-            await retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), 6);
-            return;
-          }
-          const done = await this.compaction.children.run({ connect: this.compaction.connect, table: name, olderThanMs });
-          this.log(`compacted ${name} in a process of its own (${done.fragmentsBefore} fragments to ${done.fragmentsAfter})`);
-        });
+        await this.compact(name, olderThanMs);
       } catch (e) {
         this.log(`optimize ${name} failed (will retry later): ${String((e as Error).message ?? e)}`);
       }
     }
+  }
+
+  /**
+   * One table's optimize(): compaction, index merges, and the pruning of versions older than
+   * `olderThanMs` (negative: all but the latest). Racing writers make it fail with a commit
+   * conflict: it is retried `attempts` times. This process's own updates of the table wait
+   * meanwhile (see RewriteGate). A large table is compacted in a child process (see compactor.ts).
+   */
+  async compact(name: TableName, olderThanMs: number, attempts = 6): Promise<void> {
+    await this.gate.rewrite(name, async () => {
+      if (!this.compaction.children.entry || (await this.count(name)) < this.compaction.inChildFrom) {
+        await retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), attempts);
+        return;
+      }
+      const done = await this.compaction.children.run({ connect: this.compaction.connect, table: name, olderThanMs, attempts });
+      this.log(`compacted ${name} in a process of its own (${done.fragmentsBefore} fragments to ${done.fragmentsAfter})`);
+    });
   }
 
   /** Rebuild the cells table with vectors of another dimension (a model switch); text is kept. */
