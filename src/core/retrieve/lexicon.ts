@@ -14,6 +14,7 @@
 // are gone. A project without segments is read whole, once.
 
 import type { Table } from '@lancedb/lancedb';
+import type { RecordBatch } from 'apache-arrow';
 import { sqlString } from '../store/filters';
 import type { LexicalSegments, SegmentHead, SegmentPostings } from '../store/lexicalSegments';
 import { retryVanished } from '../store/retry';
@@ -148,31 +149,63 @@ export class Lexicon {
    */
   private async catchUp(): Promise<boolean> {
     const since = this.nextRowId;
-    const rows = (await retryVanished(() => this.cells.query().where(`${this.scope} AND _rowid >= ${since}`).select(['node_id']).withRowId().toArray())) as Row[];
-    const count = await retryVanished(() => this.cells.countRows(this.scope));
+    // After a compaction every row of the project is here (moved to new row ids): a million at
+    // 1,000,000 cells, so they are taken as the column's bytes (see eachRow), not as strings.
+    const docs: number[] = [];
+    const docRowIds: number[] = [];
+    const others = new Map<string, number>();
     let max = since - 1n;
-    const added: string[] = [];
-    const moved = new Map<string, number>();
-    for (const r of rows) {
-      const rowId = BigInt(r._rowid as bigint);
-      if (rowId > max) max = rowId;
-      const id = String(r.node_id);
-      moved.set(id, Number(rowId));
-      // A row already known moved (its vector or access count was written): its text stays.
-      if (this.byNode.get(id) === undefined && !this.delta.has(id)) added.push(id);
-    }
-    if (count !== this.rowCount + new Set(added).size) return false;
-    for (const [id, rowId] of moved) this.noteRowId(id, rowId);
+    await retryVanished(async () => {
+      docs.length = 0;
+      docRowIds.length = 0;
+      others.clear();
+      max = since - 1n;
+      for await (const batch of this.cells.query().where(`${this.scope} AND _rowid >= ${since}`).select(['node_id']).withRowId()) {
+        max = this.eachRow(
+          batch,
+          (doc, rowId) => {
+            docs.push(doc);
+            docRowIds.push(rowId);
+          },
+          (id, rowId) => others.set(id, rowId),
+          max,
+        );
+      }
+    });
+    const count = await retryVanished(() => this.cells.countRows(this.scope));
+    // A row already known moved (its vector or access count was written): its text stays.
+    const added = [...others.keys()].filter((id) => !this.delta.has(id));
+    if (count !== this.rowCount + added.length) return false;
+    for (let k = 0; k < docs.length; k++) this.rowIds[docs[k]] = docRowIds[k];
+    for (const [id, rowId] of others) this.deltaRowIds.set(id, rowId);
     await this.readIntoDelta(added);
     this.nextRowId = max + 1n;
     this.rowCount = count;
     return true;
   }
 
-  private noteRowId(nodeId: string, rowId: number): void {
-    const doc = this.byNode.get(nodeId);
-    if (doc !== undefined) this.rowIds[doc] = rowId;
-    else this.deltaRowIds.set(nodeId, rowId);
+  /**
+   * Walks a batch of (node_id, _rowid): `segment(doc, rowId)` for each row whose node a segment
+   * holds, `other(nodeId, rowId)` for the rest. Node ids are looked up as the column's bytes,
+   * so a string is made only for the rows no segment holds. Returns the highest row id seen
+   * (or `max`, when higher).
+   */
+  private eachRow(batch: RecordBatch, segment: (doc: number, rowId: number) => void, other: (nodeId: string, rowId: number) => void, max: bigint): bigint {
+    const ids = batch.getChild('node_id')!;
+    const rowIds = batch.getChild('_rowid')!;
+    let i = 0;
+    for (const chunk of ids.data) {
+      const offsets = chunk.valueOffsets;
+      const bytes = chunk.values as Uint8Array;
+      for (let j = 0; j < chunk.length; j++, i++) {
+        const rowId = BigInt(rowIds.get(i) as bigint);
+        if (rowId > max) max = rowId;
+        const doc = this.byNode.getBytes(bytes, offsets[j], offsets[j + 1]);
+        if (doc !== undefined) segment(doc, Number(rowId));
+        else other(String(ids.get(i)), Number(rowId));
+      }
+    }
+    return max;
   }
 
   /** Where the row of a live document was when last read, if known. */
@@ -252,29 +285,19 @@ export class Lexicon {
     const deltaRowIds = new Map<string, number>();
     const added: string[] = [];
     for await (const batch of this.cells.query().where(this.scope).select(['node_id']).withRowId()) {
-      const ids = batch.getChild('node_id')!;
-      const rowIds = batch.getChild('_rowid')!;
       count += batch.numRows;
-      // Node ids are looked up as the column's bytes: a string for each of a million rows is
-      // made only for rows no segment holds.
-      let i = 0;
-      for (const chunk of ids.data) {
-        const offsets = chunk.valueOffsets;
-        const bytes = chunk.values as Uint8Array;
-        for (let j = 0; j < chunk.length; j++, i++) {
-          const rowId = BigInt(rowIds.get(i) as bigint);
-          if (rowId > max) max = rowId;
-          const doc = this.byNode.getBytes(bytes, offsets[j], offsets[j + 1]);
-          if (doc !== undefined) {
-            alive[doc] = 1;
-            docRowIds[doc] = Number(rowId);
-          } else {
-            const id = String(ids.get(i));
-            deltaRowIds.set(id, Number(rowId));
-            if (!this.delta.has(id)) added.push(id);
-          }
-        }
-      }
+      max = this.eachRow(
+        batch,
+        (doc, rowId) => {
+          alive[doc] = 1;
+          docRowIds[doc] = rowId;
+        },
+        (id, rowId) => {
+          deltaRowIds.set(id, rowId);
+          if (!this.delta.has(id)) added.push(id);
+        },
+        max,
+      );
     }
     for (const id of this.delta.nodeIdList()) if (!deltaRowIds.has(id)) this.delta.remove(id);
     if (this.delta.deadShare > 0.5 && this.delta.size < added.length + 1000) {
