@@ -116,6 +116,15 @@ export class Lexicon {
     return this.delta;
   }
 
+  /** The node ids of segment `id`'s live documents (those that are their node's newest copy). */
+  liveNodeIds(id: string): string[] {
+    const s = this.segments.find((x) => x.head.id === id);
+    if (!s) return [];
+    const out: string[] = [];
+    for (let i = 0; i < s.head.nodeIds.length; i++) if (this.alive[s.base + i]) out.push(s.head.nodeIds.get(i));
+    return out;
+  }
+
   /** Brings the view up to the latest segments and cells (one refresh at a time). */
   async refresh(): Promise<void> {
     for (;;) {

@@ -1,9 +1,11 @@
 // Writes the full-text index segments (the maintenance-lease holder only, from Maintenance):
-// the rows no segment holds become a new small segment once there are enough of them, and a
-// project whose small segments are many, or whose segments hold many deleted rows, is indexed
-// again from its cells, in full segments of SEGMENT_DOCS documents so that the builder's memory
-// stays bounded. Only small segments count towards the merge: a big project is many full
-// segments (40 at 1,000,000 cells), which counted would have it indexed again at every upkeep.
+// the rows no segment holds become a new small segment once there are enough of them; once a
+// project has many small segments, their live documents and the delta are indexed again into
+// full segments of SEGMENT_DOCS documents (the full ones kept as they are: at 1,000,000 cells
+// indexing every row again took 100 s of CPU); a project whose segments hold many deleted rows
+// is indexed again whole. Builds go a bounded chunk at a time, so the builder's memory stays
+// bounded. Only small segments count towards the merge: a big project is many full segments,
+// which counted would have it indexed again at every upkeep.
 
 import type { Table } from '@lancedb/lancedb';
 import { LexicalIndex } from '../retrieve/lexicalIndex';
@@ -40,7 +42,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     // 3 GB before the first segment was written).
     const rows = await cells.countRows(where);
     if (rows < Math.max(1, options.minDelta)) return false;
-    return rebuildSegments(cells, segments, project, where, options);
+    return publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options));
   }
   const lexicon = lexiconFor(cells, segments, project);
   await lexicon.refresh();
@@ -54,24 +56,53 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
   // four times the size): they are written again once.
   const outdated = shape.formats.some((f) => f < SEGMENT_FORMAT);
   const full = options.segmentDocs ?? SEGMENT_DOCS;
-  const small = shape.sizes.filter((n) => n < full).length;
-  const rebuild = outdated || small >= (options.maxSegments ?? 8) || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs;
-  if (!rebuild) {
-    // Few new rows: the delta in memory serves them.
-    if (!enoughNew) return false;
-    const id = await segments.write(project, lexicon.deltaIndex);
-    if (!id) return false;
-    await segments.publish(project, [...shape.segments, id]);
-    return true;
+  const isSmall = shape.sizes.map((n) => n < full);
+  const small = isSmall.filter(Boolean).length;
+  if (outdated || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs) {
+    return publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options));
   }
-  return rebuildSegments(cells, segments, project, where, options);
+  if (small >= (options.maxSegments ?? 8)) {
+    // The small segments and the delta become full segments again; the full ones are kept as
+    // they are. Their documents are read again from the cells (their newest text), after the kept
+    // segments, so that a node both hold is found in the new one.
+    const merged = shape.segments.filter((_, k) => isSmall[k]).flatMap((id) => lexicon.liveNodeIds(id));
+    const nodeIds = [...merged, ...lexicon.deltaIndex.nodeIdList()];
+    const kept = shape.segments.filter((_, k) => !isSmall[k]);
+    return publishBuilt(segments, project, kept, await buildSegments(segments, project, rowsByNodeId(cells, where, nodeIds), options));
+  }
+  // Few new rows: the delta in memory serves them.
+  if (!enoughNew) return false;
+  const id = await segments.write(project, lexicon.deltaIndex);
+  if (!id) return false;
+  await segments.publish(project, [...shape.segments, id]);
+  return true;
 }
 
+async function publishBuilt(segments: LexicalSegments, project: string, kept: string[], built: string[]): Promise<boolean> {
+  await segments.publish(project, [...kept, ...built]);
+  return true;
+}
+
+/** A project's rows, node id and index text, as the table streams them. */
+async function* projectRows(cells: Table, where: string): AsyncIterable<Row[]> {
+  for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) yield batch.toArray() as Row[];
+}
+
+/** The rows of `nodeIds` (those still stored), a batch at a time through the node_id index. */
+async function* rowsByNodeId(cells: Table, where: string, nodeIds: string[]): AsyncIterable<Row[]> {
+  for (let i = 0; i < nodeIds.length; i += NODE_BATCH) {
+    const list = nodeIds.slice(i, i + NODE_BATCH).map(sqlString).join(', ');
+    yield (await cells.query().where(`${where} AND node_id IN (${list})`).select(['node_id', 'search_text']).toArray()) as Row[];
+  }
+}
+
+const NODE_BATCH = 500;
+
 /**
- * Indexes the project again from its cells, in segments of about `segmentDocs` documents (a
- * chunk more at most), each built from in-memory indexes of `chunkDocs` at a time.
+ * Indexes rows into segments of about `segmentDocs` documents (a chunk more at most), each built
+ * from in-memory indexes of `chunkDocs` at a time. Returns the ids of the segments written.
  */
-async function rebuildSegments(cells: Table, segments: LexicalSegments, project: string, where: string, options: LexiconIndexOptions): Promise<boolean> {
+async function buildSegments(segments: LexicalSegments, project: string, rows: AsyncIterable<Row[]>, options: LexiconIndexOptions): Promise<string[]> {
   const segmentDocs = options.segmentDocs ?? SEGMENT_DOCS;
   const chunkDocs = options.chunkDocs ?? BUILD_CHUNK_DOCS;
   const ids: string[] = [];
@@ -86,13 +117,12 @@ async function rebuildSegments(cells: Table, segments: LexicalSegments, project:
     if (id) ids.push(id);
     segment = new SegmentBuilder();
   };
-  for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) {
-    for (const r of batch.toArray() as Row[]) {
+  for await (const batch of rows) {
+    for (const r of batch) {
       chunk.add(String(r.node_id), String(r.search_text ?? ''));
       if (chunk.size >= chunkDocs) await fold(false);
     }
   }
   await fold(true);
-  await segments.publish(project, ids);
-  return true;
+  return ids;
 }
