@@ -36,13 +36,14 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
   const manifest = await segments.manifest(project);
   await segments.collect(project, manifest);
   const where = `project = ${sqlString(project)}`;
+  const indexWhole = async (): Promise<boolean> => publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options));
   if (manifest.segments.length === 0) {
     // A project without segments is indexed from a stream of its rows, a segment at a time: the
     // view a search builds would first read the whole project into memory (at 1,000,000 cells,
     // 3 GB before the first segment was written).
     const rows = await cells.countRows(where);
     if (rows < Math.max(1, options.minDelta)) return false;
-    return publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options));
+    return indexWhole();
   }
   const lexicon = lexiconFor(cells, segments, project);
   await lexicon.refresh();
@@ -59,7 +60,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
   const isSmall = shape.sizes.map((n) => n < full);
   const small = isSmall.filter(Boolean).length;
   if (outdated || shape.deadDocs > (options.maxDeadShare ?? 0.25) * shape.segmentDocs) {
-    return publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options));
+    return indexWhole();
   }
   if (small >= (options.maxSegments ?? 8)) {
     // The small segments and the delta become full segments again; the full ones are kept as
