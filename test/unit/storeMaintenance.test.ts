@@ -4,9 +4,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { FRAGMENTS_BEFORE_COMPACTION } from '../../src/core/store/maintenance';
-import { Compactor } from '../../src/core/store/compactor';
 import { TABLES } from '../../src/core/store/schema';
 import { Store } from '../../src/core/store/store';
+import { UpkeepProcess } from '../../src/core/store/upkeepProcess';
 import { isCommitConflict, retryConflicts } from '../../src/core/store/retry';
 
 async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
@@ -106,7 +106,7 @@ describe('store: background compaction and pruning', function () {
   for (const inChild of [false, true]) {
     it(`compacts the cells${inChild ? ' in a child process' : ''} while the same process keeps updating them (its updates wait; the compaction is not preempted)`, async () => {
       const logged: string[] = [];
-      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => logged.push(m), compactInChildFrom: inChild ? 1000 : 1e9 });
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => logged.push(m), upkeepInChildFrom: inChild ? 1000 : 1e9 });
       const scope = { project: 'p' };
       try {
         const ids: number[] = [];
@@ -144,22 +144,22 @@ describe('store: background compaction and pruning', function () {
     });
   }
 
-  it('a compaction process reports what went wrong, and one stopped ends without a trace', async () => {
+  it('an upkeep process reports what went wrong, and one stopped ends without a trace', async () => {
     const store = await Store.open({ uri: dir, dimension: 8 });
-    const compactor = new Compactor();
+    const upkeep = new UpkeepProcess();
     try {
-      await assert.rejects(compactor.run({ connect: { uri: dir }, table: 'no_such_table', olderThanMs: 0, attempts: 1 }), /no_such_table|not found/i);
-      const stopped = compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0, attempts: 1 });
-      compactor.stop();
+      await assert.rejects(upkeep.run({ connect: { uri: dir }, table: 'no_such_table', op: 'optimize', olderThanMs: 0, attempts: 1 }), /no_such_table|not found/i);
+      const stopped = upkeep.run({ connect: { uri: dir }, table: TABLES.cells, op: 'optimize', olderThanMs: 0, attempts: 1 });
+      upkeep.stop();
       await assert.rejects(stopped, /ended \(SIGKILL\) before it answered/);
-      const done = await compactor.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0, attempts: 1 });
+      const done = await upkeep.run({ connect: { uri: dir }, table: TABLES.cells, op: 'optimize', olderThanMs: 0, attempts: 1 });
       assert.equal(typeof done.fragmentsAfter, 'number');
       // Without its script (a bundle shipped without it) the store compacts in place instead.
-      const missing = new Compactor(`${dir}/no-such-script.js`);
+      const missing = new UpkeepProcess(`${dir}/no-such-script.js`);
       assert.equal(missing.entry, null);
-      await assert.rejects(missing.run({ connect: { uri: dir }, table: TABLES.cells, olderThanMs: 0, attempts: 1 }), /script is missing/);
+      await assert.rejects(missing.run({ connect: { uri: dir }, table: TABLES.cells, op: 'optimize', olderThanMs: 0, attempts: 1 }), /script is missing/);
     } finally {
-      compactor.stop();
+      upkeep.stop();
       store.close();
     }
   });

@@ -53,6 +53,8 @@ export interface AnnIndexOptions {
    * just re-created for a new model (all vectors zero) does not get a graph of zeros.
    */
   countWhere?: string;
+  /** Builds the index (default: in this process); the store's builds a large table's in a child process. */
+  build?: (kind: AnnIndexKind, rows: number) => Promise<void>;
   logger?: (message: string) => void;
 }
 
@@ -124,7 +126,7 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
     const kind = options.kind ?? annKindFor(rows, options.ivfPqFrom);
     if (existing === kind) return 'exists';
     const started = Date.now();
-    await table.createIndex(column, { config: indexConfig(kind, rows), replace: true });
+    await (options.build ? options.build(kind, rows) : table.createIndex(column, { config: vectorIndexConfig(kind, rows), replace: true }));
     const replaced = existing ? ` (replacing the ${existing} index)` : '';
     log(`vector index (${kind}) built over ${rows} cells in ${((Date.now() - started) / 1000).toFixed(1)} s${replaced}`);
     forgetIndexKind(table);
@@ -135,7 +137,8 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
   }
 }
 
-function indexConfig(kind: AnnIndexKind, rows: number): Index {
+/** The index of `kind` for a table of `rows` embedded cells (also built in the upkeep process). */
+export function vectorIndexConfig(kind: AnnIndexKind, rows: number): Index {
   if (kind === 'ivf_pq') {
     // 32 sub-vectors: 32 bytes per vector, whatever the dimension. Fewer partitions only for a
     // table too small to train 256 of them (at least 256 vectors each).

@@ -5,6 +5,7 @@
 
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
+import type { AnnIndexKind } from './annIndex';
 import { resumeForget } from './forget';
 import { DEFAULT_LEXICON_MIN_DELTA, indexProjectLexicon } from './lexiconIndexer';
 import type { Repositories } from './repos/repositories';
@@ -93,7 +94,10 @@ export class Maintenance {
       await this.pruneRequestLog();
       await this.repos.store.optimize(olderThanMs);
       await this.writeLexicon(olderThanMs);
-      if (this.options.annIndex) await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, logger: this.options.log });
+      if (this.options.annIndex) {
+        const build = (kind: AnnIndexKind, rows: number): Promise<void> => this.repos.store.buildVectorIndex(kind, rows);
+        await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, build, logger: this.options.log });
+      }
     });
   }
 

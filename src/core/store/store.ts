@@ -6,6 +6,8 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
+import { vectorIndexConfig } from './annIndex';
+import type { AnnIndexKind } from './annIndex';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { sqlString } from './filters';
 import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
@@ -13,11 +15,11 @@ import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
-import { Compactor } from './compactor';
-import type { CompactJob } from './compactor';
 import { StoreVersionError, migrate } from './migrations';
 import { retryConflicts, retryVanished, sleep } from './retry';
 import { RewriteGate } from './rewriteGate';
+import { UpkeepProcess } from './upkeepProcess';
+import type { UpkeepJob } from './upkeepProcess';
 import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
 
@@ -43,15 +45,16 @@ export interface StoreOpenOptions {
   objectStore?: ObjectStoreSettings;
   env?: NodeJS.ProcessEnv;
   logger?: (message: string) => void;
-  /** Rows from which a table is compacted in a child process (default COMPACT_IN_CHILD_FROM). */
-  compactInChildFrom?: number;
+  /** Rows from which a table is compacted (and its vector index built) in a child process (default UPKEEP_IN_CHILD_FROM). */
+  upkeepInChildFrom?: number;
 }
 
 /**
- * Rows from which a table's optimize() runs in a child process (see compactor.ts): at 1,000,000
- * cells it held 0.9 GB, which the process that ran it kept. Starting the child costs about 0.3 s.
+ * Rows from which a table's optimize() and vector index build run in a child process (see
+ * upkeepProcess.ts): at 1,000,000 cells optimize() held 0.9 GB, which the process that ran it
+ * kept. Starting the child costs about 0.3 s.
  */
-export const COMPACT_IN_CHILD_FROM = 100_000;
+export const UPKEEP_IN_CHILD_FROM = 100_000;
 
 /**
  * LanceDB's caches, bounded. Its defaults (6 GB of index cache, 1 GB of file metadata) let a
@@ -79,7 +82,7 @@ export class Store {
     readonly ids: IdAllocator,
     readonly local: boolean,
     private readonly log: (m: string) => void,
-    private readonly compaction: { connect: CompactJob['connect']; inChildFrom: number; children: Compactor },
+    private readonly upkeep: { connect: UpkeepJob['connect']; inChildFrom: number; children: UpkeepProcess },
   ) {}
 
   static async open(options: StoreOpenOptions): Promise<Store> {
@@ -143,8 +146,8 @@ export class Store {
     } else {
       ids = new RandomBlockAllocator(async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false));
     }
-    const compaction = { connect, inChildFrom: options.compactInChildFrom ?? COMPACT_IN_CHILD_FROM, children: new Compactor() };
-    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log, compaction);
+    const upkeep = { connect, inChildFrom: options.upkeepInChildFrom ?? UPKEEP_IN_CHILD_FROM, children: new UpkeepProcess() };
+    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log, upkeep);
     store.current = opened;
     // Every write is a new table version: an open writes only what changed.
     if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });
@@ -285,17 +288,31 @@ export class Store {
    * One table's optimize(): compaction, index merges, and the pruning of versions older than
    * `olderThanMs` (negative: all but the latest). Racing writers make it fail with a commit
    * conflict: it is retried `attempts` times. This process's own updates of the table wait
-   * meanwhile (see RewriteGate). A large table is compacted in a child process (see compactor.ts).
+   * meanwhile (see RewriteGate). A large table is compacted in a child process (see upkeepProcess.ts).
    */
   async compact(name: TableName, olderThanMs: number, attempts = 6): Promise<void> {
     await this.gate.rewrite(name, async () => {
-      if (!this.compaction.children.entry || (await this.count(name)) < this.compaction.inChildFrom) {
+      if (!(await this.inChild(name))) {
         await retryConflicts(() => this.table(name).optimize({ cleanupOlderThan: new Date(Date.now() - olderThanMs) }), attempts);
         return;
       }
-      const done = await this.compaction.children.run({ connect: this.compaction.connect, table: name, olderThanMs, attempts });
+      const done = await this.upkeep.children.run({ connect: this.upkeep.connect, table: name, op: 'optimize', olderThanMs, attempts });
       this.log(`compacted ${name} in a process of its own (${done.fragmentsBefore} fragments to ${done.fragmentsAfter})`);
     });
+  }
+
+  /** Builds the cells' vector index of `kind` over `rows` embedded cells (see annIndex.ts), in a child process for a large table. */
+  async buildVectorIndex(kind: AnnIndexKind, rows: number, column = 'vector'): Promise<void> {
+    if (!(await this.inChild(TABLES.cells))) {
+      await this.table(TABLES.cells).createIndex(column, { config: vectorIndexConfig(kind, rows), replace: true });
+      return;
+    }
+    await this.upkeep.children.run({ connect: this.upkeep.connect, table: TABLES.cells, op: 'vector-index', column, kind, rows });
+    this.log(`built the ${kind} vector index in a process of its own`);
+  }
+
+  private async inChild(name: TableName): Promise<boolean> {
+    return this.upkeep.children.entry !== null && (await this.count(name)) >= this.upkeep.inChildFrom;
   }
 
   /** Rebuild the cells table with vectors of another dimension (a model switch); text is kept. */
@@ -312,7 +329,7 @@ export class Store {
   }
 
   close(): void {
-    this.compaction.children.stop();
+    this.upkeep.children.stop();
     for (const t of this.tables.values()) t.close();
     this.db.close();
   }

@@ -1,20 +1,25 @@
-// The compaction child process (see compactor.ts): runs one table's optimize() and answers.
-// Bundled as dist/compactorChild.js.
+// The upkeep child process (see upkeepProcess.ts): runs one job on one table and answers.
+// Bundled as dist/upkeepChild.js.
 
 import * as lancedb from '@lancedb/lancedb';
-import type { CompactJob, CompactReply } from './compactor';
+import { vectorIndexConfig } from './annIndex';
 import { retryConflicts } from './retry';
+import type { UpkeepJob, UpkeepReply } from './upkeepProcess';
 
-function answer(reply: CompactReply): void {
+function answer(reply: UpkeepReply): void {
   process.send?.(reply, () => process.exit(reply.ok ? 0 : 1));
 }
 
-process.once('message', (job: CompactJob) => {
+process.once('message', (job: UpkeepJob) => {
   void (async () => {
     const db = await lancedb.connect(job.connect.uri, { storageOptions: job.connect.storageOptions, readConsistencyInterval: 0 });
     const table = await db.openTable(job.table);
     const fragmentsBefore = (await table.stats()).fragmentStats.numFragments;
-    await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - job.olderThanMs) }), job.attempts);
+    if (job.op === 'optimize') {
+      await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - job.olderThanMs) }), job.attempts);
+    } else {
+      await table.createIndex(job.column, { config: vectorIndexConfig(job.kind, job.rows), replace: true });
+    }
     const fragmentsAfter = (await table.stats()).fragmentStats.numFragments;
     answer({ ok: true, fragmentsBefore, fragmentsAfter });
   })().catch((e: unknown) => answer({ ok: false, error: String((e as Error)?.message ?? e) }));

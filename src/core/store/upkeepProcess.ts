@@ -1,42 +1,48 @@
-// Compaction of a large table in a process of its own. LanceDB's optimize() of a 1,000,000-cell
-// table holds about 0.9 GB while it runs, and the process that ran it keeps that memory after
-// (the allocator does not give it back): the maintenance-lease holder, a server answering
-// queries, stayed near 1 GB instead of 470 MB. A child process takes that peak and gives it back
-// when it exits. LanceDB's JavaScript API has no options (batch size, threads) that would bound
-// it in place. The commit is atomic: a child that dies leaves the table as it was.
+// The heavy upkeep of a large table in a process of its own: compaction (LanceDB's optimize())
+// and the vector index build. At 1,000,000 cells optimize() holds about 0.9 GB while it runs and
+// the IVF_PQ build about 0.7 GB, and the process that ran them kept that memory (the allocator
+// does not give it back): the maintenance-lease holder, a server answering queries, stayed near
+// 1 GB instead of 470 MB. A child process takes the peak and gives it back when it exits.
+// LanceDB's JavaScript API has no options (batch size, threads) that would bound it in place.
+// Both commit atomically: a child that dies leaves the table as it was.
 
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { AnnIndexKind } from './annIndex';
 
-/** What the child is asked to do: one table's optimize(). */
-export interface CompactJob {
+/** What a child is asked to do to one table. */
+export type UpkeepJob = {
   /** What lancedb.connect is given (a local path or an object-store URI) and its storage options. */
   connect: { uri: string; storageOptions?: Record<string, string> };
   table: string;
-  /** Versions older than this are pruned (negative: every version but the latest). */
-  olderThanMs: number;
-  /** Tries when a commit conflicts. */
-  attempts: number;
-}
+} & (
+  | {
+      op: 'optimize';
+      /** Versions older than this are pruned (negative: every version but the latest). */
+      olderThanMs: number;
+      /** Tries when a commit conflicts. */
+      attempts: number;
+    }
+  | { op: 'vector-index'; column: string; kind: AnnIndexKind; rows: number }
+);
 
-export type CompactReply = { ok: true; fragmentsBefore: number; fragmentsAfter: number } | { ok: false; error: string };
+export type UpkeepReply = { ok: true; fragmentsBefore: number; fragmentsAfter: number } | { ok: false; error: string };
 
 /** The child processes running, so that a store closing stops them (no process outlives it). */
-export class Compactor {
+export class UpkeepProcess {
   private readonly running = new Set<ChildProcess>();
-
-  /** The child's script; null when it is missing (the table is then compacted in place). */
+  /** The child's script; null when it is missing (the work is then done in place). */
   readonly entry: string | null;
 
-  constructor(entry: string | null = defaultCompactorEntry()) {
+  constructor(entry: string | null = defaultEntry()) {
     this.entry = entry && existsSync(entry) ? entry : null;
   }
 
   /** Runs the job in a child process; rejects with the child's error, or how it ended. */
-  run(job: CompactJob): Promise<Extract<CompactReply, { ok: true }>> {
-    if (!this.entry) return Promise.reject(new Error('the compaction process script is missing (compactorChild.js next to the bundle)'));
+  run(job: UpkeepJob): Promise<Extract<UpkeepReply, { ok: true }>> {
+    if (!this.entry) return Promise.reject(new Error('the upkeep process script is missing (upkeepChild.js next to the bundle)'));
     const tsx = this.entry.endsWith('.ts');
     const child = fork(this.entry, [], {
       // Running from source (tests, benches under tsx): the child loads the TypeScript entry
@@ -52,8 +58,8 @@ export class Compactor {
       stderr = (stderr + d.toString('utf8')).slice(-2000);
     });
     return new Promise((resolve, reject) => {
-      let reply: CompactReply | null = null;
-      child.on('message', (m: CompactReply) => {
+      let reply: UpkeepReply | null = null;
+      child.on('message', (m: UpkeepReply) => {
         reply = m;
       });
       child.once('error', reject);
@@ -61,7 +67,7 @@ export class Compactor {
         this.running.delete(child);
         if (reply?.ok) resolve(reply);
         else if (reply) reject(new Error(reply.error));
-        else reject(new Error(`the compaction process ended (${signal ?? `exit code ${code}`}) before it answered${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
+        else reject(new Error(`the upkeep process ended (${signal ?? `exit code ${code}`}) before it answered${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
       });
       child.send(job);
     });
@@ -74,10 +80,10 @@ export class Compactor {
   }
 }
 
-function defaultCompactorEntry(): string | null {
+function defaultEntry(): string | null {
   const candidates = [
-    path.join(__dirname, 'compactorChild.js'), // bundled: dist/cliCommands.js, dist/engineWorker.js
-    path.join(__dirname, 'compactorChild.ts'), // source under tsx
+    path.join(__dirname, 'upkeepChild.js'), // bundled: dist/cliCommands.js, dist/engineWorker.js
+    path.join(__dirname, 'upkeepChild.ts'), // source under tsx
   ];
   return candidates.find((p) => existsSync(p)) ?? null;
 }
