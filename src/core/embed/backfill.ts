@@ -52,7 +52,7 @@ export interface VectorBackfillOptions {
    * so that with a slow encoder vectors become searchable as they come, not 8,192 at a time.
    */
   writeAfterMs?: number;
-  /** Runs each write-back (a merge, an update of the cells): the store's gate, so that a compaction of the cells is not preempted. */
+  /** Runs each write-back merge: the store's gate, so that a compaction of the cells is not preempted. */
   mutate?: <T>(write: () => Promise<T>) => Promise<T>;
   onProgress?: (progress: BackfillProgress) => void;
   /** After a run of passes that wrote vectors, with how many: a moment to compact. */

@@ -8,7 +8,7 @@
 // what a commit's diff says), so that the extra section's weight is chosen at query time and
 // a segment written once serves every weight.
 
-import { PostingCursor, encodePostings, skipBlocks } from './postings';
+import { PostingCursor, encodePostings, lowerBound, skipBlocks } from './postings';
 import { EXTRA_MARK } from './textPrep';
 
 export interface Bm25Params {
@@ -263,17 +263,6 @@ function updateOnly(terms: QueryTerm[], bound: number, threshold: number, limit:
 
 /** Postings a seek costs about as much as walking (half a skip block, and the block search). */
 const SEEK_COST = 48;
-
-function lowerBound(sorted: Int32Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** The `k`-th best score among the first `count` of `docs` (0 when they are fewer). */
 function kthBest(scores: Float64Array, docs: ArrayLike<number>, count: number, k: number): number {

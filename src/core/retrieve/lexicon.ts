@@ -22,10 +22,9 @@ import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
 import type { Corpus, PostingRun } from './lexicalIndex';
 import { liveCount } from './lexicalIndex';
 import { NodeIdMap } from './nodeIds';
-import { readByNodeId, readByRowId } from './rowReads';
+import { nodeIdBatches, readByNodeId, readByRowId } from './rowReads';
 import type { Row } from './rowReads';
 
-const READ_BATCH = 500;
 /**
  * Bytes of segment postings kept per project between queries: 64 per segment document, from
  * 16 MB up to 64 MB. A query's postings grow with the project (about 2,500,000 postings, 4-6 MB,
@@ -226,9 +225,7 @@ export class Lexicon {
   }
 
   private async readIntoDelta(nodeIds: string[]): Promise<void> {
-    for (let i = 0; i < nodeIds.length; i += READ_BATCH) {
-      const list = nodeIds.slice(i, i + READ_BATCH).map(sqlString).join(', ');
-      const rows = (await this.cells.query().where(`${this.scope} AND node_id IN (${list})`).select(['node_id', 'search_text']).toArray()) as Row[];
+    for await (const rows of nodeIdBatches(this.cells, nodeIds, this.scope, ['node_id', 'search_text'])) {
       for (const r of rows) this.delta.add(String(r.node_id), String(r.search_text ?? ''));
     }
   }
@@ -424,6 +421,7 @@ export class Lexicon {
     return {
       segments: this.segments,
       segmentDocs: this.segmentDocs,
+      byNode: this.byNode,
       alive: this.alive,
       whole: this.whole,
       liveMain: this.liveMain,
@@ -440,6 +438,8 @@ export class Lexicon {
 interface LexiconView {
   segments: LoadedSegment[];
   segmentDocs: number;
+  /** Node ids of the segment documents (see NodeIdMap). */
+  byNode: NodeIdMap;
   alive: Uint8Array;
   whole: Uint8Array;
   liveMain: number;
@@ -510,19 +510,6 @@ export class QueryCorpus implements Corpus {
     return n;
   }
 
-  /** The segment holding a segment document (a search calls this once per document it scores). */
-  private segmentOf(doc: number): LoadedSegment {
-    const segs = this.v.segments;
-    let lo = 0;
-    let hi = segs.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (segs[mid].base <= doc) lo = mid;
-      else hi = mid - 1;
-    }
-    return segs[lo];
-  }
-
   length(doc: number): number {
     if (doc >= this.v.segmentDocs) {
       const [main, extra] = this.v.delta.sectionLengths(doc - this.v.segmentDocs);
@@ -533,8 +520,7 @@ export class QueryCorpus implements Corpus {
 
   nodeId(doc: number): string {
     if (doc >= this.v.segmentDocs) return this.v.delta.nodeId(doc - this.v.segmentDocs);
-    const s = this.segmentOf(doc);
-    return s.head.nodeIds.get(doc - s.base);
+    return this.v.byNode.nodeId(doc);
   }
 
   shortTerms(letter: string): Iterable<string> {

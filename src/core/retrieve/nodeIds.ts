@@ -5,6 +5,8 @@
 // arrays are not marked at all (3 ms for the same collection); a string is made only for the
 // documents a search returns.
 
+import { lowerBound } from './postings';
+
 /** Node ids in order, each a slice of one byte array. */
 export class NodeIdList {
   private constructor(
@@ -28,7 +30,12 @@ export class NodeIdList {
   }
 
   get(i: number): string {
-    return DECODER.decode(this.bytes.subarray(this.offsets[i], this.offsets[i + 1] - 1));
+    return DECODER.decode(this.bytesOf(i));
+  }
+
+  /** Id i's bytes (a view, not a copy). */
+  bytesOf(i: number): Uint8Array {
+    return this.bytes.subarray(this.offsets[i], this.offsets[i + 1] - 1);
   }
 
   hash(i: number): number {
@@ -120,18 +127,12 @@ export class NodeIdMap {
   }
 
   private sameId(k: number, j: number, list: NodeIdList, i: number): boolean {
-    const key = ENCODER.encode(list.get(i));
+    const key = list.bytesOf(i);
     return this.lists[k].equals(j, key, 0, key.length);
   }
 
+  /** The list holding a document: the last whose base is at most `doc`. */
   private listOf(doc: number): number {
-    let lo = 0;
-    let hi = this.bases.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.bases[mid] <= doc) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
+    return lowerBound(this.bases, doc + 1) - 1;
   }
 }

@@ -169,16 +169,8 @@ export class PostingCursor {
     const blocks = this.blocks;
     if (blocks) {
       // The first block ending at or after the target, from the one last jumped to on.
-      const rel = target - this.base;
-      const last = blocks.last;
-      let lo = this.block;
-      let hi = last.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (last[mid] < rel) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo === last.length) {
+      const lo = lowerBound(blocks.last, target - this.base, this.block);
+      if (lo === blocks.last.length) {
         this.remaining = 0;
         return false;
       }
@@ -202,6 +194,18 @@ export class PostingCursor {
   get position(): number {
     return this.pos;
   }
+}
+
+/** The first index at or after `from` whose value is at least `value`, in ascending `sorted`. */
+export function lowerBound(sorted: ArrayLike<number>, value: number, from = 0): number {
+  let lo = from;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Postings per skip block. */

@@ -13,19 +13,30 @@ export function and(where: string, clause: string): string {
   return where ? `(${where}) AND ${clause}` : clause;
 }
 
-async function readBatched<T>(ids: T[], cells: Table, where: string, columns: string[], clause: (batch: T[]) => string, withRowId = false): Promise<Row[]> {
-  const out: Row[] = [];
+async function* readBatches<T>(ids: T[], cells: Table, where: string, columns: string[], clause: (batch: T[]) => string, withRowId = false): AsyncIterable<Row[]> {
   for (let i = 0; i < ids.length; i += ID_BATCH) {
     let q = cells.query().where(and(where, clause(ids.slice(i, i + ID_BATCH)))).select(columns);
     if (withRowId) q = q.withRowId();
-    out.push(...((await q.toArray()) as Row[]));
+    yield (await q.toArray()) as Row[];
   }
+}
+
+async function readBatched<T>(ids: T[], cells: Table, where: string, columns: string[], clause: (batch: T[]) => string, withRowId = false): Promise<Row[]> {
+  const out: Row[] = [];
+  for await (const rows of readBatches(ids, cells, where, columns, clause, withRowId)) out.push(...rows);
   return out;
+}
+
+const byNodeIds = (batch: string[]): string => `node_id IN (${batch.map(sqlString).join(',')})`;
+
+/** The rows among `nodeIds` that pass `where`, a read at a time (for many ids: bounded memory). */
+export function nodeIdBatches(cells: Table, nodeIds: string[], where: string, columns: string[]): AsyncIterable<Row[]> {
+  return readBatches(nodeIds, cells, where, columns, byNodeIds);
 }
 
 /** The rows among `nodeIds` that pass `where`, keyed by node id. */
 export async function readByNodeId(cells: Table, nodeIds: string[], where: string, columns: string[]): Promise<Map<string, Row>> {
-  const rows = await readBatched(nodeIds, cells, where, columns, (batch) => `node_id IN (${batch.map(sqlString).join(',')})`);
+  const rows = await readBatched(nodeIds, cells, where, columns, byNodeIds);
   return new Map(rows.map((r) => [String(r.node_id), r]));
 }
 

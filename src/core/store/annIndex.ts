@@ -126,7 +126,7 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
     const kind = options.kind ?? annKindFor(rows, options.ivfPqFrom);
     if (existing === kind) return 'exists';
     const started = Date.now();
-    await (options.build ? options.build(kind, rows) : table.createIndex(column, { config: vectorIndexConfig(kind, rows), replace: true }));
+    await (options.build ? options.build(kind, rows) : createVectorIndex(table, column, kind, rows));
     const replaced = existing ? ` (replacing the ${existing} index)` : '';
     log(`vector index (${kind}) built over ${rows} cells in ${((Date.now() - started) / 1000).toFixed(1)} s${replaced}`);
     forgetIndexKind(table);
@@ -137,8 +137,12 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
   }
 }
 
-/** The index of `kind` for a table of `rows` embedded cells (also built in the upkeep process). */
-export function vectorIndexConfig(kind: AnnIndexKind, rows: number): Index {
+/** Builds (or replaces) the vector index of `kind` for a table of `rows` embedded cells, here (the upkeep process calls it too). */
+export function createVectorIndex(table: Table, column: string, kind: AnnIndexKind, rows: number): Promise<void> {
+  return table.createIndex(column, { config: vectorIndexConfig(kind, rows), replace: true });
+}
+
+function vectorIndexConfig(kind: AnnIndexKind, rows: number): Index {
   if (kind === 'ivf_pq') {
     // 32 sub-vectors: 32 bytes per vector, whatever the dimension. Fewer partitions only for a
     // table too small to train 256 of them (at least 256 vectors each).

@@ -10,6 +10,7 @@
 import type { Table } from '@lancedb/lancedb';
 import { LexicalIndex } from '../retrieve/lexicalIndex';
 import { lexiconFor } from '../retrieve/lexicon';
+import { nodeIdBatches } from '../retrieve/rowReads';
 import { sqlString } from './filters';
 import { BUILD_CHUNK_DOCS, SEGMENT_DOCS, SEGMENT_FORMAT, SegmentBuilder } from './lexicalSegments';
 import type { LexicalSegments } from './lexicalSegments';
@@ -69,7 +70,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     const merged = shape.segments.filter((_, k) => isSmall[k]).flatMap((id) => lexicon.liveNodeIds(id));
     const nodeIds = [...merged, ...lexicon.deltaIndex.nodeIdList()];
     const kept = shape.segments.filter((_, k) => !isSmall[k]);
-    return publishBuilt(segments, project, kept, await buildSegments(segments, project, rowsByNodeId(cells, where, nodeIds), options));
+    return publishBuilt(segments, project, kept, await buildSegments(segments, project, nodeIdBatches(cells, nodeIds, where, ['node_id', 'search_text']), options));
   }
   // Few new rows: the delta in memory serves them.
   if (!enoughNew) return false;
@@ -89,15 +90,6 @@ async function* projectRows(cells: Table, where: string): AsyncIterable<Row[]> {
   for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) yield batch.toArray() as Row[];
 }
 
-/** The rows of `nodeIds` (those still stored), a batch at a time through the node_id index. */
-async function* rowsByNodeId(cells: Table, where: string, nodeIds: string[]): AsyncIterable<Row[]> {
-  for (let i = 0; i < nodeIds.length; i += NODE_BATCH) {
-    const list = nodeIds.slice(i, i + NODE_BATCH).map(sqlString).join(', ');
-    yield (await cells.query().where(`${where} AND node_id IN (${list})`).select(['node_id', 'search_text']).toArray()) as Row[];
-  }
-}
-
-const NODE_BATCH = 500;
 
 /**
  * Indexes rows into segments of about `segmentDocs` documents (a chunk more at most), each built

@@ -5,7 +5,6 @@
 
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
-import type { AnnIndexKind } from './annIndex';
 import { resumeForget } from './forget';
 import { DEFAULT_LEXICON_MIN_DELTA, indexProjectLexicon } from './lexiconIndexer';
 import type { Repositories } from './repos/repositories';
@@ -95,8 +94,8 @@ export class Maintenance {
       await this.repos.store.optimize(olderThanMs);
       await this.writeLexicon(olderThanMs);
       if (this.options.annIndex) {
-        const build = (kind: AnnIndexKind, rows: number): Promise<void> => this.repos.store.buildVectorIndex(kind, rows);
-        await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, build, logger: this.options.log });
+        const store = this.repos.store;
+        await ensureAnnIndex(this.cells(), { threshold: this.options.annThreshold, build: (kind, rows) => store.buildVectorIndex(kind, rows), logger: this.options.log });
       }
     });
   }

@@ -6,7 +6,7 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
-import { vectorIndexConfig } from './annIndex';
+import { createVectorIndex } from './annIndex';
 import type { AnnIndexKind } from './annIndex';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { sqlString } from './filters';
@@ -304,7 +304,7 @@ export class Store {
   /** Builds the cells' vector index of `kind` over `rows` embedded cells (see annIndex.ts), in a child process for a large table. */
   async buildVectorIndex(kind: AnnIndexKind, rows: number, column = 'vector'): Promise<void> {
     if (!(await this.inChild(TABLES.cells))) {
-      await this.table(TABLES.cells).createIndex(column, { config: vectorIndexConfig(kind, rows), replace: true });
+      await createVectorIndex(this.table(TABLES.cells), column, kind, rows);
       return;
     }
     await this.upkeep.children.run({ connect: this.upkeep.connect, table: TABLES.cells, op: 'vector-index', column, kind, rows });

@@ -2,7 +2,7 @@
 // Bundled as dist/upkeepChild.js.
 
 import * as lancedb from '@lancedb/lancedb';
-import { vectorIndexConfig } from './annIndex';
+import { createVectorIndex } from './annIndex';
 import { retryConflicts } from './retry';
 import type { UpkeepJob, UpkeepReply } from './upkeepProcess';
 
@@ -18,7 +18,7 @@ process.once('message', (job: UpkeepJob) => {
     if (job.op === 'optimize') {
       await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - job.olderThanMs) }), job.attempts);
     } else {
-      await table.createIndex(job.column, { config: vectorIndexConfig(job.kind, job.rows), replace: true });
+      await createVectorIndex(table, job.column, job.kind, job.rows);
     }
     const fragmentsAfter = (await table.stats()).fragmentStats.numFragments;
     answer({ ok: true, fragmentsBefore, fragmentsAfter });
