@@ -69,6 +69,10 @@ describe('Memories view: possible conflicts and history (inside the VS Code host
     assert.ok(successor, 'the successor is listed');
     assert.deepEqual(successor.children.map((h) => h.label), [b.title], 'the superseded memory shows under its successor');
     assert.match(successor.children[0].description, /^history · /);
+    // Listings that overlap (a refresh while the tree is read) each show the history once.
+    for (const t of await Promise.all([api.memoriesTree(), api.memoriesTree()])) {
+      assert.deepEqual(find(t, (n) => n.id === `memory:${c.id}`)?.children.map((h) => h.label), [b.title], 'overlapping listings');
+    }
 
     // Edit: the edited side's text changes, the conflict is recorded as edited on both sides.
     const open = c.conflicts?.filter((x) => x.resolution === 'open' && x.id !== b.id).map((x) => x.id) ?? [];

@@ -20,8 +20,11 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
   readonly tree: vscode.TreeView<CodeMemoryNode>;
   private showInactive = false;
-  /** Superseded memories by project and the id of the memory that replaced them, from the last listing. */
-  private readonly predecessors = new Map<string, Memory[]>();
+  /**
+   * Superseded memories by project and the id of the memory that replaced them, from the last
+   * listing. Each listing builds its own and replaces this one whole: listings may overlap.
+   */
+  private predecessors = new Map<string, Memory[]>();
   private refreshTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -67,7 +70,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const engine = await this.engines.get();
     const byType = new Map<string, { scope: Scope; memory: Memory }[]>();
     const conflicts: ConflictNode[] = [];
-    this.predecessors.clear();
+    const predecessors = new Map<string, Memory[]>();
     const seen = new Set<string>();
     for (const { scope } of all) {
       if (seen.has(scope.project)) continue;
@@ -78,7 +81,8 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
       for (const memory of memories) {
         const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
         if (successor) {
-          this.predecessors.set(`${s.project}\u0000${successor.id}`, [...(this.predecessors.get(`${s.project}\u0000${successor.id}`) ?? []), memory]);
+          const key = `${s.project}\u0000${successor.id}`;
+          predecessors.set(key, [...(predecessors.get(key) ?? []), memory]);
           continue;
         }
         for (const c of memory.conflicts ?? []) {
@@ -92,6 +96,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
         byType.set(memory.memory_type, list);
       }
     }
+    this.predecessors = predecessors;
     const types = [...byType.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
     const groups: CodeMemoryNode[] = types.map((t) => {
       const list = byType.get(t) ?? [];
