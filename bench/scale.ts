@@ -1,7 +1,7 @@
 // The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
 // (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
 //   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
-//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
@@ -9,7 +9,8 @@
 // process and measures cold open -> first answer, each tool's p50/p95,
 // get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
 // second process (`code-memory observe`, `--writes` observations) writes beside it. Also times
-// `code-memory --help`. Prints markdown tables (paste into the README) and, with --out, JSON.
+// `code-memory --help`. The servers run with the environment the extension's agent
+// configuration gives them (STORE_PROCESS_ENV; --bare-env: without it). Prints markdown tables (paste into the README) and, with --out, JSON.
 // --store dir (one size only) keeps the filled store there and, when it was filled before,
 // queries it again without refilling (the fill numbers are those of the first run; the
 // `--writes` of each run stay in it).
@@ -28,6 +29,7 @@ import type { Embedder } from '../src/core/embed/embedder';
 import { HashedEmbedder } from '../src/core/embed/hashed';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
+import { STORE_PROCESS_ENV } from '../src/core/processEnv';
 import type { Scope } from '../src/core/model/records';
 import { percentile, round, runBench, syntheticCorpus } from './synthetic';
 
@@ -45,11 +47,21 @@ const { values } = parseArgs({
     'keep-store': { type: 'boolean', default: false },
     store: { type: 'string' },
     out: { type: 'string' },
+    'bare-env': { type: 'boolean', default: false },
   },
 });
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
+
+/**
+ * The servers' environment: the one the extension's agent configuration sets
+ * (STORE_PROCESS_ENV), or none of it with --bare-env, to measure what it is worth.
+ */
+function serverEnv(): Record<string, string> {
+  const env = { ...process.env, LANCEDB_LOG: 'error' } as Record<string, string>;
+  return values['bare-env'] ? env : { ...env, ...STORE_PROCESS_ENV };
+}
 const sizes = values.sizes.split(',').filter(Boolean).map(Number);
 const calls = Number(values.calls);
 const batchSize = Number(values.batch);
@@ -192,7 +204,7 @@ interface Server {
 const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
 
 async function startStdio(dir: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: { ...process.env, LANCEDB_LOG: 'error' } as Record<string, string>, stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: 'ignore' });
   const client = new Client({ name: 'bench-scale', version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? -1, close: () => client.close() };
@@ -200,7 +212,7 @@ async function startStdio(dir: string): Promise<Server> {
 
 async function startHttp(dir: string): Promise<Server> {
   const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
-  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, LANCEDB_LOG: 'error' } });
+  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', 'ignore'], env: serverEnv() });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let out = '';
@@ -253,7 +265,7 @@ async function underWrites(dir: string, client: Client, recall: Args, corpus: Re
   const base = Date.now();
   const lines = Array.from({ length: writes }, (_, j) => JSON.stringify(observation(corpus, j, writes, base, `writer-${base}`))).join('\n');
   const started = performance.now();
-  const writer = spawn(process.execPath, [CLI, 'observe', ...cliArgs(dir)], { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, LANCEDB_LOG: 'error' } });
+  const writer = spawn(process.execPath, [CLI, 'observe', ...cliArgs(dir)], { stdio: ['pipe', 'ignore', 'ignore'], env: serverEnv() });
   let running = true;
   const done = new Promise<number>((resolve) => writer.once('exit', (code) => ((running = false), resolve(code ?? -1))));
   writer.stdin.end(`${lines}\n`);

@@ -11,6 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AnnIndexKind } from './annIndex';
+import { storeChildEnv } from '../processEnv';
 
 /** What a child is asked to do to one table. */
 export type UpkeepJob = {
@@ -48,8 +49,8 @@ export class UpkeepProcess {
       // Running from source (tests, benches under tsx): the child loads the TypeScript entry
       // through tsx. A computed name keeps bundlers from trying to include the dev-only loader.
       execArgv: tsx ? ['--require', require.resolve(['tsx', 'cjs'].join('/'))] : [],
-      // The extension host's executable is Electron's: this makes it run the child as Node.
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LANCEDB_LOG: process.env.LANCEDB_LOG ?? 'error' },
+      // The extension host's executable is Electron's: the environment runs the child as Node.
+      env: storeChildEnv(),
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     this.running.add(child);

@@ -2,6 +2,8 @@
 // extension (dist/cli.js) with the runtime VS Code itself runs on, against the same store and
 // project, so every agent shares one memory.
 
+import { STORE_PROCESS_ENV } from '../../core/processEnv';
+
 export type AgentTarget = 'claude' | 'cursor' | 'codex' | 'stdio';
 
 export interface AgentLaunch {
@@ -28,7 +30,7 @@ export function serverEntry(l: AgentLaunch): { command: string; args: string[]; 
   return {
     command: l.runtime,
     args: [l.cliPath, 'mcp', '--project', l.project, '--store', l.storeUri, '--embedder', l.embedder],
-    env: { ELECTRON_RUN_AS_NODE: '1', LANCEDB_LOG: 'error' },
+    env: { ...STORE_PROCESS_ENV },
   };
 }
 
