@@ -7,7 +7,7 @@ import * as lancedb from '@lancedb/lancedb';
 import type { ObservationInput } from '../../src/core/api';
 import { MemoryEngine } from '../../src/core/engine';
 import { LexicalIndex, bm25Counters, bm25Search, idf } from '../../src/core/retrieve/lexicalIndex';
-import { lexiconFor } from '../../src/core/retrieve/lexicon';
+import { Lexicon, lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
 import { readByRowId } from '../../src/core/retrieve/rowReads';
 import { currentPostings } from '../../src/core/store/lexicalSegments';
@@ -247,6 +247,40 @@ describe('full-text index segments', function () {
     // Through the engine: a late row is found, a deleted one is not.
     const titles = (await engine.search('late1003', { scope: alpha })).map((h) => h.cell.title);
     assert.ok(titles.some((t) => t.endsWith('late1003')), titles.join(' | '));
+  });
+
+  it('reads a term once for questions asked together, and after a new segment only that segment', async () => {
+    await engine.observe(Array.from({ length: 120 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    // A new process's reader: every postings read it makes is recorded.
+    const segments = engine.repos.lexicalSegments;
+    const reads: Array<{ segments: string[]; terms: string[] }> = [];
+    const spy = Object.create(segments) as typeof segments;
+    spy.postings = (project, heads, terms) => {
+      reads.push({ segments: heads.map((h) => h.id), terms: [...terms] });
+      return segments.postings(project, heads, terms);
+    };
+    const fresh = new Lexicon(engine.store.table(TABLES.cells), spy, 'alpha');
+    const terms = prepareQueryText('parser option completion').split(' ');
+    await Promise.all([fresh.corpus(EXTRA_WEIGHT, terms), fresh.corpus(EXTRA_WEIGHT, terms.slice(0, 2)), fresh.corpus(EXTRA_WEIGHT, terms)]);
+    const times = (t: string): number => reads.filter((r) => r.terms.includes(t)).length;
+    assert.deepEqual(terms.map(times), [1, 1, 1], JSON.stringify(reads));
+
+    // A new segment: the terms keep their postings in the first, only the new one is read.
+    const [first] = fresh.shape.segments;
+    await engine.observe(Array.from({ length: 30 }, (_, i) => note(2000 + i, 'late')), alpha);
+    await engine.optimize();
+    reads.length = 0;
+    const corpus = await fresh.corpus(EXTRA_WEIGHT, terms);
+    assert.equal(fresh.shape.segments.length, 2);
+    const second = fresh.shape.segments.find((id) => id !== first)!;
+    assert.ok(reads.length > 0 && reads.every((r) => r.segments.length === 1 && r.segments[0] === second), JSON.stringify(reads));
+    // Scored as one index over the live rows would.
+    const ref = await reference('alpha');
+    const q = new Map(terms.map((t) => [t, 1]));
+    const want = bm25Search(ref, q, 200);
+    assert.ok(want.length > 100, `the control: ${want.length} hits`);
+    assert.deepEqual(new Map(bm25Search(corpus, q, 200).map((h) => [h.nodeId, h.score.toFixed(9)])), new Map(want.map((h) => [h.nodeId, h.score.toFixed(9)])));
   });
 
   it('scores every term of a query whose postings alone overflow the postings cache', async () => {

@@ -16,12 +16,14 @@
 import type { Table } from '@lancedb/lancedb';
 import type { RecordBatch } from 'apache-arrow';
 import { sqlString } from '../store/filters';
-import type { LexicalSegments, SegmentHead, SegmentPostings } from '../store/lexicalSegments';
+import type { LexicalSegments, SegmentHead } from '../store/lexicalSegments';
 import { retryVanished } from '../store/retry';
 import { LexicalIndex, abbreviationCandidates } from './lexicalIndex';
 import type { Corpus, PostingRun } from './lexicalIndex';
 import { liveCount } from './lexicalIndex';
 import { NodeIdMap } from './nodeIds';
+import { PostingsCache } from './postingsCache';
+import type { TermPostings } from './postingsCache';
 import { nodeIdBatches, readByNodeId, readByRowId } from './rowReads';
 import type { Row } from './rowReads';
 
@@ -33,12 +35,6 @@ import type { Row } from './rowReads';
  */
 function cacheBytesFor(segmentDocs: number): number {
   return Math.min(64 * 1024 * 1024, Math.max(16 * 1024 * 1024, segmentDocs * 64));
-}
-
-function postingsBytes(bySegment: Map<string, SegmentPostings> | null): number {
-  let n = 64;
-  for (const p of bySegment?.values() ?? []) n += p.byteLength + 64;
-  return n;
 }
 
 interface LoadedSegment {
@@ -72,9 +68,8 @@ export class Lexicon {
   private liveCount = 0;
   private shortByLetter = new Map<string, Set<string>>();
   private delta = new LexicalIndex();
-  /** Decoded segment postings by term (null: no segment has it), least recently used first; of `segmentsEpoch`'s segments. */
-  private readonly cache = new Map<string, Map<string, SegmentPostings> | null>();
-  private cacheBytes = 0;
+  /** Segment postings read, by term and segment. */
+  private readonly cache = new PostingsCache();
   /** Bytes of postings the cache keeps; null: sized by the project (see cacheBytesFor). Settable for tests and benchmarks. */
   cacheLimit: number | null = null;
   private segmentsEpoch = 0;
@@ -254,8 +249,8 @@ export class Lexicon {
         bucket.add(t);
       }
     }
-    this.cache.clear();
-    this.cacheBytes = 0;
+    // Each term keeps its postings in the segments that stay (see PostingsCache).
+    this.cache.keepOnly(new Set(heads.map((h) => h.id)));
     this.segmentsEpoch++;
     // Rows the new segments hold leave the delta; syncRows reads the others again.
     this.delta = new LexicalIndex();
@@ -347,42 +342,68 @@ export class Lexicon {
 
   /**
    * The segment postings of `terms` in the segments of `epoch` (term -> segment id -> postings;
-   * null when no segment has the term), read where the cache does not hold them. The caller
-   * keeps what it was given: the cache may drop any of it afterwards, even the terms of a query
-   * whose postings alone exceed it.
+   * null when no segment has the term), read where the cache does not hold them: for a term it
+   * has from an earlier set of segments, only the new segments. A term another caller is reading
+   * (the warm-up, a question beside this one) is waited for, not read twice. The caller keeps what
+   * it was given: the cache may drop any of it afterwards, even the terms of a query whose
+   * postings alone exceed it.
    */
-  async load(terms: Iterable<string>, segments: readonly LoadedSegment[], epoch: number): Promise<Map<string, Map<string, SegmentPostings> | null>> {
-    const out = new Map<string, Map<string, SegmentPostings> | null>();
+  async load(terms: Iterable<string>, segments: readonly LoadedSegment[], epoch: number): Promise<Map<string, TermPostings>> {
+    const out = new Map<string, TermPostings>();
     if (!this.store || segments.length === 0) return out;
+    const ids = segments.map((s) => s.head.id);
+    // Reads of an older set of segments (a question that began before they changed) bypass the cache.
     const current = epoch === this.segmentsEpoch;
-    const wanted: string[] = [];
+    const reads = new Map<string, { segments: string[]; terms: string[] }>();
+    const waits: Promise<void>[] = [];
+    const waited: string[] = [];
     for (const t of new Set(terms)) {
       if (!t) continue;
-      const cached = current ? this.cache.get(t) : undefined;
-      if (cached === undefined) wanted.push(t);
-      else {
-        out.set(t, cached);
-        // Used again: the newest entry.
-        this.cache.delete(t);
-        this.cache.set(t, cached);
+      const found = current ? this.cache.lookup(t, ids) : { missing: ids };
+      if ('hit' in found) {
+        out.set(t, found.hit);
+        continue;
+      }
+      const inFlight = current ? this.cache.reading(t) : undefined;
+      if (inFlight) {
+        waits.push(inFlight);
+        waited.push(t);
+        continue;
+      }
+      const key = found.missing.join(' ');
+      const read = reads.get(key) ?? { segments: found.missing, terms: [] as string[] };
+      read.terms.push(t);
+      reads.set(key, read);
+    }
+    for (const read of reads.values()) {
+      const heads = segments.filter((s) => read.segments.includes(s.head.id)).map((s) => s.head);
+      const done = current ? this.cache.track(read.terms) : () => undefined;
+      try {
+        const found = await this.store.postings(this.project, heads, read.terms);
+        if (!current) {
+          for (const t of read.terms) out.set(t, found.get(t) ?? null);
+          continue;
+        }
+        // The segments changed while this read was made: read them as they were, uncached.
+        if (epoch !== this.segmentsEpoch) {
+          for (const [t, p] of await this.load(read.terms, segments, epoch)) out.set(t, p);
+          continue;
+        }
+        for (const t of read.terms) {
+          this.cache.add(t, read.segments, found.get(t));
+          const hit = this.cache.lookup(t, ids);
+          out.set(t, 'hit' in hit ? hit.hit : null);
+        }
+      } finally {
+        done();
       }
     }
-    if (wanted.length === 0) return out;
-    const found = await this.store.postings(this.project, segments.map((s) => s.head), wanted);
-    const stillCurrent = epoch === this.segmentsEpoch;
-    for (const t of wanted) {
-      const bySegment = found.get(t) ?? null;
-      out.set(t, bySegment);
-      if (!stillCurrent || this.cache.has(t)) continue;
-      this.cache.set(t, bySegment);
-      this.cacheBytes += postingsBytes(bySegment);
+    if (waits.length > 0) {
+      // What they read is in the cache now (or their read failed, and it is read here).
+      await Promise.all(waits);
+      for (const [t, p] of await this.load(waited, segments, epoch)) out.set(t, p);
     }
-    // The least recently used terms go first.
-    for (const [term, bySegment] of this.cache) {
-      if (this.cacheBytes <= (this.cacheLimit ?? cacheBytesFor(this.segmentDocs))) break;
-      this.cacheBytes -= postingsBytes(bySegment);
-      this.cache.delete(term);
-    }
+    this.cache.trim(this.cacheLimit ?? cacheBytesFor(this.segmentDocs));
     return out;
   }
 
@@ -456,7 +477,7 @@ interface LexiconView {
 export class QueryCorpus implements Corpus {
   private readonly v: LexiconView;
   /** Segment postings of the terms this query loaded (kept here whatever the lexicon's cache drops). */
-  private readonly loaded = new Map<string, Map<string, SegmentPostings> | null>();
+  private readonly loaded = new Map<string, TermPostings>();
   private readonly runCache = new Map<string, readonly PostingRun[] | undefined>();
   private readonly dfs = new Map<string, number>();
   private readonly lengths: Float64Array;
