@@ -344,13 +344,14 @@ export class Lexicon {
    * The segment postings of `terms` in the segments of `epoch` (term -> segment id -> postings;
    * null when no segment has the term), read where the cache does not hold them: for a term it
    * has from an earlier set of segments, only the new segments. A term another caller is reading
-   * (the warm-up, a question beside this one) is waited for, not read twice. The caller keeps what
-   * it was given: the cache may drop any of it afterwards, even the terms of a query whose
-   * postings alone exceed it.
+   * (a question beside this one) is waited for, not read twice. The caller keeps what it was
+   * given: the cache may drop any of it afterwards, even the terms of a query whose postings
+   * alone exceed it.
    */
   async load(terms: Iterable<string>, segments: readonly LoadedSegment[], epoch: number): Promise<Map<string, TermPostings>> {
     const out = new Map<string, TermPostings>();
-    if (!this.store || segments.length === 0) return out;
+    const store = this.store;
+    if (!store || segments.length === 0) return out;
     const ids = segments.map((s) => s.head.id);
     // Reads of an older set of segments (a question that began before they changed) bypass the cache.
     const current = epoch === this.segmentsEpoch;
@@ -375,29 +376,32 @@ export class Lexicon {
       read.terms.push(t);
       reads.set(key, read);
     }
-    for (const read of reads.values()) {
-      const heads = segments.filter((s) => read.segments.includes(s.head.id)).map((s) => s.head);
-      const done = current ? this.cache.track(read.terms) : () => undefined;
-      try {
-        const found = await this.store.postings(this.project, heads, read.terms);
-        if (!current) {
-          for (const t of read.terms) out.set(t, found.get(t) ?? null);
-          continue;
+    // Usually one read: the terms new to this process, or those it has from earlier segments.
+    await Promise.all(
+      [...reads.values()].map(async (read) => {
+        const heads = segments.filter((s) => read.segments.includes(s.head.id)).map((s) => s.head);
+        const done = current ? this.cache.track(read.terms) : () => undefined;
+        try {
+          const found = await store.postings(this.project, heads, read.terms);
+          if (!current) {
+            for (const t of read.terms) out.set(t, found.get(t) ?? null);
+            return;
+          }
+          // The segments changed while this read was made: read them as they were, uncached.
+          if (epoch !== this.segmentsEpoch) {
+            for (const [t, p] of await this.load(read.terms, segments, epoch)) out.set(t, p);
+            return;
+          }
+          for (const t of read.terms) {
+            this.cache.add(t, read.segments, found.get(t));
+            const hit = this.cache.lookup(t, ids);
+            out.set(t, 'hit' in hit ? hit.hit : null);
+          }
+        } finally {
+          done();
         }
-        // The segments changed while this read was made: read them as they were, uncached.
-        if (epoch !== this.segmentsEpoch) {
-          for (const [t, p] of await this.load(read.terms, segments, epoch)) out.set(t, p);
-          continue;
-        }
-        for (const t of read.terms) {
-          this.cache.add(t, read.segments, found.get(t));
-          const hit = this.cache.lookup(t, ids);
-          out.set(t, 'hit' in hit ? hit.hit : null);
-        }
-      } finally {
-        done();
-      }
-    }
+      }),
+    );
     if (waits.length > 0) {
       // What they read is in the cache now (or their read failed, and it is read here).
       await Promise.all(waits);
