@@ -13,7 +13,7 @@
 // configuration gives them (STORE_PROCESS_ENV; --bare-env: without it). Prints markdown tables (paste into the README) and, with --out, JSON.
 // --store dir (one size only) keeps the filled store there and, when it was filled before,
 // queries it again without refilling (the fill numbers are those of the first run; the
-// `--writes` of each run stay in it).
+// `--writes` of each run stay in it: the servers' table gives the cells each one was measured on).
 // Never asserts: numbers only. Run big sizes alone on a quiet machine.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -30,6 +30,7 @@ import { HashedEmbedder } from '../src/core/embed/hashed';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import { STORE_PROCESS_ENV } from '../src/core/processEnv';
+import { TABLES } from '../src/core/store/schema';
 import type { Scope } from '../src/core/model/records';
 import { percentile, round, runBench, syntheticCorpus } from './synthetic';
 
@@ -170,11 +171,13 @@ async function allEmbedded(engine: MemoryEngine): Promise<Awaited<ReturnType<Mem
  * run's writes embedded, compacted and in the full-text segments. Without it, the server
  * measured after another took the lease for that upkeep, and its latency and RSS with it.
  */
-async function settle(dir: string): Promise<void> {
+/** Settles the store (see the header); returns its cells, which earlier runs' `--writes` added to. */
+async function settle(dir: string): Promise<number> {
   const engine = await benchEngine(dir);
   try {
     await allEmbedded(engine);
     await engine.optimize();
+    return await engine.store.count(TABLES.cells);
   } finally {
     await engine.close();
   }
@@ -337,7 +340,7 @@ function markdown(results: Array<{ size: number; filled: Filled; rows: Array<Rec
     for (const row of rows) {
       const go = row.get_observations_1_id as Stat;
       lines.push(
-        `| ${filled.cells.toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q) | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) |`,
+        `| ${(row.cells as number).toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q) | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) |`,
       );
     }
   }
@@ -358,8 +361,8 @@ async function main(): Promise<void> {
       const filled = await filledStore(dir, size);
       const rows: Array<Record<string, unknown>> = [];
       for (const transport of transports) {
-        await settle(dir);
-        rows.push(await benchTransport(dir, transport, filled));
+        const cells = await settle(dir);
+        rows.push({ cells, ...(await benchTransport(dir, transport, filled)) });
       }
       results.push({ size, filled, rows });
     } finally {
