@@ -336,7 +336,7 @@ function markdown(results: Array<{ size: number; filled: Filled; rows: Array<Rec
     '| cells | transport | cold open → first answer | recall | recall_context | retrieve_memory | get_observations (1 id) p50 | RSS after queries | recall while another process writes |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const { filled, rows } of results) {
+  for (const { rows } of results) {
     for (const row of rows) {
       const go = row.get_observations_1_id as Stat;
       lines.push(
