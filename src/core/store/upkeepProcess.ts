@@ -10,8 +10,8 @@ import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { AnnIndexKind } from './annIndex';
 import { storeChildEnv } from '../processEnv';
+import type { AnnIndexKind } from './annIndex';
 
 /** What a child is asked to do to one table. */
 export type UpkeepJob = {
