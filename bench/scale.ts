@@ -10,7 +10,7 @@
 // get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
 // second process (`code-memory observe`, `--writes` observations) writes beside it. Also times
 // `code-memory --help`. The servers run with the environment the extension's agent
-// configuration gives them (STORE_PROCESS_ENV; --bare-env: without it). Prints markdown tables (paste into the README) and, with --out, JSON.
+// configuration gives them (storeChildEnv; --bare-env: without it). Prints markdown tables (paste into the README) and, with --out, JSON.
 // --store dir (one size only) keeps the filled store there and, when it was filled before,
 // queries it again without refilling (the fill numbers are those of the first run; the
 // `--writes` of each run stay in it: the servers' table gives the cells each one was measured on).
@@ -29,7 +29,7 @@ import type { Embedder } from '../src/core/embed/embedder';
 import { HashedEmbedder } from '../src/core/embed/hashed';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
-import { STORE_PROCESS_ENV } from '../src/core/processEnv';
+import { storeChildEnv } from '../src/core/processEnv';
 import { TABLES } from '../src/core/store/schema';
 import type { Scope } from '../src/core/model/records';
 import { percentile, round, runBench, syntheticCorpus } from './synthetic';
@@ -56,12 +56,11 @@ const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 
 /**
- * The servers' environment: the one the extension's agent configuration sets
- * (STORE_PROCESS_ENV), or none of it with --bare-env, to measure what it is worth.
+ * The servers' environment: the one the extension's agent configuration and the store's own
+ * children get (storeChildEnv), or none of it with --bare-env, to measure what it is worth.
  */
 function serverEnv(): Record<string, string> {
-  const env = { ...process.env, LANCEDB_LOG: 'error' } as Record<string, string>;
-  return values['bare-env'] ? env : { ...env, ...STORE_PROCESS_ENV };
+  return (values['bare-env'] ? { ...process.env } : storeChildEnv()) as Record<string, string>;
 }
 const sizes = values.sizes.split(',').filter(Boolean).map(Number);
 const calls = Number(values.calls);

@@ -18,23 +18,13 @@ interface Entry {
 /** What an entry costs beyond its postings (the maps, the strings), as counted against the limit. */
 const OVERHEAD_BYTES = 64;
 
-export function postingsBytes(postings: TermPostings): number {
-  let n = OVERHEAD_BYTES;
-  for (const p of postings?.values() ?? []) n += p.byteLength + OVERHEAD_BYTES;
-  return n;
-}
-
 export class PostingsCache {
   /** Least recently used first. */
   private readonly entries = new Map<string, Entry>();
   /** Reads in flight, by term: settled once what they read is in the cache. */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Bytes of postings kept, as counted against the limit. */
   private size = 0;
-
-  /** Bytes of postings kept. */
-  get bytes(): number {
-    return this.size;
-  }
 
   /**
    * The term's postings in `segments` when each of them was read (the entry becomes the most

@@ -90,7 +90,6 @@ async function* projectRows(cells: Table, where: string): AsyncIterable<Row[]> {
   for await (const batch of cells.query().where(where).select(['node_id', 'search_text'])) yield batch.toArray() as Row[];
 }
 
-
 /**
  * Indexes rows into segments of about `segmentDocs` documents (a chunk more at most), each built
  * from in-memory indexes of `chunkDocs` at a time. Returns the ids of the segments written.
