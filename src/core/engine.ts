@@ -139,6 +139,8 @@ export class MemoryEngine implements MemoryEngineApi {
   private embeddedSinceUpkeep = 0;
   private upkeepTimer: NodeJS.Timeout | null = null;
   private readonly upkeepQuietMs: number;
+  /** Period of the lease holder's upkeep (0: none). */
+  private readonly maintenanceMs: number;
   /** Query vectors for search, cached per text (never used by the embedding queue). */
   private readonly queryEmbedder: CachedQueryEmbedder | null;
   private readonly reranker: Reranker | null;
@@ -164,6 +166,7 @@ export class MemoryEngine implements MemoryEngineApi {
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
     this.summariseOrphans = options.summariseOrphanSessions ?? true;
     this.upkeepQuietMs = options.upkeepQuietMs ?? 10_000;
+    this.maintenanceMs = options.maintenanceIntervalMs ?? 60_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {
@@ -264,7 +267,7 @@ export class MemoryEngine implements MemoryEngineApi {
       engine.sharing = new TeamSharing(team, options.team.author);
     }
     await engine.takeLease();
-    engine.startTimers(options.maintenanceIntervalMs ?? 60_000);
+    engine.startTimers();
     for (const project of options.warmProjects ?? []) {
       void engine.repos.forProject(checkProject(project)).cells.warm().catch((e) => engine.log(`reading the full-text view of ${project}: ${String((e as Error).message ?? e)}`));
     }
@@ -298,31 +301,38 @@ export class MemoryEngine implements MemoryEngineApi {
     if (had) return;
     // A store nobody kept open for a while holds old requests: the retention applies from the start.
     await this.maintenance.pruneRequestLog().catch((e) => this.log(`request log retention: ${String((e as Error).message ?? e)}`));
+    // Processes that never held the lease for a whole period (hooks, brief agent runs) leave
+    // their one-row commits in pieces, and every read of those tables opens each piece: the new
+    // holder tidies once its open has settled, not a period later.
+    if (this.maintenanceMs > 0 && !this.closing) this.later(this.upkeepQuietMs, 'upkeep', () => this.maintenance.tidy());
     // Sessions a dead process left open (or a git import wrote) are summarised here alone: every
     // process that opens the store summarising them would repeat the work, at about one session a
     // second of its query time, and race the others to write the same summaries.
-    if (this.summariseOrphans && !this.closing) {
-      const orphans = setTimeout(() => this.inBackground('orphan sessions', this.endOrphanSessions()), 5000);
-      orphans.unref();
-      this.timers.push(orphans);
-    }
+    if (this.summariseOrphans && !this.closing) this.later(5000, 'orphan sessions', () => this.endOrphanSessions());
   }
 
-  private startTimers(maintenanceMs: number): void {
+  /** Background work `ms` from now, which close() cancels or waits for. */
+  private later(ms: number, what: string, work: () => Promise<unknown>): void {
+    const t = setTimeout(() => this.inBackground(what, work()), ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  private startTimers(): void {
     const lease = setInterval(() => this.inBackground('maintenance lease', this.takeLease()), 10_000);
     lease.unref();
     this.timers.push(lease);
     const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));
     idleCheck.unref();
     this.timers.push(idleCheck);
-    if (maintenanceMs > 0) {
+    if (this.maintenanceMs > 0) {
       const t = setInterval(() => {
         if (!this.lease.isHeld) return;
         if (this.writesSinceOptimize > 0) void this.optimize();
         // Rows other processes wrote (or a store from before the index segments) are indexed too,
         // and tables that prompts, log entries and access times left in pieces are compacted.
         else void this.maintenance.tidy();
-      }, maintenanceMs);
+      }, this.maintenanceMs);
       t.unref();
       this.timers.push(t);
     }

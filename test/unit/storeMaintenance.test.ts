@@ -84,6 +84,31 @@ describe('store: background compaction and pruning', function () {
     }
   });
 
+  it('a process that takes the lease tidies what short-lived processes left in pieces, before its first timer tick', async () => {
+    // Hooks and short agent runs write and exit before any of them held the lease for a minute:
+    // their one-row commits pile up until a process that stays compacts them.
+    const scope = { project: 'p' };
+    for (let run = 0; run < 2; run++) {
+      const brief = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 60_000 });
+      for (let i = 0; i < 20; i++) {
+        await brief.addPrompt(scope, `session-${run}-${i}`, `question ${i} about the marmot`);
+        await brief.logRequest({ request_id: `r${run}-${i}`, tool: 'recall', project: 'p', session_id: null, arguments: '{}', response: '{}', status: 'ok', duration_ms: 1, created_at_epoch: Date.now() });
+      }
+      await brief.close();
+    }
+    const holder = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 3_600_000, upkeepQuietMs: 200, logger: () => undefined });
+    const fragments = async (name: string): Promise<number> => (await holder.store.table(name as never).stats()).fragmentStats.numFragments;
+    try {
+      assert.ok((await fragments(TABLES.sessionPrompts)) >= 40, 'the brief processes left their commits in pieces');
+      await until(async () => (await fragments(TABLES.sessionPrompts)) < FRAGMENTS_BEFORE_COMPACTION && (await fragments(TABLES.requestLog)) < FRAGMENTS_BEFORE_COMPACTION);
+      assert.equal(await holder.store.count(TABLES.sessionPrompts), 40);
+      assert.equal(await holder.store.count(TABLES.requestLog), 40);
+      assert.deepEqual(await holder.recentPrompts(scope, 'session-1-7', 2), ['question 7 about the marmot']);
+    } finally {
+      await holder.close();
+    }
+  });
+
   it("lists the store's projects through their indexes, whatever their names, compacted or not", async () => {
     const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
     try {
