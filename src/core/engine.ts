@@ -789,6 +789,7 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.lease.release();
     await this.sharing?.team.close();
     await this.embedder?.close?.();
+    this.repos.lexicalSegments.files?.close();
     this.store.close();
   }
 }

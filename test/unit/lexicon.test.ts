@@ -10,7 +10,7 @@ import { LexicalIndex, bm25Counters, bm25Search, idf } from '../../src/core/retr
 import { Lexicon, lexiconFor } from '../../src/core/retrieve/lexicon';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
 import { readByRowId } from '../../src/core/retrieve/rowReads';
-import { currentPostings } from '../../src/core/store/lexicalSegments';
+import { POSTINGS_FILES_DIR, currentPostings } from '../../src/core/store/lexicalSegments';
 import { indexProjectLexicon } from '../../src/core/store/lexiconIndexer';
 import { PostingCursor, decodePostings, encodePostings, skipBlocks } from '../../src/core/retrieve/postings';
 import { TABLES } from '../../src/core/store/schema';
@@ -379,8 +379,9 @@ describe('full-text index segments', function () {
     });
     await table.delete('true');
     await table.add(old);
-    // A process that opens the store then.
+    // A process that opens the store then (which had no postings files either).
     await engine.close();
+    fs.rmSync(path.join(dir, POSTINGS_FILES_DIR), { recursive: true, force: true });
     engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, lexiconMinDelta: 1 });
     lexicon('alpha').cacheLimit = 0;
     const queries = ['parser option', 'environment middleware locale', 'command diff lines'];
@@ -451,6 +452,7 @@ describe('full-text index segments', function () {
     const [secret] = await engine.observe([{ type: 'note', title: `The ${canary} plan`, narrative: `${canary} everywhere` }], alpha);
     await engine.optimize(0);
     assert.ok(filesContaining(dir, canary).some((f) => f.startsWith('lexical_segments.lance')), 'control: the segments hold the canary');
+    assert.ok(filesContaining(dir, canary).some((f) => f.startsWith(POSTINGS_FILES_DIR)), 'control: so do their postings files');
 
     await engine.forget({ ids: [secret.id] }, alpha);
     assert.deepEqual(filesContaining(dir, canary), []);

@@ -7,7 +7,7 @@
 //   So the surviving rows of every fragment that held a deleted row are updated in place (a
 //   no-op update moves them to a new fragment, which leaves the old one empty and dropped), the
 //   FTS index is rebuilt, and every old version is pruned. The project's full-text index
-//   segments (lexicalSegments.ts) are deleted the same way.
+//   segments (lexicalSegments.ts) are deleted the same way, and their postings files with them.
 // - The request is journalled in the meta table before the first delete and cleared after the
 //   purge: a forget interrupted by a crash is finished by the next open (resumeForget).
 
@@ -152,6 +152,8 @@ async function forgetNow(repos: Repositories, request: ForgetRequest, scope: Sco
   }
   if (purger.touched.length > 0) {
     await purger.purge();
+    // The postings files of the segments deleted above hold the forgotten words too.
+    await repos.lexicalSegments.sweepFiles();
     report.pruned = true;
   }
   repos.graphCache.clear();

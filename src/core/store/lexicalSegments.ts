@@ -12,12 +12,15 @@
 // then searched from its cells until the lease holder writes new segments.
 
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { Table } from '@lancedb/lancedb';
 import type { LexicalIndex } from '../retrieve/lexicalIndex';
 import { isShortTerm } from '../retrieve/lexicalIndex';
 import { NodeIdList } from '../retrieve/nodeIds';
 import { PostingsWriter, clampCount, encodePostings, writeAscending } from '../retrieve/postings';
 import { sqlString } from './filters';
+import { localPath } from './location';
+import { SegmentFiles } from './segmentFiles';
 import { TABLES } from './schema';
 import { retryConflicts, retryVanished } from './retry';
 import type { Row, Store } from './store';
@@ -143,11 +146,12 @@ function decodeHead(id: string, data: Uint8Array): SegmentHead {
 
 /**
  * A stored postings row in the current encoding (postings.ts), in a buffer of its own: the row's
- * buffer holds the whole read, which a cache must not keep alive. Format 1, before compression:
- * the count (u32), then every document (u32), message count (u16), extra count (u16).
+ * buffer holds the whole read, which a cache must not keep alive (`owned`: `data` is a buffer of
+ * its own already). Format 1, before compression: the count (u32), then every document (u32),
+ * message count (u16), extra count (u16).
  */
-export function currentPostings(data: Uint8Array, format: number): Uint8Array {
-  if (format !== 1) return data.slice();
+export function currentPostings(data: Uint8Array, format: number, owned = false): Uint8Array {
+  if (format !== 1) return owned ? data : data.slice();
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const n = view.getUint32(0, true);
   if (data.byteLength !== 4 + n * 8) throw new Error('a lexical segment postings row of the wrong length');
@@ -167,9 +171,19 @@ function bytes(v: unknown): Uint8Array {
   throw new TypeError('a lexical segment row without data');
 }
 
+/** Where a local store keeps its segments' postings files (segmentFiles.ts). */
+export const POSTINGS_FILES_DIR = 'lexicon-postings';
+
 /** Reads and writes the segments of every project of a store. */
 export class LexicalSegments {
-  constructor(private readonly store: Store) {}
+  /** Local copies of the segments' postings; none for a store on object storage. */
+  readonly files: SegmentFiles | null;
+  /** The segments each project's last postings read asked for, whose files it keeps open. */
+  private readonly asked = new Map<string, string[]>();
+
+  constructor(private readonly store: Store) {
+    this.files = store.local ? new SegmentFiles(path.join(localPath(store.uri), POSTINGS_FILES_DIR)) : null;
+  }
 
   private get table(): Table {
     return this.store.table(TABLES.lexicalSegments);
@@ -203,29 +217,81 @@ export class LexicalSegments {
 
   /** Postings of `terms` in the given segments: term -> segment id -> postings. */
   async postings(project: string, segments: readonly SegmentHead[], terms: string[]): Promise<Map<string, Map<string, SegmentPostings>>> {
-    const formats = new Map(segments.map((h) => [h.id, h.format]));
     const out = new Map<string, Map<string, SegmentPostings>>();
     if (segments.length === 0) return out;
+    const add = (term: string, segment: string, postings: SegmentPostings): void => {
+      let bySegment = out.get(term);
+      if (!bySegment) out.set(term, (bySegment = new Map()));
+      bySegment.set(segment, postings);
+    };
+    const fromTable: SegmentHead[] = [];
+    for (const head of segments) {
+      const found = this.files?.lookup(head.id, terms);
+      if (!found) {
+        fromTable.push(head);
+        continue;
+      }
+      for (const [term, data] of found) add(term, head.id, currentPostings(data, head.format, true));
+    }
+    this.keepOpen(project, segments);
+    if (fromTable.length === 0) return out;
+    const formats = new Map(fromTable.map((h) => [h.id, h.format]));
     // Only the given segments' rows: replaced ones stay in the table until collected, and at
     // 1,000,000 cells reading them too doubled a query's postings read.
-    const live = `segment IN (${segments.map((h) => sqlString(h.id)).join(', ')})`;
+    const live = `segment IN (${fromTable.map((h) => sqlString(h.id)).join(', ')})`;
     for (let i = 0; i < terms.length; i += TERM_BATCH) {
       const batch = terms.slice(i, i + TERM_BATCH);
       const rows = await this.rows(`project = ${sqlString(project)} AND term IN (${batch.map(sqlString).join(', ')}) AND ${live}`, ['segment', 'term', 'data']);
       for (const r of rows) {
         const segment = String(r.segment);
         const format = formats.get(segment);
-        if (format === undefined) continue;
-        const term = String(r.term);
-        let bySegment = out.get(term);
-        if (!bySegment) {
-          bySegment = new Map();
-          out.set(term, bySegment);
-        }
-        bySegment.set(segment, currentPostings(bytes(r.data), format));
+        if (format !== undefined) add(String(r.term), segment, currentPostings(bytes(r.data), format));
       }
     }
     return out;
+  }
+
+  /** Closes the files of the project's segments that its reads no longer ask for (replaced ones). */
+  private keepOpen(project: string, segments: readonly SegmentHead[]): void {
+    const ids = segments.map((h) => h.id);
+    const before = this.asked.get(project);
+    if (before && before.length === ids.length && before.every((id, i) => id === ids[i])) return;
+    this.asked.set(project, ids);
+    if (before) this.files?.retain(new Set(ids), before);
+  }
+
+  /**
+   * Writes the files of the live segments that have none (the lease holder, after it indexes;
+   * see segmentFiles.ts). Returns how many it wrote.
+   */
+  async writeFiles(): Promise<number> {
+    const files = this.files;
+    if (!files) return 0;
+    let written = 0;
+    for (const project of await this.projects()) {
+      for (const segment of (await this.manifest(project)).segments) {
+        if (files.has(segment)) continue;
+        const where = `project = ${sqlString(project)} AND segment = ${sqlString(segment)}`;
+        const rows = this.termRows(`${where} AND term <> ''`);
+        if (await files.write(segment, rows, async () => (await this.rows(`${where} AND term = ''`, ['segment'])).length > 0)) written++;
+      }
+    }
+    return written;
+  }
+
+  private async *termRows(where: string): AsyncIterable<[string, Uint8Array]> {
+    for await (const batch of this.store.batches(TABLES.lexicalSegments, where, ['term', 'data'])) {
+      const terms = batch.getChild('term')!;
+      const data = batch.getChild('data')!;
+      for (let i = 0; i < batch.numRows; i++) yield [String(terms.get(i)), bytes(data.get(i))];
+    }
+  }
+
+  /** Deletes the postings files of segments the table no longer holds (collected, or forgotten). */
+  async sweepFiles(): Promise<number> {
+    if (!this.files) return 0;
+    const rows = await this.rows(`term = '' AND segment <> ''`, ['segment']);
+    return this.files.sweep(new Set(rows.map((r) => String(r.segment))));
   }
 
   /** Writes one segment (not yet visible) from an in-memory index or a builder; returns its id, or null when empty. */
@@ -260,6 +326,7 @@ export class LexicalSegments {
     if (doomed.length === 0) return 0;
     const where = `project = ${sqlString(project)} AND segment IN (${doomed.map(sqlString).join(', ')})`;
     await retryConflicts(() => this.table.delete(where));
+    await this.sweepFiles();
     return doomed.length;
   }
 

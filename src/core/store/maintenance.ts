@@ -135,10 +135,19 @@ export class Maintenance {
       const options = { minDelta: this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA };
       if (await indexProjectLexicon(this.cells(), segments, project, options)) written++;
     }
-    if (written === 0) return;
-    // Folds the new postings rows into the table's term index (made first if it is missing).
-    await ensureScalarIndexes(store.table(TABLES.lexicalSegments), TABLES.lexicalSegments, this.options.log);
-    await store.optimize(olderThanMs, [TABLES.lexicalSegments]);
+    if (written > 0) {
+      // Folds the new postings rows into the table's term index (made first if it is missing).
+      await ensureScalarIndexes(store.table(TABLES.lexicalSegments), TABLES.lexicalSegments, this.options.log);
+      await store.optimize(olderThanMs, [TABLES.lexicalSegments]);
+    }
+    // Local copies of the live segments' postings, for the reads of every process (segmentFiles.ts).
+    // Reads fall back to the table without them, so a failure (a full disk) holds up no upkeep.
+    try {
+      const copied = await segments.writeFiles();
+      if (copied > 0) this.options.log(`copied the postings of ${copied} full-text segment(s) to files`);
+    } catch (error) {
+      this.options.log(`copying full-text postings to files: ${String((error as Error).message ?? error)}`);
+    }
   }
 
   /** One job at a time: a job asked for while another runs is that one (optimize covers both). */
