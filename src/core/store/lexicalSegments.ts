@@ -9,7 +9,9 @@
 // manifest names (replaced ones, or a crashed writer's) are deleted once they are older than
 // GRACE_MS, so that a reader that read the previous manifest can still finish its query.
 // Forget deletes a project's rows here like any other table's (forget.ts), and the project is
-// then searched from its cells until the lease holder writes new segments.
+// then searched from its cells until the lease holder writes new segments. In a store on disk,
+// the live segments' postings are also copied to files that reads prefer (segmentFiles.ts);
+// deleting segments deletes their files.
 
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';

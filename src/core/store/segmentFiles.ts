@@ -41,6 +41,10 @@ function fnv1a(bytes: Uint8Array): number {
 class BadFile extends Error {}
 
 class SegmentFile {
+  /** Scratch for a slot and an entry's head: probes allocate nothing. */
+  private readonly slot = Buffer.alloc(SLOT);
+  private readonly entry = Buffer.alloc(2 + MAX_TERM_BYTES + 4);
+
   private constructor(
     private readonly fd: number,
     private readonly slots: number,
@@ -68,28 +72,30 @@ class SegmentFile {
     }
   }
 
-  private read(length: number, at: number): Buffer {
-    const out = Buffer.allocUnsafe(length);
-    if (fs.readSync(this.fd, out, 0, length, at) !== length) throw new BadFile('a postings file cut short');
-    return out;
+  private read(into: Uint8Array, length: number, at: number): void {
+    if (fs.readSync(this.fd, into, 0, length, at) !== length) throw new BadFile('a postings file cut short');
   }
 
-  /** The term's postings as stored, or undefined when the segment does not hold it. */
+  /** The term's postings as stored (in a buffer of their own), or undefined when the segment does not hold it. */
   get(term: Uint8Array): Uint8Array | undefined {
     const h = fnv1a(term);
-    const slot = Buffer.allocUnsafe(SLOT);
+    const { slot, entry } = this;
     for (let probe = 0, i = h % this.slots; probe < this.slots; probe++, i = (i + 1) % this.slots) {
-      if (fs.readSync(this.fd, slot, 0, SLOT, this.slotsAt + i * SLOT) !== SLOT) throw new BadFile('a postings file cut short');
+      this.read(slot, SLOT, this.slotsAt + i * SLOT);
       const at = Number(slot.readBigUInt64LE(4));
       if (at === 0) return undefined;
       if (slot.readUInt32LE(0) !== h) continue;
       if (at < HEADER || at >= this.slotsAt) throw new BadFile('a postings slot out of range');
-      const entry = this.read(Math.min(2 + MAX_TERM_BYTES + 4, this.slotsAt - at), at);
+      const head = Math.min(entry.length, this.slotsAt - at);
+      this.read(entry, head, at);
       const length = entry.readUInt16LE(0);
+      if (6 + length > head) throw new BadFile('a postings entry out of range');
       if (length !== term.length || !entry.subarray(2, 2 + length).equals(term)) continue;
       const size = entry.readUInt32LE(2 + length);
       if (at + 6 + length + size > this.slotsAt) throw new BadFile('a postings entry out of range');
-      return new Uint8Array(this.read(size, at + 6 + length));
+      const postings = new Uint8Array(size);
+      this.read(postings, size, at + 6 + length);
+      return postings;
     }
     return undefined;
   }
