@@ -354,6 +354,56 @@ describe('full-text index segments', function () {
     assert.equal(titles.length, 10, titles.join(' | '));
   });
 
+  it('catches up with rows a writer commits between its read of the new rows and its count, without listing the project', async () => {
+    await engine.observe(Array.from({ length: 40 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    // A second process's view of the cells: it records its listings of the whole project, and
+    // its count can let a writer commit first, as a writing process does between the two reads.
+    const real = engine.store.table(TABLES.cells);
+    let listings = 0;
+    let beforeCount: (() => Promise<unknown>) | null = null;
+    const cells = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return () => {
+            const q = target.query();
+            const where = q.where.bind(q);
+            q.where = (clause: string) => {
+              if (clause === `project = 'alpha'`) listings++;
+              return where(clause);
+            };
+            return q;
+          };
+        }
+        if (prop === 'countRows') {
+          return async (filter?: string) => {
+            const write = beforeCount;
+            beforeCount = null;
+            if (write) await write();
+            return target.countRows(filter);
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const fresh = new Lexicon(cells, engine.repos.lexicalSegments, 'alpha');
+    await fresh.refresh();
+    assert.equal(listings, 1, 'control: the first refresh lists the project');
+    await engine.observe(Array.from({ length: 5 }, (_, i) => note(200 + i, 'late')), alpha);
+    beforeCount = () => engine.observe(Array.from({ length: 3 }, (_, i) => note(300 + i, 'racing')), alpha);
+    await fresh.refresh();
+    assert.equal(beforeCount, null, 'control: the writer committed between the two reads');
+    assert.equal(listings, 1, 'the project was not listed again');
+    const terms = prepareQueryText('parser option racing301').split(' ');
+    const corpus = await fresh.corpus(EXTRA_WEIGHT, terms);
+    const ref = await reference('alpha');
+    assert.equal(corpus.liveDocs, ref.liveDocs);
+    assert.equal(corpus.liveDocs, 48);
+    const q = new Map(terms.map((t) => [t, 1]));
+    assert.deepEqual(new Map(bm25Search(corpus, q, 100).map((h) => [h.nodeId, h.score.toFixed(9)])), new Map(bm25Search(ref, q, 100).map((h) => [h.nodeId, h.score.toFixed(9)])));
+  });
+
   it('reads segments written before compression, and the lease holder writes them again', async () => {
     await engine.observe(Array.from({ length: 120 }, (_, i) => note(i)), alpha);
     await engine.optimize();

@@ -37,6 +37,9 @@ function cacheBytesFor(segmentDocs: number): number {
   return Math.min(64 * 1024 * 1024, Math.max(16 * 1024 * 1024, segmentDocs * 64));
 }
 
+/** Reads of the new rows before a writer's commits between a read and the count make the rows be listed (see catchUp). */
+const CATCH_UP_ATTEMPTS = 3;
+
 interface LoadedSegment {
   head: SegmentHead;
   base: number;
@@ -147,10 +150,20 @@ export class Lexicon {
 
   /**
    * Reads the rows written since the last read (those above the highest row id seen) and adds
-   * the new ones to the delta. False when the project's row count says more changed than that
-   * (rows deleted, or written between the two reads): then the rows must be listed.
+   * the new ones to the delta. False when the project's row count says rows were deleted: then
+   * the rows must be listed. A count above what was read is a writer's commit between the two
+   * reads (next to a writing process, most of them at 1,000,000 cells, where a listing takes
+   * half a second): the new rows are read again instead, a few times.
    */
   private async catchUp(): Promise<boolean> {
+    for (let attempt = 0; attempt < CATCH_UP_ATTEMPTS; attempt++) {
+      const outcome = await this.catchUpOnce();
+      if (outcome !== 'raced') return outcome === 'done';
+    }
+    return false;
+  }
+
+  private async catchUpOnce(): Promise<'done' | 'deleted' | 'raced'> {
     const since = this.nextRowId;
     // After a compaction every row of the project is here (moved to new row ids): a million at
     // 1,000,000 cells, so they are taken as the column's bytes (see eachRow), not as strings.
@@ -178,13 +191,14 @@ export class Lexicon {
     const count = await retryVanished(() => this.cells.countRows(this.scope));
     // A row already known moved (its vector or access count was written): its text stays.
     const added = [...others.keys()].filter((id) => !this.delta.has(id));
-    if (count !== this.rowCount + added.length) return false;
+    if (count > this.rowCount + added.length) return 'raced';
+    if (count < this.rowCount + added.length) return 'deleted';
     for (let k = 0; k < docs.length; k++) this.rowIds[docs[k]] = docRowIds[k];
     for (const [id, rowId] of others) this.deltaRowIds.set(id, rowId);
     await this.readIntoDelta(added);
     this.nextRowId = max + 1n;
     this.rowCount = count;
-    return true;
+    return 'done';
   }
 
   /**
