@@ -156,7 +156,9 @@ describe('store: background compaction and pruning', function () {
           }
         })();
         await until(() => updates > 0);
-        await engine.optimize(0);
+        // The cells' compaction alone: the engine's upkeep goes on to index the full text and
+        // copy its postings, and the touches meanwhile would add fragments after the compaction.
+        await engine.store.optimize(0, [TABLES.cells]);
         updating = false;
         await updater;
         assert.ok(updates > 1);
