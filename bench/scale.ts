@@ -169,8 +169,8 @@ async function allEmbedded(engine: MemoryEngine): Promise<Awaited<ReturnType<Mem
  * Brings the store to the state a server finds when the lease holder has kept up: the last
  * run's writes embedded, compacted and in the full-text segments. Without it, the server
  * measured after another took the lease for that upkeep, and its latency and RSS with it.
+ * Returns the store's cells, which earlier runs' `--writes` added to.
  */
-/** Settles the store (see the header); returns its cells, which earlier runs' `--writes` added to. */
 async function settle(dir: string): Promise<number> {
   const engine = await benchEngine(dir);
   try {

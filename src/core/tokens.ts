@@ -12,7 +12,7 @@ let bpe: typeof GptTokenizer | undefined;
  * and slower than no cache at all on words that do not repeat. A project's common words fit
  * in this many.
  */
-export const MERGE_CACHE_WORDS = 10_000;
+const MERGE_CACHE_WORDS = 10_000;
 
 function tokenizer(): typeof GptTokenizer {
   if (!bpe) {
