@@ -173,6 +173,11 @@ function bytes(v: unknown): Uint8Array {
   throw new TypeError('a lexical segment row without data');
 }
 
+function decodeManifest(data: unknown): Manifest {
+  const parsed = JSON.parse(Buffer.from(bytes(data)).toString('utf8')) as { segments?: unknown; published_at?: unknown };
+  return { segments: Array.isArray(parsed.segments) ? parsed.segments.map(String) : [], publishedAt: Number(parsed.published_at ?? 0) };
+}
+
 /** Where a local store keeps its segments' postings files (segmentFiles.ts). */
 export const POSTINGS_FILES_DIR = 'lexicon-postings';
 
@@ -203,9 +208,7 @@ export class LexicalSegments {
   /** The project's live segment ids, oldest first (none when it has no manifest), and when they were published. */
   async manifest(project: string): Promise<Manifest> {
     const rows = await this.rows(`project = ${sqlString(project)} AND segment = '' AND term = ''`, ['data']);
-    if (rows.length === 0) return { segments: [], publishedAt: 0 };
-    const parsed = JSON.parse(Buffer.from(bytes(rows[0].data)).toString('utf8')) as { segments?: unknown; published_at?: unknown };
-    return { segments: Array.isArray(parsed.segments) ? parsed.segments.map(String) : [], publishedAt: Number(parsed.published_at ?? 0) };
+    return rows.length === 0 ? { segments: [], publishedAt: 0 } : decodeManifest(rows[0].data);
   }
 
   /** Heads of the given segments, in the given order; a missing one makes the answer null. */
@@ -270,8 +273,10 @@ export class LexicalSegments {
     const files = this.files;
     if (!files) return 0;
     let written = 0;
-    for (const project of await this.projects()) {
-      for (const segment of (await this.manifest(project)).segments) {
+    // Every project's manifest in one read.
+    for (const r of await this.rows(`segment = '' AND term = ''`, ['project', 'data'])) {
+      const project = String(r.project);
+      for (const segment of decodeManifest(r.data).segments) {
         if (files.has(segment)) continue;
         const where = `project = ${sqlString(project)} AND segment = ${sqlString(segment)}`;
         const rows = this.termRows(`${where} AND term <> ''`);
