@@ -12,18 +12,20 @@
 // `sweep`, which forget runs before it returns: a forgotten word stays in no file.
 //
 // Layout (little-endian): magic, slot count (u32), entry count (u32), offset of the slots (u64),
-// then the entries, each the term's length (u16), the term (UTF-8), the postings' length (u32)
+// then the entries, each the term's length (u32), the term (UTF-8), the postings' length (u32)
 // and the postings as the table stores them; then the slots, an open-addressing hash table of
 // (FNV-1a of the term, u32; the entry's offset, u64; 0 for an empty slot).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-const MAGIC = Buffer.from('CMPOST01', 'latin1');
+const MAGIC = Buffer.from('CMPOST02', 'latin1');
 const HEADER = 24;
 const SLOT = 12;
-/** Longest term the files hold (the tokenizer's terms are far shorter); longer ones are read from the table. */
-const MAX_TERM_BYTES = 255;
+/** An entry's head before its term and postings: the two lengths. */
+const ENTRY_HEAD = 8;
+/** Terms this long or shorter are compared in a scratch buffer (longer ones, rare, in one of their own). */
+const SCRATCH_TERM_BYTES = 256;
 /** Segment ids are `newSegmentId`'s: a file name made of them cannot leave the folder. */
 const SEGMENT_ID = /^[0-9a-z]{10}-[0-9a-f]{8}$/;
 const SUFFIX = '.postings';
@@ -43,7 +45,7 @@ class BadFile extends Error {}
 class SegmentFile {
   /** Scratch for a slot and an entry's head: probes allocate nothing. */
   private readonly slot = Buffer.alloc(SLOT);
-  private readonly entry = Buffer.alloc(2 + MAX_TERM_BYTES + 4);
+  private readonly entry = Buffer.alloc(ENTRY_HEAD + SCRATCH_TERM_BYTES);
 
   private constructor(
     private readonly fd: number,
@@ -79,22 +81,27 @@ class SegmentFile {
   /** The term's postings as stored (in a buffer of their own), or undefined when the segment does not hold it. */
   get(term: Uint8Array): Uint8Array | undefined {
     const h = fnv1a(term);
-    const { slot, entry } = this;
+    const { slot } = this;
+    const need = ENTRY_HEAD + term.length;
+    const entry = need <= this.entry.length ? this.entry : Buffer.alloc(need);
     for (let probe = 0, i = h % this.slots; probe < this.slots; probe++, i = (i + 1) % this.slots) {
       this.read(slot, SLOT, this.slotsAt + i * SLOT);
       const at = Number(slot.readBigUInt64LE(4));
       if (at === 0) return undefined;
       if (slot.readUInt32LE(0) !== h) continue;
       if (at < HEADER || at >= this.slotsAt) throw new BadFile('a postings slot out of range');
-      const head = Math.min(entry.length, this.slotsAt - at);
+      // As much of the entry as the asked term needs: another term's is told apart by its length.
+      const head = Math.min(need, this.slotsAt - at);
+      if (head < 4) throw new BadFile('a postings entry out of range');
       this.read(entry, head, at);
-      const length = entry.readUInt16LE(0);
-      if (6 + length > head) throw new BadFile('a postings entry out of range');
-      if (length !== term.length || !entry.subarray(2, 2 + length).equals(term)) continue;
-      const size = entry.readUInt32LE(2 + length);
-      if (at + 6 + length + size > this.slotsAt) throw new BadFile('a postings entry out of range');
+      const length = entry.readUInt32LE(0);
+      if (length !== term.length) continue;
+      if (head < need) throw new BadFile('a postings entry out of range');
+      if (!entry.subarray(4, 4 + length).equals(term)) continue;
+      const size = entry.readUInt32LE(4 + length);
+      if (at + need + size > this.slotsAt) throw new BadFile('a postings entry out of range');
       const postings = new Uint8Array(size);
-      this.read(postings, size, at + 6 + length);
+      this.read(postings, size, at + need);
       return postings;
     }
     return undefined;
@@ -136,9 +143,7 @@ export class SegmentFiles {
       }
       const out = new Map<string, Uint8Array>();
       for (const term of terms) {
-        const bytes = Buffer.from(term, 'utf8');
-        if (bytes.length > MAX_TERM_BYTES) return null;
-        const postings = file.get(bytes);
+        const postings = file.get(Buffer.from(term, 'utf8'));
         if (postings) out.set(term, postings);
       }
       return out;
@@ -161,9 +166,8 @@ export class SegmentFiles {
   }
 
   /**
-   * Writes `segment`'s file from its (term, postings) pairs; false when a term is too long for a
-   * file (the segment is then always read from the table). `stillLive` is asked once the file is
-   * in place: a segment deleted meanwhile (forget) loses the file again.
+   * Writes `segment`'s file from its (term, postings) pairs. `stillLive` is asked once the file is
+   * in place: a segment deleted meanwhile (forget) loses the file again, and the answer is false.
    */
   async write(segment: string, entries: AsyncIterable<[string, Uint8Array]>, stillLive: () => Promise<boolean>): Promise<boolean> {
     const file = this.fileOf(segment);
@@ -177,11 +181,10 @@ export class SegmentFiles {
       let at = HEADER;
       for await (const [term, postings] of entries) {
         const bytes = Buffer.from(term, 'utf8');
-        if (bytes.length > MAX_TERM_BYTES) return false;
-        const head = Buffer.allocUnsafe(2 + bytes.length + 4);
-        head.writeUInt16LE(bytes.length, 0);
-        bytes.copy(head, 2);
-        head.writeUInt32LE(postings.byteLength, 2 + bytes.length);
+        const head = Buffer.allocUnsafe(ENTRY_HEAD + bytes.length);
+        head.writeUInt32LE(bytes.length, 0);
+        bytes.copy(head, 4);
+        head.writeUInt32LE(postings.byteLength, 4 + bytes.length);
         fs.writeSync(fd, head, 0, head.length, at);
         fs.writeSync(fd, postings, 0, postings.byteLength, at + head.length);
         hashes.push(fnv1a(bytes));
