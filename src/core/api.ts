@@ -89,6 +89,13 @@ export interface SearchHit {
   origin?: HitOrigin;
 }
 
+/** A search hit before its cell is read (MemoryEngineApi.rank). */
+export interface RankedHit {
+  node_id: string;
+  score: number;
+  distance: number;
+}
+
 export interface NodeDetail {
   cell: Cell;
   source: Observation | SessionSummary | Memory;
@@ -152,6 +159,8 @@ export interface MemoryEngineApi {
 
   // Reading.
   search(text: string, options: SearchOptions): Promise<SearchHit[]>;
+  /** The same ranking as search without reading the hits' cells (recall: ids and distances). */
+  rank(text: string, options: SearchOptions): Promise<RankedHit[]>;
   getObservations(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Observation[]>;
   getSessionSummaries(ids: number[], scope: Scope): Promise<SessionSummary[]>;
   getMemories(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
@@ -209,6 +218,7 @@ export const REMOTE_ENGINE_METHODS = [
   'endSession',
   'currentSessionId',
   'search',
+  'rank',
   'getObservations',
   'getSessionSummaries',
   'getMemories',

@@ -9,6 +9,7 @@ import type {
   MemoryInput,
   NodeDetail,
   ObservationInput,
+  RankedHit,
   SearchHit,
   SearchOptions,
   SessionEndReason,
@@ -41,6 +42,7 @@ import { checkProject } from './store/projectTable';
 import { checkIds } from './store/repos/records';
 import { Repositories } from './store/repos/repositories';
 import type { ProjectRepositories } from './store/repos/repositories';
+import type { CellSearch } from './store/repos/cells';
 import type { RequestLogRetention } from './store/repos/requestLog';
 import { SCHEMA_VERSION, TABLES } from './store/schema';
 import { Store } from './store/store';
@@ -110,6 +112,11 @@ export interface MemoryEngineOptions {
 
 /** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
 const COMPACT_AFTER_EMBEDDED = 1000;
+
+/** Hits a search returns: 10 unless asked, at most 200. */
+function searchLimit(options: SearchOptions): number {
+  return Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
+}
 
 export interface TeamOptions {
   uri: string;
@@ -464,14 +471,25 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
     this.assertOpen();
-    const limit = Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
+    const limit = searchLimit(options);
     const repos = this.scoped(options.scope);
     // With a reranker, the first stage fetches its candidates and the reranker picks the `limit`.
-    const wanted = this.reranker ? this.reranker.fetchFor(limit) : limit;
-    const search = { branch: options.scope.branch, filter: options.filter, layers: options.layers, limit: wanted, includeSuperseded: options.includeSuperseded === true };
+    const search = this.cellSearch(options, this.reranker ? this.reranker.fetchFor(limit) : limit);
     const local = await repos.cells.search(String(text ?? ''), this.queryEmbedder, search);
     const hits = this.sharing ? await this.sharing.search(local, repos.project, String(text ?? ''), this.queryEmbedder, { ...search, project: repos.project }, this.log) : local;
     return this.reranker ? this.reranker.rerank(String(text ?? ''), hits, limit) : hits;
+  }
+
+  async rank(text: string, options: SearchOptions): Promise<RankedHit[]> {
+    // A reranker reads the hits' text, and the team's hits are told apart from the caller's own
+    // shared copies by the local hits' sources: both need the cells.
+    if (this.reranker || this.sharing) return (await this.search(text, options)).map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance }));
+    this.assertOpen();
+    return this.scoped(options.scope).cells.rank(String(text ?? ''), this.queryEmbedder, this.cellSearch(options, searchLimit(options)));
+  }
+
+  private cellSearch(options: SearchOptions, limit: number): CellSearch {
+    return { branch: options.scope.branch, filter: options.filter, layers: options.layers, limit, includeSuperseded: options.includeSuperseded === true };
   }
 
   getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {

@@ -108,6 +108,30 @@ describe('retrieval', () => {
       assert.equal(hits[0].cell.project, 'alpha');
     });
 
+    it('rank gives the search\'s ranking without its cells, for every fusion rule, scope and filter', async () => {
+      await engine.observe(Array.from({ length: 40 }, (_, i) => obs(`wrap help text ${i}`, `wrap help columns ${i % 7}`)), other);
+      await engine.observe(Array.from({ length: 40 }, (_, i) => obs(`Help text ${i}`, `wraps the help at width ${i % 5}`, '', [`lib/f${i % 3}.js`])), scope);
+      for (let i = 0; i < 200; i++) {
+        const s = await engine.stats(null);
+        if (s.cells_with_vectors >= s.cells) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      for (const settings of ['', 'fusion=score', 'fusion=rrf', 'fusion=z,vectorList=1']) {
+        process.env.CODE_MEMORY_RETRIEVAL = settings;
+        try {
+          for (const options of [{ scope, limit: 15 }, { scope, limit: 5, filter: { files: ['lib/f1.js'] } }, { scope: other, limit: 10 }]) {
+            const hits = await engine.search('wrap the help text', options);
+            const ranked = await engine.rank('wrap the help text', options);
+            assert.ok(hits.length > 0, `${settings}: something found`);
+            assert.deepEqual(ranked, hits.map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance })), settings);
+            assert.ok(hits.every((h) => h.cell.project === options.scope.project), 'within the scope');
+          }
+        } finally {
+          delete process.env.CODE_MEMORY_RETRIEVAL;
+        }
+      }
+    });
+
     it('calibrated fusion (fusion=z) brings in the nearest neighbours the words did not find', async () => {
       const noise = Array.from({ length: 30 }, (_, i) => obs(`Palette change ${i}`, `palette entry ${i}`));
       // No word of 'colour palette' after stemming, but most of its spelling.

@@ -128,6 +128,12 @@ export function memoryToRow(m: Memory, extra: { source_ids?: number[]; access_co
   };
 }
 
+/** The columns of a Cell. */
+export const CELL_COLUMNS = [
+  'node_id', 'layer', 'source_kind', 'source_id', 'project', 'branch', 'type', 'title', 'text', 'files',
+  'commit_sha', 'session_id', 'created_at_epoch', 'last_accessed_epoch', 'access_count', 'status',
+];
+
 export function rowToCell(r: Row): Cell {
   return {
     node_id: str(r.node_id),

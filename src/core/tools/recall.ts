@@ -59,14 +59,14 @@ export async function recall(ctx: ToolContext, rawArgs: unknown): Promise<Recall
   const layers: Layer[] = ['L0'];
   let hits;
   try {
-    hits = await ctx.engine.search(args.text, { scope: ctx.scope, layers, filter, limit: args.k });
+    // The ranking alone: recall answers node ids, so no hit's cell is read.
+    hits = await ctx.engine.rank(args.text, { scope: ctx.scope, layers, filter, limit: args.k });
   } catch (error) {
     if (error instanceof Error && error.name === 'FilterError') throw new ToolError('invalid_arguments', `filter: ${error.message}`);
     throw error;
   }
   const nodes = hits
-    .filter((hit) => hit.cell.layer === 'L0')
-    .map((hit) => ({ node_id: hit.cell.node_id, distance: round(hit.distance) }))
+    .map((hit) => ({ node_id: hit.node_id, distance: round(hit.distance) }))
     .sort((a, b) => a.distance - b.distance)
     .slice(0, args.k);
   return { nodes };

@@ -2,25 +2,20 @@
 // text changes, read by node id and searched (hybrid: full text + vectors) within the project.
 // A record has exactly one cell, named by cellNodeId; removeStray drops any other.
 
-import type { NodeFilter, SearchHit } from '../../api';
+import type { NodeFilter, RankedHit, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { DOCUMENT_TYPE } from '../../model/records';
-import { hybridSearch } from '../../retrieve/hybrid';
+import { hybridSearch, rankNodes } from '../../retrieve/hybrid';
 import { lexiconFor } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
 import { cellNodeId } from '../cells';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
-import { rowToCell } from '../mapping';
+import { CELL_COLUMNS, rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
 import { retryVanished } from '../retry';
 import type { Row, Store } from '../store';
-
-const NODE_COLUMNS = [
-  'node_id', 'layer', 'source_kind', 'source_id', 'project', 'branch', 'type', 'title', 'text', 'files',
-  'commit_sha', 'session_id', 'created_at_epoch', 'last_accessed_epoch', 'access_count', 'status',
-];
 
 export interface CellSearch {
   branch?: string;
@@ -104,7 +99,7 @@ export class CellRepository {
   }
 
   async node(nodeId: string): Promise<Cell | null> {
-    const rows = await this.table.rows(`node_id = ${sqlString(nodeId)}`, { select: NODE_COLUMNS, limit: 1 });
+    const rows = await this.table.rows(`node_id = ${sqlString(nodeId)}`, { select: CELL_COLUMNS, limit: 1 });
     return rows.length > 0 ? rowToCell(rows[0]) : null;
   }
 
@@ -114,9 +109,19 @@ export class CellRepository {
   }
 
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
+    return retryVanished(() => hybridSearch(...this.searchArgs(text, embedder, options)));
+  }
+
+  /** The search's ranking alone: node ids and scores, no cell read. */
+  async rank(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<RankedHit[]> {
+    const ranked = await retryVanished(() => rankNodes(...this.searchArgs(text, embedder, options)));
+    return ranked.map((r) => ({ node_id: r.nodeId, score: r.score, distance: r.distance }));
+  }
+
+  private searchArgs(text: string, embedder: QueryEmbedder | null, options: CellSearch): Parameters<typeof rankNodes> {
     const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
     const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
     const expandFrom = this.table.where(cellFilterWhere(options.branch, { type: DOCUMENT_TYPE }));
-    return retryVanished(() => hybridSearch(ctx, text, where, options.limit, { expandFrom }));
+    return [ctx, text, where, options.limit, { expandFrom }];
   }
 }
