@@ -404,6 +404,47 @@ describe('full-text index segments', function () {
     assert.deepEqual(new Map(bm25Search(corpus, q, 100).map((h) => [h.nodeId, h.score.toFixed(9)])), new Map(bm25Search(ref, q, 100).map((h) => [h.nodeId, h.score.toFixed(9)])));
   });
 
+  it('reads the text of new rows a writer moved between the catch-up\'s listing and its read of them', async () => {
+    await engine.observe(Array.from({ length: 40 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    const real = engine.store.table(TABLES.cells);
+    let beforeCount: (() => Promise<unknown>) | null = null;
+    // Once set, the version the view last read: the query that raced asks nothing more.
+    let frozen: number | null = null;
+    const cells = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'version' && frozen !== null) return async () => frozen;
+        if (prop === 'countRows') {
+          return async (filter?: string) => {
+            const write = beforeCount;
+            beforeCount = null;
+            if (write) await write();
+            return target.countRows(filter);
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const fresh = new Lexicon(cells, engine.repos.lexicalSegments, 'alpha');
+    await fresh.refresh();
+    const late = await engine.observe(Array.from({ length: 5 }, (_, i) => note(200 + i, 'moved')), alpha);
+    // Listed at their row ids, then moved (an access count written) before their text is read.
+    beforeCount = () => engine.touch('observation', late.map((o) => o.id), alpha);
+    const listedAt = await real.version();
+    await fresh.refresh();
+    assert.equal(beforeCount, null, 'control: the rows moved between the listing and the read');
+    frozen = listedAt;
+    const terms = prepareQueryText('parser option moved202').split(' ');
+    const corpus = await fresh.corpus(EXTRA_WEIGHT, terms);
+    const ref = await reference('alpha');
+    assert.equal(corpus.liveDocs, ref.liveDocs);
+    const q = new Map(terms.map((t) => [t, 1]));
+    const hits = bm25Search(corpus, q, 100);
+    assert.ok(hits.length > 0);
+    assert.deepEqual(new Map(hits.map((h) => [h.nodeId, h.score.toFixed(9)])), new Map(bm25Search(ref, q, 100).map((h) => [h.nodeId, h.score.toFixed(9)])));
+  });
+
   it('reads segments written before compression, and the lease holder writes them again', async () => {
     await engine.observe(Array.from({ length: 120 }, (_, i) => note(i)), alpha);
     await engine.optimize();

@@ -195,7 +195,7 @@ export class Lexicon {
     if (count < this.rowCount + added.length) return 'deleted';
     for (let k = 0; k < docs.length; k++) this.rowIds[docs[k]] = docRowIds[k];
     for (const [id, rowId] of others) this.deltaRowIds.set(id, rowId);
-    await this.readIntoDelta(added);
+    await this.readIntoDelta(added.map((id) => others.get(id)!), added);
     this.nextRowId = max + 1n;
     this.rowCount = count;
     return 'done';
@@ -233,8 +233,17 @@ export class Lexicon {
     return rowId >= 0 ? rowId : undefined;
   }
 
-  private async readIntoDelta(nodeIds: string[]): Promise<void> {
-    for await (const rows of nodeIdBatches(this.cells, nodeIds, this.scope, ['node_id', 'search_text'])) {
+  /**
+   * Adds the text of new rows to the delta, read where the catch-up just saw them (by row id:
+   * no node-id index lookup per row); a row a writer moved meanwhile is looked up by node id.
+   */
+  private async readIntoDelta(rowIds: number[], nodeIds: string[]): Promise<void> {
+    const missing = new Set(nodeIds);
+    for (const r of await readByRowId(this.cells, rowIds, this.scope, ['node_id', 'search_text'])) {
+      if (!missing.delete(String(r.node_id))) continue;
+      this.delta.add(String(r.node_id), String(r.search_text ?? ''));
+    }
+    for await (const rows of nodeIdBatches(this.cells, [...missing], this.scope, ['node_id', 'search_text'])) {
       for (const r of rows) this.delta.add(String(r.node_id), String(r.search_text ?? ''));
     }
   }
@@ -320,7 +329,7 @@ export class Lexicon {
       for (const id of this.delta.nodeIdList()) added.push(id);
       this.delta = new LexicalIndex();
     }
-    await this.readIntoDelta(added);
+    await this.readIntoDelta(added.map((id) => deltaRowIds.get(id)!), added);
     this.nextRowId = max + 1n;
     this.rowCount = count;
     this.alive = alive;
