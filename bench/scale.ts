@@ -1,7 +1,7 @@
 // The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
 // (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
 //   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
-//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
@@ -17,7 +17,7 @@
 // Never asserts: numbers only. Run big sizes alone on a quiet machine.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -49,8 +49,14 @@ const { values } = parseArgs({
     store: { type: 'string' },
     out: { type: 'string' },
     'bare-env': { type: 'boolean', default: false },
+    'server-log': { type: 'string' },
   },
 });
+
+/** Where the servers' stderr (their upkeep log) goes: a file with --server-log, else nowhere. */
+function serverStderr(): 'ignore' | number {
+  return values['server-log'] ? openSync(values['server-log'], 'a') : 'ignore';
+}
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -206,7 +212,7 @@ interface Server {
 const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
 
 async function startStdio(dir: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: serverStderr() });
   const client = new Client({ name: 'bench-scale', version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? -1, close: () => client.close() };
@@ -214,7 +220,7 @@ async function startStdio(dir: string): Promise<Server> {
 
 async function startHttp(dir: string): Promise<Server> {
   const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
-  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', 'ignore'], env: serverEnv() });
+  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr()], env: serverEnv() });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let out = '';
