@@ -481,10 +481,10 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   async rank(text: string, options: SearchOptions): Promise<RankedHit[]> {
+    this.assertOpen();
     // A reranker reads the hits' text, and the team's hits are told apart from the caller's own
     // shared copies by the local hits' sources: both need the cells.
     if (this.reranker || this.sharing) return (await this.search(text, options)).map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance }));
-    this.assertOpen();
     return this.scoped(options.scope).cells.rank(String(text ?? ''), this.queryEmbedder, this.cellSearch(options, searchLimit(options)));
   }
 

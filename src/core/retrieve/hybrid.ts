@@ -5,7 +5,7 @@
 // the table through it.
 
 import type { Table } from '@lancedb/lancedb';
-import type { SearchHit } from '../api';
+import type { RankedHit, SearchHit } from '../api';
 import type { LexicalSegments } from '../store/lexicalSegments';
 import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts } from './lexicalIndex';
 import { lexiconFor } from './lexicon';
@@ -250,22 +250,13 @@ function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, v
   return 1;
 }
 
-/** A node of the fused ranking (rankNodes: its cell is not read). */
-export interface RankedNode {
-  nodeId: string;
-  /** Fused relevance in [0, 1], higher is better. */
-  score: number;
-  /** Follows the fused ranking (1 - score): callers order by distance. */
-  distance: number;
-}
-
-interface RankedRow extends RankedNode {
+interface RankedRow extends RankedHit {
   row: Row;
 }
 
 /** The hybrid ranking alone: the `limit` best nodes that pass `where`, without their cells. */
-export async function rankNodes(ctx: HybridContext, query: string, where: string, limit: number, options: HybridOptions = {}): Promise<RankedNode[]> {
-  return (await rankRows(ctx, query, where, limit, options, [])).map(({ nodeId, score, distance }) => ({ nodeId, score, distance }));
+export async function rankNodes(ctx: HybridContext, query: string, where: string, limit: number, options: HybridOptions = {}): Promise<RankedHit[]> {
+  return (await rankRows(ctx, query, where, limit, options, [])).map(({ node_id, score, distance }) => ({ node_id, score, distance }));
 }
 
 /** The hybrid ranking's `limit` best cells that pass `where`. */
@@ -349,6 +340,6 @@ async function rankRows(
     .map((e) => {
       const score = best > 0 ? Math.min(1, e.score / best) : 0;
       // Callers order by distance, so it follows the fused ranking rather than the vector alone.
-      return { nodeId: String(e.row.node_id), row: e.row, score, distance: 1 - score };
+      return { node_id: String(e.row.node_id), row: e.row, score, distance: 1 - score };
     });
 }

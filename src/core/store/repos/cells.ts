@@ -113,9 +113,8 @@ export class CellRepository {
   }
 
   /** The search's ranking alone: node ids and scores, no cell read. */
-  async rank(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<RankedHit[]> {
-    const ranked = await retryVanished(() => rankNodes(...this.searchArgs(text, embedder, options)));
-    return ranked.map((r) => ({ node_id: r.nodeId, score: r.score, distance: r.distance }));
+  rank(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<RankedHit[]> {
+    return retryVanished(() => rankNodes(...this.searchArgs(text, embedder, options)));
   }
 
   private searchArgs(text: string, embedder: QueryEmbedder | null, options: CellSearch): Parameters<typeof rankNodes> {
