@@ -222,9 +222,11 @@ async function startHttp(dir: string): Promise<Server> {
   const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
   const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr()], env: serverEnv() });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Piped above (the stderr setting makes its type the general one, where stdout may be null).
+  const stdout = child.stdout!;
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       if (out.includes('\n')) resolve();
     });
