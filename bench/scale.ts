@@ -53,10 +53,8 @@ const { values } = parseArgs({
   },
 });
 
-/** Where the servers' stderr (their upkeep log) goes: a file with --server-log, else nowhere. */
-function serverStderr(): 'ignore' | number {
-  return values['server-log'] ? openSync(values['server-log'], 'a') : 'ignore';
-}
+/** Where the servers' stderr (their upkeep log) goes: a file with --server-log (opened once, for every server), else nowhere. */
+const serverStderr: 'ignore' | number = values['server-log'] ? openSync(values['server-log'], 'a') : 'ignore';
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -212,7 +210,7 @@ interface Server {
 const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
 
 async function startStdio(dir: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: serverStderr() });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: serverStderr });
   const client = new Client({ name: 'bench-scale', version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? -1, close: () => client.close() };
@@ -220,7 +218,7 @@ async function startStdio(dir: string): Promise<Server> {
 
 async function startHttp(dir: string): Promise<Server> {
   const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
-  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr()], env: serverEnv() });
+  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr], env: serverEnv() });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // Piped above (the stderr setting makes its type the general one, where stdout may be null).
   const stdout = child.stdout!;
