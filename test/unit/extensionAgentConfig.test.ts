@@ -12,12 +12,13 @@ describe('extension: agent configuration snippets', () => {
     assert.equal(e.env.ELECTRON_RUN_AS_NODE, '1');
     // Two malloc arenas: the server's memory, measured by bench/scale.ts with the same environment.
     assert.equal(e.env.MALLOC_ARENA_MAX, '2');
+    assert.equal(e.env.NODE_OPTIONS, '--max-semi-space-size=4');
   });
 
   it("gives the store's upkeep child the same environment, under what the parent set itself", () => {
     const env = storeChildEnv({ PATH: '/bin', MALLOC_ARENA_MAX: '4', LANCEDB_LOG: 'debug', ELECTRON_RUN_AS_NODE: '' });
-    assert.deepEqual(env, { PATH: '/bin', MALLOC_ARENA_MAX: '4', LANCEDB_LOG: 'debug', ELECTRON_RUN_AS_NODE: '1' });
-    assert.deepEqual(storeChildEnv({}), { ELECTRON_RUN_AS_NODE: '1', LANCEDB_LOG: 'error', MALLOC_ARENA_MAX: '2' });
+    assert.deepEqual(env, { PATH: '/bin', MALLOC_ARENA_MAX: '4', LANCEDB_LOG: 'debug', ELECTRON_RUN_AS_NODE: '1', NODE_OPTIONS: '--max-semi-space-size=4' });
+    assert.deepEqual(storeChildEnv({}), { ELECTRON_RUN_AS_NODE: '1', LANCEDB_LOG: 'error', MALLOC_ARENA_MAX: '2', NODE_OPTIONS: '--max-semi-space-size=4' });
   });
 
   it('writes valid JSON for Claude Code and Cursor, and TOML for Codex', () => {
@@ -27,8 +28,8 @@ describe('extension: agent configuration snippets', () => {
     assert.equal(cursor.mcpServers['code-memory'].command, launch.runtime);
     const codex = agentSnippet('codex', launch).text;
     assert.match(codex, /^\[mcp_servers\.code-memory\]\ncommand = "\/opt\/VS Code\/code"\nargs = \["\/ext\/dist\/cli\.js", "mcp", /);
-    assert.match(agentSnippet('stdio', launch).text, /ELECTRON_RUN_AS_NODE=1 LANCEDB_LOG=error MALLOC_ARENA_MAX=2 '\/opt\/VS Code\/code' \/ext\/dist\/cli\.js mcp/);
-    assert.match(codex, /^env = \{ ELECTRON_RUN_AS_NODE = "1", LANCEDB_LOG = "error", MALLOC_ARENA_MAX = "2" \}$/m);
+    assert.match(agentSnippet('stdio', launch).text, /ELECTRON_RUN_AS_NODE=1 LANCEDB_LOG=error MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=4 '\/opt\/VS Code\/code' \/ext\/dist\/cli\.js mcp/);
+    assert.match(codex, /^env = \{ ELECTRON_RUN_AS_NODE = "1", LANCEDB_LOG = "error", MALLOC_ARENA_MAX = "2", NODE_OPTIONS = "--max-semi-space-size=4" \}$/m);
   });
 
   it('adds the server to an existing .mcp.json without dropping the others', () => {
