@@ -3,6 +3,7 @@
 
 import type { Table } from '@lancedb/lancedb';
 import { sqlString } from '../store/filters';
+import { projection } from '../store/projection';
 
 export type Row = Record<string, unknown>;
 
@@ -15,7 +16,7 @@ export function and(where: string, clause: string): string {
 
 async function* readBatches<T>(ids: T[], cells: Table, where: string, columns: string[], clause: (batch: T[]) => string, withRowId = false): AsyncIterable<Row[]> {
   for (let i = 0; i < ids.length; i += ID_BATCH) {
-    let q = cells.query().where(and(where, clause(ids.slice(i, i + ID_BATCH)))).select(columns);
+    let q = cells.query().where(and(where, clause(ids.slice(i, i + ID_BATCH)))).select(projection(columns));
     if (withRowId) q = q.withRowId();
     yield (await q.toArray()) as Row[];
   }

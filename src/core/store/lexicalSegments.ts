@@ -21,6 +21,7 @@ import { isShortTerm } from '../retrieve/lexicalIndex';
 import { NodeIdList } from '../retrieve/nodeIds';
 import { PostingsWriter, clampCount, encodePostings, writeAscending } from '../retrieve/postings';
 import { sqlString } from './filters';
+import { projection } from './projection';
 import { localPath } from './location';
 import { SegmentFiles } from './segmentFiles';
 import { TABLES } from './schema';
@@ -202,7 +203,7 @@ export class LexicalSegments {
   }
 
   private async rows(where: string, select: string[]): Promise<Row[]> {
-    return retryVanished(() => this.table.query().where(where).select(select).toArray() as Promise<Row[]>);
+    return retryVanished(() => this.table.query().where(where).select(projection(select)).toArray() as Promise<Row[]>);
   }
 
   /** The project's live segment ids, oldest first (none when it has no manifest), and when they were published. */

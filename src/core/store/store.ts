@@ -14,6 +14,7 @@ import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
+import { projection } from './projection';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { retryConflicts, retryVanished, sleep } from './retry';
@@ -191,7 +192,7 @@ export class Store {
       let q = this.table(name).query();
       if (where) q = q.where(where);
       if (options.withRowId) q = q.withRowId();
-      if (options.select) q = q.select(options.select);
+      if (options.select) q = q.select(projection(options.select));
       if (options.limit !== undefined) q = q.limit(options.limit);
       return q.toArray() as Promise<Row[]>;
     });
@@ -204,7 +205,7 @@ export class Store {
    * 6 s and over a gigabyte that way). Not retried: a caller sees each batch once.
    */
   batches(name: TableName, where: string | null, select: string[]): AsyncIterable<RecordBatch> {
-    let q = this.table(name).query().select(select);
+    let q = this.table(name).query().select(projection(select));
     if (where) q = q.where(where);
     return q;
   }

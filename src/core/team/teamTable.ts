@@ -12,6 +12,7 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import { Field, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { plainRow, rowsToArrow } from '../store/arrowRows';
+import { projection } from '../store/projection';
 import { sqlString } from '../store/filters';
 import { rewriteFragments } from '../store/forget';
 import { cellsSchema } from '../store/schema';
@@ -86,7 +87,7 @@ export class TeamTable {
     const out = await retryVanished(() => {
       let q = this.table.query();
       if (where) q = q.where(where);
-      if (select) q = q.select(select);
+      if (select) q = q.select(projection(select));
       return q.toArray() as Promise<Row[]>;
     });
     return out.map(plainRow);
