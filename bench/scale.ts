@@ -1,7 +1,7 @@
 // The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
 // (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
 //   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
-//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file] [--server-cpu-prof dir]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
@@ -50,11 +50,15 @@ const { values } = parseArgs({
     out: { type: 'string' },
     'bare-env': { type: 'boolean', default: false },
     'server-log': { type: 'string' },
+    'server-cpu-prof': { type: 'string' },
   },
 });
 
 /** Where the servers' stderr (their upkeep log) goes: a file with --server-log (opened once, for every server), else nowhere. */
 const serverStderr: 'ignore' | number = values['server-log'] ? openSync(values['server-log'], 'a') : 'ignore';
+
+/** Node options of the servers: with --server-cpu-prof DIR, each writes a CPU profile there when it exits (Node refuses --cpu-prof in NODE_OPTIONS). */
+const SERVER_NODE_ARGS: string[] = values['server-cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['server-cpu-prof']}`] : [];
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -210,7 +214,7 @@ interface Server {
 const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
 
 async function startStdio(dir: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: serverStderr });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...SERVER_NODE_ARGS, CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: serverStderr });
   const client = new Client({ name: 'bench-scale', version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? -1, close: () => client.close() };
@@ -218,7 +222,7 @@ async function startStdio(dir: string): Promise<Server> {
 
 async function startHttp(dir: string): Promise<Server> {
   const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
-  const child = spawn(process.execPath, [CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr], env: serverEnv() });
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr], env: serverEnv() });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // Piped above (the stderr setting makes its type the general one, where stdout may be null).
   const stdout = child.stdout!;
