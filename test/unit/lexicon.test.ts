@@ -482,6 +482,32 @@ describe('full-text index segments', function () {
     await assertSameAsReference('alpha', ['parser option', 'environment']);
   });
 
+  it('indexes a project of a large store again in a child process, exactly as in place', async () => {
+    await engine.close();
+    const logged: string[] = [];
+    // Every store counts as large here: its full-text upkeep runs in a child process.
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, lexiconMinDelta: 1, upkeepInChildFrom: 1, logger: (m) => logged.push(m) });
+    const first = await engine.observe(Array.from({ length: 60 }, (_, i) => note(i)), alpha);
+    await engine.observe(Array.from({ length: 30 }, (_, i) => note(i, 'b')), beta);
+    await engine.optimize();
+    // A project without segments is indexed whole: in the child.
+    assert.ok(logged.includes('indexed the full text of 2 project(s) again in a process of its own'), logged.join('\n'));
+    assert.equal((await shapeOf('alpha')).deltaDocs, 0);
+    assert.equal((await shapeOf('beta')).segments.length, 1);
+    await engine.forget({ ids: first.slice(0, 5).map((o) => o.id) }, alpha);
+    for (let round = 0; round < 9; round++) {
+      await engine.observe([note(round, 'r')], alpha);
+      await engine.optimize();
+    }
+    // New rows became small segments here; the child merged them, as in place (see 'merges many
+    // small segments').
+    assert.ok(logged.includes('indexed the full text of 1 project(s) again in a process of its own'), logged.join('\n'));
+    assert.ok((await shapeOf('alpha')).segments.length < 8);
+    assert.equal((await shapeOf('alpha')).liveDocs, 64);
+    await assertSameAsReference('alpha', ['parser option', 'environment change']);
+    await assertSameAsReference('beta', ['parser option']);
+  });
+
   it('indexes a project of several full segments once, not again at every upkeep', async () => {
     await engine.observe(Array.from({ length: 48 }, (_, i) => note(i)), alpha);
     // Full segments of 10 documents or a little more, built 3 documents at a time.

@@ -28,16 +28,25 @@ export interface LexiconIndexOptions {
   chunkDocs?: number;
   /** Share of a project's segment documents whose rows are gone before it is indexed again. */
   maxDeadShare?: number;
+  /**
+   * False: a project due to be indexed again (whole, or its small segments merged) is left as it
+   * is and 'rebuild' returned, for a child process to do it (default true).
+   */
+  rebuildInPlace?: boolean;
 }
 
 export const DEFAULT_LEXICON_MIN_DELTA = 1000;
 
-/** Indexes one project's new rows; true when a new manifest was published. */
-export async function indexProjectLexicon(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean> {
+/**
+ * Indexes one project's new rows; true when a new manifest was published, 'rebuild' when the
+ * project is due to be indexed again and `rebuildInPlace` is false.
+ */
+export async function indexProjectLexicon(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean | 'rebuild'> {
   const manifest = await segments.manifest(project);
   await segments.collect(project, manifest);
   const where = `project = ${sqlString(project)}`;
-  const indexWhole = async (): Promise<boolean> => publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options));
+  const inPlace = options.rebuildInPlace ?? true;
+  const indexWhole = async (): Promise<boolean | 'rebuild'> => (inPlace ? publishBuilt(segments, project, [], await buildSegments(segments, project, projectRows(cells, where), options)) : 'rebuild');
   if (manifest.segments.length === 0) {
     // A project without segments is indexed from a stream of its rows, a segment at a time: the
     // view a search builds would first read the whole project into memory (at 1,000,000 cells,
@@ -64,6 +73,7 @@ export async function indexProjectLexicon(cells: Table, segments: LexicalSegment
     return indexWhole();
   }
   if (small >= (options.maxSegments ?? 8)) {
+    if (!inPlace) return 'rebuild';
     // The small segments and the delta become full segments again; the full ones are kept as
     // they are. Their documents are read again from the cells (their newest text), after the kept
     // segments, so that a node both hold is found in the new one.

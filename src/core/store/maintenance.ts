@@ -129,11 +129,23 @@ export class Maintenance {
     const store = this.repos.store;
     const segments = this.repos.lexicalSegments;
     // Projects with cells, and those whose cells are all gone but whose segments are not.
-    const projects = new Set([...(await this.projectsIn(TABLES.cells)), ...(await segments.projects())]);
+    const projects = [...new Set([...(await this.projectsIn(TABLES.cells)), ...(await segments.projects())])].sort();
+    const minDelta = this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA;
+    // New rows become a segment here, from the view this process keeps; a project of large cells
+    // due to be indexed again (seconds of JavaScript) is indexed in a child process, so that this
+    // one, often a server, keeps answering meanwhile.
+    const rebuildInPlace = !(await store.cellsUpkeepInChild());
     let written = 0;
-    for (const project of [...projects].sort()) {
-      const options = { minDelta: this.options.lexiconMinDelta ?? DEFAULT_LEXICON_MIN_DELTA };
-      if (await indexProjectLexicon(this.cells(), segments, project, options)) written++;
+    const rebuild: string[] = [];
+    for (const project of projects) {
+      const done = await indexProjectLexicon(this.cells(), segments, project, { minDelta, rebuildInPlace });
+      if (done === 'rebuild') rebuild.push(project);
+      else if (done) written++;
+    }
+    if (rebuild.length > 0) {
+      const rebuilt = await store.fullTextInChild(rebuild, minDelta);
+      this.options.log(`indexed the full text of ${rebuilt} project(s) again in a process of its own`);
+      written += rebuilt;
     }
     if (written > 0) {
       // Folds the new postings rows into the table's term index (made first if it is missing).

@@ -312,6 +312,17 @@ export class Store {
     this.log(`built the ${kind} vector index in a process of its own`);
   }
 
+  /** Whether the cells are large enough for their heavy upkeep to run in a child process. */
+  cellsUpkeepInChild(): Promise<boolean> {
+    return this.inChild(TABLES.cells);
+  }
+
+  /** Indexes `projects` again (lexiconIndexer.ts) in a child process; returns how many got new segments. */
+  async fullTextInChild(projects: string[], minDelta: number): Promise<number> {
+    const done = await this.upkeep.children.run({ connect: this.upkeep.connect, table: TABLES.cells, op: 'full-text', projects, minDelta, dimension: this.dimension });
+    return done.written ?? 0;
+  }
+
   private async inChild(name: TableName): Promise<boolean> {
     return this.upkeep.children.entry !== null && (await this.count(name)) >= this.upkeep.inChildFrom;
   }
