@@ -1,7 +1,7 @@
 // The heavy upkeep of a large table in a process of its own: compaction (LanceDB's optimize()),
-// the vector index build, and the full-text segments (a merge of a project's small segments
-// indexes its documents again: seconds of JavaScript that would hold up every answer of the
-// server that holds the maintenance lease). At 1,000,000 cells optimize() holds about 0.9 GB while it runs and
+// the vector index build, and a project's full text indexed again (a merge of its small
+// segments: seconds of JavaScript that would hold up every answer of the server that holds the
+// maintenance lease). At 1,000,000 cells optimize() holds about 0.9 GB while it runs and
 // the IVF_PQ build about 0.7 GB, and the process that ran them kept that memory (the allocator
 // does not give it back): the maintenance-lease holder, a server answering queries, stayed near
 // 1 GB instead of 470 MB. A child process takes the peak and gives it back when it exits.
@@ -29,7 +29,7 @@ export type UpkeepJob = {
       attempts: number;
     }
   | { op: 'vector-index'; column: string; kind: AnnIndexKind; rows: number }
-  /** The full-text segments of these projects (lexiconIndexer.ts), in a store of this dimension. */
+  /** These projects' full text indexed again (lexiconIndexer.ts), in a store of this dimension. */
   | { op: 'full-text'; projects: string[]; minDelta: number; dimension: number }
 );
 
