@@ -47,6 +47,9 @@ describe('capture in the editor (inside the VS Code host)', function () {
     await sleep(1500); // focus long enough to count as reading
     await vscode.window.showTextDocument(readmeUri);
     await sleep(300);
+    // The read is written now: a read and an edit of one file written together are one edit
+    // (observationBuilder.ts), and the queue gathers what comes within 1.5 s of its first event.
+    await api.flushCapture();
 
     const again = await vscode.window.showTextDocument(indexUri);
     assert.equal(again.document.uri.toString(), editor.document.uri.toString());
