@@ -548,6 +548,45 @@ describe('full-text index segments', function () {
     assert.ok((await engine.search('zorbleflux', { scope: beta })).length > 0);
   });
 
+  it("catches up with its project's new rows alone, without listing it, while other projects write beside it", async () => {
+    // The catch-up reads every new row of the table and keeps its project's. Another project's
+    // rows taken for its own would look like deletions (its count would not add up) and make the
+    // view list the project again: so the listings are counted. 'alpha2' starts like 'alpha'.
+    await engine.observe(Array.from({ length: 30 }, (_, i) => note(i)), alpha);
+    await engine.optimize();
+    const real = engine.store.table(TABLES.cells);
+    let listings = 0;
+    const { cells } = racingCells(real, (prop) =>
+      prop !== 'query'
+        ? undefined
+        : () => {
+            const q = real.query();
+            const where = q.where.bind(q);
+            q.where = (clause: string) => {
+              if (clause === `project = 'alpha'`) listings++;
+              return where(clause);
+            };
+            return q;
+          },
+    );
+    const view = new Lexicon(cells, engine.repos.lexicalSegments, 'alpha');
+    await view.refresh();
+    assert.equal(listings, 1, 'control: the first refresh lists the project');
+    const other = await engine.observe(Array.from({ length: 20 }, (_, i) => ({ ...note(i), narrative: 'zorbleflux parser' })), { project: 'alpha2' });
+    await engine.observe(Array.from({ length: 7 }, (_, i) => note(300 + i, 'late')), alpha);
+    await engine.observe(Array.from({ length: 20 }, (_, i) => ({ ...note(40 + i), narrative: 'zorbleflux option' })), beta);
+    await view.refresh();
+    assert.deepEqual([view.shape.liveDocs, view.shape.deltaDocs], [37, 7]);
+    assert.equal((await view.corpus(EXTRA_WEIGHT, ['zorbleflux'])).runs('zorbleflux'), undefined);
+    await assertSameAsReference('alpha', ['parser option', 'parser option late301'], view);
+    assert.equal(await engine.repos.forProject('alpha2').cells.delete('observation', [other[0].id]), 1);
+    await engine.observe(Array.from({ length: 3 }, (_, i) => ({ ...note(500 + i), narrative: 'zorbleflux command' })), { project: 'alpha2' });
+    await view.refresh();
+    assert.equal(listings, 1, 'other projects\' writes and deletes listed nothing');
+    assert.equal(view.shape.liveDocs, 37);
+    await assertSameAsReference('alpha', ['parser option', 'parser option late301'], view);
+  });
+
   it('forget removes the words from the segments on disk, and search goes on', async () => {
     const canary = 'wombatkq';
     assert.equal(prepareQueryText(canary), canary, 'the canary must be indexed as it is written');
