@@ -49,6 +49,25 @@ function racingCells(real: lancedb.Table, override: (prop: string | symbol) => u
   return { cells, race };
 }
 
+/** racingCells that also counts the listings of `project` (queries whose whole condition is its scope). */
+function listingCells(real: lancedb.Table, project: string): ReturnType<typeof racingCells> & { listings: () => number } {
+  let listings = 0;
+  const racing = racingCells(real, (prop) =>
+    prop !== 'query'
+      ? undefined
+      : () => {
+          const q = real.query();
+          const where = q.where.bind(q);
+          q.where = (clause: string) => {
+            if (clause === `project = '${project}'`) listings++;
+            return where(clause);
+          };
+          return q;
+        },
+  );
+  return { ...racing, listings: () => listings };
+}
+
 function note(i: number, tag = ''): ObservationInput {
   const w = (k: number): string => WORDS[(i * k + k) % WORDS.length];
   return {
@@ -386,28 +405,15 @@ describe('full-text index segments', function () {
     // A second process's view of the cells: it records its listings of the whole project, and
     // its count can let a writer commit first, as a writing process does between the two reads.
     const real = engine.store.table(TABLES.cells);
-    let listings = 0;
-    const { cells, race } = racingCells(real, (prop) =>
-      prop !== 'query'
-        ? undefined
-        : () => {
-            const q = real.query();
-            const where = q.where.bind(q);
-            q.where = (clause: string) => {
-              if (clause === `project = 'alpha'`) listings++;
-              return where(clause);
-            };
-            return q;
-          },
-    );
+    const { cells, race, listings } = listingCells(real, 'alpha');
     const fresh = new Lexicon(cells, engine.repos.lexicalSegments, 'alpha');
     await fresh.refresh();
-    assert.equal(listings, 1, 'control: the first refresh lists the project');
+    assert.equal(listings(), 1, 'control: the first refresh lists the project');
     await engine.observe(Array.from({ length: 5 }, (_, i) => note(200 + i, 'late')), alpha);
     race.beforeCount = () => engine.observe(Array.from({ length: 3 }, (_, i) => note(300 + i, 'racing')), alpha);
     await fresh.refresh();
     assert.equal(race.beforeCount, null, 'control: the writer committed between the two reads');
-    assert.equal(listings, 1, 'the project was not listed again');
+    assert.equal(listings(), 1, 'the project was not listed again');
     assert.equal((await fresh.corpus(EXTRA_WEIGHT, ['parser'])).liveDocs, 48);
     await assertSameAsReference('alpha', ['parser option racing301'], fresh);
   });
@@ -555,23 +561,10 @@ describe('full-text index segments', function () {
     await engine.observe(Array.from({ length: 30 }, (_, i) => note(i)), alpha);
     await engine.optimize();
     const real = engine.store.table(TABLES.cells);
-    let listings = 0;
-    const { cells } = racingCells(real, (prop) =>
-      prop !== 'query'
-        ? undefined
-        : () => {
-            const q = real.query();
-            const where = q.where.bind(q);
-            q.where = (clause: string) => {
-              if (clause === `project = 'alpha'`) listings++;
-              return where(clause);
-            };
-            return q;
-          },
-    );
+    const { cells, listings } = listingCells(real, 'alpha');
     const view = new Lexicon(cells, engine.repos.lexicalSegments, 'alpha');
     await view.refresh();
-    assert.equal(listings, 1, 'control: the first refresh lists the project');
+    assert.equal(listings(), 1, 'control: the first refresh lists the project');
     const other = await engine.observe(Array.from({ length: 20 }, (_, i) => ({ ...note(i), narrative: 'zorbleflux parser' })), { project: 'alpha2' });
     await engine.observe(Array.from({ length: 7 }, (_, i) => note(300 + i, 'late')), alpha);
     await engine.observe(Array.from({ length: 20 }, (_, i) => ({ ...note(40 + i), narrative: 'zorbleflux option' })), beta);
@@ -582,7 +575,7 @@ describe('full-text index segments', function () {
     assert.equal(await engine.repos.forProject('alpha2').cells.delete('observation', [other[0].id]), 1);
     await engine.observe(Array.from({ length: 3 }, (_, i) => ({ ...note(500 + i), narrative: 'zorbleflux command' })), { project: 'alpha2' });
     await view.refresh();
-    assert.equal(listings, 1, 'other projects\' writes and deletes listed nothing');
+    assert.equal(listings(), 1, 'other projects\' writes and deletes listed nothing');
     assert.equal(view.shape.liveDocs, 37);
     await assertSameAsReference('alpha', ['parser option', 'parser option late301'], view);
   });

@@ -23,7 +23,7 @@ interface UseModel {
 
 export interface UseLiteOptions {
   maxChars?: number;
-  /** Characters per model call (benchmarks). */
+  /** Characters per model call (default DEFAULT_CALL_CHARS; tests set a small one). */
   callChars?: number;
 }
 

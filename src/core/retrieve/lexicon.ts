@@ -209,29 +209,25 @@ export class Lexicon {
   }
 
   /**
-   * Walks a batch of (node_id, _rowid[, project]): `segment(doc, rowId)` for each row whose node a segment
-   * holds, `other(nodeId, rowId)` for the rest. Node ids are looked up as the column's bytes,
-   * so a string is made only for the rows no segment holds. Returns the highest row id seen
-   * (or `max`, when higher).
+   * Walks a batch of (node_id, _rowid[, project]), skipping other projects' rows:
+   * `segment(doc, rowId)` for each row whose node a segment holds, `other(nodeId, rowId)` for
+   * the rest. Node ids are looked up as the column's bytes, so a string is made only for the
+   * rows no segment holds. Returns the highest row id seen (or `max`, when higher).
    */
   private eachRow(batch: RecordBatch, segment: (doc: number, rowId: number) => void, other: (nodeId: string, rowId: number) => void, max: bigint): bigint {
     const ids = batch.getChild('node_id')!;
     const rowIds = batch.getChild('_rowid')!;
     // With a project column, rows of other projects are skipped (compared as bytes, like node ids).
-    const projects = batch.getChild('project');
+    const projects = batch.getChild('project')?.data;
     let i = 0;
     ids.data.forEach((chunk, c) => {
       const offsets = chunk.valueOffsets;
       const bytes = chunk.values as Uint8Array;
-      const project = projects?.data[c];
-      const projectOffsets = project?.valueOffsets as Int32Array | undefined;
+      const project = projects?.[c];
       for (let j = 0; j < chunk.length; j++, i++) {
         const rowId = BigInt(rowIds.get(i) as bigint);
         if (rowId > max) max = rowId;
-        if (projects) {
-          const same = projectOffsets ? sameBytes(project!.values as Uint8Array, projectOffsets[j], projectOffsets[j + 1], this.projectBytes) : projects.get(i) === this.project;
-          if (!same) continue;
-        }
+        if (project && !sameBytes(project.values as Uint8Array, project.valueOffsets[j], project.valueOffsets[j + 1], this.projectBytes)) continue;
         const doc = this.byNode.getBytes(bytes, offsets[j], offsets[j + 1]);
         if (doc !== undefined) segment(doc, Number(rowId));
         else other(String(ids.get(i)), Number(rowId));

@@ -30,7 +30,8 @@ const ENGINE_METHODS = new Set<string>(REMOTE_ENGINE_METHODS);
 
 // The tools, the MCP server and the git import load on first use, after the store is open:
 // their modules (the tools' zod schemas, the MCP SDK, ajv) were a third of this thread's start
-// (Node 20, 100,000-cell store: ready after 485-515 ms with them loaded first, 325-369 without).
+// (Node 20, 100,000-cell store, alternating: ready after 556-625 ms with them loaded first,
+// 396-436 without).
 const toolRegistry = () => import('../../core/tools/registry');
 
 let languageModelSummaries = options.languageModelSummaries;
