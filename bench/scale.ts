@@ -17,7 +17,7 @@
 // Never asserts: numbers only. Run big sizes alone on a quiet machine.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ObservationInput } from '../src/core/api';
 import type { Embedder } from '../src/core/embed/embedder';
 import { HashedEmbedder } from '../src/core/embed/hashed';
+import { SharedModelEmbedder } from '../src/core/embed/sharedModel/client';
+import { hostFolder } from '../src/core/embed/sharedModel/protocol';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import { storeChildEnv } from '../src/core/processEnv';
@@ -67,8 +69,20 @@ const CLI = path.join(ROOT, 'dist', 'cli.js');
  * The servers' environment: the one the extension's agent configuration and the store's own
  * children get (storeChildEnv), or none of it with --bare-env, to measure what it is worth.
  */
+// The servers' shared model host gets a folder of this run's own, so that each transport's run
+// starts it cold (as a first server on the machine would) and no user's host is measured.
+const modelHostBase = mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-model-'));
 function serverEnv(): Record<string, string> {
-  return (values['bare-env'] ? { ...process.env } : storeChildEnv()) as Record<string, string>;
+  return { ...(values['bare-env'] ? { ...process.env } : storeChildEnv()), XDG_RUNTIME_DIR: modelHostBase } as Record<string, string>;
+}
+
+/** The shared model host the servers of this run started, if any: its pid, to measure and stop it. */
+async function modelHostPid(): Promise<number | null> {
+  const folder = hostFolder(modelHostBase);
+  if (!readdirSync(folder).some((f) => f.endsWith('.sock'))) return null;
+  const probe = await SharedModelEmbedder.connect({ provider: 'use-lite' }, { folder }).catch(() => null);
+  await probe?.close();
+  return probe?.hostPid ?? null;
 }
 const sizes = values.sizes.split(',').filter(Boolean).map(Number);
 const calls = Number(values.calls);
@@ -305,6 +319,8 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
     let queries = 4 * (calls + 1) + 1;
     for (; queries < 100; queries++) await call(server.client, 'recall', recall(queries));
     const rss = rssMb(server.pid);
+    const hostPid = await modelHostPid();
+    const hostRss = hostPid ? rssMb(hostPid) : null;
     const busy = writes > 0 ? await underWrites(dir, server.client, recall, syntheticCorpus(writes, 1, 99)) : null;
     const row = {
       transport,
@@ -315,14 +331,17 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
       get_observations_1_id: go,
       rss_mb: rss,
       rss_after_queries: queries,
+      model_host_rss_mb: hostRss,
       recall_during_writes: busy?.recall ?? null,
       recall_calls_during_writes: busy?.calls ?? 0,
       writer_s: busy?.writer_s ?? null,
     };
-    log(`  ${transport}: first answer ${firstAnswerMs} ms, recall ${r.p50}/${r.p95} ms, RSS ${rss} MB${busy ? `, recall during writes ${busy.recall.p50}/${busy.recall.p95} ms` : ''}`);
+    log(`  ${transport}: first answer ${firstAnswerMs} ms, recall ${r.p50}/${r.p95} ms, RSS ${rss} MB${hostRss ? ` (+ the shared model host ${hostRss} MB)` : ''}${busy ? `, recall during writes ${busy.recall.p50}/${busy.recall.p95} ms` : ''}`);
     return row;
   } finally {
     await server.close();
+    const hostPid = await modelHostPid();
+    if (hostPid) process.kill(hostPid, 'SIGTERM');
   }
 }
 
@@ -349,7 +368,7 @@ function markdown(results: Array<{ size: number; filled: Filled; rows: Array<Rec
     for (const row of rows) {
       const go = row.get_observations_1_id as Stat;
       lines.push(
-        `| ${(row.cells as number).toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q) | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) |`,
+        `| ${(row.cells as number).toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q)${row.model_host_rss_mb ? ` + model host ${row.model_host_rss_mb} MB` : ''} | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) |`,
       );
     }
   }
@@ -379,6 +398,7 @@ async function main(): Promise<void> {
       else rmSync(dir, { recursive: true, force: true });
     }
   }
+  rmSync(modelHostBase, { recursive: true, force: true });
   const command = `npx tsx bench/scale.ts ${process.argv.slice(2).join(' ')}`.trim();
   process.stdout.write(`${markdown(results, help)}\n\nPrinted by \`npm run build && ${command}\`.\n`);
   if (values.out) {

@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { SharedModelEmbedder } from '../../src/core/embed/sharedModel/client';
+import { hostFolder } from '../../src/core/embed/sharedModel/protocol';
 import type { Observation } from '../../src/core/model/records';
 import type { CodeMemoryExtensionApi } from '../../src/extension/extension';
 import type { RecallResult } from '../../src/extension/webviews/recallPanel';
@@ -148,6 +150,14 @@ describe('scenario: edit, fail, fix, pass, commit, switch branch (inside the VS 
     const result = await vscode.commands.executeCommand<RecallResult>('codeMemory.recallContextForSelection');
     assert.ok(result);
     assert.ok(result.hits.some((h) => h.cell.source_kind === 'observation' && h.cell.source_id === edit.id), result.hits.map((h) => h.cell.title).join(' | '));
+
+    // The window's vectors come from the machine's shared model host, a process of its own.
+    const sockets = fs.readdirSync(hostFolder()).filter((f) => /^model-use-lite-.*\.sock$/.test(f));
+    assert.equal(sockets.length, 1, `the shared model host's socket: ${sockets.join(', ')}`);
+    const probe = await SharedModelEmbedder.connect({ provider: 'use-lite' });
+    await probe.close();
+    assert.notEqual(probe.hostPid, process.pid);
+    assert.equal(probe.name, 'use-lite-512');
 
     // Memory anchored to code: a CodeLens on the file and on the edited function opens it.
     const lenses = await waitFor('the Code Memory lenses', async () => {

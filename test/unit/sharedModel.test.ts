@@ -163,6 +163,18 @@ describe('shared model host', function () {
     }
   });
 
+  it('gives up on a host that stopped answering instead of waiting for ever', async () => {
+    const e = await connect();
+    process.kill(e.hostPid, 'SIGSTOP');
+    try {
+      // The kernel still accepts the connection; nobody answers it.
+      await assert.rejects(SharedModelEmbedder.connect(HASHED, { folder, startTimeoutMs: 500 }), /went away \(no answer within 500 ms\)/);
+    } finally {
+      process.kill(e.hostPid, 'SIGCONT');
+      await e.close();
+    }
+  });
+
   it('exits once no client has been connected for its idle time, and takes its socket with it', async () => {
     process.env.CODE_MEMORY_MODEL_HOST_IDLE_MS = '300';
     try {

@@ -49,11 +49,21 @@ class Connection {
     return this.lostError === null;
   }
 
-  request(req: Request): Promise<Reply> {
+  /**
+   * Sends one request. A host that has not answered within `timeoutMs` (stopped, or wedged) is
+   * hung up on, so that the caller gets an error instead of waiting for ever.
+   */
+  request(req: Request, timeoutMs: number): Promise<Reply> {
     if (this.lostError) return Promise.reject(this.lostError);
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const timer = setTimeout(() => this.socket.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      timer.unref();
+      const done = <T>(settle: (value: T) => void) => (value: T) => {
+        clearTimeout(timer);
+        settle(value);
+      };
+      this.pending.set(id, { resolve: done(resolve), reject: done(reject) });
       this.socket.ref();
       this.socket.write(encodeFrame({ ...req, id } satisfies HostRequest));
     });
@@ -97,11 +107,11 @@ export class SharedModelEmbedder implements Embedder {
   /** Connects to the host of this configuration, starting it when there is none. */
   static async connect(config: EmbedderConfig, options: SharedModelOptions = {}): Promise<SharedModelEmbedder> {
     const socketPath = hostSocketPath(options.folder ?? hostFolder(), config);
-    const entry = options.hostEntry ?? defaultHostEntry();
-    const start = () => startHost(entry, socketPath, config);
+    // Found only when a host must be started: a client of a running host needs no bundle of it.
+    const start = () => startHost(options.hostEntry ?? defaultHostEntry(), socketPath, config);
     const timeout = options.startTimeoutMs ?? 10_000;
     const connection = await open(socketPath, start, timeout);
-    const { header } = await connection.request({ type: 'hello' });
+    const { header } = await connection.request({ type: 'hello' }, timeout);
     if (header.type !== 'hello') {
       connection.close();
       throw new Error(`The shared model host could not start its embedder: ${header.type === 'error' ? header.error : header.type}`);
@@ -130,7 +140,8 @@ export class SharedModelEmbedder implements Embedder {
   }
 
   private async embedOnce(texts: string[]): Promise<Float32Array[]> {
-    const { header, payload } = await (await this.connect()).request({ type: 'embed', texts });
+    // Generous: a backstop against a host that stopped answering, not a deadline for the model.
+    const { header, payload } = await (await this.connect()).request({ type: 'embed', texts }, 60_000 + 1_000 * texts.length);
     if (header.type === 'error') throw new Error(`The shared model host could not embed: ${header.error}`);
     if (header.type !== 'result' || header.count !== texts.length) throw new Error(`The shared model host answered ${header.type} for ${texts.length} texts.`);
     return unpackVectors(payload, header.count, this.dimension);

@@ -4,7 +4,9 @@
 //
 // Started detached by the first client that finds no host (client.ts), with its socket path and
 // the embedder configuration as arguments; exits once no client has been connected for
-// CODE_MEMORY_MODEL_HOST_IDLE_MS (default 10 minutes). Requests are cut into model calls of at
+// CODE_MEMORY_MODEL_HOST_IDLE_MS (default a minute: long enough for a window to reload or the
+// next CLI command to find the model loaded, short enough that closing everything leaves no
+// process behind for long). Requests are cut into model calls of at
 // most CHUNK texts and served shortest first, so that a query's one text waits for at most one
 // call of another client's backfill, never for its whole batch.
 import { chmodSync, unlinkSync } from 'node:fs';
@@ -14,7 +16,7 @@ import { encodeFrame, FrameReader, type HostReply, type HostRequest } from './pr
 
 const CHUNK = 32;
 const MAX_TEXTS = 10_000;
-const DEFAULT_IDLE_MS = 10 * 60_000;
+const DEFAULT_IDLE_MS = 60_000;
 
 interface Job {
   socket: net.Socket;
