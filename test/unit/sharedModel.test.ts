@@ -201,6 +201,12 @@ describe('shared model host', function () {
     assert.throws(() => hostFolder(linked), /is not a folder/);
   });
 
+  it('refuses a socket path the system cannot bind, with what to do', () => {
+    const deep = path.join(base, 'd'.repeat(80));
+    assert.throws(() => hostSocketPath(deep, HASHED), /socket path is too long for the system .*set XDG_RUNTIME_DIR to a shorter folder/);
+    assert.ok(Buffer.byteLength(hostSocketPath(folder, HASHED)) <= 103);
+  });
+
   it('falls back to a thread of this process when the host cannot be used, and says why', async () => {
     const said: string[] = [];
     const e = await startEmbedder({ provider: 'use-lite' }, (m) => said.push(m), { folder, hostEntry: path.join(base, 'missing.js'), startTimeoutMs: 300 });

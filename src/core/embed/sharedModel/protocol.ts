@@ -93,8 +93,15 @@ export function hostFolder(base = process.env.XDG_RUNTIME_DIR || os.tmpdir()): s
   return dir;
 }
 
+/** A Unix socket's path must fit in sun_path: 104 bytes on macOS, 108 on Linux, with its NUL. */
+const MAX_SOCKET_PATH_BYTES = 103;
+
 /** One host per embedder configuration and protocol version: the socket's name says which. */
 export function hostSocketPath(folder: string, config: EmbedderConfig): string {
-  const key = createHash('sha256').update(JSON.stringify([PROTOCOL_VERSION, config])).digest('hex').slice(0, 16);
-  return path.join(folder, `model-${config.provider}-${key}.sock`);
+  const key = createHash('sha256').update(JSON.stringify([PROTOCOL_VERSION, config])).digest('hex').slice(0, 12);
+  const socketPath = path.join(folder, `model-${config.provider}-${key}.sock`);
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(`The shared model host's socket path is too long for the system (${socketPath}); set XDG_RUNTIME_DIR to a shorter folder.`);
+  }
+  return socketPath;
 }
