@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { SharedModelEmbedder } from '../../src/core/embed/sharedModel/client';
-import { hostFolder, hostSocketPath, encodeFrame, FrameReader, type HostReply } from '../../src/core/embed/sharedModel/protocol';
+import { hostFolder, hostSocketPath, encodeFrame, FrameReader, unpackVectors, type HostReply } from '../../src/core/embed/sharedModel/protocol';
 import { UseLiteEmbedder } from '../../src/core/embed/useLite';
 import { startEmbedder } from '../../src/core/embed/start';
 import { WorkerEmbedder } from '../../src/core/embed/workerEmbedder';
@@ -48,6 +48,22 @@ function rawExchange(socketPath: string, bytes: Buffer): Promise<{ replies: Host
     socket.write(bytes);
   });
 }
+
+describe('shared model host frames', () => {
+  it('reads frames however the stream cuts them, several in one chunk or one in many', () => {
+    const vectors = new Float32Array([0.5, -1, 2.25, 3, 4, 5]);
+    const stream = Buffer.concat([encodeFrame({ type: 'result', id: 1, count: 2 }, vectors), encodeFrame({ type: 'hello', id: 2 }), encodeFrame({ type: 'error', id: 3, error: 'é' })]);
+    for (const size of [1, 3, 8, 13, stream.length]) {
+      const reader = new FrameReader();
+      const frames = [];
+      for (let i = 0; i < stream.length; i += size) frames.push(...reader.push(stream.subarray(i, i + size)));
+      assert.deepEqual(frames.map((f) => f.header), [{ type: 'result', id: 1, count: 2 }, { type: 'hello', id: 2 }, { type: 'error', id: 3, error: 'é' }], `cut every ${size} bytes`);
+      assert.deepEqual(unpackVectors(frames[0].payload, 2, 3).map((v) => Array.from(v)), [[0.5, -1, 2.25], [3, 4, 5]]);
+      assert.equal(frames[1].payload.length, 0);
+    }
+    assert.throws(() => unpackVectors(Buffer.alloc(20), 2, 3), /sent 20 bytes for 2 vectors of 3 dimensions/);
+  });
+});
 
 describe('shared model host', function () {
   this.timeout(120_000);

@@ -45,13 +45,14 @@ export class FrameReader {
     const frames: Array<{ header: unknown; payload: Buffer }> = [];
     for (;;) {
       if (this.buffered < 8) return frames;
-      const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-      this.chunks = [all];
-      const headBytes = all.readUInt32LE(0);
-      const bodyBytes = all.readUInt32LE(4);
+      if (this.chunks[0].length < 8) this.chunks = [Buffer.concat(this.chunks)];
+      const headBytes = this.chunks[0].readUInt32LE(0);
+      const bodyBytes = this.chunks[0].readUInt32LE(4);
       if (headBytes + bodyBytes > MAX_FRAME_BYTES) throw new Error(`A frame of ${headBytes + bodyBytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit.`);
       const end = 8 + headBytes + bodyBytes;
-      if (all.length < end) return frames;
+      // Joined once the whole frame is here, not at every chunk of a large one.
+      if (this.buffered < end) return frames;
+      const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
       let header: unknown;
       try {
         header = JSON.parse(all.subarray(8, 8 + headBytes).toString('utf8'));
