@@ -160,6 +160,26 @@ describe('shared model host', function () {
     }
   });
 
+  it('still answers the others when a client leaves while its last model call runs', async () => {
+    const other = await connect({ provider: 'use-lite' });
+    try {
+      const socketPath = hostSocketPath(folder, { provider: 'use-lite' });
+      const long = (i: number) => `text ${i}: ${'the uploads retry with exponential backoff '.repeat(30)}`;
+      // One call's worth of texts (the first also loads the model): in flight when its client leaves.
+      const leaving = net.connect(socketPath);
+      leaving.on('error', () => undefined);
+      leaving.write(encodeFrame({ type: 'embed', id: 1, texts: Array.from({ length: 32 }, (_, i) => long(i)) }));
+      await new Promise((r) => setTimeout(r, 300));
+      // A raw client, which has no backstop: a request the host dropped would never be answered.
+      const answered = rawExchange(socketPath, encodeFrame({ type: 'embed', id: 2, texts: Array.from({ length: 40 }, (_, i) => long(100 + i)) }));
+      await new Promise((r) => setTimeout(r, 50));
+      leaving.destroy();
+      assert.deepEqual((await answered).replies, [{ type: 'result', id: 2, count: 40 }]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers malformed requests with an error or by hanging up, and keeps serving', async () => {
     const e = await connect();
     const socketPath = hostSocketPath(folder, HASHED);

@@ -60,7 +60,11 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
         if (jobs.length === 0) break;
         const left = (j: Job) => j.texts.length - j.vectors.length;
         const job = jobs.reduce((a, b) => (left(b) < left(a) ? b : a));
-        const finish = () => jobs.splice(jobs.indexOf(job), 1);
+        // Its client may have left during the call, which took the job off the list already.
+        const finish = () => {
+          const i = jobs.indexOf(job);
+          if (i >= 0) jobs.splice(i, 1);
+        };
         try {
           const chunk = job.texts.slice(job.vectors.length, job.vectors.length + CHUNK);
           job.vectors.push(...(await embedder.embed(chunk)));
@@ -69,7 +73,7 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
           send(job.socket, { type: 'error', id: job.id, error: message(err) });
           continue;
         }
-        if (left(job) > 0) continue;
+        if (left(job) > 0 || !jobs.includes(job)) continue;
         finish();
         const packed = new Float32Array(job.vectors.length * embedder.dimension);
         job.vectors.forEach((v, i) => packed.set(v, i * embedder.dimension));
