@@ -160,6 +160,28 @@ describe('shared model host', function () {
     }
   });
 
+  it('lets another client connect and ask between the model calls of a long batch', async () => {
+    const bulk = await connect({ provider: 'use-lite' });
+    try {
+      await bulk.embed(['load the model first']);
+      const texts = Array.from({ length: 64 }, (_, i) => `text ${i}: ${'the uploads retry with exponential backoff and jitter '.repeat(28)}`);
+      let batchDone = 0;
+      const batch = bulk.embed(texts).then(() => (batchDone = Date.now()));
+      await new Promise((r) => setTimeout(r, 300));
+      const asked = Date.now();
+      // A window opening its store meanwhile: its hello, then its first query.
+      const other = await connect({ provider: 'use-lite' });
+      await other.embed(['one question']);
+      const answered = Date.now();
+      await other.close();
+      await batch;
+      // Served after whole requests, the window would wait for the rest of the batch.
+      assert.ok(batchDone - answered > (batchDone - asked) / 2, `hello and query answered after ${answered - asked} ms, the batch ${batchDone - answered} ms later`);
+    } finally {
+      await bulk.close();
+    }
+  });
+
   it('still answers the others when a client leaves while its last model call runs', async () => {
     const other = await connect({ provider: 'use-lite' });
     try {

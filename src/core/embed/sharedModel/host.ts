@@ -6,15 +6,19 @@
 // the embedder configuration as arguments; exits once no client has been connected for
 // CODE_MEMORY_MODEL_HOST_IDLE_MS (default a minute: long enough for a window to reload or the
 // next CLI command to find the model loaded, short enough that closing everything leaves no
-// process behind for long). Requests are cut into model calls of at
-// most CHUNK texts and served shortest first, so that a query's one text waits for at most one
-// call of another client's backfill, never for its whole batch.
+// process behind for long). Requests are cut into model calls (nextChunk) and served shortest
+// first, so that a query's one text waits for at most one call of another client's backfill,
+// never for its whole batch.
 import { chmodSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { createEmbedder, type EmbedderConfig } from '../factory';
 import { encodeFrame, FrameReader, type HostReply, type HostRequest } from './protocol';
 
-const CHUNK = 32;
+// One model call's worth (USE-lite calls take at most 32 texts and 2,000 characters, about 0.2 s
+// here): the host's only thread is busy for that long at a time, so that a hello or a query from
+// another client is read and served between calls, never after a whole request of long texts.
+const CHUNK_TEXTS = 32;
+const CHUNK_CHARS = 2000;
 const MAX_TEXTS = 10_000;
 const DEFAULT_IDLE_MS = 60_000;
 
@@ -27,6 +31,14 @@ interface Job {
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** The texts of the next model call from `start` on: at least one, then as many as fit. */
+function nextChunk(texts: string[], start: number): string[] {
+  let end = start + 1;
+  let chars = Math.min(texts[start].length, CHUNK_CHARS);
+  while (end < texts.length && end - start < CHUNK_TEXTS && chars + Math.min(texts[end].length, CHUNK_CHARS) <= CHUNK_CHARS) chars += Math.min(texts[end++].length, CHUNK_CHARS);
+  return texts.slice(start, end);
 }
 
 function parseRequest(header: unknown): HostRequest | string {
@@ -66,7 +78,7 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
           if (i >= 0) jobs.splice(i, 1);
         };
         try {
-          const chunk = job.texts.slice(job.vectors.length, job.vectors.length + CHUNK);
+          const chunk = nextChunk(job.texts, job.vectors.length);
           job.vectors.push(...(await embedder.embed(chunk)));
         } catch (err) {
           finish();
