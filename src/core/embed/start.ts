@@ -8,8 +8,8 @@ import type { EmbedderConfig } from './factory';
 import { SharedModelEmbedder, type SharedModelOptions } from './sharedModel/client';
 import { WorkerEmbedder } from './workerEmbedder';
 
-export function sharesModel(config: EmbedderConfig, env: NodeJS.ProcessEnv = process.env): boolean {
-  return config.provider === 'use-lite' && process.platform !== 'win32' && env.CODE_MEMORY_SHARED_MODEL !== '0';
+function sharesModel(config: EmbedderConfig): boolean {
+  return config.provider === 'use-lite' && process.platform !== 'win32' && process.env.CODE_MEMORY_SHARED_MODEL !== '0';
 }
 
 export async function startEmbedder(config: EmbedderConfig, log?: (message: string) => void, shared?: SharedModelOptions): Promise<Embedder> {

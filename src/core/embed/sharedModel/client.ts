@@ -5,11 +5,11 @@
 // CLI process alive.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import path from 'node:path';
 import type { Embedder } from '../embedder';
 import type { EmbedderConfig } from '../factory';
-import { encodeFrame, FrameReader, hostFolder, hostSocketPath, unpackVectors, type HostReply, type HostRequest } from './protocol';
+import { connectSocket, encodeFrame, FrameReader, hostFolder, hostSocketPath, unpackVectors, type HostReply, type HostRequest } from './protocol';
 
 export interface SharedModelOptions {
   /** The private folder of the sockets (default: hostFolder()). */
@@ -158,21 +158,10 @@ export class SharedModelEmbedder implements Embedder {
   }
 }
 
-function connectOnce(socketPath: string): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    socket.once('connect', () => {
-      socket.off('error', reject);
-      resolve(socket);
-    });
-    socket.once('error', reject);
-  });
-}
-
 /** Connects, starting the host first when nobody listens, and waits for it to listen. */
 async function open(socketPath: string, start: () => void, timeoutMs: number): Promise<Connection> {
   try {
-    return new Connection(await connectOnce(socketPath));
+    return new Connection(await connectSocket(socketPath));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ECONNREFUSED') throw err;
@@ -182,7 +171,7 @@ async function open(socketPath: string, start: () => void, timeoutMs: number): P
   for (;;) {
     await new Promise((r) => setTimeout(r, 50));
     try {
-      return new Connection(await connectOnce(socketPath));
+      return new Connection(await connectSocket(socketPath));
     } catch (err) {
       if (Date.now() > deadline) {
         throw new Error(`The shared model host did not start within ${timeoutMs} ms (${(err as Error).message}; its log: ${socketPath}.log).`);

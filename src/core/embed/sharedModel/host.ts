@@ -12,7 +12,7 @@
 import { chmodSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { createEmbedder, type EmbedderConfig } from '../factory';
-import { encodeFrame, FrameReader, type HostReply, type HostRequest } from './protocol';
+import { connectSocket, encodeFrame, FrameReader, type HostReply, type HostRequest } from './protocol';
 
 // One model call's worth (USE-lite calls take at most 32 texts and 2,000 characters, about 0.2 s
 // here): the host's only thread is busy for that long at a time, so that a hello or a query from
@@ -164,21 +164,11 @@ async function listen(server: net.Server, socketPath: string): Promise<void> {
     await attempt();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    if (await answers(socketPath)) process.exit(0); // another host got there first
+    const live = await connectSocket(socketPath).then((probe) => (probe.destroy(), true), () => false);
+    if (live) process.exit(0); // another host got there first
     unlinkSync(socketPath);
     await attempt();
   }
-}
-
-function answers(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.connect(socketPath);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
 }
 
 if (require.main === module) {

@@ -5,6 +5,7 @@
 // travel as one packed Float32 payload; requests have none.
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { EmbedderConfig } from '../factory';
@@ -59,8 +60,8 @@ export class FrameReader {
       } catch {
         throw new Error('A frame header is not JSON.');
       }
-      // A copy, so that the payload can be read as Float32 whatever its offset in the stream.
-      frames.push({ header, payload: Buffer.from(all.subarray(8 + headBytes, end)) });
+      // A view: unpackVectors copies it once, aligned for Float32.
+      frames.push({ header, payload: all.subarray(8 + headBytes, end) });
       const rest = all.subarray(end);
       this.chunks = rest.length ? [rest] : [];
       this.buffered = rest.length;
@@ -75,6 +76,18 @@ export function unpackVectors(payload: Buffer, count: number, dimension: number)
   const out: Float32Array[] = [];
   for (let i = 0; i < count; i++) out.push(floats.subarray(i * dimension, (i + 1) * dimension));
   return out;
+}
+
+/** A connected socket to `socketPath`, or the connection's error (ENOENT, ECONNREFUSED...). */
+export function connectSocket(socketPath: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
 }
 
 /**
