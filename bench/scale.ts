@@ -31,6 +31,7 @@ import { storeChildEnv } from '../src/core/processEnv';
 import { TABLES } from '../src/core/store/schema';
 import type { Scope } from '../src/core/model/records';
 import { benchModelHost, callTool, rssMb, startHttp, startStdio, type ServerLaunch } from './mcpServers';
+import { allEmbedded, settleStore } from './settle';
 import { percentile, round, runBench, syntheticCorpus } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -79,6 +80,7 @@ const batchSize = Number(values.batch);
 const writes = Number(values.writes);
 const transports = values.transports.split(',').filter(Boolean) as Array<'stdio' | 'http'>;
 const embedderName = values.embedder;
+const embedTimeoutMs = Number(values['embed-timeout']) * 1000;
 const PROJECT = 'bench/scale';
 const scope: Scope = { project: PROJECT };
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
@@ -153,7 +155,7 @@ async function fill(dir: string, size: number): Promise<Filled> {
     await engine.flush();
     const fillS = (performance.now() - started) / 1000;
     // Vector-searchable: every cell has its vector (written back by the lease holder's queue).
-    const s = await allEmbedded(engine);
+    const s = await allEmbedded(engine, scope, embedTimeoutMs);
     const vectorsS = (performance.now() - started) / 1000;
     log(`  ${s.cells} cells, ${s.cells_with_vectors} with vectors, ${round(vectorsS, 1)} s after the fill started`);
     const optimizeStarted = performance.now();
@@ -165,28 +167,11 @@ async function fill(dir: string, size: number): Promise<Filled> {
   }
 }
 
-/** Waits until every cell has its vector, or `--embed-timeout` seconds. */
-async function allEmbedded(engine: MemoryEngine): Promise<Awaited<ReturnType<MemoryEngine['stats']>>> {
-  const deadline = performance.now() + Number(values['embed-timeout']) * 1000;
-  let s = await engine.stats(scope);
-  while (s.cells_with_vectors < s.cells && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    s = await engine.stats(scope);
-  }
-  return s;
-}
-
-/**
- * Brings the store to the state a server finds when the lease holder has kept up: the last
- * run's writes embedded, compacted and in the full-text segments. Without it, the server
- * measured after another took the lease for that upkeep, and its latency and RSS with it.
- * Returns the store's cells, which earlier runs' `--writes` added to.
- */
+/** Settles the store (settleStore); returns its cells, which earlier runs' `--writes` added to. */
 async function settle(dir: string): Promise<number> {
   const engine = await benchEngine(dir);
   try {
-    await allEmbedded(engine);
-    await engine.optimize();
+    await settleStore(engine, scope, embedTimeoutMs);
     return await engine.store.count(TABLES.cells);
   } finally {
     await engine.close();

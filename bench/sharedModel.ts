@@ -17,6 +17,7 @@ import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import { storeChildEnv } from '../src/core/processEnv';
 import { benchModelHost, callTool, rssMb, startStdio, type Server } from './mcpServers';
+import { settleStore } from './settle';
 import { percentile, round, runBench } from './synthetic';
 
 const { values } = parseArgs({
@@ -47,21 +48,11 @@ interface Row {
   total_mb: number;
 }
 
-/**
- * Embeds and compacts what earlier runs left (bench/scale.ts's writes), as a lease holder that
- * kept up would have: otherwise the first server measured would be the one doing that work.
- */
+/** Embeds and compacts what earlier runs left (settleStore), with the model in this process. */
 async function settle(): Promise<void> {
   const engine = await MemoryEngine.open({ storeUri: store, embedder: WorkerEmbedder.start({ provider: 'use-lite' }), maintenanceIntervalMs: 0, sessionIdleMs: 5256000 * 60_000, logger: log });
   try {
-    const scope = { project: 'bench/scale' };
-    let s = await engine.stats(scope);
-    while (s.cells_with_vectors < s.cells) {
-      log(`settling: ${s.cells_with_vectors} of ${s.cells} cells embedded`);
-      await new Promise((resolve) => setTimeout(resolve, 5000));
-      s = await engine.stats(scope);
-    }
-    await engine.optimize();
+    await settleStore(engine, { project: 'bench/scale' }, 3_600_000);
   } finally {
     await engine.close();
   }
