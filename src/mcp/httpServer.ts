@@ -125,14 +125,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     });
   }
 
-  /** Reads and parses a JSON body; answers 413/400 itself and returns undefined when it did. */
-  async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | undefined> {
+  /**
+   * Reads and parses a JSON body; answers 413/400 itself and returns undefined when it did, as a
+   * JSON-RPC error for MCP's endpoint and a REST error elsewhere.
+   */
+  async function readJsonBody(req: IncomingMessage, res: ServerResponse, jsonRpc = false): Promise<{ value: unknown } | undefined> {
     let body: Buffer;
     try {
       body = await readBody(req, maxBody);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
-        sendJson(res, 413, { error: 'payload_too_large', message: `request bodies are limited to ${maxBody} bytes` }, { connection: 'close' });
+        const message = `request bodies are limited to ${maxBody} bytes`;
+        if (jsonRpc) jsonRpcError(res, 413, -32000, message, { connection: 'close' });
+        else sendJson(res, 413, { error: 'payload_too_large', message }, { connection: 'close' });
         req.destroy();
         return undefined;
       }
@@ -141,7 +146,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     try {
       return { value: JSON.parse(body.toString('utf8')) as unknown };
     } catch {
-      sendJson(res, 400, { error: 'invalid_json', message: 'the request body is not valid JSON' });
+      if (jsonRpc) jsonRpcError(res, 400, -32700, 'Parse error: the request body is not valid JSON');
+      else sendJson(res, 400, { error: 'invalid_json', message: 'the request body is not valid JSON' });
       return undefined;
     }
   }
@@ -151,7 +157,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       // Stateless server: no standalone SSE stream and no session to delete.
       return jsonRpcError(res, 405, -32000, 'Method not allowed: this stateless server accepts POST only', { allow: 'POST' });
     }
-    const parsed = await readJsonBody(req, res);
+    const parsed = await readJsonBody(req, res, true);
     if (!parsed) return;
     // The transport keeps no sessions, but an initialize answer still hands out an Mcp-Session-Id
     // (never validated): clients send it back, and retrieve_memory keys prompt history on it

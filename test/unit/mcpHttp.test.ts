@@ -192,4 +192,52 @@ describe('MCP over Streamable HTTP (SDK client)', function () {
     assert.equal((await fetch(`${server.baseUrl}/v1/observations`, { headers: auth })).status, 405);
     assert.equal((await fetch(`${server.baseUrl}/v1/elsewhere`, { headers: auth })).status, 404);
   });
+
+  it('stateless Streamable HTTP: the POST checks, notifications, batches, a client that leaves', async () => {
+    const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+      fetch(server.url, {
+        method: 'POST',
+        signal,
+        headers: { Authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    const refused = async (response: Response, status: number, pattern: RegExp) => {
+      assert.equal(response.status, status);
+      const body = (await response.json()) as { jsonrpc: string; error: { message: string }; id: null };
+      assert.equal(body.id, null);
+      assert.match(body.error.message, pattern);
+    };
+    await refused(await post(ping(1), { accept: 'application/json' }), 406, /Not Acceptable/);
+    await refused(await post(ping(1), { 'content-type': 'text/plain' }), 415, /Unsupported Media Type/);
+    await refused(await post(ping(1), { 'mcp-protocol-version': '1999-01-01' }), 400, /Unsupported protocol version: 1999-01-01/);
+    await refused(await post({ hello: 'world' }), 400, /Invalid JSON-RPC message/);
+    await refused(await post(Array.from({ length: 101 }, (_, i) => ping(i))), 400, /Batch must not exceed 100/);
+    await refused(await post('{"jsonrpc":'), 400, /Parse error: the request body is not valid JSON/);
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    await refused(await post([initialize, ping(2)]), 400, /Only one initialization request/);
+
+    const notified = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(notified.status, 202);
+    assert.equal(await notified.text(), '');
+
+    const one = await post(ping(7));
+    assert.equal(one.status, 200);
+    assert.match(one.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(await one.json(), { jsonrpc: '2.0', id: 7, result: {} });
+
+    // A batch: the requests' answers in one array, the notification among them unanswered.
+    const batch = await post([ping(8), { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'nine', method: 'tools/call', params: { name: 'get_observations', arguments: { ids: [seeded.observationIds[0]], source: 'observation' } } }]);
+    assert.equal(batch.status, 200);
+    const answers = (await batch.json()) as Array<{ id: number | string; result: { isError?: boolean } }>;
+    assert.deepEqual(answers.map((a) => a.id).sort(), [8, 'nine'].sort());
+    assert.equal(answers.find((a) => a.id === 'nine')!.result.isError, false);
+
+    // A client that goes away before its answer leaves the server answering the next one.
+    const aborted = new AbortController();
+    const leaving = post({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'recall', arguments: { text: 'retry backoff' } } }, {}, aborted.signal);
+    aborted.abort();
+    await assert.rejects(leaving, { name: 'AbortError' });
+    assert.deepEqual(await (await post(ping(11))).json(), { jsonrpc: '2.0', id: 11, result: {} });
+  });
 });
