@@ -1,7 +1,7 @@
 // The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
 // (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
 //   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
-//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file] [--server-cpu-prof dir]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file] [--server-cpu-prof dir] [--dist dir]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
@@ -14,7 +14,8 @@
 // --store dir (one size only) keeps the filled store there and, when it was filled before,
 // queries it again without refilling (the fill numbers are those of the first run; the
 // `--writes` of each run stay in it: the servers' table gives the cells each one was measured on).
-// Never asserts: numbers only. Run big sizes alone on a quiet machine.
+// --dist dir runs the servers of another build (a copy of dist/ inside the project, so that it
+// finds node_modules), to compare two builds on one store. Never asserts: numbers only. Run big sizes alone on a quiet machine.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,7 @@ const { values } = parseArgs({
     'bare-env': { type: 'boolean', default: false },
     'server-log': { type: 'string' },
     'server-cpu-prof': { type: 'string' },
+    dist: { type: 'string', default: 'dist' },
   },
 });
 
@@ -61,7 +63,8 @@ const serverStderr: 'ignore' | number = values['server-log'] ? openSync(values['
 const SERVER_NODE_ARGS: string[] = values['server-cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['server-cpu-prof']}`] : [];
 
 const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
+const DIST = path.resolve(ROOT, values.dist);
+const CLI = path.join(DIST, 'cli.js');
 
 /**
  * The servers' environment: the one the extension's agent configuration and the store's own
@@ -86,7 +89,7 @@ const scope: Scope = { project: PROJECT };
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 
 if (!['hashed', 'use-lite'].includes(embedderName)) throw new Error('--embedder must be hashed or use-lite');
-if (!existsSync(CLI) || !existsSync(path.join(ROOT, 'dist', 'cliCommands.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first (the bench runs the built CLI, as users do)');
+if (!existsSync(CLI) || !existsSync(path.join(DIST, 'cliCommands.js'))) throw new Error(`${CLI} is missing: run \`npm run build\` first (the bench runs the built CLI, as users do)`);
 if (!sizes.every((s) => Number.isInteger(s) && s > 0) || !(calls > 0) || !(batchSize > 0)) throw new Error('--sizes, --calls and --batch take positive integers');
 if (values.store && sizes.length !== 1) throw new Error('--store takes one size');
 
