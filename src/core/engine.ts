@@ -505,8 +505,8 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   /**
-   * Records an access. `background`: noted now and written with the next batch (within about a
-   * second, or at flush/close); a failure is then logged, not thrown.
+   * Records an access. `background`: noted now and written with the next batch (within a
+   * minute, or at flush/close); a failure is then logged, not thrown.
    */
   async touch(kind: SourceKind, ids: number[], scope: Scope, options: { background?: boolean } = {}): Promise<void> {
     const repos = this.scoped(scope);
