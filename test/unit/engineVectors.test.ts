@@ -126,4 +126,26 @@ describe('engine: vectors and reads at scale', function () {
       await engine.close();
     }
   });
+
+  it('observation access times wait for their batch: reads in a burst write nothing to the tables before it', async () => {
+    const scope = { project: 'p' };
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      const [a] = await engine.observe([{ type: 'note', title: 'delta' }], scope);
+      await engine.flush();
+      const versions = async (): Promise<number[]> => Promise.all([TABLES.observations, TABLES.cells].map((t) => engine.store.table(t).version()));
+      const before = await versions();
+      const ctx = { engine, scope, transportSessionId: 't' };
+      for (let i = 0; i < 5; i++) await getObservations(ctx, { ids: [a.id], source: 'observation' });
+      // Longer than the second the batch used to wait: each write moved the rows read out of their indexed fragment.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.deepEqual(await versions(), before);
+      await engine.flush();
+      const after = await versions();
+      assert.ok(after[0] > before[0] && after[1] > before[1], 'flush writes the batch');
+      assert.ok(((await engine.getObservations([a.id], scope))[0].last_accessed_epoch ?? 0) > 0);
+    } finally {
+      await engine.close();
+    }
+  });
 });
