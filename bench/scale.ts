@@ -1,14 +1,16 @@
 // The scale benchmark the README's Benchmarks table comes from: the real `code-memory` servers
 // (dist/cli.js, as users run them) over stdio MCP and over HTTP, on stores of the given sizes.
 //   npm run build && npx tsx bench/scale.ts [--sizes 10000,100000,1000000] [--embedder hashed|use-lite]
-//     [--calls 50] [--batch 2000] [--writes 5000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file] [--server-cpu-prof dir] [--dist dir]
+//     [--calls 50] [--batch 2000] [--writes 5000] [--import-commits 2000] [--transports stdio,http] [--keep-store] [--store dir] [--out file.json] [--bare-env] [--server-log file] [--server-cpu-prof dir] [--dist dir]
 // Per size: fills a fresh store through the product's write path (engine.observe, `--batch`
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
 // the store settled again (the last run's writes embedded and compacted), starts a fresh server
 // process and measures cold open -> first answer, each tool's p50/p95,
 // get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
-// second process (`code-memory observe`, `--writes` observations) writes beside it. Also times
+// second process (`code-memory observe`, `--writes` observations) writes beside it, and while
+// `code-memory import-git` imports a synthetic repository of `--import-commits` commits beside it
+// and then while the lease holder writes those commits' vectors (the catch-up). Also times
 // `code-memory --help`. The servers run with the environment the extension's agent
 // configuration gives them (storeChildEnv; --bare-env: without it). Prints markdown tables (paste into the README) and, with --out, JSON.
 // --store dir (one size only) keeps the filled store there and, when it was filled before,
@@ -22,10 +24,12 @@ import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import * as lancedb from '@lancedb/lancedb';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ObservationInput } from '../src/core/api';
 import type { Embedder } from '../src/core/embed/embedder';
 import { HashedEmbedder } from '../src/core/embed/hashed';
+import { USE_LITE_NAME } from '../src/core/embed/useLite';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
 import { storeChildEnv } from '../src/core/processEnv';
@@ -33,6 +37,7 @@ import { TABLES } from '../src/core/store/schema';
 import type { Scope } from '../src/core/model/records';
 import { benchModelHost, callTool, rssMb, startHttp, startStdio, type ServerLaunch } from './mcpServers';
 import { allEmbedded, settleStore } from './settle';
+import { syntheticRepo } from './syntheticRepo';
 import { percentile, round, runBench, syntheticCorpus } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -44,6 +49,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '50' },
     batch: { type: 'string', default: '2000' },
     writes: { type: 'string', default: '5000' },
+    'import-commits': { type: 'string', default: '2000' },
     transports: { type: 'string', default: 'stdio,http' },
     'embed-timeout': { type: 'string', default: '3600' },
     'keep-store': { type: 'boolean', default: false },
@@ -81,8 +87,11 @@ const sizes = values.sizes.split(',').filter(Boolean).map(Number);
 const calls = Number(values.calls);
 const batchSize = Number(values.batch);
 const writes = Number(values.writes);
+const importCommits = Number(values['import-commits']);
 const transports = values.transports.split(',').filter(Boolean) as Array<'stdio' | 'http'>;
 const embedderName = values.embedder;
+/** The embed_model of a cell this embedder has embedded. */
+const embedderModel = embedderName === 'use-lite' ? USE_LITE_NAME : new HashedEmbedder().name;
 const embedTimeoutMs = Number(values['embed-timeout']) * 1000;
 const PROJECT = 'bench/scale';
 const scope: Scope = { project: PROJECT };
@@ -224,6 +233,53 @@ async function underWrites(dir: string, client: Client, recall: Args, corpus: Re
   return { recall: stat(times), calls: times.length, writer_s: round((performance.now() - started) / 1000, 1) };
 }
 
+/** Cells of the store whose vector is not the current embedder's (LanceDB read directly: no engine, so no lease taken). */
+async function cellsWaitingForVectors(dir: string): Promise<number> {
+  const db = await lancedb.connect(dir, { readConsistencyInterval: 0 });
+  try {
+    const cells = await db.openTable(TABLES.cells);
+    const waiting = await cells.countRows(`embed_model <> '${embedderModel}'`);
+    cells.close();
+    return waiting;
+  } finally {
+    db.close();
+  }
+}
+
+type Busy = { recall: Stat; calls: number; seconds: number };
+
+/**
+ * Recall, over and over, while `code-memory import-git` imports a repository of new commits
+ * beside the server, then while the store catches up with their vectors (the lease holder's
+ * queue, often this server), until every cell has one again.
+ */
+async function underImport(dir: string, client: Client, recall: Args): Promise<{ importing: Busy; catchUp: Busy } | null> {
+  const repo = syntheticRepo(importCommits, Date.now() % 100_000);
+  try {
+    let started = performance.now();
+    const importer = spawn(process.execPath, [CLI, 'import-git', repo, ...cliArgs(dir)], { stdio: 'ignore', env: serverEnv() });
+    let running = true;
+    const done = new Promise<number>((resolve) => importer.once('exit', (code) => ((running = false), resolve(code ?? -1))));
+    const during: number[] = [];
+    for (let i = 0; running; i++) during.push(await callTool(client, 'recall', recall(i)));
+    if ((await done) !== 0) {
+      log('  the importer (code-memory import-git) failed');
+      return null;
+    }
+    const importing = { recall: stat(during), calls: during.length, seconds: round((performance.now() - started) / 1000, 1) };
+    started = performance.now();
+    const after: number[] = [];
+    const deadline = Date.now() + embedTimeoutMs;
+    for (let i = 0; Date.now() < deadline; i++) {
+      if (i % 20 === 0 && (await cellsWaitingForVectors(dir)) === 0) break;
+      after.push(await callTool(client, 'recall', recall(i)));
+    }
+    return { importing, catchUp: { recall: stat(after), calls: after.length, seconds: round((performance.now() - started) / 1000, 1) } };
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
+}
+
 async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: Filled): Promise<Record<string, unknown>> {
   const q = (i: number): string => filled.queries[i % filled.queries.length];
   const recall: Args = (i) => ({ text: q(i), k: 10 });
@@ -244,6 +300,7 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
     const hostPid = await modelHost.pid();
     const hostRss = hostPid ? rssMb(hostPid) : null;
     const busy = writes > 0 ? await underWrites(dir, server.client, recall, syntheticCorpus(writes, 1, 99)) : null;
+    const imported = importCommits > 0 ? await underImport(dir, server.client, recall) : null;
     const row = {
       transport,
       first_answer_ms: firstAnswerMs,
@@ -257,8 +314,10 @@ async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: 
       recall_during_writes: busy?.recall ?? null,
       recall_calls_during_writes: busy?.calls ?? 0,
       writer_s: busy?.writer_s ?? null,
+      recall_during_import: imported?.importing ?? null,
+      recall_during_vector_catch_up: imported?.catchUp ?? null,
     };
-    log(`  ${transport}: first answer ${firstAnswerMs} ms, recall ${r.p50}/${r.p95} ms, RSS ${rss} MB${hostRss ? ` (+ the shared model host ${hostRss} MB)` : ''}${busy ? `, recall during writes ${busy.recall.p50}/${busy.recall.p95} ms` : ''}`);
+    log(`  ${transport}: first answer ${firstAnswerMs} ms, recall ${r.p50}/${r.p95} ms, RSS ${rss} MB${hostRss ? ` (+ the shared model host ${hostRss} MB)` : ''}${busy ? `, recall during writes ${busy.recall.p50}/${busy.recall.p95} ms` : ''}${imported ? `, during an import ${imported.importing.recall.p50}/${imported.importing.recall.p95} ms, during its vectors' catch-up ${imported.catchUp.recall.p50}/${imported.catchUp.recall.p95} ms` : ''}`);
     return row;
   } finally {
     await server.close();
@@ -277,19 +336,20 @@ function helpMs(): { help_ms: number; node_ms: number } {
 }
 
 const pair = (s: Stat | null): string => (s ? `${s.p50} / ${s.p95}` : '-');
+const busyCell = (b: Busy | null): string => (b ? `${pair(b.recall)} (${b.calls} calls, ${b.seconds} s)` : '-');
 
 function markdown(results: Array<{ size: number; filled: Filled; rows: Array<Record<string, unknown>> }>, help: ReturnType<typeof helpMs>): string {
   const lines = [
     `Embedder \`${embedderName}\`, ${os.cpus().length} cores, Node ${process.version}, load ${round(os.loadavg()[0], 1)}; ${calls} calls per tool after one warm-up; times in ms (p50 / p95).`,
     '',
-    '| cells | transport | cold open → first answer | recall | recall_context | retrieve_memory | get_observations (1 id) p50 | RSS after queries | recall while another process writes |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+    `| cells | transport | cold open → first answer | recall | recall_context | retrieve_memory | get_observations (1 id) p50 | RSS after queries | recall while another process writes | recall while import-git adds ${importCommits} commits | recall during their vectors' catch-up |`,
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const { rows } of results) {
     for (const row of rows) {
       const go = row.get_observations_1_id as Stat;
       lines.push(
-        `| ${(row.cells as number).toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q)${row.model_host_rss_mb ? ` + model host ${row.model_host_rss_mb} MB` : ''} | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) |`,
+        `| ${(row.cells as number).toLocaleString('en-US')} | ${row.transport} | ${row.first_answer_ms} | ${pair(row.recall as Stat)} | ${pair(row.recall_context as Stat)} | ${pair(row.retrieve_memory as Stat)} | ${go.p50} | ${row.rss_mb} MB (${row.rss_after_queries} q)${row.model_host_rss_mb ? ` + model host ${row.model_host_rss_mb} MB` : ''} | ${pair(row.recall_during_writes as Stat | null)} (${row.recall_calls_during_writes} calls, ${writes} writes in ${row.writer_s} s) | ${busyCell(row.recall_during_import as Busy | null)} | ${busyCell(row.recall_during_vector_catch_up as Busy | null)} |`,
       );
     }
   }
