@@ -48,8 +48,7 @@ export async function startHttp(launch: ServerLaunch): Promise<Server> {
     child.once('exit', (code) => reject(new Error(`code-memory serve exited (${code}) before listening`)));
   });
   const info = JSON.parse(readFileSync(tokenFile, 'utf8')) as { url: string; token: string };
-  const client = new Client({ name: 'bench-servers', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${info.token}` } } }));
+  const client = await connectHttp(info.url, info.token);
   return {
     client,
     pid: child.pid ?? -1,
@@ -60,6 +59,27 @@ export async function startHttp(launch: ServerLaunch): Promise<Server> {
       rmSync(path.dirname(tokenFile), { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The SDK's HTTP client hands one AbortSignal to every fetch of a connection, and undici adds an
+ * abort listener to it per request that only garbage collection takes off again: a bench making
+ * tens of thousands of calls floods stderr with MaxListenersExceededWarning. Each request gets a
+ * signal of its own here, tied to the connection's while the request runs.
+ */
+const fetchWithOwnSignal: typeof fetch = (input, init) => {
+  const connection = init?.signal;
+  const own = new AbortController();
+  const abort = (): void => own.abort(connection?.reason);
+  connection?.addEventListener('abort', abort, { once: true });
+  return fetch(input, { ...init, signal: own.signal }).finally(() => connection?.removeEventListener('abort', abort));
+};
+
+/** A real MCP client on a Streamable HTTP endpoint that wants a bearer token. */
+export async function connectHttp(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'bench-servers', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithOwnSignal, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
 }
 
 export function rssMb(pid: number): number {

@@ -8,8 +8,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ObservationInput } from '../src/core/api';
 import { importGitHistory } from '../src/core/capture/gitImport';
 import type { Embedder } from '../src/core/embed/embedder';
@@ -20,6 +18,7 @@ import type { Scope } from '../src/core/model/records';
 import { findTool } from '../src/core/tools/registry';
 import type { ToolContext } from '../src/core/tools/types';
 import { startHttpServer } from '../src/mcp/httpServer';
+import { connectHttp } from './mcpServers';
 import { percentile, rng, round, runBench, syntheticCorpus, table } from './synthetic';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -121,8 +120,7 @@ async function benchSize(size: number): Promise<Record<string, unknown>[]> {
     log(`size ${size}: ${upkeepS} s of upkeep after the vectors (compaction, ANN index)`);
     const ids = (await engine.listObservations(scope, { limit: 200 })).map((o) => o.id);
     const server = await startHttpServer({ engine, scope });
-    const client = new Client({ name: 'bench', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+    const client = await connectHttp(server.url, server.token);
     await client.listTools();
     const q = (i: number): string => filled.queries[i % filled.queries.length];
     const plan: Call[] = [
