@@ -6,7 +6,8 @@
 // observations per call) and prints the fill rate and the time until every cell is
 // vector-searchable; compacts it as the maintenance lease holder would; then per transport, on
 // the store settled again (the last run's writes embedded and compacted), starts a fresh server
-// process and measures cold open -> first answer, each tool's p50/p95,
+// process and measures cold open -> first answer, each tool's p50/p95 (every call a question that
+// server has not been asked, so its query-vector cache does not answer for the embedder),
 // get_observations of one id, the server's RSS after 100+ queries (VmRSS), and recall while a
 // second process (`code-memory observe`, `--writes` observations) writes beside it, and while
 // `code-memory import-git` imports a synthetic repository of `--import-commits` commits beside it
@@ -29,6 +30,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ObservationInput } from '../src/core/api';
 import type { Embedder } from '../src/core/embed/embedder';
 import { HashedEmbedder } from '../src/core/embed/hashed';
+import { DEFAULT_QUERY_CACHE_SIZE } from '../src/core/embed/queryCache';
 import { USE_LITE_NAME } from '../src/core/embed/useLite';
 import { WorkerEmbedder } from '../src/core/embed/workerEmbedder';
 import { MemoryEngine } from '../src/core/engine';
@@ -137,7 +139,6 @@ interface Filled {
   vectors_s: number;
   embedded: number;
   optimize_s: number;
-  queries: string[];
   ids: number[];
 }
 
@@ -151,7 +152,7 @@ const benchEngine = async (dir: string): Promise<MemoryEngine> =>
 
 /** Fills `dir` through engine.observe in batches, then waits for every vector and compacts. */
 async function fill(dir: string, size: number): Promise<Filled> {
-  const corpus = syntheticCorpus(size, Math.max(calls, 100));
+  const corpus = syntheticCorpus(size, 0);
   const engine = await benchEngine(dir);
   try {
     const base = Date.now();
@@ -173,7 +174,7 @@ async function fill(dir: string, size: number): Promise<Filled> {
     const optimizeStarted = performance.now();
     await engine.optimize();
     const optimizeS = (performance.now() - optimizeStarted) / 1000;
-    return { cells: s.cells, fill_s: round(fillS, 1), fill_per_s: Math.round(size / fillS), vectors_s: round(vectorsS, 1), embedded: s.cells_with_vectors, optimize_s: round(optimizeS, 1), queries: corpus.queries, ids };
+    return { cells: s.cells, fill_s: round(fillS, 1), fill_per_s: Math.round(size / fillS), vectors_s: round(vectorsS, 1), embedded: s.cells_with_vectors, optimize_s: round(optimizeS, 1), ids };
   } finally {
     await engine.close();
   }
@@ -208,17 +209,42 @@ async function filledStore(dir: string, size: number): Promise<Filled> {
 const cliArgs = (dir: string): string[] => ['--store', dir, '--project', PROJECT, '--embedder', embedderName, '--session-idle-minutes', String(SESSION_IDLE_MINUTES)];
 const launch = (dir: string): ServerLaunch => ({ nodeArgs: SERVER_NODE_ARGS, cli: CLI, args: cliArgs(dir), env: serverEnv(), stderr: serverStderr });
 
-type Args = (i: number) => Record<string, unknown>;
+/**
+ * The questions one server is asked, in order. Each quiet call asks one it has not seen; past
+ * them, the busy loops cycle through twice the query-vector cache's capacity, so no answer comes
+ * from that cache: agents do repeat questions, but a bench repeating its own few would measure,
+ * with the sentence encoder, a map lookup instead of a query embedding.
+ */
+class Questions {
+  private next = 0;
+  constructor(
+    private readonly pool: string[],
+    private readonly firstOfTheCycle: number,
+  ) {}
 
-async function series(client: Client, name: string, args: Args, n: number): Promise<number[]> {
-  await callTool(client, name, args(n)); // warm-up
+  static forServer(size: number): Questions {
+    const quiet = 4 * (calls + 1) + 100;
+    return new Questions(syntheticCorpus(size, quiet + 2 * DEFAULT_QUERY_CACHE_SIZE).queries, quiet);
+  }
+
+  ask(): string {
+    if (this.next === this.pool.length) this.next = this.firstOfTheCycle;
+    return this.pool[this.next++];
+  }
+}
+
+type Args = (text: string, i: number) => Record<string, unknown>;
+const recallArgs: Args = (text) => ({ text, k: 10 });
+
+async function series(client: Client, name: string, args: Args, n: number, questions: Questions): Promise<number[]> {
+  await callTool(client, name, args(questions.ask(), n)); // warm-up
   const times: number[] = [];
-  for (let i = 0; i < n; i++) times.push(await callTool(client, name, args(i)));
+  for (let i = 0; i < n; i++) times.push(await callTool(client, name, args(questions.ask(), i)));
   return times;
 }
 
 /** Recall, over and over, while `code-memory observe` stores `writes` observations in another process. */
-async function underWrites(dir: string, client: Client, recall: Args, corpus: ReturnType<typeof syntheticCorpus>): Promise<{ recall: Stat; calls: number; writer_s: number }> {
+async function underWrites(dir: string, client: Client, questions: Questions, corpus: ReturnType<typeof syntheticCorpus>): Promise<{ recall: Stat; calls: number; writer_s: number }> {
   const base = Date.now();
   const lines = Array.from({ length: writes }, (_, j) => JSON.stringify(observation(corpus, j, writes, base, `writer-${base}`))).join('\n');
   const started = performance.now();
@@ -227,7 +253,7 @@ async function underWrites(dir: string, client: Client, recall: Args, corpus: Re
   const done = new Promise<number>((resolve) => writer.once('exit', (code) => ((running = false), resolve(code ?? -1))));
   writer.stdin.end(`${lines}\n`);
   const times: number[] = [];
-  for (let i = 0; running; i++) times.push(await callTool(client, 'recall', recall(i)));
+  while (running) times.push(await callTool(client, 'recall', recallArgs(questions.ask(), 0)));
   const code = await done;
   if (code !== 0) log(`  the writer (code-memory observe) exited with ${code}`);
   return { recall: stat(times), calls: times.length, writer_s: round((performance.now() - started) / 1000, 1) };
@@ -253,7 +279,7 @@ type Busy = { recall: Stat; calls: number; seconds: number };
  * beside the server, then while the store catches up with their vectors (the lease holder's
  * queue, often this server), until every cell has one again.
  */
-async function underImport(dir: string, client: Client, recall: Args): Promise<{ importing: Busy; catchUp: Busy } | null> {
+async function underImport(dir: string, client: Client, questions: Questions): Promise<{ importing: Busy; catchUp: Busy } | null> {
   const repo = syntheticRepo(importCommits, Date.now() % 100_000);
   try {
     let started = performance.now();
@@ -261,7 +287,7 @@ async function underImport(dir: string, client: Client, recall: Args): Promise<{
     let running = true;
     const done = new Promise<number>((resolve) => importer.once('exit', (code) => ((running = false), resolve(code ?? -1))));
     const during: number[] = [];
-    for (let i = 0; running; i++) during.push(await callTool(client, 'recall', recall(i)));
+    while (running) during.push(await callTool(client, 'recall', recallArgs(questions.ask(), 0)));
     if ((await done) !== 0) {
       log('  the importer (code-memory import-git) failed');
       return null;
@@ -272,7 +298,7 @@ async function underImport(dir: string, client: Client, recall: Args): Promise<{
     const deadline = Date.now() + embedTimeoutMs;
     for (let i = 0; Date.now() < deadline; i++) {
       if (i % 20 === 0 && (await cellsWaitingForVectors(dir)) === 0) break;
-      after.push(await callTool(client, 'recall', recall(i)));
+      after.push(await callTool(client, 'recall', recallArgs(questions.ask(), i)));
     }
     return { importing, catchUp: { recall: stat(after), calls: after.length, seconds: round((performance.now() - started) / 1000, 1) } };
   } finally {
@@ -280,27 +306,26 @@ async function underImport(dir: string, client: Client, recall: Args): Promise<{
   }
 }
 
-async function benchTransport(dir: string, transport: 'stdio' | 'http', filled: Filled): Promise<Record<string, unknown>> {
-  const q = (i: number): string => filled.queries[i % filled.queries.length];
-  const recall: Args = (i) => ({ text: q(i), k: 10 });
+async function benchTransport(dir: string, size: number, transport: 'stdio' | 'http', filled: Filled): Promise<Record<string, unknown>> {
+  const questions = Questions.forServer(size);
   // Cold open -> first answer: from spawning the server to the first recall's result.
   const started = performance.now();
   const server = transport === 'stdio' ? await startStdio(launch(dir)) : await startHttp(launch(dir));
   try {
-    await callTool(server.client, 'recall', recall(0));
+    await callTool(server.client, 'recall', recallArgs(questions.ask(), 0));
     const firstAnswerMs = Math.round(performance.now() - started);
-    const r = stat(await series(server.client, 'recall', recall, calls));
-    const rc = stat(await series(server.client, 'recall_context', (i) => ({ query: q(i) }), calls));
-    const rm = stat(await series(server.client, 'retrieve_memory', (i) => ({ prompt: q(i), session_id: `bench-${i}` }), calls));
-    const go = stat(await series(server.client, 'get_observations', (i) => ({ ids: [filled.ids[(i * 7 + 3) % filled.ids.length]], source: 'observation' }), calls));
+    const r = stat(await series(server.client, 'recall', recallArgs, calls, questions));
+    const rc = stat(await series(server.client, 'recall_context', (query) => ({ query }), calls, questions));
+    const rm = stat(await series(server.client, 'retrieve_memory', (prompt, i) => ({ prompt, session_id: `bench-${i}` }), calls, questions));
+    const go = stat(await series(server.client, 'get_observations', (_, i) => ({ ids: [filled.ids[(i * 7 + 3) % filled.ids.length]], source: 'observation' }), calls, questions));
     // RSS after at least 100 queries (more when --calls asks for more).
     let queries = 4 * (calls + 1) + 1;
-    for (; queries < 100; queries++) await callTool(server.client, 'recall', recall(queries));
+    for (; queries < 100; queries++) await callTool(server.client, 'recall', recallArgs(questions.ask(), queries));
     const rss = rssMb(server.pid);
     const hostPid = await modelHost.pid();
     const hostRss = hostPid ? rssMb(hostPid) : null;
-    const busy = writes > 0 ? await underWrites(dir, server.client, recall, syntheticCorpus(writes, 1, 99)) : null;
-    const imported = importCommits > 0 ? await underImport(dir, server.client, recall) : null;
+    const busy = writes > 0 ? await underWrites(dir, server.client, questions, syntheticCorpus(writes, 1, 99)) : null;
+    const imported = importCommits > 0 ? await underImport(dir, server.client, questions) : null;
     const row = {
       transport,
       first_answer_ms: firstAnswerMs,
@@ -371,7 +396,7 @@ async function main(): Promise<void> {
       const rows: Array<Record<string, unknown>> = [];
       for (const transport of transports) {
         const cells = await settle(dir);
-        rows.push({ cells, ...(await benchTransport(dir, transport, filled)) });
+        rows.push({ cells, ...(await benchTransport(dir, size, transport, filled)) });
       }
       results.push({ size, filled, rows });
     } finally {
@@ -383,7 +408,7 @@ async function main(): Promise<void> {
   const command = `npx tsx bench/scale.ts ${process.argv.slice(2).join(' ')}`.trim();
   process.stdout.write(`${markdown(results, help)}\n\nPrinted by \`npm run build && ${command}\`.\n`);
   if (values.out) {
-    const report = { command, node: process.version, cpus: os.cpus().length, load_average_1m: round(os.loadavg()[0], 1), embedder: embedderName, calls, writes, help, results: results.map(({ filled: { queries: _q, ids: _i, ...f }, rows }) => ({ ...f, rows })) };
+    const report = { command, node: process.version, cpus: os.cpus().length, load_average_1m: round(os.loadavg()[0], 1), embedder: embedderName, calls, writes, help, results: results.map(({ filled: { ids: _i, ...f }, rows }) => ({ ...f, rows })) };
     writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
   }
 }
