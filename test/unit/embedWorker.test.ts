@@ -42,6 +42,27 @@ describe('embedding worker thread', function () {
     }
   });
 
+  it("serves a query before the rest of a large batch asked before it (a search beside the backfill)", async () => {
+    const e = await WorkerEmbedder.start({ provider: 'hashed' });
+    try {
+      const texts = Array.from({ length: 20_000 }, (_, i) => `observation ${i}: modified src/core/file${i % 97}.ts, renamed handleRequest${i} ${'and more words '.repeat(20)}`);
+      let batchDone = 0;
+      const batch = e.embed(texts).then((v) => ((batchDone = Date.now()), v));
+      await new Promise((r) => setTimeout(r, 200));
+      const asked = Date.now();
+      const [query] = await e.embed(['one question']);
+      const answered = Date.now();
+      const vectors = await batch;
+      assert.equal(vectors.length, texts.length);
+      assert.deepEqual(Array.from(query), Array.from((await new HashedEmbedder().embed(['one question']))[0]));
+      assert.deepEqual(Array.from(vectors[12_345]), Array.from((await new HashedEmbedder().embed([texts[12_345]]))[0]));
+      // Served in turn, the query would wait for the whole batch and be answered after it.
+      assert.ok(batchDone - answered > (batchDone - asked) / 2, `query answered after ${answered - asked} ms, the batch ${batchDone - answered} ms later`);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('embeds concurrent requests independently and fails cleanly after close', async () => {
     const e = await WorkerEmbedder.start({ provider: 'hashed', dimension: 64 });
     const [a, b] = await Promise.all([e.embed(['alpha']), e.embed(['beta', 'gamma'])]);

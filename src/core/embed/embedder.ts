@@ -7,6 +7,11 @@ export interface Embedder {
   readonly dimension: number;
   /** One unit-length vector per text, same order. An empty text gets a zero vector. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * Texts per model call when one model serves several callers (ModelQueue): a query waits for
+   * at most one call. A local model whose cost per text does not fall with the batch says 1.
+   */
+  readonly textsPerCall?: number;
   close?(): Promise<void>;
 }
 

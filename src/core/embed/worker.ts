@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Embedder } from './embedder';
 import { createEmbedder, type EmbedderConfig } from './factory';
+import { ModelQueue } from './modelQueue';
 import type { WorkerReply, WorkerRequest } from './workerEmbedder';
 
 const port = parentPort;
@@ -18,6 +19,9 @@ function message(err: unknown): string {
 }
 
 const ready: Promise<Embedder> = createEmbedder((workerData as { config: EmbedderConfig }).config);
+// The process's searches and its backfill ask this one model at once: a query goes first.
+const queue: Promise<ModelQueue> = ready.then((e) => new ModelQueue(e));
+queue.catch(() => undefined); // reported with `failed` above
 ready.then(
   (e) => reply({ type: 'ready', name: e.name, dimension: e.dimension }),
   (err) => reply({ type: 'failed', error: message(err) }),
@@ -32,7 +36,7 @@ port.on('message', async (req: WorkerRequest) => {
   }
   try {
     const e = await ready;
-    const vectors = await e.embed(req.texts);
+    const vectors = await (await queue).embed(req.texts);
     // One packed buffer crosses the thread boundary without a copy.
     const packed = new Float32Array(vectors.length * e.dimension);
     vectors.forEach((v, i) => packed.set(v, i * e.dimension));

@@ -6,39 +6,19 @@
 // the embedder configuration as arguments; exits once no client has been connected for
 // CODE_MEMORY_MODEL_HOST_IDLE_MS (default a minute: long enough for a window to reload or the
 // next CLI command to find the model loaded, short enough that closing everything leaves no
-// process behind for long). Requests are cut into model calls (nextChunk) and served shortest
-// first, so that a query's one text waits for at most one call of another client's backfill,
-// never for its whole batch.
+// process behind for long). Requests of all clients share one ModelQueue: a query's one text
+// waits for at most one model call of another client's backfill, never for its whole batch.
 import { chmodSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { createEmbedder, type EmbedderConfig } from '../factory';
+import { ModelQueue } from '../modelQueue';
 import { connectSocket, encodeFrame, FrameReader, type HostReply, type HostRequest } from './protocol';
 
-// One model call's worth (USE-lite calls take at most 32 texts and 2,000 characters, about 0.2 s
-// here): the host's only thread is busy for that long at a time, so that a hello or a query from
-// another client is read and served between calls, never after a whole request of long texts.
-const CHUNK_TEXTS = 32;
-const CHUNK_CHARS = 2000;
 const MAX_TEXTS = 10_000;
 const DEFAULT_IDLE_MS = 60_000;
 
-interface Job {
-  socket: net.Socket;
-  id: number;
-  texts: string[];
-  vectors: Float32Array[];
-}
-
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** The texts of the next model call from `start` on: at least one, then as many as fit. */
-function nextChunk(texts: string[], start: number): string[] {
-  let end = start + 1;
-  let chars = Math.min(texts[start].length, CHUNK_CHARS);
-  while (end < texts.length && end - start < CHUNK_TEXTS && chars + Math.min(texts[end].length, CHUNK_CHARS) <= CHUNK_CHARS) chars += Math.min(texts[end++].length, CHUNK_CHARS);
-  return texts.slice(start, end);
 }
 
 function parseRequest(header: unknown): HostRequest | string {
@@ -53,8 +33,7 @@ function parseRequest(header: unknown): HostRequest | string {
 
 export async function runHost(socketPath: string, config: EmbedderConfig, idleMs: number): Promise<void> {
   const embedder = await createEmbedder(config);
-  const jobs: Job[] = [];
-  let pumping = false;
+  const queue = new ModelQueue(embedder);
   let connections = 0;
   let idleTimer: NodeJS.Timeout | null = null;
 
@@ -62,38 +41,17 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
     if (!socket.destroyed) socket.write(encodeFrame(reply, payload));
   };
 
-  const pump = async (): Promise<void> => {
-    if (pumping) return;
-    pumping = true;
+  const serve = async (socket: net.Socket, left: AbortSignal, id: number, texts: string[]): Promise<void> => {
+    let vectors: Float32Array[];
     try {
-      while (jobs.length > 0) {
-        // Requests that arrived meanwhile are read before the next call is chosen.
-        await new Promise((resolve) => setImmediate(resolve));
-        if (jobs.length === 0) break;
-        const left = (j: Job) => j.texts.length - j.vectors.length;
-        const job = jobs.reduce((a, b) => (left(b) < left(a) ? b : a));
-        // Its client may have left during the call, which took the job off the list already.
-        const finish = () => {
-          const i = jobs.indexOf(job);
-          if (i >= 0) jobs.splice(i, 1);
-        };
-        try {
-          const chunk = nextChunk(job.texts, job.vectors.length);
-          job.vectors.push(...(await embedder.embed(chunk)));
-        } catch (err) {
-          finish();
-          send(job.socket, { type: 'error', id: job.id, error: message(err) });
-          continue;
-        }
-        if (left(job) > 0 || !jobs.includes(job)) continue;
-        finish();
-        const packed = new Float32Array(job.vectors.length * embedder.dimension);
-        job.vectors.forEach((v, i) => packed.set(v, i * embedder.dimension));
-        send(job.socket, { type: 'result', id: job.id, count: job.vectors.length }, packed);
-      }
-    } finally {
-      pumping = false;
+      vectors = await queue.embed(texts, left);
+    } catch (err) {
+      if (!left.aborted) send(socket, { type: 'error', id, error: message(err) });
+      return;
     }
+    const packed = new Float32Array(vectors.length * embedder.dimension);
+    vectors.forEach((v, i) => packed.set(v, i * embedder.dimension));
+    send(socket, { type: 'result', id, count: vectors.length }, packed);
   };
 
   const stop = async (): Promise<void> => {
@@ -111,6 +69,8 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = null;
     const reader = new FrameReader();
+    // A client that left does not get the rest of its work done.
+    const left = new AbortController();
     socket.on('data', (data) => {
       let frames;
       try {
@@ -129,16 +89,12 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
         }
         if (req.type === 'hello') send(socket, { type: 'hello', id: req.id, name: embedder.name, dimension: embedder.dimension, pid: process.pid });
         else if (req.texts.length === 0) send(socket, { type: 'result', id: req.id, count: 0 }, new Float32Array(0));
-        else {
-          jobs.push({ socket, id: req.id, texts: req.texts, vectors: [] });
-          void pump();
-        }
+        else void serve(socket, left.signal, req.id, req.texts);
       }
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      // A client that left does not get the rest of its work done.
-      for (let i = jobs.length - 1; i >= 0; i--) if (jobs[i].socket === socket) jobs.splice(i, 1);
+      left.abort(new Error('the client left'));
       if (--connections === 0) armIdle();
     });
   });
