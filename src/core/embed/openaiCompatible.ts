@@ -35,6 +35,11 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     return this.dim;
   }
 
+  /** One request to the server per call of a ModelQueue, as embed() sends them. */
+  get textsPerCall(): number {
+    return Math.max(1, this.options.batchSize ?? 64);
+  }
+
   static async create(options: OpenAiCompatibleOptions): Promise<OpenAiCompatibleEmbedder> {
     if (!options.baseUrl || !options.model) {
       throw new Error('The openai embedding provider needs baseUrl and model (for Ollama: baseUrl http://127.0.0.1:11434/v1).');
@@ -48,7 +53,7 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {
-    const batch = Math.max(1, this.options.batchSize ?? 64);
+    const batch = this.textsPerCall;
     const out: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += batch) {
       const chunk = texts.slice(start, start + batch);
