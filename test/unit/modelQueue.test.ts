@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { Embedder } from '../../src/core/embed/embedder';
 import { ModelQueue } from '../../src/core/embed/modelQueue';
 
-/** A model that takes `ms` per call and records each call: its texts, start and end. */
-function slowModel(ms: number, textsPerCall?: number): Embedder & { calls: Array<{ texts: string[]; start: number; end: number }> } {
+/** A model that takes `ms` per call (or per call of these texts) and records each call: its texts, start and end. */
+function slowModel(ms: number | ((texts: string[]) => number), textsPerCall?: number): Embedder & { calls: Array<{ texts: string[]; start: number; end: number }> } {
   const calls: Array<{ texts: string[]; start: number; end: number }> = [];
   return {
     name: 'slow',
@@ -12,7 +12,7 @@ function slowModel(ms: number, textsPerCall?: number): Embedder & { calls: Array
     calls,
     async embed(texts: string[]) {
       const start = performance.now();
-      await new Promise((r) => setTimeout(r, ms));
+      await new Promise((r) => setTimeout(r, typeof ms === 'number' ? ms : ms(texts)));
       calls.push({ texts, start, end: performance.now() });
       return texts.map((t) => Float32Array.from([t.length, 1]));
     },
@@ -70,6 +70,30 @@ describe('ModelQueue', () => {
     const waited = performance.now() - asked - 80;
     assert.ok(waited < 40, `the query waited ${Math.round(waited)} ms besides its own call`);
     await batch;
+  });
+
+  it('keeps a third of the model for a batch while a client asks query after query, and serves most queries at once', async () => {
+    // As USE-lite here: a long text of the backfill 60 ms, a question 17.
+    const model = slowModel((texts) => (texts[0].startsWith('batch') ? 60 : 17), 1);
+    const queue = new ModelQueue(model);
+    await queue.embed(['warm query']);
+    let done = false;
+    const batch = queue.embed(Array.from({ length: 10 }, (_, i) => `batch ${i}`)).then(() => (done = true));
+    const waits: number[] = [];
+    const started = performance.now();
+    while (!done && performance.now() - started < 5_000) {
+      const asked = performance.now();
+      await queue.embed([`query ${waits.length}`]);
+      waits.push(performance.now() - asked - 17);
+      // A search does some work of its own before its next question.
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await batch;
+    // Neither starved: the batch ended (10 calls of 60 ms, each followed by a hold of at most
+    // 120 ms), and most queries found the model free.
+    assert.ok(performance.now() - started < 3_000, `the batch took ${Math.round(performance.now() - started)} ms`);
+    const sorted = [...waits].sort((x, y) => x - y);
+    assert.ok(sorted[Math.floor(sorted.length / 2)] < 12, `query waits ${waits.map(Math.round)}`);
   });
 
   it('drops the rest of an aborted request and rejects it, and passes a model error to its caller only', async () => {

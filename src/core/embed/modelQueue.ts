@@ -3,13 +3,16 @@
 // ask at once. Requests are cut into model calls of the model's own size (Embedder.textsPerCall)
 // and, before each call, the request with the fewest texts left goes first: a query's one text
 // waits for at most one call of a backfill, never for its whole batch. One call runs at a time.
-// While queries come (one within the last second), a batch's call is followed by a pause as long
-// as that call, which a new request ends: a query then finds the model free half the time
-// instead of never, and the backfill still gets half of it.
+// While queries come (one within the last second), batches are held between their calls and only
+// queries are served: for as long as the batch's last call took, and after each query for
+// QUERY_GAP_MS more (a search's next question tends to come that soon, and would otherwise find
+// the batch's next call running), but never for more than twice that call: the backfill keeps at
+// least a third of the model however many questions come, and all of it when none do.
 import type { Embedder } from './embedder';
 
 const DEFAULT_TEXTS_PER_CALL = 32;
 const QUERIES_ACTIVE_MS = 1000;
+const QUERY_GAP_MS = 25;
 
 interface Job {
   texts: string[];
@@ -26,7 +29,10 @@ export class ModelQueue {
   private running = false;
   private readonly textsPerCall: number;
   private lastQueryAt = -Infinity;
-  /** Ends the pause after a batch's call: a request arrived. */
+  /** Batches wait until then (queries do not), which queries may push back until the limit. */
+  private batchesHeldUntil = 0;
+  private holdLimit = 0;
+  /** Ends a wait for the hold's end: a request arrived, maybe a query. */
   private wake: (() => void) | null = null;
 
   constructor(private readonly model: Embedder) {
@@ -51,7 +57,13 @@ export class ModelQueue {
         // Requests that arrived during the last call are read before the next one is chosen.
         await new Promise((resolve) => setImmediate(resolve));
         const left = (j: Job) => j.texts.length - j.vectors.length;
-        const job = this.jobs.reduce((a, b) => (left(b) < left(a) ? b : a));
+        const held = this.batchesHeldUntil - performance.now();
+        const ready = held > 0 ? this.jobs.filter((j) => j.query) : this.jobs;
+        if (ready.length === 0) {
+          await this.pause(held);
+          continue;
+        }
+        const job = ready.reduce((a, b) => (left(b) < left(a) ? b : a));
         if (job.signal?.aborted) {
           this.finish(job);
           job.reject(job.signal.reason);
@@ -67,14 +79,18 @@ export class ModelQueue {
           continue;
         }
         const took = performance.now() - started;
-        if (job.query) this.lastQueryAt = performance.now();
+        const now = performance.now();
         if (left(job) === 0) {
           this.finish(job);
           job.resolve(job.vectors);
         }
-        // Only batches are waiting: while queries come, leave the model free for the next one.
-        const batchesOnly = this.jobs.length > 0 && this.jobs.every((j) => !j.query);
-        if (!job.query && batchesOnly && performance.now() - this.lastQueryAt < QUERIES_ACTIVE_MS) await this.pause(took);
+        if (job.query) {
+          this.lastQueryAt = now;
+          this.batchesHeldUntil = Math.min(this.holdLimit, Math.max(this.batchesHeldUntil, now + QUERY_GAP_MS));
+        } else if (now - this.lastQueryAt < QUERIES_ACTIVE_MS) {
+          this.batchesHeldUntil = now + took;
+          this.holdLimit = now + 2 * took;
+        }
       }
     } finally {
       this.running = false;
