@@ -93,7 +93,8 @@ describe('ModelQueue', () => {
     // 120 ms), and most queries found the model free.
     assert.ok(performance.now() - started < 3_000, `the batch took ${Math.round(performance.now() - started)} ms`);
     const sorted = [...waits].sort((x, y) => x - y);
-    assert.ok(sorted[Math.floor(sorted.length / 2)] < 12, `query waits ${waits.map(Math.round)}`);
+    // Held, most wait for nothing; not held, they wait for most of a batch's call (about 50 ms).
+    assert.ok(sorted[Math.floor(sorted.length / 2)] < 30, `query waits ${waits.map(Math.round)}`);
   });
 
   it('drops the rest of an aborted request and rejects it, and passes a model error to its caller only', async () => {
