@@ -92,6 +92,20 @@ describe('embedding worker thread', function () {
     }
   });
 
+  it('loads the sentence encoder as soon as the thread is ready, not at the first question', async () => {
+    const e = await WorkerEmbedder.start({ provider: 'use-lite' });
+    try {
+      await new Promise((r) => setTimeout(r, 4_000));
+      const asked = performance.now();
+      await e.embed(['the first question']);
+      const took = performance.now() - asked;
+      // Loading the model and compiling its kernels take 0.6-0.8 s of a first call.
+      assert.ok(took < 300, `the first question took ${Math.round(took)} ms`);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('does not keep a process alive once it is idle', () => {
     const script = `
       const { WorkerEmbedder } = require(${JSON.stringify(path.resolve(__dirname, '../../src/core/embed/workerEmbedder.ts'))});

@@ -12,6 +12,11 @@ export interface Embedder {
    * at most one call. A local model whose cost per text does not fall with the batch says 1.
    */
   readonly textsPerCall?: number;
+  /**
+   * Loads what the first call would (a local model's weights, its compiled kernels), so that the
+   * first text asked does not wait for it. Providers with nothing to load leave it out.
+   */
+  warmUp?(): Promise<void>;
   close?(): Promise<void>;
 }
 

@@ -44,6 +44,11 @@ export class UseLiteEmbedder implements Embedder {
     this.callChars = options.callChars ?? DEFAULT_CALL_CHARS;
   }
 
+  /** The model's load (about 450 ms here) and its first call (about 170 ms: the kernels compile). */
+  async warmUp(): Promise<void> {
+    await this.embed(['warm up']);
+  }
+
   embed(texts: string[]): Promise<Float32Array[]> {
     // tfjs keeps global state; one call at a time keeps memory flat.
     const run = this.queue.then(() => this.embedNow(texts));

@@ -23,7 +23,11 @@ const ready: Promise<Embedder> = createEmbedder((workerData as { config: Embedde
 const queue: Promise<ModelQueue> = ready.then((e) => new ModelQueue(e));
 queue.catch(() => undefined); // reported with `failed` above
 ready.then(
-  (e) => reply({ type: 'ready', name: e.name, dimension: e.dimension }),
+  (e) => {
+    reply({ type: 'ready', name: e.name, dimension: e.dimension });
+    // Loaded while the process opens its store, not when its first question comes.
+    void e.warmUp?.().catch(() => undefined);
+  },
   (err) => reply({ type: 'failed', error: message(err) }),
 );
 

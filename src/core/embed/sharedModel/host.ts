@@ -102,6 +102,9 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
   await listen(server, socketPath);
   chmodSync(socketPath, 0o600);
   armIdle();
+  // The client that started the host is opening its store meanwhile: its first question should
+  // find the model loaded. A load that fails is tried again, and reported, by the first request.
+  void embedder.warmUp?.().catch(() => undefined);
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
 }
