@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { WorkerEmbedder } from '../../src/core/embed/workerEmbedder';
+import { assertLoadedBeforeTheFirstQuestion } from './embedFixture';
 
 describe('embedding worker thread', function () {
   this.timeout(120_000);
@@ -95,12 +96,7 @@ describe('embedding worker thread', function () {
   it('loads the sentence encoder as soon as the thread is ready, not at the first question', async () => {
     const e = await WorkerEmbedder.start({ provider: 'use-lite' });
     try {
-      await new Promise((r) => setTimeout(r, 4_000));
-      const asked = performance.now();
-      await e.embed(['the first question']);
-      const took = performance.now() - asked;
-      // Loading the model and compiling its kernels take 0.6-0.8 s of a first call.
-      assert.ok(took < 300, `the first question took ${Math.round(took)} ms`);
+      await assertLoadedBeforeTheFirstQuestion(e);
     } finally {
       await e.close();
     }

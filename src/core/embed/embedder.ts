@@ -20,6 +20,13 @@ export interface Embedder {
   close?(): Promise<void>;
 }
 
+/** The vectors one after the other in one buffer, to cross a thread or a socket in one piece. */
+export function packVectors(vectors: Float32Array[], dimension: number): Float32Array<ArrayBuffer> {
+  const packed = new Float32Array(vectors.length * dimension);
+  vectors.forEach((v, i) => packed.set(v, i * dimension));
+  return packed;
+}
+
 /** Scales `v` in place to unit length (a zero vector stays zero) and returns it. */
 export function l2Normalize(v: Float32Array): Float32Array {
   let sum = 0;

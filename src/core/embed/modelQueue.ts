@@ -78,8 +78,8 @@ export class ModelQueue {
           job.reject(err);
           continue;
         }
-        const took = performance.now() - started;
         const now = performance.now();
+        const took = now - started;
         if (left(job) === 0) {
           this.finish(job);
           job.resolve(job.vectors);

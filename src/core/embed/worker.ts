@@ -2,7 +2,7 @@
 // its WASM compute live here so that the extension host's and the CLI's event loops never
 // wait on an embedding. Protocol: see WorkerRequest / WorkerReply in workerEmbedder.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Embedder } from './embedder';
+import { packVectors, type Embedder } from './embedder';
 import { createEmbedder, type EmbedderConfig } from './factory';
 import { ModelQueue } from './modelQueue';
 import type { WorkerReply, WorkerRequest } from './workerEmbedder';
@@ -42,8 +42,7 @@ port.on('message', async (req: WorkerRequest) => {
     const e = await ready;
     const vectors = await (await queue).embed(req.texts);
     // One packed buffer crosses the thread boundary without a copy.
-    const packed = new Float32Array(vectors.length * e.dimension);
-    vectors.forEach((v, i) => packed.set(v, i * e.dimension));
+    const packed = packVectors(vectors, e.dimension);
     reply({ type: 'result', id: req.id, packed, count: vectors.length }, [packed.buffer]);
   } catch (err) {
     reply({ type: 'error', id: req.id, error: message(err) });

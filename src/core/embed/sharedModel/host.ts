@@ -10,6 +10,7 @@
 // waits for at most one model call of another client's backfill, never for its whole batch.
 import { chmodSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
+import { packVectors } from '../embedder';
 import { createEmbedder, type EmbedderConfig } from '../factory';
 import { ModelQueue } from '../modelQueue';
 import { connectSocket, encodeFrame, FrameReader, type HostReply, type HostRequest } from './protocol';
@@ -49,9 +50,7 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
       if (!left.aborted) send(socket, { type: 'error', id, error: message(err) });
       return;
     }
-    const packed = new Float32Array(vectors.length * embedder.dimension);
-    vectors.forEach((v, i) => packed.set(v, i * embedder.dimension));
-    send(socket, { type: 'result', id, count: vectors.length }, packed);
+    send(socket, { type: 'result', id, count: vectors.length }, packVectors(vectors, embedder.dimension));
   };
 
   const stop = async (): Promise<void> => {
