@@ -3,7 +3,8 @@
 // state (or scope) leaks between requests.
 
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { STATUS_CODES, createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -67,6 +68,16 @@ function requestUrl(target: string, port: number): URL | undefined {
   }
 }
 
+/** A JSON error written straight to a socket that has no response object, then closed. */
+function rawJsonError(socket: Duplex, status: number, error: string, message: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error, message });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
 }
@@ -92,13 +103,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   let port = 0;
   const sockets = new Set<import('node:net').Socket>();
 
-  const server: Server = createServer((req, res) => {
+  // A request without Host reaches handle() and its JSON 403 (Node would answer an empty 400).
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
       log(`http: ${req.method} ${req.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: 'the memory server failed to handle this request; see the Code Memory log' });
       else res.end();
     });
   });
+  // What Node's parser refuses before a request exists (a garbled request line, an unknown
+  // method, headers over the limit, CONNECT) still gets a JSON error, then the connection closes.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    rawJsonError(socket, tooLarge ? 431 : 400, tooLarge ? 'headers_too_large' : 'bad_request', tooLarge ? 'the request headers are too large' : 'the request could not be parsed as HTTP/1.1');
+  });
+  server.on('connect', (_req, socket) => rawJsonError(socket, 405, 'method_not_allowed', 'CONNECT is not supported'));
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -116,6 +135,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     const url = requestUrl(req.url ?? '/', port);
     if (!url) return sendJson(res, 400, { error: 'invalid_url', message: 'the request target must be a path such as /v1/health or /v1/mcp/memory' });
+    // An absolute URL as the target names the request's host itself (RFC 9112 3.2.2): it is held
+    // to the same rule as the Host header.
+    if (!(req.url ?? '/').startsWith('/') && !hostAllowed(url.host, port)) {
+      return sendJson(res, 403, { error: 'forbidden_host', message: 'the request target must name the loopback address this server listens on' });
+    }
     if (url.pathname === MCP_PATH) return handleMcp(req, res);
     return handleRest(req, res, url, {
       engine: options.engine,

@@ -20,7 +20,8 @@ export function hostAllowed(hostHeader: string | undefined, port: number): boole
   const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(hostHeader.trim());
   if (!match) return false;
   if (!isLoopbackHost(match[1])) return false;
-  return match[2] === undefined || Number(match[2]) === port;
+  // No port means the scheme's default: only a server on port 80 is named that way.
+  return (match[2] === undefined ? 80 : Number(match[2])) === port;
 }
 
 /** No Origin (non-browser clients) is fine; a present Origin must be a loopback http(s) origin. */
