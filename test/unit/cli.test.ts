@@ -227,7 +227,10 @@ describe('code-memory CLI', function () {
     }
   });
 
-  it('serve prints the URL, keeps the token in a 0600 file, answers MCP with it, and cleans up on SIGTERM', async () => {
+  it('serve prints the URL, keeps the token in a 0600 file (also over a world-readable one left behind), answers MCP with it, and cleans up on SIGTERM', async () => {
+    const leftBehind = path.join(store, 'server.json');
+    writeFileSync(leftBehind, '{}\n');
+    chmodSync(leftBehind, 0o644);
     const child = spawn(process.execPath, [CLI, 'serve', ...common(), '--json'], { cwd: REPO_ROOT, env: { ...process.env, LANCEDB_LOG: 'error', CODE_MEMORY_EMBEDDER: 'hashed' } });
     try {
       const line = await new Promise<string>((resolve, reject) => {
@@ -240,6 +243,7 @@ describe('code-memory CLI', function () {
       });
       const info = JSON.parse(line) as { url: string; token_file: string };
       assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+\/v1\/mcp\/memory$/);
+      assert.equal(info.token_file, leftBehind);
       assert.equal(statSync(info.token_file).mode & 0o777, 0o600);
       const { token } = JSON.parse(readFileSync(info.token_file, 'utf8')) as { token: string };
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

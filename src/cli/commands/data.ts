@@ -1,10 +1,11 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
 import { importGitHistory } from '../../core/capture/gitImport';
-import { createReadStream, createWriteStream, fchmodSync, openSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
+import { privateWriteStream } from '../../core/privateFiles';
 import type { SourceKind } from '../../core/model/records';
 import { describeIssues } from '../../core/tools/types';
 import { observationInputSchema } from '../../core/tools/write';
@@ -102,25 +103,15 @@ export const observeCommand: CommandImpl = {
   },
 };
 
-/**
- * A stream to `file` that only the user can read: an export holds the whole memory. Created 0600;
- * a file that already exists is narrowed to 0600 before anything is written into it.
- */
-function privateFileStream(file: string): ReturnType<typeof createWriteStream> {
-  const fd = openSync(file, 'w', 0o600);
-  fchmodSync(fd, 0o600);
-  return createWriteStream('', { fd });
-}
-
 export const exportCommand: CommandImpl = {
   name: 'export',
   async run({ options, values, io }) {
     const scope = values['all-projects'] ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
-      const out = values.out ? privateFileStream(values.out as string) : io.stdout;
+      const out = values.out ? privateWriteStream(values.out as string) : io.stdout;
       const n = await engine.exportJsonl((line) => out.write(line.endsWith('\n') ? line : `${line}\n`), scope);
-      if (values.out) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
+      if (values.out) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof privateWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
       io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
       return 0;
     } finally {

@@ -2,9 +2,10 @@
 
 import { startHttpServer } from '../../mcp/httpServer';
 import { runStdioServer } from '../../mcp/stdioServer';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { writePrivateFile } from '../../core/privateFiles';
 import { isLocalUri, localPath } from '../../core/store/location';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
@@ -49,7 +50,7 @@ export const serveCommand: CommandImpl = {
     const infoPath = (values['token-file'] as string | undefined) ?? serverInfoPath(options.store);
     mkdirSync(path.dirname(infoPath), { recursive: true });
     const info = { url: server.url, base_url: server.baseUrl, token: server.token, project: scope.project, store: options.store, pid: process.pid, started_at: new Date().toISOString() };
-    writeFileSync(infoPath, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+    writePrivateFile(infoPath, `${JSON.stringify(info, null, 2)}\n`);
     if (options.json) {
       io.stdout.write(`${JSON.stringify({ url: server.url, base_url: server.baseUrl, port: server.port, project: scope.project, token_file: infoPath })}\n`);
     } else {
