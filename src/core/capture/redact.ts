@@ -76,6 +76,21 @@ export function redact(text: string): string {
   return out;
 }
 
+/**
+ * `redact` over JSON text, value by value: inside JSON a quoted secret is escaped (`\"`), which
+ * the rules for quoted assignments would not see in the text as a whole. Text that is not JSON is
+ * redacted as it is.
+ */
+export function redactJson(text: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return redact(text);
+  }
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? redact(v) : v));
+}
+
 export function redactNullable(text: string | null | undefined): string | null {
   return text === null || text === undefined ? null : redact(text);
 }

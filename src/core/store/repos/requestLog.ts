@@ -1,7 +1,7 @@
 // The request log of one project: every retrieve_memory call with its (redacted) arguments and
 // response, for the user to review. Bounded by age and count (see pruneRequestLog).
 
-import { redact } from '../../capture/redact';
+import { redactJson } from '../../capture/redact';
 import type { RequestLogEntry } from '../../model/records';
 import { sqlInt } from '../filters';
 import { rowToRequest } from '../mapping';
@@ -21,7 +21,7 @@ export class RequestLogRepository {
   }
 
   async log(entry: RequestLogEntry): Promise<void> {
-    await this.table.add([{ ...entry, arguments: redact(entry.arguments), response: redact(entry.response) }]);
+    await this.table.add([{ ...entry, arguments: redactJson(entry.arguments), response: redactJson(entry.response) }]);
   }
 
   async list(limit = 50): Promise<RequestLogEntry[]> {
