@@ -35,7 +35,7 @@ function unchunk(body: string): string {
  * One request over a raw socket: the request target goes on the wire exactly as given (http.request
  * and fetch would normalise or refuse some of these).
  */
-function rawRequest(server: RunningHttpServer, method: string, target: string, body?: string): Promise<Reply> {
+function rawRequest(server: RunningHttpServer, method: string, target: string, body?: string, head?: { host?: string | null; extra?: string[] }): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const socket = connect(server.port, '127.0.0.1');
     let data = '';
@@ -56,9 +56,10 @@ function rawRequest(server: RunningHttpServer, method: string, target: string, b
     });
     const headers = [
       `${method} ${target} HTTP/1.1`,
-      `Host: 127.0.0.1:${server.port}`,
+      ...(head?.host === null ? [] : [`Host: ${head?.host ?? `127.0.0.1:${server.port}`}`]),
       `Authorization: Bearer ${server.token}`,
       'Connection: close',
+      ...(head?.extra ?? []),
       ...(body === undefined ? [] : ['Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`]),
     ];
     socket.write(`${headers.join('\r\n')}\r\n\r\n${body ?? ''}`);
@@ -132,6 +133,45 @@ describe('bad input to the loopback server', function () {
       const absolute = await rawRequest(server, 'GET', `http://127.0.0.1:${server.port}/v1/health`);
       assert.equal(absolute.status, 200, JSON.stringify(absolute.json));
       assert.equal(absolute.json.ok, true);
+    });
+
+    it('holds an absolute URL target to the Host rule: a foreign host in it is 403 forbidden_host', async () => {
+      // RFC 9112 3.2.2: the target's authority is the request's host; the Host header is ignored.
+      for (const target of ['http://evil.example/v1/health', `https://evil.example:${server.port}/v1/health`, 'http://127.0.0.1/v1/health']) {
+        const r = await rawRequest(server, 'GET', target);
+        assert.equal(r.status, 403, `${target}: ${JSON.stringify(r.json)}`);
+        assert.equal(r.json.error, 'forbidden_host');
+      }
+    });
+
+    it('answers a request without Host, or one Node cannot parse, with a JSON error', async () => {
+      const noHost = await rawRequest(server, 'GET', '/v1/health', undefined, { host: null });
+      assert.equal(noHost.status, 403, JSON.stringify(noHost.json));
+      assert.equal(noHost.json.error, 'forbidden_host');
+      const portless = await rawRequest(server, 'GET', '/v1/health', undefined, { host: '127.0.0.1' });
+      assert.equal(portless.status, 403, JSON.stringify(portless.json));
+      const garbled = await rawRequest(server, 'FOO BAR', '/v1/health');
+      assert.equal(garbled.status, 400, JSON.stringify(garbled.json));
+      assert.equal(garbled.json.error, 'bad_request');
+      const hugeHeaders = await rawRequest(server, 'GET', '/v1/health', undefined, { extra: [`X-Pad: ${'a'.repeat(20_000)}`] });
+      assert.equal(hugeHeaders.status, 431, JSON.stringify(hugeHeaders.json));
+      assert.equal(hugeHeaders.json.error, 'headers_too_large');
+      const connectMethod = await rawRequest(server, 'CONNECT', `127.0.0.1:${server.port}`);
+      assert.equal(connectMethod.status, 405, JSON.stringify(connectMethod.json));
+      assert.equal((await rawRequest(server, 'GET', '/v1/health')).status, 200);
+    });
+
+    it('keeps no quoted secret of a retrieve_memory prompt in the request log', async () => {
+      const secret = 's3cr3tvalue99';
+      for (const prompt of [`deploy with DB_PASSWORD="${secret}" please`, `config {"api_key": "${secret}"}`]) {
+        const out = await client.callTool({ name: 'retrieve_memory', arguments: { prompt } });
+        assert.ok(!out.isError, JSON.stringify(out));
+      }
+      const log = await rawRequest(server, 'GET', '/v1/dev/mcp-requests?limit=10');
+      assert.equal(log.status, 200);
+      const text = JSON.stringify(log.json);
+      assert.match(text, /DB_PASSWORD/);
+      assert.ok(!text.includes(secret), text.slice(0, 400));
     });
   });
 

@@ -135,7 +135,7 @@ describe('supersession and conflicts (real engine)', function () {
     const ctx = toolContext(engine, scope);
     const bad = await rememberTool.run(ctx, { title: 'Deploy day', text: 'Deploys are on Tuesdays now.', supersedes: [elsewhere.id] });
     assert.equal(bad.isError, true);
-    assert.match(bad.text, /no memory \d+ in project/);
+    assert.match(bad.text, /^invalid_arguments: supersedes: no memory \d+ in project/);
     assert.equal((await engine.listMemories(scope)).length, 1);
     const ok = await rememberTool.run(ctx, { title: 'Deploy day', text: 'Deploys are on Tuesdays now.', supersedes: [a.id] });
     assert.equal(ok.isError, false, ok.text);
@@ -143,7 +143,7 @@ describe('supersession and conflicts (real engine)', function () {
     assert.equal((await memory(engine, scope, a.id)).superseded_by, Number(ok.structured!.id));
     assert.equal((await memory(engine, elsewhere.project === scope.project ? scope : { project: elsewhere.project }, elsewhere.id)).status, 'active');
     const again = await rememberTool.run(ctx, { title: 'Deploy day 2', text: 'x', supersedes: [a.id] });
-    assert.match(again.text, /already superseded by memory/);
+    assert.match(again.text, /^invalid_arguments: supersedes: memory \d+ was already superseded by memory/);
   });
 
   it('flags decisions about the same files that change something without saying what, and records the review', async () => {

@@ -14,7 +14,7 @@ import { searchInTime } from './timeline';
 import type { TimedHit } from './timeline';
 import { triage } from './triage';
 import type { TriageResult } from './triage';
-import { ToolError, describeIssues } from './types';
+import { ToolError, describeIssues, errorCode } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const MAX_PROMPT_CHARS = 8000;
@@ -208,7 +208,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision, prompt), budget);
     out = build(ctx, prompt, decided, found, requestId, started);
   } catch (error) {
-    const code = error instanceof ToolError ? error.code : 'internal_error';
+    const code = errorCode(error);
     const message = error instanceof Error ? error.message : String(error);
     out = { status: 'error', error_code: code, error_message: message };
   }

@@ -83,8 +83,18 @@ export function parseArgs<T extends z.ZodObject>(schema: T, args: unknown): z.ou
   return parsed.data;
 }
 
+/**
+ * The code a failed call answers: a ToolError's own, invalid_arguments for what the store layer
+ * refuses as the caller's mistake (a FilterError: an id not in the project, a bad filter value),
+ * else internal_error.
+ */
+export function errorCode(error: unknown): string {
+  if (error instanceof ToolError) return error.code;
+  if (error instanceof Error && error.name === 'FilterError') return 'invalid_arguments';
+  return 'internal_error';
+}
+
 export function errorResult(error: unknown): ToolResult {
-  if (error instanceof ToolError) return { text: `${error.code}: ${error.message}`, isError: true };
   const message = error instanceof Error ? error.message : String(error);
-  return { text: `internal_error: ${message}`, isError: true };
+  return { text: `${errorCode(error)}: ${message}`, isError: true };
 }
