@@ -3,7 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
+import { toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -46,6 +48,17 @@ describe('store: forget', function () {
     assert.equal((await engine.search('routine work item', { scope, limit: 3 })).length, 3);
     await engine.observe([{ type: 'note', title: 'after forget' }], scope);
     assert.equal((await engine.search('after forget', { scope })).length, 1);
+  });
+
+  it('forgets the request log quoting a record dated after the request (a client\'s or a commit\'s date)', async () => {
+    const future = Date.now() + 365 * 24 * 3600_000;
+    const [o] = await engine.observe([{ type: 'decision', title: 'Futurewombat rollout plan', narrative: 'futurewombat goes live', created_at_epoch: future }], scope);
+    await engine.flush();
+    const out = await retrieveMemory(toolContext(engine, scope), { prompt: 'what is the rollout plan?', session_id: 't1' });
+    assert.match(out.content_text ?? '', /Futurewombat/, 'control: retrieve_memory quotes the record');
+    await engine.forget({ kind: 'observation', ids: [o.id] }, scope);
+    assert.deepEqual((await engine.listRequests(scope, 100)).filter((e) => /futurewombat/i.test(e.response)).map((e) => e.request_id), []);
+    assert.deepEqual(filesContaining(dir, 'futurewombat'), []);
   });
 
   it('forgets what was derived from an observation (its session summary) too', async () => {

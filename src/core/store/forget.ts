@@ -175,7 +175,7 @@ async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: Sourc
     for (const id of await repos.memories.citing(doomed.observation)) doomed.memory.add(id);
   }
   const observations = doomed.observation.size ? (await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`)).map(rowToObservation) : [];
-  const earliest = await earliestOf(repos, doomed);
+  const found = await anyRecord(repos, doomed);
 
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].size === 0) continue;
@@ -186,7 +186,7 @@ async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: Sourc
     else report.memories = n;
     report.cells += await purger.delete(TABLES.cells, `${p} AND source_kind = ${sqlString(k)} AND source_id IN ${list}`);
   }
-  if (earliest === null) return;
+  if (!found) return;
   // The project's full-text index segments hold the forgotten words: they all go, and the
   // project is searched from its cells until the maintenance-lease holder indexes it again.
   await purger.delete(TABLES.lexicalSegments, p);
@@ -195,22 +195,20 @@ async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: Sourc
   await forgetMemoryLinks(repos, doomed.memory);
   await forgetGraph(repos, purger, observations, doomed.memory);
   // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
-  // log entries since the earliest forgotten record, and the project's prompts, go too.
-  await purger.delete(TABLES.requestLog, `${p} AND created_at_epoch >= ${sqlInt(earliest)}`);
+  // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
+  // quoting a record dated after them: a date is the client's or the commit's, not when it was stored.)
+  await purger.delete(TABLES.requestLog, p);
   await purger.delete(TABLES.sessionPrompts, p);
 }
 
-async function earliestOf(repos: ProjectRepositories, doomed: Record<SourceKind, Set<number>>): Promise<number | null> {
-  let earliest: number | null = null;
+/** Whether any of the doomed ids names a record of the project (before they are deleted). */
+async function anyRecord(repos: ProjectRepositories, doomed: Record<SourceKind, Set<number>>): Promise<boolean> {
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].size === 0) continue;
     const table = k === 'observation' ? repos.observations.table : k === 'memory' ? repos.memories.table : repos.summaries.table;
-    for (const r of await table.rows(`id IN ${sqlIntList([...doomed[k]])}`, { select: ['created_at_epoch'] })) {
-      const at = Number(r.created_at_epoch);
-      earliest = earliest === null ? at : Math.min(earliest, at);
-    }
+    if ((await table.rows(`id IN ${sqlIntList([...doomed[k]])}`, { select: ['id'] })).length > 0) return true;
   }
-  return earliest;
+  return false;
 }
 
 /** The other sources of a forgotten merged observation are shown again on their own. */
