@@ -23,7 +23,7 @@ import { CachedQueryEmbedder } from './embed/queryCache';
 import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
-import { redact } from './capture/redact';
+import { redact, redactKeyNullable } from './capture/redact';
 import { cleanPaths, prepareObservation } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
@@ -462,7 +462,9 @@ export class MemoryEngine implements MemoryEngineApi {
       text: redact(input.text),
       memory_type: validType(input.memory_type ?? 'note'),
       files: cleanPaths(input.files, 'files'),
-      branch: input.branch ?? scope.branch,
+      branch: redactKeyNullable(input.branch ?? scope.branch) ?? undefined,
+      topic_key: redactKeyNullable(input.topic_key) ?? undefined,
+      session_id: redactKeyNullable(input.session_id) ?? undefined,
     }, scope, Date.now(), 'explicit');
     return applyMemoryFacts(repos.memories, memory, [], { supersedes: input.supersedes === undefined ? undefined : checkIds(input.supersedes) });
   }

@@ -2,7 +2,7 @@
 // redacts must stay what it redacted before the patterns were rewritten for that.
 
 import * as assert from 'node:assert/strict';
-import { REDACTED, redact, secretKinds } from '../../src/core/capture/redact';
+import { REDACTED, redact, redactKey, secretKinds } from '../../src/core/capture/redact';
 
 const MB = 1024 * 1024;
 
@@ -94,5 +94,17 @@ describe('capture: redaction keeps what it redacted', () => {
   it('names the rules that fire', () => {
     assert.deepEqual(secretKinds('DB_PASSWORD="hunter2hunter2"'), ['quoted secret assignment']);
     assert.deepEqual(secretKinds('nothing secret here'), []);
+  });
+});
+
+describe('capture: identifiers with a secret', () => {
+  it('keep their identity with the secret digested away', () => {
+    const a = 'sess-AKIAABCDEFGHIJKLMNOP';
+    const b = 'sess-AKIAABCDEFGHIJKLMNOQ';
+    assert.equal(redactKey('feature/login'), 'feature/login');
+    assert.match(redactKey(a), /^redacted-[0-9a-f]{24}$/);
+    assert.equal(redactKey(a), redactKey(a));
+    assert.notEqual(redactKey(a), redactKey(b));
+    assert.ok(!redactKey(a).includes('AKIA'));
   });
 });

@@ -10,6 +10,7 @@ import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Scope } from '../model/records';
 import { GitImportError, runGit } from './git';
+import { redact } from './redact';
 import { diffSearchText, parseUnifiedDiff, touchedNames } from '../retrieve/diffText';
 import { SymbolDocs, documentObservation, readProjectDocuments } from './projectDocs';
 import type { ProjectDocument } from './projectDocs';
@@ -108,7 +109,7 @@ export async function pullRequestTexts(repoPath: string, rev: string): Promise<M
     const [sha, parents, message] = record.split(FIELD);
     if (!sha || !message) continue;
     const ps = parents.trim().split(' ');
-    const msg = message.replace(/\r/g, '').trim();
+    const msg = redact(message.replace(/\r/g, '').trim());
     const nl = msg.indexOf('\n');
     const subject = nl < 0 ? msg : msg.slice(0, nl);
     const body = nl < 0 ? '' : msg.slice(nl + 1);
@@ -137,7 +138,8 @@ function parseRecord(record: string): GitCommit | null {
   if (headerEnd < 0) return null;
   const [sha, parents, authorName, authorEmail, committedAt, message] = record.slice(0, headerEnd).split(FIELD);
   if (!sha || !/^[0-9a-f]{40}$/.test(sha.trim())) return null;
-  const msg = (message ?? '').replace(/\r/g, '').trim();
+  // Redacted whole before it is cut into subject and body: a secret may span the two.
+  const msg = redact((message ?? '').replace(/\r/g, '').trim());
   const nl = msg.indexOf('\n');
   const subject = (nl < 0 ? msg : msg.slice(0, nl)).trim();
   const body = nl < 0 ? '' : msg.slice(nl + 1).trim();

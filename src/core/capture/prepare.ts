@@ -9,7 +9,7 @@ import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
 import { countTokens } from '../tokens';
 import { storedPath } from './paths';
-import { isSecretPath, redact, redactNullable } from './redact';
+import { isSecretPath, redact, redactKey, redactKeyNullable, redactNullable } from './redact';
 
 /** The latest time a Date can hold (ms); later epochs are refused rather than thrown on. */
 export const MAX_EPOCH_MS = 8_640_000_000_000_000;
@@ -50,7 +50,7 @@ function growKey(input: ObservationInput, session: string): string | null {
   if (input.grow_key === undefined || input.grow_key === null) return null;
   if (typeof input.grow_key !== 'string' || input.grow_key.length === 0 || input.grow_key.length > 1000) throw new FilterError('grow_key must be a string of 1 to 1000 characters');
   if (input.dedupe_key !== undefined && input.dedupe_key !== null) throw new FilterError('an observation has a dedupe_key or a grow_key, not both');
-  return `grow:${session}:${input.grow_key}`;
+  return `grow:${session}:${redactKey(input.grow_key)}`;
 }
 
 /**
@@ -67,8 +67,9 @@ export function prepareObservation(
   if (!input || typeof input !== 'object') throw new FilterError('an observation must be an object');
   const type = validType(String(input.type ?? ''));
   const created = input.created_at_epoch !== undefined ? checkEpoch(input.created_at_epoch, 'created_at_epoch') : now;
-  const branch = input.branch ?? scopeBranch ?? null;
-  const session = input.memory_session_id !== undefined && input.memory_session_id !== null ? String(input.memory_session_id) : sessionFor(branch, created);
+  // Identifiers keep their identity with a secret digested away (redactKey).
+  const branch = redactKeyNullable(input.branch ?? scopeBranch ?? null);
+  const session = input.memory_session_id !== undefined && input.memory_session_id !== null ? redactKeyNullable(input.memory_session_id)! : sessionFor(branch, created);
   const filesRead = cleanPaths(input.files_read, 'files_read');
   const filesModified = cleanPaths(input.files_modified, 'files_modified');
   const facts = cleanList(input.facts, 'facts');
@@ -78,7 +79,7 @@ export function prepareObservation(
   const grow = growKey(input, session);
   const obs: Omit<Observation, 'id'> = {
     memory_session_id: session,
-    content_session_id: input.content_session_id ?? null,
+    content_session_id: redactKeyNullable(input.content_session_id),
     project,
     type,
     title,
@@ -100,7 +101,7 @@ export function prepareObservation(
   return {
     obs,
     extra: redactNullable(input.search_extra ?? null),
-    dedupe: grow ?? input.dedupe_key ?? null,
+    dedupe: grow ?? redactKeyNullable(input.dedupe_key),
     grows: grow !== null,
     fp: input.dedupe_key || grow ? null : fingerprint(type, title, [...filesModified, ...filesRead]),
   };

@@ -1,6 +1,8 @@
 // Secrets never reach the store: every text field of an observation or memory passes through
 // redact() before it is written (and before it is indexed or embedded).
 
+import { createHash } from 'node:crypto';
+
 export const REDACTED = '[REDACTED]';
 
 // Every pattern runs in time linear in the text (captures arrive unbounded: a pasted log, a
@@ -89,6 +91,19 @@ export function redactJson(text: string): string {
     return redact(text);
   }
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? redact(v) : v));
+}
+
+/**
+ * An identifier (a session id, a dedupe or topic key, a branch) with no secret in it, as it is;
+ * one with a secret, as a digest of it: the secret goes, and the same identifier still names the
+ * same session or key (redacting it to [REDACTED] would merge every such identifier into one).
+ */
+export function redactKey(value: string): string {
+  return redact(value) === value ? value : `redacted-${createHash('sha256').update(value, 'utf8').digest('hex').slice(0, 24)}`;
+}
+
+export function redactKeyNullable(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : redactKey(String(value));
 }
 
 export function redactNullable(text: string | null | undefined): string | null {

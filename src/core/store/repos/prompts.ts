@@ -1,7 +1,7 @@
 // The last prompts of a session, for rewriting short follow-ups. Kept per project: a session id
 // is chosen by the client, so the same id from another project's caller is another session.
 
-import { redact } from '../../capture/redact';
+import { redact, redactKey } from '../../capture/redact';
 import { sqlInt, sqlString } from '../filters';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
@@ -19,8 +19,9 @@ export class PromptRepository {
 
   async add(sessionId: string, prompt: string): Promise<void> {
     const now = Date.now();
-    const session = `session_id = ${sqlString(String(sessionId))}`;
-    await this.table.add([{ session_id: String(sessionId), prompt: redact(String(prompt)), created_at_epoch: now }]);
+    const id = redactKey(String(sessionId));
+    const session = `session_id = ${sqlString(id)}`;
+    await this.table.add([{ session_id: id, prompt: redact(String(prompt)), created_at_epoch: now }]);
     // Keep the last five per session and nothing older than 30 days.
     const times = (await this.table.rows(session, { select: ['created_at_epoch'] })).map((r) => Number(r.created_at_epoch)).sort((a, b) => b - a);
     if (times.length > PROMPTS_PER_SESSION) await this.table.delete(`${session} AND created_at_epoch < ${sqlInt(times[PROMPTS_PER_SESSION - 1])}`);
@@ -30,7 +31,7 @@ export class PromptRepository {
   /** Newest first, none older than 30 days. */
   async recent(sessionId: string, limit: number): Promise<string[]> {
     const since = Date.now() - PROMPT_TTL_MS;
-    const rows = await this.table.rows(`session_id = ${sqlString(String(sessionId))} AND created_at_epoch >= ${sqlInt(since)}`);
+    const rows = await this.table.rows(`session_id = ${sqlString(redactKey(String(sessionId)))} AND created_at_epoch >= ${sqlInt(since)}`);
     rows.sort((a, b) => Number(b.created_at_epoch) - Number(a.created_at_epoch));
     return rows.slice(0, Math.max(0, Math.min(PROMPTS_PER_SESSION, limit))).map((r) => String(r.prompt));
   }

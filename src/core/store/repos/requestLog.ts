@@ -1,7 +1,7 @@
 // The request log of one project: every retrieve_memory call with its (redacted) arguments and
 // response, for the user to review. Bounded by age and count (see pruneRequestLog).
 
-import { redactJson } from '../../capture/redact';
+import { redactJson, redactKeyNullable } from '../../capture/redact';
 import type { RequestLogEntry } from '../../model/records';
 import { sqlInt } from '../filters';
 import { rowToRequest } from '../mapping';
@@ -21,7 +21,7 @@ export class RequestLogRepository {
   }
 
   async log(entry: RequestLogEntry): Promise<void> {
-    await this.table.add([{ ...entry, arguments: redactJson(entry.arguments), response: redactJson(entry.response) }]);
+    await this.table.add([{ ...entry, session_id: redactKeyNullable(entry.session_id), arguments: redactJson(entry.arguments), response: redactJson(entry.response) }]);
   }
 
   async list(limit = 50): Promise<RequestLogEntry[]> {

@@ -1,0 +1,85 @@
+// Secrets in identifiers and in what spans two fields: session ids, dedupe, topic and grow keys and
+// branches keep their identity with the secret digested away (redactKey), and a commit message is
+// redacted whole before it is cut into subject and body. Each test reads every file of the store.
+
+import { strict as assert } from 'node:assert';
+import { importGitHistory } from '../../src/core/capture/gitImport';
+import type { MemoryEngine } from '../../src/core/engine';
+import type { Scope } from '../../src/core/model/records';
+import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
+import { filesContaining } from './diskFixture';
+import { commitAll, git } from './gitImportFixture';
+import { openTestEngine, removeDir, tempDir, toolContext } from './mcpFixture';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const AWS = (tag: string): string => `AKIA${tag}QWERTYUIOPAS12`;
+
+describe('secrets in identifiers never reach the disk', function () {
+  this.timeout(120_000);
+  let engine: MemoryEngine;
+  let dir: string;
+  const scope: Scope = { project: 'acme/probe' };
+
+  beforeEach(async () => {
+    ({ engine, dir } = await openTestEngine());
+  });
+  afterEach(async () => {
+    await engine.close();
+    removeDir(dir);
+  });
+
+  it('observe redacts secrets in branch, memory_session_id, content_session_id and dedupe_key', async () => {
+    await engine.observe(
+      [
+        { type: 'edit', title: 'branch field', branch: `fix/${AWS('BR')}` },
+        { type: 'edit', title: 'session field', memory_session_id: `sess-${AWS('MS')}` },
+        { type: 'edit', title: 'content session field', content_session_id: `c-${AWS('CS')}` },
+        { type: 'edit', title: 'dedupe field', dedupe_key: `bash:curl -H "Authorization: Bearer ${AWS('DK')}"` },
+      ],
+      scope,
+    );
+    await engine.flush();
+    const leaked = ['BR', 'MS', 'CS', 'DK'].filter((t) => filesContaining(dir, AWS(t)).length > 0);
+    assert.deepEqual(leaked, [], 'raw AWS keys stored from these fields');
+  });
+
+  it('remember redacts secrets in topic_key, branch and session_id', async () => {
+    await engine.remember({ title: 'topic', text: 'a memory with a topic', topic_key: `deploy-${AWS('TK')}` }, scope);
+    await engine.remember({ title: 'branch', text: 'a memory on a branch', branch: `fix/${AWS('MB')}` }, scope);
+    await engine.remember({ title: 'session', text: 'a memory of a session', session_id: `s-${AWS('SI')}` }, scope);
+    await engine.flush();
+    const leaked = ['TK', 'MB', 'SI'].filter((t) => filesContaining(dir, AWS(t)).length > 0);
+    assert.deepEqual(leaked, [], 'raw AWS keys stored from these fields');
+  });
+
+  it('retrieve_memory redacts a secret in session_id before it reaches session_prompts and request_log', async () => {
+    await engine.observe([{ type: 'note', title: 'Something to find' }], scope);
+    await engine.flush();
+    await retrieveMemory(toolContext(engine, scope), { prompt: 'what did we find?', session_id: `t-${AWS('RS')}` });
+    await engine.flush();
+    await engine.close();
+    ({ engine } = await openTestEngine(dir));
+    assert.deepEqual(filesContaining(dir, AWS('RS')), [], 'raw AWS key stored from session_id');
+  });
+
+  it('import-git redacts a private key block that starts on the commit subject line', async () => {
+    const repo = tempDir('probe-repo');
+    try {
+      git(repo, ['init', '-q', '-b', 'main']);
+      git(repo, ['config', 'commit.gpgsign', 'false']);
+      commitAll(repo, {
+        subject: 'oops pasted -----BEGIN RSA PRIVATE KEY-----',
+        body: 'MIIEpQIBAAKCAQEAprobekeybodyQQQ\n-----END RSA PRIVATE KEY-----',
+        files: { 'a.txt': 'hello\n' },
+        time: 1_700_000_000,
+      });
+      const result = await importGitHistory(engine, repo, { scope });
+      assert.equal(result.imported, 1);
+      await engine.flush();
+      assert.deepEqual(filesContaining(dir, 'probekeybodyQQQ'), [], 'the private key body is stored');
+    } finally {
+      removeDir(repo);
+    }
+  });
+});
