@@ -203,7 +203,15 @@ export interface MemoryEngineApi {
   exportJsonl(write: (line: string) => void, scope: Scope | null): Promise<number>;
   importJsonl(lines: AsyncIterable<string>): Promise<number>;
   stats(scope: Scope | null): Promise<StoreStats>;
+  /** Every table of the store read whole: a damaged one carries the error it gave. */
+  verifyStore(): Promise<TableCheck[]>;
   close(): Promise<void>;
+}
+
+export interface TableCheck {
+  table: string;
+  rows: number;
+  error?: string;
 }
 
 /**
@@ -212,6 +220,7 @@ export interface MemoryEngineApi {
  * added to MemoryEngineApi must be listed here or in LOCAL_ONLY, or this file does not compile.
  */
 export const REMOTE_ENGINE_METHODS = [
+  'verifyStore',
   'observe',
   'flush',
   'remember',

@@ -15,6 +15,7 @@ import type {
   SessionEndReason,
   SessionInfo,
   StoreStats,
+  TableCheck,
 } from './api';
 import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
@@ -704,6 +705,12 @@ export class MemoryEngine implements MemoryEngineApi {
     this.repos.graphCache.clear();
     this.kickVectors();
     return n;
+  }
+
+  /** Every table read whole (see Store.verify): what doctor reports of the store's files. */
+  verifyStore(): Promise<TableCheck[]> {
+    this.assertOpen();
+    return this.store.verify();
   }
 
   async stats(scope: Scope | null): Promise<StoreStats> {

@@ -6,6 +6,7 @@
 // JSON Schema (through zod metadata) while the tool itself parses with the strict schema.
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import * as z from 'zod/v4';
@@ -36,6 +37,49 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
   const out: CallToolResult = { content: [{ type: 'text', text: result.text }], isError: result.isError };
   if (result.structured) out.structuredContent = result.structured;
   return out;
+}
+
+/** Argument names the SDK's request parsing mangles: it drops `__proto__` and refuses `constructor`. */
+const MANGLED_KEYS = ['__proto__', 'constructor'] as const;
+
+/**
+ * Keeps what the SDK would lose of a tools/call's arguments. Its request schema drops an argument
+ * named `__proto__` (the tool would never see it, and its strict schema could not refuse it) and
+ * answers one named `constructor` with a raw -32603. Such arguments are taken out of the message
+ * before the SDK reads it, kept by request id, and put back (`restore`) as the tool's own keys, so
+ * its schema refuses them like any other unknown argument (invalid_arguments).
+ */
+class MangledArguments {
+  private readonly kept = new Map<string | number, Array<[string, unknown]>>();
+
+  /** Wraps a connected transport's message handler. */
+  watch(transport: Transport): void {
+    const inner = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const m = message as { id?: string | number; method?: unknown; params?: { arguments?: unknown } };
+      const args = m.params?.arguments;
+      if (m.method === 'tools/call' && m.id !== undefined && typeof args === 'object' && args !== null) {
+        const found = MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k));
+        if (found.length > 0) {
+          const rest: Record<string, unknown> = {};
+          for (const [k, v] of Object.entries(args)) if (!(found as string[]).includes(k)) rest[k] = v;
+          if (this.kept.size >= 1000) this.kept.clear(); // calls of unknown tools never restore theirs
+          this.kept.set(m.id, found.map((k) => [k, (args as Record<string, unknown>)[k]]));
+          m.params!.arguments = rest;
+        }
+      }
+      inner?.(message, extra);
+    };
+  }
+
+  restore(requestId: string | number, args: Record<string, unknown>): Record<string, unknown> {
+    const keys = this.kept.get(requestId);
+    if (!keys) return args;
+    this.kept.delete(requestId);
+    const out: Record<string, unknown> = { ...args };
+    for (const [k, v] of keys) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
+    return out;
+  }
 }
 
 export interface ToolSpec {
@@ -75,6 +119,12 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         "Code Memory: this project's memory of past coding sessions, commits, decisions and conventions. Call retrieve_memory or recall_context before guessing about the project's history; use get_observations to read exact records; use remember to keep a decision the user approved.",
     },
   );
+  const mangled = new MangledArguments();
+  const connect = server.connect.bind(server);
+  server.connect = async (transport: Transport): Promise<void> => {
+    await connect(transport);
+    mangled.watch(transport);
+  };
   for (const { tool, inputSchema, outputSchema } of options.specs ?? prepareToolSpecs()) {
     server.registerTool(
       tool.name,
@@ -90,7 +140,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         // Session ids are visible ASCII (MCP spec); anything else is ignored, not stored.
         const fromHeader = typeof headerSession === 'string' && /^[\x21-\x7e]{1,200}$/.test(headerSession) ? headerSession : undefined;
         const sessionId = extra.sessionId ?? fromHeader;
-        return toCallToolResult(await tool.run(options.context(sessionId), args));
+        return toCallToolResult(await tool.run(options.context(sessionId), mangled.restore(extra.requestId, args)));
       },
     );
   }

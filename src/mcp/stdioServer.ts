@@ -2,19 +2,77 @@
 // serves one scope; stdout carries only protocol messages, so logs go to stderr.
 
 import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
 import { createMcpServer } from './mcpServer';
+
+/** The longest request line served; a longer one is answered with an error and skipped. */
+export const MAX_STDIO_LINE_BYTES = 10 * 1024 * 1024;
 
 export interface StdioServerOptions {
   engine: MemoryEngineApi;
   scope: Scope;
   retrieveTimeoutMs?: number;
   log?: (message: string) => void;
+  /** Serving stops when it is aborted (the CLI's SIGTERM / SIGINT), as when stdin closes. */
+  signal?: AbortSignal;
+  stdin?: Readable;
+  stdout?: Writable;
+  maxLineBytes?: number;
 }
 
-/** Serves until stdin closes; resolves then. */
+/**
+ * stdin's complete lines up to `maxBytes` each, as they come; a longer line is dropped as it
+ * streams in (never held whole) and reported once. The SDK's reader closes the whole connection
+ * on a line over its 10 MiB buffer; behind this it never sees one.
+ */
+export function boundedLines(input: Readable, maxBytes: number, onOversized: () => void): PassThrough {
+  const out = new PassThrough();
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let skipping = false;
+  input.on('data', (chunk: Buffer) => {
+    let at = 0;
+    while (at < chunk.length) {
+      const nl = chunk.indexOf(0x0a, at);
+      const end = nl < 0 ? chunk.length : nl + 1;
+      const piece = chunk.subarray(at, end);
+      at = end;
+      if (!skipping) {
+        pending.push(piece);
+        pendingBytes += piece.length;
+        if (pendingBytes > maxBytes) {
+          skipping = true;
+          pending = [];
+          pendingBytes = 0;
+        }
+      }
+      if (nl < 0) break;
+      // A line ends here.
+      if (skipping) {
+        skipping = false;
+        onOversized();
+      } else {
+        out.write(Buffer.concat(pending));
+        pending = [];
+        pendingBytes = 0;
+      }
+    }
+  });
+  input.once('end', () => out.end());
+  input.once('close', () => out.end());
+  input.on('error', (error) => out.destroy(error));
+  return out;
+}
+
+function jsonRpcError(code: number, message: string): string {
+  return `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`;
+}
+
+/** Serves until stdin closes or the signal is aborted; resolves then. */
 export async function runStdioServer(options: StdioServerOptions): Promise<void> {
   // A stdio connection is one agent session: its id stands in for Mcp-Session-Id.
   const connectionId = `stdio:${randomUUID()}`;
@@ -27,11 +85,27 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
       log: options.log,
     }),
   });
-  const transport = new StdioServerTransport();
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const maxLine = options.maxLineBytes ?? MAX_STDIO_LINE_BYTES;
+  const lines = boundedLines(stdin, maxLine, () => {
+    options.log?.(`mcp: skipped a request line over ${maxLine} bytes`);
+    stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${maxLine} bytes`));
+  });
+  // One line is never over maxLine here; the SDK's own limit only has to be above it.
+  const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: maxLine + 64 * 1024 });
+  // A line that is not JSON, or not JSON-RPC: the SDK skips it; the client hears why.
+  transport.onerror = (error: Error) => {
+    options.log?.(`mcp: ${error.message}`);
+    const parse = error instanceof SyntaxError;
+    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${error.message}` : `invalid request: ${error.message}`));
+  };
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
-    process.stdin.once('close', () => resolve());
+    stdin.once('end', () => resolve());
+    stdin.once('close', () => resolve());
+    if (options.signal?.aborted) resolve();
+    options.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.connect(transport);
   await closed;

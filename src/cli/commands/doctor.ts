@@ -41,7 +41,17 @@ export const doctorCommand: CommandImpl = {
       const engine = await openEngine({ ...options, embedder: 'none' }, io, false);
       try {
         const s = await engine.stats(null);
-        checks.push({ name: 'store', ok: true, detail: `${options.store}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); opened in ${Date.now() - started} ms` });
+        const damaged = (await engine.verifyStore()).filter((t) => t.error);
+        if (damaged.length === 0) {
+          checks.push({ name: 'store', ok: true, detail: `${options.store}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); every table read in ${Date.now() - started} ms` });
+        } else {
+          checks.push({
+            name: 'store',
+            ok: false,
+            detail: `${options.store}: damaged, ${damaged.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
+            fix: 'Restore the store folder from a backup, or move it aside and rebuild it (code-memory import <export file>, code-memory import-git); the damaged folder is left as it is.',
+          });
+        }
       } finally {
         await engine.close();
       }

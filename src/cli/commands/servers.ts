@@ -18,11 +18,11 @@ export function serverInfoPath(storeUri: string): string {
 
 export const mcpCommand: CommandImpl = {
   name: 'mcp',
-  async run({ options, io }) {
+  async run({ options, io, signal }) {
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true, scope);
     try {
-      await runStdioServer({ engine, scope, log: (m) => io.stderr.write(`${m}\n`) });
+      await runStdioServer({ engine, scope, signal, log: (m) => io.stderr.write(`${m}\n`) });
     } finally {
       await engine.close();
     }

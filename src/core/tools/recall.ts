@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
 import { checkEpoch } from './epoch';
-import { ToolError, errorResult, parseArgs } from './types';
+import { ToolError, boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 // The engine returns at most 200 hits per search.
@@ -30,7 +30,7 @@ export const nodeFilterSchema = z
   .describe('A NodeFilter: every given field must match; AND-ed after the caller\'s scope.');
 
 export const recallInput = z.strictObject({
-  text: z.string().min(1).max(8000).describe('The query text, embedded server-side.'),
+  text: boundedText(8000).describe('The query text, embedded server-side.'),
   k: z.number().int().min(1).max(MAX_K).default(10).describe('Number of neighbours to return (minimum 1).'),
   filter: nodeFilterSchema.optional().describe("A convenience NodeFilter, AND-ed after the caller's access scope."),
 });

@@ -16,7 +16,7 @@ import { freshnessWeight } from '../capture/freshness';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { searchInTime } from './timeline';
-import { errorResult, parseArgs } from './types';
+import { boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const NO_MATCH = 'No matching XMemo memory was found.';
@@ -27,7 +27,7 @@ const MIN_SHORTENED_TOKENS = 12;
 const EXTRA_CANDIDATES = 8;
 
 export const recallContextInput = z.strictObject({
-  query: z.string().min(1).max(8000).describe('Natural-language query the context pack is assembled for.'),
+  query: boundedText(8000).describe('Natural-language query the context pack is assembled for.'),
   max_items: z.number().int().min(1).max(50).default(8).describe('Maximum number of memories in the pack (1-50).'),
   max_tokens: z.number().int().min(1).max(12000).default(1500).describe('Maximum length of the generated context in tokens (1-12000).'),
 });

@@ -14,7 +14,7 @@ import { searchInTime } from './timeline';
 import type { TimedHit } from './timeline';
 import { triage } from './triage';
 import type { TriageResult } from './triage';
-import { ToolError, describeIssues, errorCode } from './types';
+import { ToolError, boundedText, describeIssues, errorCode } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const MAX_PROMPT_CHARS = 8000;
@@ -25,7 +25,7 @@ const DOCUMENT_TOKENS = 400;
 const PRIOR_PROMPTS = 3;
 
 export const retrieveMemoryInput = z.strictObject({
-  prompt: z.string().min(1).max(MAX_PROMPT_CHARS).describe('Natural-language description of the context your agent needs. Maximum length: 8,000 characters.'),
+  prompt: boundedText(MAX_PROMPT_CHARS).describe('Natural-language description of the context your agent needs. Maximum length: 8,000 characters.'),
   session_id: z
     .string()
     .min(1)
@@ -195,7 +195,9 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
   const requestId = randomUUID();
   const parsed = retrieveMemoryInput.safeParse(rawArgs ?? {});
   const raw = (rawArgs && typeof rawArgs === 'object' ? rawArgs : {}) as Record<string, unknown>;
-  const sessionId = (typeof raw.session_id === 'string' && raw.session_id) || ctx.transportSessionId || null;
+  // Own arguments only: nothing inherited is an argument.
+  const given = Object.prototype.hasOwnProperty.call(raw, 'session_id') ? raw.session_id : undefined;
+  const sessionId = (typeof given === 'string' && given) || ctx.transportSessionId || null;
   let out: RetrieveMemoryOutput;
   try {
     if (!parsed.success) throw new ToolError('invalid_arguments', `${describeIssues(parsed.error)}. Only 'prompt' (at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')} characters) and 'session_id' are accepted.`);

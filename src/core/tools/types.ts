@@ -1,7 +1,7 @@
 // What every tool shares: the context it runs in, its result, and its error.
 // Tools are plain async functions over MemoryEngineApi; src/mcp and src/cli adapt them.
 
-import type * as z from 'zod/v4';
+import * as z from 'zod/v4';
 import type { MemoryEngineApi } from '../api';
 import type { Freshness } from '../capture/freshness';
 import type { Scope } from '../model/records';
@@ -75,6 +75,18 @@ export function describeIssues(error: z.ZodError): string {
       return `${where}: ${issue.message}`;
     })
     .join('; ');
+}
+
+/**
+ * A non-empty string of at most `max` characters, counted as the contracts and JSON Schema's
+ * maxLength count them: code points, not UTF-16 units (an emoji is one character, not two).
+ */
+export function boundedText(max: number): z.ZodString {
+  return z
+    .string()
+    .min(1)
+    .refine((v) => v.length <= max || [...v].length <= max, { message: `Too big: expected string to have <=${max} characters` })
+    .meta({ maxLength: max });
 }
 
 export function parseArgs<T extends z.ZodObject>(schema: T, args: unknown): z.output<T> {

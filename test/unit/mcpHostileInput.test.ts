@@ -1,0 +1,198 @@
+// Hostile input at the edges the SDK owns: argument names its request parsing mangles, a stdio line
+// over its buffer or not JSON at all, signals while a client holds stdin open, a damaged store.
+
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readdirSync, statSync, truncateSync } from 'node:fs';
+import * as path from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { MemoryEngine } from '../../src/core/engine';
+import type { Scope } from '../../src/core/model/records';
+import { retrieveMemoryTool } from '../../src/core/tools/retrieveMemory';
+import { createMcpServer } from '../../src/mcp/mcpServer';
+import { runMain } from './cliInProcess';
+import { REPO_ROOT, openTestEngine, removeDir, seed, tempDir, toolContext } from './mcpFixture';
+
+const scope: Scope = { project: 'github.com/acme/app' };
+const other: Scope = { project: 'github.com/evil/other' };
+const TSX = require.resolve('tsx/cjs');
+const CLI = path.join(REPO_ROOT, 'src', 'cli', 'main.ts');
+
+interface StdioChild {
+  child: ChildProcessWithoutNullStreams;
+  replies: Array<{ id?: number | null; result?: unknown; error?: unknown }>;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  send: (message: unknown) => void;
+  waitFor: (id: number, ms: number) => Promise<boolean>;
+}
+
+/** `code-memory mcp` as a child speaking raw JSON-RPC lines, so that any line can be sent. */
+function startStdio(store: string): StdioChild {
+  const child = spawn(process.execPath, ['--require', TSX, CLI, 'mcp', '--store', store, '--project', scope.project, '--embedder', 'hashed'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LANCEDB_LOG: 'error', RUST_BACKTRACE: '0' },
+  });
+  const replies: StdioChild['replies'] = [];
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    let nl: number;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, nl);
+      out = out.slice(nl + 1);
+      if (line.trim()) replies.push(JSON.parse(line) as StdioChild['replies'][number]);
+    }
+  });
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdin.on('error', () => undefined);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const send = (message: unknown): void => {
+    child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  };
+  const waitFor = async (id: number, ms: number): Promise<boolean> => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      if (replies.some((r) => r.id === id)) return true;
+      if (child.exitCode !== null || child.signalCode !== null) return false;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  };
+  return { child, replies, stderr: () => err, exited, send, waitFor };
+}
+
+async function initialize(s: StdioChild): Promise<void> {
+  s.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+  assert.ok(await s.waitFor(1, 60_000), `no initialize answer; stderr: ${s.stderr()}`);
+  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+
+async function stop(s: StdioChild): Promise<void> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  s.child.stdin.end();
+  const done = await Promise.race([s.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+  if (!done) s.child.kill('SIGKILL');
+}
+
+describe('hostile input at the SDK\'s edges', function () {
+  this.timeout(120_000);
+  let engine: MemoryEngine;
+  let dir: string;
+
+  before(async () => {
+    ({ engine, dir } = await openTestEngine());
+    await seed(engine, scope, other);
+  });
+  after(async () => {
+    await engine?.close();
+    if (dir) removeDir(dir);
+  });
+
+  it('retrieve_memory over MCP answers invalid_arguments for a `__proto__` argument (only prompt and session_id are accepted)', async () => {
+    const server = createMcpServer({ context: () => toolContext(engine, scope) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const replies = new Map<number, Record<string, unknown>>();
+    clientSide.onmessage = (m: JSONRPCMessage) => {
+      if ('id' in m && typeof m.id === 'number') replies.set(m.id, m as unknown as Record<string, unknown>);
+    };
+    await server.connect(serverSide);
+    await clientSide.start();
+    const until = async (id: number): Promise<Record<string, unknown>> => {
+      for (let i = 0; i < 400 && !replies.has(id); i++) await new Promise((r) => setTimeout(r, 25));
+      const reply = replies.get(id);
+      assert.ok(reply, `no reply to ${id}`);
+      return reply;
+    };
+    await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+    await until(1);
+    await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // Exactly what a stdio or HTTP transport hands over after JSON.parse of the request line.
+    const request = JSON.parse('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"retrieve_memory","arguments":{"prompt":"which vector store did we pick","__proto__":{"session_id":"someone-else"}}}}') as JSONRPCMessage;
+    await clientSide.send(request);
+    const reply = (await until(2)) as { result?: { isError?: boolean; structuredContent?: { status?: string; error_code?: string } } };
+    await server.close();
+    assert.equal(reply.result?.structuredContent?.status, 'error', `a call with an extra '__proto__' argument was answered: ${JSON.stringify(reply).slice(0, 300)}`);
+    assert.equal(reply.result?.structuredContent?.error_code, 'invalid_arguments');
+    assert.equal(reply.result?.isError, true);
+    // `constructor` made the SDK's own request schema answer a raw -32603.
+    const server2 = createMcpServer({ context: () => toolContext(engine, scope) });
+    const [client2, serverSide2] = InMemoryTransport.createLinkedPair();
+    const replies2 = new Map<number, Record<string, unknown>>();
+    client2.onmessage = (m: JSONRPCMessage) => {
+      if ('id' in m && typeof m.id === 'number') replies2.set(m.id, m as unknown as Record<string, unknown>);
+    };
+    await server2.connect(serverSide2);
+    await client2.start();
+    await client2.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+    await client2.send(JSON.parse('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{"text":"vector store","constructor":{"a":1}}}}') as JSONRPCMessage);
+    for (let i = 0; i < 400 && !replies2.has(3); i++) await new Promise((r) => setTimeout(r, 25));
+    await server2.close();
+    const ctor = replies2.get(3) as { result?: { isError?: boolean; content?: Array<{ text: string }> } } | undefined;
+    assert.equal(ctor?.result?.isError, true, JSON.stringify(ctor));
+    assert.match(ctor?.result?.content?.[0]?.text ?? '', /^invalid_arguments: unknown argument\(s\) 'constructor'/);
+  });
+
+  it('retrieve_memory accepts a prompt of 8,000 characters even when they lie outside the BMP', async () => {
+    // 5,000 characters (10,000 UTF-16 code units): within "Maximum length: 8,000 characters".
+    const out = await retrieveMemoryTool.run(toolContext(engine, scope), { prompt: '\u{1F600}'.repeat(5000) });
+    const structured = out.structured as { status?: string; error_code?: string; error_message?: string };
+    assert.equal(structured.status, 'ok', `${structured.error_code}: ${structured.error_message}`);
+  });
+
+  it('the stdio server survives a request line over 10 MiB and keeps answering', async () => {
+    const store = tempDir('probe-stdio-big');
+    const s = startStdio(store);
+    try {
+      await initialize(s);
+      s.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'recall', arguments: { text: 'x'.repeat(10.5 * 1024 * 1024) } } });
+      await new Promise((r) => setTimeout(r, 1500));
+      s.send('{"jsonrpc": "2.0", "id": 4, "method": "tools/list"');
+      s.send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
+      const answered = await s.waitFor(3, 20_000);
+      assert.ok(answered, `after an oversized request the server stopped (exit code ${String(s.child.exitCode)}, stderr: '${s.stderr().slice(0, 300)}'); got replies to ${JSON.stringify(s.replies.map((r) => r.id))}`);
+      // The oversized line and the line that is not JSON were each answered with an error.
+      const codes = s.replies.filter((r) => r.id === null).map((r) => (r.error as { code: number }).code);
+      assert.deepEqual(codes, [-32600, -32700]);
+    } finally {
+      await stop(s);
+      removeDir(store);
+    }
+  });
+
+  it('`code-memory mcp` exits on SIGTERM while its client keeps stdin open', async () => {
+    const store = tempDir('probe-stdio-term');
+    const s = startStdio(store);
+    try {
+      await initialize(s);
+      s.child.kill('SIGTERM');
+      const result = await Promise.race([s.exited, new Promise<null>((r) => setTimeout(() => r(null), 8000))]);
+      assert.ok(result, 'still running 8 s after SIGTERM (only a second signal ends it, with exit code 130 and no engine close)');
+    } finally {
+      await stop(s);
+      removeDir(store);
+    }
+  });
+
+  it('doctor reports a store whose observation data files are damaged', async () => {
+    const broken = tempDir('probe-damaged');
+    const opened = await openTestEngine(broken);
+    await seed(opened.engine, scope, other);
+    await opened.engine.close();
+    const data = path.join(broken, 'observations.lance', 'data');
+    for (const f of readdirSync(data)) if (statSync(path.join(data, f)).size > 100) truncateSync(path.join(data, f), 100);
+    try {
+      // The store cannot be read: stats (and get_observations) fail on it.
+      const stats = await runMain(['stats', '--store', broken, '--project', scope.project, '--json']);
+      assert.notEqual(stats.code, 0, 'precondition: stats fails on the damaged store');
+      const doctor = await runMain(['doctor', '--store', broken, '--project', scope.project, '--embedder', 'none', '--json']);
+      assert.notEqual(doctor.code, 0, `doctor says the damaged store is fine: ${doctor.out.slice(0, 400)}`);
+      assert.match(doctor.out, /table observations cannot be read/);
+    } finally {
+      removeDir(broken);
+    }
+  });
+});
