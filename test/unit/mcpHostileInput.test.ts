@@ -92,7 +92,8 @@ describe('hostile input at the SDK\'s edges', function () {
     if (dir) removeDir(dir);
   });
 
-  it('retrieve_memory over MCP answers invalid_arguments for a `__proto__` argument (only prompt and session_id are accepted)', async () => {
+  /** One request line, exactly as a transport hands it over after JSON.parse, to a fresh server. */
+  async function callOnce(line: string): Promise<{ result?: { isError?: boolean; content?: Array<{ text: string }>; structuredContent?: { status?: string; error_code?: string } } }> {
     const server = createMcpServer({ context: () => toolContext(engine, scope) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const replies = new Map<number, Record<string, unknown>>();
@@ -101,39 +102,28 @@ describe('hostile input at the SDK\'s edges', function () {
     };
     await server.connect(serverSide);
     await clientSide.start();
-    const until = async (id: number): Promise<Record<string, unknown>> => {
-      for (let i = 0; i < 400 && !replies.has(id); i++) await new Promise((r) => setTimeout(r, 25));
-      const reply = replies.get(id);
-      assert.ok(reply, `no reply to ${id}`);
+    try {
+      await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+      await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await clientSide.send(JSON.parse(line) as JSONRPCMessage);
+      for (let i = 0; i < 400 && !replies.has(2); i++) await new Promise((r) => setTimeout(r, 25));
+      const reply = replies.get(2);
+      assert.ok(reply, 'no reply');
       return reply;
-    };
-    await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
-    await until(1);
-    await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    // Exactly what a stdio or HTTP transport hands over after JSON.parse of the request line.
-    const request = JSON.parse('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"retrieve_memory","arguments":{"prompt":"which vector store did we pick","__proto__":{"session_id":"someone-else"}}}}') as JSONRPCMessage;
-    await clientSide.send(request);
-    const reply = (await until(2)) as { result?: { isError?: boolean; structuredContent?: { status?: string; error_code?: string } } };
-    await server.close();
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('answers invalid_arguments for arguments named `__proto__` or `constructor` (the SDK drops the one and refuses the other itself)', async () => {
+    const reply = await callOnce('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"retrieve_memory","arguments":{"prompt":"which vector store did we pick","__proto__":{"session_id":"someone-else"}}}}');
     assert.equal(reply.result?.structuredContent?.status, 'error', `a call with an extra '__proto__' argument was answered: ${JSON.stringify(reply).slice(0, 300)}`);
     assert.equal(reply.result?.structuredContent?.error_code, 'invalid_arguments');
     assert.equal(reply.result?.isError, true);
     // `constructor` made the SDK's own request schema answer a raw -32603.
-    const server2 = createMcpServer({ context: () => toolContext(engine, scope) });
-    const [client2, serverSide2] = InMemoryTransport.createLinkedPair();
-    const replies2 = new Map<number, Record<string, unknown>>();
-    client2.onmessage = (m: JSONRPCMessage) => {
-      if ('id' in m && typeof m.id === 'number') replies2.set(m.id, m as unknown as Record<string, unknown>);
-    };
-    await server2.connect(serverSide2);
-    await client2.start();
-    await client2.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
-    await client2.send(JSON.parse('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{"text":"vector store","constructor":{"a":1}}}}') as JSONRPCMessage);
-    for (let i = 0; i < 400 && !replies2.has(3); i++) await new Promise((r) => setTimeout(r, 25));
-    await server2.close();
-    const ctor = replies2.get(3) as { result?: { isError?: boolean; content?: Array<{ text: string }> } } | undefined;
-    assert.equal(ctor?.result?.isError, true, JSON.stringify(ctor));
-    assert.match(ctor?.result?.content?.[0]?.text ?? '', /^invalid_arguments: unknown argument\(s\) 'constructor'/);
+    const ctor = await callOnce('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"text":"vector store","constructor":{"a":1}}}}');
+    assert.equal(ctor.result?.isError, true, JSON.stringify(ctor));
+    assert.match(ctor.result?.content?.[0]?.text ?? '', /^invalid_arguments: unknown argument\(s\) 'constructor'/);
   });
 
   it('retrieve_memory accepts a prompt of 8,000 characters even when they lie outside the BMP', async () => {
