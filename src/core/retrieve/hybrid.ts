@@ -9,6 +9,7 @@ import type { RankedHit, SearchHit } from '../api';
 import type { LexicalSegments } from '../store/lexicalSegments';
 import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts } from './lexicalIndex';
 import { lexiconFor } from './lexicon';
+import { wordNeighbours } from './wordNeighbours';
 import { ensureFtsIndex } from '../store/store';
 import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
@@ -111,13 +112,29 @@ async function bm25Ranked(
   return ranked(scored, await index.readRows(scored.map((x) => x.nodeId), where, columns));
 }
 
-/** Query terms, plus the store's own abbreviations of them at a lower weight. */
+/**
+ * Query terms, plus at lower weights the store's own abbreviations of them, and for the words
+ * the project rarely or never uses, their neighbours in software documentation that it does use
+ * (wordNeighbours.ts): the question's everyday word reaches the project's own term.
+ */
 async function queryTerms(corpus: QueryCorpus, terms: string[], s: RetrievalSettings): Promise<Map<string, number>> {
   const q = new Map(terms.map((t) => [t, 1] as [string, number]));
-  if (s.abbrevWeight <= 0) return q;
-  await corpus.load(terms.flatMap((t) => abbreviationCandidates(corpus, t)));
-  for (const t of terms) {
-    for (const a of abbreviationsOf(corpus, t, s.abbrevLift, s.abbrevMax)) if (!q.has(a)) q.set(a, s.abbrevWeight);
+  if (s.abbrevWeight > 0) {
+    await corpus.load(terms.flatMap((t) => abbreviationCandidates(corpus, t)));
+    for (const t of terms) {
+      for (const a of abbreviationsOf(corpus, t, s.abbrevLift, s.abbrevMax)) if (!q.has(a)) q.set(a, s.abbrevWeight);
+    }
+  }
+  if (s.relatedWeight > 0) {
+    const table = wordNeighbours();
+    const rare = terms.filter((t) => corpus.df(t) <= s.relatedDf * corpus.liveDocs);
+    const near = rare.map((t) => table.get(t).filter(([, sim]) => sim >= s.relatedMin));
+    await corpus.load(near.flatMap((list) => list.map(([w]) => w)));
+    for (const list of near) {
+      for (const [w, sim] of list.filter(([w]) => corpus.df(w) > 0).slice(0, s.relatedMax)) {
+        if (!q.has(w)) q.set(w, s.relatedWeight * sim);
+      }
+    }
   }
   return q;
 }

@@ -31,6 +31,16 @@ export interface RetrievalSettings {
   abbrevWeight: number;
   abbrevLift: number;
   abbrevMax: number;
+  /**
+   * Related words for the question's rare words (wordNeighbours.ts): a query word in at most
+   * `relatedDf` of the project's records (a fraction) also matches its `relatedMax` nearest
+   * neighbours in software documentation that the project uses, those at least `relatedMin`
+   * similar, at `relatedWeight` times their similarity. Weight 0 turns it off.
+   */
+  relatedWeight: number;
+  relatedDf: number;
+  relatedMin: number;
+  relatedMax: number;
   /** BM25 weight of the extra section (a commit's diff text) relative to the message. */
   extraWeight: number;
   /**
@@ -72,6 +82,10 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   abbrevWeight: 0.5,
   abbrevLift: 2,
   abbrevMax: 2,
+  relatedWeight: 1,
+  relatedDf: 0.002,
+  relatedMin: 0.55,
+  relatedMax: 5,
   extraWeight: 0.5,
   fusion: 'z',
   lexicalWeight: 1,
