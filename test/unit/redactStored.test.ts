@@ -39,7 +39,7 @@ describe('secrets in identifiers never reach the disk', function () {
       ],
       scope,
     );
-    await engine.flush();
+    await engine.close(); // every background write done before the files are read
     const leaked = ['BR', 'MS', 'CS', 'DK'].filter((t) => filesContaining(dir, AWS(t)).length > 0);
     assert.deepEqual(leaked, [], 'raw AWS keys stored from these fields');
   });
@@ -48,7 +48,7 @@ describe('secrets in identifiers never reach the disk', function () {
     await engine.remember({ title: 'topic', text: 'a memory with a topic', topic_key: `deploy-${AWS('TK')}` }, scope);
     await engine.remember({ title: 'branch', text: 'a memory on a branch', branch: `fix/${AWS('MB')}` }, scope);
     await engine.remember({ title: 'session', text: 'a memory of a session', session_id: `s-${AWS('SI')}` }, scope);
-    await engine.flush();
+    await engine.close(); // every background write done before the files are read
     const leaked = ['TK', 'MB', 'SI'].filter((t) => filesContaining(dir, AWS(t)).length > 0);
     assert.deepEqual(leaked, [], 'raw AWS keys stored from these fields');
   });
@@ -76,7 +76,7 @@ describe('secrets in identifiers never reach the disk', function () {
       });
       const result = await importGitHistory(engine, repo, { scope });
       assert.equal(result.imported, 1);
-      await engine.flush();
+      await engine.close(); // every background write done before the files are read
       assert.deepEqual(filesContaining(dir, 'probekeybodyQQQ'), [], 'the private key body is stored');
     } finally {
       removeDir(repo);
