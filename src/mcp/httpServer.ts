@@ -106,7 +106,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // A request without Host reaches handle() and its JSON 403 (Node would answer an empty 400).
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
-      log(`http: ${req.method} ${req.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      // The path only: a query string may carry what a client should not have put there.
+      log(`http: ${req.method} ${(req.url ?? '').split('?')[0]}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: 'the memory server failed to handle this request; see the Code Memory log' });
       else res.end();
     });
