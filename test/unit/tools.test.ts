@@ -154,6 +154,9 @@ describe('tools (plain functions over a real engine)', () => {
       const quoted = await recall(toolContext(engine, scope), { text: 'LanceDB', filter: { branch: "main' OR '1'='1" } });
       assert.deepEqual(quoted.nodes, []);
       await rejects(recall(toolContext(engine, scope), { text: 'x', k: 0 }), 'invalid_arguments');
+      // The contract sets no upper bound on k: a large one is served, capped, not refused.
+      const many = await recall(toolContext(engine, scope), { text: 'LanceDB', k: 100_000 });
+      assert.ok(many.nodes.length >= 1 && many.nodes.length <= 200, String(many.nodes.length));
       const result = await recallTool.run(toolContext(engine, scope), { text: 'x', extra: true });
       assert.equal(result.isError, true);
       assert.match(result.text, /unknown argument\(s\) 'extra'/);

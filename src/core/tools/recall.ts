@@ -31,7 +31,14 @@ export const nodeFilterSchema = z
 
 export const recallInput = z.strictObject({
   text: boundedText(8000).describe('The query text, embedded server-side.'),
-  k: z.number().int().min(1).max(MAX_K).default(10).describe('Number of neighbours to return (minimum 1).'),
+  // The contract bounds k below only: a larger k is served as the most this server returns.
+  k: z
+    .number()
+    .int()
+    .min(1)
+    .default(10)
+    .transform((k) => Math.min(k, MAX_K))
+    .describe(`Number of neighbours to return (minimum 1; at most ${MAX_K} are returned).`),
   filter: nodeFilterSchema.optional().describe("A convenience NodeFilter, AND-ed after the caller's access scope."),
 });
 
