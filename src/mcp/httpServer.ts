@@ -16,6 +16,7 @@ import { createMcpServer, prepareToolSpecs } from './mcpServer';
 import { sendJson } from './httpJson';
 import { handleRest } from './rest';
 import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
+import { registerSecret } from '../core/capture/redact';
 
 export const MCP_PATH = '/v1/mcp/memory';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -206,6 +207,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     });
   });
   port = (server.address() as AddressInfo).port;
+  // A client that pastes the token into a prompt never gets it stored (the request log, prompts).
+  const forgetToken = registerSecret(token);
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
   const baseUrl = `http://${hostInUrl}:${port}`;
   let closed = false;
@@ -217,6 +220,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     async close() {
       if (closed) return;
       closed = true;
+      forgetToken();
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Keep-alive sockets of finished requests would hold close() open.

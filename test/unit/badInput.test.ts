@@ -161,9 +161,9 @@ describe('bad input to the loopback server', function () {
       assert.equal((await rawRequest(server, 'GET', '/v1/health')).status, 200);
     });
 
-    it('keeps no quoted secret of a retrieve_memory prompt in the request log', async () => {
+    it('keeps no quoted secret, nor the server\'s own token, of a retrieve_memory prompt in the request log', async () => {
       const secret = 's3cr3tvalue99';
-      for (const prompt of [`deploy with DB_PASSWORD="${secret}" please`, `config {"api_key": "${secret}"}`]) {
+      for (const prompt of [`deploy with DB_PASSWORD="${secret}" please`, `config {"api_key": "${secret}"}`, `my server wants ${server.token}, right?`]) {
         const out = await client.callTool({ name: 'retrieve_memory', arguments: { prompt } });
         assert.ok(!out.isError, JSON.stringify(out));
       }
@@ -172,6 +172,9 @@ describe('bad input to the loopback server', function () {
       const text = JSON.stringify(log.json);
       assert.match(text, /DB_PASSWORD/);
       assert.ok(!text.includes(secret), text.slice(0, 400));
+      // The server's own token, pasted as plain text, has no shape to recognise; it is known.
+      assert.match(text, /my server wants/);
+      assert.ok(!text.includes(server.token), 'the request log holds the server token');
     });
   });
 

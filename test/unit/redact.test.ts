@@ -2,7 +2,7 @@
 // redacts must stay what it redacted before the patterns were rewritten for that.
 
 import * as assert from 'node:assert/strict';
-import { REDACTED, redact, redactKey, secretKinds } from '../../src/core/capture/redact';
+import { REDACTED, redact, redactKey, registerSecret, secretKinds } from '../../src/core/capture/redact';
 
 const MB = 1024 * 1024;
 
@@ -106,5 +106,18 @@ describe('capture: identifiers with a secret', () => {
     assert.equal(redactKey(a), redactKey(a));
     assert.notEqual(redactKey(a), redactKey(b));
     assert.ok(!redactKey(a).includes('AKIA'));
+  });
+});
+
+describe('capture: secrets this process holds', () => {
+  it('are redacted whatever their shape while registered', () => {
+    const key = 'plainlookingvalue1234567';
+    assert.equal(redact(`use ${key} here`), `use ${key} here`);
+    const forget = registerSecret(key);
+    assert.equal(redact(`use ${key} here and ${key}`), `use ${REDACTED} here and ${REDACTED}`);
+    forget();
+    assert.equal(redact(`use ${key} here`), `use ${key} here`);
+    registerSecret('short')();
+    assert.equal(redact('a short word'), 'a short word');
   });
 });

@@ -71,9 +71,23 @@ const RULES: Rule[] = [
   },
 ];
 
+/**
+ * Secrets this process holds whatever their shape (the loopback server's bearer token, a model
+ * server's API key): never stored, even where a client pastes one into a prompt.
+ */
+const knownSecrets = new Set<string>();
+
+/** Adds a secret of this process to redact (16 characters or more); returns its removal. */
+export function registerSecret(secret: string): () => void {
+  if (secret.length < 16) return () => undefined;
+  knownSecrets.add(secret);
+  return () => knownSecrets.delete(secret);
+}
+
 /** The text with every recognised secret replaced by [REDACTED]. */
 export function redact(text: string): string {
   let out = text;
+  for (const secret of knownSecrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   for (const rule of RULES) out = out.replace(rule.pattern, rule.replace);
   return out;
 }

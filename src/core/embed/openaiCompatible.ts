@@ -3,6 +3,7 @@
 // the user configures this provider.
 import { checkDimension, l2Normalize, type Embedder } from './embedder';
 import { postJson } from '../modelServer';
+import { registerSecret } from '../capture/redact';
 
 export interface OpenAiCompatibleOptions {
   /** e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 */
@@ -27,6 +28,7 @@ export class OpenAiCompatibleEmbedder implements Embedder {
 
   private constructor(private readonly options: OpenAiCompatibleOptions, dimension: number) {
     this.url = options.baseUrl.replace(/\/+$/, '') + '/embeddings';
+    if (options.apiKey) registerSecret(options.apiKey);
     this.name = `openai:${options.model}`;
     this.dim = dimension;
   }

@@ -6,6 +6,7 @@
 
 import type { SearchHit } from '../api';
 import { postJson } from '../modelServer';
+import { registerSecret } from '../capture/redact';
 
 /** Plain data, so that it can cross to the engine's worker thread. */
 export interface RerankerConfig {
@@ -66,6 +67,7 @@ export class Reranker {
   ) {
     if (!config.endpoint) throw new Error('The reranker needs an endpoint, e.g. http://127.0.0.1:8080/v1.');
     this.url = config.endpoint.replace(/\/+$/, '') + '/rerank';
+    if (config.apiKey) registerSecret(config.apiKey);
     this.candidates = Math.min(MAX_RERANK_CANDIDATES, Math.max(2, Math.floor(config.candidates ?? DEFAULT_RERANK_CANDIDATES)));
   }
 
