@@ -3,14 +3,14 @@
 
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
 import { createMcpServer } from './mcpServer';
 
 /** The longest request line served; a longer one is answered with an error and skipped. */
-export const MAX_STDIO_LINE_BYTES = 10 * 1024 * 1024;
+const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 export interface StdioServerOptions {
   engine: MemoryEngineApi;
@@ -19,9 +19,6 @@ export interface StdioServerOptions {
   log?: (message: string) => void;
   /** Serving stops when it is aborted (the CLI's SIGTERM / SIGINT), as when stdin closes. */
   signal?: AbortSignal;
-  stdin?: Readable;
-  stdout?: Writable;
-  maxLineBytes?: number;
 }
 
 /**
@@ -29,7 +26,7 @@ export interface StdioServerOptions {
  * streams in (never held whole) and reported once. The SDK's reader closes the whole connection
  * on a line over its 10 MiB buffer; behind this it never sees one.
  */
-export function boundedLines(input: Readable, maxBytes: number, onOversized: () => void): PassThrough {
+function boundedLines(input: Readable, maxBytes: number, onOversized: () => void): PassThrough {
   const out = new PassThrough();
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -56,7 +53,7 @@ export function boundedLines(input: Readable, maxBytes: number, onOversized: () 
         skipping = false;
         onOversized();
       } else {
-        out.write(Buffer.concat(pending));
+        out.write(pending.length === 1 ? pending[0] : Buffer.concat(pending));
         pending = [];
         pendingBytes = 0;
       }
@@ -85,15 +82,13 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
       log: options.log,
     }),
   });
-  const stdin = options.stdin ?? process.stdin;
-  const stdout = options.stdout ?? process.stdout;
-  const maxLine = options.maxLineBytes ?? MAX_STDIO_LINE_BYTES;
-  const lines = boundedLines(stdin, maxLine, () => {
-    options.log?.(`mcp: skipped a request line over ${maxLine} bytes`);
-    stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${maxLine} bytes`));
+  const { stdin, stdout } = process;
+  const lines = boundedLines(stdin, MAX_LINE_BYTES, () => {
+    options.log?.(`mcp: skipped a request line over ${MAX_LINE_BYTES} bytes`);
+    stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${MAX_LINE_BYTES} bytes`));
   });
-  // One line is never over maxLine here; the SDK's own limit only has to be above it.
-  const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: maxLine + 64 * 1024 });
+  // One line is never over MAX_LINE_BYTES here; the SDK's own limit only has to be above it.
+  const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: MAX_LINE_BYTES + 64 * 1024 });
   // A line that is not JSON, or not JSON-RPC: the SDK skips it; the client hears why.
   transport.onerror = (error: Error) => {
     options.log?.(`mcp: ${error.message}`);

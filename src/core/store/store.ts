@@ -1,6 +1,7 @@
 // The LanceDB store: opens (and creates, and upgrades) the tables of one store URI, and gives
 // the engine typed, batched, conflict-retrying access to them.
 
+import type { TableCheck } from '../api';
 import * as lancedb from '@lancedb/lancedb';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
@@ -229,8 +230,8 @@ export class Store {
    * Reads every row of every table, all columns, a batch at a time: a damaged data file fails
    * here, named by its table (a count or an indexed read can pass over it).
    */
-  async verify(): Promise<Array<{ table: TableName; rows: number; error?: string }>> {
-    const out: Array<{ table: TableName; rows: number; error?: string }> = [];
+  async verify(): Promise<TableCheck[]> {
+    const out: TableCheck[] = [];
     for (const name of Object.values(TABLES)) {
       let rows = 0;
       try {
