@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { stem } from '../../src/core/retrieve/stemmer';
-import { EXTRA_MARK, pathTerms, prepareIndexText, prepareQueryText, splitIdentifier, tokenize } from '../../src/core/retrieve/textPrep';
+import { EXTRA_MARK, joinedTerms, pathTerms, prepareIndexText, prepareQueryText, splitIdentifier, tokenize } from '../../src/core/retrieve/textPrep';
 import { diffSearchText, docstringLines, identifiersIn, isSkippedFile, parseUnifiedDiff, touchedNames } from '../../src/core/retrieve/diffText';
 
 describe('text preparation', () => {
@@ -70,6 +70,18 @@ describe('text preparation', () => {
 
   it('prepareQueryText prepares the question like the index, each term once', () => {
     assert.equal(prepareQueryText('Which change parses parsed arguments?'), 'chang pars argument');
+  });
+});
+
+describe('joinedTerms', () => {
+  it('joins consecutive words as code writes them, skipping stop words, not across sentences', () => {
+    assert.deepEqual(joinedTerms('The host name of the server. Terminal width'), [stem('hostname'), stem('nameserver'), stem('terminalwidth')]);
+  });
+
+  it('gives nothing for one word, punctuation or an empty text', () => {
+    assert.deepEqual(joinedTerms('hostname'), []);
+    assert.deepEqual(joinedTerms('?!. ,'), []);
+    assert.deepEqual(joinedTerms(''), []);
   });
 });
 

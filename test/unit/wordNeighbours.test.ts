@@ -1,5 +1,6 @@
 // Related words from software documentation for the question's words a project never uses: the
-// shipped table, and a search that reaches a record only through it.
+// shipped table, and a search that reaches a record only through it; likewise two words of the
+// question joined as the project writes them.
 
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
@@ -50,6 +51,7 @@ describe('word neighbours', function () {
       const filler = ['Refactor the cache layer', 'Rename the build scripts', 'Speed up the test runner', 'Move the docs to a new folder', 'Bump the parser version'];
       await engine.observe(filler.map((title, i) => ({ type: 'note', title, narrative: `routine change ${i}` })), scope);
       await engine.observe([{ type: 'decision', title: 'Expired tokens are refused at login', narrative: 'The authentication middleware rejects a token past its expiry.' }], scope);
+      await engine.observe([{ type: 'bugfix', title: 'Strip the port from SERVERNAME for cookies', narrative: 'Browsers dropped the cookie.' }], scope);
       await engine.flush();
     });
     after(async () => {
@@ -66,6 +68,16 @@ describe('word neighbours', function () {
       process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0';
       const without = await engine.search(question, { scope, limit: 3 });
       assert.ok(!without.some((h) => h.cell.title === 'Expired tokens are refused at login'), JSON.stringify(without.map((h) => h.cell.title)));
+    });
+
+    it('finds a record whose identifier joins two words of the question, and not without joining them', async () => {
+      const question = 'which fix concerned the server name?';
+      process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0';
+      const found = await engine.search(question, { scope, limit: 3 });
+      assert.equal(found[0]?.cell.title, 'Strip the port from SERVERNAME for cookies', JSON.stringify(found.map((h) => h.cell.title)));
+      process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0,joinedWeight=0';
+      const without = await engine.search(question, { scope, limit: 3 });
+      assert.ok(!without.some((h) => h.cell.title === 'Strip the port from SERVERNAME for cookies'), JSON.stringify(without.map((h) => h.cell.title)));
     });
   });
 });

@@ -15,7 +15,7 @@ import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
 import { currentIndexKind, tuneVectorQuery } from '../store/annIndex';
-import { prepareQueryText } from './textPrep';
+import { joinedTerms, prepareQueryText } from './textPrep';
 import { and, readByNodeId } from './rowReads';
 import type { Row } from './rowReads';
 import { CELL_COLUMNS, rowToCell } from '../store/mapping';
@@ -117,8 +117,13 @@ async function bm25Ranked(
  * the project rarely or never uses, their neighbours in software documentation that it does use
  * (wordNeighbours.ts): the question's everyday word reaches the project's own term.
  */
-async function queryTerms(corpus: QueryCorpus, terms: string[], s: RetrievalSettings): Promise<Map<string, number>> {
+async function queryTerms(corpus: QueryCorpus, query: string, terms: string[], s: RetrievalSettings): Promise<Map<string, number>> {
   const q = new Map(terms.map((t) => [t, 1] as [string, number]));
+  if (s.joinedWeight > 0) {
+    const joined = joinedTerms(query).filter((t) => !q.has(t));
+    await corpus.load(joined);
+    for (const t of joined) if (corpus.df(t) > 0) q.set(t, s.joinedWeight);
+  }
   if (s.abbrevWeight > 0) {
     await corpus.load(terms.flatMap((t) => abbreviationCandidates(corpus, t)));
     for (const t of terms) {
@@ -178,7 +183,7 @@ async function lexicalSearch(ctx: HybridContext, query: string, where: string, w
     return { rows, scores: rows.map((r) => num(r._score)) };
   }
   const corpus = await lexiconFor(cells, ctx.segments, ctx.project).corpus(s.extraWeight, terms.split(' '));
-  let q = await queryTerms(corpus, terms.split(' '), s);
+  let q = await queryTerms(corpus, query, terms.split(' '), s);
   if (expansion.length > 0) q = await expandQuery(corpus, q, expansion, { docs: s.docExpansionDocs, terms: s.docExpansionTerms, weight: s.docExpansionWeight }, s);
   const allowed = { value: null as Set<string> | null };
   const cols = s.prfDocs > 0 ? [...columns, 'search_text'] : columns;

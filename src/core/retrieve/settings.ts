@@ -41,6 +41,12 @@ export interface RetrievalSettings {
   relatedDf: number;
   relatedMin: number;
   relatedMax: number;
+  /**
+   * Two consecutive words of the question joined as code writes them (host name ~ hostname,
+   * terminal width ~ terminalWidth; textPrep.joinedTerms) also match the project's word, at
+   * `joinedWeight`. 0 turns it off.
+   */
+  joinedWeight: number;
   /** BM25 weight of the extra section (a commit's diff text) relative to the message. */
   extraWeight: number;
   /**
@@ -86,6 +92,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   relatedDf: 0.002,
   relatedMin: 0.55,
   relatedMax: 5,
+  joinedWeight: 0.5,
   extraWeight: 0.5,
   fusion: 'z',
   lexicalWeight: 1,

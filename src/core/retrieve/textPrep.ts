@@ -130,6 +130,23 @@ export function prepareIndexText(parts: { title: string; text: string; files?: s
   return joined;
 }
 
+/**
+ * Consecutive words of a text joined as code writes them (host name ~ hostname, terminal width ~
+ * terminalWidth, line break ~ linebreak). Stop words are skipped; a sentence's end breaks the
+ * run. Stemmed like the index, whose identifiers are also kept whole (see tokenize).
+ */
+export function joinedTerms(text: string, s: TextSettings = retrievalSettings()): string[] {
+  const out = new Set<string>();
+  for (const sentence of text.split(/[.?!;:()[\]{}"]+(?:\s|$)/)) {
+    const words = (sentence.toLowerCase().match(/[a-z][a-z0-9]*/g) ?? []).filter((w) => w.length > 1 && !STOP_WORDS.has(w));
+    for (let i = 0; i + 1 < words.length; i++) {
+      const term = normalise(words[i] + words[i + 1], s);
+      if (term) out.add(term);
+    }
+  }
+  return [...out];
+}
+
 /** The query's terms, prepared like the index text, each once. */
 export function prepareQueryText(query: string): string {
   return [...new Set(tokenize(query))].join(' ');
