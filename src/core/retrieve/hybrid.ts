@@ -10,12 +10,13 @@ import type { LexicalSegments } from '../store/lexicalSegments';
 import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts } from './lexicalIndex';
 import { lexiconFor } from './lexicon';
 import { wordNeighbours } from './wordNeighbours';
+import { wordVectors } from './wordVectors';
 import { ensureFtsIndex } from '../store/store';
 import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
 import { currentIndexKind, tuneVectorQuery } from '../store/annIndex';
-import { joinedTerms, prepareQueryText } from './textPrep';
+import { EXTRA_MARK, joinedTerms, prepareQueryText } from './textPrep';
 import { and, readByNodeId } from './rowReads';
 import type { Row } from './rowReads';
 import { CELL_COLUMNS, rowToCell } from '../store/mapping';
@@ -240,14 +241,38 @@ function meanStd(xs: number[]): { mean: number; std: number } {
 }
 
 /**
- * Calibrated fusion: each list's scores become standard scores over its own candidates, so a
- * word match and a vector match count in the same units whatever the query's length or the
- * model's similarity range. A candidate one list did not find gets that list's lowest score.
- * Fills `fused` with logistic scores in (0, 1) and returns the best possible one.
+ * How near each candidate's words are, as a whole, to the question's (wordVectors.ts): the
+ * cosine of the mean vector of the question's words and that of the candidate's index text
+ * (each word by the square root of its count, the diff text's counting `extraWeight`).
+ * Candidates without a known word are left out.
  */
-function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, vecRows: Row[], vector: Float32Array, model: string, s: RetrievalSettings): number {
+function wordVectorSimilarities(fused: Map<string, { row: Row }>, query: string, s: RetrievalSettings): Map<string, number> {
+  const out = new Map<string, number>();
+  const table = s.wordVectorWeight > 0 ? wordVectors() : null;
+  const question = table?.mean(prepareQueryText(query).split(' ').map((t) => [t, 1] as const));
+  if (!table || !question) return out;
+  for (const [id, e] of fused) {
+    const counts = new Map<string, number>();
+    let weight = 1;
+    for (const term of String(e.row.search_text ?? '').split(' ')) {
+      if (term === EXTRA_MARK) weight = s.extraWeight;
+      else if (table.has(term)) counts.set(term, (counts.get(term) ?? 0) + weight);
+    }
+    for (const [term, n] of counts) counts.set(term, Math.sqrt(n));
+    const v = table.mean(counts);
+    if (v) out.set(id, dot(question, v));
+  }
+  return out;
+}
+
+/**
+ * Calibrated fusion: each list's scores become standard scores over its own candidates, so a
+ * word match, a sentence vector and the words' vectors count in the same units whatever the
+ * query's length or the model's similarity range. A candidate one list did not score gets that
+ * list's lowest. Fills `fused` with logistic scores in (0, 1) and returns the best possible one.
+ */
+function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, vecRows: Row[], vector: Float32Array | null, model: string, query: string, s: RetrievalSettings): number {
   const bm25 = new Map<string, number>();
-  const sims = new Map<string, number>();
   lex.rows.forEach((row, i) => {
     const id = String(row.node_id);
     fused.set(id, { row, score: 0 });
@@ -257,16 +282,22 @@ function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, v
     const id = String(row.node_id);
     if (!fused.has(id)) fused.set(id, { row, score: 0 });
   }
-  for (const [id, e] of fused) {
-    const sim = similarity(e.row, vector, model);
-    if (sim !== null) sims.set(id, sim);
+  const sims = new Map<string, number>();
+  if (vector) {
+    for (const [id, e] of fused) {
+      const sim = similarity(e.row, vector, model);
+      if (sim !== null) sims.set(id, sim);
+    }
   }
-  const l = meanStd([...bm25.values()]);
-  const v = meanStd([...sims.values()]);
-  const lowL = bm25.size ? Math.min(...bm25.values()) : 0;
-  const lowV = sims.size ? Math.min(...sims.values()) : 0;
+  const lists = [
+    { weight: s.lexicalWeight, scores: bm25 },
+    { weight: s.vectorWeight, scores: sims },
+    { weight: s.wordVectorWeight, scores: wordVectorSimilarities(fused, query, s) },
+  ]
+    .filter((l) => l.weight > 0 && l.scores.size > 0)
+    .map((l) => ({ ...l, ...meanStd([...l.scores.values()]), low: Math.min(...l.scores.values()) }));
   for (const [id, e] of fused) {
-    const z = s.lexicalWeight * (((bm25.get(id) ?? lowL) - l.mean) / l.std) + s.vectorWeight * (((sims.get(id) ?? lowV) - v.mean) / v.std);
+    const z = lists.reduce((sum, l) => sum + (l.weight * ((l.scores.get(id) ?? l.low) - l.mean)) / l.std, 0);
     e.score = 1 / (1 + Math.exp(-z));
   }
   return 1;
@@ -304,7 +335,14 @@ async function rankRows(
   const candidates = Math.max(options.candidates ?? 50, limit);
   const useVectors = s.vectorWeight > 0 && ctx.embedder !== null;
   // Score fusion needs the vectors of lexical candidates too.
-  const lexColumns = [...new Set(['node_id', ...columns, ...(useVectors && s.fusion !== 'rrf' ? ['embed_model', 'vector'] : [])])];
+  const lexColumns = [
+    ...new Set([
+      'node_id',
+      ...columns,
+      ...(useVectors && s.fusion !== 'rrf' ? ['embed_model', 'vector'] : []),
+      ...(s.fusion === 'z' && s.wordVectorWeight > 0 ? ['search_text'] : []),
+    ]),
+  ];
   const expansion = s.lexicalWeight > 0 ? await expansionDocuments(ctx, query, options, s) : [];
   const [lex, vector] = await Promise.all([
     s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve<Ranked>({ rows: [], scores: [] }),
@@ -322,8 +360,8 @@ async function rankRows(
   // Standard scores only say how a candidate compares with the others: over a handful of word
   // matches they blow small differences up, and with none they would crown the least bad
   // neighbour, so the plain score rule decides then.
-  if (s.fusion === 'z' && vector && lex.rows.length >= Z_MIN_CANDIDATES) {
-    best = zFusion(fused, lex, vecRows, vector, ctx.embedder?.name ?? '', s);
+  if (s.fusion === 'z' && (vector || s.wordVectorWeight > 0) && lex.rows.length >= Z_MIN_CANDIDATES) {
+    best = zFusion(fused, lex, vecRows, vector, ctx.embedder?.name ?? '', query, s);
   } else if (s.fusion === 'score' || s.fusion === 'z') {
     const top = lex.scores.length ? Math.max(...lex.scores) : 0;
     const model = ctx.embedder?.name ?? '';

@@ -58,6 +58,11 @@ export interface RetrievalSettings {
   lexicalWeight: number;
   vectorWeight: number;
   /**
+   * Weight, in calibrated fusion, of how near a candidate's words are as a whole to the
+   * question's in word vectors trained on software documentation (wordVectors.ts). 0 turns it off.
+   */
+  wordVectorWeight: number;
+  /**
    * Fusion also takes the nearest neighbours that the words did not find (one vector query
    * more); off (the default: at 100k cells the query doubled recall's time for one question of
    * hit@10 on one public set), they are only looked for when the words found too little.
@@ -97,6 +102,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: RetrievalSettings = {
   fusion: 'z',
   lexicalWeight: 1,
   vectorWeight: 0.3,
+  wordVectorWeight: 0.7,
   vectorList: false,
   splitIdentifiers: true,
   stem: true,

@@ -58,11 +58,11 @@ export class NeighbourTable {
   }
 }
 
-/** The table shipped with the product: found from the bundle (dist/) or the sources (src/core/retrieve/). */
-function locate(): string | null {
+/** A data file shipped with the product (`data/...`): found from the bundle (dist/) or the sources (src/core/retrieve/). */
+export function locateDataFile(file: string): string | null {
   let dir = __dirname;
   for (let up = 0; up < 5; up++) {
-    const candidate = path.join(dir, WORD_NEIGHBOURS_FILE);
+    const candidate = path.join(dir, file);
     if (existsSync(candidate)) return candidate;
     dir = path.dirname(dir);
   }
@@ -74,7 +74,7 @@ let loaded: NeighbourTable | null = null;
 /** The shipped table, read once; empty (the lever off) when the file is missing or unreadable. */
 export function wordNeighbours(): NeighbourTable {
   if (loaded) return loaded;
-  const file = locate();
+  const file = locateDataFile(WORD_NEIGHBOURS_FILE);
   try {
     loaded = new NeighbourTable(file ? readFileSync(file, 'utf8') : '');
   } catch {
