@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { TABLES } from '../../src/core/store/schema';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
 import { toolContext } from './mcpFixture';
@@ -90,5 +92,67 @@ describe('store: forget', function () {
     const stats = await engine.stats(null);
     assert.equal(stats.observations + stats.memories + stats.cells, 0);
     assert.deepEqual(filesContaining(dir, 'numbatnote'), []);
+  });
+  describe('interrupted by a crash', () => {
+    /** A store holding a note about `word`, quoted in the request log, among 200 others; compacted. */
+    async function seed(word: string): Promise<number> {
+      const filler = Array.from({ length: 200 }, (_, i) => ({ type: 'note', title: `ordinary note number ${i}`, narrative: `routine work item ${i}` }));
+      await engine.observe(filler.slice(0, 100), scope);
+      const [secret] = await engine.observe([{ type: 'decision', title: `The ${word} migration`, narrative: `We decided to use ${word} for the ledger.` }], scope);
+      await engine.observe(filler.slice(100), scope);
+      await engine.flush();
+      await retrieveMemory(toolContext(engine, scope), { prompt: `what did we decide about ${word}?`, session_id: 's1' });
+      await engine.optimize(0);
+      assert.ok(filesContaining(dir, word).length > 0, 'control: the word is on disk before forget');
+      return secret.id;
+    }
+
+    /** The state a forget killed after its deletes and before its purge leaves: the journal as it writes it, the rows gone, their text still in the files. */
+    async function crashAfterDeletes(id: number, owner: { pid: number; host: string }): Promise<void> {
+      const journal = {
+        request: { kind: 'observation', ids: [id] },
+        scope,
+        owner,
+        closure: { doomed: { observation: [id], session_summary: [], memory: [] }, entities: [], restore: [] },
+      };
+      await engine.store.setMeta({ pending_forget: JSON.stringify(journal) });
+      await engine.store.delete(TABLES.observations, `project = 'acme/app' AND id IN (${id})`);
+      await engine.store.delete(TABLES.cells, `project = 'acme/app' AND source_kind = 'observation' AND source_id IN (${id})`);
+      await engine.close();
+    }
+
+    function deadPid(): number {
+      const child = spawnSync(process.execPath, ['-e', '']);
+      return child.pid as number;
+    }
+
+    it('the next open finishes it: the text is in no file, the request log quoting it is gone', async () => {
+      const id = await seed('quollmigration');
+      await crashAfterDeletes(id, { pid: deadPid(), host: os.hostname() });
+      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      assert.equal(await engine.store.getMeta('pending_forget'), null);
+      assert.deepEqual(await engine.getObservations([id], scope), []);
+      assert.deepEqual((await engine.listRequests(scope, 100)).filter((e) => /quollmigration/i.test(e.response + e.arguments)).map((e) => e.request_id), []);
+      assert.equal((await engine.stats(scope)).observations, 200);
+      assert.deepEqual(filesContaining(dir, 'quollmigration'), []);
+    });
+
+    it('a forget whose process still runs is its own: another process\'s open leaves it, and finishes it once that process is gone', async () => {
+      const id = await seed('bilbymigration');
+      const owner = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+      try {
+        await crashAfterDeletes(id, { pid: owner.pid as number, host: os.hostname() });
+        engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+        assert.notEqual(await engine.store.getMeta('pending_forget'), null, 'the running forget keeps its journal');
+        assert.ok(filesContaining(dir, 'bilbymigration').length > 0, 'and its purge is left to it');
+        await engine.close();
+      } finally {
+        owner.kill('SIGKILL');
+        await new Promise((resolve) => owner.once('exit', resolve));
+      }
+      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      assert.equal(await engine.store.getMeta('pending_forget'), null);
+      assert.deepEqual(filesContaining(dir, 'bilbymigration'), []);
+    });
   });
 });

@@ -8,15 +8,21 @@
 //   no-op update moves them to a new fragment, which leaves the old one empty and dropped), the
 //   FTS index is rebuilt, and every old version is pruned. The project's full-text index
 //   segments (lexicalSegments.ts) are deleted the same way, and their postings files with them.
-// - The request is journalled in the meta table before the first delete and cleared after the
-//   purge: a forget interrupted by a crash is finished by the next open (resumeForget).
+// - The request is journalled in the meta table before the first delete, with what it will
+//   delete (the records derived from the forgotten ones, the graph entities they support)
+//   before the first row goes, and cleared after the purge: a forget interrupted by a crash is
+//   finished by the next open (resumeForget), which rewrites every table whatever it still
+//   finds, since the crash may have come after the deletes and before the purge. A journal whose
+//   process is still running on this host is its own: another process's open leaves it alone.
 
+import * as os from 'node:os';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
-import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
+import type { CompressedSource, Memory, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { deriveGraph } from './graph';
 import { parseJson, rowToObservation } from './mapping';
+import { processAlive } from './ids';
 import { checkProject } from './projectTable';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { TABLES } from './schema';
@@ -36,6 +42,19 @@ const RECORD_TABLES: Record<SourceKind, TableName> = {
 interface Journal {
   request: ForgetRequest;
   scope: Scope | null;
+  /** The process doing the forget. */
+  owner?: { pid: number; host: string };
+  /** A forget by id: everything it deletes, journalled before the first delete. */
+  closure?: Closure;
+}
+
+/** What a forget by id deletes, decided while the records are still there. */
+interface Closure {
+  doomed: Record<SourceKind, number[]>;
+  /** Graph entities derived from the forgotten observations and memories. */
+  entities: string[];
+  /** Sources of forgotten merged observations, shown again on their own. */
+  restore: number[];
 }
 
 /** Deletes rows and remembers which fragments held them, for the purge. */
@@ -46,6 +65,11 @@ class Purger {
 
   get touched(): TableName[] {
     return [...this.fragments.keys()];
+  }
+
+  /** Every fragment of every data table is rewritten (a resumed forget cannot know which held the rows). */
+  touchAll(): void {
+    for (const name of DATA_TABLES) this.fragments.set(name, 'all');
   }
 
   async delete(name: TableName, where: string): Promise<number> {
@@ -99,23 +123,43 @@ export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'a
 
 export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
   validate(request, scope);
-  const store = repos.store;
-  await store.setMeta({ [JOURNAL_KEY]: JSON.stringify({ request, scope } satisfies Journal) });
-  const report = await forgetNow(repos, request, scope);
-  await store.deleteMeta(JOURNAL_KEY);
+  const journal: Journal = { request, scope, owner: { pid: process.pid, host: os.hostname() } };
+  await repos.store.setMeta({ [JOURNAL_KEY]: JSON.stringify(journal) });
+  return finish(repos, journal, false);
+}
+
+async function finish(repos: Repositories, journal: Journal, resumed: boolean): Promise<ForgetReport> {
+  const report = await forgetNow(repos, journal, resumed);
+  await repos.store.deleteMeta(JOURNAL_KEY);
   return report;
 }
 
-/** Finishes a forget that a crash interrupted (called at open). */
+/**
+ * Finishes a forget that a crash interrupted (called at open). Returns null when there is none,
+ * or when the process that journalled it is still running on this host (it is not interrupted).
+ */
 export async function resumeForget(repos: Repositories): Promise<ForgetReport | null> {
   const text = await repos.store.getMeta(JOURNAL_KEY);
   if (!text) return null;
   const journal = parseJson<Journal | null>(text, null);
-  if (!journal) {
+  // Only this code writes the journal, after validating it: one that does not parse or validate
+  // was damaged, and is dropped like one that does not parse.
+  if (!journal || typeof journal !== 'object' || !isValid(journal)) {
     await repos.store.deleteMeta(JOURNAL_KEY);
     return null;
   }
-  return forgetRecords(repos, journal.request, journal.scope);
+  const owner = journal.owner;
+  if (owner && owner.host === os.hostname() && owner.pid !== process.pid && processAlive(owner.pid)) return null;
+  return finish(repos, journal, true);
+}
+
+function isValid(journal: Journal): boolean {
+  try {
+    validate(journal.request, journal.scope);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function validate(request: ForgetRequest, scope: Scope | null): void {
@@ -135,7 +179,8 @@ function validate(request: ForgetRequest, scope: Scope | null): void {
   throw new FilterError('forget needs ids, a project, or all: true');
 }
 
-async function forgetNow(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
+async function forgetNow(repos: Repositories, journal: Journal, resumed: boolean): Promise<ForgetReport> {
+  const { request, scope } = journal;
   const store = repos.store;
   const purger = new Purger(store);
   const report: ForgetReport = { observations: 0, session_summaries: 0, memories: 0, cells: 0, pruned: false };
@@ -147,9 +192,11 @@ async function forgetNow(repos: Repositories, request: ForgetRequest, scope: Sco
     report.cells = await purger.delete(TABLES.cells, where);
     for (const t of DATA_TABLES) await purger.delete(t, where);
   } else {
-    const kind = (request.kind ?? 'observation') as SourceKind;
-    await forgetIds(repos.forProject((scope as Scope).project), purger, kind, (request.ids ?? []).map(Number), report);
+    await forgetIds(repos, repos.forProject((scope as Scope).project), purger, journal, report);
   }
+  // A resumed forget may find its rows gone (deleted before the crash) and their text still in
+  // the files: it rewrites everything.
+  if (resumed) purger.touchAll();
   if (purger.touched.length > 0) {
     await purger.purge();
     // The postings files of the segments deleted above hold the forgotten words too.
@@ -160,8 +207,8 @@ async function forgetNow(repos: Repositories, request: ForgetRequest, scope: Sco
   return report;
 }
 
-async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: SourceKind, ids: number[], report: ForgetReport): Promise<void> {
-  const p = `project = ${sqlString(repos.project)}`;
+/** Decides what a forget by id deletes while its records are still there. */
+async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: number[]): Promise<Closure | null> {
   const doomed: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
   for (const id of ids) doomed[kind].add(id);
   if (kind === 'observation') {
@@ -174,26 +221,48 @@ async function forgetIds(repos: ProjectRepositories, purger: Purger, kind: Sourc
     for (const id of await repos.summaries.citing(doomed.observation)) doomed.session_summary.add(id);
     for (const id of await repos.memories.citing(doomed.observation)) doomed.memory.add(id);
   }
+  if (!(await anyRecord(repos, doomed))) return null;
   const observations = doomed.observation.size ? (await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`)).map(rowToObservation) : [];
-  const found = await anyRecord(repos, doomed);
+  const derived = deriveGraph(observations, Date.now());
+  const restore = observations
+    .filter((o) => o.type === 'merged')
+    .flatMap((o) => parseJson<CompressedSource[]>(o.compressed_sources, []))
+    .map((s) => Number(s.source_observation_id))
+    .filter((id) => !doomed.observation.has(id));
+  return {
+    doomed: { observation: [...doomed.observation], session_summary: [...doomed.session_summary], memory: [...doomed.memory] },
+    entities: [...new Set([...derived.entities.map((e) => String(e.id)), ...[...doomed.memory].map((id) => `memory:${id}`)])],
+    restore,
+  };
+}
 
+async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: Purger, journal: Journal, report: ForgetReport): Promise<void> {
+  const p = `project = ${sqlString(repos.project)}`;
+  if (!journal.closure) {
+    const kind = (journal.request.kind ?? 'observation') as SourceKind;
+    const closure = await closureOf(repos, kind, (journal.request.ids ?? []).map(Number));
+    // None of the ids names a record of the project: nothing to delete, nothing else touched.
+    if (!closure) return;
+    journal.closure = closure;
+    await all.store.setMeta({ [JOURNAL_KEY]: JSON.stringify(journal) });
+  }
+  const { doomed, entities, restore } = journal.closure;
   for (const k of Object.keys(doomed) as SourceKind[]) {
-    if (doomed[k].size === 0) continue;
-    const list = sqlIntList([...doomed[k]]);
+    if (doomed[k].length === 0) continue;
+    const list = sqlIntList(doomed[k]);
     const n = await purger.delete(RECORD_TABLES[k], `${p} AND id IN ${list}`);
     if (k === 'observation') report.observations = n;
     else if (k === 'session_summary') report.session_summaries = n;
     else report.memories = n;
     report.cells += await purger.delete(TABLES.cells, `${p} AND source_kind = ${sqlString(k)} AND source_id IN ${list}`);
   }
-  if (!found) return;
   // The project's full-text index segments hold the forgotten words: they all go, and the
   // project is searched from its cells until the maintenance-lease holder indexes it again.
   await purger.delete(TABLES.lexicalSegments, p);
 
-  await restoreMergedSources(repos, observations, doomed.observation);
-  await forgetMemoryLinks(repos, doomed.memory);
-  await forgetGraph(repos, purger, observations, doomed.memory);
+  await restoreMergedSources(repos, restore);
+  await forgetMemoryLinks(repos, new Set(doomed.memory));
+  await forgetGraph(repos, purger, entities);
   // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
   // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
   // quoting a record dated after them: a date is the client's or the commit's, not when it was stored.)
@@ -212,12 +281,7 @@ async function anyRecord(repos: ProjectRepositories, doomed: Record<SourceKind, 
 }
 
 /** The other sources of a forgotten merged observation are shown again on their own. */
-async function restoreMergedSources(repos: ProjectRepositories, forgotten: Observation[], doomed: Set<number>): Promise<void> {
-  const sources = forgotten
-    .filter((o) => o.type === 'merged')
-    .flatMap((o) => parseJson<CompressedSource[]>(o.compressed_sources, []))
-    .map((s) => Number(s.source_observation_id))
-    .filter((id) => !doomed.has(id));
+async function restoreMergedSources(repos: ProjectRepositories, sources: number[]): Promise<void> {
   if (sources.length === 0) return;
   await repos.observations.table.update(`id IN ${sqlIntList(sources)} AND status = 'merged'`, { status: `'active'` });
   await repos.cells.update('observation', sources, { status: `'active'` });
@@ -259,16 +323,16 @@ async function forgetMemoryLinks(repos: ProjectRepositories, doomed: Set<number>
  * Entities and edges derived from forgotten observations (their files, symbols, concepts) and
  * forgotten memories go; those the remaining observations also support are derived again.
  */
-async function forgetGraph(repos: ProjectRepositories, purger: Purger, forgotten: Observation[], memories: Set<number>): Promise<void> {
+async function forgetGraph(repos: ProjectRepositories, purger: Purger, entityIds: string[]): Promise<void> {
+  if (entityIds.length === 0) return;
   const p = `project = ${sqlString(repos.project)}`;
-  const derived = deriveGraph(forgotten, Date.now());
-  const entityIds = [...new Set([...derived.entities.map((e) => String(e.id)), ...[...memories].map((id) => `memory:${id}`)])];
   for (let i = 0; i < entityIds.length; i += 500) {
     const list = `(${entityIds.slice(i, i + 500).map(sqlString).join(', ')})`;
     await purger.delete(TABLES.entities, `${p} AND id IN ${list}`);
     await purger.delete(TABLES.relationships, `${p} AND (source IN ${list} OR target IN ${list})`);
   }
-  if (forgotten.length === 0) return;
+  // Only observations support other entities (a memory's entity is its own).
+  if (entityIds.every((id) => id.startsWith('memory:'))) return;
   const remaining = (await repos.observations.table.rows(null)).map(rowToObservation);
   const again = deriveGraph(remaining, Date.now());
   const wanted = new Set(entityIds);
