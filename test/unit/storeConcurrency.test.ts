@@ -28,6 +28,24 @@ describe('store: two processes writing one store', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  it('two writers storing the same keyed records at once (two imports of one repository): each stored once', async () => {
+    const N = 600;
+    await (await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 })).close();
+    await Promise.all([runWriter(dir, N, 'a', 'dedupe'), runWriter(dir, N, 'b', 'dedupe')]);
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      const rows = await engine.store.rows(TABLES.observations, null, { select: ['id', 'title'] });
+      const titles = rows.map((r) => String(r.title));
+      assert.equal(new Set(titles).size, N);
+      assert.equal(titles.length, N, `${titles.length - new Set(titles).size} records stored twice`);
+      const cells = await engine.store.rows(TABLES.cells, `source_kind = 'observation'`, { select: ['source_id'] });
+      assert.equal(new Set(cells.map((c) => Number(c.source_id))).size, N);
+      assert.equal(cells.length, N, 'one cell a record');
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('5,000 observations each at once: every id exactly once, no record lost', async () => {
     const N = 5000;
     const results = await Promise.all([runWriter(dir, N, 'a', 'observe'), runWriter(dir, N, 'b', 'enqueue')]);

@@ -145,7 +145,7 @@ export class LockFile {
         this.options.onWait?.();
       }
       if (Date.now() > deadline) {
-        throw new Error(`Timed out waiting for the id lock ${this.file}, held by ${describeHolder(holder)}. If no Code Memory process is running there, delete that file.`);
+        throw new Error(`Timed out waiting for the lock ${this.file}, held by ${describeHolder(holder)}. If no Code Memory process is running there, delete that file.`);
       }
       await sleep(delay);
       delay = Math.min(delay * 2, 50);

@@ -7,11 +7,12 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import { createVectorIndex } from './annIndex';
 import type { AnnIndexKind } from './annIndex';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { sqlString } from './filters';
-import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
+import { LocalBlockAllocator, LockFile, RandomBlockAllocator } from './ids';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
@@ -74,6 +75,7 @@ function cacheSession(): lancedb.Session {
 export class Store {
   /** Holds this process's updates and deletes of a table while it compacts that table. */
   readonly gate = new RewriteGate();
+  private readonly queues = new Map<string, Promise<void>>();
 
   private constructor(
     readonly uri: string,
@@ -154,6 +156,27 @@ export class Store {
     // Every write is a new table version: an open writes only what changed.
     if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });
     return opened;
+  }
+
+  /**
+   * Runs `fn` alone among this store's writers of `name`: after this process's earlier calls, and,
+   * in a store on disk, under a lock file that other processes take too (ids.ts: a dead holder's
+   * lock is broken). For a read-then-write that must not interleave with another's, such as
+   * the check for records already stored before adding them. On object storage only this
+   * process's calls are ordered.
+   */
+  async exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(name) ?? Promise.resolve();
+    const run = before.then(() => (this.local ? new LockFile(path.join(localPath(this.uri), `${name}.lock`)).withLock(fn) : fn()));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(name, settled);
+    void settled.then(() => {
+      if (this.queues.get(name) === settled) this.queues.delete(name);
+    });
+    return run;
   }
 
   table(name: TableName): Table {

@@ -37,7 +37,7 @@ export interface SessionSpan {
 
 export class ObservationRepository extends RecordRepository<Observation> {
   constructor(
-    store: Store,
+    private readonly store: Store,
     project: string,
     cells: CellRepository,
     private readonly ids: IdAllocator,
@@ -119,6 +119,12 @@ export class ObservationRepository extends RecordRepository<Observation> {
    * one, the one its dedupe key names, or the near-duplicate it bumped).
    */
   async insert(prepared: PreparedObservation[], now: number): Promise<{ results: Observation[]; written: Observation[] }> {
+    // Two processes storing the same records at once (two imports of one repository) would both
+    // find them missing and both add them: the check and the write go together.
+    return this.store.exclusive('observations', () => this.insertAlone(prepared, now));
+  }
+
+  private async insertAlone(prepared: PreparedObservation[], now: number): Promise<{ results: Observation[]; written: Observation[] }> {
     const results: (Observation | null)[] = prepared.map(() => null);
     const all = prepared.map((_, i) => i);
 
