@@ -78,4 +78,26 @@ describe('store: one cell per record', function () {
     assert.notEqual(cellNodeId(other.project, 'observation', a.id), id);
     assert.notEqual(cellNodeId(scope.project, 'memory', a.id), id);
   });
+
+  it('a write whose cells fail (a full disk) leaves none of its records behind: trying again stores each once', async () => {
+    const store = engine.store;
+    const add = store.add.bind(store);
+    store.add = async (name, rows, key) => {
+      if (name === TABLES.cells) throw new Error('No space left on device (os error 28)');
+      return add(name, rows, key);
+    };
+    const notes = Array.from({ length: 30 }, (_, i) => ({ type: 'note', title: `full disk note ${i}` }));
+    try {
+      await assert.rejects(engine.observe(notes, scope), /No space left/);
+      await assert.rejects(engine.remember({ title: 'full disk memory', text: 'kept?' }, scope), /No space left/);
+    } finally {
+      store.add = add;
+    }
+    assert.equal((await engine.stats(scope)).observations, 0, 'the failed write took its records back');
+    assert.equal((await engine.stats(scope)).memories, 0);
+    await engine.observe(notes, scope);
+    const stats = await engine.stats(scope);
+    assert.equal(stats.observations, 30);
+    assert.equal(stats.cells, 30);
+  });
 });

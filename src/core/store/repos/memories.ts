@@ -31,8 +31,7 @@ export class MemoryRepository extends RecordRepository<Memory> {
 
   /** Writes a new memory row and its L2 cell; decisions and conventions about files join the graph. */
   async write(memory: Memory, extra: { source_ids?: number[] } = {}): Promise<void> {
-    await this.table.add([memoryToRow(memory, extra)], 'id');
-    await this.cells.add([memoryCell(memory, this.cells.dimension)]);
+    await this.addWithCells([memoryToRow(memory, extra)], [memoryCell(memory, this.cells.dimension)]);
     const files = parseJson<string[]>(memory.files, []);
     if (files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
   }

@@ -110,8 +110,10 @@ export class ObservationRepository extends RecordRepository<Observation> {
   /** Writes observations built elsewhere (merged observations, imports) with their cells. */
   async write(observations: Observation[], extras: (RowExtra | undefined)[] = []): Promise<void> {
     if (observations.length === 0) return;
-    await this.table.add(observations.map((o, i) => observationToRow(o, extras[i] ?? {})), 'id');
-    await this.cells.add(observations.map((o, i) => observationCell(o, extras[i]?.search_extra ?? null, this.cells.dimension)));
+    await this.addWithCells(
+      observations.map((o, i) => observationToRow(o, extras[i] ?? {})),
+      observations.map((o, i) => observationCell(o, extras[i]?.search_extra ?? null, this.cells.dimension)),
+    );
   }
 
   /**

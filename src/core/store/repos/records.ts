@@ -52,6 +52,24 @@ export abstract class RecordRepository<T extends { id: number }> {
     return orderBy(rows.map(this.toRecord), asked);
   }
 
+  /**
+   * Adds records and then their cells (two commits: a crash in between leaves records the
+   * store's repair gives cells). When the cells fail (a full disk, say) the records are taken
+   * back before the error goes on: the caller is told the write failed, so trying again must not
+   * find half of it stored. (Should taking them back fail too, the repair gives them cells.)
+   */
+  protected async addWithCells(rows: Row[], cells: Row[]): Promise<void> {
+    await this.table.add(rows, 'id');
+    try {
+      await this.cells.add(cells);
+    } catch (error) {
+      const ids = rows.map((r) => Number(r.id));
+      await this.table.delete(`id IN ${sqlIntList(ids)}`).catch(() => undefined);
+      await this.cells.delete(this.kind, ids).catch(() => undefined);
+      throw error;
+    }
+  }
+
   async setStatus(id: number, status: string): Promise<void> {
     if (!STATUSES.includes(status)) throw new FilterError(`unknown status '${status}': use ${STATUSES.join(', ')}`);
     const [checked] = checkIds([id]);

@@ -45,8 +45,7 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
       await this.table.delete(`id = ${sqlInt(summary.id)}`);
       await this.cells.delete('session_summary', [summary.id]);
     }
-    await this.table.add([row], 'id');
-    await this.cells.add([summaryCell(summary, branch, files, this.cells.dimension)]);
+    await this.addWithCells([row], [summaryCell(summary, branch, files, this.cells.dimension)]);
   }
 
   protected cellOf(row: Row): Row {
