@@ -617,9 +617,14 @@ export class MemoryEngine implements MemoryEngineApi {
     // Let the embedding queue and compaction finish their batch first.
     await this.backfill?.idle();
     await this.maintenance.idle();
-    const report = await forgetRecords(this.repos, request, scope);
+    const { report, records } = await forgetRecords(this.repos, request, scope);
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.clear(request.project);
+    // What the team has of it goes too: queued shares never leave, shared copies are unshared.
+    if (this.sharing) {
+      const project = request.all ? null : (request.project ?? scope?.project ?? null);
+      await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${String((e as Error).message ?? e)}`));
+    }
     return report;
   }
 

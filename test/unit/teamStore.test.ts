@@ -13,7 +13,7 @@ import { MemoryEngine } from '../../src/core/engine';
 import { startHttpServer } from '../../src/mcp/httpServer';
 import { TeamMemory } from '../../src/core/team/teamMemory';
 import { ObjectStoreUnreachable, probeConditionalPut } from '../../src/core/store/objectStorage';
-import { startS3Server } from './fixtures/s3Server';
+import { startS3Server, until } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 import { runMain, withEnv } from './cliInProcess';
 
@@ -25,14 +25,6 @@ const PROJECT = 'github.com/acme/shared';
 
 async function bucketHolds(server: S3Server, needle: string): Promise<string[]> {
   return (await server.files()).filter((f) => f.bytes.includes(Buffer.from(needle))).map((f) => f.file);
-}
-
-async function until(check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('team store on object storage', function () {

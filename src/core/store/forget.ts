@@ -67,9 +67,9 @@ class Purger {
     return [...this.fragments.keys()];
   }
 
-  /** Every fragment of every data table is rewritten (a resumed forget cannot know which held the rows). */
-  touchAll(): void {
-    for (const name of DATA_TABLES) this.fragments.set(name, 'all');
+  /** Every fragment of these tables is rewritten (a resumed forget cannot know which held the rows). */
+  touchAll(tables: TableName[] = DATA_TABLES): void {
+    for (const name of tables) this.fragments.set(name, 'all');
   }
 
   async delete(name: TableName, where: string): Promise<number> {
@@ -93,7 +93,9 @@ class Purger {
 
   /** Rewrites the touched fragments, rebuilds the indexes over them, prunes every old version. */
   async purge(): Promise<void> {
-    for (const [name, fragments] of this.fragments) await this.store.gate.mutate(name, () => rewriteFragments(this.store.table(name), fragments));
+    for (const [name, fragments] of this.fragments) {
+      await this.store.gate.mutate(name, () => rewriteFragments(this.store.table(name), fragments, name === TABLES.meta ? 'key' : 'project'));
+    }
     // A full-text index the lexical=fts experiment built holds the words too.
     const cells = this.store.table(TABLES.cells);
     if (this.fragments.has(TABLES.cells) && (await cells.listIndices()).some((i) => i.columns.includes('search_text'))) await ensureFtsIndex(cells, true);
@@ -108,29 +110,43 @@ class Purger {
   }
 }
 
-export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'all'): Promise<void> {
+export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'all', column = 'project'): Promise<void> {
   await retryConflicts(async () => {
     const rows = await table.query().withRowId().select([]).toArray();
     const ids = rows.map((r) => BigInt(r._rowid as bigint | number)).filter((id) => fragments === 'all' || fragments.has(id >> 32n));
     for (let i = 0; i < ids.length; i += 2000) {
       const chunk = ids.slice(i, i + 2000);
-      // A no-op update (every data table has a project column): the rows are written again to
-      // a new fragment, and the old one, left with deleted rows only, is dropped.
-      await table.update({ where: `_rowid IN (${chunk.join(', ')})`, valuesSql: { project: 'project' } });
+      // A no-op update (of the project column every data table has): the rows are written again
+      // to a new fragment, and the old one, left with deleted rows only, is dropped.
+      await table.update({ where: `_rowid IN (${chunk.join(', ')})`, valuesSql: { [column]: column } });
     }
   }, 10);
 }
 
-export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
+/** What a forget did: its report, and for a forget by id every record it deleted (derived ones too). */
+export interface Forgotten {
+  report: ForgetReport;
+  records: Record<SourceKind, number[]> | null;
+}
+
+export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<Forgotten> {
   validate(request, scope);
   const journal: Journal = { request, scope, owner: { pid: process.pid, host: os.hostname() } };
   await repos.store.setMeta({ [JOURNAL_KEY]: JSON.stringify(journal) });
-  return finish(repos, journal, false);
+  const report = await finish(repos, journal, false);
+  return { report, records: journal.closure?.doomed ?? null };
 }
 
 async function finish(repos: Repositories, journal: Journal, resumed: boolean): Promise<ForgetReport> {
   const report = await forgetNow(repos, journal, resumed);
   await repos.store.deleteMeta(JOURNAL_KEY);
+  // The journal named what was forgotten (graph entities are files, symbols and words): the meta
+  // table's files and versions that held it go the same way.
+  if (journal.closure) {
+    const purger = new Purger(repos.store);
+    purger.touchAll([TABLES.meta]);
+    await purger.purge();
+  }
   return report;
 }
 

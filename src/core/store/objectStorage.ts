@@ -13,6 +13,7 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { registerSecret } from '../capture/redact';
 
 export type ObjectScheme = 's3' | 'gs' | 'az';
 
@@ -36,6 +37,12 @@ export class ObjectStoreUnreachable extends Error {}
 
 const SCHEMES: Record<string, ObjectScheme> = { 's3:': 's3', 's3a:': 's3', 'gs:': 'gs', 'gcs:': 'gs', 'az:': 'az', 'abfs:': 'az' };
 
+/** A URI or URL as it may be shown: credentials written into it (`scheme://key:secret@host`) replaced. */
+export function displayUri(uri: string): string {
+  // Up to the last '@': a secret key may hold '/' (unencoded, as pasted).
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@');
+}
+
 /** Parses `s3://bucket/prefix` (gs://, az:// alike); null for anything that is not object storage. */
 export function parseObjectLocation(uri: string): ObjectLocation | null {
   const m = /^([a-z][a-z0-9+.-]*:)\/\/([^/?#]*)(\/[^?#]*)?$/i.exec(uri.trim());
@@ -43,6 +50,9 @@ export function parseObjectLocation(uri: string): ObjectLocation | null {
   const scheme = SCHEMES[m[1].toLowerCase()];
   if (!scheme) return null;
   const bucket = m[2];
+  if (uri.includes('@')) {
+    throw new ObjectStoreRefused(`'${displayUri(uri)}' carries credentials: use ${scheme}://<bucket>/<prefix>, with the keys in the environment or ~/.aws/credentials`);
+  }
   if (!/^[a-z0-9][a-z0-9._-]{1,253}$/i.test(bucket)) {
     throw new ObjectStoreRefused(`'${uri}' does not name a bucket: use ${scheme}://<bucket>/<prefix>`);
   }
@@ -107,8 +117,9 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
     );
   }
   const endpoint = settings.endpoint?.trim() || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || config.endpoint_url || undefined;
-  if (endpoint && !/^https?:\/\/[^/\s]+\/?$/i.test(endpoint)) {
-    throw new ObjectStoreRefused(`the S3 endpoint '${endpoint}' is not an http(s)://host[:port] URL`);
+  if (endpoint && !/^https?:\/\/[^/\s@]+\/?$/i.test(endpoint)) {
+    const why = /^https?:\/\/[^/\s]*@/i.test(endpoint) ? ', without credentials in it (they go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)' : '';
+    throw new ObjectStoreRefused(`the S3 endpoint '${displayUri(endpoint)}' is not an http(s)://host[:port] URL${why}`);
   }
   return {
     accessKeyId,
@@ -258,6 +269,10 @@ export async function openObjectStorage(
   const location = parseObjectLocation(uri);
   if (!location) return given;
   const options = given ?? objectStorageOptions(location, env, settings);
+  // The keys this process holds are redacted from anything it stores or shares, whatever their shape.
+  for (const key of ['aws_secret_access_key', 'aws_session_token', 'secret_access_key', 'session_token', 'google_service_account_key', 'azure_storage_account_key']) {
+    if (options[key]) registerSecret(options[key]);
+  }
   await probeConditionalPut(uri, options);
   return options;
 }

@@ -8,7 +8,10 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { TeamRow } from './teamTable';
 
-export type OutboxEntry = { op: 'share'; rows: TeamRow[] } | { op: 'unshare'; node_ids: string[]; project: string };
+export type OutboxEntry =
+  | { op: 'share'; rows: TeamRow[] }
+  /** `shared_by`: only items this author shared go (absent in entries queued by earlier versions). */
+  | { op: 'unshare'; node_ids: string[]; project: string; shared_by?: string };
 
 export interface PendingEntry {
   file: string;
@@ -72,6 +75,14 @@ export class Outbox {
     return true;
   }
 
+  /** Rewrites a pending entry in place (whole or not at all). */
+  async update(pending: PendingEntry, entry: OutboxEntry): Promise<void> {
+    const tmp = `${pending.file}.tmp`;
+    await fsp.writeFile(tmp, JSON.stringify(entry), { mode: 0o600 });
+    await fsp.rename(tmp, pending.file);
+    pending.entry = entry;
+  }
+
   async count(): Promise<number> {
     return (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).length;
   }
@@ -89,11 +100,7 @@ export class Outbox {
       if (keep.length === p.entry.rows.length) continue;
       dropped += p.entry.rows.length - keep.length;
       if (keep.length === 0) await fsp.rm(p.file, { force: true });
-      else {
-        const tmp = `${p.file}.tmp`;
-        await fsp.writeFile(tmp, JSON.stringify({ op: 'share', rows: keep } satisfies OutboxEntry), { mode: 0o600 });
-        await fsp.rename(tmp, p.file);
-      }
+      else await this.update(p, { op: 'share', rows: keep });
     }
     return dropped;
   }

@@ -10,6 +10,7 @@ import { rowToCell } from '../store/mapping';
 import type { ProjectRepositories } from '../store/repos/repositories';
 import { sharePreview, teamNodeId, teamRow } from './shareRows';
 import type { SharePreview, ShareSource } from './shareRows';
+import { REMOTE_WAIT_MS, within } from './teamMemory';
 import type { HitOrigin, TeamMemory, TeamStatus } from './teamMemory';
 import type { TeamRow } from './teamTable';
 
@@ -80,17 +81,30 @@ export class TeamSharing {
       nodeId = teamNodeId(repos.project, this.author, target.kind, Number(target.id));
     }
     if (!/^[0-9a-f-]{36}$/i.test(nodeId)) throw new FilterError(`'${nodeId}' is not a team node id`);
-    await this.team.unshare(repos.project, [nodeId.toLowerCase()]);
+    const item = await this.team.item(repos.project, nodeId.toLowerCase());
+    if (item && item.shared_by !== this.author) throw new FilterError(`team item ${nodeId.toLowerCase()} was shared by ${item.shared_by}: only they can unshare it`);
+    await this.team.unshare(repos.project, [nodeId.toLowerCase()], this.author);
     return { node_id: nodeId.toLowerCase(), delivery: await this.deliver(), status: this.team.status() };
+  }
+
+  /**
+   * After a forget: the caller's shares of the forgotten records (by kind and id; null: every
+   * record of `project`, or of every project when that is null too) are dropped from the queue
+   * and unshared from the team store.
+   */
+  async forgotten(project: string | null, records: Record<SourceKind, number[]> | null): Promise<void> {
+    const nodeIds =
+      records && project !== null
+        ? (Object.entries(records) as Array<[SourceKind, number[]]>).flatMap(([kind, ids]) => ids.map((id) => teamNodeId(project, this.author, kind, id)))
+        : null;
+    if (nodeIds?.length === 0) return;
+    await this.team.forgetShares(project, nodeIds, this.author);
   }
 
   /** Tries to send the outbox now; an unreachable store leaves it queued. */
   private async deliver(): Promise<'sent' | 'queued'> {
-    try {
-      await this.team.sync();
-    } catch {
-      // queued: goes out when the store is reachable
-    }
+    // Unreachable, or silent past REMOTE_WAIT_MS: queued, it goes out when the store answers.
+    await within(this.team.sync().catch(() => undefined), REMOTE_WAIT_MS, () => undefined);
     return this.team.status().pending === 0 ? 'sent' : 'queued';
   }
 

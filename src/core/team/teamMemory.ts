@@ -21,7 +21,7 @@ import { hybridSearch } from '../retrieve/hybrid';
 import type { QueryEmbedder } from '../retrieve/hybrid';
 import { cellFilterWhere, sqlString, sqlStringList } from '../store/filters';
 import { isLocalUri, localPath } from '../store/location';
-import { ObjectStoreRefused, openObjectStorage } from '../store/objectStorage';
+import { ObjectStoreRefused, displayUri, openObjectStorage } from '../store/objectStorage';
 import type { ObjectStoreSettings } from '../store/objectStorage';
 import { Outbox } from './outbox';
 import type { PendingEntry } from './outbox';
@@ -66,6 +66,27 @@ export interface TeamMemoryOptions {
 }
 
 const CACHE_META = 'cache.json';
+
+/**
+ * How long a caller waits on the team store before going on without it: a network that
+ * accepts connections and then answers nothing (a VPN dropping, a laptop waking up) held a
+ * share, a first-run search or a close for minutes, until the HTTP client gave up.
+ */
+export const REMOTE_WAIT_MS = 8000;
+
+/** The promise's value, or `timedOut` once `ms` passed (the promise goes on by itself). */
+export async function within<T>(promise: Promise<T>, ms: number, timedOut: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut()), ms);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The folder where a team store's outbox and cache live, under a base folder. */
 export function teamStateDir(base: string, uri: string): string {
@@ -125,7 +146,7 @@ export class TeamMemory {
   }
 
   status(): TeamStatus {
-    return { uri: this.options.uri, state: this.state, pending: this.pendingCount, message: this.message, synced_at_epoch: this.syncedAt };
+    return { uri: displayUri(this.options.uri), state: this.state, pending: this.pendingCount, message: this.message, synced_at_epoch: this.syncedAt };
   }
 
   onStatus(listener: (s: TeamStatus) => void): () => void {
@@ -138,7 +159,7 @@ export class TeamMemory {
     this.state = state;
     this.message = message;
     if (changed) {
-      this.log(`team store ${this.options.uri}: ${state}${message ? ` (${message})` : ''}`);
+      this.log(`team store ${displayUri(this.options.uri)}: ${state}${message ? ` (${message})` : ''}`);
       this.emit();
     }
   }
@@ -172,7 +193,7 @@ export class TeamMemory {
   /** The remote, or an error that says why there is none (offline or refused). */
   private requireRemote(): TeamTable {
     if (this.remote) return this.remote;
-    throw new Error(this.state === 'refused' ? `team store refused: ${this.message}` : `team store ${this.options.uri} is ${this.state}${this.message ? ` (${this.message})` : ''}`);
+    throw new Error(this.state === 'refused' ? `team store refused: ${this.message}` : `team store ${displayUri(this.options.uri)} is ${this.state}${this.message ? ` (${this.message})` : ''}`);
   }
 
   /** A remote failure means the network is gone until a reconnect proves otherwise. */
@@ -194,15 +215,36 @@ export class TeamMemory {
     void this.sync().catch(() => undefined);
   }
 
-  /** Removes items from the team store (queued like a share) and from the local cache at once. */
-  async unshare(project: string, nodeIds: string[]): Promise<void> {
+  /**
+   * Removes items `sharedBy` shared from the team store (queued like a share) and from the local
+   * cache at once; queued shares of them never go out.
+   */
+  async unshare(project: string, nodeIds: string[], sharedBy: string): Promise<void> {
     if (nodeIds.length === 0) return;
     await this.outbox.dropShares(new Set(nodeIds));
-    await this.outbox.add({ op: 'unshare', project, node_ids: nodeIds });
-    await this.cache.remove(`${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}`);
+    await this.outbox.add({ op: 'unshare', project, node_ids: nodeIds, shared_by: sharedBy });
+    await this.cache.remove(unshareWhere(project, nodeIds, sharedBy), { purgeAnyway: true });
     this.pendingCount = await this.outbox.count();
     this.emit();
     void this.sync().catch(() => undefined);
+  }
+
+  /**
+   * Forgets `author`'s shares of these items (null: all of `project`, or of every project when
+   * that is null too): queued shares are dropped, shared ones unshared. Items never shared cost
+   * nothing.
+   */
+  async forgetShares(project: string | null, nodeIds: string[] | null, author: string): Promise<void> {
+    const wanted = (r: TeamRow): boolean => r.shared_by === author && (project === null || r.project === project) && (nodeIds === null || nodeIds.includes(r.node_id));
+    const queued = (await this.outbox.pending()).flatMap((p) => (p.entry.op === 'share' ? p.entry.rows.filter(wanted) : []));
+    await this.outbox.dropShares(new Set(queued.map((r) => r.node_id)));
+    const where = [`shared_by = ${sqlString(author)}`, ...(project === null ? [] : [projectWhere(project)]), ...(nodeIds === null ? [] : [`node_id IN ${sqlStringList(nodeIds)}`])].join(' AND ');
+    const shared = (await this.cache.rows(where, ['node_id', 'project'])) as Array<{ node_id: string; project: string }>;
+    const byProject = new Map<string, string[]>();
+    for (const r of shared) byProject.set(r.project, [...(byProject.get(r.project) ?? []), r.node_id]);
+    for (const [p, ids] of byProject) await this.unshare(p, ids, author);
+    this.pendingCount = await this.outbox.count();
+    this.emit();
   }
 
   /**
@@ -242,7 +284,9 @@ export class TeamMemory {
     while (i < pending.length) {
       const first = pending[i].entry;
       if (first.op === 'unshare') {
-        await remote.remove(`${projectWhere(first.project)} AND node_id IN ${sqlStringList(first.node_ids)}`);
+        // An unshare that finds nothing may follow one interrupted between its delete and its
+        // purge (this one retried, or the user asking again): it purges all the same.
+        await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: true });
         await this.outbox.done([pending[i]]);
         i++;
         continue;
@@ -288,7 +332,10 @@ export class TeamMemory {
     let source = useRemote ? (this.remote as TeamTable) : this.cache;
     let hits: SearchHit[];
     try {
-      hits = await hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
+      const search = hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
+      hits = source === this.cache ? await search : await within(search, REMOTE_WAIT_MS, () => {
+        throw new Error(`no answer in ${REMOTE_WAIT_MS / 1000} s`);
+      });
     } catch (e) {
       if (source === this.cache) throw e;
       this.lost(e);
@@ -327,12 +374,16 @@ export class TeamMemory {
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
-    await this.syncing?.catch(() => undefined);
-    await this.connecting?.catch(() => undefined);
+    // A sync stuck on a silent network is not waited for past REMOTE_WAIT_MS (the outbox keeps what did not go).
+    await within(Promise.all([this.syncing?.catch(() => undefined), this.connecting?.catch(() => undefined)]).then(() => undefined), REMOTE_WAIT_MS, () => undefined);
     this.remote?.close();
     this.cache.close();
     this.listeners.clear();
   }
+}
+
+function unshareWhere(project: string, nodeIds: string[], sharedBy: string | undefined): string {
+  return `${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}${sharedBy === undefined ? '' : ` AND shared_by = ${sqlString(sharedBy)}`}`;
 }
 
 function errorText(e: unknown): string {

@@ -12,7 +12,7 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import { Field, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { plainRow, rowsToArrow } from '../store/arrowRows';
-import { sqlString } from '../store/filters';
+import { sqlString, sqlStringList } from '../store/filters';
 import { rewriteFragments } from '../store/forget';
 import { projection } from '../store/projection';
 import { cellsSchema } from '../store/schema';
@@ -70,9 +70,19 @@ export class TeamTable {
     return new TeamTable(db, table, dim);
   }
 
-  /** Inserts the rows whose node_id is not stored yet; safe to repeat, safe next to other writers. */
+  /**
+   * Inserts the rows whose node_id is not stored yet; safe to repeat, safe next to other writers.
+   * A row whose item is stored with other content (a record edited, then shared again) replaces
+   * it, and the old content is purged as by `remove`: a secret an edit took out is not kept.
+   */
   async put(rows: TeamRow[]): Promise<void> {
     if (rows.length === 0) return;
+    const stored = new Map((await this.rows(`node_id IN ${sqlStringList(rows.map((r) => r.node_id))}`, [...CONTENT, 'node_id'])).map((r) => [String(r.node_id), r]));
+    const changed = rows.filter((r) => {
+      const old = stored.get(r.node_id);
+      return old !== undefined && CONTENT.some((c) => String(old[c] ?? '') !== String(r[c] ?? ''));
+    });
+    if (changed.length > 0) await this.remove(`node_id IN ${sqlStringList(changed.map((r) => r.node_id))}`);
     const data = rowsToArrow(teamItemsSchema(this.dimension), rows.map((r) => this.fit(r)));
     await retryConflicts(() => this.table.mergeInsert('node_id').whenNotMatchedInsertAll().execute(data), 20);
   }
@@ -106,12 +116,14 @@ export class TeamTable {
    * rewritten, the FTS index rebuilt, and every older version pruned, so their text is in no
    * file (or object) of the store afterwards. Returns how many rows went.
    */
-  async remove(where: string): Promise<number> {
+  async remove(where: string, options: { purgeAnyway?: boolean } = {}): Promise<number> {
     const doomed = await this.table.query().where(where).withRowId().select([]).toArray();
-    if (doomed.length === 0) return 0;
+    // A removal after one interrupted between its delete and its purge finds no row and cannot
+    // know which fragments held them: with `purgeAnyway` it rewrites them all.
+    if (doomed.length === 0 && !options.purgeAnyway) return 0;
     const before = await this.table.version();
-    await retryConflicts(() => this.table.delete(where), 20);
-    const moved = (await this.table.version()) !== before + 1;
+    if (doomed.length > 0) await retryConflicts(() => this.table.delete(where), 20);
+    const moved = doomed.length === 0 || (await this.table.version()) !== before + 1;
     const fragments: Set<bigint> | 'all' = moved ? 'all' : new Set(doomed.map((r) => BigInt(r._rowid as bigint | number) >> 32n));
     await rewriteFragments(this.table, fragments);
     await ensureFtsIndex(this.table, true);
@@ -135,6 +147,9 @@ export class TeamTable {
     this.db.close();
   }
 }
+
+/** What a team item says: a row with other values in these is other content. */
+const CONTENT = ['title', 'text', 'search_text', 'files', 'type', 'layer', 'branch'];
 
 export function projectWhere(project: string): string {
   return `project = ${sqlString(project)}`;

@@ -1,0 +1,230 @@
+// The team store's endpoint failing: wrong credentials, wrong bucket, unreachable, a network that
+// answers nothing after connecting (bounded waits), and credentials kept out of every message and log.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
+import { startS3Server, until } from './fixtures/s3Server';
+import type { S3Server } from './fixtures/s3Server';
+import { runMain } from './cliInProcess';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const PROJECT = 'github.com/acme/shared';
+const ACCESS = 'AKIAAUDITLEAKEXAMPL1';
+const SECRET = 'AuditSecretKeyDoNotLeak/Zz9x+ExampleKey0123';
+const SESSION = 'AuditSessionTokenIQoJb3JpZ2luX2VjEXAMPLEdonotleak';
+
+/** Rejects when `p` takes longer than `ms`. */
+async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t0 = Date.now();
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+    process.stdout.write(`      ${what}: ${Date.now() - t0} ms\n`);
+  }
+}
+
+/** A TCP proxy in front of the S3 server that can black-hole every connection (old and new). */
+async function proxy(target: number): Promise<{ port: number; blackhole(on: boolean): void; close(): Promise<void> }> {
+  let hole = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => undefined);
+    if (hole) return; // accepted, never answered
+    const upstream = net.connect(target, '127.0.0.1');
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => client.destroy());
+    client.on('data', (d) => {
+      if (!hole) upstream.write(d);
+    });
+    upstream.on('data', (d) => {
+      if (!hole) client.write(d);
+    });
+    client.on('end', () => !hole && upstream.end());
+    upstream.on('end', () => !hole && client.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    blackhole(on: boolean) {
+      hole = on;
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('team store: endpoints failing', function () {
+  this.timeout(600_000);
+  let dir: string;
+  const servers: S3Server[] = [];
+  const engines: MemoryEngine[] = [];
+  const logs: string[] = [];
+
+  async function server(): Promise<S3Server> {
+    const s = await startS3Server({ directory: path.join(dir, `s3-${servers.length}`) });
+    servers.push(s);
+    return s;
+  }
+
+  async function person(name: string, env: Record<string, string>, uri = 's3://team/acme'): Promise<MemoryEngine> {
+    const engine = await MemoryEngine.open({
+      storeUri: path.join(dir, `${name}-store`),
+      embedder: 'none',
+      maintenanceIntervalMs: 0,
+      logger: (m) => logs.push(m),
+      team: { uri, author: `${name} <${name.toLowerCase()}@example.com>`, env, refreshMs: 0, retryMs: 200 },
+    });
+    engines.push(engine);
+    return engine;
+  }
+
+  function assertNoSecret(where: string, text: string): void {
+    for (const s of [SECRET, SESSION]) assert.ok(!text.includes(s), `${where} holds a secret: ${text}`);
+  }
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
+    logs.length = 0;
+  });
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await within(120_000, 'close', e.close()).catch(() => undefined);
+    for (const s of servers.splice(0)) await s.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('wrong credentials: refused with a message about credentials, no secret anywhere, local memory works', async () => {
+    const s = await server();
+    const env = { ...s.env, AWS_ACCESS_KEY_ID: ACCESS, AWS_SECRET_ACCESS_KEY: SECRET, AWS_SESSION_TOKEN: SESSION };
+    const alice = await person('Alice', env);
+    await until(async () => (await alice.teamStatus())?.state === 'refused');
+    const status = await alice.teamStatus();
+    assert.match(String(status?.message), /credentials/);
+    const m = await alice.remember({ title: 'Local decision', text: 'local works: marmot' }, { project: PROJECT });
+    const shared = await within(15_000, 'share to a refused store', alice.share('memory', m.id, { project: PROJECT }));
+    assert.equal(shared.delivery, 'queued');
+    assert.ok((await alice.search('marmot', { scope: { project: PROJECT } })).length > 0);
+    assertNoSecret('status', JSON.stringify(await alice.teamStatus()));
+    assertNoSecret('logs', logs.join('\n'));
+    await assert.rejects(alice.syncTeam(), (e: Error) => (assertNoSecret('sync error', e.message), true));
+    // CLI
+    const store = path.join(dir, 'cli-store');
+    const out = await runMain(['team', '--store', store, '--team-store', 's3://team/acme', '--project', PROJECT], { ...env, CODE_MEMORY_EMBEDDER: 'none' });
+    assertNoSecret('cli', out.out + out.err);
+    assert.match(out.out + out.err, /credentials/);
+  });
+
+  it('wrong bucket: refused naming the bucket', async () => {
+    const s = await server();
+    const alice = await person('Alice', s.env, 's3://no-such-bucket/acme');
+    await until(async () => (await alice.teamStatus())?.state === 'refused');
+    assert.match(String((await alice.teamStatus())?.message), /no-such-bucket.*does not exist/);
+  });
+
+  it('credentials written into the team store URI are not echoed in errors, status or logs', async () => {
+    const s = await server();
+    const uri = `s3://${ACCESS}:${SECRET}@team/acme`;
+    let engine: MemoryEngine | null = null;
+    try {
+      engine = await person('Alice', s.env, uri);
+      await until(async () => ['refused', 'offline'].includes(String((await engine!.teamStatus())?.state)));
+      const st = await engine.teamStatus();
+      assertNoSecret('status', JSON.stringify(st));
+    } catch (e) {
+      assertNoSecret('open error', String((e as Error).message));
+    }
+    assertNoSecret('logs', logs.join('\n'));
+    const out = await runMain(['team', '--store', path.join(dir, 'cli'), '--team-store', uri, '--project', PROJECT], { ...s.env, CODE_MEMORY_EMBEDDER: 'none' });
+    assertNoSecret('cli output', out.out + out.err);
+  });
+
+  it('a personal store on s3:// with wrong credentials: a clear error without the secret', async () => {
+    const s = await server();
+    const env = { ...s.env, AWS_ACCESS_KEY_ID: ACCESS, AWS_SECRET_ACCESS_KEY: SECRET, AWS_SESSION_TOKEN: SESSION };
+    const t0 = Date.now();
+    const out = await runMain(['stats', '--store', 's3://team/personal', '--project', PROJECT], { ...env, CODE_MEMORY_EMBEDDER: 'none' });
+    assert.ok(Date.now() - t0 < 30_000);
+    assert.notEqual(out.code, 0);
+    assert.match(out.err, /credentials/);
+    assertNoSecret('cli', out.out + out.err);
+  });
+
+  it('an endpoint URL with user info: the secret in it is not echoed in status or logs', async () => {
+    const s = await server();
+    const alice = await person('Alice', { ...s.env, AWS_ENDPOINT_URL: `http://${ACCESS}:${encodeURIComponent(SECRET)}@127.0.0.1:${s.port}` });
+    await until(async () => ['refused', 'offline', 'online'].includes(String((await alice.teamStatus())?.state)) && (await alice.teamStatus())?.state !== 'connecting');
+    assertNoSecret('status', decodeURIComponent(JSON.stringify(await alice.teamStatus())));
+    assertNoSecret('logs', decodeURIComponent(logs.join('\n')));
+  });
+
+  it('unreachable endpoint: offline quickly, shares queue, local search works', async () => {
+    const s = await server();
+    const port = s.port;
+    await s.stop();
+    servers.splice(0);
+    const alice = await person('Alice', { ...s.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` });
+    await until(async () => (await alice.teamStatus())?.state === 'offline', 15_000);
+    assert.match(String((await alice.teamStatus())?.message), /did not answer|ECONNREFUSED/);
+    const m = await alice.remember({ title: 'Offline', text: 'offline: wombat' }, { project: PROJECT });
+    assert.equal((await within(15_000, 'share while unreachable', alice.share('memory', m.id, { project: PROJECT }))).delivery, 'queued');
+    assert.ok((await within(10_000, 'search while unreachable', alice.search('wombat', { scope: { project: PROJECT } }))).length > 0);
+  });
+
+  it('a network that black-holes after connect: share, search and close stay bounded (30 s)', async () => {
+    const s = await server();
+    const p = await proxy(s.port);
+    try {
+      const alice = await person('Alice', { ...s.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${p.port}` });
+      await until(async () => (await alice.teamStatus())?.state === 'online');
+      await alice.syncTeam();
+      const first = await alice.remember({ title: 'Before the hole', text: 'shared before: lynx' }, { project: PROJECT });
+      assert.equal((await alice.share('memory', first.id, { project: PROJECT })).delivery, 'sent');
+      p.blackhole(true);
+      const m = await alice.remember({ title: 'During the hole', text: 'written during: ocelot' }, { project: PROJECT });
+      const shared = await within(30_000, 'share into a black hole', alice.share('memory', m.id, { project: PROJECT }));
+      assert.equal(shared.delivery, 'queued');
+      assert.ok((await within(10_000, 'local search during the hole', alice.search('ocelot', { scope: { project: PROJECT } }))).length > 0);
+    } finally {
+      p.blackhole(false);
+      await p.close();
+    }
+  });
+
+  it('first run, the network black-holes right after connect: a search (local results) stays bounded (30 s)', async () => {
+    const s = await server();
+    const seed = await person('Seed', s.env);
+    await until(async () => (await seed.teamStatus())?.state === 'online');
+    for (let i = 0; i < 3; i++) {
+      const m = await seed.remember({ title: `Seed ${i}`, text: `seed text ${i}: heron` }, { project: PROJECT });
+      await seed.share('memory', m.id, { project: PROJECT });
+    }
+    const p = await proxy(s.port);
+    try {
+      const bob = await MemoryEngine.open({
+        storeUri: path.join(dir, 'bob-store'),
+        embedder: 'none',
+        maintenanceIntervalMs: 0,
+        team: { uri: 's3://team/acme', author: 'Bob <bob@example.com>', env: { ...s.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${p.port}` }, refreshMs: 0, retryMs: 200 },
+      });
+      engines.push(bob);
+      await bob.remember({ title: 'Bob local', text: 'bob local heron note' }, { project: PROJECT });
+      await until(async () => (await bob.teamStatus())?.state === 'online' || (await bob.teamStatus())?.synced_at_epoch !== null, 20_000);
+      p.blackhole(true);
+      const hits = await within(30_000, 'first-run search during the hole', bob.search('heron', { scope: { project: PROJECT } }));
+      assert.ok(hits.some((h) => h.cell.title === 'Bob local'));
+    } finally {
+      p.blackhole(false);
+      await p.close();
+    }
+  });
+});
