@@ -135,6 +135,19 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   };
 }
 
+/**
+ * An error's message as the CLI shows it. LanceDB's carry the source path of the Rust line that
+ * raised them and the same text again as a chain of causes: both go.
+ */
 export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const text = error instanceof Error ? error.message : String(error);
+  return text
+    .replace(/,?\s*\/\S*?\.rs:\d+:\d+/g, '')
+    .replace(/\s+Caused by:[\s\S]*$/, '')
+    .trim();
+}
+
+/** Whether an error opening a store says its files are damaged (rather than missing rights or credentials). */
+export function looksDamaged(message: string): boolean {
+  return /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)/i.test(message) && !/permission denied|EACCES|read-only file system|credentials/i.test(message);
 }

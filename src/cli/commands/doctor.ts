@@ -3,12 +3,13 @@
 import { startEmbedder } from '../../core/embed/start';
 import { SharedModelEmbedder } from '../../core/embed/sharedModel/client';
 import { Reranker } from '../../core/retrieve/rerank';
+import { TABLES } from '../../core/store/schema';
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
-import { errorMessage } from '../options';
+import { errorMessage, looksDamaged } from '../options';
 import { serverInfoPath } from './servers';
 
 interface Check {
@@ -30,6 +31,8 @@ function gitVersion(): Promise<string | null> {
   return new Promise((resolve) => execFile('git', ['--version'], { timeout: 5000 }, (err, out) => resolve(err ? null : out.trim())));
 }
 
+const DAMAGED_FIX = 'Restore the store folder from a backup, or move it aside and rebuild it (code-memory import <export file>, code-memory import-git); the damaged folder is left as it is.';
+
 export const doctorCommand: CommandImpl = {
   name: 'doctor',
   async run({ options, values, io }) {
@@ -41,22 +44,38 @@ export const doctorCommand: CommandImpl = {
       const engine = await openEngine({ ...options, embedder: 'none' }, io, false);
       try {
         const s = await engine.stats(null);
-        const damaged = (await engine.verifyStore()).filter((t) => t.error);
-        if (damaged.length === 0) {
+        const tables = await engine.verifyStore();
+        const damaged = tables.filter((t) => t.error);
+        // Every record has one search cell: more cells than records means records were lost.
+        const rows = (name: string): number => tables.find((t) => t.table === name)?.rows ?? 0;
+        const orphans = rows(TABLES.cells) - rows(TABLES.observations) - rows(TABLES.sessionSummaries) - rows(TABLES.memories);
+        if (damaged.length === 0 && orphans > 0) {
+          checks.push({
+            name: 'store',
+            ok: false,
+            detail: `${options.store}: damaged, ${orphans} search cell(s) have no record (a records table lost rows or versions; the cells still hold their text)`,
+            fix: DAMAGED_FIX,
+          });
+        } else if (damaged.length === 0) {
           checks.push({ name: 'store', ok: true, detail: `${options.store}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); every table read in ${Date.now() - started} ms` });
         } else {
           checks.push({
             name: 'store',
             ok: false,
             detail: `${options.store}: damaged, ${damaged.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
-            fix: 'Restore the store folder from a backup, or move it aside and rebuild it (code-memory import <export file>, code-memory import-git); the damaged folder is left as it is.',
+            fix: DAMAGED_FIX,
           });
         }
       } finally {
         await engine.close();
       }
     } catch (error) {
-      checks.push({ name: 'store', ok: false, detail: `${options.store}: ${errorMessage(error)}`, fix: 'Check that the folder is writable (or the object-store credentials), or pick another with --store / CODE_MEMORY_STORE.' });
+      const message = errorMessage(error);
+      checks.push(
+        looksDamaged(message)
+          ? { name: 'store', ok: false, detail: `${options.store}: damaged, it cannot be opened (${message})`, fix: DAMAGED_FIX }
+          : { name: 'store', ok: false, detail: `${options.store}: ${message}`, fix: 'Check that the folder is writable (or the object-store credentials), or pick another with --store / CODE_MEMORY_STORE.' },
+      );
     }
 
     if (options.embedder === 'none') {

@@ -72,7 +72,9 @@ export class Maintenance {
     let repaired = 0;
     for (const project of await this.projects({ cells: true })) {
       const r = this.repos.forProject(project);
-      repaired += (await r.observations.repairCells()) + (await r.summaries.repairCells()) + (await r.memories.repairCells());
+      const suspect = (kind: string, orphans: number): void =>
+        this.options.log(`${orphans} search cell(s) of ${kind} records in project ${project} have no record: the records table may have lost rows or versions; the cells are kept (code-memory doctor)`);
+      repaired += (await r.observations.repairCells(suspect)) + (await r.summaries.repairCells(suspect)) + (await r.memories.repairCells(suspect));
     }
     if (repaired > 0) this.options.log(`repaired ${repaired} search cell(s) a crash or a race had left out, doubled or orphaned`);
     return repaired;

@@ -25,6 +25,9 @@ export interface CellSearch {
   includeSuperseded?: boolean;
 }
 
+/** Cells without a record that races alone can leave, at most (see removeStray). */
+const ORPHANS_FROM_RACES = 20;
+
 export class CellRepository {
   readonly table: ProjectTable;
 
@@ -63,7 +66,7 @@ export class CellRepository {
    * The cells are read before the records: a writer commits a record before its cell, so every
    * cell read here whose record is stored has that record in the list read after it.
    */
-  async removeStray(kind: SourceKind, recordIds: () => Promise<Set<number>>): Promise<number> {
+  async removeStray(kind: SourceKind, recordIds: () => Promise<Set<number>>, onSuspect?: (orphans: number) => void): Promise<number> {
     const cells = await this.table.rows(`source_kind = ${sqlString(kind)}`, { select: ['source_id', 'embed_model'], withRowId: true });
     if (cells.length === 0) return 0;
     const records = await recordIds();
@@ -71,11 +74,17 @@ export class CellRepository {
     cells.sort((a, b) => Number(Boolean(b.embed_model)) - Number(Boolean(a.embed_model)));
     const kept = new Set<number>();
     const stray: string[] = [];
+    const orphans: string[] = [];
     for (const c of cells) {
       const id = Number(c.source_id);
       if (records.has(id) && !kept.has(id)) kept.add(id);
-      else stray.push(String(c._rowid));
+      else (records.has(id) ? stray : orphans).push(String(c._rowid));
     }
+    // A race leaves a few cells without a record; many means the records table lost rows (a
+    // version gone with a crashed disk, a folder restored in part): those cells may be the only
+    // copy of the text left, so they stay, and `doctor` says so.
+    if (orphans.length > Math.max(ORPHANS_FROM_RACES, cells.length / 10)) onSuspect?.(orphans.length);
+    else stray.push(...orphans);
     // A row id names one stored copy; one a compaction has moved since names nothing (the next
     // repair looks again).
     for (let i = 0; i < stray.length; i += 1000) await this.table.delete(`_rowid IN (${stray.slice(i, i + 1000).join(', ')})`);

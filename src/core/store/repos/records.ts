@@ -95,13 +95,17 @@ export abstract class RecordRepository<T extends { id: number }> {
    * theirs, and drops second copies and cells of deleted records (see CellRepository.removeStray).
    * Returns how many cells were added or removed.
    */
-  async repairCells(): Promise<number> {
+  async repairCells(onSuspect?: (kind: SourceKind, orphans: number) => void): Promise<number> {
     const missing = await this.missingCells();
     for (let i = 0; i < missing.length; i += 500) {
       const rows = await this.table.rows(`id IN ${sqlIntList(missing.slice(i, i + 500))}`);
       await this.cells.add(rows.map((r) => this.cellOf(r)));
     }
-    const removed = await this.cells.removeStray(this.kind, async () => new Set((await this.table.rows(null, { select: ['id'] })).map((r) => Number(r.id))));
+    const removed = await this.cells.removeStray(
+      this.kind,
+      async () => new Set((await this.table.rows(null, { select: ['id'] })).map((r) => Number(r.id))),
+      (orphans) => onSuspect?.(this.kind, orphans),
+    );
     return missing.length + removed;
   }
 

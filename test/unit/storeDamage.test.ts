@@ -1,0 +1,114 @@
+// Damaged stores and a full disk, through the CLI: a clear error, no silent loss, no write that
+// reports failure and still leaves half of itself behind.
+
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
+import { TABLES } from '../../src/core/store/schema';
+import { CliBundle } from './cliFixture';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const bundle = new CliBundle('test-store-damage');
+const project = 'github.com/acme/corrupt';
+
+function notes(tag: string, n: number): string {
+  return `${Array.from({ length: n }, (_, i) => JSON.stringify({ type: 'note', title: `${tag} note ${i}`, narrative: `${'padding '.repeat(40)} ${tag} ${i}` })).join('\n')}\n`;
+}
+
+describe('store damage and a full disk', function () {
+  this.timeout(600_000);
+  const dirs: string[] = [];
+  const tmp = (name: string): string => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), `cm-damage-${name}-`));
+    dirs.push(d);
+    return d;
+  };
+  before(async () => {
+    await bundle.build();
+  });
+  after(() => {
+    bundle.remove();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a record table that lost its newest version (manifest file gone): doctor does not call the store ok, and the open does not delete the surviving search cells', async () => {
+    const store = tmp('manifest');
+    const seeded = await bundle.run(['observe', '--store', store, '--project', project, '--embedder', 'none', '--json'], { input: notes('kept', 30) });
+    assert.equal(seeded.code, 0, seeded.stderr);
+    const versions = path.join(store, 'observations.lance', '_versions');
+    // Lance names manifests u64::MAX - version: the newest sorts first.
+    const newest = fs.readdirSync(versions).filter((f) => f.endsWith('.manifest')).sort()[0];
+    fs.rmSync(path.join(versions, newest));
+    const doctor = await bundle.run(['doctor', '--store', store, '--project', project, '--embedder', 'none', '--json']);
+    const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    let observations: number;
+    let cells: number;
+    try {
+      observations = await engine.store.count(TABLES.observations);
+      cells = await engine.store.count(TABLES.cells, `source_kind = 'observation'`);
+    } finally {
+      await engine.close();
+    }
+    assert.ok(
+      doctor.code !== 0 || observations === 30,
+      `doctor exited 0 ("${doctor.stdout.replace(/\s+/g, ' ').slice(0, 300)}") on a store whose observations table went from 30 rows to ${observations}`,
+    );
+    assert.ok(cells >= 30 || observations === 30, `the open's repair deleted ${30 - cells} search cells, the only copy left of records whose table lost its newest version`);
+  });
+
+  it('doctor on a store with a garbage manifest names it damaged and says to restore it, not to check that the folder is writable', async () => {
+    const store = tmp('garbage');
+    const seeded = await bundle.run(['observe', '--store', store, '--project', project, '--embedder', 'none'], { input: notes('kept', 10) });
+    assert.equal(seeded.code, 0, seeded.stderr);
+    const versions = path.join(store, 'observations.lance', '_versions');
+    for (const f of fs.readdirSync(versions)) fs.writeFileSync(path.join(versions, f), 'garbage\n');
+    const doctor = await bundle.run(['doctor', '--store', store, '--project', project, '--embedder', 'none']);
+    assert.equal(doctor.code, 1);
+    const storeLine = doctor.stdout.split('\n').filter((l) => /store/.test(l)).join('\n');
+    assert.doesNotMatch(storeLine + doctor.stdout, /Check that the folder is writable/, `doctor's advice for a damaged table:\n${doctor.stdout}`);
+  });
+
+  it('observe on a full disk (tmpfs): a run that exits with an error leaves none of its records behind, so running it again stores each once', async function () {
+    const mountPoint = tmp('tmpfs');
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mountPoint], { stdio: 'ignore' });
+    } catch {
+      this.skip();
+    }
+    try {
+      const store = path.join(mountPoint, 'store');
+      const args = ['observe', '--store', store, '--project', project, '--embedder', 'none', '--json'];
+      let failed = -1;
+      let failure = '';
+      for (let run = 0; run < 60 && failed < 0; run++) {
+        const r = await bundle.run(args, { input: notes(`run${run}`, 300) });
+        if (r.code !== 0) {
+          failed = run;
+          failure = r.stderr;
+        }
+      }
+      assert.ok(failed >= 0, 'control: the disk never filled up');
+      assert.match(failure, /No space left on device/, 'control: the failure names the full disk');
+      // The user frees space and runs the same command again.
+      execFileSync('mount', ['-o', 'remount,size=256m', mountPoint]);
+      const again = await bundle.run(args, { input: notes(`run${failed}`, 300) });
+      assert.equal(again.code, 0, again.stderr);
+      const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+      try {
+        const rows = await engine.store.rows(TABLES.observations, `title LIKE 'run${failed} note %'`, { select: ['id', 'title'] });
+        const titles = rows.map((r) => String(r.title));
+        const doubled = titles.length - new Set(titles).size;
+        assert.equal(doubled, 0, `run ${failed} exited 1 with "No space left on device", yet after running it again ${rows.length} observations hold its 300 notes (${doubled} stored twice)`);
+        assert.equal(rows.length, 300);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      execFileSync('umount', [mountPoint]);
+    }
+  });
+});

@@ -1,0 +1,125 @@
+// SIGKILL of the process doing the store's maintenance (compaction, pruning,
+// scalar index rebuilds, full-text segment writes, ANN index build): on reopen the store opens,
+// verifies whole, keeps every record once and finds each by search.
+
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
+import { TABLES } from '../../src/core/store/schema';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const ENGINE = path.resolve(__dirname, '../../src/core/engine');
+const project = 'github.com/acme/maint';
+
+function word(n: number): string {
+  let s = '';
+  let v = n;
+  do {
+    s = String.fromCharCode(97 + (v % 26)) + s;
+    v = Math.floor(v / 26);
+  } while (v > 0);
+  return `qz${s}t`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A child process that opens the store (hashed vectors, so the backfill and ANN index run too) and runs a full optimize. */
+function maintain(store: string): { exited: Promise<{ code: number | null; signal: string | null; stderr: string }>; kill: () => void } {
+  const code = `
+    const { MemoryEngine } = require(${JSON.stringify(ENGINE)});
+    (async () => {
+      const e = await MemoryEngine.open({ storeUri: ${JSON.stringify(store)}, maintenanceIntervalMs: 0, annThreshold: 256, lexiconMinDelta: 50 });
+      await e.waitForVectors();
+      await e.optimize(0);
+      await e.close();
+      process.stdout.write('done\\n');
+    })().catch((err) => { process.stderr.write(String(err && err.stack || err)); process.exit(3); });
+  `;
+  const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', code], { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LANCEDB_LOG: 'error' } });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return {
+    exited: new Promise((resolve) => child.on('exit', (c, s) => resolve({ code: c, signal: s, stderr }))),
+    kill: () => child.kill('SIGKILL'),
+  };
+}
+
+async function check(store: string, total: number, what: string): Promise<void> {
+  const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+  try {
+    const damaged = (await engine.verifyStore()).filter((t) => t.error);
+    assert.deepEqual(damaged, [], `${what}: tables that cannot be read`);
+    const rows = await engine.store.rows(TABLES.observations, null, { select: ['id'] });
+    assert.equal(rows.length, total, `${what}: observations`);
+    assert.equal(new Set(rows.map((r) => Number(r.id))).size, total, `${what}: an id twice`);
+    const cells = await engine.store.rows(TABLES.cells, `source_kind = 'observation'`, { select: ['source_id'] });
+    assert.equal(cells.length, total, `${what}: observation cells`);
+    for (let i = 0; i < total; i += 97) {
+      const hits = await engine.search(word(i), { scope: { project }, layers: ['L0'], limit: 5 });
+      assert.ok(hits.some((h) => h.cell.title.includes(word(i)) || h.cell.text.includes(word(i))), `${what}: note ${word(i)} is not found by search`);
+    }
+  } finally {
+    await engine.close();
+  }
+}
+
+describe('store: SIGKILL during maintenance', function () {
+  this.timeout(900_000);
+  let store: string;
+  before(() => {
+    store = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-maint-kill-'));
+  });
+  after(() => fs.rmSync(store, { recursive: true, force: true }));
+
+  it('optimize (compaction, pruning, full-text segments, vector backfill and ANN index) killed at moments through its run, 6 times', async () => {
+    const N = 2000;
+    let total = 0;
+    // Many small commits: many fragments to compact.
+    const seed = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      for (let b = 0; b < 40; b++) {
+        await seed.observe(Array.from({ length: N / 40 }, (_, k) => ({ type: 'note', title: `note ${word(total + k)}`, narrative: `maintenance item ${word(total + k)}` })), { project });
+        total += N / 40;
+      }
+    } finally {
+      await seed.close();
+    }
+    const calibrationStarted = Date.now();
+    const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-maint-kill-cal-'));
+    try {
+      fs.cpSync(store, probe, { recursive: true });
+      const done = await maintain(probe).exited;
+      assert.equal(done.code, 0, done.stderr);
+    } finally {
+      fs.rmSync(probe, { recursive: true, force: true });
+    }
+    const whole = Date.now() - calibrationStarted;
+    let killed = 0;
+    for (let run = 0; run < 6; run++) {
+      // More rows between runs, so each run has something to compact and index.
+      const more = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+      try {
+        for (let b = 0; b < 5; b++) {
+          await more.observe(Array.from({ length: 20 }, (_, k) => ({ type: 'note', title: `note ${word(total + k)}`, narrative: `maintenance item ${word(total + k)}` })), { project });
+          total += 20;
+        }
+      } finally {
+        await more.close();
+      }
+      const m = maintain(store);
+      await Promise.race([m.exited, sleep(whole * (0.3 + 0.6 * Math.random()))]);
+      m.kill();
+      const r = await m.exited;
+      if (r.signal === 'SIGKILL') killed++;
+      else assert.equal(r.code, 0, r.stderr);
+      await check(store, total, `run ${run} (${r.signal ?? 'finished'})`);
+    }
+    assert.ok(killed >= 3, `only ${killed} runs were killed midway`);
+  });
+});
