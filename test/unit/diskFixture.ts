@@ -21,3 +21,14 @@ export function filesContaining(dir: string, needle: string): string[] {
   walk(dir);
   return hits;
 }
+
+/** A word of letters only for n, unlike any English word (the index splits digits from letters and stems words). */
+export function letterWord(n: number): string {
+  let s = '';
+  let v = n;
+  do {
+    s = String.fromCharCode(97 + (v % 26)) + s;
+    v = Math.floor(v / 26);
+  } while (v > 0);
+  return `qz${s}t`;
+}

@@ -14,25 +14,14 @@ import { TABLES } from '../../src/core/store/schema';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { CliBundle } from './cliFixture';
 import { removeDir, tempDir } from './mcpFixture';
-import { filesContaining } from './diskFixture';
+import { filesContaining, letterWord } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const bundle = new CliBundle('test-reliability');
 
-/** A word of letters only for n (the search text splits digits from letters and stems words). */
-function word(n: number): string {
-  let s = '';
-  let v = n;
-  do {
-    s = String.fromCharCode(97 + (v % 26)) + s;
-    v = Math.floor(v / 26);
-  } while (v > 0);
-  return `qz${s}t`;
-}
-
 function note(tag: string, n: number): ObservationInput {
-  return { type: 'note', title: `${tag} note ${word(n)}`, narrative: `Written by the ${tag} writer: item ${word(n)}.` };
+  return { type: 'note', title: `${tag} note ${letterWord(n)}`, narrative: `Written by the ${tag} writer: item ${letterWord(n)}.` };
 }
 
 function sleep(ms: number): Promise<void> {
@@ -47,14 +36,14 @@ function makeHistory(count: number): string {
   const parts: string[] = [];
   const start = Date.parse('2026-01-05T10:00:00Z') / 1000;
   for (let i = 0; i < count; i++) {
-    const body = `export const ${word(i)} = ${i};\n`;
-    const message = `Add the ${word(i)} constant to module ${i % 7}\n`;
+    const body = `export const ${letterWord(i)} = ${i};\n`;
+    const message = `Add the ${letterWord(i)} constant to module ${i % 7}\n`;
     parts.push(
       'commit refs/heads/main',
       `committer Dev Example <dev@example.com> ${start + i * 600} +0000`,
       `data ${Buffer.byteLength(message)}`,
       message,
-      `M 644 inline src/mod${i % 7}/${word(i)}.ts`,
+      `M 644 inline src/mod${i % 7}/${letterWord(i)}.ts`,
       `data ${Buffer.byteLength(body)}`,
       body,
     );
@@ -255,7 +244,7 @@ describe('reliability: real processes on one store', function () {
       const { titles } = await checkStore(store, project, { sample: 200 });
       assert.equal(titles.size, 2 * N);
       for (const [ids, tag] of [[cliIds, 'cli'], [httpIds, 'http']] as const) {
-        ids.forEach((id, i) => assert.equal(titles.get(id), `${tag} note ${word(i)}`, `${tag} observation ${i} (id ${id})`));
+        ids.forEach((id, i) => assert.equal(titles.get(id), `${tag} note ${letterWord(i)}`, `${tag} observation ${i} (id ${id})`));
       }
     } finally {
       await stopServer(server);
@@ -329,11 +318,11 @@ describe('reliability: real processes on one store', function () {
     let memoryId: number;
     try {
       await seeded.observe(Array.from({ length: 200 }, (_, i) => note('seed', i)), alpha);
-      secretIds = (await seeded.observe(Array.from({ length: 5 }, (_, i) => ({ type: 'note', title: `The ${CANARY} plan, part ${word(i)}`, narrative: `Keep ${CANARY} quiet.` })), alpha)).map((o) => o.id);
+      secretIds = (await seeded.observe(Array.from({ length: 5 }, (_, i) => ({ type: 'note', title: `The ${CANARY} plan, part ${letterWord(i)}`, narrative: `Keep ${CANARY} quiet.` })), alpha)).map((o) => o.id);
       memoryId = (await seeded.remember({ title: `Decision: ${CANARY} ships in May`, text: `We decided that ${CANARY} ships in May.`, memory_type: 'decision' }, alpha)).id;
       // retrieve_memory logs the request and keeps the prompt: two more copies of the word.
       await retrieveMemory({ engine: seeded, scope: alpha, log: () => undefined }, { prompt: `what did we decide about ${CANARY}?`, session_id: 'forget-1' });
-      await seeded.observe(Array.from({ length: 20 }, (_, i) => ({ type: 'note', title: `beta ${CANARY} notes ${word(i)}` })), beta);
+      await seeded.observe(Array.from({ length: 20 }, (_, i) => ({ type: 'note', title: `beta ${CANARY} notes ${letterWord(i)}` })), beta);
     } finally {
       await seeded.close();
     }

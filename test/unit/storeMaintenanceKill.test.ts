@@ -9,21 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { TABLES } from '../../src/core/store/schema';
+import { letterWord } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const ENGINE = path.resolve(__dirname, '../../src/core/engine');
 const project = 'github.com/acme/maint';
-
-function word(n: number): string {
-  let s = '';
-  let v = n;
-  do {
-    s = String.fromCharCode(97 + (v % 26)) + s;
-    v = Math.floor(v / 26);
-  } while (v > 0);
-  return `qz${s}t`;
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,8 +52,8 @@ async function check(store: string, total: number, what: string): Promise<void> 
     const cells = await engine.store.rows(TABLES.cells, `source_kind = 'observation'`, { select: ['source_id'] });
     assert.equal(cells.length, total, `${what}: observation cells`);
     for (let i = 0; i < total; i += 97) {
-      const hits = await engine.search(word(i), { scope: { project }, layers: ['L0'], limit: 5 });
-      assert.ok(hits.some((h) => h.cell.title.includes(word(i)) || h.cell.text.includes(word(i))), `${what}: note ${word(i)} is not found by search`);
+      const hits = await engine.search(letterWord(i), { scope: { project }, layers: ['L0'], limit: 5 });
+      assert.ok(hits.some((h) => h.cell.title.includes(letterWord(i)) || h.cell.text.includes(letterWord(i))), `${what}: note ${letterWord(i)} is not found by search`);
     }
   } finally {
     await engine.close();
@@ -84,7 +75,7 @@ describe('store: SIGKILL during maintenance', function () {
     const seed = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
     try {
       for (let b = 0; b < 40; b++) {
-        await seed.observe(Array.from({ length: N / 40 }, (_, k) => ({ type: 'note', title: `note ${word(total + k)}`, narrative: `maintenance item ${word(total + k)}` })), { project });
+        await seed.observe(Array.from({ length: N / 40 }, (_, k) => ({ type: 'note', title: `note ${letterWord(total + k)}`, narrative: `maintenance item ${letterWord(total + k)}` })), { project });
         total += N / 40;
       }
     } finally {
@@ -106,7 +97,7 @@ describe('store: SIGKILL during maintenance', function () {
       const more = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
       try {
         for (let b = 0; b < 5; b++) {
-          await more.observe(Array.from({ length: 20 }, (_, k) => ({ type: 'note', title: `note ${word(total + k)}`, narrative: `maintenance item ${word(total + k)}` })), { project });
+          await more.observe(Array.from({ length: 20 }, (_, k) => ({ type: 'note', title: `note ${letterWord(total + k)}`, narrative: `maintenance item ${letterWord(total + k)}` })), { project });
           total += 20;
         }
       } finally {

@@ -3,9 +3,7 @@
 // people's engines, a network cut, and two writer processes at once.
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,7 +11,8 @@ import { MemoryEngine } from '../../src/core/engine';
 import { startHttpServer } from '../../src/mcp/httpServer';
 import { TeamMemory } from '../../src/core/team/teamMemory';
 import { ObjectStoreUnreachable, probeConditionalPut } from '../../src/core/store/objectStorage';
-import { startS3Server, until } from './fixtures/s3Server';
+import { until } from './fixtures/s3Server';
+import { bucketHolds, teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 import { runMain, withEnv } from './cliInProcess';
 
@@ -23,41 +22,11 @@ const TSX = require.resolve('tsx/cli');
 const WRITER = path.join(__dirname, 'fixtures', 'teamWriter.ts');
 const PROJECT = 'github.com/acme/shared';
 
-async function bucketHolds(server: S3Server, needle: string): Promise<string[]> {
-  return (await server.files()).filter((f) => f.bytes.includes(Buffer.from(needle))).map((f) => f.file);
-}
-
 describe('team store on object storage', function () {
   this.timeout(300_000);
-  let dir: string;
-  const servers: S3Server[] = [];
-  const engines: MemoryEngine[] = [];
-
-  async function server(options: { conditionalPut?: boolean; port?: number; directory?: string } = {}): Promise<S3Server> {
-    const s = await startS3Server({ directory: options.directory ?? path.join(dir, `s3-${servers.length}`), ...options });
-    servers.push(s);
-    return s;
-  }
-
-  async function person(name: string, s: S3Server, extra: { retryMs?: number } = {}): Promise<MemoryEngine> {
-    const engine = await MemoryEngine.open({
-      storeUri: path.join(dir, `${name}-store`),
-      embedder: 'none',
-      maintenanceIntervalMs: 0,
-      team: { uri: 's3://team/acme', author: `${name} <${name.toLowerCase()}@example.com>`, env: { ...s.env }, refreshMs: 0, retryMs: extra.retryMs ?? 200 },
-    });
-    engines.push(engine);
-    return engine;
-  }
-
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
-  });
-  afterEach(async () => {
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
-    for (const s of servers.splice(0)) await s.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const team = teamHarness();
+  const server = team.server;
+  const person = (name: string, s: S3Server, extra: { retryMs?: number } = {}): Promise<MemoryEngine> => team.person(name, s, extra);
 
   it('refuses an endpoint that ignores conditional PUT, as a store and as a team store, and writes nothing there', async () => {
     const unsafe = await server({ conditionalPut: false });
@@ -78,10 +47,13 @@ describe('team store on object storage', function () {
     const safe = await server();
     await withEnv(safe.env, async () => {
       const engine = await MemoryEngine.open({ storeUri: 's3://team/personal', embedder: 'none', maintenanceIntervalMs: 0 });
-      engines.push(engine);
-      await engine.remember({ title: 'Object storage works', text: 'stored in a bucket' }, { project: PROJECT });
-      const hits = await engine.search('bucket', { scope: { project: PROJECT } });
-      assert.equal(hits[0]?.cell.title, 'Object storage works');
+      try {
+        await engine.remember({ title: 'Object storage works', text: 'stored in a bucket' }, { project: PROJECT });
+        const hits = await engine.search('bucket', { scope: { project: PROJECT } });
+        assert.equal(hits[0]?.cell.title, 'Object storage works');
+      } finally {
+        await engine.close();
+      }
     });
     assert.ok((await safe.keys()).some((k) => k.startsWith('personal/memories.lance/')));
   });
@@ -201,7 +173,7 @@ describe('team store on object storage', function () {
 
   it('CLI: share previews and sends nothing without --yes, shares with it, lists, unshares', async () => {
     const s = await server();
-    const store = path.join(dir, 'cli-store');
+    const store = path.join(team.dir(), 'cli-store');
     const seed = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
     const m = await seed.remember({ title: 'Release checklist', text: 'tag, build, publish; token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB marker-ibex' }, { project: PROJECT });
     await seed.close();
@@ -234,13 +206,13 @@ describe('team store on object storage', function () {
     const N = 5000;
     const run = (tag: string): Promise<{ tag: string; ms: number }> =>
       new Promise((resolve, reject) => {
-        execFile(process.execPath, [TSX, WRITER, 's3://team/acme', path.join(dir, `writer-${tag}`), tag, String(N)], { env: { ...process.env, ...s.env, LANCEDB_LOG: 'error' }, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+        execFile(process.execPath, [TSX, WRITER, 's3://team/acme', path.join(team.dir(), `writer-${tag}`), tag, String(N)], { env: { ...process.env, ...s.env, LANCEDB_LOG: 'error' }, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
           if (err) reject(new Error(`writer ${tag} failed: ${stderr || err.message}`));
           else resolve(JSON.parse(stdout.trim().split('\n').pop() as string));
         });
       });
     const results = await Promise.all([run('a'), run('b')]);
-    const reader = await withEnv(s.env, () => TeamMemory.open({ uri: 's3://team/acme', stateDir: path.join(dir, 'reader'), dimension: 16, refreshMs: 0 }));
+    const reader = await withEnv(s.env, () => TeamMemory.open({ uri: 's3://team/acme', stateDir: path.join(team.dir(), 'reader'), dimension: 16, refreshMs: 0 }));
     try {
       await reader.sync();
       const rows = await reader.list(PROJECT);

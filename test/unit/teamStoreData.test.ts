@@ -1,13 +1,13 @@
 // What the team store holds, who can read and remove it, and that forget, unshare and a re-share
 // leave the old text nowhere (the bucket's objects and the personal store's files are read to check).
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { MemoryEngine } from '../../src/core/engine';
+import type { MemoryEngine } from '../../src/core/engine';
 import { TeamTable } from '../../src/core/team/teamTable';
 import { objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
 import { startS3Server, until } from './fixtures/s3Server';
+import { filesContaining } from './diskFixture';
+import { bucketHolds, teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -15,55 +15,11 @@ process.env.LANCEDB_LOG ??= 'error';
 const PROJECT = 'github.com/acme/shared';
 const OTHER = 'github.com/evil/other';
 
-async function bucketHolds(server: S3Server, needle: string): Promise<string[]> {
-  return (await server.files()).filter((f) => f.bytes.includes(Buffer.from(needle))).map((f) => f.file);
-}
-
-function filesHolding(dir: string, needle: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const full = path.join(d, e.name);
-      if (e.isDirectory()) walk(full);
-      else if (fs.readFileSync(full).includes(Buffer.from(needle))) out.push(path.relative(dir, full));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 describe('team store: what is shared and what goes', function () {
   this.timeout(300_000);
-  let dir: string;
-  const servers: S3Server[] = [];
-  const engines: MemoryEngine[] = [];
-
-  async function server(): Promise<S3Server> {
-    const s = await startS3Server({ directory: path.join(dir, `s3-${servers.length}`) });
-    servers.push(s);
-    return s;
-  }
-
-  async function person(name: string, s: S3Server, env: Record<string, string> = {}): Promise<MemoryEngine> {
-    const engine = await MemoryEngine.open({
-      storeUri: path.join(dir, `${name}-store`),
-      embedder: 'none',
-      maintenanceIntervalMs: 0,
-      team: { uri: 's3://team/acme', author: `${name} <${name.toLowerCase()}@example.com>`, env: { ...s.env, ...env }, refreshMs: 0, retryMs: 200 },
-    });
-    engines.push(engine);
-    await until(async () => (await engine.teamStatus())?.state === 'online');
-    return engine;
-  }
-
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
-  });
-  afterEach(async () => {
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
-    for (const s of servers.splice(0)) await s.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const team = teamHarness();
+  const server = (): Promise<S3Server> => team.server();
+  const person = (name: string, s: S3Server, env: Record<string, string> = {}): Promise<MemoryEngine> => team.person(name, s, { env, online: true });
 
   it('isolation: another project sees nothing through search, list, get by (guessed) id, and cannot unshare', async () => {
     const s = await server();
@@ -178,8 +134,8 @@ describe('team store: what is shared and what goes', function () {
     await alice.share('memory', m.id, scope);
     await alice.syncTeam();
     await alice.forget({ ids: [m.id], kind: 'memory' } as never, scope);
-    const store = path.join(dir, 'Alice-store');
-    assert.deepEqual(filesHolding(store, 'marker-saola'), [], 'README: forget leaves the text in no file under the store');
+    const store = path.join(team.dir(), 'Alice-store');
+    assert.deepEqual(filesContaining(store, 'marker-saola'), [], 'README: forget leaves the text in no file under the store');
   });
 
   it('forget of a memory whose share is still queued (offline): it never leaves the machine', async () => {
@@ -191,7 +147,7 @@ describe('team store: what is shared and what goes', function () {
     assert.equal((await alice.share('memory', m.id, scope)).delivery, 'queued');
     await alice.forget({ ids: [m.id], kind: 'memory' }, scope);
     const back = await startS3Server({ directory: s.directory, port: s.port });
-    servers.push(back);
+    team.keep(back);
     await until(async () => (await alice.teamStatus())?.state === 'online' && (await alice.teamStatus())?.pending === 0, 30_000);
     assert.deepEqual(await bucketHolds(back, 'marker-forgotten-fossa'), [], 'a forgotten memory was sent to the team store after the forget');
   });
@@ -217,19 +173,10 @@ describe('team store: what is shared and what goes', function () {
     // An endpoint nobody answers on: the engine still holds the credentials it read at open.
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYAUDITKEY0'; // shape of an AWS secret access key
     const token = 'IQoJb3JpZ2luX2VjAuditSessionTokenMarker0123456789';
-    const alice = await MemoryEngine.open({
-      storeUri: path.join(dir, 'Alice-store'),
-      embedder: 'none',
-      maintenanceIntervalMs: 0,
-      team: {
-        uri: 's3://team/acme',
-        author: 'Alice <alice@example.com>',
-        env: { AWS_ACCESS_KEY_ID: 'AKIAAUDITLEAKEXAMPL1', AWS_SECRET_ACCESS_KEY: secret, AWS_SESSION_TOKEN: token, AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
-        refreshMs: 0,
-        retryMs: 60_000,
-      },
+    const alice = await team.person('Alice', null, {
+      env: { AWS_ACCESS_KEY_ID: 'AKIAAUDITLEAKEXAMPL1', AWS_SECRET_ACCESS_KEY: secret, AWS_SESSION_TOKEN: token, AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
+      retryMs: 60_000,
     });
-    engines.push(alice);
     const scope = { project: PROJECT };
     const m = await alice.remember({ title: 'Team bucket', text: `aws s3 ls s3://team --profile team (uses ${secret}, session ${token})` }, scope);
     const preview = await alice.previewShare('memory', m.id, scope);

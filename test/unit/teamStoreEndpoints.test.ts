@@ -1,12 +1,11 @@
 // The team store's endpoint failing: wrong credentials, wrong bucket, unreachable, a network that
 // answers nothing after connecting (bounded waits), and credentials kept out of every message and log.
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { MemoryEngine } from '../../src/core/engine';
-import { startS3Server, until } from './fixtures/s3Server';
+import type { MemoryEngine } from '../../src/core/engine';
+import { until } from './fixtures/s3Server';
+import { teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 import { runMain } from './cliInProcess';
 
@@ -66,41 +65,17 @@ async function proxy(target: number): Promise<{ port: number; blackhole(on: bool
 
 describe('team store: endpoints failing', function () {
   this.timeout(600_000);
-  let dir: string;
-  const servers: S3Server[] = [];
-  const engines: MemoryEngine[] = [];
+  const team = teamHarness();
   const logs: string[] = [];
-
-  async function server(): Promise<S3Server> {
-    const s = await startS3Server({ directory: path.join(dir, `s3-${servers.length}`) });
-    servers.push(s);
-    return s;
-  }
-
-  async function person(name: string, env: Record<string, string>, uri = 's3://team/acme'): Promise<MemoryEngine> {
-    const engine = await MemoryEngine.open({
-      storeUri: path.join(dir, `${name}-store`),
-      embedder: 'none',
-      maintenanceIntervalMs: 0,
-      logger: (m) => logs.push(m),
-      team: { uri, author: `${name} <${name.toLowerCase()}@example.com>`, env, refreshMs: 0, retryMs: 200 },
-    });
-    engines.push(engine);
-    return engine;
-  }
+  const server = (): Promise<S3Server> => team.server();
+  const person = (name: string, env: Record<string, string>, uri = 's3://team/acme'): Promise<MemoryEngine> => team.person(name, null, { env, uri, logger: (m) => logs.push(m) });
 
   function assertNoSecret(where: string, text: string): void {
     for (const s of [SECRET, SESSION]) assert.ok(!text.includes(s), `${where} holds a secret: ${text}`);
   }
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
     logs.length = 0;
-  });
-  afterEach(async () => {
-    for (const e of engines.splice(0)) await within(120_000, 'close', e.close()).catch(() => undefined);
-    for (const s of servers.splice(0)) await s.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('wrong credentials: refused with a message about credentials, no secret anywhere, local memory works', async () => {
@@ -118,7 +93,7 @@ describe('team store: endpoints failing', function () {
     assertNoSecret('logs', logs.join('\n'));
     await assert.rejects(alice.syncTeam(), (e: Error) => (assertNoSecret('sync error', e.message), true));
     // CLI
-    const store = path.join(dir, 'cli-store');
+    const store = path.join(team.dir(), 'cli-store');
     const out = await runMain(['team', '--store', store, '--team-store', 's3://team/acme', '--project', PROJECT], { ...env, CODE_MEMORY_EMBEDDER: 'none' });
     assertNoSecret('cli', out.out + out.err);
     assert.match(out.out + out.err, /credentials/);
@@ -144,7 +119,7 @@ describe('team store: endpoints failing', function () {
       assertNoSecret('open error', String((e as Error).message));
     }
     assertNoSecret('logs', logs.join('\n'));
-    const out = await runMain(['team', '--store', path.join(dir, 'cli'), '--team-store', uri, '--project', PROJECT], { ...s.env, CODE_MEMORY_EMBEDDER: 'none' });
+    const out = await runMain(['team', '--store', path.join(team.dir(), 'cli'), '--team-store', uri, '--project', PROJECT], { ...s.env, CODE_MEMORY_EMBEDDER: 'none' });
     assertNoSecret('cli output', out.out + out.err);
   });
 
@@ -171,7 +146,6 @@ describe('team store: endpoints failing', function () {
     const s = await server();
     const port = s.port;
     await s.stop();
-    servers.splice(0);
     const alice = await person('Alice', { ...s.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` });
     await until(async () => (await alice.teamStatus())?.state === 'offline', 15_000);
     assert.match(String((await alice.teamStatus())?.message), /did not answer|ECONNREFUSED/);
@@ -210,13 +184,7 @@ describe('team store: endpoints failing', function () {
     }
     const p = await proxy(s.port);
     try {
-      const bob = await MemoryEngine.open({
-        storeUri: path.join(dir, 'bob-store'),
-        embedder: 'none',
-        maintenanceIntervalMs: 0,
-        team: { uri: 's3://team/acme', author: 'Bob <bob@example.com>', env: { ...s.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${p.port}` }, refreshMs: 0, retryMs: 200 },
-      });
-      engines.push(bob);
+      const bob = await team.person('Bob', s, { env: { AWS_ENDPOINT_URL: `http://127.0.0.1:${p.port}` } });
       await bob.remember({ title: 'Bob local', text: 'bob local heron note' }, { project: PROJECT });
       await until(async () => (await bob.teamStatus())?.state === 'online' || (await bob.teamStatus())?.synced_at_epoch !== null, 20_000);
       p.blackhole(true);

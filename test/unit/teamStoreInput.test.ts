@@ -1,40 +1,19 @@
 // Hostile input on the team store paths: odd project names, huge records.
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { MemoryEngine } from '../../src/core/engine';
-import { startS3Server, until } from './fixtures/s3Server';
+import type { MemoryEngine } from '../../src/core/engine';
+import { teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 describe('team store: hostile input', function () {
   this.timeout(300_000);
-  let dir: string;
+  const team = teamHarness();
   let s: S3Server;
-  const engines: MemoryEngine[] = [];
-
-  async function person(name: string): Promise<MemoryEngine> {
-    const engine = await MemoryEngine.open({
-      storeUri: path.join(dir, `${name}-store`),
-      embedder: 'none',
-      maintenanceIntervalMs: 0,
-      team: { uri: 's3://team/acme', author: `${name} <${name.toLowerCase()}@example.com>`, env: { ...s.env }, refreshMs: 0, retryMs: 200 },
-    });
-    engines.push(engine);
-    await until(async () => (await engine.teamStatus())?.state === 'online');
-    return engine;
-  }
+  const person = (name: string): Promise<MemoryEngine> => team.person(name, s, { online: true });
 
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
-    s = await startS3Server({ directory: path.join(dir, 's3') });
-  });
-  afterEach(async () => {
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
-    await s.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    s = await team.server();
   });
 
   it('odd project names round-trip and stay apart', async () => {

@@ -3,12 +3,9 @@
 // question joined as the project writes them.
 
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { MemoryEngine } from '../../src/core/engine';
 import { NeighbourTable, wordNeighbours } from '../../src/core/retrieve/wordNeighbours';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
+import { SEARCH_SCOPE, searchStore } from './searchFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -40,44 +37,31 @@ describe('word neighbours', function () {
   });
 
   describe('in search', () => {
-    let dir: string;
-    let engine: MemoryEngine;
-    const scope = { project: 'acme/app' };
-    const saved = process.env.CODE_MEMORY_RETRIEVAL;
-
-    before(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-neighbours-'));
-      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-      const filler = ['Refactor the cache layer', 'Rename the build scripts', 'Speed up the test runner', 'Move the docs to a new folder', 'Bump the parser version'];
-      await engine.observe(filler.map((title, i) => ({ type: 'note', title, narrative: `routine change ${i}` })), scope);
-      await engine.observe([{ type: 'decision', title: 'Expired tokens are refused at login', narrative: 'The authentication middleware rejects a token past its expiry.' }], scope);
-      await engine.observe([{ type: 'bugfix', title: 'Strip the port from SERVERNAME for cookies', narrative: 'Browsers dropped the cookie.' }], scope);
-      await engine.flush();
-    });
-    after(async () => {
-      if (saved === undefined) delete process.env.CODE_MEMORY_RETRIEVAL;
-      else process.env.CODE_MEMORY_RETRIEVAL = saved;
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const filler = ['Refactor the cache layer', 'Rename the build scripts', 'Speed up the test runner', 'Move the docs to a new folder', 'Bump the parser version'];
+    const store = searchStore([
+      filler.map((title, i) => ({ type: 'note', title, narrative: `routine change ${i}` })),
+      [{ type: 'decision', title: 'Expired tokens are refused at login', narrative: 'The authentication middleware rejects a token past its expiry.' }],
+      [{ type: 'bugfix', title: 'Strip the port from SERVERNAME for cookies', narrative: 'Browsers dropped the cookie.' }],
+    ]);
+    const scope = SEARCH_SCOPE;
 
     it('finds a record through the neighbours of a word the project never uses, and not without them', async () => {
       const question = 'why was my credential turned away?';
       process.env.CODE_MEMORY_RETRIEVAL = '';
-      const found = await engine.search(question, { scope, limit: 3 });
+      const found = await store.engine().search(question, { scope, limit: 3 });
       assert.equal(found[0]?.cell.title, 'Expired tokens are refused at login', JSON.stringify(found.map((h) => h.cell.title)));
       process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0';
-      const without = await engine.search(question, { scope, limit: 3 });
+      const without = await store.engine().search(question, { scope, limit: 3 });
       assert.ok(!without.some((h) => h.cell.title === 'Expired tokens are refused at login'), JSON.stringify(without.map((h) => h.cell.title)));
     });
 
     it('finds a record whose identifier joins two words of the question, and not without joining them', async () => {
       const question = 'which fix concerned the server name?';
       process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0';
-      const found = await engine.search(question, { scope, limit: 3 });
+      const found = await store.engine().search(question, { scope, limit: 3 });
       assert.equal(found[0]?.cell.title, 'Strip the port from SERVERNAME for cookies', JSON.stringify(found.map((h) => h.cell.title)));
       process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0,joinedWeight=0';
-      const without = await engine.search(question, { scope, limit: 3 });
+      const without = await store.engine().search(question, { scope, limit: 3 });
       assert.ok(!without.some((h) => h.cell.title === 'Strip the port from SERVERNAME for cookies'), JSON.stringify(without.map((h) => h.cell.title)));
     });
   });

@@ -2,12 +2,9 @@
 // decide the order among records that share only a generic word with the question.
 
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { MemoryEngine } from '../../src/core/engine';
 import { WordVectors, wordVectors } from '../../src/core/retrieve/wordVectors';
 import { prepareQueryText } from '../../src/core/retrieve/textPrep';
+import { SEARCH_SCOPE, searchStore } from './searchFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -69,36 +66,20 @@ describe('word vectors', function () {
   });
 
   describe('in search', () => {
-    let dir: string;
-    let engine: MemoryEngine;
-    const scope = { project: 'acme/app' };
-    const saved = process.env.CODE_MEMORY_RETRIEVAL;
     // Every title has three words besides "Change": BM25 cannot tell them apart on "change" alone.
     const target = 'Change: keep sessions signed';
-
-    before(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-wordvectors-'));
-      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-      const others = ['tidy logging helpers', 'rename build scripts', 'speed test runner', 'move docs folder', 'bump parser version', 'sort changelog entries', 'drop unused fonts', 'split math utilities', 'reformat license headers', 'pin linter version', 'translate error catalogue'];
-      await engine.observe(others.map((t) => ({ type: 'note', title: `Change: ${t}`, narrative: 'routine' })), scope);
-      await engine.observe([{ type: 'bugfix', title: target, narrative: 'routine' }], scope);
-      await engine.flush();
-    });
-    after(async () => {
-      if (saved === undefined) delete process.env.CODE_MEMORY_RETRIEVAL;
-      else process.env.CODE_MEMORY_RETRIEVAL = saved;
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const others = ['tidy logging helpers', 'rename build scripts', 'speed test runner', 'move docs folder', 'bump parser version', 'sort changelog entries', 'drop unused fonts', 'split math utilities', 'reformat license headers', 'pin linter version', 'translate error catalogue'];
+    const store = searchStore([others.map((t) => ({ type: 'note', title: `Change: ${t}`, narrative: 'routine' })), [{ type: 'bugfix', title: target, narrative: 'routine' }]]);
+    const scope = SEARCH_SCOPE;
 
     it('puts first the record whose words are nearest the question\'s, and not without the vectors', async () => {
       const question = 'which change stopped the browser from losing the login cookie?';
       process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0';
-      const found = await engine.search(question, { scope, limit: 12 });
+      const found = await store.engine().search(question, { scope, limit: 12 });
       assert.equal(found.length, 12);
       assert.equal(found[0].cell.title, target, JSON.stringify(found.map((h) => h.cell.title)));
       process.env.CODE_MEMORY_RETRIEVAL = 'relatedWeight=0,wordVectorWeight=0';
-      const without = await engine.search(question, { scope, limit: 12 });
+      const without = await store.engine().search(question, { scope, limit: 12 });
       const scores = new Set(without.map((h) => h.score.toFixed(6)));
       assert.equal(scores.size, 1, `without the vectors the words alone decide, and they tie: ${JSON.stringify(without.map((h) => [h.cell.title, h.score]))}`);
     });

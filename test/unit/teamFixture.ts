@@ -1,0 +1,75 @@
+// The team-store tests' harness: a temporary folder per test, local S3 API servers (s3rver made
+// safe, fixtures/s3ServerProcess.cjs) and people's engines sharing through them, all stopped and
+// removed after each test.
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
+import { startS3Server, until } from './fixtures/s3Server';
+import type { S3Server, S3ServerOptions } from './fixtures/s3Server';
+
+export interface PersonOptions {
+  /** Environment for the team store (credentials, endpoint); the server's own by default. */
+  env?: Record<string, string>;
+  uri?: string;
+  retryMs?: number;
+  logger?: (message: string) => void;
+  /** Waits until the team store is online. */
+  online?: boolean;
+}
+
+export interface TeamHarness {
+  dir(): string;
+  server(options?: Partial<S3ServerOptions>): Promise<S3Server>;
+  /** Name's engine with a personal store of its own and the team store. */
+  person(name: string, s: S3Server | null, options?: PersonOptions): Promise<MemoryEngine>;
+  /** Stops or closes `x` after the test, with the rest. */
+  keep<T extends S3Server | MemoryEngine>(x: T): T;
+}
+
+/** Call inside a describe: registers the hooks that make and clean up each test's folder, servers and engines. */
+export function teamHarness(): TeamHarness {
+  let dir = '';
+  const servers: S3Server[] = [];
+  const engines: MemoryEngine[] = [];
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
+  });
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
+    // A test may have stopped a server itself.
+    for (const s of servers.splice(0)) await s.stop().catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir: () => dir,
+    keep(x) {
+      if (x instanceof MemoryEngine) engines.push(x);
+      else servers.push(x as S3Server);
+      return x;
+    },
+    async server(options = {}) {
+      const s = await startS3Server({ directory: options.directory ?? path.join(dir, `s3-${servers.length}`), ...options });
+      servers.push(s);
+      return s;
+    },
+    async person(name, s, options = {}) {
+      const engine = await MemoryEngine.open({
+        storeUri: path.join(dir, `${name}-store`),
+        embedder: 'none',
+        maintenanceIntervalMs: 0,
+        logger: options.logger,
+        team: { uri: options.uri ?? 's3://team/acme', author: `${name} <${name.toLowerCase()}@example.com>`, env: { ...s?.env, ...options.env }, refreshMs: 0, retryMs: options.retryMs ?? 200 },
+      });
+      engines.push(engine);
+      if (options.online) await until(async () => (await engine.teamStatus())?.state === 'online');
+      return engine;
+    },
+  };
+}
+
+/** The objects of the bucket whose bytes hold `needle`. */
+export async function bucketHolds(server: S3Server, needle: string): Promise<string[]> {
+  return (await server.files()).filter((f) => f.bytes.includes(Buffer.from(needle))).map((f) => f.file);
+}
