@@ -4,6 +4,7 @@ import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { MemoryEngine } from '../../src/core/engine';
+import { within as waitAtMost } from '../../src/core/team/teamMemory';
 import { until } from './fixtures/s3Server';
 import { teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
@@ -76,6 +77,15 @@ describe('team store: endpoints failing', function () {
 
   beforeEach(() => {
     logs.length = 0;
+  });
+
+  it('a wait on the team store ends on time with the fallback, or its error, and otherwise with the answer', async () => {
+    const never = new Promise<string>(() => undefined);
+    assert.equal(await waitAtMost(never, 20, () => 'fallback'), 'fallback');
+    await assert.rejects(waitAtMost(never, 20, () => {
+      throw new Error('no answer in time');
+    }), /no answer in time/);
+    assert.equal(await waitAtMost(Promise.resolve('answer'), 1000, () => 'fallback'), 'answer');
   });
 
   it('wrong credentials: refused with a message about credentials, no secret anywhere, local memory works', async () => {

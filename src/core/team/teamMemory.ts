@@ -74,11 +74,17 @@ const CACHE_META = 'cache.json';
  */
 export const REMOTE_WAIT_MS = 8000;
 
-/** The promise's value, or `timedOut` once `ms` passed (the promise goes on by itself). */
+/** The promise's value, or what `timedOut` returns (or throws) once `ms` passed (the promise goes on by itself). */
 export async function within<T>(promise: Promise<T>, ms: number, timedOut: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(timedOut()), ms);
+  const late = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(timedOut());
+      } catch (e) {
+        reject(e);
+      }
+    }, ms);
     timer.unref?.();
   });
   try {
