@@ -147,7 +147,12 @@ export function errorMessage(error: unknown): string {
     .trim();
 }
 
+/** Whether an error says the process lacks rights (a folder's mode, a read-only disk, credentials). */
+export function looksLikeRights(message: string): boolean {
+  return /permission denied|EACCES|EPERM|read-only file system|credentials/i.test(message);
+}
+
 /** Whether an error opening a store says its files are damaged (rather than missing rights or credentials). */
 export function looksDamaged(message: string): boolean {
-  return /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)/i.test(message) && !/permission denied|EACCES|read-only file system|credentials/i.test(message);
+  return /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)/i.test(message) && !looksLikeRights(message);
 }

@@ -36,6 +36,7 @@ import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, projectWhere, sqlString, validType } from './store/filters';
 import { forgetRecords } from './store/forget';
+import type { Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
@@ -247,7 +248,7 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     const engine = new MemoryEngine(store, embedder, options.summariser ?? new ExtractiveSummariser(), options);
     // A forget that a crash interrupted is finished before anything is read.
-    await engine.maintenance.resumeForget();
+    const resumed = await engine.maintenance.resumeForget();
     if (embedder) {
       engine.backfill = new VectorBackfill({
         cells: () => store.table(TABLES.cells),
@@ -274,6 +275,7 @@ export class MemoryEngine implements MemoryEngineApi {
       });
       engine.sharing = new TeamSharing(team, options.team.author);
     }
+    for (const forgotten of resumed) await engine.forgetShares(forgotten);
     await engine.takeLease();
     engine.startTimers();
     for (const project of options.warmProjects ?? []) {
@@ -617,18 +619,20 @@ export class MemoryEngine implements MemoryEngineApi {
     // Let the embedding queue and compaction finish their batch first.
     await this.backfill?.idle();
     await this.maintenance.idle();
-    const { report, records } = await forgetRecords(this.repos, request, scope);
+    const forgotten = await forgetRecords(this.repos, request, scope);
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.clear(request.project);
-    // What the team has of it goes too: queued shares never leave, shared copies are unshared.
-    if (this.sharing) {
-      const project = request.all ? null : (request.project ?? scope?.project ?? null);
-      await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${String((e as Error).message ?? e)}`));
-    }
-    return report;
+    await this.forgetShares(forgotten);
+    return forgotten.report;
   }
 
   // ---------------------------------------------------------------- team store
+
+  /** What the team has of forgotten records goes too: queued shares never leave, shared copies are unshared. */
+  private async forgetShares({ project, records }: Forgotten): Promise<void> {
+    if (!this.sharing) return;
+    await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${String((e as Error).message ?? e)}`));
+  }
 
   private team(): TeamSharing {
     if (!this.sharing) throw new FilterError('no team store is set: give --team-store s3://bucket/prefix (or the codeMemory.teamStore setting)');

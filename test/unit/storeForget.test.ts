@@ -115,7 +115,7 @@ describe('store: forget', function () {
         owner,
         closure: { doomed: { observation: [id], session_summary: [], memory: [] }, entities: [], restore: [] },
       };
-      await engine.store.setMeta({ pending_forget: JSON.stringify(journal) });
+      await engine.store.setMeta({ 'pending_forget:test-journal': JSON.stringify(journal) });
       await engine.store.delete(TABLES.observations, `project = 'acme/app' AND id IN (${id})`);
       await engine.store.delete(TABLES.cells, `project = 'acme/app' AND source_kind = 'observation' AND source_id IN (${id})`);
       await engine.close();
@@ -130,7 +130,7 @@ describe('store: forget', function () {
       const id = await seed('quollmigration');
       await crashAfterDeletes(id, { pid: deadPid(), host: os.hostname() });
       engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-      assert.equal(await engine.store.getMeta('pending_forget'), null);
+      assert.equal(await engine.store.getMeta('pending_forget:test-journal'), null);
       assert.deepEqual(await engine.getObservations([id], scope), []);
       assert.deepEqual((await engine.listRequests(scope, 100)).filter((e) => /quollmigration/i.test(e.response + e.arguments)).map((e) => e.request_id), []);
       assert.equal((await engine.stats(scope)).observations, 200);
@@ -143,7 +143,7 @@ describe('store: forget', function () {
       try {
         await crashAfterDeletes(id, { pid: owner.pid as number, host: os.hostname() });
         engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-        assert.notEqual(await engine.store.getMeta('pending_forget'), null, 'the running forget keeps its journal');
+        assert.notEqual(await engine.store.getMeta('pending_forget:test-journal'), null, 'the running forget keeps its journal');
         assert.ok(filesContaining(dir, 'bilbymigration').length > 0, 'and its purge is left to it');
         await engine.close();
       } finally {
@@ -151,7 +151,7 @@ describe('store: forget', function () {
         await new Promise((resolve) => owner.once('exit', resolve));
       }
       engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-      assert.equal(await engine.store.getMeta('pending_forget'), null);
+      assert.equal(await engine.store.getMeta('pending_forget:test-journal'), null);
       assert.deepEqual(filesContaining(dir, 'bilbymigration'), []);
     });
   });

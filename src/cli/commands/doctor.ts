@@ -9,7 +9,9 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
-import { errorMessage, looksDamaged } from '../options';
+import { errorMessage, looksDamaged, looksLikeRights } from '../options';
+import { displayUri } from '../../core/store/objectStorage';
+import { orphansLookLost } from '../../core/store/repos/cells';
 import { serverInfoPath } from './servers';
 
 interface Check {
@@ -39,32 +41,36 @@ export const doctorCommand: CommandImpl = {
     const checks: Check[] = [];
     const scope = await resolveScope(options).catch(() => ({ project: '(unknown)' }));
 
+    const where = displayUri(options.store);
+    const rightsFix = 'Check that the folder is writable (or the object-store credentials), or pick another with --store / CODE_MEMORY_STORE.';
     try {
       const started = Date.now();
       const engine = await openEngine({ ...options, embedder: 'none' }, io, false);
       try {
         const s = await engine.stats(null);
         const tables = await engine.verifyStore();
-        const damaged = tables.filter((t) => t.error);
-        // Every record has one search cell: more cells than records means records were lost.
+        const unreadable = tables.filter((t) => t.error).map((t) => ({ table: t.table, error: errorMessage(t.error) }));
+        // Every record has one search cell: many more cells than records means records were lost
+        // (a few are a race's leftovers the repair removes).
         const rows = (name: string): number => tables.find((t) => t.table === name)?.rows ?? 0;
         const orphans = rows(TABLES.cells) - rows(TABLES.observations) - rows(TABLES.sessionSummaries) - rows(TABLES.memories);
-        if (damaged.length === 0 && orphans > 0) {
+        if (unreadable.length > 0) {
+          const damage = unreadable.some((t) => looksDamaged(t.error) || !looksLikeRights(t.error));
           checks.push({
             name: 'store',
             ok: false,
-            detail: `${options.store}: damaged, ${orphans} search cell(s) have no record (a records table lost rows or versions; the cells still hold their text)`,
+            detail: `${where}: ${damage ? 'damaged, ' : ''}${unreadable.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
+            fix: damage ? DAMAGED_FIX : rightsFix,
+          });
+        } else if (orphansLookLost(orphans, rows(TABLES.cells))) {
+          checks.push({
+            name: 'store',
+            ok: false,
+            detail: `${where}: damaged, ${orphans} search cell(s) have no record (a records table lost rows or versions; the cells still hold their text)`,
             fix: DAMAGED_FIX,
           });
-        } else if (damaged.length === 0) {
-          checks.push({ name: 'store', ok: true, detail: `${options.store}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); every table read in ${Date.now() - started} ms` });
         } else {
-          checks.push({
-            name: 'store',
-            ok: false,
-            detail: `${options.store}: damaged, ${damaged.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
-            fix: DAMAGED_FIX,
-          });
+          checks.push({ name: 'store', ok: true, detail: `${where}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); every table read in ${Date.now() - started} ms` });
         }
       } finally {
         await engine.close();
@@ -73,8 +79,8 @@ export const doctorCommand: CommandImpl = {
       const message = errorMessage(error);
       checks.push(
         looksDamaged(message)
-          ? { name: 'store', ok: false, detail: `${options.store}: damaged, it cannot be opened (${message})`, fix: DAMAGED_FIX }
-          : { name: 'store', ok: false, detail: `${options.store}: ${message}`, fix: 'Check that the folder is writable (or the object-store credentials), or pick another with --store / CODE_MEMORY_STORE.' },
+          ? { name: 'store', ok: false, detail: `${where}: damaged, it cannot be opened (${message})`, fix: DAMAGED_FIX }
+          : { name: 'store', ok: false, detail: `${where}: ${message}`, fix: rightsFix },
       );
     }
 

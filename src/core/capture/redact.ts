@@ -77,9 +77,10 @@ const RULES: Rule[] = [
  */
 const knownSecrets = new Set<string>();
 
-/** Adds a secret of this process to redact (16 characters or more); returns its removal. */
+/** Adds a secret of this process to redact (8 characters or more); returns its removal. */
 export function registerSecret(secret: string): () => void {
-  if (secret.length < 16) return () => undefined;
+  // Shorter than an S3-compatible server's shortest secret key would redact ordinary words.
+  if (secret.length < 8) return () => undefined;
   knownSecrets.add(secret);
   return () => knownSecrets.delete(secret);
 }

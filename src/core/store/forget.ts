@@ -15,6 +15,7 @@
 //   finds, since the crash may have come after the deletes and before the purge. A journal whose
 //   process is still running on this host is its own: another process's open leaves it alone.
 
+import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
@@ -31,6 +32,7 @@ import { retryConflicts } from './retry';
 import { ensureFtsIndex, ensureScalarIndexes } from './store';
 import type { Store } from './store';
 
+/** Journals are meta rows `pending_forget:<uuid>`, one per forget (two processes may forget at once); `pending_forget` alone is an older build's. */
 const JOURNAL_KEY = 'pending_forget';
 const DATA_TABLES: TableName[] = Object.values(TABLES).filter((t) => t !== TABLES.meta);
 const RECORD_TABLES: Record<SourceKind, TableName> = {
@@ -126,20 +128,23 @@ export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'a
 /** What a forget did: its report, and for a forget by id every record it deleted (derived ones too). */
 export interface Forgotten {
   report: ForgetReport;
+  /** By kind; null for a forget of a whole project or of everything. */
   records: Record<SourceKind, number[]> | null;
+  /** The project it forgot in (null: every project). */
+  project: string | null;
 }
 
 export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<Forgotten> {
   validate(request, scope);
   const journal: Journal = { request, scope, owner: { pid: process.pid, host: os.hostname() } };
-  await repos.store.setMeta({ [JOURNAL_KEY]: JSON.stringify(journal) });
-  const report = await finish(repos, journal, false);
-  return { report, records: journal.closure?.doomed ?? null };
+  const key = `${JOURNAL_KEY}:${randomUUID()}`;
+  await repos.store.setMeta({ [key]: JSON.stringify(journal) });
+  return finish(repos, key, journal, false);
 }
 
-async function finish(repos: Repositories, journal: Journal, resumed: boolean): Promise<ForgetReport> {
-  const report = await forgetNow(repos, journal, resumed);
-  await repos.store.deleteMeta(JOURNAL_KEY);
+async function finish(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<Forgotten> {
+  const report = await forgetNow(repos, key, journal, resumed);
+  await repos.store.deleteMeta(key);
   // The journal named what was forgotten (graph entities are files, symbols and words): the meta
   // table's files and versions that held it go the same way.
   if (journal.closure) {
@@ -147,26 +152,35 @@ async function finish(repos: Repositories, journal: Journal, resumed: boolean): 
     purger.touchAll([TABLES.meta]);
     await purger.purge();
   }
-  return report;
+  const { request, scope } = journal;
+  const byId = !request.all && request.project === undefined;
+  return {
+    report,
+    records: byId ? (journal.closure?.doomed ?? { observation: [], session_summary: [], memory: [] }) : null,
+    project: request.all ? null : (request.project ?? scope?.project ?? null),
+  };
 }
 
 /**
- * Finishes a forget that a crash interrupted (called at open). Returns null when there is none,
- * or when the process that journalled it is still running on this host (it is not interrupted).
+ * Finishes the forgets a crash interrupted (called at open), leaving those whose process is
+ * still running on this host to it (they are not interrupted).
  */
-export async function resumeForget(repos: Repositories): Promise<ForgetReport | null> {
-  const text = await repos.store.getMeta(JOURNAL_KEY);
-  if (!text) return null;
-  const journal = parseJson<Journal | null>(text, null);
-  // Only this code writes the journal, after validating it: one that does not parse or validate
-  // was damaged, and is dropped like one that does not parse.
-  if (!journal || typeof journal !== 'object' || !isValid(journal)) {
-    await repos.store.deleteMeta(JOURNAL_KEY);
-    return null;
+export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
+  const done: Forgotten[] = [];
+  for (const [key, text] of await repos.store.metaEntries(JOURNAL_KEY)) {
+    if (key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) continue;
+    const journal = parseJson<Journal | null>(text, null);
+    // Only this code writes a journal, after validating it: one that does not parse or validate
+    // was damaged, and is dropped.
+    if (!journal || typeof journal !== 'object' || !isValid(journal)) {
+      await repos.store.deleteMeta(key);
+      continue;
+    }
+    const owner = journal.owner;
+    if (owner && owner.host === os.hostname() && owner.pid !== process.pid && processAlive(owner.pid)) continue;
+    done.push(await finish(repos, key, journal, true));
   }
-  const owner = journal.owner;
-  if (owner && owner.host === os.hostname() && owner.pid !== process.pid && processAlive(owner.pid)) return null;
-  return finish(repos, journal, true);
+  return done;
 }
 
 function isValid(journal: Journal): boolean {
@@ -195,7 +209,7 @@ function validate(request: ForgetRequest, scope: Scope | null): void {
   throw new FilterError('forget needs ids, a project, or all: true');
 }
 
-async function forgetNow(repos: Repositories, journal: Journal, resumed: boolean): Promise<ForgetReport> {
+async function forgetNow(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<ForgetReport> {
   const { request, scope } = journal;
   const store = repos.store;
   const purger = new Purger(store);
@@ -208,7 +222,7 @@ async function forgetNow(repos: Repositories, journal: Journal, resumed: boolean
     report.cells = await purger.delete(TABLES.cells, where);
     for (const t of DATA_TABLES) await purger.delete(t, where);
   } else {
-    await forgetIds(repos, repos.forProject((scope as Scope).project), purger, journal, report);
+    await forgetIds(repos, repos.forProject((scope as Scope).project), purger, key, journal, report);
   }
   // A resumed forget may find its rows gone (deleted before the crash) and their text still in
   // the files: it rewrites everything.
@@ -252,7 +266,7 @@ async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: numb
   };
 }
 
-async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: Purger, journal: Journal, report: ForgetReport): Promise<void> {
+async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: Purger, key: string, journal: Journal, report: ForgetReport): Promise<void> {
   const p = `project = ${sqlString(repos.project)}`;
   if (!journal.closure) {
     const kind = (journal.request.kind ?? 'observation') as SourceKind;
@@ -260,7 +274,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
     // None of the ids names a record of the project: nothing to delete, nothing else touched.
     if (!closure) return;
     journal.closure = closure;
-    await all.store.setMeta({ [JOURNAL_KEY]: JSON.stringify(journal) });
+    await all.store.setMeta({ [key]: JSON.stringify(journal) });
   }
   const { doomed, entities, restore } = journal.closure;
   for (const k of Object.keys(doomed) as SourceKind[]) {

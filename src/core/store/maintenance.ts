@@ -6,6 +6,7 @@
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
 import { resumeForget } from './forget';
+import type { Forgotten } from './forget';
 import { DEFAULT_LEXICON_MIN_DELTA, indexProjectLexicon } from './lexiconIndexer';
 import type { Repositories } from './repos/repositories';
 import { pruneSessionPrompts } from './repos/prompts';
@@ -31,6 +32,8 @@ export interface MaintenanceOptions {
 
 export class Maintenance {
   private running: Promise<void> | null = null;
+  /** Cells without a record the last repair kept (see CellRepository.removeStray): not looked for again each renewal. */
+  private keptOrphans = 0;
 
   constructor(
     private readonly repos: Repositories,
@@ -51,9 +54,10 @@ export class Maintenance {
   }
 
   /** Finishes a forget a crash interrupted (at open, before anything is read). */
-  async resumeForget(): Promise<void> {
+  async resumeForget(): Promise<Forgotten[]> {
     const resumed = await resumeForget(this.repos);
-    if (resumed) this.options.log(`finished an interrupted forget (${resumed.observations} observations, ${resumed.memories} memories)`);
+    for (const { report } of resumed) this.options.log(`finished an interrupted forget (${report.observations} observations, ${report.memories} memories)`);
+    return resumed;
   }
 
   /**
@@ -68,14 +72,20 @@ export class Maintenance {
     const store = this.repos.store;
     let records = 0;
     for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) records += await store.count(name);
-    if (records === (await store.count(TABLES.cells))) return 0;
+    const cells = await store.count(TABLES.cells);
+    // Equal, or off by exactly the cells the last repair kept as lost records' only copy.
+    if (records === cells || (this.keptOrphans > 0 && cells - records === this.keptOrphans)) return 0;
     let repaired = 0;
+    let kept = 0;
     for (const project of await this.projects({ cells: true })) {
       const r = this.repos.forProject(project);
-      const suspect = (kind: string, orphans: number): void =>
+      const suspect = (kind: string, orphans: number): void => {
+        kept += orphans;
         this.options.log(`${orphans} search cell(s) of ${kind} records in project ${project} have no record: the records table may have lost rows or versions; the cells are kept (code-memory doctor)`);
+      };
       repaired += (await r.observations.repairCells(suspect)) + (await r.summaries.repairCells(suspect)) + (await r.memories.repairCells(suspect));
     }
+    this.keptOrphans = kept;
     if (repaired > 0) this.options.log(`repaired ${repaired} search cell(s) a crash or a race had left out, doubled or orphaned`);
     return repaired;
   }

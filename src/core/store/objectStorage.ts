@@ -39,20 +39,24 @@ const SCHEMES: Record<string, ObjectScheme> = { 's3:': 's3', 's3a:': 's3', 'gs:'
 
 /** A URI or URL as it may be shown: credentials written into it (`scheme://key:secret@host`) replaced. */
 export function displayUri(uri: string): string {
-  // Up to the last '@': a secret key may hold '/' (unencoded, as pasted).
-  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@');
+  // `key:secret@` (the secret may hold '/', '#', '?' unencoded, as pasted), or anything before an
+  // '@' in the bucket's place.
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@|[^@]*:[^@]*@)/i, '$1***@');
 }
 
 /** Parses `s3://bucket/prefix` (gs://, az:// alike); null for anything that is not object storage. */
 export function parseObjectLocation(uri: string): ObjectLocation | null {
+  // Credentials written into it (`key:secret@bucket`, the secret with any character, '/' '#' '?'
+  // included) are refused before anything else reads the URI; an '@' further on is the prefix's.
+  const credentials = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^/@]*@|[^@]*:[^@]*@)/i.exec(uri.trim());
+  if (credentials && SCHEMES[credentials[1].toLowerCase()]) {
+    throw new ObjectStoreRefused(`'${displayUri(uri)}' carries credentials: use ${SCHEMES[credentials[1].toLowerCase()]}://<bucket>/<prefix>, with the keys in the environment or ~/.aws/credentials`);
+  }
   const m = /^([a-z][a-z0-9+.-]*:)\/\/([^/?#]*)(\/[^?#]*)?$/i.exec(uri.trim());
   if (!m) return null;
   const scheme = SCHEMES[m[1].toLowerCase()];
   if (!scheme) return null;
   const bucket = m[2];
-  if (uri.includes('@')) {
-    throw new ObjectStoreRefused(`'${displayUri(uri)}' carries credentials: use ${scheme}://<bucket>/<prefix>, with the keys in the environment or ~/.aws/credentials`);
-  }
   if (!/^[a-z0-9][a-z0-9._-]{1,253}$/i.test(bucket)) {
     throw new ObjectStoreRefused(`'${uri}' does not name a bucket: use ${scheme}://<bucket>/<prefix>`);
   }

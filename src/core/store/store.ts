@@ -287,6 +287,12 @@ export class Store {
     return rows.length > 0 ? String(rows[0].value) : null;
   }
 
+  /** The meta rows whose key starts with `prefix`, as [key, value]. */
+  async metaEntries(prefix: string): Promise<Array<[string, string]>> {
+    const rows = await this.rows(TABLES.meta, `starts_with(key, ${sqlString(prefix)})`);
+    return rows.map((r) => [String(r.key), String(r.value)]);
+  }
+
   async deleteMeta(key: string): Promise<void> {
     await this.delete(TABLES.meta, `key = ${sqlString(key)}`);
   }

@@ -88,15 +88,14 @@ export class TeamSharing {
   }
 
   /**
-   * After a forget: the caller's shares of the forgotten records (by kind and id; null: every
-   * record of `project`, or of every project when that is null too) are dropped from the queue
-   * and unshared from the team store.
+   * After a forget: the caller's shares of the forgotten records (by kind and id; none when a
+   * forget by id found nothing; null: every record of `project`, or of every project when that
+   * is null too) are dropped from the queue and unshared from the team store.
    */
   async forgotten(project: string | null, records: Record<SourceKind, number[]> | null): Promise<void> {
-    const nodeIds =
-      records && project !== null
-        ? (Object.entries(records) as Array<[SourceKind, number[]]>).flatMap(([kind, ids]) => ids.map((id) => teamNodeId(project, this.author, kind, id)))
-        : null;
+    if (records && project === null) return;
+    const nodeIds = records ? (Object.entries(records) as Array<[SourceKind, number[]]>).flatMap(([kind, ids]) => ids.map((id) => teamNodeId(project as string, this.author, kind, id))) : null;
+    // A forget by id that found nothing touches no share.
     if (nodeIds?.length === 0) return;
     await this.team.forgetShares(project, nodeIds, this.author);
   }

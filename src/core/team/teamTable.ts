@@ -75,7 +75,10 @@ export class TeamTable {
    * A row whose item is stored with other content (a record edited, then shared again) replaces
    * it, and the old content is purged as by `remove`: a secret an edit took out is not kept.
    */
-  async put(rows: TeamRow[]): Promise<void> {
+  async put(shared: TeamRow[]): Promise<void> {
+    // Shares queued one after the other (shared, edited, shared again while offline) go out
+    // together: the last of an item is what it says now.
+    const rows = [...new Map(shared.map((r) => [r.node_id, r])).values()];
     if (rows.length === 0) return;
     const stored = new Map((await this.rows(`node_id IN ${sqlStringList(rows.map((r) => r.node_id))}`, [...CONTENT, 'node_id'])).map((r) => [String(r.node_id), r]));
     const changed = rows.filter((r) => {

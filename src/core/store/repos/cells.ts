@@ -28,6 +28,11 @@ export interface CellSearch {
 /** Cells without a record that races alone can leave, at most (see removeStray). */
 const ORPHANS_FROM_RACES = 20;
 
+/** Whether this many cells without a record, of `cells`, say records were lost rather than raced. */
+export function orphansLookLost(orphans: number, cells: number): boolean {
+  return orphans > Math.max(ORPHANS_FROM_RACES, cells / 10);
+}
+
 export class CellRepository {
   readonly table: ProjectTable;
 
@@ -83,7 +88,7 @@ export class CellRepository {
     // A race leaves a few cells without a record; many means the records table lost rows (a
     // version gone with a crashed disk, a folder restored in part): those cells may be the only
     // copy of the text left, so they stay, and `doctor` says so.
-    if (orphans.length > Math.max(ORPHANS_FROM_RACES, cells.length / 10)) onSuspect?.(orphans.length);
+    if (orphansLookLost(orphans.length, cells.length)) onSuspect?.(orphans.length);
     else stray.push(...orphans);
     // A row id names one stored copy; one a compaction has moved since names nothing (the next
     // repair looks again).

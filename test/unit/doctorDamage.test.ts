@@ -1,0 +1,60 @@
+// doctor on stores that are not damaged: a race's leftover cell, a table file the user may not
+// read (rights, not damage).
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
+import { TABLES } from '../../src/core/store/schema';
+import { runMain } from './cliInProcess';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+describe('doctor and cells without records', function () {
+  this.timeout(120_000);
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-probe-doctor-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('a doubled cell (which the repair removes as a race leftover) is not reported as a damaged store', async () => {
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    const scope = { project: 'acme/app', branch: 'main' };
+    await engine.observe([{ type: 'note', title: 'one', narrative: 'first' }, { type: 'note', title: 'two', narrative: 'second' }], scope);
+    await engine.flush();
+    const [cell] = await engine.store.rows(TABLES.cells, "source_kind = 'observation'");
+    // A race's second copy of a record's cell (README: repaired by the lease holder).
+    await engine.store.add(TABLES.cells, [{ ...cell, node_id: '00000000-0000-4000-8000-000000000001' }]);
+    // Another process (the extension) holds the maintenance lease meanwhile: doctor does not repair.
+    const r = await runMain(['doctor', '--store', dir, '--embedder', 'none', '--json']);
+    await engine.close();
+    const store = JSON.parse(r.out).checks?.find?.((c: { name: string }) => c.name === 'store') ?? JSON.parse(r.out);
+    assert.ok(!/damaged/.test(JSON.stringify(store)), `doctor calls the store damaged for one doubled cell: ${JSON.stringify(store)}`);
+  });
+});
+
+describe('doctor and a table file it may not read', function () {
+  this.timeout(120_000);
+  it('a table whose data file this user may not read is a rights problem, not a damaged store', async function () {
+    const { spawnSync } = await import('node:child_process');
+    if (process.getuid?.() !== 0 || spawnSync('setpriv', ['--version']).status !== 0) this.skip();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-probe-perm-'));
+    try {
+      fs.chmodSync(dir, 0o755);
+      const engine = await MemoryEngine.open({ storeUri: path.join(dir, 'store'), embedder: 'none', maintenanceIntervalMs: 0 });
+      await engine.observe([{ type: 'note', title: 'hello', narrative: 'world' }], { project: 'p', branch: 'main' });
+      await engine.flush();
+      await engine.close();
+      spawnSync('chmod', ['-R', 'a+rwX', path.join(dir, 'store')]);
+      const data = path.join(dir, 'store', 'observations.lance', 'data');
+      for (const f of fs.readdirSync(data)) fs.chmodSync(path.join(data, f), 0o600);
+      const tsx = path.resolve(__dirname, '../../node_modules/.bin/tsx');
+      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'env', `HOME=${dir}`, tsx, path.resolve(__dirname, '../../src/cli/main.ts'), 'doctor', '--store', path.join(dir, 'store'), '--embedder', 'none', '--json'], { cwd: dir, encoding: 'utf8', timeout: 100_000 });
+      const check = (JSON.parse(r.stdout).checks as Array<{ name: string; detail: string; fix?: string }>).find((c) => c.name === 'store');
+      assert.ok(!/damaged/.test(check?.detail ?? '') && !/rebuild/.test(check?.fix ?? ''), `doctor tells the user to rebuild a store it may not read: ${JSON.stringify(check)}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
