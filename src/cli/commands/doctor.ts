@@ -55,7 +55,8 @@ export const doctorCommand: CommandImpl = {
         const rows = (name: string): number => tables.find((t) => t.table === name)?.rows ?? 0;
         const orphans = rows(TABLES.cells) - rows(TABLES.observations) - rows(TABLES.sessionSummaries) - rows(TABLES.memories);
         if (unreadable.length > 0) {
-          const damage = unreadable.some((t) => looksDamaged(t.error) || !looksLikeRights(t.error));
+          // Unreadable for any reason but rights is damage.
+          const damage = unreadable.some((t) => !looksLikeRights(t.error));
           checks.push({
             name: 'store',
             ok: false,

@@ -16,7 +16,7 @@ import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
 import { currentIndexKind, tuneVectorQuery } from '../store/annIndex';
-import { EXTRA_MARK, joinedTerms, prepareQueryText } from './textPrep';
+import { joinedTerms, prepareQueryText } from './textPrep';
 import { and, readByNodeId } from './rowReads';
 import type { Row } from './rowReads';
 import { CELL_COLUMNS, rowToCell } from '../store/mapping';
@@ -252,14 +252,11 @@ function wordVectorSimilarities(fused: Map<string, { row: Row }>, query: string,
   const question = table?.mean(prepareQueryText(query).split(' ').map((t) => [t, 1] as const));
   if (!table || !question) return out;
   for (const [id, e] of fused) {
-    const counts = new Map<string, number>();
-    let weight = 1;
-    for (const term of String(e.row.search_text ?? '').split(' ')) {
-      if (term === EXTRA_MARK) weight = s.extraWeight;
-      else if (table.has(term)) counts.set(term, (counts.get(term) ?? 0) + weight);
+    const weights = new Map<string, number>();
+    for (const [term, [main, extra]] of sectionCounts(String(e.row.search_text ?? '')).terms) {
+      if (table.has(term)) weights.set(term, Math.sqrt(main + s.extraWeight * extra));
     }
-    for (const [term, n] of counts) counts.set(term, Math.sqrt(n));
-    const v = table.mean(counts);
+    const v = table.mean(weights);
     if (v) out.set(id, dot(question, v));
   }
   return out;

@@ -75,14 +75,6 @@ export class Outbox {
     return true;
   }
 
-  /** Rewrites a pending entry in place (whole or not at all). */
-  async update(pending: PendingEntry, entry: OutboxEntry): Promise<void> {
-    const tmp = `${pending.file}.tmp`;
-    await fsp.writeFile(tmp, JSON.stringify(entry), { mode: 0o600 });
-    await fsp.rename(tmp, pending.file);
-    pending.entry = entry;
-  }
-
   async count(): Promise<number> {
     return (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).length;
   }
@@ -100,7 +92,11 @@ export class Outbox {
       if (keep.length === p.entry.rows.length) continue;
       dropped += p.entry.rows.length - keep.length;
       if (keep.length === 0) await fsp.rm(p.file, { force: true });
-      else await this.update(p, { op: 'share', rows: keep });
+      else {
+        const tmp = `${p.file}.tmp`;
+        await fsp.writeFile(tmp, JSON.stringify({ op: 'share', rows: keep } satisfies OutboxEntry), { mode: 0o600 });
+        await fsp.rename(tmp, p.file);
+      }
     }
     return dropped;
   }

@@ -241,16 +241,14 @@ export class TeamMemory {
    * nothing.
    */
   async forgetShares(project: string | null, nodeIds: string[] | null, author: string): Promise<void> {
-    const wanted = (r: TeamRow): boolean => r.shared_by === author && (project === null || r.project === project) && (nodeIds === null || nodeIds.includes(r.node_id));
-    const queued = (await this.outbox.pending()).flatMap((p) => (p.entry.op === 'share' ? p.entry.rows.filter(wanted) : []));
-    await this.outbox.dropShares(new Set(queued.map((r) => r.node_id)));
-    const where = [`shared_by = ${sqlString(author)}`, ...(project === null ? [] : [projectWhere(project)]), ...(nodeIds === null ? [] : [`node_id IN ${sqlStringList(nodeIds)}`])].join(' AND ');
-    const shared = (await this.cache.rows(where, ['node_id', 'project'])) as Array<{ node_id: string; project: string }>;
-    const byProject = new Map<string, string[]>();
-    for (const r of shared) byProject.set(r.project, [...(byProject.get(r.project) ?? []), r.node_id]);
-    for (const [p, ids] of byProject) await this.unshare(p, ids, author);
-    this.pendingCount = await this.outbox.count();
-    this.emit();
+    // Shared items are in the cache, queued ones in the outbox; unshare drops the queued shares.
+    const wanted = (r: { node_id: string; project: string; shared_by: string }): boolean =>
+      r.shared_by === author && (project === null || r.project === project) && (nodeIds === null || nodeIds.includes(r.node_id));
+    const queued = (await this.outbox.pending()).flatMap((p) => (p.entry.op === 'share' ? p.entry.rows : []));
+    const cached = (await this.cache.rows(`shared_by = ${sqlString(author)}`, ['node_id', 'project', 'shared_by'])) as TeamRow[];
+    const byProject = new Map<string, Set<string>>();
+    for (const r of [...queued, ...cached].filter(wanted)) byProject.set(r.project, (byProject.get(r.project) ?? new Set()).add(r.node_id));
+    for (const [p, ids] of byProject) await this.unshare(p, [...ids], author);
   }
 
   /**
