@@ -93,6 +93,41 @@ describe('store: forget', function () {
     assert.equal(stats.observations + stats.memories + stats.cells, 0);
     assert.deepEqual(filesContaining(dir, 'numbatnote'), []);
   });
+  it("a forget in one process does not drop another running process's journal (that process then crashes: its forget is still finished)", async () => {
+    const filler = Array.from({ length: 100 }, (_, i) => ({ type: 'note', title: `ordinary note number ${i}`, narrative: `routine work item ${i}` }));
+    await engine.observe(filler, scope);
+    const [secret] = await engine.observe([{ type: 'decision', title: 'The wombatmigration', narrative: 'We decided to use wombatmigration for the ledger.' }], scope);
+    await engine.flush();
+    await engine.optimize(0);
+    const other = { project: 'acme/other', branch: 'main' };
+    const [mine] = await engine.observe([{ type: 'note', title: 'Other project note', narrative: 'a note in the other project' }], other);
+    await engine.flush();
+    assert.ok(filesContaining(dir, 'wombatmigration').length > 0, 'control');
+
+    // Process B (still running) journalled its forget of `secret` and deleted the rows; its purge is to come.
+    const b = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      const journal = {
+        request: { kind: 'observation', ids: [secret.id] },
+        scope,
+        owner: { pid: b.pid as number, host: os.hostname() },
+        closure: { doomed: { observation: [secret.id], session_summary: [], memory: [] }, entities: [], restore: [] },
+      };
+      await engine.store.setMeta({ pending_forget: JSON.stringify(journal) });
+      await engine.store.delete(TABLES.observations, `project = 'acme/app' AND id IN (${secret.id})`);
+      await engine.store.delete(TABLES.cells, `project = 'acme/app' AND source_kind = 'observation' AND source_id IN (${secret.id})`);
+      // Meanwhile this process (A) forgets something else.
+      await engine.forget({ kind: 'observation', ids: [mine.id] } as never, other);
+      await engine.close();
+    } finally {
+      // B crashes before its purge.
+      b.kill('SIGKILL');
+      await new Promise((resolve) => b.once('exit', resolve));
+    }
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    assert.deepEqual(filesContaining(dir, 'wombatmigration'), [], "README: a forget a crash interrupted is finished by the next open; B's journal was overwritten/removed by A's forget");
+  });
+
   describe('interrupted by a crash', () => {
     /** A store holding a note about `word`, quoted in the request log, among 200 others; compacted. */
     async function seed(word: string): Promise<number> {
