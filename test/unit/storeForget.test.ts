@@ -1,9 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
@@ -143,7 +145,7 @@ describe('store: forget', function () {
     }
 
     /** The state a forget killed after its deletes and before its purge leaves: the journal as it writes it, the rows gone, their text still in the files. */
-    async function crashAfterDeletes(id: number, owner: { pid: number; host: string }): Promise<void> {
+    async function crashAfterDeletes(id: number, owner: { pid: number; host: string; started?: string }): Promise<void> {
       const journal = {
         request: { kind: 'observation', ids: [id] },
         scope,
@@ -170,6 +172,23 @@ describe('store: forget', function () {
       assert.deepEqual((await engine.listRequests(scope, 100)).filter((e) => /quollmigration/i.test(e.response + e.arguments)).map((e) => e.request_id), []);
       assert.equal((await engine.stats(scope)).observations, 200);
       assert.deepEqual(filesContaining(dir, 'quollmigration'), []);
+    });
+
+    it('a forget whose pid now names another process (its own ended, as before a reboot) is finished by the next open', async function () {
+      const id = await seed('numbatmigration');
+      const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+      try {
+        await once(other, 'spawn');
+        const started = processStarted(other.pid as number);
+        if (!started) this.skip(); // no start times here (not Linux): the pid alone decides
+        await crashAfterDeletes(id, { pid: other.pid as number, host: os.hostname(), started: started.replace(/\/\d+$/, '/1') });
+        engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+        assert.equal(await engine.store.getMeta('pending_forget:test-journal'), null, `the forget waited for pid ${other.pid}, which is not its process`);
+        assert.deepEqual(filesContaining(dir, 'numbatmigration'), []);
+      } finally {
+        other.kill('SIGKILL');
+        await once(other, 'exit');
+      }
     });
 
     it('a forget whose process still runs is its own: another process\'s open leaves it, and finishes it once that process is gone', async () => {

@@ -7,6 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { LocalBlockAllocator, LockFile, RandomBlockAllocator } from '../../src/core/store/ids';
+import { MaintenanceLease } from '../../src/core/store/lease';
+import { processStarted } from '../../src/core/store/processRef';
 
 const TSX = require.resolve('tsx/cli');
 const ALLOCATOR = path.join(__dirname, 'fixtures', 'idAllocator.ts');
@@ -162,6 +164,42 @@ describe('store: id allocation', () => {
     assert.deepEqual(await alloc.allocate(1), [1000]);
     assert.equal(waits, 0);
     assert.equal(fs.existsSync(lockPath), false);
+  });
+
+  it('breaks at once a lock whose pid now names another process (its holder ended, the pid was reused), and waits while it names its holder', async function () {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    children.push(other);
+    await once(other, 'spawn');
+    const started = processStarted(other.pid as number);
+    if (!started) this.skip(); // no start times here (not Linux): the pid alone decides
+    const lockPath = path.join(dir, 'ids.lock');
+    const held = (startedAt: string): string => JSON.stringify({ pid: other.pid, host: os.hostname(), started: startedAt, at: Date.now(), token: 'old' });
+    // Written by a process that started at another time (before a reboot, say) and had this pid.
+    fs.writeFileSync(lockPath, held(started.replace(/\/\d+$/, '/1')));
+    let waits = 0;
+    assert.equal(await new LockFile(lockPath, { onWait: () => waits++ }).withLock(async () => 'taken'), 'taken');
+    assert.equal(waits, 0, `the lock of an ended holder was waited for because pid ${other.pid} runs again`);
+    // Written by that very process: it holds the lock.
+    fs.writeFileSync(lockPath, held(started));
+    backdate(lockPath);
+    const counter = waitCounter(3);
+    const work = new LockFile(lockPath, { onWait: counter.tick }).withLock(async () => 'taken');
+    assert.equal(await waitedOrSettled(counter, work), 'waited', 'the lock of a running holder was broken');
+    fs.unlinkSync(lockPath);
+    assert.equal(await work, 'taken');
+  });
+
+  it('takes over the maintenance lease of an ended holder whose pid was reused, not that of a running one, before it expires', async function () {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    children.push(other);
+    await once(other, 'spawn');
+    const started = processStarted(other.pid as number);
+    if (!started) this.skip();
+    const lease = (startedAt: string): string => JSON.stringify({ pid: other.pid, host: os.hostname(), started: startedAt, token: 'old', expires: Date.now() + 60_000 });
+    fs.writeFileSync(path.join(dir, 'maintenance.lease'), lease(started));
+    assert.equal(await new MaintenanceLease(dir).refresh(), false, 'the running holder lost its lease');
+    fs.writeFileSync(path.join(dir, 'maintenance.lease'), lease(started.replace(/\/\d+$/, '/1')));
+    assert.equal(await new MaintenanceLease(dir).refresh(), true, `the lease waited for pid ${other.pid}, which is not its holder`);
   });
 
   it('waits for a lock with its own pid taken by this process, and breaks one older than this process', async () => {

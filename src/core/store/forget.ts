@@ -16,15 +16,15 @@
 //   process is still running on this host is its own: another process's open leaves it alone.
 
 import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
 import type { CompressedSource, Memory, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { deriveGraph } from './graph';
 import { parseJson, rowToObservation } from './mapping';
-import { processAlive } from './ids';
 import { checkProject } from './projectTable';
+import { processState, thisProcess } from './processRef';
+import type { ProcessRef } from './processRef';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
@@ -45,7 +45,7 @@ interface Journal {
   request: ForgetRequest;
   scope: Scope | null;
   /** The process doing the forget. */
-  owner?: { pid: number; host: string };
+  owner?: ProcessRef;
   /** A forget by id: everything it deletes, journalled before the first delete. */
   closure?: Closure;
 }
@@ -136,7 +136,7 @@ export interface Forgotten {
 
 export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<Forgotten> {
   validate(request, scope);
-  const journal: Journal = { request, scope, owner: { pid: process.pid, host: os.hostname() } };
+  const journal: Journal = { request, scope, owner: thisProcess() };
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
   await repos.store.setMeta({ [key]: JSON.stringify(journal) });
   return finish(repos, key, journal, false);
@@ -177,7 +177,7 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
       continue;
     }
     const owner = journal.owner;
-    if (owner && owner.host === os.hostname() && owner.pid !== process.pid && processAlive(owner.pid)) continue;
+    if (owner && owner.pid !== process.pid && processState(owner) === 'running') continue;
     done.push(await finish(repos, key, journal, true));
   }
   return done;

@@ -7,24 +7,29 @@
 // When the id lock may be broken. Breaking a lock whose holder is still at work lets two
 // processes read the same counter and hand out the same ids, so a lock is broken only when its
 // holder is known to be gone, never merely because it is old:
-//  - Held by a process on this host: alive (a signal reaches its pid), it is never broken,
-//    however old, since a holder stalled by a debugger, a slow disk or a suspended machine still
-//    owns the counter. Dead, it is broken at once. Our own pid is this process (another of its
-//    threads may hold the lock) unless the lock is older than this process: then it was an
-//    earlier process that had the same pid, as in a restarted container, and is broken.
+//  - Held by a process on this host: running (a signal reaches its pid and, on Linux, that pid's
+//    process started when the lock says: processRef.ts), it is never broken, however old, since
+//    a holder stalled by a debugger, a slow disk or a suspended machine still owns the counter.
+//    Ended, it is broken at once, also when its pid now names another process (after a reboot).
+//    Where start times cannot be read, our own pid is this process (another of its threads may
+//    hold the lock) unless the lock is older than this process: then it was an earlier process
+//    that had the same pid, as in a restarted container, and is broken.
 //  - Held by a process on another host (a store on a shared disk), or a lock we cannot read
 //    (torn by a crash, or being written this instant): we cannot see the process, so age alone
 //    decides. It is stale once untouched for LOCK_STALE_MS; a holder touches its lock every
 //    LOCK_HEARTBEAT_MS for as long as it holds it, so only a holder that stopped running (or
 //    whose event loop stays blocked that long) loses its lock.
-// Known limit: a dead holder's pid reused by an unrelated live process keeps its lock alive;
-// waiters then give up after LOCK_WAIT_MS with an error that names the file to delete.
+// Known limit: without start times (not Linux), a dead holder's pid reused by an unrelated live
+// process keeps its lock alive; waiters then give up after LOCK_WAIT_MS with an error that names
+// the file to delete.
 // The counter, the lock and their temporary files are readable by their owner only.
 
 import { randomInt, randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { processState, thisProcess } from './processRef';
+import type { ProcessRef } from './processRef';
 
 export interface IdAllocator {
   /** `count` fresh ids, ascending. */
@@ -45,24 +50,13 @@ const LOCK_HEARTBEAT_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
 const OWNER_ONLY = 0o600;
 
-interface LockInfo {
-  pid: number;
-  host: string;
+interface LockInfo extends ProcessRef {
   at: number;
   token: string;
 }
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function parseLock(text: string): LockInfo | null {
@@ -81,13 +75,13 @@ function parseLock(text: string): LockInfo | null {
 function lockIsStale(text: string, mtimeMs: number): boolean {
   const holder = parseLock(text);
   if (holder && holder.host === os.hostname()) {
-    if (holder.pid === process.pid) {
+    if (holder.pid === process.pid && typeof holder.started !== 'string') {
       // Threads share the pid and process.uptime(); the margin keeps a sibling thread's lock
       // safe from a wall clock stepped forward meanwhile.
       const processStartedAt = Date.now() - process.uptime() * 1000;
       return holder.at < processStartedAt - LOCK_STALE_MS;
     }
-    return !processAlive(holder.pid);
+    return processState(holder) === 'ended';
   }
   return Date.now() - mtimeMs >= LOCK_STALE_MS;
 }
@@ -123,7 +117,7 @@ export class LockFile {
 
   private async acquire(): Promise<string> {
     const token = `${process.pid}-${randomUUID()}`;
-    const info: LockInfo = { pid: process.pid, host: os.hostname(), at: Date.now(), token };
+    const info: LockInfo = { ...thisProcess(), at: Date.now(), token };
     const deadline = Date.now() + LOCK_WAIT_MS;
     let delay = 1;
     let holder = '';

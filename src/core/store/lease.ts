@@ -9,13 +9,11 @@
 
 import { randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { processAlive } from './ids';
+import { processState, thisProcess } from './processRef';
+import type { ProcessRef } from './processRef';
 
-export interface LeaseInfo {
-  pid: number;
-  host: string;
+export interface LeaseInfo extends ProcessRef {
   token: string;
   expires: number;
 }
@@ -52,7 +50,7 @@ export class MaintenanceLease {
   }
 
   private info(): LeaseInfo {
-    return { pid: process.pid, host: os.hostname(), token: this.token, expires: Date.now() + this.ttlMs };
+    return { ...thisProcess(), token: this.token, expires: Date.now() + this.ttlMs };
   }
 
   private async tryHold(): Promise<boolean> {
@@ -61,7 +59,7 @@ export class MaintenanceLease {
       await this.write(this.file);
       return true;
     }
-    if (current && current.expires > Date.now() && !(current.host === os.hostname() && !processAlive(current.pid))) return false;
+    if (current && current.expires > Date.now() && processState(current) !== 'ended') return false;
     if (current) {
       // Expired or dead: move it aside atomically; only one contender wins the rename.
       const aside = `${this.file}.${this.token}`;
