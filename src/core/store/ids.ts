@@ -104,7 +104,18 @@ export class LockFile {
   ) {}
 
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    const token = await this.acquire();
+    return this.holding((await this.acquire(true)) as string, fn);
+  }
+
+  /** Runs fn holding the lock if it can be taken now (a stale lock is broken); false when another holder has it. */
+  async tryWithLock(fn: () => Promise<void>): Promise<boolean> {
+    const token = await this.acquire(false);
+    if (token === null) return false;
+    await this.holding(token, fn);
+    return true;
+  }
+
+  private async holding<T>(token: string, fn: () => Promise<T>): Promise<T> {
     const heartbeat = setInterval(() => void this.touch(token), LOCK_HEARTBEAT_MS);
     heartbeat.unref?.();
     try {
@@ -115,7 +126,8 @@ export class LockFile {
     }
   }
 
-  private async acquire(): Promise<string> {
+  /** The lock's token once held; without `wait`, null when a live holder has it. */
+  private async acquire(wait: boolean): Promise<string | null> {
     const token = `${process.pid}-${randomUUID()}`;
     const info: LockInfo = { ...thisProcess(), at: Date.now(), token };
     const deadline = Date.now() + LOCK_WAIT_MS;
@@ -135,6 +147,7 @@ export class LockFile {
       }
       const seen = await this.breakIfStale();
       if (seen !== null) {
+        if (!wait) return null;
         holder = seen;
         this.options.onWait?.();
       }

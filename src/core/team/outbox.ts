@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { LockFile } from '../store/ids';
 import type { TeamRow } from './teamTable';
 
 export type OutboxEntry =
@@ -53,26 +54,13 @@ export class Outbox {
   }
 
   /**
-   * Runs fn as the only sender of this outbox (the CLI and the editor may share one store):
-   * an O_EXCL lock file, taken over once untouched for `staleMs`. Returns false when another
-   * process is sending.
+   * Runs fn as the only sender of this outbox (the CLI and the editor may share one store), under
+   * the store's lock rules (store/ids.ts: a running holder keeps it however long it sends, one
+   * that died loses it at once). Returns false when another process is sending.
    */
-  async exclusive(fn: () => Promise<void>, staleMs = 60_000): Promise<boolean> {
+  async exclusive(fn: () => Promise<void>): Promise<boolean> {
     await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const lock = path.join(this.dir, '.sending.lock');
-    try {
-      await fsp.writeFile(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
-    } catch {
-      const age = Date.now() - ((await fsp.stat(lock).catch(() => null))?.mtimeMs ?? 0);
-      if (age < staleMs) return false;
-      await fsp.writeFile(lock, String(process.pid), { mode: 0o600 });
-    }
-    try {
-      await fn();
-    } finally {
-      await fsp.rm(lock, { force: true });
-    }
-    return true;
+    return new LockFile(path.join(this.dir, '.sending.lock')).tryWithLock(fn);
   }
 
   async count(): Promise<number> {
