@@ -1,13 +1,15 @@
 // Query-time experiments on a kept import: imports each set's history once into --stores/<set>
 // (kept between runs), then asks the questions under each CODE_MEMORY_RETRIEVAL configuration
 // given with --try, and prints one row per set and configuration.
-//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> --stores <dir> [--try "k=v,k=v"]... [--tools recall] [--first-tools recall,recall_context,retrieve_memory] [--misses] [--no-documents]
+//   npx tsx bench/evalLoop.ts --yargs <clone> --flask <clone> [--express <clone>] --stores <dir> [--try "k=v,k=v"]... [--tools recall] [--first-tools recall,recall_context,retrieve_memory] [--misses] [--no-documents]
+// (one option a set of bench/devSets.ts, each naming a clone of that set's repository)
 // Index-time settings need a fresh store folder (the import is kept as it was made).
 
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEV_SETS } from './devSets';
+import type { SetName } from './devSets';
 import { openEvalSession } from '../src/core/eval/runEval';
 import type { EvalTool } from '../src/core/eval/evalTools';
 import { runBench } from './synthetic';
@@ -20,8 +22,7 @@ function f3(x: number): string {
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      yargs: { type: 'string' },
-      flask: { type: 'string' },
+      ...(Object.fromEntries(Object.keys(DEV_SETS).map((name) => [name, { type: 'string' }])) as Record<SetName, { type: 'string' }>),
       stores: { type: 'string' },
       try: { type: 'string', multiple: true },
       tools: { type: 'string', default: 'recall' },
@@ -31,8 +32,9 @@ async function main(): Promise<number> {
       'no-documents': { type: 'boolean', default: false },
     },
   });
-  if (!values.stores || (!values.yargs && !values.flask)) {
-    process.stderr.write('usage: tsx bench/evalLoop.ts --stores <dir> [--yargs <clone>] [--flask <clone>] [--try settings]... [--tools recall,...] [--misses]\n');
+  const sets = (Object.keys(DEV_SETS) as SetName[]).filter((name) => values[name]);
+  if (!values.stores || sets.length === 0) {
+    process.stderr.write(`usage: tsx bench/evalLoop.ts --stores <dir> ${Object.keys(DEV_SETS).map((n) => `[--${n} <clone>]`).join(' ')} [--try settings]... [--tools recall,...] [--misses]\n`);
     return 2;
   }
   const tools = values.tools!.split(',') as EvalTool[];
@@ -40,10 +42,9 @@ async function main(): Promise<number> {
   const index = process.env.CODE_MEMORY_RETRIEVAL ?? '';
   const rows: string[] = ['| set | settings | tool | hit@1 | hit@5 | hit@10 | MRR@10 | paraphrase hit@5 | p50 / p95 ms |', '|---|---|---|---|---|---|---|---|---|'];
   // Per configuration and set: recall's metrics and recall_context's first 5, for the side-by-side table.
-  const both = new Map<string, Partial<Record<'yargs' | 'flask', { recall?: string; context?: string }>>>();
-  for (const name of ['yargs', 'flask'] as const) {
-    const repo = values[name];
-    if (!repo) continue;
+  const both = new Map<string, Partial<Record<SetName, { recall?: string; context?: string }>>>();
+  for (const name of sets) {
+    const repo = values[name] as string;
     const storeDir = path.join(values.stores, name);
     mkdirSync(storeDir, { recursive: true });
     const session = await openEvalSession({
@@ -85,9 +86,12 @@ async function main(): Promise<number> {
     }
   }
   process.stdout.write(`\n${rows.join('\n')}\n`);
-  if (values.yargs && values.flask) {
-    const side = ['| settings | yargs hit@5 | hit@10 | MRR@10 | flask hit@5 | hit@10 | MRR@10 | recall_context first 5 (yargs / flask) |', '|---|---|---|---|---|---|---|---|'];
-    for (const [t, cell] of both) side.push(`| ${t || 'defaults'} | ${cell.yargs?.recall ?? '- | - | -'} | ${cell.flask?.recall ?? '- | - | -'} | ${cell.yargs?.context ?? '-'} / ${cell.flask?.context ?? '-'} |`);
+  if (sets.length > 1) {
+    const side = [
+      `| settings | ${sets.map((n) => `${n} hit@5 | hit@10 | MRR@10`).join(' | ')} | recall_context first 5 (${sets.join(' / ')}) |`,
+      `|---|${sets.map(() => '---|---|---|').join('')}---|`,
+    ];
+    for (const [t, cell] of both) side.push(`| ${t || 'defaults'} | ${sets.map((n) => cell[n]?.recall ?? '- | - | -').join(' | ')} | ${sets.map((n) => cell[n]?.context ?? '-').join(' / ')} |`);
     process.stdout.write(`\n${side.join('\n')}\n`);
   }
   return 0;
