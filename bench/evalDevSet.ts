@@ -1,7 +1,7 @@
 // The public development sets in one command: gets the repository's history (a clone kept in
 // the temp folder, or --repo with any clone or mirror), then runs the evaluation at the pinned
 // HEAD and prints the table (--ablation: the per-lever table of bench/evalAblation.ts instead).
-//   npx tsx bench/evalDevSet.ts [--set yargs|flask] [--repo <clone>] [--ablation] [--json] [--embedder use-lite|hashed|none]
+//   npx tsx bench/evalDevSet.ts [--set yargs|flask|express] [--repo <clone>] [--ablation] [--json] [--embedder use-lite|hashed|none]
 // Both sets side by side, per lever: bench/evalLoop.ts. The repositories' code is only read
 // from those clones; nothing of it is copied into the project.
 
