@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { LocalBlockAllocator, LockFile, RandomBlockAllocator } from '../../src/core/store/ids';
 import { MaintenanceLease } from '../../src/core/store/lease';
-import { processStarted } from '../../src/core/store/processRef';
+import { processStarted, thisProcess } from '../../src/core/store/processRef';
 
 const TSX = require.resolve('tsx/cli');
 const ALLOCATOR = path.join(__dirname, 'fixtures', 'idAllocator.ts');
@@ -189,6 +189,41 @@ describe('store: id allocation', () => {
     assert.equal(await work, 'taken');
   });
 
+  it('breaks at once the lock of a holder that died and awaits its parent (a zombie still answers signals)', async function () {
+    // `sleep 0` ends at once; the shell becomes `sleep 60`, which never reaps it.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(parent);
+    const zombie = Number(await lineReader(parent)());
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'Z'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      state = (fs.existsSync(`/proc/${zombie}/stat`) ? fs.readFileSync(`/proc/${zombie}/stat`, 'utf8') : '').replace(/^.*\) /s, '')[0] ?? '';
+    }
+    if (state !== 'Z') this.skip(); // no /proc here
+    const lockPath = path.join(dir, 'ids.lock');
+    fs.writeFileSync(lockPath, JSON.stringify({ pid: zombie, host: os.hostname(), at: Date.now(), token: 'zombie' }));
+    let waits = 0;
+    assert.equal(await new LockFile(lockPath, { onWait: () => waits++ }).withLock(async () => 'taken'), 'taken');
+    assert.equal(waits, 0, `the lock of dead process ${zombie} was waited for`);
+  });
+
+  it('judges the lock of a process in another pid namespace (a container with this host name) by its heartbeat, not by this namespace\'s pids', async () => {
+    const lockPath = path.join(dir, 'ids.lock');
+    // Pid 1 of another namespace: here pid 1 is init, running; there it may be anything.
+    const container = JSON.stringify({ pid: 1, host: os.hostname(), pidns: 'pid:[1]', at: Date.now(), token: 'container' });
+    fs.writeFileSync(lockPath, container);
+    const waits = waitCounter(3);
+    const work = new LockFile(lockPath, { onWait: waits.tick }).withLock(async () => 'taken');
+    assert.equal(await waitedOrSettled(waits, work), 'waited', 'a fresh lock of a container process was broken');
+    fs.unlinkSync(lockPath);
+    assert.equal(await work, 'taken');
+    fs.writeFileSync(lockPath, container);
+    backdate(lockPath);
+    let oldWaits = 0;
+    assert.equal(await new LockFile(lockPath, { onWait: () => oldWaits++ }).withLock(async () => 'taken'), 'taken');
+    assert.equal(oldWaits, 0, 'an untouched lock of a container process was waited for (pid 1 runs here)');
+  });
+
   it('takes over the maintenance lease of an ended holder whose pid was reused, not that of a running one, before it expires', async function () {
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     children.push(other);
@@ -202,19 +237,26 @@ describe('store: id allocation', () => {
     assert.equal(await new MaintenanceLease(dir).refresh(), true, `the lease waited for pid ${other.pid}, which is not its holder`);
   });
 
-  it('waits for a lock with its own pid taken by this process, and breaks one older than this process', async () => {
+  it('waits for a lock another thread of this process holds, and breaks one that thread stopped touching or an earlier process left', async () => {
     const lockPath = path.join(dir, 'ids.lock');
-    const ours = (at: number): string => JSON.stringify({ pid: process.pid, host: os.hostname(), at, token: `${process.pid}-${at}` });
-    // As another thread of this process (the engine's worker thread) writes it.
-    fs.writeFileSync(lockPath, ours(Date.now()));
-    backdate(lockPath);
-    const waits = waitCounter(3);
-    const work = new LockFile(lockPath, { onWait: waits.tick }).withLock(async () => 'taken');
-    assert.equal(await waitedOrSettled(waits, work), 'waited', 'a lock of this very process was broken');
-    fs.unlinkSync(lockPath);
-    assert.equal(await work, 'taken');
-    // Written an hour before this process started: an earlier process that had the same pid.
-    fs.writeFileSync(lockPath, ours(Date.now() - process.uptime() * 1000 - 3_600_000));
+    for (const self of [thisProcess(), { pid: process.pid, host: os.hostname() }]) {
+      const ours = (at: number): string => JSON.stringify({ ...self, at, token: `${process.pid}-${at}` });
+      // As another thread of this process (the engine's worker thread) writes it, and touches it while it holds it.
+      fs.writeFileSync(lockPath, ours(Date.now()));
+      const waits = waitCounter(3);
+      const work = new LockFile(lockPath, { onWait: waits.tick }).withLock(async () => 'taken');
+      assert.equal(await waitedOrSettled(waits, work), 'waited', `a lock of this very process was broken (${JSON.stringify(self)})`);
+      fs.unlinkSync(lockPath);
+      assert.equal(await work, 'taken');
+      // Untouched for an hour: the thread that held it was terminated.
+      fs.writeFileSync(lockPath, ours(Date.now()));
+      backdate(lockPath);
+      let staleWaits = 0;
+      assert.equal(await new LockFile(lockPath, { onWait: () => staleWaits++ }).withLock(async () => 'taken'), 'taken');
+      assert.equal(staleWaits, 0, `a lock this process's threads stopped touching was waited for (${JSON.stringify(self)})`);
+    }
+    // Written an hour before this process started, fresh on disk: an earlier process that had the same pid.
+    fs.writeFileSync(lockPath, JSON.stringify({ pid: process.pid, host: os.hostname(), at: Date.now() - process.uptime() * 1000 - 3_600_000, token: 'earlier' }));
     let oldWaits = 0;
     assert.equal(await new LockFile(lockPath, { onWait: () => oldWaits++ }).withLock(async () => 42), 42);
     assert.equal(oldWaits, 0);

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Outbox } from '../../src/core/team/outbox';
 
 // Another process (an editor window, or the CLI) sending the same outbox: it takes the sending
@@ -59,4 +60,42 @@ describe('team store: one sender per outbox', function () {
     assert.equal(ran, true);
     assert.deepEqual(lockFiles(), []);
   });
+
+  it('takes over, once its heartbeat stopped, the lock of an engine thread of this process that was terminated mid-send', async () => {
+    // The engine runs in a worker thread, which closing the engine terminates after a few seconds.
+    const code = `require('tsx/cjs');
+const { parentPort, workerData } = require('node:worker_threads');
+const { Outbox } = require(${JSON.stringify(path.join(__dirname, '../../src/core/team/outbox.ts'))});
+new Outbox(workerData).exclusive(() => { parentPort.postMessage('sending'); return new Promise(() => {}); });`;
+    const worker = new Worker(code, { eval: true, workerData: dir });
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+    });
+    assert.equal(await new Outbox(dir).exclusive(async () => undefined), false, 'the running thread lost its lock');
+    await worker.terminate();
+    // The next engine thread sends once the lock has gone untouched for its stale time (10 s).
+    const until = Date.now() + 20_000;
+    let sent = false;
+    while (!sent && Date.now() < until) {
+      sent = await new Outbox(dir).exclusive(async () => undefined);
+      if (!sent) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.equal(sent, true, 'the outbox stayed locked by a thread that no longer exists');
+  });
+
+  it("leaves a running sender of the previous release its lock (the sender's pid, never touched)", async () => {
+    const old = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    sender = old;
+    await once(old, 'spawn');
+    const lock = path.join(dir, '.sending.lock');
+    fs.writeFileSync(lock, String(old.pid));
+    const minuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, minuteAgo, minuteAgo);
+    assert.equal(await new Outbox(dir).exclusive(async () => undefined), false, 'a second sender sent the queue a live older sender is sending');
+    old.kill('SIGKILL');
+    await once(old, 'exit');
+    assert.equal(await new Outbox(dir).exclusive(async () => undefined), true);
+  });
 });
+

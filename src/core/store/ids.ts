@@ -7,14 +7,16 @@
 // When the id lock may be broken. Breaking a lock whose holder is still at work lets two
 // processes read the same counter and hand out the same ids, so a lock is broken only when its
 // holder is known to be gone, never merely because it is old:
-//  - Held by a process on this host: running (a signal reaches its pid and, on Linux, that pid's
-//    process started when the lock says: processRef.ts), it is never broken, however old, since
-//    a holder stalled by a debugger, a slow disk or a suspended machine still owns the counter.
-//    Ended, it is broken at once, also when its pid now names another process (after a reboot).
-//    Where start times cannot be read, our own pid is this process (another of its threads may
-//    hold the lock) unless the lock is older than this process: then it was an earlier process
-//    that had the same pid, as in a restarted container, and is broken.
-//  - Held by a process on another host (a store on a shared disk), or a lock we cannot read
+//  - Held by another process on this host: running (a signal reaches its pid and, on Linux, that
+//    pid's process started when the lock says: processRef.ts), it is never broken, however old,
+//    since a holder stalled by a debugger, a slow disk or a suspended machine still owns the
+//    counter. Ended, it is broken at once, also when its pid now names another process (after a
+//    reboot). Held by this process (its pid and start time; without start times, a lock written
+//    after this process started), it is another thread's, which touches it while it holds it: it
+//    is broken once untouched for LOCK_STALE_MS (that thread was terminated). Our pid with
+//    another start time, or a lock older than this process, was an earlier process's: broken.
+//  - Held by a process on another host (a store on a shared disk) or in another pid namespace
+//    (a container sharing the host name), or a lock we cannot read
 //    (torn by a crash, or being written this instant): we cannot see the process, so age alone
 //    decides. It is stale once untouched for LOCK_STALE_MS; a holder touches its lock every
 //    LOCK_HEARTBEAT_MS for as long as it holds it, so only a holder that stopped running (or
@@ -60,6 +62,8 @@ function sleep(ms: number): Promise<void> {
 }
 
 function parseLock(text: string): LockInfo | null {
+  // The team outbox's lock before it was a lock file: the pid of a sender on this host.
+  if (/^\d{1,10}$/.test(text.trim()) && Number(text) > 0) return { pid: Number(text), host: os.hostname(), at: 0, token: '' };
   try {
     const info = JSON.parse(text) as Partial<LockInfo> | null;
     if (info && Number.isSafeInteger(info.pid) && (info.pid as number) > 0 && typeof info.host === 'string' && typeof info.at === 'number' && typeof info.token === 'string') {
@@ -73,17 +77,18 @@ function parseLock(text: string): LockInfo | null {
 
 /** Whether a lock with this content, last touched at `mtimeMs`, may be broken (see the header). */
 function lockIsStale(text: string, mtimeMs: number): boolean {
+  const untouched = Date.now() - mtimeMs >= LOCK_STALE_MS;
   const holder = parseLock(text);
-  if (holder && holder.host === os.hostname()) {
-    if (holder.pid === process.pid && typeof holder.started !== 'string') {
-      // Threads share the pid and process.uptime(); the margin keeps a sibling thread's lock
-      // safe from a wall clock stepped forward meanwhile.
-      const processStartedAt = Date.now() - process.uptime() * 1000;
-      return holder.at < processStartedAt - LOCK_STALE_MS;
-    }
-    return processState(holder) === 'ended';
-  }
-  return Date.now() - mtimeMs >= LOCK_STALE_MS;
+  const state = holder ? processState(holder) : 'elsewhere';
+  if (!holder || state === 'elsewhere') return untouched;
+  if (state === 'ended') return true;
+  if (holder.pid !== process.pid) return false;
+  // Our own pid. Without start times: written before this process started, it was an earlier
+  // process that had the same pid (the margin keeps a sibling thread's lock safe from a wall
+  // clock stepped forward meanwhile).
+  if (typeof holder.started !== 'string' && holder.at < Date.now() - process.uptime() * 1000 - LOCK_STALE_MS) return true;
+  // A thread of this process: one that ended (a terminated worker) no longer touches its lock.
+  return untouched;
 }
 
 function describeHolder(text: string): string {

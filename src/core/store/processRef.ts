@@ -2,9 +2,10 @@
 // that process still runs. A pid alone is not enough: once its holder ended (killed, or the
 // machine rebooted), the pid can be handed to an unrelated process, and a lock or journal that
 // names it would then wait for that process forever. On Linux a reference also carries when the
-// process started (its start time in clock ticks since boot, and the boot's id), and a pid that
-// now names a process started at another time is the holder's no longer. Elsewhere (or without
-// /proc) the pid alone decides, as before.
+// process started (its start time in clock ticks since boot, and the boot's id) and its pid
+// namespace: a pid that now names a process started at another time is the holder's no longer,
+// and a pid of another namespace (a container sharing the store and the host name) is not looked
+// up in this one. Elsewhere (or without /proc) the pid alone decides.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,6 +15,8 @@ export interface ProcessRef {
   host: string;
   /** Linux: `<boot id>/<start time in ticks>`; absent where it cannot be read. */
   started?: string;
+  /** Linux: the pid namespace the pid belongs to (a container's differs from its host's). */
+  pidns?: string;
 }
 
 let bootId: string | null | undefined;
@@ -29,16 +32,30 @@ function readBootId(): string | null {
   return bootId;
 }
 
-/** When `pid` started, as `started` records it; undefined when it cannot be read (not Linux, no such process). */
-export function processStarted(pid: number): string | undefined {
+/** A process's state letter and start time from /proc; undefined when they cannot be read (not Linux, no such process). */
+function readStat(pid: number): { state: string; started: string } | undefined {
   const boot = readBootId();
   if (!boot) return undefined;
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The fields after the command name (which may hold spaces and parentheses): the state is
     // field 3, the start time field 22.
-    const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    return ticks && /^\d+$/.test(ticks) ? `${boot}/${ticks}` : undefined;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = fields[19];
+    return ticks && /^\d+$/.test(ticks) ? { state: fields[0], started: `${boot}/${ticks}` } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When `pid` started, as `started` records it; undefined when it cannot be read. */
+export function processStarted(pid: number): string | undefined {
+  return readStat(pid)?.started;
+}
+
+function pidNamespace(): string | undefined {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid');
   } catch {
     return undefined;
   }
@@ -50,7 +67,8 @@ let self: ProcessRef | undefined;
 export function thisProcess(): ProcessRef {
   if (!self || self.pid !== process.pid) {
     const started = processStarted(process.pid);
-    self = { pid: process.pid, host: os.hostname(), ...(started ? { started } : {}) };
+    const pidns = pidNamespace();
+    self = { pid: process.pid, host: os.hostname(), ...(started ? { started } : {}), ...(pidns ? { pidns } : {}) };
   }
   return { ...self };
 }
@@ -65,16 +83,16 @@ export function processAlive(pid: number): boolean {
 }
 
 /**
- * `running`: the process named runs on this host; `ended`: it does not (its pid is free, or now
- * names a process that started at another time); `elsewhere`: another host's, which this host
- * cannot see.
+ * `running`: the process named runs on this host; `ended`: it does not (its pid is free, names a
+ * process that started at another time, or one that died and awaits its parent); `elsewhere`:
+ * another host's, or another pid namespace's (a container's), which this process cannot see.
  */
-export function processState(ref: { pid: number; host: string; started?: unknown }): 'running' | 'ended' | 'elsewhere' {
+export function processState(ref: { pid: number; host: string; started?: unknown; pidns?: unknown }): 'running' | 'ended' | 'elsewhere' {
   if (ref.host !== os.hostname()) return 'elsewhere';
+  if (typeof ref.pidns === 'string' && ref.pidns !== thisProcess().pidns) return 'elsewhere';
   if (!processAlive(ref.pid)) return 'ended';
-  if (typeof ref.started === 'string') {
-    const now = processStarted(ref.pid);
-    if (now !== undefined && now !== ref.started) return 'ended';
-  }
+  const now = readStat(ref.pid);
+  if (now?.state === 'Z') return 'ended';
+  if (typeof ref.started === 'string' && now !== undefined && now.started !== ref.started) return 'ended';
   return 'running';
 }
