@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { LocalBlockAllocator, LockFile, RandomBlockAllocator } from '../../src/core/store/ids';
+import { LocalBlockAllocator, RandomBlockAllocator } from '../../src/core/store/ids';
+import { LockFile } from '../../src/core/store/lockFile';
 import { MaintenanceLease } from '../../src/core/store/lease';
 import { processStarted, thisProcess } from '../../src/core/store/processRef';
 

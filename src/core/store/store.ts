@@ -12,7 +12,8 @@ import { createVectorIndex } from './annIndex';
 import type { AnnIndexKind } from './annIndex';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { sqlString } from './filters';
-import { LocalBlockAllocator, LockFile, RandomBlockAllocator } from './ids';
+import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
+import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { openObjectStorage } from './objectStorage';
@@ -160,7 +161,7 @@ export class Store {
 
   /**
    * Runs `fn` alone among this store's writers of `name`: after this process's earlier calls, and,
-   * in a store on disk, under a lock file that other processes take too (ids.ts: a dead holder's
+   * in a store on disk, under a lock file that other processes take too (lockFile.ts: a dead holder's
    * lock is broken). For a read-then-write that must not interleave with another's, such as
    * the check for records already stored before adding them. On object storage only this
    * process's calls are ordered.

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { LockFile } from '../store/ids';
+import { LockFile } from '../store/lockFile';
 import type { TeamRow } from './teamTable';
 
 export type OutboxEntry =
@@ -55,7 +55,7 @@ export class Outbox {
 
   /**
    * Runs fn as the only sender of this outbox (the CLI and the editor may share one store), under
-   * the store's lock rules (store/ids.ts: a running holder keeps it however long it sends, one
+   * the store's lock rules (store/lockFile.ts: a running holder keeps it however long it sends, one
    * that died loses it at once). Returns false when another process is sending.
    */
   async exclusive(fn: () => Promise<void>): Promise<boolean> {
