@@ -3,6 +3,11 @@
 // (`--store dir`), and prints p50/p95 per tool and the process's RSS. Sessions are never idle
 // here, so that a store filled long ago is not summarised while it is measured.
 //   npx tsx bench/warm.ts --store dir [--calls 40] [--tools recall,recall_context,...] [--embedder hashed|none]
+// What a retrieval setting costs: --try "settings" (CODE_MEMORY_RETRIEVAL's form, "" for the
+// defaults; twice or more) asks each question under every setting in turn, so that the machine's
+// noise falls on all of them alike, for --rounds rounds; --questions file.jsonl (repeatable) asks
+// an evaluation set's questions instead of the fill's:
+//   npx tsx bench/warm.ts --store dir --tools recall --questions bench/eval/dev-queries.jsonl --try "" --try "wordVectorWeight=0" --rounds 4
 // For the time by function: node --cpu-prof --import tsx bench/warm.ts --store dir
 
 import { readFileSync } from 'node:fs';
@@ -22,6 +27,9 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '40' },
     tools: { type: 'string', default: 'recall,recall_context,retrieve_memory,get_observations' },
     embedder: { type: 'string', default: 'hashed' },
+    try: { type: 'string', multiple: true },
+    rounds: { type: 'string', default: '4' },
+    questions: { type: 'string', multiple: true },
   },
 });
 
@@ -33,7 +41,10 @@ async function main(): Promise<void> {
   const engine = await MemoryEngine.open({ storeUri: values.store, embedder: values.embedder === 'none' ? 'none' : new HashedEmbedder(), sessionIdleMs: 365 * 86_400_000, logger: (m) => process.stderr.write(`${m}\n`) });
   const openMs = performance.now() - opened;
   const ctx: ToolContext = { engine, scope: { project: 'bench/scale' } };
-  const q = (i: number): string => filled.queries[i % filled.queries.length];
+  const asked = values.questions?.length
+    ? values.questions.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { question: string }).question))
+    : filled.queries;
+  const q = (i: number): string => asked[i % asked.length];
   const args: Record<string, (i: number) => Record<string, unknown>> = {
     recall: (i) => ({ text: q(i), k: 10 }),
     recall_context: (i) => ({ query: q(i) }),
@@ -42,17 +53,28 @@ async function main(): Promise<void> {
   };
   const rows: string[] = [`open ${round(openMs, 0)} ms`];
   try {
+    const tries = values.try ?? [null];
+    const base = process.env.CODE_MEMORY_RETRIEVAL ?? '';
+    const rounds = values.try ? Number(values.rounds) : 1;
     for (const name of values.tools.split(',').filter(Boolean)) {
       const tool = findTool(name);
       if (!tool || !args[name]) throw new Error(`no tool ${name}`);
-      const times: number[] = [];
-      for (let i = -1; i < calls; i++) {
-        const t = performance.now();
-        const out = await tool.run(ctx, args[name](i + 1));
-        if (out.isError) throw new Error(`${name}: ${out.text}`);
-        if (i >= 0) times.push(performance.now() - t);
+      const times = tries.map(() => [] as number[]);
+      const count = values.try ? asked.length : calls;
+      for (let r = 0; r < rounds; r++) {
+        for (let i = -1; i < count; i++) {
+          for (const [n, t] of tries.entries()) {
+            if (t !== null) process.env.CODE_MEMORY_RETRIEVAL = [base, t].filter(Boolean).join(',');
+            const started = performance.now();
+            const out = await tool.run(ctx, args[name](i + 1));
+            if (out.isError) throw new Error(`${name}: ${out.text}`);
+            if (i >= 0) times[n].push(performance.now() - started);
+          }
+        }
       }
-      rows.push(`${name} p50 ${round(percentile(times, 50), 1)} / p95 ${round(percentile(times, 95), 1)} ms`);
+      for (const [n, t] of tries.entries()) {
+        rows.push(`${name}${t === null ? '' : ` [${t || 'defaults'}]`} p50 ${round(percentile(times[n], 50), 1)} / p95 ${round(percentile(times[n], 95), 1)} ms`);
+      }
     }
     rows.push(`RSS ${Math.round(process.memoryUsage().rss / 1048576)} MB, heap ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB, external ${Math.round(process.memoryUsage().external / 1048576)} MB`);
   } finally {
