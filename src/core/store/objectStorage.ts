@@ -160,14 +160,28 @@ export function objectStorageOptions(location: ObjectLocation, env: NodeJS.Proce
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data).digest();
 
+const rfc3986 = (x: string): string => encodeURIComponent(x).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 function encodeKey(key: string): string {
-  return key.split('/').map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
+  return key.split('/').map(rfc3986).join('/');
 }
 
-/** One path-style S3 request signed with AWS Signature Version 4. */
-async function s3Request(c: S3Credentials, method: string, bucket: string, key: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<number> {
+/** What an S3 request answered: its status, its body, and the server's clock and the object's date (ms). */
+export interface S3Answer {
+  status: number;
+  body: string;
+  date: number | null;
+  lastModified: number | null;
+}
+
+/** One path-style S3 request signed with AWS Signature Version 4 (`key` '' with `query`: a bucket listing). */
+export async function s3Call(c: S3Credentials, method: string, bucket: string, key: string, headers: Record<string, string>, body: Buffer, timeoutMs: number, query: Record<string, string> = {}): Promise<S3Answer> {
   const base = c.endpoint ?? `https://s3.${c.region}.amazonaws.com`;
-  const url = new URL(`${base}/${bucket}/${encodeKey(key)}`);
+  const search = Object.keys(query)
+    .sort()
+    .map((k) => `${rfc3986(k)}=${rfc3986(query[k])}`)
+    .join('&');
+  const url = new URL(`${base}/${bucket}${key ? `/${encodeKey(key)}` : ''}${search ? `?${search}` : ''}`);
   const amzDate = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
   const all: Record<string, string> = {
@@ -178,7 +192,7 @@ async function s3Request(c: S3Credentials, method: string, bucket: string, key: 
   };
   if (c.sessionToken) all['x-amz-security-token'] = c.sessionToken;
   const names = Object.keys(all).sort();
-  const canonical = [method, url.pathname, '', ...names.map((n) => `${n}:${all[n].trim()}`), '', names.join(';'), all['x-amz-content-sha256']].join('\n');
+  const canonical = [method, url.pathname, search, ...names.map((n) => `${n}:${all[n].trim()}`), '', names.join(';'), all['x-amz-content-sha256']].join('\n');
   const scope = `${day}/${c.region}/s3/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
   const signingKey = hmac(hmac(hmac(hmac(`AWS4${c.secretAccessKey}`, day), c.region), 's3'), 'aws4_request');
@@ -197,8 +211,17 @@ async function s3Request(c: S3Credentials, method: string, bucket: string, key: 
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new ObjectStoreUnreachable(`${url.origin} did not answer (${cause?.code ?? cause?.message ?? (e as Error).message})`);
   }
-  await response.arrayBuffer().catch(() => undefined);
-  return response.status;
+  const text = await response.text().catch(() => '');
+  const when = (h: string): number | null => {
+    const v = response.headers.get(h);
+    const t = v ? Date.parse(v) : NaN;
+    return Number.isFinite(t) ? t : null;
+  };
+  return { status: response.status, body: text, date: when('date'), lastModified: when('last-modified') };
+}
+
+async function s3Request(...request: Parameters<typeof s3Call>): Promise<number> {
+  return (await s3Call(...request)).status;
 }
 
 /** Answers S3 asks a client to retry (InternalError, SlowDown, a gateway in between). */
@@ -218,7 +241,7 @@ async function s3RequestRetried(where: string, ...request: Parameters<typeof s3R
   }
 }
 
-function credentialsOf(options: Record<string, string>): S3Credentials {
+export function credentialsOf(options: Record<string, string>): S3Credentials {
   return {
     accessKeyId: options.aws_access_key_id ?? '',
     secretAccessKey: options.aws_secret_access_key ?? '',

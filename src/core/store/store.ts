@@ -16,7 +16,8 @@ import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
-import { openObjectStorage } from './objectStorage';
+import { ObjectLock } from './objectLock';
+import { openObjectStorage, parseObjectLocation } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { projection } from './projection';
@@ -162,13 +163,18 @@ export class Store {
   /**
    * Runs `fn` alone among this store's writers of `name`: after this process's earlier calls, and,
    * in a store on disk, under a lock file that other processes take too (lockFile.ts: a dead holder's
-   * lock is broken). For a read-then-write that must not interleave with another's, such as
-   * the check for records already stored before adding them. On object storage only this
-   * process's calls are ordered.
+   * lock is broken), on S3 under a lock of exclusive creates (objectLock.ts). For a read-then-write
+   * that must not interleave with another's, such as the check for records already stored before
+   * adding them. On other object storage (gs://, az://) only this process's calls are ordered.
    */
   async exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const before = this.queues.get(name) ?? Promise.resolve();
-    const run = before.then(() => (this.local ? new LockFile(path.join(localPath(this.uri), `${name}.lock`)).withLock(fn) : fn()));
+    const lock = this.local
+      ? new LockFile(path.join(localPath(this.uri), `${name}.lock`))
+      : parseObjectLocation(this.uri)?.scheme === 's3'
+        ? new ObjectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name)
+        : null;
+    const run = before.then(() => (lock ? lock.withLock(fn) : fn()));
     const settled = run.then(
       () => undefined,
       () => undefined,

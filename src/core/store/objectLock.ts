@@ -1,0 +1,139 @@
+// The store's lock on S3 (Store.exclusive in an s3:// store), for what the lock file does on
+// disk (lockFile.ts): a read-then-write that must not interleave with another process's, such as
+// an import's check for commits already stored and their write.
+//
+// S3 has no lock, but it has an exclusive create: a PUT with `If-None-Match: *` fails (412) when
+// the object exists, and the store's endpoint was probed for it at open (objectStorage.ts). A lock
+// is a sequence of generations, objects `<store prefix>/.locks/<name>/<n>`. Taking it means
+// creating the generation after the newest one, once that one is free (its holder wrote it
+// released, or ended on this host, or stopped touching it LOCK_STALE_MS ago by the server's own
+// clock): of two processes creating the same generation exactly one succeeds, and nothing is
+// ever deleted to take a lock, so no one can remove another's. The holder rewrites its generation
+// every LOCK_HEARTBEAT_MS while it holds it and writes it released at the end; generations older
+// than the previous one are removed by whoever takes the next.
+// A holder stalled past LOCK_STALE_MS (a suspended machine) loses the lock, as on another host
+// on disk; it cannot be told to stop.
+
+import { randomUUID } from 'node:crypto';
+import { ObjectStoreUnreachable, credentialsOf, parseObjectLocation, s3Call } from './objectStorage';
+import type { S3Credentials } from './objectStorage';
+import { processState, thisProcess } from './processRef';
+import type { ProcessRef } from './processRef';
+
+const LOCK_STALE_MS = 30_000;
+const LOCK_HEARTBEAT_MS = 5_000;
+const LOCK_WAIT_MS = 120_000;
+const TIMEOUT_MS = 10_000;
+
+interface Holder extends ProcessRef {
+  token: string;
+  released?: boolean;
+}
+
+function parseHolder(text: string): Holder | null {
+  try {
+    const h = JSON.parse(text) as Partial<Holder> | null;
+    return h && typeof h.token === 'string' && Number.isSafeInteger(h.pid) && typeof h.host === 'string' ? (h as Holder) : null;
+  } catch {
+    return null;
+  }
+}
+
+export class ObjectLock {
+  private readonly c: S3Credentials;
+  private readonly bucket: string;
+  private readonly dir: string;
+  private readonly staleMs: number;
+  private readonly waitMs: number;
+
+  /** `uri`: the store's s3:// location; `storageOptions`: what it was opened with. */
+  constructor(uri: string, storageOptions: Record<string, string>, name: string, options: { staleMs?: number; waitMs?: number } = {}) {
+    const location = parseObjectLocation(uri);
+    if (!location || location.scheme !== 's3') throw new Error(`not an s3:// location: ${uri}`);
+    this.c = credentialsOf(storageOptions);
+    this.bucket = location.bucket;
+    this.dir = [location.prefix, '.locks', name].filter(Boolean).join('/');
+    this.staleMs = options.staleMs ?? LOCK_STALE_MS;
+    this.waitMs = options.waitMs ?? LOCK_WAIT_MS;
+  }
+
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const holder: Holder = { ...thisProcess(), token: randomUUID() };
+    const generation = await this.acquire(holder);
+    const heartbeat = setInterval(() => void this.write(generation, holder).catch(() => undefined), LOCK_HEARTBEAT_MS);
+    heartbeat.unref?.();
+    try {
+      return await fn();
+    } finally {
+      clearInterval(heartbeat);
+      await this.write(generation, { ...holder, released: true }).catch(() => undefined);
+    }
+  }
+
+  private key(generation: number): string {
+    return `${this.dir}/${String(generation).padStart(12, '0')}`;
+  }
+
+  private async acquire(holder: Holder): Promise<number> {
+    const deadline = Date.now() + this.waitMs;
+    let delay = 50;
+    let seen = '';
+    for (;;) {
+      const generations = await this.generations();
+      const newest = generations.at(-1) ?? 0;
+      const held = newest > 0 ? await this.heldBy(newest) : null;
+      if (held === null) {
+        const created = await s3Call(this.c, 'PUT', this.bucket, this.key(newest + 1), { 'if-none-match': '*' }, Buffer.from(JSON.stringify(holder)), TIMEOUT_MS);
+        if (created.status >= 200 && created.status < 300) {
+          for (const old of generations.filter((g) => g < newest)) void s3Call(this.c, 'DELETE', this.bucket, this.key(old), {}, Buffer.alloc(0), TIMEOUT_MS).catch(() => undefined);
+          return newest + 1;
+        }
+        // 412: another process created it first; 409: a conditional write in flight on the same key.
+        if (created.status !== 412 && created.status !== 409) throw new ObjectStoreUnreachable(`could not take the lock ${this.key(newest + 1)}: HTTP ${created.status}`);
+      } else {
+        seen = held;
+      }
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for the lock ${this.dir} in the store, held by ${seen || 'another process'}.`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
+
+  /** Who holds this generation, or null when it is free. */
+  private async heldBy(generation: number): Promise<string | null> {
+    const got = await s3Call(this.c, 'GET', this.bucket, this.key(generation), {}, Buffer.alloc(0), TIMEOUT_MS);
+    // Gone: removed by a process that took a later generation; the listing is looked at again.
+    if (got.status === 404) return 'a newer holder';
+    if (got.status !== 200) throw new ObjectStoreUnreachable(`could not read the lock ${this.key(generation)}: HTTP ${got.status}`);
+    const holder = parseHolder(got.body);
+    if (holder?.released) return null;
+    const state = holder ? processState(holder) : 'elsewhere';
+    if (state === 'ended') return null;
+    const age = (got.date ?? Date.now()) - (got.lastModified ?? 0);
+    // Another host's, or another thread's of this process (which a terminated thread stopped
+    // touching): judged by the heartbeat. Another running process of this host keeps it.
+    if ((state === 'elsewhere' || holder?.pid === process.pid) && age >= this.staleMs) return null;
+    return holder ? `process ${holder.pid} on ${holder.host}` : 'a process that left it unreadable';
+  }
+
+  private async write(generation: number, holder: Holder): Promise<void> {
+    await s3Call(this.c, 'PUT', this.bucket, this.key(generation), {}, Buffer.from(JSON.stringify(holder)), TIMEOUT_MS);
+  }
+
+  private async generations(): Promise<number[]> {
+    const out: number[] = [];
+    let token: string | undefined;
+    do {
+      const query: Record<string, string> = { 'list-type': '2', prefix: `${this.dir}/` };
+      if (token) query['continuation-token'] = token;
+      const listed = await s3Call(this.c, 'GET', this.bucket, '', {}, Buffer.alloc(0), TIMEOUT_MS, query);
+      if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list the locks ${this.dir}: HTTP ${listed.status}`);
+      for (const m of listed.body.matchAll(/<Key>([^<]*)<\/Key>/g)) {
+        const n = Number(m[1].slice(this.dir.length + 1));
+        if (Number.isSafeInteger(n) && n > 0) out.push(n);
+      }
+      token = /<IsTruncated>true<\/IsTruncated>/.test(listed.body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(listed.body)?.[1] : undefined;
+    } while (token);
+    return out.sort((a, b) => a - b);
+  }
+}

@@ -1,0 +1,125 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { MemoryEngine } from '../../src/core/engine';
+import { ObjectLock } from '../../src/core/store/objectLock';
+import { credentialsOf, objectStorageOptions, parseObjectLocation, s3Call } from '../../src/core/store/objectStorage';
+import { processStarted } from '../../src/core/store/processRef';
+import { TABLES } from '../../src/core/store/schema';
+import { startS3Server } from './fixtures/s3Server';
+import type { S3Server } from './fixtures/s3Server';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const WRITER = path.join(__dirname, 'fixtures', 'storeWriter.ts');
+const TSX = require.resolve('tsx/cli');
+
+function runWriter(uri: string, env: Record<string, string>, count: number, tag: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [TSX, WRITER, uri, String(count), tag, 'dedupe'], { env: { ...process.env, ...env, LANCEDB_LOG: 'error' }, maxBuffer: 1 << 24 }, (err, _stdout, stderr) => {
+      if (err) reject(new Error(`writer ${tag} failed: ${stderr || err.message}`));
+      else resolve();
+    });
+  });
+}
+
+describe('store on object storage: two processes writing one store', function () {
+  this.timeout(600_000);
+  let dir: string;
+  let server: S3Server;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-s3-concurrent-'));
+    server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
+  });
+  afterEach(async () => {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('two imports of one repository at once store each commit once, as on disk', async () => {
+    const N = 150;
+    const uri = 's3://personal/me';
+    // The personal store's credentials and endpoint come from the environment, as a user's do.
+    const saved = Object.fromEntries(Object.keys(server.env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, server.env);
+    let engine: MemoryEngine | undefined;
+    try {
+      const open = (): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: uri, embedder: 'none', maintenanceIntervalMs: 0 });
+      await (await open()).close();
+      await Promise.all([runWriter(uri, server.env, N, 'a'), runWriter(uri, server.env, N, 'b')]);
+      engine = await open();
+      const titles = (await engine.store.rows(TABLES.observations, null, { select: ['title'] })).map((r) => String(r.title));
+      assert.equal(new Set(titles).size, N);
+      assert.equal(titles.length, N, `${titles.length - new Set(titles).size} commits stored twice`);
+      // The lock took turns: its generations are cleaned up as they go, the newest released.
+      const locks = (await server.keys()).filter((k) => k.startsWith('me/.locks/observations/')).sort();
+      assert.ok(locks.length >= 1 && locks.length <= 3, `lock generations left: ${locks.join(', ')}`);
+    } finally {
+      await engine?.close();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
+  describe('the lock', () => {
+    const uri = 's3://personal/me';
+    const options = (): Record<string, string> => objectStorageOptions(parseObjectLocation(uri)!, server.env);
+    const holder = (h: object): Promise<unknown> =>
+      s3Call(credentialsOf(options()), 'PUT', 'personal', 'me/.locks/test/000000000001', {}, Buffer.from(JSON.stringify({ token: 'other', ...h })), 5000);
+    const lock = (o: { staleMs?: number; waitMs?: number }): ObjectLock => new ObjectLock(uri, options(), 'test', o);
+
+    it('waits for a running process of this host however long ago it touched the lock, and takes it at once when it ended', async () => {
+      const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+      try {
+        await once(other, 'spawn');
+        await holder({ pid: other.pid, host: os.hostname(), started: processStarted(other.pid as number) });
+        await assert.rejects(lock({ staleMs: 0, waitMs: 1500 }).withLock(async () => 'taken'), new RegExp(`held by process ${other.pid} on`));
+      } finally {
+        other.kill('SIGKILL');
+        await once(other, 'exit');
+      }
+      assert.equal(await lock({ waitMs: 1500 }).withLock(async () => 'taken'), 'taken');
+      const keys = (await server.keys()).filter((k) => k.startsWith('me/.locks/test/'));
+      assert.ok(keys.includes('me/.locks/test/000000000002'), `the next generation was taken: ${keys.join(', ')}`);
+    });
+
+    it("takes another host's lock once it went untouched for the stale time, and a released one at once", async () => {
+      await holder({ pid: 1, host: `not-${os.hostname()}` });
+      await assert.rejects(lock({ staleMs: 60_000, waitMs: 1500 }).withLock(async () => 'taken'), /Timed out waiting for the lock/);
+      // Touched again, then left: taken once the server's clock says it is 2 s old.
+      await holder({ pid: 1, host: `not-${os.hostname()}` });
+      assert.equal(await lock({ staleMs: 2000, waitMs: 10_000 }).withLock(async () => 'taken'), 'taken');
+      // Released by its holder (generation 2 above): the next one goes at once, whoever held it.
+      assert.equal(await lock({ staleMs: 60_000, waitMs: 1500 }).withLock(async () => 'again'), 'again');
+    });
+
+    it('runs one holder at a time in one process and across calls, releasing on errors', async () => {
+      const order: string[] = [];
+      const run = (tag: string, ms: number, fail = false): Promise<void> =>
+        lock({}).withLock(async () => {
+          order.push(`${tag}+`);
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          order.push(`${tag}-`);
+          if (fail) throw new Error(`${tag} failed`);
+        });
+      const results = await Promise.allSettled([run('a', 300, true), run('b', 100), run('c', 100)]);
+      assert.equal(results[0].status, 'rejected');
+      for (let i = 0; i < order.length; i += 2) assert.equal(order[i].slice(0, -1), order[i + 1].slice(0, -1), `interleaved: ${order.join(' ')}`);
+      assert.equal(order.length, 6);
+    });
+
+    it('says the store cannot be reached when its endpoint does not answer', async () => {
+      const gone = lock({ waitMs: 1500 });
+      await server.stop();
+      await assert.rejects(gone.withLock(async () => 'taken'), /did not answer/);
+      server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
+    });
+  });
+});
+
