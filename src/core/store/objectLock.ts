@@ -8,9 +8,11 @@
 // creating the generation after the newest one, once that one is free (its holder wrote it
 // released, or ended on this host, or stopped touching it LOCK_STALE_MS ago by the server's own
 // clock): of two processes creating the same generation exactly one succeeds, and nothing is
-// ever deleted to take a lock, so no one can remove another's. The holder rewrites its generation
+// deleted to take a lock, so no one can remove another's. The holder rewrites its generation
 // every LOCK_HEARTBEAT_MS while it holds it and writes it released at the end; generations older
-// than the previous one are removed by whoever takes the next.
+// than the previous one are removed by whoever takes the next, and a taker that finds a newer
+// generation than its own right after creating it (it acted on a listing read before a stall)
+// gives its own back.
 // A holder stalled past LOCK_STALE_MS (a suspended machine) loses the lock, as on another host
 // on disk; it cannot be told to stop.
 
@@ -85,6 +87,12 @@ export class ObjectLock {
       if (held === null) {
         const created = await s3Call(this.c, 'PUT', this.bucket, this.key(newest + 1), { 'if-none-match': '*' }, Buffer.from(JSON.stringify(holder)), TIMEOUT_MS);
         if (created.status >= 200 && created.status < 300) {
+          // A listing read long ago may name a generation since removed, which the create then
+          // made again below a newer holder's: that generation is given back, and the loop goes on.
+          if (((await this.generations()).at(-1) ?? 0) > newest + 1) {
+            await this.write(newest + 1, { ...holder, released: true });
+            continue;
+          }
           for (const old of generations.filter((g) => g < newest)) void s3Call(this.c, 'DELETE', this.bucket, this.key(old), {}, Buffer.alloc(0), TIMEOUT_MS).catch(() => undefined);
           return newest + 1;
         }
