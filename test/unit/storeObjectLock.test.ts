@@ -70,26 +70,30 @@ describe('store on object storage: two processes writing one store', function ()
   describe('the lock', () => {
     const uri = 's3://personal/me';
     const options = (): Record<string, string> => objectStorageOptions(parseObjectLocation(uri)!, server.env);
-    const holder = (h: object): Promise<unknown> =>
-      s3Call(credentialsOf(options()), 'PUT', 'personal', 'me/.locks/test/000000000001', {}, Buffer.from(JSON.stringify({ token: 'other', ...h })), 5000);
+    const holder = (h: object, generation = 1): Promise<unknown> =>
+      s3Call(credentialsOf(options()), 'PUT', 'personal', `me/.locks/test/${String(generation).padStart(12, '0')}`, {}, Buffer.from(JSON.stringify({ token: 'other', ...h })), 5000);
     const lock = (o: { staleMs?: number; waitMs?: number }): ObjectLock => new ObjectLock(uri, options(), 'test', o);
 
-    it('waits for a running process of this host however long ago it touched the lock, and takes it at once when it ended', async () => {
+    it('waits for a running process of this host while its generation is fresh, takes it once untouched (a failed release), and at once when it ended', async () => {
       const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
       try {
         await once(other, 'spawn');
-        await holder({ pid: other.pid, host: os.hostname(), started: processStarted(other.pid as number) });
-        await assert.rejects(lock({ staleMs: 0, waitMs: 1500 }).withLock(async () => 'taken'), new RegExp(`held by process ${other.pid} on`));
+        const named = { pid: other.pid, host: os.hostname(), started: processStarted(other.pid as number) };
+        await holder(named, 1);
+        await assert.rejects(lock({ waitMs: 1500 }).withLock(async () => 'taken'), new RegExp(`held by process ${other.pid} on`));
+        // Its release failed (the network): the process lives on, the generation is no longer touched.
+        assert.equal(await lock({ staleMs: 1500, waitMs: 10_000 }).withLock(async () => 'taken'), 'taken');
+        await holder(named, 3);
       } finally {
         other.kill('SIGKILL');
         await once(other, 'exit');
       }
       assert.equal(await lock({ waitMs: 1500 }).withLock(async () => 'taken'), 'taken');
       const keys = (await server.keys()).filter((k) => k.startsWith('me/.locks/test/'));
-      assert.ok(keys.includes('me/.locks/test/000000000002'), `the next generation was taken: ${keys.join(', ')}`);
+      assert.ok(keys.includes('me/.locks/test/000000000004'), `the generation after the ended holder's was taken: ${keys.join(', ')}`);
     });
 
-    it("takes another host's lock once it went untouched for the stale time, and a released one at once", async () => {
+    it("takes a lock once it went untouched for the stale time (another host's, or a release that failed), and a released one at once", async () => {
       await holder({ pid: 1, host: `not-${os.hostname()}` });
       await assert.rejects(lock({ staleMs: 60_000, waitMs: 1500 }).withLock(async () => 'taken'), /Timed out waiting for the lock/);
       // Touched again, then left: taken once the server's clock says it is 2 s old.

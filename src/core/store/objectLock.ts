@@ -7,7 +7,7 @@
 // is a sequence of generations, objects `<store prefix>/.locks/<name>/<n>`. Taking it means
 // creating the generation after the newest one, once that one is free (its holder wrote it
 // released, or ended on this host, or stopped touching it LOCK_STALE_MS ago by the server's own
-// clock): of two processes creating the same generation exactly one succeeds, and nothing is
+// clock, whoever it is: over a network a release can fail while its process lives on): of two processes creating the same generation exactly one succeeds, and nothing is
 // deleted to take a lock, so no one can remove another's. The holder rewrites its generation
 // every LOCK_HEARTBEAT_MS while it holds it and writes it released at the end; generations older
 // than the previous one are removed by whoever takes the next, and a taker that finds a newer
@@ -114,13 +114,10 @@ export class ObjectLock {
     if (got.status === 404) return 'a newer holder';
     if (got.status !== 200) throw new ObjectStoreUnreachable(`could not read the lock ${this.key(generation)}: HTTP ${got.status}`);
     const holder = parseHolder(got.body);
-    if (holder?.released) return null;
-    const state = holder ? processState(holder) : 'elsewhere';
-    if (state === 'ended') return null;
-    const age = (got.date ?? Date.now()) - (got.lastModified ?? 0);
-    // Another host's, or another thread's of this process (which a terminated thread stopped
-    // touching): judged by the heartbeat. Another running process of this host keeps it.
-    if ((state === 'elsewhere' || holder?.pid === process.pid) && age >= this.staleMs) return null;
+    if (holder?.released || (holder && processState(holder) === 'ended')) return null;
+    // Otherwise the heartbeat decides, for a running process of this host too: a generation whose
+    // release or creation answered an error names a process that no longer holds it.
+    if ((got.date ?? Date.now()) - (got.lastModified ?? 0) >= this.staleMs) return null;
     return holder ? `process ${holder.pid} on ${holder.host}` : 'a process that left it unreadable';
   }
 
