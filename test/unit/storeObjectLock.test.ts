@@ -10,6 +10,7 @@ import { ObjectLock } from '../../src/core/store/objectLock';
 import { credentialsOf, objectStorageOptions, parseObjectLocation, s3Call } from '../../src/core/store/objectStorage';
 import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
+import { startProxy } from './fixtures/faultProxy';
 import { startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 
@@ -123,6 +124,61 @@ describe('store on object storage: two processes writing one store', function ()
       await server.stop();
       await assert.rejects(gone.withLock(async () => 'taken'), /did not answer/);
       server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
+    });
+
+    describe('through a network that fails now and then', () => {
+      const viaProxy = async (): Promise<{ options: Record<string, string>; proxy: Awaited<ReturnType<typeof startProxy>> }> => {
+        const proxy = await startProxy(server.endpoint);
+        return { proxy, options: objectStorageOptions(parseObjectLocation(uri)!, { ...server.env, AWS_ENDPOINT_URL: proxy.endpoint }) };
+      };
+
+      it('retries a busy answer to a listing, a read or a release, and the next taker goes at once', async () => {
+        const { proxy, options: via } = await viaProxy();
+        try {
+          const failed = new Set<string>();
+          const once = (what: string, status: number) => {
+            if (failed.has(what)) return { kind: 'forward' as const };
+            failed.add(what);
+            return { kind: 'fail' as const, status };
+          };
+          proxy.hook = (q) =>
+            q.method === 'GET' && q.url.includes('list-type=2')
+              ? once('list', 503)
+              : q.method === 'PUT' && q.body.includes('"released":true')
+                ? once('release', 503)
+                : q.method === 'GET'
+                  ? once('read', 500)
+                  : { kind: 'forward' };
+          await holder({ pid: 1, host: `not-${os.hostname()}`, released: true });
+          assert.equal(await new ObjectLock(uri, via, 'test', { waitMs: 5000 }).withLock(async () => 'taken'), 'taken');
+          assert.deepEqual([...failed].sort(), ['list', 'read', 'release'], 'each fault was met once');
+          // The release went out on its second try: another taker does not wait for the stale time.
+          assert.equal(await lock({ waitMs: 1500 }).withLock(async () => 'again'), 'again');
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it('gives a generation back when what follows its creation fails, and takes one whose creation answered an error', async () => {
+        const { proxy, options: via } = await viaProxy();
+        try {
+          // Created on the server, the answer lost: sent again, 412; the generation is recognised as ours.
+          let lost = 0;
+          proxy.hook = (q) => (q.method === 'PUT' && q.headers['if-none-match'] === '*' && lost++ === 0 ? { kind: 'forwardThenFail', status: 500 } : { kind: 'forward' });
+          assert.equal(await new ObjectLock(uri, via, 'test', { waitMs: 5000 }).withLock(async () => 'taken'), 'taken');
+          assert.equal(await lock({ waitMs: 1500 }).withLock(async () => 'again'), 'again');
+        } finally {
+          await proxy.close();
+        }
+      });
+    });
+
+    it("works under a store prefix that S3 escapes in its listings (an apostrophe, an ampersand)", async () => {
+      for (const prefix of ["tom's store", 'a&b']) {
+        const at = `s3://personal/${prefix}`;
+        const o = objectStorageOptions(parseObjectLocation(at)!, server.env);
+        for (let i = 0; i < 3; i++) assert.equal(await new ObjectLock(at, o, 'observations', { waitMs: 5000 }).withLock(async () => i), i);
+      }
     });
   });
 });

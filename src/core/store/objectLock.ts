@@ -17,8 +17,8 @@
 // on disk; it cannot be told to stop.
 
 import { randomUUID } from 'node:crypto';
-import { ObjectStoreUnreachable, credentialsOf, parseObjectLocation, s3Call } from './objectStorage';
-import type { S3Credentials } from './objectStorage';
+import { ObjectStoreUnreachable, credentialsOf, parseObjectLocation, s3CallRetried } from './objectStorage';
+import type { S3Answer, S3Credentials } from './objectStorage';
 import { processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
@@ -62,18 +62,29 @@ export class ObjectLock {
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const holder: Holder = { ...thisProcess(), token: randomUUID() };
     const generation = await this.acquire(holder);
-    const heartbeat = setInterval(() => void this.write(generation, holder).catch(() => undefined), LOCK_HEARTBEAT_MS);
+    // One heartbeat at a time, none after the release (a late one would take the release back).
+    let stopped = false;
+    let beat: Promise<void> = Promise.resolve();
+    const heartbeat = setInterval(() => {
+      beat = beat.then(() => (stopped ? undefined : this.write(generation, holder))).catch(() => undefined);
+    }, LOCK_HEARTBEAT_MS);
     heartbeat.unref?.();
     try {
       return await fn();
     } finally {
+      stopped = true;
       clearInterval(heartbeat);
-      await this.write(generation, { ...holder, released: true }).catch(() => undefined);
+      await beat;
+      await this.giveBack(generation, holder);
     }
   }
 
   private key(generation: number): string {
     return `${this.dir}/${String(generation).padStart(12, '0')}`;
+  }
+
+  private call(method: string, key: string, headers: Record<string, string> = {}, body = Buffer.alloc(0), query: Record<string, string> = {}): Promise<S3Answer> {
+    return s3CallRetried(`the lock ${this.dir}`, true, this.c, method, this.bucket, key, headers, body, TIMEOUT_MS, query);
   }
 
   private async acquire(holder: Holder): Promise<number> {
@@ -83,17 +94,24 @@ export class ObjectLock {
     for (;;) {
       const generations = await this.generations();
       const newest = generations.at(-1) ?? 0;
-      const held = newest > 0 ? await this.heldBy(newest) : null;
+      const held = newest > 0 ? await this.heldBy(newest, holder) : null;
+      // Ours: a create whose answer was lost and that was sent again (412 the second time).
+      if (held === 'ours') return newest;
       if (held === null) {
-        const created = await s3Call(this.c, 'PUT', this.bucket, this.key(newest + 1), { 'if-none-match': '*' }, Buffer.from(JSON.stringify(holder)), TIMEOUT_MS);
+        const created = await this.call('PUT', this.key(newest + 1), { 'if-none-match': '*' }, Buffer.from(JSON.stringify(holder)));
         if (created.status >= 200 && created.status < 300) {
-          // A listing read long ago may name a generation since removed, which the create then
-          // made again below a newer holder's: that generation is given back, and the loop goes on.
-          if (((await this.generations()).at(-1) ?? 0) > newest + 1) {
-            await this.write(newest + 1, { ...holder, released: true });
-            continue;
+          try {
+            // A listing read long ago may name a generation since removed, which the create then
+            // made again below a newer holder's: that generation is given back, and the loop goes on.
+            if (((await this.generations()).at(-1) ?? 0) > newest + 1) {
+              await this.giveBack(newest + 1, holder);
+              continue;
+            }
+          } catch (e) {
+            await this.giveBack(newest + 1, holder);
+            throw e;
           }
-          for (const old of generations.filter((g) => g < newest)) void s3Call(this.c, 'DELETE', this.bucket, this.key(old), {}, Buffer.alloc(0), TIMEOUT_MS).catch(() => undefined);
+          void this.removeOld(generations.filter((g) => g < newest));
           return newest + 1;
         }
         // 412: another process created it first; 409: a conditional write in flight on the same key.
@@ -107,13 +125,14 @@ export class ObjectLock {
     }
   }
 
-  /** Who holds this generation, or null when it is free. */
-  private async heldBy(generation: number): Promise<string | null> {
-    const got = await s3Call(this.c, 'GET', this.bucket, this.key(generation), {}, Buffer.alloc(0), TIMEOUT_MS);
+  /** Who holds this generation: null when it is free, 'ours' when `self` does. */
+  private async heldBy(generation: number, self: Holder): Promise<string | null> {
+    const got = await this.call('GET', this.key(generation));
     // Gone: removed by a process that took a later generation; the listing is looked at again.
     if (got.status === 404) return 'a newer holder';
     if (got.status !== 200) throw new ObjectStoreUnreachable(`could not read the lock ${this.key(generation)}: HTTP ${got.status}`);
     const holder = parseHolder(got.body);
+    if (holder?.token === self.token) return holder.released ? null : 'ours';
     if (holder?.released || (holder && processState(holder) === 'ended')) return null;
     // Otherwise the heartbeat decides, for a running process of this host too: a generation whose
     // release or creation answered an error names a process that no longer holds it.
@@ -122,7 +141,18 @@ export class ObjectLock {
   }
 
   private async write(generation: number, holder: Holder): Promise<void> {
-    await s3Call(this.c, 'PUT', this.bucket, this.key(generation), {}, Buffer.from(JSON.stringify(holder)), TIMEOUT_MS);
+    const put = await this.call('PUT', this.key(generation), {}, Buffer.from(JSON.stringify(holder)));
+    if (put.status < 200 || put.status >= 300) throw new ObjectStoreUnreachable(`could not write the lock ${this.key(generation)}: HTTP ${put.status}`);
+  }
+
+  /** Writes the generation released; when that fails, it frees itself once untouched for the stale time. */
+  private async giveBack(generation: number, holder: Holder): Promise<void> {
+    await this.write(generation, { ...holder, released: true }).catch(() => undefined);
+  }
+
+  /** Removes generations older than the previous one, a few at a time (a burst of deletes helps no one). */
+  private async removeOld(generations: number[]): Promise<void> {
+    for (const g of generations.slice(0, 20)) await this.call('DELETE', this.key(g)).catch(() => undefined);
   }
 
   private async generations(): Promise<number[]> {
@@ -131,10 +161,11 @@ export class ObjectLock {
     do {
       const query: Record<string, string> = { 'list-type': '2', prefix: `${this.dir}/` };
       if (token) query['continuation-token'] = token;
-      const listed = await s3Call(this.c, 'GET', this.bucket, '', {}, Buffer.alloc(0), TIMEOUT_MS, query);
+      const listed = await this.call('GET', '', {}, Buffer.alloc(0), query);
       if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list the locks ${this.dir}: HTTP ${listed.status}`);
       for (const m of listed.body.matchAll(/<Key>([^<]*)<\/Key>/g)) {
-        const n = Number(m[1].slice(this.dir.length + 1));
+        // The generation is the key's last part (the prefix may come back XML-escaped).
+        const n = Number(m[1].slice(m[1].lastIndexOf('/') + 1));
         if (Number.isSafeInteger(n) && n > 0) out.push(n);
       }
       token = /<IsTruncated>true<\/IsTruncated>/.test(listed.body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(listed.body)?.[1] : undefined;

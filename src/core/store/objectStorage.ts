@@ -229,16 +229,26 @@ const RETRIED = new Set([429, 500, 502, 503, 504]);
 const ATTEMPTS = 4;
 
 /**
- * s3Request, retried with backoff while the endpoint answers busy, as the AWS SDKs do. Still busy
- * after the last attempt: unreachable for now (try again later), never refused for good.
+ * s3Call, retried with backoff while the endpoint answers busy, as the AWS SDKs do (and, with
+ * `network`, while it does not answer). Still failing after the last attempt: unreachable for
+ * now (try again later), never refused for good.
  */
-async function s3RequestRetried(where: string, ...request: Parameters<typeof s3Request>): Promise<number> {
+export async function s3CallRetried(where: string, network: boolean, ...request: Parameters<typeof s3Call>): Promise<S3Answer> {
   for (let attempt = 1; ; attempt++) {
-    const status = await s3Request(...request);
-    if (!RETRIED.has(status)) return status;
-    if (attempt === ATTEMPTS) throw new ObjectStoreUnreachable(`${where} is busy or failing: HTTP ${status} to ${ATTEMPTS} attempts`);
+    let answer: S3Answer | null = null;
+    try {
+      answer = await s3Call(...request);
+    } catch (e) {
+      if (!network || !(e instanceof ObjectStoreUnreachable) || attempt === ATTEMPTS) throw e;
+    }
+    if (answer && !RETRIED.has(answer.status)) return answer;
+    if (answer && attempt === ATTEMPTS) throw new ObjectStoreUnreachable(`${where} is busy or failing: HTTP ${answer.status} to ${ATTEMPTS} attempts`);
     await new Promise((r) => setTimeout(r, 100 * 2 ** (attempt - 1) * (1 + Math.random())));
   }
+}
+
+async function s3RequestRetried(where: string, ...request: Parameters<typeof s3Request>): Promise<number> {
+  return (await s3CallRetried(where, false, ...request)).status;
 }
 
 export function credentialsOf(options: Record<string, string>): S3Credentials {
