@@ -7,12 +7,14 @@
 // is a sequence of generations, objects `<store prefix>/.locks/<name>/<n>`. Taking it means
 // creating the generation after the newest one, once that one is free (its holder wrote it
 // released, or ended on this host, or stopped touching it LOCK_STALE_MS ago by the server's own
-// clock, whoever it is: over a network a release can fail while its process lives on): of two processes creating the same generation exactly one succeeds, and nothing is
-// deleted to take a lock, so no one can remove another's. The holder rewrites its generation
-// every LOCK_HEARTBEAT_MS while it holds it and writes it released at the end; generations older
-// than the previous one are removed by whoever takes the next, and a taker that finds a newer
+// clock, whoever it is: over a network a release can fail while its process lives on). Of two
+// processes creating the same generation exactly one succeeds, and nothing is deleted to take a
+// lock, so no one can remove another's. The holder rewrites its generation every
+// LOCK_HEARTBEAT_MS while it holds it and writes it released at the end; generations older than
+// the previous one are removed by whoever takes the next, and a taker that finds a newer
 // generation than its own right after creating it (it acted on a listing read before a stall)
-// gives its own back.
+// gives its own back. Every request is retried on busy answers and network errors.
+// Cost: about six requests a locked write (list, read, create, list, remove, release).
 // A holder stalled past LOCK_STALE_MS (a suspended machine) loses the lock, as on another host
 // on disk; it cannot be told to stop.
 
