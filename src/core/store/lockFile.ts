@@ -27,7 +27,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
-import { processState, thisProcess } from './processRef';
+import { describeProcess, isProcessRef, processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
 const LOCK_STALE_MS = 10_000;
@@ -49,9 +49,7 @@ function parseLock(text: string): LockInfo | null {
   if (/^\d{1,10}$/.test(text.trim()) && Number(text) > 0) return { pid: Number(text), host: os.hostname(), at: 0, token: '' };
   try {
     const info = JSON.parse(text) as Partial<LockInfo> | null;
-    if (info && Number.isSafeInteger(info.pid) && (info.pid as number) > 0 && typeof info.host === 'string' && typeof info.at === 'number' && typeof info.token === 'string') {
-      return info as LockInfo;
-    }
+    if (isProcessRef(info) && typeof info?.at === 'number' && typeof info.token === 'string') return info as LockInfo;
   } catch {
     // still being written, or torn by a crash
   }
@@ -72,11 +70,6 @@ function lockIsStale(text: string, mtimeMs: number): boolean {
   if (typeof holder.started !== 'string' && holder.at < Date.now() - process.uptime() * 1000 - LOCK_STALE_MS) return true;
   // A thread of this process: one that ended (a terminated worker) no longer touches its lock.
   return untouched;
-}
-
-function describeHolder(text: string): string {
-  const holder = parseLock(text);
-  return holder ? `process ${holder.pid} on ${holder.host}` : 'a process that left it unreadable';
 }
 
 export interface LockFileOptions {
@@ -140,7 +133,7 @@ export class LockFile {
         this.options.onWait?.();
       }
       if (Date.now() > deadline) {
-        throw new Error(`Timed out waiting for the lock ${this.file}, held by ${describeHolder(holder)}. If no Code Memory process is running there, delete that file.`);
+        throw new Error(`Timed out waiting for the lock ${this.file}, held by ${describeProcess(parseLock(holder))}. If no Code Memory process is running there, delete that file.`);
       }
       await sleep(delay);
       delay = Math.min(delay * 2, 50);

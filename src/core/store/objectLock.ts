@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { ObjectStoreUnreachable, credentialsOf, parseObjectLocation, s3CallRetried } from './objectStorage';
 import type { S3Answer, S3Credentials } from './objectStorage';
-import { processState, thisProcess } from './processRef';
+import { describeProcess, isProcessRef, processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
 const LOCK_STALE_MS = 30_000;
@@ -37,7 +37,7 @@ interface Holder extends ProcessRef {
 function parseHolder(text: string): Holder | null {
   try {
     const h = JSON.parse(text) as Partial<Holder> | null;
-    return h && typeof h.token === 'string' && Number.isSafeInteger(h.pid) && typeof h.host === 'string' ? (h as Holder) : null;
+    return isProcessRef(h) && typeof h?.token === 'string' ? (h as Holder) : null;
   } catch {
     return null;
   }
@@ -139,7 +139,7 @@ export class ObjectLock {
     // Otherwise the heartbeat decides, for a running process of this host too: a generation whose
     // release or creation answered an error names a process that no longer holds it.
     if ((got.date ?? Date.now()) - (got.lastModified ?? 0) >= this.staleMs) return null;
-    return holder ? `process ${holder.pid} on ${holder.host}` : 'a process that left it unreadable';
+    return describeProcess(holder);
   }
 
   private async write(generation: number, holder: Holder): Promise<void> {

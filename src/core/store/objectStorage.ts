@@ -220,10 +220,6 @@ export async function s3Call(c: S3Credentials, method: string, bucket: string, k
   return { status: response.status, body: text, date: when('date'), lastModified: when('last-modified') };
 }
 
-async function s3Request(...request: Parameters<typeof s3Call>): Promise<number> {
-  return (await s3Call(...request)).status;
-}
-
 /** Answers S3 asks a client to retry (InternalError, SlowDown, a gateway in between). */
 const RETRIED = new Set([429, 500, 502, 503, 504]);
 const ATTEMPTS = 4;
@@ -245,10 +241,6 @@ export async function s3CallRetried(where: string, network: boolean, ...request:
     if (answer && attempt === ATTEMPTS) throw new ObjectStoreUnreachable(`${where} is busy or failing: HTTP ${answer.status} to ${ATTEMPTS} attempts`);
     await new Promise((r) => setTimeout(r, 100 * 2 ** (attempt - 1) * (1 + Math.random())));
   }
-}
-
-async function s3RequestRetried(where: string, ...request: Parameters<typeof s3Request>): Promise<number> {
-  return (await s3CallRetried(where, false, ...request)).status;
 }
 
 export function credentialsOf(options: Record<string, string>): S3Credentials {
@@ -274,12 +266,12 @@ export async function probeConditionalPut(uri: string, storageOptions: Record<st
   const key = [location.prefix, `.code-memory-probe-${randomUUID()}`].filter(Boolean).join('/');
   const body = Buffer.from('code-memory conditional PUT probe\n');
   const where = `${uri} (${c.endpoint ?? `s3.${c.region}.amazonaws.com`})`;
-  const first = await s3RequestRetried(where, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
+  const { status: first } = await s3CallRetried(where, false, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
   if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): check the access key, secret and region`);
   if (first === 404) throw new ObjectStoreRefused(`${where}: bucket '${location.bucket}' does not exist (HTTP 404)`);
   if (first < 200 || first >= 300) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
   try {
-    const second = await s3RequestRetried(where, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
+    const { status: second } = await s3CallRetried(where, false, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
     if (second !== 412) {
       throw new ObjectStoreRefused(
         `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not 412). ` +
@@ -288,7 +280,7 @@ export async function probeConditionalPut(uri: string, storageOptions: Record<st
       );
     }
   } finally {
-    await s3Request(c, 'DELETE', location.bucket, key, {}, Buffer.alloc(0), timeoutMs).catch(() => undefined);
+    await s3Call(c, 'DELETE', location.bucket, key, {}, Buffer.alloc(0), timeoutMs).catch(() => undefined);
   }
 }
 

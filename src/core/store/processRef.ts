@@ -96,3 +96,14 @@ export function processState(ref: { pid: number; host: string; started?: unknown
   if (typeof ref.started === 'string' && now !== undefined && now.started !== ref.started) return 'ended';
   return 'running';
 }
+
+/** Whether a parsed lock, lease or journal names a process: a positive pid and a host. */
+export function isProcessRef(x: unknown): boolean {
+  const r = x as Partial<ProcessRef> | null;
+  return !!r && typeof r === 'object' && Number.isSafeInteger(r.pid) && (r.pid as number) > 0 && typeof r.host === 'string';
+}
+
+/** How a holder is named in a message. */
+export function describeProcess(ref: ProcessRef | null): string {
+  return ref ? `process ${ref.pid} on ${ref.host}` : 'a process that left it unreadable';
+}
