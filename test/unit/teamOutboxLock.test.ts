@@ -9,8 +9,10 @@ import { Worker } from 'node:worker_threads';
 import { Outbox } from '../../src/core/team/outbox';
 
 // Another process (an editor window, or the CLI) sending the same outbox: it takes the sending
-// lock, says so, and holds it until killed.
+// lock, says so, and holds it until killed (the timer keeps it running: a pending promise alone
+// does not, and a sender that exited has left its lock to the next).
 const SENDER = `
+setInterval(() => {}, 60_000);
 const { Outbox } = require(${JSON.stringify(path.join(__dirname, '../../src/core/team/outbox.ts'))});
 new Outbox(process.argv[1]).exclusive(() => { process.stdout.write('sending\\n'); return new Promise(() => {}); });
 `;
@@ -65,6 +67,7 @@ describe('team store: one sender per outbox', function () {
     // The engine runs in a worker thread, which closing the engine terminates after a few seconds.
     const code = `require('tsx/cjs');
 const { parentPort, workerData } = require('node:worker_threads');
+setInterval(() => {}, 60_000);
 const { Outbox } = require(${JSON.stringify(path.join(__dirname, '../../src/core/team/outbox.ts'))});
 new Outbox(workerData).exclusive(() => { parentPort.postMessage('sending'); return new Promise(() => {}); });`;
     const worker = new Worker(code, { eval: true, workerData: dir });
