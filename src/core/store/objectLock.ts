@@ -1,9 +1,10 @@
-// The store's lock on S3 (Store.exclusive in an s3:// store), for what the lock file does on
-// disk (lockFile.ts): a read-then-write that must not interleave with another process's, such as
-// an import's check for commits already stored and their write.
+// The store's lock on object storage (Store.exclusive in an s3:// or az:// store), for what the
+// lock file does on disk (lockFile.ts): a read-then-write that must not interleave with another
+// process's, such as an import's check for commits already stored and their write.
 //
-// S3 has no lock, but it has an exclusive create: a PUT with `If-None-Match: *` fails (412) when
-// the object exists, and the store's endpoint was probed for it at open (objectStorage.ts). A lock
+// Object storage has no lock, but it has an exclusive create: a PUT with `If-None-Match: *` fails
+// (S3: 412; Azure Blob: 409 or 412) when the object exists (an S3 endpoint was probed for it at
+// open: objectStorage.ts; Azure honours it natively). A lock
 // is a sequence of generations, objects `<store prefix>/.locks/<name>/<n>`. Taking it means
 // creating the generation after the newest one, once that one is free (its holder wrote it
 // released, or ended on this host, or stopped touching it LOCK_STALE_MS ago by the server's own
@@ -19,8 +20,9 @@
 // on disk; it cannot be told to stop.
 
 import { randomUUID } from 'node:crypto';
-import { ObjectStoreUnreachable, credentialsOf, parseObjectLocation, s3CallRetried } from './objectStorage';
-import type { S3Answer, S3Credentials } from './objectStorage';
+import { azureCall } from './azureBlob';
+import { ObjectStoreUnreachable, azureCredentials, credentialsOf, parseObjectLocation, retried, s3Call } from './objectStorage';
+import type { ObjectAnswer } from './objectStorage';
 import { describeProcess, isProcessRef, processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
@@ -43,20 +45,79 @@ function parseHolder(text: string): Holder | null {
   }
 }
 
+/** The requests the lock makes, to S3 or to Azure Blob; each retried on busy answers and network errors. */
+interface LockObjects {
+  request(method: 'GET' | 'PUT' | 'DELETE', key: string, headers?: Record<string, string>, body?: Buffer): Promise<ObjectAnswer>;
+  /** Every key under `prefix` (which ends with '/'). */
+  list(prefix: string): Promise<string[]>;
+}
+
+function s3Objects(bucket: string, storageOptions: Record<string, string>, where: string): LockObjects {
+  const c = credentialsOf(storageOptions);
+  const call = (method: string, key: string, headers: Record<string, string> = {}, body = Buffer.alloc(0), query: Record<string, string> = {}): Promise<ObjectAnswer> =>
+    retried(where, true, () => s3Call(c, method, bucket, key, headers, body, TIMEOUT_MS, query));
+  return {
+    request: call,
+    async list(prefix) {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const query: Record<string, string> = { 'list-type': '2', prefix };
+        if (token) query['continuation-token'] = token;
+        const listed = await call('GET', '', {}, Buffer.alloc(0), query);
+        if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list ${where}: HTTP ${listed.status}`);
+        for (const m of listed.body.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(m[1]);
+        token = /<IsTruncated>true<\/IsTruncated>/.test(listed.body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(listed.body)?.[1] : undefined;
+      } while (token);
+      return keys;
+    },
+  };
+}
+
+function azureObjects(container: string, c: NonNullable<ReturnType<typeof azureCredentials>>, where: string): LockObjects {
+  const call = (method: string, key: string, headers: Record<string, string> = {}, body = Buffer.alloc(0), query: Record<string, string> = {}): Promise<ObjectAnswer> =>
+    retried(where, true, () => azureCall(c, method, container, key, headers, body, TIMEOUT_MS, query));
+  return {
+    request: call,
+    async list(prefix) {
+      const keys: string[] = [];
+      let marker: string | undefined;
+      do {
+        const query: Record<string, string> = { restype: 'container', comp: 'list', prefix };
+        if (marker) query.marker = marker;
+        const listed = await call('GET', '', {}, Buffer.alloc(0), query);
+        if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list ${where}: HTTP ${listed.status}`);
+        for (const m of listed.body.matchAll(/<Name>([^<]*)<\/Name>/g)) keys.push(m[1]);
+        marker = /<NextMarker>([^<]+)<\/NextMarker>/.exec(listed.body)?.[1];
+      } while (marker);
+      return keys;
+    },
+  };
+}
+
+/**
+ * The lock `name` of the store at `uri` (opened with `storageOptions`): on s3://, and on az:// with
+ * a key or SAS (azureBlob.ts); null elsewhere (gs://, or Azure reached through another sign-in).
+ */
+export function objectLock(uri: string, storageOptions: Record<string, string>, name: string, options: { staleMs?: number; waitMs?: number } = {}): ObjectLock | null {
+  const location = parseObjectLocation(uri);
+  if (!location) return null;
+  const dir = [location.prefix, '.locks', name].filter(Boolean).join('/');
+  const where = `the lock ${dir}`;
+  if (location.scheme === 's3') return new ObjectLock(s3Objects(location.bucket, storageOptions, where), dir, options);
+  const azure = location.scheme === 'az' ? azureCredentials(process.env, storageOptions) : null;
+  return azure ? new ObjectLock(azureObjects(location.bucket, azure, where), dir, options) : null;
+}
+
 export class ObjectLock {
-  private readonly c: S3Credentials;
-  private readonly bucket: string;
-  private readonly dir: string;
   private readonly staleMs: number;
   private readonly waitMs: number;
 
-  /** `uri`: the store's s3:// location; `storageOptions`: what it was opened with. */
-  constructor(uri: string, storageOptions: Record<string, string>, name: string, options: { staleMs?: number; waitMs?: number } = {}) {
-    const location = parseObjectLocation(uri);
-    if (!location || location.scheme !== 's3') throw new Error(`not an s3:// location: ${uri}`);
-    this.c = credentialsOf(storageOptions);
-    this.bucket = location.bucket;
-    this.dir = [location.prefix, '.locks', name].filter(Boolean).join('/');
+  constructor(
+    private readonly objects: LockObjects,
+    private readonly dir: string,
+    options: { staleMs?: number; waitMs?: number } = {},
+  ) {
     this.staleMs = options.staleMs ?? LOCK_STALE_MS;
     this.waitMs = options.waitMs ?? LOCK_WAIT_MS;
   }
@@ -85,10 +146,6 @@ export class ObjectLock {
     return `${this.dir}/${String(generation).padStart(12, '0')}`;
   }
 
-  private call(method: string, key: string, headers: Record<string, string> = {}, body = Buffer.alloc(0), query: Record<string, string> = {}): Promise<S3Answer> {
-    return s3CallRetried(`the lock ${this.dir}`, true, this.c, method, this.bucket, key, headers, body, TIMEOUT_MS, query);
-  }
-
   private async acquire(holder: Holder): Promise<number> {
     const deadline = Date.now() + this.waitMs;
     let delay = 50;
@@ -100,7 +157,7 @@ export class ObjectLock {
       // Ours: a create whose answer was lost and that was sent again (412 the second time).
       if (held === 'ours') return newest;
       if (held === null) {
-        const created = await this.call('PUT', this.key(newest + 1), { 'if-none-match': '*' }, Buffer.from(JSON.stringify(holder)));
+        const created = await this.objects.request('PUT', this.key(newest + 1), { 'if-none-match': '*' }, Buffer.from(JSON.stringify(holder)));
         if (created.status >= 200 && created.status < 300) {
           try {
             // A listing read long ago may name a generation since removed, which the create then
@@ -116,7 +173,7 @@ export class ObjectLock {
           void this.removeOld(generations.filter((g) => g < newest));
           return newest + 1;
         }
-        // 412: another process created it first; 409: a conditional write in flight on the same key.
+        // Another process created it first (412; Azure: 409), or S3 has a conditional write in flight on it (409).
         if (created.status !== 412 && created.status !== 409) throw new ObjectStoreUnreachable(`could not take the lock ${this.key(newest + 1)}: HTTP ${created.status}`);
       } else {
         seen = held;
@@ -129,7 +186,7 @@ export class ObjectLock {
 
   /** Who holds this generation: null when it is free, 'ours' when `self` does. */
   private async heldBy(generation: number, self: Holder): Promise<string | null> {
-    const got = await this.call('GET', this.key(generation));
+    const got = await this.objects.request('GET', this.key(generation));
     // Gone: removed by a process that took a later generation; the listing is looked at again.
     if (got.status === 404) return 'a newer holder';
     if (got.status !== 200) throw new ObjectStoreUnreachable(`could not read the lock ${this.key(generation)}: HTTP ${got.status}`);
@@ -143,7 +200,7 @@ export class ObjectLock {
   }
 
   private async write(generation: number, holder: Holder): Promise<void> {
-    const put = await this.call('PUT', this.key(generation), {}, Buffer.from(JSON.stringify(holder)));
+    const put = await this.objects.request('PUT', this.key(generation), {}, Buffer.from(JSON.stringify(holder)));
     if (put.status < 200 || put.status >= 300) throw new ObjectStoreUnreachable(`could not write the lock ${this.key(generation)}: HTTP ${put.status}`);
   }
 
@@ -154,24 +211,16 @@ export class ObjectLock {
 
   /** Removes generations older than the previous one, a few at a time (a burst of deletes helps no one). */
   private async removeOld(generations: number[]): Promise<void> {
-    for (const g of generations.slice(0, 20)) await this.call('DELETE', this.key(g)).catch(() => undefined);
+    for (const g of generations.slice(0, 20)) await this.objects.request('DELETE', this.key(g)).catch(() => undefined);
   }
 
   private async generations(): Promise<number[]> {
     const out: number[] = [];
-    let token: string | undefined;
-    do {
-      const query: Record<string, string> = { 'list-type': '2', prefix: `${this.dir}/` };
-      if (token) query['continuation-token'] = token;
-      const listed = await this.call('GET', '', {}, Buffer.alloc(0), query);
-      if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list the locks ${this.dir}: HTTP ${listed.status}`);
-      for (const m of listed.body.matchAll(/<Key>([^<]*)<\/Key>/g)) {
-        // The generation is the key's last part (the prefix may come back XML-escaped).
-        const n = Number(m[1].slice(m[1].lastIndexOf('/') + 1));
-        if (Number.isSafeInteger(n) && n > 0) out.push(n);
-      }
-      token = /<IsTruncated>true<\/IsTruncated>/.test(listed.body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(listed.body)?.[1] : undefined;
-    } while (token);
+    for (const key of await this.objects.list(`${this.dir}/`)) {
+      // The generation is the key's last part (the prefix may come back XML-escaped).
+      const n = Number(key.slice(key.lastIndexOf('/') + 1));
+      if (Number.isSafeInteger(n) && n > 0) out.push(n);
+    }
     return out.sort((a, b) => a - b);
   }
 }

@@ -134,6 +134,42 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
   };
 }
 
+/** Azurite's account, the same in every installation (its documentation's). */
+const EMULATOR_ACCOUNT = 'devstoreaccount1';
+const EMULATOR_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+export interface AzureCredentials {
+  account: string;
+  /** Base64 account key (Shared Key), or null with a SAS. */
+  key: string | null;
+  /** A SAS token's query (without '?'), or null with a key. */
+  sas: string | null;
+  /** The blob service's URL, without the container: `https://<account>.blob.core.windows.net`. */
+  endpoint: string;
+}
+
+/**
+ * Azure credentials for our own requests to an az:// store (its lock), read as Lance reads them
+ * (Rust's object_store), from the store's storage options first, then the environment:
+ * AZURE_STORAGE_ACCOUNT_NAME, and AZURE_STORAGE_ACCOUNT_KEY (or _ACCESS_KEY, _MASTER_KEY) for
+ * Shared Key, or AZURE_STORAGE_SAS_KEY (or _SAS_TOKEN) for a SAS; AZURE_STORAGE_ENDPOINT for
+ * another endpoint; AZURE_STORAGE_USE_EMULATOR=true for Azurite (at AZURITE_BLOB_STORAGE_URL,
+ * else http://127.0.0.1:10000, with its well-known account and key). Null with another sign-in
+ * (a service principal, a managed identity), which Lance reads and we do not.
+ */
+export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string, string> = {}): AzureCredentials | null {
+  const pick = (option: string, ...names: string[]): string | undefined => options[option] || names.map((n) => env[n]).find((v) => v);
+  const emulator = /^(1|true)$/i.test(pick('azure_storage_use_emulator', 'AZURE_STORAGE_USE_EMULATOR') ?? '');
+  const account = pick('azure_storage_account_name', 'AZURE_STORAGE_ACCOUNT_NAME') ?? (emulator ? EMULATOR_ACCOUNT : undefined);
+  let key = pick('azure_storage_account_key', 'AZURE_STORAGE_ACCOUNT_KEY', 'AZURE_STORAGE_ACCESS_KEY', 'AZURE_STORAGE_MASTER_KEY') ?? null;
+  const sas = pick('azure_storage_sas_key', 'AZURE_STORAGE_SAS_KEY', 'AZURE_STORAGE_SAS_TOKEN')?.replace(/^\?/, '') ?? null;
+  if (emulator && !key && !sas) key = EMULATOR_KEY;
+  if (!account || (!key && !sas)) return null;
+  const given = pick('azure_storage_endpoint', 'AZURE_STORAGE_ENDPOINT');
+  const endpoint = given ?? (emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`);
+  return { account, key, sas, endpoint: endpoint.replace(/\/+$/, '') };
+}
+
 /**
  * LanceDB storage options for a location. S3 always gets explicit keys and region (else the
  * client probes cloud metadata services and looks the region up online); GCS and Azure read
@@ -166,16 +202,34 @@ function encodeKey(key: string): string {
   return key.split('/').map(rfc3986).join('/');
 }
 
-/** What an S3 request answered: its status, its body, and the server's clock and the object's date (ms). */
-export interface S3Answer {
+/** What an object storage request answered: its status, its body, and the server's clock and the object's date (ms). */
+export interface ObjectAnswer {
   status: number;
   body: string;
   date: number | null;
   lastModified: number | null;
 }
 
+/** Sends one request; a request that gets no answer (offline, DNS, refused, timed out) is ObjectStoreUnreachable. */
+export async function objectRequest(url: URL, init: { method: string; headers: Record<string, string>; body?: Buffer }, timeoutMs: number): Promise<ObjectAnswer> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    throw new ObjectStoreUnreachable(`${url.origin} did not answer (${cause?.code ?? cause?.message ?? (e as Error).message})`);
+  }
+  const text = await response.text().catch(() => '');
+  const when = (h: string): number | null => {
+    const v = response.headers.get(h);
+    const t = v ? Date.parse(v) : NaN;
+    return Number.isFinite(t) ? t : null;
+  };
+  return { status: response.status, body: text, date: when('date'), lastModified: when('last-modified') };
+}
+
 /** One path-style S3 request signed with AWS Signature Version 4 (`key` '' with `query`: a bucket listing). */
-export async function s3Call(c: S3Credentials, method: string, bucket: string, key: string, headers: Record<string, string>, body: Buffer, timeoutMs: number, query: Record<string, string> = {}): Promise<S3Answer> {
+export async function s3Call(c: S3Credentials, method: string, bucket: string, key: string, headers: Record<string, string>, body: Buffer, timeoutMs: number, query: Record<string, string> = {}): Promise<ObjectAnswer> {
   const base = c.endpoint ?? `https://s3.${c.region}.amazonaws.com`;
   const search = Object.keys(query)
     .sort()
@@ -199,41 +253,24 @@ export async function s3Call(c: S3Credentials, method: string, bucket: string, k
   const signature = createHmac('sha256', signingKey).update(toSign).digest('hex');
   const { host: _host, ...sent } = all;
   void _host;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers: { ...sent, authorization: `AWS4-HMAC-SHA256 Credential=${c.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}` },
-      body: method === 'PUT' ? body : undefined,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (e) {
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    throw new ObjectStoreUnreachable(`${url.origin} did not answer (${cause?.code ?? cause?.message ?? (e as Error).message})`);
-  }
-  const text = await response.text().catch(() => '');
-  const when = (h: string): number | null => {
-    const v = response.headers.get(h);
-    const t = v ? Date.parse(v) : NaN;
-    return Number.isFinite(t) ? t : null;
-  };
-  return { status: response.status, body: text, date: when('date'), lastModified: when('last-modified') };
+  const authorization = `AWS4-HMAC-SHA256 Credential=${c.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
+  return objectRequest(url, { method, headers: { ...sent, authorization }, body: method === 'PUT' ? body : undefined }, timeoutMs);
 }
 
-/** Answers S3 asks a client to retry (InternalError, SlowDown, a gateway in between). */
+/** Answers object stores ask a client to retry (InternalError, SlowDown, ServerBusy, a gateway in between). */
 const RETRIED = new Set([429, 500, 502, 503, 504]);
 const ATTEMPTS = 4;
 
 /**
- * s3Call, retried with backoff while the endpoint answers busy, as the AWS SDKs do (and, with
- * `network`, while it does not answer). Still failing after the last attempt: unreachable for
- * now (try again later), never refused for good.
+ * A request, retried with backoff while the endpoint answers busy, as the AWS and Azure SDKs do
+ * (and, with `network`, while it does not answer). Still failing after the last attempt:
+ * unreachable for now (try again later), never refused for good.
  */
-export async function s3CallRetried(where: string, network: boolean, ...request: Parameters<typeof s3Call>): Promise<S3Answer> {
+export async function retried(where: string, network: boolean, call: () => Promise<ObjectAnswer>): Promise<ObjectAnswer> {
   for (let attempt = 1; ; attempt++) {
-    let answer: S3Answer | null = null;
+    let answer: ObjectAnswer | null = null;
     try {
-      answer = await s3Call(...request);
+      answer = await call();
     } catch (e) {
       if (!network || !(e instanceof ObjectStoreUnreachable) || attempt === ATTEMPTS) throw e;
     }
@@ -266,12 +303,12 @@ export async function probeConditionalPut(uri: string, storageOptions: Record<st
   const key = [location.prefix, `.code-memory-probe-${randomUUID()}`].filter(Boolean).join('/');
   const body = Buffer.from('code-memory conditional PUT probe\n');
   const where = `${uri} (${c.endpoint ?? `s3.${c.region}.amazonaws.com`})`;
-  const { status: first } = await s3CallRetried(where, false, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
+  const { status: first } = await retried(where, false, () => s3Call(c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs));
   if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): check the access key, secret and region`);
   if (first === 404) throw new ObjectStoreRefused(`${where}: bucket '${location.bucket}' does not exist (HTTP 404)`);
   if (first < 200 || first >= 300) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
   try {
-    const { status: second } = await s3CallRetried(where, false, c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs);
+    const { status: second } = await retried(where, false, () => s3Call(c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs));
     if (second !== 412) {
       throw new ObjectStoreRefused(
         `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not 412). ` +
@@ -302,6 +339,9 @@ export async function openObjectStorage(
   for (const key of ['aws_secret_access_key', 'aws_session_token', 'secret_access_key', 'session_token', 'google_service_account_key', 'azure_storage_account_key']) {
     if (options[key]) registerSecret(options[key]);
   }
+  // Lance reads an az:// store's key or SAS from the environment: they are this process's secrets too.
+  const azure = location.scheme === 'az' ? azureCredentials(env, options) : null;
+  for (const secret of [azure?.key, azure?.sas]) if (secret) registerSecret(secret);
   await probeConditionalPut(uri, options);
   return options;
 }

@@ -16,8 +16,8 @@ import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
-import { ObjectLock } from './objectLock';
-import { openObjectStorage, parseObjectLocation } from './objectStorage';
+import { objectLock } from './objectLock';
+import { openObjectStorage } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { projection } from './projection';
@@ -163,17 +163,16 @@ export class Store {
   /**
    * Runs `fn` alone among this store's writers of `name`: after this process's earlier calls, and,
    * in a store on disk, under a lock file that other processes take too (lockFile.ts: a dead holder's
-   * lock is broken), on S3 under a lock of exclusive creates (objectLock.ts). For a read-then-write
-   * that must not interleave with another's, such as the check for records already stored before
-   * adding them. On other object storage (gs://, az://) only this process's calls are ordered.
+   * lock is broken), on S3 and Azure Blob under a lock of exclusive creates (objectLock.ts). For a
+   * read-then-write that must not interleave with another's, such as the check for records already
+   * stored before adding them. On gs://, and on az:// reached without a key or SAS, only this
+   * process's calls are ordered.
    */
   async exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const before = this.queues.get(name) ?? Promise.resolve();
     const lock = this.local
       ? new LockFile(path.join(localPath(this.uri), `${name}.lock`))
-      : parseObjectLocation(this.uri)?.scheme === 's3'
-        ? new ObjectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name)
-        : null;
+      : objectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name);
     const run = before.then(() => (lock ? lock.withLock(fn) : fn()));
     const settled = run.then(
       () => undefined,
