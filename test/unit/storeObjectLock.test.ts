@@ -55,27 +55,37 @@ const BACKENDS: Record<'s3' | 'az', (dir: string) => Promise<Backend>> = {
   },
 };
 
+/**
+ * A fresh local object store for each test of the suite, its client environment in process.env
+ * (the store's credentials and endpoint come from the environment, as a user's do).
+ */
+function useBackend(scheme: 's3' | 'az'): () => Backend {
+  let dir: string;
+  let backend: Backend;
+  let saved: Record<string, string | undefined>;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), `cm-${scheme}-store-`));
+    backend = await BACKENDS[scheme](dir);
+    saved = Object.fromEntries(Object.keys(backend.env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, backend.env);
+  });
+  afterEach(async () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await backend.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return () => backend;
+}
+
 for (const scheme of ['s3', 'az'] as const) {
   describe(`store on object storage (${scheme}://): two processes writing one store`, function () {
     this.timeout(600_000);
-    let dir: string;
+    const current = useBackend(scheme);
     let backend: Backend;
-    let saved: Record<string, string | undefined>;
-    beforeEach(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), `cm-${scheme}-concurrent-`));
-      backend = await BACKENDS[scheme](dir);
-      // The store's credentials and endpoint come from the environment, as a user's do.
-      saved = Object.fromEntries(Object.keys(backend.env).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, backend.env);
-    });
-    afterEach(async () => {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
-      await backend.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    beforeEach(() => (backend = current()));
 
     it('two imports of one repository at once store each commit once, as on disk', async () => {
       const N = 150;
@@ -163,16 +173,9 @@ for (const scheme of ['s3', 'az'] as const) {
 
 describe('store on object storage (s3://): the lock through a faulty network', function () {
   this.timeout(120_000);
-  let dir: string;
+  const current = useBackend('s3');
   let backend: Backend;
-  beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-s3-faults-'));
-    backend = await BACKENDS.s3(dir);
-  });
-  afterEach(async () => {
-    await backend.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  beforeEach(() => (backend = current()));
 
   describe('the lock on S3 through a network that fails now and then', () => {
     const uri = 's3://personal/me';
@@ -227,21 +230,10 @@ describe('store on object storage (s3://): the lock through a faulty network', f
 
 describe('store on object storage (az://): credentials', function () {
   this.timeout(120_000);
-  let dir: string;
-  let backend: Backend;
-  beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-az-credentials-'));
-    backend = await BACKENDS.az(dir);
-  });
-  afterEach(async () => {
-    await backend.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const current = useBackend('az');
 
   it("redacts the account key Lance reads from the environment from what the store keeps", async () => {
-    const saved = Object.fromEntries(Object.keys(backend.env).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, backend.env);
-    const key = backend.env.AZURE_STORAGE_ACCOUNT_KEY;
+    const key = current().env.AZURE_STORAGE_ACCOUNT_KEY;
     let engine: MemoryEngine | undefined;
     try {
       engine = await MemoryEngine.open({ storeUri: 'az://personal/me', embedder: 'none', maintenanceIntervalMs: 0 });
@@ -251,10 +243,6 @@ describe('store on object storage (az://): credentials', function () {
       assert.ok(!String(stored[0].text).includes(key), `stored: ${String(stored[0].text)}`);
     } finally {
       await engine?.close();
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
     }
   });
 

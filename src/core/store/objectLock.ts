@@ -52,44 +52,40 @@ interface LockObjects {
   list(prefix: string): Promise<string[]>;
 }
 
-function s3Objects(bucket: string, storageOptions: Record<string, string>, where: string): LockObjects {
-  const c = credentialsOf(storageOptions);
-  const call = (method: string, key: string, headers: Record<string, string> = {}, body = Buffer.alloc(0), query: Record<string, string> = {}): Promise<ObjectAnswer> =>
-    retried(where, true, () => s3Call(c, method, bucket, key, headers, body, TIMEOUT_MS, query));
+type Call = (method: string, key: string, headers: Record<string, string>, body: Buffer, query: Record<string, string>) => Promise<ObjectAnswer>;
+
+/** How a service lists keys a page at a time: the query for a page, the keys in an answer, the next page's token. */
+interface Listing {
+  query(prefix: string, token: string | undefined): Record<string, string>;
+  keys: RegExp;
+  next(body: string): string | undefined;
+}
+
+const S3_LISTING: Listing = {
+  query: (prefix, token) => ({ 'list-type': '2', prefix, ...(token ? { 'continuation-token': token } : {}) }),
+  keys: /<Key>([^<]*)<\/Key>/g,
+  next: (body) => (/<IsTruncated>true<\/IsTruncated>/.test(body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(body)?.[1] : undefined),
+};
+
+const AZURE_LISTING: Listing = {
+  query: (prefix, token) => ({ restype: 'container', comp: 'list', prefix, ...(token ? { marker: token } : {}) }),
+  keys: /<Name>([^<]*)<\/Name>/g,
+  next: (body) => /<NextMarker>([^<]+)<\/NextMarker>/.exec(body)?.[1],
+};
+
+function lockObjects(where: string, send: Call, listing: Listing): LockObjects {
+  const call: Call = (...request) => retried(where, true, () => send(...request));
   return {
-    request: call,
+    request: (method, key, headers = {}, body = Buffer.alloc(0)) => call(method, key, headers, body, {}),
     async list(prefix) {
       const keys: string[] = [];
       let token: string | undefined;
       do {
-        const query: Record<string, string> = { 'list-type': '2', prefix };
-        if (token) query['continuation-token'] = token;
-        const listed = await call('GET', '', {}, Buffer.alloc(0), query);
+        const listed = await call('GET', '', {}, Buffer.alloc(0), listing.query(prefix, token));
         if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list ${where}: HTTP ${listed.status}`);
-        for (const m of listed.body.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(m[1]);
-        token = /<IsTruncated>true<\/IsTruncated>/.test(listed.body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(listed.body)?.[1] : undefined;
+        for (const m of listed.body.matchAll(listing.keys)) keys.push(m[1]);
+        token = listing.next(listed.body);
       } while (token);
-      return keys;
-    },
-  };
-}
-
-function azureObjects(container: string, c: NonNullable<ReturnType<typeof azureCredentials>>, where: string): LockObjects {
-  const call = (method: string, key: string, headers: Record<string, string> = {}, body = Buffer.alloc(0), query: Record<string, string> = {}): Promise<ObjectAnswer> =>
-    retried(where, true, () => azureCall(c, method, container, key, headers, body, TIMEOUT_MS, query));
-  return {
-    request: call,
-    async list(prefix) {
-      const keys: string[] = [];
-      let marker: string | undefined;
-      do {
-        const query: Record<string, string> = { restype: 'container', comp: 'list', prefix };
-        if (marker) query.marker = marker;
-        const listed = await call('GET', '', {}, Buffer.alloc(0), query);
-        if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list ${where}: HTTP ${listed.status}`);
-        for (const m of listed.body.matchAll(/<Name>([^<]*)<\/Name>/g)) keys.push(m[1]);
-        marker = /<NextMarker>([^<]+)<\/NextMarker>/.exec(listed.body)?.[1];
-      } while (marker);
       return keys;
     },
   };
@@ -104,9 +100,14 @@ export function objectLock(uri: string, storageOptions: Record<string, string>, 
   if (!location) return null;
   const dir = [location.prefix, '.locks', name].filter(Boolean).join('/');
   const where = `the lock ${dir}`;
-  if (location.scheme === 's3') return new ObjectLock(s3Objects(location.bucket, storageOptions, where), dir, options);
+  const { bucket } = location;
+  if (location.scheme === 's3') {
+    const c = credentialsOf(storageOptions);
+    return new ObjectLock(lockObjects(where, (method, key, headers, body, query) => s3Call(c, method, bucket, key, headers, body, TIMEOUT_MS, query), S3_LISTING), dir, options);
+  }
   const azure = location.scheme === 'az' ? azureCredentials(process.env, storageOptions) : null;
-  return azure ? new ObjectLock(azureObjects(location.bucket, azure, where), dir, options) : null;
+  if (!azure) return null;
+  return new ObjectLock(lockObjects(where, (method, key, headers, body, query) => azureCall(azure, method, bucket, key, headers, body, TIMEOUT_MS, query), AZURE_LISTING), dir, options);
 }
 
 export class ObjectLock {
