@@ -152,7 +152,16 @@ export function looksLikeRights(message: string): boolean {
   return /permission denied|EACCES|EPERM|read-only file system|credentials/i.test(message);
 }
 
-/** Whether an error opening a store says its files are damaged (rather than missing rights or credentials). */
+/** Whether an error says object storage was not reached or refused a request (Lance's words, or ours). */
+export function looksLikeNetwork(message: string): boolean {
+  return /error sending request|Error performing (GET|PUT|HEAD|DELETE|POST|list|get|put)|did not answer|is busy or failing|Client error with status|Server returned non-2xx|HTTP status (4|5)\d\d|timed out|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(message);
+}
+
+/** Whether an error opening a store says its files are damaged (rather than missing rights or credentials, or a network). */
 export function looksDamaged(message: string): boolean {
-  return /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)/i.test(message) && !looksLikeRights(message);
+  return (
+    /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)/i.test(message) &&
+    !looksLikeRights(message) &&
+    !looksLikeNetwork(message)
+  );
 }

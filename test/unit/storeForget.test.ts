@@ -28,6 +28,17 @@ describe('store: forget', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it("forgetting a whole project leaves neither its text nor its name in any file (the forget's own journal included)", async () => {
+    const gone = { project: 'acme/secretproject-okapi' };
+    await engine.remember({ title: 'Plan', text: 'the launch of narwhalorbit in May' }, gone);
+    await engine.remember({ title: 'Kept', text: 'kept text stays here' }, scope);
+    await engine.flush();
+    await engine.forget({ project: gone.project }, null);
+    assert.deepEqual(filesContaining(dir, 'narwhalorbit'), []);
+    assert.deepEqual(filesContaining(dir, 'secretproject-okapi'), []);
+    assert.equal((await engine.search('kept text', { scope })).length > 0, true, 'the other project stays');
+  });
+
   it('removes a forgotten observation from results and from every file on disk', async () => {
     const filler = Array.from({ length: 200 }, (_, i) => ({ type: 'note', title: `ordinary note number ${i}`, narrative: `routine work item ${i}` }));
     await engine.observe(filler.slice(0, 100), scope);

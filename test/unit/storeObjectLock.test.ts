@@ -1,15 +1,17 @@
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { looksDamaged, looksLikeNetwork } from '../../src/cli/options';
 import { MemoryEngine } from '../../src/core/engine';
-import { azureCall } from '../../src/core/store/azureBlob';
+import { azureCall, s3Call } from '../../src/core/store/objectRequests';
 import { objectLock } from '../../src/core/store/objectLock';
 import type { ObjectLock } from '../../src/core/store/objectLock';
-import { azureCredentials, credentialsOf, objectStorageOptions, parseObjectLocation, s3Call } from '../../src/core/store/objectStorage';
+import { azureCredentials, credentialsOf, objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
 import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
 import { startAzurite } from './fixtures/azurite';
@@ -228,7 +230,7 @@ describe('store on object storage (s3://): the lock through a faulty network', f
   });
 });
 
-describe('store on object storage (az://): credentials', function () {
+describe('store on object storage (az://): credentials and errors', function () {
   this.timeout(120_000);
   const current = useBackend('az');
 
@@ -244,6 +246,40 @@ describe('store on object storage (az://): credentials', function () {
     } finally {
       await engine?.close();
     }
+  });
+
+  const open = (uri = 'az://personal/me'): Promise<void> =>
+    MemoryEngine.open({ storeUri: uri, embedder: 'none', maintenanceIntervalMs: 0 }).then((engine) => engine.close());
+
+  it('refuses a wrong key and a missing container with their own words, without the key, and reopens with the right key', async () => {
+    const wrong = Buffer.from('not the key of this account, 64 bytes long, for the test only!!').toString('base64');
+    await open();
+    process.env.AZURE_STORAGE_ACCOUNT_KEY = wrong;
+    await assert.rejects(open(), (e: Error) => /refused the credentials \(HTTP 403\): check the account name \(devstoreaccount1\) and its key/.test(e.message) && !e.message.includes(wrong));
+    process.env.AZURE_STORAGE_ACCOUNT_KEY = current().env.AZURE_STORAGE_ACCOUNT_KEY;
+    await open();
+    await assert.rejects(open('az://nosuchcontainer/me'), /container 'nosuchcontainer' does not exist \(HTTP 404\)/);
+  });
+
+  it('says an endpoint that takes connections and answers nothing did not answer, instead of waiting for it', async () => {
+    const sockets: net.Socket[] = [];
+    const hole = net.createServer((socket) => sockets.push(socket)).listen(0, '127.0.0.1');
+    await once(hole, 'listening');
+    process.env.AZURITE_BLOB_STORAGE_URL = `http://127.0.0.1:${(hole.address() as net.AddressInfo).port}`;
+    try {
+      await assert.rejects(open(), /did not answer/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      hole.close();
+    }
+  });
+
+  it("doctor tells an object store that stopped answering from a damaged one", () => {
+    // What Lance says when Azure stops answering under an open store.
+    const lost = 'lance error: LanceError(IO): Generic MicrosoftAzure error: Error performing list request: Error performing GET http://127.0.0.1:40569/devstoreaccount1/personal?restype=container&comp=list';
+    assert.equal(looksDamaged(lost), false);
+    assert.equal(looksLikeNetwork(lost), true);
+    assert.equal(looksDamaged('lance error: LanceError(IO): Corrupt file: unexpected end of file'), true);
   });
 
   it('has no lock of its own when the store is reached through another sign-in (no key or SAS)', () => {

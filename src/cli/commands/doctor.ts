@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
-import { errorMessage, looksDamaged, looksLikeRights } from '../options';
+import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights } from '../options';
 import { displayUri } from '../../core/store/objectStorage';
 import { orphansLookLost } from '../../core/store/repos/cells';
 import { serverInfoPath } from './servers';
@@ -33,6 +33,7 @@ function gitVersion(): Promise<string | null> {
   return new Promise((resolve) => execFile('git', ['--version'], { timeout: 5000 }, (err, out) => resolve(err ? null : out.trim())));
 }
 
+const NETWORK_FIX = 'Check that the object store is reachable from this machine (its endpoint, the network, a proxy), then run doctor again; nothing in the store was changed.';
 const DAMAGED_FIX = 'Restore the store folder from a backup, or move it aside and rebuild it (code-memory import <export file>, code-memory import-git); the damaged folder is left as it is.';
 
 export const doctorCommand: CommandImpl = {
@@ -81,7 +82,7 @@ export const doctorCommand: CommandImpl = {
       checks.push(
         looksDamaged(message)
           ? { name: 'store', ok: false, detail: `${where}: damaged, it cannot be opened (${message})`, fix: DAMAGED_FIX }
-          : { name: 'store', ok: false, detail: `${where}: ${message}`, fix: rightsFix },
+          : { name: 'store', ok: false, detail: `${where}: ${message}`, fix: looksLikeNetwork(message) ? NETWORK_FIX : rightsFix },
       );
     }
 

@@ -145,13 +145,11 @@ export async function forgetRecords(repos: Repositories, request: ForgetRequest,
 async function finish(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<Forgotten> {
   const report = await forgetNow(repos, key, journal, resumed);
   await repos.store.deleteMeta(key);
-  // The journal named what was forgotten (graph entities are files, symbols and words): the meta
-  // table's files and versions that held it go the same way.
-  if (journal.closure) {
-    const purger = new Purger(repos.store);
-    purger.touchAll([TABLES.meta]);
-    await purger.purge();
-  }
+  // The journal named what was forgotten (the project, or graph entities: files, symbols and
+  // words): the meta table's files and versions that held it go the same way.
+  const purger = new Purger(repos.store);
+  purger.touchAll([TABLES.meta]);
+  await purger.purge();
   const { request, scope } = journal;
   const byId = !request.all && request.project === undefined;
   return {

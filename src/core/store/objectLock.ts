@@ -20,9 +20,9 @@
 // on disk; it cannot be told to stop.
 
 import { randomUUID } from 'node:crypto';
-import { azureCall } from './azureBlob';
-import { ObjectStoreUnreachable, azureCredentials, credentialsOf, parseObjectLocation, retried, s3Call } from './objectStorage';
-import type { ObjectAnswer } from './objectStorage';
+import { ObjectStoreUnreachable, azureCall, retried, s3Call } from './objectRequests';
+import type { ObjectAnswer } from './objectRequests';
+import { azureCredentials, credentialsOf, parseObjectLocation } from './objectStorage';
 import { describeProcess, isProcessRef, processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
@@ -93,7 +93,7 @@ function lockObjects(where: string, send: Call, listing: Listing): LockObjects {
 
 /**
  * The lock `name` of the store at `uri` (opened with `storageOptions`): on s3://, and on az:// with
- * a key or SAS (azureBlob.ts); null elsewhere (gs://, or Azure reached through another sign-in).
+ * a key or SAS (objectStorage.ts reads them); null elsewhere (gs://, or Azure reached through another sign-in).
  */
 export function objectLock(uri: string, storageOptions: Record<string, string>, name: string, options: { staleMs?: number; waitMs?: number } = {}): ObjectLock | null {
   const location = parseObjectLocation(uri);

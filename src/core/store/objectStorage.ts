@@ -6,14 +6,18 @@
 // manifest version: of two writers committing the same version, one gets 412 and retries on
 // top of the other. An S3-compatible endpoint that ignores the header lets both "win" and one
 // writer's rows vanish. So before a store on s3:// is used, a probe object is written twice
-// under the condition; anything but 412 the second time is refused. GCS and Azure Blob honour
-// their conditional creates natively (Lance uses them), so they are not probed.
+// under the condition; anything but 412 the second time is refused. Azure Blob honours the
+// condition natively; its probe (409 the second time) tells refused credentials, a missing
+// container and an endpoint that does not answer from a damaged store before Lance is asked.
+// GCS is not probed.
 
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { registerSecret } from '../capture/redact';
+import { ObjectStoreRefused, azureCall, retried, s3Call } from './objectRequests';
+import type { ObjectAnswer } from './objectRequests';
 
 export type ObjectScheme = 's3' | 'gs' | 'az';
 
@@ -29,11 +33,7 @@ export interface ObjectStoreSettings {
   endpoint?: string;
 }
 
-/** The store is refused: its endpoint would lose writes, or its credentials are missing. */
-export class ObjectStoreRefused extends Error {}
-
-/** The endpoint did not answer (offline, DNS, refused connection): try again later. */
-export class ObjectStoreUnreachable extends Error {}
+export { ObjectStoreRefused, ObjectStoreUnreachable } from './objectRequests';
 
 const SCHEMES: Record<string, ObjectScheme> = { 's3:': 's3', 's3a:': 's3', 'gs:': 'gs', 'gcs:': 'gs', 'az:': 'az', 'abfs:': 'az' };
 
@@ -172,10 +172,13 @@ export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string,
 
 /**
  * LanceDB storage options for a location. S3 always gets explicit keys and region (else the
- * client probes cloud metadata services and looks the region up online); GCS and Azure read
- * their own environment (GOOGLE_SERVICE_ACCOUNT, AZURE_STORAGE_ACCOUNT_NAME...).
+ * client probes cloud metadata services and looks the region up online); Azure with a key or SAS
+ * gets them explicitly too (Lance keeps the first Azure credentials a process used when it reads
+ * them from the environment itself); GCS, and Azure through another sign-in, read their own
+ * environment (GOOGLE_SERVICE_ACCOUNT, AZURE_CLIENT_ID...).
  */
 export function objectStorageOptions(location: ObjectLocation, env: NodeJS.ProcessEnv, settings: ObjectStoreSettings = {}): Record<string, string> {
+  if (location.scheme === 'az') return azureStorageOptions(env, settings);
   if (location.scheme !== 's3') return settings.endpoint ? { endpoint: settings.endpoint } : {};
   const c = s3Credentials(env, settings);
   const options: Record<string, string> = {
@@ -191,93 +194,15 @@ export function objectStorageOptions(location: ObjectLocation, env: NodeJS.Proce
   return options;
 }
 
-// ------------------------------------------------------------------ the conditional PUT probe
-
-const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
-const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data).digest();
-
-const rfc3986 = (x: string): string => encodeURIComponent(x).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
-function encodeKey(key: string): string {
-  return key.split('/').map(rfc3986).join('/');
-}
-
-/** What an object storage request answered: its status, its body, and the server's clock and the object's date (ms). */
-export interface ObjectAnswer {
-  status: number;
-  body: string;
-  date: number | null;
-  lastModified: number | null;
-}
-
-/** Sends one request; a request that gets no answer (offline, DNS, refused, timed out) is ObjectStoreUnreachable. */
-export async function objectRequest(url: URL, init: { method: string; headers: Record<string, string>; body?: Buffer }, timeoutMs: number): Promise<ObjectAnswer> {
-  let response: Response;
-  try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-  } catch (e) {
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    throw new ObjectStoreUnreachable(`${url.origin} did not answer (${cause?.code ?? cause?.message ?? (e as Error).message})`);
-  }
-  const text = await response.text().catch(() => '');
-  const when = (h: string): number | null => {
-    const v = response.headers.get(h);
-    const t = v ? Date.parse(v) : NaN;
-    return Number.isFinite(t) ? t : null;
-  };
-  return { status: response.status, body: text, date: when('date'), lastModified: when('last-modified') };
-}
-
-/** One path-style S3 request signed with AWS Signature Version 4 (`key` '' with `query`: a bucket listing). */
-export async function s3Call(c: S3Credentials, method: string, bucket: string, key: string, headers: Record<string, string>, body: Buffer, timeoutMs: number, query: Record<string, string> = {}): Promise<ObjectAnswer> {
-  const base = c.endpoint ?? `https://s3.${c.region}.amazonaws.com`;
-  const search = Object.keys(query)
-    .sort()
-    .map((k) => `${rfc3986(k)}=${rfc3986(query[k])}`)
-    .join('&');
-  const url = new URL(`${base}/${bucket}${key ? `/${encodeKey(key)}` : ''}${search ? `?${search}` : ''}`);
-  const amzDate = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const day = amzDate.slice(0, 8);
-  const all: Record<string, string> = {
-    ...Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
-    host: url.host,
-    'x-amz-content-sha256': sha256(body),
-    'x-amz-date': amzDate,
-  };
-  if (c.sessionToken) all['x-amz-security-token'] = c.sessionToken;
-  const names = Object.keys(all).sort();
-  const canonical = [method, url.pathname, search, ...names.map((n) => `${n}:${all[n].trim()}`), '', names.join(';'), all['x-amz-content-sha256']].join('\n');
-  const scope = `${day}/${c.region}/s3/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${c.secretAccessKey}`, day), c.region), 's3'), 'aws4_request');
-  const signature = createHmac('sha256', signingKey).update(toSign).digest('hex');
-  const { host: _host, ...sent } = all;
-  void _host;
-  const authorization = `AWS4-HMAC-SHA256 Credential=${c.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
-  return objectRequest(url, { method, headers: { ...sent, authorization }, body: method === 'PUT' ? body : undefined }, timeoutMs);
-}
-
-/** Answers object stores ask a client to retry (InternalError, SlowDown, ServerBusy, a gateway in between). */
-const RETRIED = new Set([429, 500, 502, 503, 504]);
-const ATTEMPTS = 4;
-
-/**
- * A request, retried with backoff while the endpoint answers busy, as the AWS and Azure SDKs do
- * (and, with `network`, while it does not answer). Still failing after the last attempt:
- * unreachable for now (try again later), never refused for good.
- */
-export async function retried(where: string, network: boolean, call: () => Promise<ObjectAnswer>): Promise<ObjectAnswer> {
-  for (let attempt = 1; ; attempt++) {
-    let answer: ObjectAnswer | null = null;
-    try {
-      answer = await call();
-    } catch (e) {
-      if (!network || !(e instanceof ObjectStoreUnreachable) || attempt === ATTEMPTS) throw e;
-    }
-    if (answer && !RETRIED.has(answer.status)) return answer;
-    if (answer && attempt === ATTEMPTS) throw new ObjectStoreUnreachable(`${where} is busy or failing: HTTP ${answer.status} to ${ATTEMPTS} attempts`);
-    await new Promise((r) => setTimeout(r, 100 * 2 ** (attempt - 1) * (1 + Math.random())));
-  }
+/** An az:// store's options for Lance: the account, its key or SAS, and the endpoint, when we can read them. */
+function azureStorageOptions(env: NodeJS.ProcessEnv, settings: ObjectStoreSettings): Record<string, string> {
+  const c = azureCredentials(env, settings.endpoint ? { azure_storage_endpoint: settings.endpoint } : {});
+  if (!c) return settings.endpoint ? { endpoint: settings.endpoint } : {};
+  const options: Record<string, string> = { azure_storage_account_name: c.account, azure_storage_endpoint: c.endpoint };
+  if (c.key) options.azure_storage_account_key = c.key;
+  else if (c.sas) options.azure_storage_sas_key = c.sas;
+  if (c.endpoint.startsWith('http://')) options.allow_http = 'true';
+  return options;
 }
 
 export function credentialsOf(options: Record<string, string>): S3Credentials {
@@ -290,34 +215,75 @@ export function credentialsOf(options: Record<string, string>): S3Credentials {
   };
 }
 
+/** How the probe talks to one kind of object storage. */
+interface ProbeTarget {
+  where: string;
+  send(method: 'PUT' | 'DELETE', key: string, headers: Record<string, string>, body: Buffer): Promise<ObjectAnswer>;
+  /** What the credentials are, for a refusal. */
+  credentials: string;
+  /** The bucket's name for this kind of storage. */
+  bucketWord: string;
+  /** Answers to a conditional create of an existing object that honour the condition. */
+  existing: number[];
+  /** Said after a refusal for ignoring the condition. */
+  advice: string;
+}
+
+function probeTarget(uri: string, location: ObjectLocation, storageOptions: Record<string, string>, timeoutMs: number): ProbeTarget | null {
+  if (location.scheme === 's3') {
+    const c = credentialsOf(storageOptions);
+    return {
+      where: `${uri} (${c.endpoint ?? `s3.${c.region}.amazonaws.com`})`,
+      send: (method, key, headers, body) => s3Call(c, method, location.bucket, key, headers, body, timeoutMs),
+      credentials: 'check the access key, secret and region',
+      bucketWord: 'bucket',
+      existing: [412],
+      advice: 'Use AWS S3, or an S3-compatible server that supports conditional writes (a recent MinIO, Ceph RGW, Cloudflare R2).',
+    };
+  }
+  const c = location.scheme === 'az' ? azureCredentials({}, storageOptions) : null;
+  if (!c) return null;
+  return {
+    where: `${uri} (${c.endpoint})`,
+    send: (method, key, headers, body) => azureCall(c, method, location.bucket, key, headers, body, timeoutMs),
+    credentials: `check the account name (${c.account}) and its ${c.key ? 'key (AZURE_STORAGE_ACCOUNT_KEY)' : 'SAS (AZURE_STORAGE_SAS_TOKEN)'}`,
+    bucketWord: 'container',
+    existing: [409, 412],
+    advice: 'Use Azure Blob Storage or Azurite.',
+  };
+}
+
 /**
- * Writes a probe object twice with `If-None-Match: *` and expects 412 the second time (then
- * deletes it). Throws ObjectStoreRefused for an endpoint that ignores the condition, a missing
- * bucket or rejected credentials, ObjectStoreUnreachable when it does not answer or stays busy
- * (5xx, 429) through its retries.
+ * Writes a probe object twice with `If-None-Match: *` and expects the second to be refused
+ * (S3: 412; Azure Blob: 409), then deletes it. Throws ObjectStoreRefused for an endpoint that
+ * ignores the condition, a missing bucket or container, or rejected credentials,
+ * ObjectStoreUnreachable when it does not answer within `timeoutMs` or stays busy (5xx, 429)
+ * through its retries. An az:// store reached through another sign-in than a key or SAS is not
+ * probed (Lance alone reads those credentials).
  */
 export async function probeConditionalPut(uri: string, storageOptions: Record<string, string>, timeoutMs = 5000): Promise<void> {
   const location = parseObjectLocation(uri);
-  if (!location || location.scheme !== 's3') return;
-  const c = credentialsOf(storageOptions);
+  const target = location ? probeTarget(uri, location, storageOptions, timeoutMs) : null;
+  if (!location || !target) return;
+  const { where } = target;
   const key = [location.prefix, `.code-memory-probe-${randomUUID()}`].filter(Boolean).join('/');
   const body = Buffer.from('code-memory conditional PUT probe\n');
-  const where = `${uri} (${c.endpoint ?? `s3.${c.region}.amazonaws.com`})`;
-  const { status: first } = await retried(where, false, () => s3Call(c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs));
-  if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): check the access key, secret and region`);
-  if (first === 404) throw new ObjectStoreRefused(`${where}: bucket '${location.bucket}' does not exist (HTTP 404)`);
+  const create = (): Promise<ObjectAnswer> => retried(where, false, () => target.send('PUT', key, { 'if-none-match': '*' }, body));
+  const { status: first } = await create();
+  if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): ${target.credentials}`);
+  if (first === 404) throw new ObjectStoreRefused(`${where}: ${target.bucketWord} '${location.bucket}' does not exist (HTTP 404)`);
   if (first < 200 || first >= 300) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
   try {
-    const { status: second } = await retried(where, false, () => s3Call(c, 'PUT', location.bucket, key, { 'if-none-match': '*' }, body, timeoutMs));
-    if (second !== 412) {
+    const { status: second } = await create();
+    if (!target.existing.includes(second)) {
       throw new ObjectStoreRefused(
-        `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not 412). ` +
+        `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not ${target.existing.join(' or ')}). ` +
           "Two writers would overwrite each other's commits and lose memories, so this store is not used. " +
-          'Use AWS S3, or an S3-compatible server that supports conditional writes (a recent MinIO, Ceph RGW, Cloudflare R2).',
+          target.advice,
       );
     }
   } finally {
-    await s3Call(c, 'DELETE', location.bucket, key, {}, Buffer.alloc(0), timeoutMs).catch(() => undefined);
+    await target.send('DELETE', key, {}, Buffer.alloc(0)).catch(() => undefined);
   }
 }
 
