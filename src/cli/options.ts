@@ -9,6 +9,9 @@ import type { RequestLogRetention } from '../core/store/retention';
 import type { EmbedderConfig } from '../core/embed/factory';
 import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
 import type { RerankerConfig } from '../core/retrieve/rerank';
+import { errorMessage } from '../core/errorText';
+
+export { errorMessage };
 
 export interface GlobalOptions {
   store: string;
@@ -135,26 +138,18 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   };
 }
 
-/**
- * An error's message as the CLI shows it. LanceDB's carry the source path of the Rust line that
- * raised them and the same text again as a chain of causes: both go.
- */
-export function errorMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text
-    .replace(/,?\s*\/\S*?\.rs:\d+:\d+/g, '')
-    .replace(/\s+Caused by:[\s\S]*$/, '')
-    .trim();
-}
-
 /** Whether an error says the process lacks rights (a folder's mode, a read-only disk, credentials). */
 export function looksLikeRights(message: string): boolean {
   return /permission denied|EACCES|EPERM|read-only file system|credentials/i.test(message);
 }
 
-/** Whether an error says object storage was not reached or refused a request (Lance's words, or ours). */
+/**
+ * Whether an error says object storage did not answer (or stayed busy): Lance's words, or ours.
+ * An answer that refuses (401, 403) or finds nothing (404: a file of the store missing) is not.
+ */
 export function looksLikeNetwork(message: string): boolean {
-  return /error sending request|Error performing (GET|PUT|HEAD|DELETE|POST|list|get|put)|did not answer|is busy or failing|Client error with status|Server returned non-2xx|HTTP status (4|5)\d\d|timed out|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(message);
+  if (/status code: 40[134]|HTTP 40[134]|not found|forbidden|unauthori[sz]ed|AuthorizationPermissionMismatch|AccessDenied/i.test(message)) return false;
+  return /error sending request|did not answer|is busy or failing|after \d+ retr|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|timed out|connection (refused|reset|closed)|status code: (5\d\d|429)|HTTP (5\d\d|429)/i.test(message);
 }
 
 /** Whether an error opening a store says its files are damaged (rather than missing rights or credentials, or a network). */

@@ -6,14 +6,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { looksDamaged, looksLikeNetwork } from '../../src/cli/options';
 import { MemoryEngine } from '../../src/core/engine';
 import { azureCall, s3Call } from '../../src/core/store/objectRequests';
 import { objectLock } from '../../src/core/store/objectLock';
 import type { ObjectLock } from '../../src/core/store/objectLock';
-import { azureCredentials, credentialsOf, objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
+import { azureCredentials, credentialsOf, objectStorageOptions, parseObjectLocation, probeConditionalPut } from '../../src/core/store/objectStorage';
 import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
+import { runMain } from './cliInProcess';
 import { startAzurite } from './fixtures/azurite';
 import { startProxy } from './fixtures/faultProxy';
 import { startS3Server } from './fixtures/s3Server';
@@ -106,6 +106,21 @@ for (const scheme of ['s3', 'az'] as const) {
         assert.ok(locks.length >= 1 && locks.length <= 3, `lock generations left: ${locks.join(', ')}`);
       } finally {
         await engine?.close();
+      }
+    });
+
+    it('opens a store whose probe was written but answered busy (the retry finds it), and leaves no probe behind', async () => {
+      const proxy = await startProxy(backend.endpoint);
+      try {
+        let creates = 0;
+        proxy.hook = (q) => (q.method === 'PUT' && q.headers['if-none-match'] === '*' && creates++ === 0 ? { kind: 'forwardThenFail', status: 503 } : { kind: 'forward' });
+        const via = scheme === 's3' ? { AWS_ENDPOINT_URL: proxy.endpoint } : { AZURITE_BLOB_STORAGE_URL: proxy.endpoint };
+        const uri = `${scheme}://personal/me`;
+        await probeConditionalPut(uri, objectStorageOptions(parseObjectLocation(uri)!, { ...backend.env, ...via }));
+        assert.equal(creates, 3, 'the first create, its retry, and the second create');
+        assert.deepEqual((await backend.keys()).filter((k) => k.includes('.code-memory-probe')), []);
+      } finally {
+        await proxy.close();
       }
     });
 
@@ -274,12 +289,48 @@ describe('store on object storage (az://): credentials and errors', function () 
     }
   });
 
-  it("doctor tells an object store that stopped answering from a damaged one", () => {
-    // What Lance says when Azure stops answering under an open store.
-    const lost = 'lance error: LanceError(IO): Generic MicrosoftAzure error: Error performing list request: Error performing GET http://127.0.0.1:40569/devstoreaccount1/personal?restype=container&comp=list';
-    assert.equal(looksDamaged(lost), false);
-    assert.equal(looksLikeNetwork(lost), true);
-    assert.equal(looksDamaged('lance error: LanceError(IO): Corrupt file: unexpected end of file'), true);
+  it('refuses an endpoint with a SAS or credentials written into it, without printing them', async () => {
+    for (const endpoint of [`${current().endpoint}/devstoreaccount1?sv=2021-08-06&sig=SECRETSIGNATURE%3D`, 'http://user:SECRETPASSWORD@127.0.0.1:1/devstoreaccount1']) {
+      process.env.AZURE_STORAGE_ENDPOINT = endpoint;
+      try {
+        await assert.rejects(open(), (e: Error) => /the Azure endpoint .* is not an http\(s\):\/\/host/.test(e.message) && !/SECRET/.test(e.message));
+      } finally {
+        delete process.env.AZURE_STORAGE_ENDPOINT;
+      }
+    }
+  });
+
+  describe('doctor', () => {
+    const doctor = async (): Promise<{ detail: string; fix?: string }> => {
+      const r = await runMain(['doctor', '--store', 'az://personal/me', '--embedder', 'none', '--json']);
+      return (JSON.parse(r.out) as { checks: Array<{ name: string; detail: string; fix?: string }> }).checks.find((c) => c.name === 'store')!;
+    };
+    beforeEach(async () => {
+      const engine = await MemoryEngine.open({ storeUri: 'az://personal/me', embedder: 'none', maintenanceIntervalMs: 0 });
+      await engine.observe([{ type: 'note', title: 'one', narrative: 'first' }], { project: 'p', branch: 'main' });
+      await engine.close();
+    });
+
+    it('calls a store whose data files are gone damaged', async () => {
+      const c = azureCredentials(current().env)!;
+      for (const key of (await current().keys()).filter((k) => k.includes('/data/'))) await azureCall(c, 'DELETE', 'personal', key, {}, Buffer.alloc(0), 5000);
+      assert.match((await doctor()).detail, /damaged/);
+    });
+
+    it('does not call a store damaged that stopped answering after it opened, and says to check the network', async () => {
+      const verify = MemoryEngine.prototype.verifyStore;
+      MemoryEngine.prototype.verifyStore = async function (this: MemoryEngine) {
+        await current().stop();
+        return verify.call(this);
+      };
+      try {
+        const check = await doctor();
+        assert.doesNotMatch(check.detail, /damaged/);
+        assert.match(check.fix ?? '', /reachable/);
+      } finally {
+        MemoryEngine.prototype.verifyStore = verify;
+      }
+    });
   });
 
   it('has no lock of its own when the store is reached through another sign-in (no key or SAS)', () => {

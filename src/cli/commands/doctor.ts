@@ -56,13 +56,13 @@ export const doctorCommand: CommandImpl = {
         const rows = (name: string): number => tables.find((t) => t.table === name)?.rows ?? 0;
         const orphans = rows(TABLES.cells) - rows(TABLES.observations) - rows(TABLES.sessionSummaries) - rows(TABLES.memories);
         if (unreadable.length > 0) {
-          // Unreadable for any reason but rights is damage.
-          const damage = unreadable.some((t) => !looksLikeRights(t.error));
+          // Unreadable for any reason but rights or an object store that stopped answering is damage.
+          const damage = unreadable.some((t) => !looksLikeRights(t.error) && !looksLikeNetwork(t.error));
           checks.push({
             name: 'store',
             ok: false,
             detail: `${where}: ${damage ? 'damaged, ' : ''}${unreadable.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
-            fix: damage ? DAMAGED_FIX : rightsFix,
+            fix: damage ? DAMAGED_FIX : unreadable.every((t) => looksLikeNetwork(t.error)) ? NETWORK_FIX : rightsFix,
           });
         } else if (orphansLookLost(orphans, rows(TABLES.cells))) {
           checks.push({

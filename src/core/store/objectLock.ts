@@ -93,7 +93,7 @@ function lockObjects(where: string, send: Call, listing: Listing): LockObjects {
 
 /**
  * The lock `name` of the store at `uri` (opened with `storageOptions`): on s3://, and on az:// with
- * a key or SAS (objectStorage.ts reads them); null elsewhere (gs://, or Azure reached through another sign-in).
+ * a key or SAS in them (objectStorageOptions); null elsewhere (gs://, or Azure through another sign-in).
  */
 export function objectLock(uri: string, storageOptions: Record<string, string>, name: string, options: { staleMs?: number; waitMs?: number } = {}): ObjectLock | null {
   const location = parseObjectLocation(uri);
@@ -105,7 +105,7 @@ export function objectLock(uri: string, storageOptions: Record<string, string>, 
     const c = credentialsOf(storageOptions);
     return new ObjectLock(lockObjects(where, (method, key, headers, body, query) => s3Call(c, method, bucket, key, headers, body, TIMEOUT_MS, query), S3_LISTING), dir, options);
   }
-  const azure = location.scheme === 'az' ? azureCredentials(process.env, storageOptions) : null;
+  const azure = location.scheme === 'az' ? azureCredentials({}, storageOptions) : null;
   if (!azure) return null;
   return new ObjectLock(lockObjects(where, (method, key, headers, body, query) => azureCall(azure, method, bucket, key, headers, body, TIMEOUT_MS, query), AZURE_LISTING), dir, options);
 }

@@ -162,10 +162,16 @@ export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string,
   const emulator = /^(1|true)$/i.test(pick('azure_storage_use_emulator', 'AZURE_STORAGE_USE_EMULATOR') ?? '');
   const account = pick('azure_storage_account_name', 'AZURE_STORAGE_ACCOUNT_NAME') ?? (emulator ? EMULATOR_ACCOUNT : undefined);
   let key = pick('azure_storage_account_key', 'AZURE_STORAGE_ACCOUNT_KEY', 'AZURE_STORAGE_ACCESS_KEY', 'AZURE_STORAGE_MASTER_KEY') ?? null;
-  const sas = pick('azure_storage_sas_key', 'AZURE_STORAGE_SAS_KEY', 'AZURE_STORAGE_SAS_TOKEN')?.replace(/^\?/, '') ?? null;
+  // A key wins over a SAS, as in object_store: one of the two is used.
+  const sas = key ? null : (pick('azure_storage_sas_key', 'AZURE_STORAGE_SAS_KEY', 'AZURE_STORAGE_SAS_TOKEN')?.replace(/^\?/, '') ?? null);
   if (emulator && !key && !sas) key = EMULATOR_KEY;
   if (!account || (!key && !sas)) return null;
-  const given = pick('azure_storage_endpoint', 'AZURE_STORAGE_ENDPOINT');
+  const given = pick('azure_storage_endpoint', 'AZURE_STORAGE_ENDPOINT')?.trim();
+  // An endpoint is a service URL, a path allowed (Azurite's names the account); a query (a pasted
+  // SAS URL) or credentials in it would be printed in messages and are refused.
+  if (given && !/^https?:\/\/[^/\s@?#]+(\/[^\s?#@]*)?$/i.test(given)) {
+    throw new ObjectStoreRefused(`the Azure endpoint '${displayUri(given.replace(/[?#].*$/, '?…'))}' is not an http(s)://host[:port][/path] URL (a SAS goes in AZURE_STORAGE_SAS_TOKEN)`);
+  }
   const endpoint = given ?? (emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`);
   return { account, key, sas, endpoint: endpoint.replace(/\/+$/, '') };
 }
@@ -269,11 +275,13 @@ export async function probeConditionalPut(uri: string, storageOptions: Record<st
   const key = [location.prefix, `.code-memory-probe-${randomUUID()}`].filter(Boolean).join('/');
   const body = Buffer.from('code-memory conditional PUT probe\n');
   const create = (): Promise<ObjectAnswer> => retried(where, false, () => target.send('PUT', key, { 'if-none-match': '*' }, body));
-  const { status: first } = await create();
-  if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): ${target.credentials}`);
-  if (first === 404) throw new ObjectStoreRefused(`${where}: ${target.bucketWord} '${location.bucket}' does not exist (HTTP 404)`);
-  if (first < 200 || first >= 300) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
   try {
+    const { status: first } = await create();
+    if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): ${target.credentials}`);
+    if (first === 404) throw new ObjectStoreRefused(`${where}: ${target.bucketWord} '${location.bucket}' does not exist (HTTP 404)`);
+    // The key is new: an object there already is our own create, retried after a busy answer
+    // that came once it had been written.
+    if ((first < 200 || first >= 300) && !target.existing.includes(first)) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
     const { status: second } = await create();
     if (!target.existing.includes(second)) {
       throw new ObjectStoreRefused(

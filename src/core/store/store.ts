@@ -27,6 +27,7 @@ import { UpkeepProcess } from './upkeepProcess';
 import type { UpkeepJob } from './upkeepProcess';
 import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
+import { briefError } from '../errorText';
 
 export type Row = Record<string, unknown>;
 
@@ -267,7 +268,7 @@ export class Store {
         for await (const batch of this.table(name).query()) rows += batch.numRows;
         out.push({ table: name, rows });
       } catch (error) {
-        out.push({ table: name, rows, error: (error instanceof Error ? error.message : String(error)).split('\n')[0].slice(0, 300) });
+        out.push({ table: name, rows, error: briefError(error) });
       }
     }
     return out;

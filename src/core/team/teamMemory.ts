@@ -27,6 +27,7 @@ import { Outbox } from './outbox';
 import type { PendingEntry } from './outbox';
 import { TeamTable, projectWhere } from './teamTable';
 import type { TeamRow } from './teamTable';
+import { briefError } from '../errorText';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
 
@@ -192,7 +193,7 @@ export class TeamMemory {
       void this.sync().catch(() => undefined);
     } catch (e) {
       if (e instanceof ObjectStoreRefused) this.setState('refused', e.message);
-      else this.setState('offline', errorText(e));
+      else this.setState('offline', briefError(e));
     }
   }
 
@@ -206,7 +207,7 @@ export class TeamMemory {
   private lost(e: unknown): void {
     this.remote?.close();
     this.remote = null;
-    this.setState('offline', errorText(e));
+    this.setState('offline', briefError(e));
   }
 
   // ------------------------------------------------------------------ writing
@@ -388,9 +389,4 @@ export class TeamMemory {
 
 function unshareWhere(project: string, nodeIds: string[], sharedBy: string | undefined): string {
   return `${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}${sharedBy === undefined ? '' : ` AND shared_by = ${sqlString(sharedBy)}`}`;
-}
-
-function errorText(e: unknown): string {
-  const m = String((e as Error)?.message ?? e);
-  return m.length > 300 ? `${m.slice(0, 300)}...` : m;
 }
