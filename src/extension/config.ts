@@ -8,7 +8,7 @@ export interface CodeMemoryConfig {
   storeLocation: string;
   /** The team store (codeMemory.teamStore); '' for none. */
   teamStore: string;
-  /** S3-compatible endpoint for s3:// stores (codeMemory.store.endpoint); '' for the environment's. */
+  /** Endpoint for s3:// (S3-compatible) and az:// (Blob service) stores (codeMemory.store.endpoint); '' for the environment's. */
   storeEndpoint: string;
   captureEnabled: boolean;
   exclude: string[];
