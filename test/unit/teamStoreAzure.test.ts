@@ -10,6 +10,7 @@ import { azureCall } from '../../src/core/store/objectRequests';
 import { azureCredentials } from '../../src/core/store/objectStorage';
 import { startAzurite } from './fixtures/azurite';
 import type { Azurite } from './fixtures/azurite';
+import { until } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -49,6 +50,8 @@ describe('team store on Azure Blob (az://)', function () {
       team: { uri: 'az://team/acme', author: `${name} <${name.toLowerCase()}@example.com>`, env: az.env, refreshMs: 0, retryMs: 200 },
     });
     engines.push(engine);
+    // Connected (in the background, after open) before anything is shared.
+    await until(async () => (await engine.teamStatus())?.state === 'online');
     return engine;
   }
 
