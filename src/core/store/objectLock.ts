@@ -20,9 +20,9 @@
 // on disk; it cannot be told to stop.
 
 import { randomUUID } from 'node:crypto';
-import { ObjectStoreUnreachable, azureCall, retried, s3Call } from './objectRequests';
-import type { ObjectAnswer } from './objectRequests';
-import { azureCredentials, credentialsOf, parseObjectLocation } from './objectStorage';
+import { ObjectStoreUnreachable, retried } from './objectRequests';
+import type { Listing, ObjectAnswer, ObjectSend } from './objectRequests';
+import { objectClient, parseObjectLocation } from './objectStorage';
 import { describeProcess, isProcessRef, processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
@@ -52,29 +52,8 @@ interface LockObjects {
   list(prefix: string): Promise<string[]>;
 }
 
-type Call = (method: string, key: string, headers: Record<string, string>, body: Buffer, query: Record<string, string>) => Promise<ObjectAnswer>;
-
-/** How a service lists keys a page at a time: the query for a page, the keys in an answer, the next page's token. */
-interface Listing {
-  query(prefix: string, token: string | undefined): Record<string, string>;
-  keys: RegExp;
-  next(body: string): string | undefined;
-}
-
-const S3_LISTING: Listing = {
-  query: (prefix, token) => ({ 'list-type': '2', prefix, ...(token ? { 'continuation-token': token } : {}) }),
-  keys: /<Key>([^<]*)<\/Key>/g,
-  next: (body) => (/<IsTruncated>true<\/IsTruncated>/.test(body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(body)?.[1] : undefined),
-};
-
-const AZURE_LISTING: Listing = {
-  query: (prefix, token) => ({ restype: 'container', comp: 'list', prefix, ...(token ? { marker: token } : {}) }),
-  keys: /<Name>([^<]*)<\/Name>/g,
-  next: (body) => /<NextMarker>([^<]+)<\/NextMarker>/.exec(body)?.[1],
-};
-
-function lockObjects(where: string, send: Call, listing: Listing): LockObjects {
-  const call: Call = (...request) => retried(where, true, () => send(...request));
+function lockObjects(where: string, send: ObjectSend, listing: Listing): LockObjects {
+  const call: ObjectSend = (...request) => retried(where, true, () => send(...request));
   return {
     request: (method, key, headers = {}, body = Buffer.alloc(0)) => call(method, key, headers, body, {}),
     async list(prefix) {
@@ -100,14 +79,8 @@ export function objectLock(uri: string, storageOptions: Record<string, string>, 
   if (!location) return null;
   const dir = [location.prefix, '.locks', name].filter(Boolean).join('/');
   const where = `the lock ${dir}`;
-  const { bucket } = location;
-  if (location.scheme === 's3') {
-    const c = credentialsOf(storageOptions);
-    return new ObjectLock(lockObjects(where, (method, key, headers, body, query) => s3Call(c, method, bucket, key, headers, body, TIMEOUT_MS, query), S3_LISTING), dir, options);
-  }
-  const azure = location.scheme === 'az' ? azureCredentials({}, storageOptions) : null;
-  if (!azure) return null;
-  return new ObjectLock(lockObjects(where, (method, key, headers, body, query) => azureCall(azure, method, bucket, key, headers, body, TIMEOUT_MS, query), AZURE_LISTING), dir, options);
+  const client = objectClient(location, storageOptions, TIMEOUT_MS);
+  return client ? new ObjectLock(lockObjects(where, client.send, client.listing), dir, options) : null;
 }
 
 export class ObjectLock {

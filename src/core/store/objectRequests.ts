@@ -99,6 +99,28 @@ export async function retried(where: string, network: boolean, call: () => Promi
   }
 }
 
+/** One request to a bucket or container (`key` '' with `query`: a request on the bucket itself). */
+export type ObjectSend = (method: string, key: string, headers: Record<string, string>, body: Buffer, query: Record<string, string>) => Promise<ObjectAnswer>;
+
+/** How a service lists keys a page at a time: the query for a page, the keys in an answer, the next page's token. */
+export interface Listing {
+  query(prefix: string, token: string | undefined): Record<string, string>;
+  keys: RegExp;
+  next(body: string): string | undefined;
+}
+
+export const S3_LISTING: Listing = {
+  query: (prefix, token) => ({ 'list-type': '2', prefix, ...(token ? { 'continuation-token': token } : {}) }),
+  keys: /<Key>([^<]*)<\/Key>/g,
+  next: (body) => (/<IsTruncated>true<\/IsTruncated>/.test(body) ? /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(body)?.[1] : undefined),
+};
+
+export const AZURE_LISTING: Listing = {
+  query: (prefix, token) => ({ restype: 'container', comp: 'list', prefix, ...(token ? { marker: token } : {}) }),
+  keys: /<Name>([^<]*)<\/Name>/g,
+  next: (body) => /<NextMarker>([^<]+)<\/NextMarker>/.exec(body)?.[1],
+};
+
 const API_VERSION = '2021-08-06';
 
 /**

@@ -16,8 +16,8 @@ import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { registerSecret } from '../capture/redact';
-import { ObjectStoreRefused, azureCall, retried, s3Call } from './objectRequests';
-import type { ObjectAnswer } from './objectRequests';
+import { AZURE_LISTING, ObjectStoreRefused, S3_LISTING, azureCall, retried, s3Call } from './objectRequests';
+import type { Listing, ObjectAnswer, ObjectSend } from './objectRequests';
 
 export type ObjectScheme = 's3' | 'gs' | 'az';
 
@@ -221,43 +221,44 @@ export function credentialsOf(options: Record<string, string>): S3Credentials {
   };
 }
 
-/** How the probe talks to one kind of object storage. */
-interface ProbeTarget {
-  where: string;
-  send(method: 'PUT' | 'DELETE', key: string, headers: Record<string, string>, body: Buffer): Promise<ObjectAnswer>;
-  /** What the credentials are, for a refusal. */
+/** Our own requests to a store's bucket or container, signed with the credentials Lance is given. */
+export interface ObjectClient {
+  /** The service's address, as messages name it. */
+  endpoint: string;
+  send: ObjectSend;
+  listing: Listing;
+  /** What to check when the service refuses the credentials. */
   credentials: string;
-  /** The bucket's name for this kind of storage. */
-  bucketWord: string;
-  /** Answers to a conditional create of an existing object that honour the condition. */
-  existing: number[];
-  /** Said after a refusal for ignoring the condition. */
-  advice: string;
 }
 
-function probeTarget(uri: string, location: ObjectLocation, storageOptions: Record<string, string>, timeoutMs: number): ProbeTarget | null {
+/** A client for the store at `location`: S3, or Azure Blob with a key or SAS; null elsewhere (gs://, Azure through another sign-in). */
+export function objectClient(location: ObjectLocation, storageOptions: Record<string, string>, timeoutMs: number): ObjectClient | null {
+  const { bucket } = location;
   if (location.scheme === 's3') {
     const c = credentialsOf(storageOptions);
     return {
-      where: `${uri} (${c.endpoint ?? `s3.${c.region}.amazonaws.com`})`,
-      send: (method, key, headers, body) => s3Call(c, method, location.bucket, key, headers, body, timeoutMs),
+      endpoint: c.endpoint ?? `s3.${c.region}.amazonaws.com`,
+      send: (method, key, headers, body, query) => s3Call(c, method, bucket, key, headers, body, timeoutMs, query),
+      listing: S3_LISTING,
       credentials: 'check the access key, secret and region',
-      bucketWord: 'bucket',
-      existing: [412],
-      advice: 'Use AWS S3, or an S3-compatible server that supports conditional writes (a recent MinIO, Ceph RGW, Cloudflare R2).',
     };
   }
   const c = location.scheme === 'az' ? azureCredentials({}, storageOptions) : null;
   if (!c) return null;
   return {
-    where: `${uri} (${c.endpoint})`,
-    send: (method, key, headers, body) => azureCall(c, method, location.bucket, key, headers, body, timeoutMs),
+    endpoint: c.endpoint,
+    send: (method, key, headers, body, query) => azureCall(c, method, bucket, key, headers, body, timeoutMs, query),
+    listing: AZURE_LISTING,
     credentials: `check the account name (${c.account}) and its ${c.key ? 'key (AZURE_STORAGE_ACCOUNT_KEY)' : 'SAS (AZURE_STORAGE_SAS_TOKEN)'}`,
-    bucketWord: 'container',
-    existing: [409, 412],
-    advice: 'Use Azure Blob Storage or Azurite.',
   };
 }
+
+/** What the probe says of each kind of object storage it probes. */
+const PROBED: Partial<Record<ObjectScheme, { bucketWord: string; existing: number[]; advice: string }>> = {
+  s3: { bucketWord: 'bucket', existing: [412], advice: 'Use AWS S3, or an S3-compatible server that supports conditional writes (a recent MinIO, Ceph RGW, Cloudflare R2).' },
+  // Azure answers 409 (BlobAlreadyExists) to a create of an existing blob.
+  az: { bucketWord: 'container', existing: [409, 412], advice: 'Use Azure Blob Storage or Azurite.' },
+};
 
 /**
  * Writes a probe object twice with `If-None-Match: *` and expects the second to be refused
@@ -269,29 +270,31 @@ function probeTarget(uri: string, location: ObjectLocation, storageOptions: Reco
  */
 export async function probeConditionalPut(uri: string, storageOptions: Record<string, string>, timeoutMs = 5000): Promise<void> {
   const location = parseObjectLocation(uri);
-  const target = location ? probeTarget(uri, location, storageOptions, timeoutMs) : null;
-  if (!location || !target) return;
-  const { where } = target;
+  const client = location ? objectClient(location, storageOptions, timeoutMs) : null;
+  const kind = location ? PROBED[location.scheme] : undefined;
+  if (!location || !client || !kind) return;
+  const where = `${uri} (${client.endpoint})`;
+  const send = (method: string, headers: Record<string, string>, body: Buffer): Promise<ObjectAnswer> => client.send(method, key, headers, body, {});
   const key = [location.prefix, `.code-memory-probe-${randomUUID()}`].filter(Boolean).join('/');
   const body = Buffer.from('code-memory conditional PUT probe\n');
-  const create = (): Promise<ObjectAnswer> => retried(where, false, () => target.send('PUT', key, { 'if-none-match': '*' }, body));
+  const create = (): Promise<ObjectAnswer> => retried(where, false, () => send('PUT', { 'if-none-match': '*' }, body));
   try {
     const { status: first } = await create();
-    if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): ${target.credentials}`);
-    if (first === 404) throw new ObjectStoreRefused(`${where}: ${target.bucketWord} '${location.bucket}' does not exist (HTTP 404)`);
+    if (first === 403 || first === 401) throw new ObjectStoreRefused(`${where} refused the credentials (HTTP ${first}): ${client.credentials}`);
+    if (first === 404) throw new ObjectStoreRefused(`${where}: ${kind.bucketWord} '${location.bucket}' does not exist (HTTP 404)`);
     // The key is new: an object there already is our own create, retried after a busy answer
     // that came once it had been written.
-    if ((first < 200 || first >= 300) && !target.existing.includes(first)) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
+    if ((first < 200 || first >= 300) && !kind.existing.includes(first)) throw new ObjectStoreRefused(`${where} could not write a probe object (HTTP ${first})`);
     const { status: second } = await create();
-    if (!target.existing.includes(second)) {
+    if (!kind.existing.includes(second)) {
       throw new ObjectStoreRefused(
-        `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not ${target.existing.join(' or ')}). ` +
+        `${where} ignores conditional PUT (If-None-Match: * on an existing object answered HTTP ${second}, not ${kind.existing.join(' or ')}). ` +
           "Two writers would overwrite each other's commits and lose memories, so this store is not used. " +
-          target.advice,
+          kind.advice,
       );
     }
   } finally {
-    await target.send('DELETE', key, {}, Buffer.alloc(0)).catch(() => undefined);
+    await send('DELETE', {}, Buffer.alloc(0)).catch(() => undefined);
   }
 }
 
@@ -313,7 +316,7 @@ export async function openObjectStorage(
   for (const key of ['aws_secret_access_key', 'aws_session_token', 'secret_access_key', 'session_token', 'google_service_account_key', 'azure_storage_account_key']) {
     if (options[key]) registerSecret(options[key]);
   }
-  // Lance reads an az:// store's key or SAS from the environment: they are this process's secrets too.
+  // An az:// store's key or SAS, also when Lance takes it from the environment (given options without it).
   const azure = location.scheme === 'az' ? azureCredentials(env, options) : null;
   for (const secret of [azure?.key, azure?.sas]) if (secret) registerSecret(secret);
   await probeConditionalPut(uri, options);
