@@ -200,11 +200,16 @@ export function objectStorageOptions(location: ObjectLocation, env: NodeJS.Proce
   return options;
 }
 
-/** An az:// store's options for Lance: the account, its key or SAS, and the endpoint, when we can read them. */
+/**
+ * An az:// store's options for Lance: the account, its key or SAS, and the endpoint, when we can
+ * read them. The endpoint already names the emulator when there is one, so the emulator is
+ * turned off for Lance: in emulator mode it takes Azurite's address from the environment as the
+ * process first saw it, and a store opened after another Azurite's went to the first one's.
+ */
 function azureStorageOptions(env: NodeJS.ProcessEnv, settings: ObjectStoreSettings): Record<string, string> {
   const c = azureCredentials(env, settings.endpoint ? { azure_storage_endpoint: settings.endpoint } : {});
   if (!c) return settings.endpoint ? { endpoint: settings.endpoint } : {};
-  const options: Record<string, string> = { azure_storage_account_name: c.account, azure_storage_endpoint: c.endpoint };
+  const options: Record<string, string> = { azure_storage_account_name: c.account, azure_storage_endpoint: c.endpoint, azure_storage_use_emulator: 'false' };
   if (c.key) options.azure_storage_account_key = c.key;
   else if (c.sas) options.azure_storage_sas_key = c.sas;
   if (c.endpoint.startsWith('http://')) options.allow_http = 'true';
