@@ -11,6 +11,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { retrieveMemoryTool } from '../../src/core/tools/retrieveMemory';
+import { observe } from '../../src/core/tools/write';
 import { createMcpServer } from '../../src/mcp/mcpServer';
 import { runMain } from './cliInProcess';
 import { REPO_ROOT, openTestEngine, removeDir, seed, tempDir, toolContext } from './mcpFixture';
@@ -124,6 +125,16 @@ describe('hostile input at the SDK\'s edges', function () {
     const ctor = await callOnce('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"text":"vector store","constructor":{"a":1}}}}');
     assert.equal(ctor.result?.isError, true, JSON.stringify(ctor));
     assert.match(ctor.result?.content?.[0]?.text ?? '', /^invalid_arguments: unknown argument\(s\) 'constructor'/);
+  });
+
+  it('observe refuses a NUL in a session id, branch or dedupe key, stores nothing, and the project\'s sessions stay readable', async () => {
+    const before = (await engine.stats(scope)).observations;
+    for (const field of ['memory_session_id', 'content_session_id', 'branch', 'dedupe_key']) {
+      // No filter can name such a value again: once stored, it broke every read of the project's sessions.
+      await assert.rejects(observe(toolContext(engine, scope), { observations: [{ type: 'note', title: 'poison', [field]: 'a\u0000b' }] }), new RegExp(`${field} may not contain NUL`));
+    }
+    assert.equal((await engine.stats(scope)).observations, before);
+    assert.ok((await engine.listSessions(scope)).length > 0);
   });
 
   it('retrieve_memory accepts a prompt of 8,000 characters even when they lie outside the BMP', async () => {

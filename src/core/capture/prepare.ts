@@ -45,6 +45,15 @@ function fingerprint(type: string, title: string | null, files: string[]): strin
   return createHash('sha1').update(key).digest('hex').slice(0, 24);
 }
 
+/**
+ * An identifier as stored (a branch, a session id, a dedupe key): with a secret digested away
+ * (redactKey), and refused when it holds NUL, which no filter on it could ever name again.
+ */
+function storedKey(value: string | null | undefined, name: string): string | null {
+  if (typeof value === 'string' && value.includes('\u0000')) throw new FilterError(`${name} may not contain NUL characters`);
+  return redactKeyNullable(value);
+}
+
 /** The stored key of a growing observation: its key within its session (and so its project). */
 function growKey(input: ObservationInput, session: string): string | null {
   if (input.grow_key === undefined || input.grow_key === null) return null;
@@ -67,9 +76,8 @@ export function prepareObservation(
   if (!input || typeof input !== 'object') throw new FilterError('an observation must be an object');
   const type = validType(String(input.type ?? ''));
   const created = input.created_at_epoch !== undefined ? checkEpoch(input.created_at_epoch, 'created_at_epoch') : now;
-  // Identifiers keep their identity with a secret digested away (redactKey).
-  const branch = redactKeyNullable(input.branch ?? scopeBranch ?? null);
-  const session = input.memory_session_id !== undefined && input.memory_session_id !== null ? redactKeyNullable(input.memory_session_id)! : sessionFor(branch, created);
+  const branch = storedKey(input.branch ?? scopeBranch ?? null, 'branch');
+  const session = input.memory_session_id !== undefined && input.memory_session_id !== null ? storedKey(input.memory_session_id, 'memory_session_id')! : sessionFor(branch, created);
   const filesRead = cleanPaths(input.files_read, 'files_read');
   const filesModified = cleanPaths(input.files_modified, 'files_modified');
   const facts = cleanList(input.facts, 'facts');
@@ -79,7 +87,7 @@ export function prepareObservation(
   const grow = growKey(input, session);
   const obs: Omit<Observation, 'id'> = {
     memory_session_id: session,
-    content_session_id: redactKeyNullable(input.content_session_id),
+    content_session_id: storedKey(input.content_session_id, 'content_session_id'),
     project,
     type,
     title,
@@ -101,7 +109,7 @@ export function prepareObservation(
   return {
     obs,
     extra: redactNullable(input.search_extra ?? null),
-    dedupe: grow ?? redactKeyNullable(input.dedupe_key),
+    dedupe: grow ?? storedKey(input.dedupe_key, 'dedupe_key'),
     grows: grow !== null,
     fp: input.dedupe_key || grow ? null : fingerprint(type, title, [...filesModified, ...filesRead]),
   };
