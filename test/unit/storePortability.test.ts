@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { filesContaining } from './diskFixture';
 
 
 async function* linesOf(lines: string[]): AsyncIterable<string> {
@@ -71,6 +72,30 @@ describe('store: JSON Lines export and import', function () {
     assert.ok(next.id > maxImported, `${next.id} <= ${maxImported}`);
     await source.close();
     await target.close();
+  });
+
+  it('redacts every text of an imported record before it is stored, as capture does', async () => {
+    // An export can be written by hand or by a build with fewer rules: what it holds is redacted
+    // here, identifiers digested (the same session id still groups the same records).
+    const project = 'acme/imported';
+    const at = 1_704_067_200_000;
+    const base = { project, status: 'active', created_at: new Date(at).toISOString(), created_at_epoch: at };
+    const secretSession = 'session-token=Zq9SessionSecretValue';
+    const lines = [
+      { kind: 'observation', record: { ...base, id: 1, memory_session_id: secretSession, type: 'note', title: 'deploy with AKIAZQ9IMPORTKEY1234', narrative: 'export DB_PASSWORD=Zq9importedSecretValue', facts: JSON.stringify(['the api_key="Zq9FactSecretValue" works']) } },
+      { kind: 'observation', record: { ...base, id: 2, memory_session_id: secretSession, type: 'note', title: 'second of the session' } },
+      { kind: 'memory', record: { ...base, id: 3, title: 'token', text: 'use ghp_Zq9ImportedGithubToken0123456789abcd', memory_type: 'note' } },
+      { kind: 'session_prompt', record: { project, session_id: secretSession, prompt: 'my password="Zq9PromptSecretValue"', created_at_epoch: Date.now() } },
+    ].map((l) => JSON.stringify(l));
+    const engine = await open();
+    assert.equal(await engine.importJsonl(linesOf(['{"kind":"code-memory-export","schema_version":2}', ...lines])), 4);
+    const [first, second] = await engine.getObservations([1, 2], { project });
+    assert.match(first.narrative ?? '', /DB_PASSWORD=\[REDACTED\]/);
+    assert.equal(first.memory_session_id, second.memory_session_id, 'one session still');
+    await engine.close();
+    const dir = dirs[dirs.length - 1];
+    const leaked = ['AKIAZQ9IMPORTKEY1234', 'Zq9importedSecretValue', 'Zq9FactSecretValue', 'Zq9ImportedGithubToken', 'Zq9PromptSecretValue', 'Zq9SessionSecretValue'].filter((x) => filesContaining(dir, x).length > 0);
+    assert.deepEqual(leaked, []);
   });
 
   it('rejects a broken line with its line number', async () => {

@@ -9,6 +9,7 @@
 // traces) are rewritten to match. Supersession links and conflicts between memories can point
 // either way in the file, so they are rewritten once, after every memory is in.
 
+import { redact, redactJson, redactKey } from '../capture/redact';
 import type { CompressedSource, Memory, Scope, TopicTrace } from '../model/records';
 import { sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
@@ -92,6 +93,25 @@ function relinked(m: Memory, map: Map<number, number>): Memory | null {
     conflicts: m.conflicts ? m.conflicts.map((c) => ({ ...c, id: id(c.id) })) : null,
   };
   return JSON.stringify([next.supersedes, next.superseded_by, next.conflicts]) === JSON.stringify([m.supersedes, m.superseded_by, m.conflicts]) ? null : next;
+}
+
+/** Fields that name something (a session, a branch, a key, an entity): a secret in them is digested, not replaced (redactKey). */
+const KEY_FIELDS = new Set(['id', 'branch', 'memory_session_id', 'content_session_id', 'session_id', 'topic_key', 'dedupe_key', 'source', 'target']);
+
+/**
+ * An imported record with this build's redaction applied to every text it holds, as if it had
+ * been captured here: an export may be hand-made, or come from a build with fewer rules. The
+ * project stays as it is (it scopes the record); numbers are the store's own.
+ */
+function redactRecord(record: Row): Row {
+  const out: Row = {};
+  for (const [k, v] of Object.entries(record)) {
+    if (k === 'project' || v === null || (typeof v !== 'string' && typeof v !== 'object')) out[k] = v;
+    else if (typeof v === 'object') out[k] = JSON.parse(redactJson(JSON.stringify(v))) as unknown;
+    else if (KEY_FIELDS.has(k)) out[k] = redactKey(v);
+    else out[k] = /^\s*[[{]/.test(v) ? redactJson(v) : redact(v);
+  }
+  return out;
 }
 
 export async function importJsonl(repos: Repositories, lines: AsyncIterable<string>): Promise<number> {
@@ -192,7 +212,7 @@ export async function importJsonl(repos: Repositories, lines: AsyncIterable<stri
     if (!KINDS.some((k) => k.kind === kind) || typeof parsed.record !== 'object' || parsed.record === null) {
       throw new Error(`Import line ${lineNo}: unknown record kind '${kind}'`);
     }
-    const record = { ...(parsed.record as Row) };
+    const record = redactRecord(parsed.record as Row);
     if (kind === 'session_prompt' && !record.project) continue; // prompts of a v2 export have no project
     if (kind === 'observation' && record.compressed_sources && typeof record.compressed_sources !== 'string') {
       record.compressed_sources = JSON.stringify(record.compressed_sources);
