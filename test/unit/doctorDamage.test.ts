@@ -1,5 +1,5 @@
 // doctor on stores that are not damaged: a race's leftover cell, a table file the user may not
-// read (rights, not damage).
+// read (rights, not damage); and on one that is: a table that lost every version.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { TABLES } from '../../src/core/store/schema';
 import { runMain } from './cliInProcess';
+import { filesContaining } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -53,6 +54,35 @@ describe('doctor and a table file it may not read', function () {
       const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'env', `HOME=${dir}`, tsx, path.resolve(__dirname, '../../src/cli/main.ts'), 'doctor', '--store', path.join(dir, 'store'), '--embedder', 'none', '--json'], { cwd: dir, encoding: 'utf8', timeout: 100_000 });
       const check = (JSON.parse(r.stdout).checks as Array<{ name: string; detail: string; fix?: string }>).find((c) => c.name === 'store');
       assert.ok(!/damaged/.test(check?.detail ?? '') && !/rebuild/.test(check?.fix ?? ''), `doctor tells the user to rebuild a store it may not read: ${JSON.stringify(check)}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a table that lost every version (its _versions folder gone)', function () {
+  this.timeout(120_000);
+  it('stops the open with a clear error, changes nothing, and doctor calls the store damaged', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-probe-versions-'));
+    try {
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      await engine.observe([{ type: 'note', title: 'zorbwick one', narrative: 'first' }, { type: 'note', title: 'zorbwick two', narrative: 'second' }], { project: 'acme/app' });
+      await engine.flush();
+      await engine.close();
+      fs.rmSync(path.join(dir, 'observations.lance', '_versions'), { recursive: true, force: true });
+      const before = filesContaining(dir, 'zorbwick').sort();
+      // LanceDB lists no such table: it was created anew, empty, and the open's repair then deleted
+      // the search cells, the only readable copy of the two observations.
+      await assert.rejects(MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 }), /corrupt: table observations has data files and no version manifest/);
+      const doctor = await runMain(['doctor', '--store', dir, '--embedder', 'none', '--json']);
+      assert.notEqual(doctor.code, 0);
+      const check = (JSON.parse(doctor.out).checks as Array<{ name: string; ok: boolean; detail: string; fix?: string }>).find((c) => c.name === 'store');
+      assert.equal(check?.ok, false);
+      assert.match(check?.detail ?? '', /damaged/);
+      assert.match(check?.fix ?? '', /Restore the store folder from a backup/);
+      assert.deepEqual(filesContaining(dir, 'zorbwick').sort(), before, 'the open and doctor changed what holds the records');
+      assert.ok(before.some((f) => f.startsWith('cells.lance')), 'the cells still hold the records');
+      assert.ok(!fs.existsSync(path.join(dir, 'observations.lance', '_versions')), 'no empty table was made over the data');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -111,6 +111,7 @@ export class Store {
       session: cacheSession(),
     });
 
+    if (local) await refuseTablesWithoutVersions(localPath(options.uri));
     const names = new Set(await db.tableNames());
     let version = SCHEMA_VERSION;
     let storedVersion: number | null = null;
@@ -399,6 +400,22 @@ export class Store {
     this.upkeep.children.stop();
     for (const t of this.tables.values()) t.close();
     this.db.close();
+  }
+}
+
+/**
+ * A table folder with data files and no version left (its _versions folder lost) is not listed
+ * by LanceDB, and would be created anew, empty, over its data: the open stops instead, before
+ * anything is written (the repair of search cells would then delete the only readable copy of
+ * the lost records). A table another process is creating has no data file yet.
+ */
+async function refuseTablesWithoutVersions(dir: string): Promise<void> {
+  const entries = async (p: string): Promise<string[]> => fsp.readdir(p).catch(() => []);
+  for (const name of Object.values(TABLES)) {
+    const folder = path.join(dir, `${name}.lance`);
+    if ((await entries(path.join(folder, 'data'))).length === 0) continue;
+    if ((await entries(path.join(folder, '_versions'))).some((f) => f.endsWith('.manifest'))) continue;
+    throw new Error(`the store is corrupt: table ${name} has data files and no version manifest (${path.join(folder, '_versions')} is gone or empty); nothing was changed`);
   }
 }
 
