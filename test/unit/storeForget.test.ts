@@ -88,6 +88,28 @@ describe('store: forget', function () {
     assert.deepEqual(filesContaining(dir, 'wombatcache'), []);
   });
 
+  it('forgetting a session summary forgets the session: nothing writes the summary again', async () => {
+    await engine.close();
+    // Sessions idle at once, so that the sweep looks at every one.
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false, sessionIdleMs: 1 });
+    const session = engine.currentSessionId(scope);
+    await engine.observe([{ type: 'decision', title: 'Wombatledger decision', narrative: 'We decided to use wombatledger instead of the old ledger.' }], scope);
+    await engine.observe([{ type: 'edit', title: 'Edited the ledger', files_modified: ['src/ledger.ts'] }], scope);
+    const other = await engine.observe([{ type: 'note', title: 'Another session stays', memory_session_id: 'other-session' }], scope);
+    const summary = await engine.endSession(scope, session, 'request');
+    assert.match(summary?.decisions ?? '', /wombatledger/);
+    const report = await engine.forget({ kind: 'session_summary', ids: [summary!.id] }, scope);
+    assert.deepEqual([report.session_summaries, report.observations], [1, 2]);
+    // Its observations were what the summary compressed: kept, the sweep of sessions a crashed
+    // process never ended (run after every open) or the session's next end wrote it again.
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await engine.endOrphanSessions(), 1, 'only the other session is left to end');
+    assert.equal(await engine.endSession(scope, session, 'request'), null);
+    assert.deepEqual((await engine.listSessions(scope)).map((s) => s.memory_session_id), ['other-session']);
+    assert.equal((await engine.getObservations([other[0].id], scope)).length, 1);
+    assert.deepEqual(filesContaining(dir, 'wombatledger'), []);
+  });
+
   it('forgets a whole project and leaves the others', async () => {
     await engine.observe([{ type: 'note', title: 'Platypusplan for project one' }], { project: 'one' });
     await engine.observe([{ type: 'note', title: 'Echidnaplan for project two' }], { project: 'two' });

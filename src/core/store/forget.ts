@@ -239,7 +239,11 @@ async function forgetNow(repos: Repositories, key: string, journal: Journal, res
 async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: number[]): Promise<Closure | null> {
   const doomed: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
   for (const id of ids) doomed[kind].add(id);
-  if (kind === 'observation') {
+  // A summary is its session's observations compressed: forgotten alone, it would be written
+  // again from them (when the session ends again, or by the sweep of sessions never ended), so
+  // forgetting a summary forgets the session it summarises.
+  if (kind === 'session_summary') for (const id of await repos.summaries.sources(ids)) doomed.observation.add(id);
+  if (doomed.observation.size > 0) {
     // What was derived from a forgotten observation carries its text: merged observations,
     // session summaries and memories that cite it go too.
     for (const r of await repos.observations.table.rows(`type = 'merged'`, { select: ['id', 'compressed_sources'] })) {

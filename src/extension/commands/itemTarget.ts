@@ -14,13 +14,13 @@ export function itemTarget(arg: unknown): ItemTarget | undefined {
   if (arg instanceof ObservationNode) return { kind: 'observation', id: arg.observation.id, scope: arg.scope, label: arg.observation.title ?? `observation #${arg.observation.id}` };
   if (arg instanceof MemoryNode) return { kind: 'memory', id: arg.memory.id, scope: arg.scope, label: arg.memory.title };
   if (arg instanceof SessionNode && arg.session.summary) {
-    return { kind: 'session_summary', id: arg.session.summary.id, scope: arg.scope, label: `session ${arg.session.memory_session_id}` };
+    return { kind: 'session_summary', id: arg.session.summary.id, scope: arg.scope, label: `session ${arg.session.memory_session_id} (its summary and observations)` };
   }
   const t = arg as DetailsTarget | undefined;
   if (t && typeof t === 'object' && 'kind' in t) {
     if (t.kind === 'observation') return { kind: 'observation', id: t.id, scope: t.scope, label: `observation #${t.id}` };
     if (t.kind === 'memory') return { kind: 'memory', id: t.id, scope: t.scope, label: `memory #${t.id}` };
-    if (t.kind === 'summary') return { kind: 'session_summary', id: t.id, scope: t.scope, label: `session summary #${t.id}` };
+    if (t.kind === 'summary') return { kind: 'session_summary', id: t.id, scope: t.scope, label: `session summary #${t.id} and the observations it summarises` };
   }
   return undefined;
 }

@@ -3,7 +3,7 @@
 
 import type { SessionSummary } from '../../model/records';
 import { summaryCell } from '../cells';
-import { sqlInt, sqlString, sqlStringList } from '../filters';
+import { sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
 import { parseJson, rowToSessionSummary } from '../mapping';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
@@ -50,6 +50,13 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
 
   protected cellOf(row: Row): Row {
     return summaryCell(rowToSessionSummary(row), (row.branch as string | null) ?? null, [], this.cells.dimension);
+  }
+
+  /** Ids of the observations these summaries were written from. */
+  async sources(ids: number[]): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.table.rows(`id IN ${sqlIntList(ids)}`, { select: ['source_ids'] });
+    return [...new Set(rows.flatMap((r) => parseJson<number[]>(r.source_ids, []).map(Number)))];
   }
 
   /** Ids of summaries built from any of these observations. */
