@@ -14,6 +14,7 @@ import type {
   SessionSummary,
   SourceKind,
 } from './model/records';
+import type { ForgetMark } from './store/forget';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
 import type { SharePreview } from './team/shareRows';
 import type { HitOrigin, TeamStatus } from './team/teamMemory';
@@ -196,7 +197,10 @@ export interface MemoryEngineApi {
   // Session prompts (last 5 per session of a project, 30 days) and the request log.
   addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void>;
   recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]>;
-  logRequest(entry: RequestLogEntry): Promise<void>;
+  /** Where the store stands towards forgets, taken before a call reads records for its log entry. */
+  forgetMark(): Promise<ForgetMark>;
+  /** Logs a call; with the mark taken as it began, an entry that may quote what a forget removed meanwhile is not kept. */
+  logRequest(entry: RequestLogEntry, since?: ForgetMark): Promise<void>;
   listRequests(scope: Scope, limit?: number): Promise<RequestLogEntry[]>;
 
   // Data portability and health.
@@ -250,6 +254,7 @@ export const REMOTE_ENGINE_METHODS = [
   'syncTeam',
   'addPrompt',
   'recentPrompts',
+  'forgetMark',
   'logRequest',
   'listRequests',
   'stats',

@@ -34,9 +34,9 @@ import { buildMemory, memoryFacts } from './compress/promote';
 import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
-import { FilterError, projectWhere, sqlString, validType } from './store/filters';
-import { forgetRecords } from './store/forget';
-import type { Forgotten } from './store/forget';
+import { FilterError, projectWhere, sqlIntList, sqlString, validType } from './store/filters';
+import { forgetMark, forgetRecords, forgetsUnderWay, forgotSince, purgeRows } from './store/forget';
+import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
@@ -398,7 +398,23 @@ export class MemoryEngine implements MemoryEngineApi {
     if (typeof memorySessionId !== 'string' || memorySessionId.length === 0) throw new FilterError('a session id is a non-empty string');
     this.sessions.close(repos.project, memorySessionId);
     await this.flush();
-    return compressSession({ repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens }, memorySessionId, reason);
+    const mark = await forgetMark(this.store);
+    const summary = await compressSession({ repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens }, memorySessionId, reason);
+    if (summary && (await forgotSince(this.store, mark))) await this.forgetAgain(repos, summary.id);
+    return summary;
+  }
+
+  /**
+   * A forget (in any process) ran while a session was compressed: the summary, its merged
+   * observations and promoted memories were written from observations it may have removed
+   * since. Those observations are forgotten again, which takes with them what cites them.
+   */
+  private async forgetAgain(repos: ProjectRepositories, summaryId: number): Promise<void> {
+    const going = await forgetsUnderWay(this.store);
+    const sources = await repos.summaries.sources([summaryId]);
+    const present = new Set((await repos.observations.table.rows(`id IN ${sqlIntList(sources)}`, { select: ['id'] })).map((r) => Number(r.id)));
+    const gone = sources.filter((id) => !present.has(id) || going.has(id));
+    if (gone.length > 0) await forgetRecords(this.repos, { kind: 'observation', ids: gone }, { project: repos.project });
   }
 
   // ---------------------------------------------------------------- writing
@@ -677,8 +693,19 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.scoped(scope).prompts.recent(sessionId, limit);
   }
 
-  logRequest(entry: RequestLogEntry): Promise<void> {
-    return this.scoped({ project: entry?.project }).requests.log(entry);
+  forgetMark(): Promise<ForgetMark> {
+    return forgetMark(this.store);
+  }
+
+  async logRequest(entry: RequestLogEntry, since?: ForgetMark): Promise<void> {
+    const repos = this.scoped({ project: entry?.project });
+    await repos.requests.log(entry);
+    if (!since || typeof since !== 'object') return;
+    // A forget that ran while the call searched may have removed what its answer quotes: the
+    // entry goes, from every file.
+    if (await forgotSince(this.store, since)) {
+      await purgeRows(this.store, TABLES.requestLog, `project = ${sqlString(repos.project)} AND request_id = ${sqlString(String(entry.request_id))}`);
+    }
   }
 
   listRequests(scope: Scope, limit = 50): Promise<RequestLogEntry[]> {

@@ -110,6 +110,22 @@ describe('store: forget', function () {
     assert.deepEqual(filesContaining(dir, 'wombatledger'), []);
   });
 
+  it('forgetting a memory takes from its successor the subject the successor took over from it', async () => {
+    const older = await engine.remember({ title: 'Orders database', text: 'The quixbarrow service uses PostgreSQL 14.', memory_type: 'decision' }, scope);
+    const filler = [];
+    for (let i = 0; i < 30; i++) filler.push(await engine.remember({ title: `Convention ${i}`, text: `Routine convention number ${i}.` }, scope));
+    // "Switched from A to B" names no subject: it took the subject of the fact it ends.
+    const newer = await engine.remember({ title: 'Database move', text: 'We switched from PostgreSQL to SQLite.', memory_type: 'decision' }, scope);
+    assert.equal((await engine.getMemories([older.id], scope, { includeSuppressed: true }))[0].status, 'superseded', 'control');
+    assert.match(JSON.stringify(await engine.getMemories([newer.id], scope)), /quixbarrow/, 'control: the successor took the subject');
+    await engine.optimize(0);
+    await engine.forget({ kind: 'memory', ids: [older.id] }, scope);
+    const [kept] = await engine.getMemories([newer.id], scope);
+    assert.ok(!/quixbarrow/i.test(JSON.stringify(kept)), JSON.stringify(kept));
+    assert.match(JSON.stringify(kept.temporal_facts), /sqlite/, 'its own words stay');
+    assert.deepEqual(filesContaining(dir, 'quixbarrow'), []);
+  });
+
   it('forgets a whole project and leaves the others', async () => {
     await engine.observe([{ type: 'note', title: 'Platypusplan for project one' }], { project: 'one' });
     await engine.observe([{ type: 'note', title: 'Echidnaplan for project two' }], { project: 'two' });

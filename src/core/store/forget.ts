@@ -20,6 +20,7 @@ import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
 import type { CompressedSource, Memory, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
+import { extractFacts, storedFact } from '../compress/facts';
 import { deriveGraph } from './graph';
 import { parseJson, rowToObservation } from './mapping';
 import { checkProject } from './projectTable';
@@ -28,7 +29,7 @@ import type { ProcessRef } from './processRef';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
-import { retryConflicts } from './retry';
+import { retryConflicts, sleep } from './retry';
 import { ensureFtsIndex, ensureScalarIndexes } from './store';
 import type { Store } from './store';
 
@@ -93,6 +94,16 @@ class Purger {
     return doomed.length;
   }
 
+  /** Notes the fragments of rows about to be rewritten (updated in place), which keep their old text until purged. */
+  async willRewrite(name: TableName, where: string): Promise<void> {
+    const rows = await this.store.table(name).query().where(where).withRowId().select([]).toArray();
+    const known = this.fragments.get(name);
+    if (known === 'all' || rows.length === 0) return;
+    const set = known ?? new Set<bigint>();
+    for (const r of rows) set.add(BigInt(r._rowid as bigint | number) >> 32n);
+    this.fragments.set(name, set);
+  }
+
   /** Rewrites the touched fragments, rebuilds the indexes over them, prunes every old version. */
   async purge(): Promise<void> {
     for (const [name, fragments] of this.fragments) {
@@ -123,6 +134,69 @@ export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'a
       await table.update({ where: `_rowid IN (${chunk.join(', ')})`, valuesSql: { [column]: column } });
     }
   }, 10);
+}
+
+/**
+ * Where a writer of text derived from records (a session summary, the request log, index
+ * segments) stood towards forgets when it began to read them: the meta table's version, which a
+ * forget moves before its first delete (its journal), and whether a forget was under way.
+ * Plain data, so that it can cross to the engine's thread.
+ */
+export interface ForgetMark {
+  meta_version: number;
+  pending: boolean;
+}
+
+/** How long a writer waits for the forgets of running processes before it checks what they left (a forget by id takes a second or two). */
+const FORGET_WAIT_MS = 10_000;
+
+export async function forgetMark(store: Store): Promise<ForgetMark> {
+  const meta_version = await store.table(TABLES.meta).version();
+  return { meta_version, pending: (await runningJournals(store)).length > 0 };
+}
+
+/**
+ * The journals of forgets whose process runs (this one included, or one on another host, which
+ * cannot be told from here). One whose process ended is
+ * finished by the next open, which also deletes the project's request log and rewrites every
+ * table: what was written meanwhile goes then.
+ */
+async function runningJournals(store: Store): Promise<Journal[]> {
+  return (await store.metaEntries(JOURNAL_KEY))
+    .filter(([key]) => key === JOURNAL_KEY || key.startsWith(`${JOURNAL_KEY}:`))
+    .map(([, text]) => parseJson<Journal | null>(text, null))
+    .filter((j): j is Journal => j !== null && typeof j === 'object')
+    .filter((j) => !j.owner || j.owner.pid === process.pid || processState(j.owner) !== 'ended');
+}
+
+/**
+ * Whether a forget may have run between `mark` and now. A writer that read records before a
+ * forget and wrote after it would put their text back: it asks this after writing, and on true
+ * takes back whatever of its write a forget would have removed (see purgeRows and the callers).
+ */
+export async function forgotSince(store: Store, mark: ForgetMark): Promise<boolean> {
+  return mark.pending || (await store.table(TABLES.meta).version()) !== mark.meta_version;
+}
+
+/**
+ * Waits (up to ten seconds) for the forgets of running processes, this one included. Returns
+ * the observations that forgets still under way then are deleting.
+ */
+export async function forgetsUnderWay(store: Store): Promise<Set<number>> {
+  const until = Date.now() + FORGET_WAIT_MS;
+  for (;;) {
+    const running = await runningJournals(store);
+    if (running.length === 0 || Date.now() >= until) return new Set(running.flatMap((j) => j.closure?.doomed.observation ?? []));
+    await sleep(100);
+  }
+}
+
+/** Deletes rows and purges them from every file and old version, as a forget does. */
+export async function purgeRows(store: Store, name: TableName, where: string): Promise<number> {
+  const purger = new Purger(store);
+  const n = await purger.delete(name, where);
+  if (n > 0) await purger.purge();
+  return n;
 }
 
 /** What a forget did: its report, and for a forget by id every record it deleted (derived ones too). */
@@ -293,7 +367,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   await purger.delete(TABLES.lexicalSegments, p);
 
   await restoreMergedSources(repos, restore);
-  await forgetMemoryLinks(repos, new Set(doomed.memory));
+  await forgetMemoryLinks(repos, purger, new Set(doomed.memory));
   await forgetGraph(repos, purger, entities);
   // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
   // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
@@ -324,7 +398,7 @@ async function restoreMergedSources(repos: ProjectRepositories, sources: number[
  * supersession links and conflicts name it (they go). Its successor stays as it is, current; a
  * memory the forgotten one had superseded holds again, with the facts that closed then reopened.
  */
-async function forgetMemoryLinks(repos: ProjectRepositories, doomed: Set<number>): Promise<void> {
+async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doomed: Set<number>): Promise<void> {
   if (doomed.size === 0) return;
   for (const m of await repos.memories.list({ includeSuppressed: true })) {
     const trace: TopicTrace[] = m.topic_trace ?? [];
@@ -339,6 +413,7 @@ async function forgetMemoryLinks(repos: ProjectRepositories, doomed: Set<number>
       supersedes: supersedes.length > 0 ? supersedes : null,
       conflicts: conflicts.length > 0 ? conflicts : null,
     };
+    Object.assign(updated, ownSubject(updated));
     if (orphaned) {
       const closedAt = m.valid_to_epoch;
       updated.status = 'active';
@@ -347,8 +422,36 @@ async function forgetMemoryLinks(repos: ProjectRepositories, doomed: Set<number>
       updated.temporal_facts = (m.temporal_facts ?? []).map((f) => (f.valid_to_epoch !== null && f.valid_to_epoch === closedAt ? { ...f, status: 'current', valid_to_epoch: null } : f));
       if (updated.temporal_facts.length === 0) updated.temporal_facts = null;
     }
+    // The rows' old versions quote the forgotten memory (its trace segment, the subject taken).
+    const p = `project = ${sqlString(repos.project)}`;
+    await purger.willRewrite(TABLES.memories, `${p} AND id = ${sqlInt(m.id)}`);
+    await purger.willRewrite(TABLES.cells, `${p} AND source_kind = 'memory' AND source_id = ${sqlInt(m.id)}`);
     await repos.memories.rewrite(updated);
   }
+}
+
+/**
+ * The subject a memory took from one it was linked to goes with that one: a topic key, or the
+ * subject of a fact its own words name none for ("we switched from A to B" is about the subject
+ * of the fact it ends). What the memory's own title and text say stays; its facts and topic are
+ * drawn from them again where they quoted the other. (A topic key given to both memories and
+ * absent from this one's words goes too: nothing tells it from one taken over.)
+ */
+function ownSubject(m: Memory): Pick<Memory, 'topic_key' | 'temporal_facts' | 'topic_trace'> {
+  const words = `${m.title}. ${m.text}`;
+  const own = words.toLowerCase();
+  const mine = (subject: string | null): boolean => subject !== null && own.includes(subject.toLowerCase());
+  const facts = m.temporal_facts ?? [];
+  if ((m.topic_key === null || mine(m.topic_key)) && facts.every((f) => mine(f.subject))) return m;
+  const topic = mine(m.topic_key) ? m.topic_key : null;
+  const extracted = extractFacts(words, topic);
+  const kept = facts.map((f, i) => (mine(f.subject) || !extracted[i] ? f : { ...f, ...storedFact(extracted[i]) })).filter((f) => mine(f.subject));
+  const key = topic ?? kept[0]?.subject ?? null;
+  return {
+    topic_key: key,
+    temporal_facts: kept.length > 0 ? kept : null,
+    topic_trace: key && m.topic_trace ? m.topic_trace.map((t) => ({ ...t, topic_key: key })) : null,
+  };
 }
 
 /**

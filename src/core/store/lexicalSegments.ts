@@ -189,7 +189,7 @@ export class LexicalSegments {
   /** The segments each project's last postings read asked for, whose files it keeps open. */
   private readonly asked = new Map<string, string[]>();
 
-  constructor(private readonly store: Store) {
+  constructor(readonly store: Store) {
     this.files = store.local ? new SegmentFiles(path.join(localPath(store.uri), POSTINGS_FILES_DIR)) : null;
   }
 

@@ -12,6 +12,8 @@ import { LexicalIndex } from '../retrieve/lexicalIndex';
 import { lexiconFor } from '../retrieve/lexicon';
 import { nodeIdBatches } from '../retrieve/rowReads';
 import { sqlString } from './filters';
+import { forgetMark, forgotSince, purgeRows } from './forget';
+import { TABLES } from './schema';
 import { BUILD_CHUNK_DOCS, SEGMENT_DOCS, SEGMENT_FORMAT, SegmentBuilder } from './lexicalSegments';
 import type { LexicalSegments } from './lexicalSegments';
 
@@ -42,6 +44,20 @@ export const DEFAULT_LEXICON_MIN_DELTA = 1000;
  * project is due to be indexed again and `rebuildInPlace` is false.
  */
 export async function indexProjectLexicon(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean | 'rebuild'> {
+  const mark = await forgetMark(segments.store);
+  const done = await indexProject(cells, segments, project, options);
+  if (done === true && (await forgotSince(segments.store, mark))) {
+    // Rows read before a forget (in any process) that ended before the segments were published:
+    // they may hold the forgotten words. They go as a forget's do, and the project is searched
+    // from its cells until the next upkeep indexes it again.
+    await purgeRows(segments.store, TABLES.lexicalSegments, `project = ${sqlString(project)}`);
+    await segments.sweepFiles();
+    return false;
+  }
+  return done;
+}
+
+async function indexProject(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean | 'rebuild'> {
   const manifest = await segments.manifest(project);
   await segments.collect(project, manifest);
   const where = `project = ${sqlString(project)}`;

@@ -199,6 +199,8 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
   const given = Object.prototype.hasOwnProperty.call(raw, 'session_id') ? raw.session_id : undefined;
   const sessionId = (typeof given === 'string' && given) || ctx.transportSessionId || null;
   let out: RetrieveMemoryOutput;
+  // Before anything is read: the log entry quotes what the search finds (see logRequest).
+  const mark = await ctx.engine.forgetMark().catch(() => undefined);
   try {
     if (!parsed.success) throw new ToolError('invalid_arguments', `${describeIssues(parsed.error)}. Only 'prompt' (at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')} characters) and 'session_id' are accepted.`);
     const { prompt } = parsed.data;
@@ -225,7 +227,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
       status: out.status,
       duration_ms: Date.now() - started,
       created_at_epoch: started,
-    });
+    }, mark);
   } catch (error) {
     ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`);
   }
