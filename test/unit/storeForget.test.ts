@@ -139,6 +139,9 @@ describe('store: forget', function () {
   it('forgets everything', async () => {
     await engine.observe([{ type: 'note', title: 'Numbatnote everywhere' }], { project: 'one' });
     await engine.remember({ title: 'Numbatnote memory', text: 'numbatnote' }, { project: 'one' });
+    // A caller scoped to one project cannot forget the others.
+    await assert.rejects(engine.forget({ all: true }, { project: 'two' }), /not for a caller scoped to project 'two'/);
+    assert.equal((await engine.stats(null)).memories, 1);
     await engine.forget({ all: true }, null);
     const stats = await engine.stats(null);
     assert.equal(stats.observations + stats.memories + stats.cells, 0);

@@ -266,7 +266,11 @@ function isValid(journal: Journal): boolean {
 
 function validate(request: ForgetRequest, scope: Scope | null): void {
   if (!request || typeof request !== 'object') throw new FilterError('forget needs ids, a project, or all: true');
-  if (request.all) return;
+  if (request.all) {
+    // A caller scoped to one project never reaches the others.
+    if (scope) throw new FilterError(`forgetting everything is not for a caller scoped to project '${scope.project}'`);
+    return;
+  }
   if (request.project !== undefined) {
     checkProject(request.project);
     if (scope && scope.project !== request.project) throw new FilterError(`cannot forget project '${request.project}' from scope '${scope.project}'`);
