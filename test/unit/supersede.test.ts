@@ -178,6 +178,15 @@ describe('supersession and conflicts (real engine)', function () {
     await assert.rejects(engine.resolveConflict(scope, a.id, d.id, 'maybe' as never), /unknown choice/);
   });
 
+  it('an edited title relabels the decision in the graph', async () => {
+    const scope = fresh();
+    const m = await engine.remember({ memory_type: 'decision', title: 'Use the zephyrqueue broker', text: 'Jobs go through a broker.', files: ['jobs/queue.ts'] }, scope);
+    const label = async (): Promise<string | undefined> => (await engine.entities(scope, [`memory:${m.id}`])).entities[0]?.label;
+    assert.equal(await label(), 'Use the zephyrqueue broker', 'control');
+    await engine.editMemory(scope, m.id, { title: 'Use the SQS broker' });
+    assert.equal(await label(), 'Use the SQS broker');
+  });
+
   it('the issue example over the tools: SQLite first now, PostgreSQL only for a history question and as dated history', async () => {
     const scope = fresh();
     const ctx = toolContext(engine, scope);

@@ -46,6 +46,9 @@ export class MemoryRepository extends RecordRepository<Memory> {
         last_accessed_epoch: prev.last_accessed_epoch === null || prev.last_accessed_epoch === undefined ? null : Number(prev.last_accessed_epoch),
       }),
     ]);
+    // A decision's graph entity is labelled with its title: an edited title relabels it.
+    const files = parseJson<string[]>(memory.files, []);
+    if (prev.title !== undefined && prev.title !== memory.title && files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
     const cell = memoryCell(memory, this.cells.dimension);
     if ((await this.cells.count('memory', [memory.id])) === 0) {
       await this.cells.add([cell]);
