@@ -129,8 +129,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!hostAllowed(req.headers.host, port)) {
       return sendJson(res, 403, { error: 'forbidden_host', message: 'Host header must name the loopback address this server listens on' });
     }
-    if (!originAllowed(req.headers.origin)) {
-      return sendJson(res, 403, { error: 'forbidden_origin', message: 'cross-origin requests are refused; only loopback origins may call this server' });
+    if (!originAllowed(req.headers.origin, port)) {
+      return sendJson(res, 403, { error: 'forbidden_origin', message: 'cross-origin requests are refused; only this server\'s own origin (loopback, its port) may call it' });
     }
     if (!tokenMatches(req.headers.authorization, token)) {
       return sendJson(res, 401, { error: 'unauthorized', message: 'send Authorization: Bearer <token> (the token is shown by `code-memory serve` and stored next to the store)' }, { 'www-authenticate': 'Bearer realm="code-memory"' });

@@ -24,8 +24,11 @@ export function hostAllowed(hostHeader: string | undefined, port: number): boole
   return (match[2] === undefined ? 80 : Number(match[2])) === port;
 }
 
-/** No Origin (non-browser clients) is fine; a present Origin must be a loopback http(s) origin. */
-export function originAllowed(originHeader: string | undefined): boolean {
+/**
+ * No Origin (non-browser clients) is fine; a present Origin must be this server's own: a loopback
+ * http(s) origin on its port. A page of another local web server (another port) is another origin.
+ */
+export function originAllowed(originHeader: string | undefined, port: number): boolean {
   if (originHeader === undefined) return true;
   let url: URL;
   try {
@@ -34,7 +37,8 @@ export function originAllowed(originHeader: string | undefined): boolean {
     return false;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  return isLoopbackHost(url.hostname);
+  const originPort = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return isLoopbackHost(url.hostname) && originPort === port;
 }
 
 function digest(s: string): Buffer {

@@ -166,8 +166,15 @@ describe('MCP server security', function () {
     assert.ok(hostAllowed('[::1]:8080', 8080));
     assert.ok(!hostAllowed('127.0.0.1:8081', 8080));
     assert.ok(!hostAllowed(undefined, 8080));
-    assert.ok(originAllowed(undefined));
-    assert.ok(!originAllowed('vscode-webview://abc'));
+    assert.ok(originAllowed(undefined, 8080));
+    assert.ok(originAllowed('http://127.0.0.1:8080', 8080));
+    assert.ok(originAllowed('http://[::1]:8080', 8080));
+    assert.ok(!originAllowed('vscode-webview://abc', 8080));
+    // A page of another local web server is another origin.
+    assert.ok(!originAllowed('http://127.0.0.1:1', 8080));
+    assert.ok(!originAllowed('http://localhost', 8080));
+    assert.ok(originAllowed('http://localhost', 80));
+    assert.ok(!originAllowed('http://evil.example:8080', 8080));
     assert.ok(tokenMatches('Bearer abcdefabcdefabcdef', 'abcdefabcdefabcdef'));
     assert.ok(!tokenMatches('Bearer abcdefabcdefabcdeF', 'abcdefabcdefabcdef'));
   });
