@@ -37,6 +37,16 @@ describe('capture content: what an edit changed', () => {
     assert.deepEqual(describeEdit('src/cache.ts', 'same\n', 'same\n').hunks, []);
   });
 
+  it('redacts an edited line whole before cutting it, and a private key added over several lines', () => {
+    // The quote that closes the password lies past the line's limit: cut first, it was kept.
+    const long = `const config = { note: "${'x'.repeat(170)}", password: "Zq9EditSecretValue" };`;
+    const key = ['-----BEGIN RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEAzq9KeyBodyLineOne', 'zq9KeyBodyLineTwoAAAA', '-----END RSA PRIVATE KEY-----'].join('\n');
+    const c = describeEdit('src/config.ts', 'const a = 1;\n', `const a = 1;\n${long}\n${key}\n`);
+    const stored = JSON.stringify(c);
+    assert.ok(!/Zq9Edit|Zq9EditSecret|KeyBodyLine/i.test(stored), stored);
+    assert.match(stored, /REDACTED/);
+  });
+
   it('gives no content for secret files, lock files or files past the size cap, and bounds the rest', () => {
     assert.equal(describeEdit('config/.env.local', '', 'API_KEY=abc\n').narrative, null);
     assert.equal(describeEdit('package-lock.json', '{}', '{"a":1}').narrative, null);

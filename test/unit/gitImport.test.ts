@@ -4,6 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { importGitHistory, readGitCommits } from '../../src/core/capture/gitImport';
 import { MemoryEngine } from '../../src/core/engine';
+import { REDACTED } from '../../src/core/capture/redact';
+import { filesContaining } from './diskFixture';
 import { PARSER_HISTORY, commitAll, git, makeRepo } from './gitImportFixture';
 
 describe('git history import', () => {
@@ -95,6 +97,62 @@ describe('git history import', () => {
     assert.deepEqual(commits.map((c) => c.sha), shas);
     assert.match(commits[2].diffText, /wrapHelpText/);
     assert.match(commits[2].diffText, /break long lines at the terminal width/);
+  });
+
+  describe('secrets in the diff', () => {
+    const later = PARSER_HISTORY[4].time + 100;
+
+    /** The last commit of the repository as readGitCommits reads it. */
+    async function lastCommit() {
+      let last;
+      for await (const c of readGitCommits(repo)) last = c;
+      return last!;
+    }
+
+    it('redacts an assignment before taking the words of its line, and keeps the other words', async () => {
+      commitAll(repo, { subject: 'Add database settings', files: { 'settings.py': 'DB_HOST = "db"\nDB_PASSWORD = Zq9hunterTwoValue\n' }, time: later });
+      const c = await lastCommit();
+      assert.ok(!c.diffText.includes('Zq9hunterTwoValue'), c.diffText);
+      assert.ok(!c.touched.includes('Zq9hunterTwoValue'));
+      assert.ok(!c.touched.includes('REDACTED'), 'the marker of a redacted secret is no name');
+      assert.match(c.diffText, new RegExp(`DB_PASSWORD = ${REDACTED.replace(/[[\]]/g, '\\$&')}`));
+      assert.deepEqual(c.touched.filter((n) => n.startsWith('DB_')).sort(), ['DB_HOST', 'DB_PASSWORD']);
+      await importGitHistory(engine, repo, { scope });
+      await engine.close();
+      assert.deepEqual(filesContaining(storeDir, 'Zq9hunterTwoValue'), [], 'the password is stored');
+      engine = await MemoryEngine.open({ storeUri: storeDir, embedder: 'none' });
+    });
+
+    it('redacts a long line whole before cutting it', async () => {
+      const quoted = `const config = { region: "eu-west-1", bucket: "assets-production-bucket", retries: 3, timeoutMs: 30000, endpoint: "https://s3.example.com", password: "Zq9CorrectHorseBatteryStapleSecretValueThatIsLong0123456789" };`;
+      const token = `ghp_${'Zq9b2C3d4E'.repeat(4)}`;
+      assert.ok(quoted.indexOf('"', quoted.indexOf('Zq9Correct')) > 200, 'the closing quote lies past the cut');
+      commitAll(repo, { subject: 'Configure the bucket', files: { 'src/config.js': `${quoted}\n${'x'.repeat(180)} = "${token}"\n` }, time: later });
+      const c = await lastCommit();
+      for (const piece of ['Zq9CorrectHorse', token.slice(0, 12)]) assert.ok(!c.diffText.includes(piece) && !c.touched.includes(piece), `${piece} in ${c.diffText}`);
+      assert.match(c.diffText, /bucket: "assets-production-bucket"/);
+    });
+
+    it('leaves out the lines of secret files and of a private key in any file', async () => {
+      const key = ['-----BEGIN OPENSSH PRIVATE KEY-----', 'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW', 'QyNTUxOQAAACBZq9PrivKeyMaterialXYZw0123456789abcdefghijklmnopqrstuv', '-----END OPENSSH PRIVATE KEY-----', ''].join('\n');
+      commitAll(repo, {
+        subject: 'Add deployment credentials',
+        files: {
+          '.env': 'AWS_SECRET_ACCESS_KEY=Zq9EnvFileSecretValue\nREGION=eu-west-1\n',
+          'deploy/id_ed25519': key,
+          'test/fixtures/keys.js': `const deployKey = \`\n${key}\`\nmodule.exports = deployKey\n`,
+        },
+        time: later,
+      });
+      const c = await lastCommit();
+      assert.deepEqual([...c.files].sort(), ['.env', 'deploy/id_ed25519', 'test/fixtures/keys.js']);
+      for (const piece of ['Zq9EnvFileSecretValue', 'REGION', 'Zq9PrivKeyMaterial', 'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ']) assert.ok(!c.diffText.includes(piece) && !c.touched.includes(piece), `${piece} in ${c.diffText}`);
+      assert.match(c.diffText, /deployKey/);
+      await importGitHistory(engine, repo, { scope });
+      await engine.close();
+      assert.deepEqual(['Zq9EnvFileSecretValue', 'Zq9PrivKeyMaterial'].filter((p) => filesContaining(storeDir, p).length > 0), [], 'secrets stored');
+      engine = await MemoryEngine.open({ storeUri: storeDir, embedder: 'none' });
+    });
   });
 
   it('explains a missing repository, a folder that is not a repository and an unknown revision', async () => {

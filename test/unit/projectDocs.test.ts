@@ -93,6 +93,26 @@ describe('project documents', () => {
     assert.deepEqual(ts, [{ path: 'lib/parse.ts', title: 'parseArgs', text: 'Parses the command line into options,\napplying defaults.' }]);
   });
 
+  it('redacts sections, headings and doc comments before cutting them', () => {
+    // Each key straddles a cut: 5 of its 20 characters before it, the rest after.
+    const key = 'AKIAZZAUDITQQ7WERTYU';
+    const para = `${'word '.repeat(299)}${key} and more words after it.`;
+    assert.equal(para.indexOf(key), 1495);
+    const sections = documentSections('README.md', `# Title\n\n${para}\n`);
+    assert.ok(sections.length >= 2, 'the paragraph is cut');
+    assert.ok(!sections.some((d) => d.text.includes(key.slice(5))), sections.map((d) => d.text.slice(-40)).join(' | '));
+    const heading = documentSections('README.md', `# ${'h'.repeat(110)} ${key}\n\n${'word '.repeat(20)}\n`);
+    assert.ok(!heading[0].title.includes(key.slice(0, 9)), heading[0].title);
+    const doc = symbolDocs('lib/aws.ts', `/**\n * ${'Reads the credentials of the account. '.repeat(2)}Example: ${key}\n */\nexport function readCredentials() {}\n`, 90);
+    assert.equal(doc.length, 1);
+    assert.ok(!doc[0].text.includes(key.slice(0, 5)), doc[0].text);
+  });
+
+  it('reads no document or doc comment under a secret path', () => {
+    for (const p of ['secrets/README.md', 'config/.secrets/notes.md', '.env.md']) assert.ok(!isDocumentPath(p), p);
+    for (const p of ['secrets/loader.ts', '.secret/keys.py']) assert.ok(!isDocumentedCodePath(p), p);
+  });
+
   it('knows documents and documented code from tests, vendored code and licences', () => {
     for (const p of ['README.md', 'CHANGES.rst', 'docs/guide/intro.md', 'CHANGELOG', 'doc/adr/0001-store.md']) assert.ok(isDocumentPath(p), p);
     for (const p of ['LICENSE', 'LICENSE.md', 'node_modules/x/README.md', 'src/notes.txt', 'package-lock.json']) assert.ok(!isDocumentPath(p), p);

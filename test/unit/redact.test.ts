@@ -2,7 +2,7 @@
 // redacts must stay what it redacted before the patterns were rewritten for that.
 
 import * as assert from 'node:assert/strict';
-import { REDACTED, redact, redactKey, registerSecret, secretKinds } from '../../src/core/capture/redact';
+import { REDACTED, redact, redactJson, redactKey, registerSecret, secretKinds } from '../../src/core/capture/redact';
 
 const MB = 1024 * 1024;
 
@@ -39,6 +39,11 @@ describe('capture: redaction of hostile input', () => {
     ['token prefixes joined by dashes', megabyteOf('glpat-sk-xoxb-', '_'), () => REDACTED],
     // Each pair of units is one quoted assignment: secret='secret='.
     ['quoted assignments without values', megabyteOf(`secret='`), (text) => `secret='${REDACTED}'`.repeat(text.length / 16)],
+    // A URL password may hold a '/'; each '://' must not rescan the rest for an '@'.
+    ['schemes with an empty user and no @', megabyteOf('a://:'), unchanged],
+    ['schemes, users and slashes without an @', megabyteOf('a://b:c/'), unchanged],
+    ['curl, then -u options without a password', `curl${megabyteOf(' -u a')}`, unchanged],
+    ['names ending in _pass without a value', megabyteOf('x_pass '), unchanged],
   ];
   for (const [what, text, expected] of adversarial) {
     it(`runs in linear time on ~1 MB of ${what}`, () => {
@@ -84,6 +89,25 @@ describe('capture: redaction keeps what it redacted', () => {
     // Runs of scheme characters that do not start at a word boundary are credentials too.
     ['x_postgres://admin:pa55word@db', `x_postgres://admin:${REDACTED}@db`],
     ['see https://example.com/a:b@c', 'see https://example.com/a:b@c'],
+    // Secret shapes the rules once missed.
+    ['REDIS_URL=redis://:Zq9redisPassw0rd@redis:6379/0', `REDIS_URL=redis://:${REDACTED}@redis:6379/0`],
+    ['postgres://admin:Zq9pa/sswordX@db.example.com/app', `postgres://admin:${REDACTED}@db.example.com/app`],
+    [
+      'AccountName=acct;AccountKey=Zq9azureKEYabc0123456789+/==;EndpointSuffix=core.windows.net',
+      `AccountName=acct;AccountKey=${REDACTED};EndpointSuffix=core.windows.net`,
+    ],
+    ['Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=Zq9busKey0123+/=', `Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=${REDACTED}`],
+    ['BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2020-08-04&sig=Zq9sig%2F', `BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=${REDACTED}`],
+    ['SMTP_PASS=Zq9smtpPassValue', `SMTP_PASS=${REDACTED}`],
+    ['db.pass: "Zq9dbPassValue"', `db.pass: "${REDACTED}"`],
+    ['ran curl -u admin:Zq9curlPassword https://api.example.com', `ran curl -u admin:${REDACTED} https://api.example.com`],
+    ["curl -s --user 'bob:Zq9curlPassword' https://x", `curl -s --user 'bob:${REDACTED}' https://x`],
+    ['url: https://hooks.slack.com/services/T00AAAA0/B00BBBB0/XXZq9webhook', `url: https://hooks.slack.com/services/${REDACTED}`],
+    ['stripe_webhook: whsec_Zq9StripeWebhookSecret0123', `stripe_webhook: ${REDACTED}`],
+    // Look-alikes that are no secret: the word pass in prose and code, uid:gid, a port then a path.
+    ['the tests pass; pass the value on; bypass: true; pass_through = True; passes: 1234', 'the tests pass; pass the value on; bypass: true; pass_through = True; passes: 1234'],
+    ['docker run -u 1000:1000 app; curl --user-agent Foo:1 https://x', 'docker run -u 1000:1000 app; curl --user-agent Foo:1 https://x'],
+    ['npm i --registry http://localhost:4873/@acme/pkg', 'npm i --registry http://localhost:4873/@acme/pkg'],
   ];
   for (const [text, expected] of cases) {
     it(`${JSON.stringify(text)}`, () => {
@@ -94,6 +118,25 @@ describe('capture: redaction keeps what it redacted', () => {
   it('names the rules that fire', () => {
     assert.deepEqual(secretKinds('DB_PASSWORD="hunter2hunter2"'), ['quoted secret assignment']);
     assert.deepEqual(secretKinds('nothing secret here'), []);
+  });
+});
+
+describe('capture: redaction of JSON (the request log)', () => {
+  it('redacts a value whose key names a secret, and a secret used as a key', () => {
+    const args = { prompt: 'how do we deploy?', db_password: 'Zq9plainAuditSecretValue', nested: { apiKey: ['Zq9arrayItemSecret'] }, AKIAAUDITKEYNAME1234: 1, max_tokens: 12 };
+    const out = JSON.parse(redactJson(JSON.stringify(args))) as Record<string, unknown>;
+    assert.equal(out.prompt, 'how do we deploy?');
+    assert.equal(out.db_password, REDACTED);
+    assert.deepEqual(out.nested, { apiKey: [REDACTED] });
+    // Numbers are kept: token counts are not tokens.
+    assert.equal(out.max_tokens, 12);
+    const keys = Object.keys(out);
+    assert.ok(!keys.some((k) => k.includes('AKIA')), keys.join(', '));
+    assert.equal(out[redactKey('AKIAAUDITKEYNAME1234')], 1);
+  });
+
+  it('keeps a key named __proto__ as a key', () => {
+    assert.equal(redactJson('{"__proto__":{"a":"b"}}'), '{"__proto__":{"a":"b"}}');
   });
 });
 

@@ -63,6 +63,18 @@ describe('secrets in identifiers never reach the disk', function () {
     assert.deepEqual(filesContaining(dir, AWS('RS')), [], 'raw AWS key stored from session_id');
   });
 
+  it('retrieve_memory keeps no secret of its arguments in the request log: a value under a secret name, a secret used as a name', async () => {
+    await retrieveMemory(toolContext(engine, scope), { prompt: 'how do we deploy?', db_password: 'Zq9plainArgSecretValue' });
+    await retrieveMemory(toolContext(engine, scope), { prompt: 'x', [AWS('AN')]: 1 });
+    await engine.flush();
+    const log = await engine.listRequests(scope, 10);
+    assert.equal(log.length, 2);
+    assert.ok(log.some((e) => e.arguments.includes('db_password')), 'the name of the argument is kept');
+    await engine.close();
+    const leaked = ['Zq9plainArgSecretValue', AWS('AN')].filter((s) => filesContaining(dir, s).length > 0);
+    assert.deepEqual(leaked, [], 'secrets stored from the arguments');
+  });
+
   it('import-git redacts a private key block that starts on the commit subject line', async () => {
     const repo = tempDir('probe-repo');
     try {

@@ -6,7 +6,7 @@
 
 import type { FileDiff } from '../retrieve/diffText';
 import { COMMENT_LINE, DOC_FILE, MAX_DIFF_TEXT_CHARS, MAX_LINE_CHARS, STRING_LITERAL, diffSearchText, identifiersIn, isSkippedFile } from '../retrieve/diffText';
-import { isSecretPath, redact } from './redact';
+import { isSecretPath, redact, redactLines } from './redact';
 
 export interface EditHunk {
   /** 1-based first line of the hunk in the new text. */
@@ -122,15 +122,18 @@ export function editHunks(before: string, after: string): EditHunk[] {
       hunks.push(cur);
     }
     gap = 0;
-    (op.kind === 'add' ? cur.added : cur.removed).push(op.text.slice(0, MAX_LINE_CHARS));
+    (op.kind === 'add' ? cur.added : cur.removed).push(op.text);
   }
-  return hunks;
+  // Redacted whole, where an assignment still shows what its value is (a secret cut at the
+  // line's limit would no longer look like one), then cut.
+  const cut = (line: string): string => line.slice(0, MAX_LINE_CHARS);
+  return hunks.map((h) => ({ ...h, header: h.header && cut(redact(h.header)), removed: redactLines(h.removed).map(cut), added: redactLines(h.added).map(cut) }));
 }
 
 function headerAbove(lines: string[], index: number): string | null {
   for (let i = Math.min(index, lines.length) - 1; i >= 0; i--) {
     const line = lines[i];
-    if (line.trim().length > 2 && (HEADER_LINE.test(line) || METHOD_LINE.test(line)) && !COMMENT_LINE.test(line.trim())) return line.trim().slice(0, MAX_LINE_CHARS);
+    if (line.trim().length > 2 && (HEADER_LINE.test(line) || METHOD_LINE.test(line)) && !COMMENT_LINE.test(line.trim())) return line.trim();
   }
   return null;
 }
@@ -146,9 +149,9 @@ function uniq(values: Iterable<string>, max = MAX_ITEMS): string[] {
 export function describeEdit(path: string, before: string, after: string, symbols: readonly string[] = []): EditContent {
   const empty: EditContent = { hunks: [], added: 0, removed: 0, identifiersAdded: [], identifiersRemoved: [], comments: [], strings: [], narrative: null, searchText: null };
   if (isSecretPath(path) || isSkippedFile(path) || before.length > MAX_EDIT_FILE_CHARS || after.length > MAX_EDIT_FILE_CHARS) return empty;
-  // Redacted line by line, where an assignment still shows what its value is; later steps take
-  // strings and identifiers out of their lines, and a secret alone no longer looks like one.
-  const hunks = editHunks(before, after).map((h) => ({ ...h, header: h.header && redact(h.header), removed: h.removed.map(redact), added: h.added.map(redact) }));
+  // Redacted line by line (editHunks), where an assignment still shows what its value is; later
+  // steps take strings and identifiers out of their lines, and a secret alone no longer looks like one.
+  const hunks = editHunks(before, after);
   if (hunks.length === 0) return empty;
   const isDoc = DOC_FILE.test(path);
   const added = hunks.flatMap((h) => h.added);

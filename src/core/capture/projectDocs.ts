@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import { isSkippedFile } from '../retrieve/diffText';
 import { runGit } from './git';
+import { isSecretPath, redact } from './redact';
 
 import { DOCUMENT_TYPE } from '../model/records';
 
@@ -40,14 +41,14 @@ const LICENSE = /(^|\/)(licen[cs]e|copying|authors|notice)([._-][^/]*)?$/i;
 
 /** Whether a path is one of the project's documents (prose). */
 export function isDocumentPath(p: string): boolean {
-  if (NOT_OURS.test(p) || LICENSE.test(p) || isSkippedFile(p)) return false;
+  if (NOT_OURS.test(p) || LICENSE.test(p) || isSkippedFile(p) || isSecretPath(p)) return false;
   if (!DOC_EXT.test(p) && !DOC_NAME.test(p)) return false;
   return DOC_NAME.test(p) || DOC_DIR.test(p) || !p.includes('/');
 }
 
 /** Whether a path is source code whose doc comments are read. */
 export function isDocumentedCodePath(p: string): boolean {
-  return CODE_EXT.test(p) && !NOT_OURS.test(p) && !TEST_PATH.test(p) && !isSkippedFile(p) && !/\.min\.|\.d\.ts$/i.test(p);
+  return CODE_EXT.test(p) && !NOT_OURS.test(p) && !TEST_PATH.test(p) && !isSkippedFile(p) && !isSecretPath(p) && !/\.min\.|\.d\.ts$/i.test(p);
 }
 
 /** Cuts a long text into pieces of at most `max` characters at paragraph, then line, boundaries. */
@@ -74,7 +75,11 @@ function pieces(text: string, max: number): string[] {
 
 const RST_UNDERLINE = /^([=\-~^"'`#*+:.])\1{2,}\s*$/;
 
-/** Sections of a Markdown or reStructuredText file, each titled by its heading path. */
+/**
+ * Sections of a Markdown or reStructuredText file, each titled by its heading path. Headings and
+ * sections are redacted before they are cut, so no cut leaves a piece of a secret that no
+ * longer looks like one.
+ */
 export function documentSections(path: string, content: string, maxChars = DEFAULT_DOCS_LIMITS.maxSectionChars): ProjectDocument[] {
   const lines = content.replace(/\r\n?/g, '\n').split('\n');
   const base = path.split('/').pop() ?? path;
@@ -83,7 +88,7 @@ export function documentSections(path: string, content: string, maxChars = DEFAU
   const rstLevels: string[] = [];
   let body: string[] = [];
   const flush = (): void => {
-    const text = body.join('\n').trim();
+    const text = redact(body.join('\n')).trim();
     body = [];
     if (text.replace(/[^\p{L}\p{N}]/gu, '').length < 30) return;
     const title = headings.length ? headings.map((h) => h.text).join(' > ') : base;
@@ -92,7 +97,7 @@ export function documentSections(path: string, content: string, maxChars = DEFAU
   const open = (level: number, text: string): void => {
     flush();
     while (headings.length && headings[headings.length - 1].level >= level) headings.pop();
-    headings.push({ level, text: text.replace(/[`*_]/g, '').trim().slice(0, 120) });
+    headings.push({ level, text: redact(text).replace(/[`*_]/g, '').trim().slice(0, 120) });
   };
   let fence: string | null = null;
   for (let i = 0; i < lines.length; i++) {
@@ -134,13 +139,16 @@ function cleanComment(lines: string[]): string {
     .trim();
 }
 
-/** Doc comments of a source file's symbols: Python docstrings and JSDoc blocks, titled by the symbol. */
+/**
+ * Doc comments of a source file's symbols: Python docstrings and JSDoc blocks, titled by the
+ * symbol. Each comment is redacted before it is cut (see documentSections).
+ */
 export function symbolDocs(path: string, content: string, maxChars = DEFAULT_DOCS_LIMITS.maxSectionChars): ProjectDocument[] {
   const lines = content.replace(/\r\n?/g, '\n').split('\n');
   const out: ProjectDocument[] = [];
   const push = (title: string, text: string): void => {
     if (text.replace(/[^\p{L}\p{N}]/gu, '').length < 20) return;
-    out.push({ path, title, text: text.slice(0, maxChars) });
+    out.push({ path, title, text: redact(text).slice(0, maxChars) });
   };
   if (/\.pyi?$/i.test(path)) {
     const classes: Array<{ indent: number; name: string }> = [];

@@ -12,8 +12,10 @@ export const REDACTED = '[REDACTED]';
 // inside a lookahead, which is never re-entered once it has matched. And 'at least n' is written
 // x{n}x*, not x{n,}: V8 runs x* as a loop but x{n,} on its stack, which a run of a few MB overflows.
 
-const KEYWORD = '(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)';
 const NAME_CHAR = '[A-Za-z0-9_.-]';
+// 'pass' only as the last part of a name (SMTP_PASS, db.pass): inside a word or before another
+// part it is ordinary English or code (bypass, passes, pass_through).
+const KEYWORD = `(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|credentials?|sharedaccesssignature|(?<![A-Za-z0-9])pass(?!${NAME_CHAR}))`;
 /** A whole run of name characters that contains a secret keyword, such as DB_PASSWORD or app.api-key. */
 const SECRET_NAME = `(?<!${NAME_CHAR})(?=${NAME_CHAR}*?${KEYWORD})${NAME_CHAR}+`;
 const JWT_CHAR = '[A-Za-z0-9_-]';
@@ -25,21 +27,35 @@ interface Rule {
   replace: string;
 }
 
+// Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
+// the regex stack small on a header of a million words (see the unquoted rule's member chain).
+const PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g;
+
 const RULES: Rule[] = [
+  { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED },
   {
-    // Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
-    // the regex stack small on a header of a million words (see the unquoted rule's member chain).
-    name: 'private key',
-    pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g,
-    replace: REDACTED,
+    // The scheme is the whole run of scheme characters before '://' (kept, like the user name,
+    // which may be empty: redis://:password@host). A password may hold a '/', but then it is
+    // bounded: each '://' of a long run would otherwise rescan the rest of it for an '@'. A port
+    // then a path (host:8080/@scope/pkg) is not a password.
+    name: 'url credentials',
+    pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):(?!\d*\/)(?:[^\s@/]+|[^\s@]{1,128})@/gi,
+    replace: `$1:${REDACTED}@`,
   },
-  // The scheme is the whole run of scheme characters before '://' (kept, like the user name).
-  { name: 'url credentials', pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+):[^\s@/]+@/gi, replace: `$1:${REDACTED}@` },
+  {
+    // curl -u user:password (or --user). The look back for 'curl' runs only at a '-u' and is
+    // bounded, so a long line of '-u' options stays linear.
+    name: 'curl user',
+    pattern: /(\s(?:-u|--user)(?<=\bcurl\b[^\n]{0,300})(?:\s+|=)?["']?[^\s:"']*:)[^\s"']+/g,
+    replace: `$1${REDACTED}`,
+  },
+  { name: 'slack webhook', pattern: /\b(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/gi, replace: `$1${REDACTED}` },
   { name: 'aws access key', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: REDACTED },
   { name: 'github token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*)\b/g, replace: REDACTED },
   { name: 'gitlab token', pattern: /\bglpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED },
   { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED },
   { name: 'stripe key', pattern: /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*\b/g, replace: REDACTED },
+  { name: 'stripe webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{16}[A-Za-z0-9+/=]*/g, replace: REDACTED },
   { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\b/g, replace: REDACTED },
   { name: 'google api key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
   { name: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
@@ -93,10 +109,30 @@ export function redact(text: string): string {
   return out;
 }
 
+const WHOLE_SECRET_NAME = new RegExp(`^${SECRET_NAME}$`, 'i');
+
+/** Whether a name (a JSON key, a variable) says its value is a secret: db_password, apiKey, SMTP_PASS. */
+export function isSecretName(name: string): boolean {
+  return WHOLE_SECRET_NAME.test(name);
+}
+
+/**
+ * The lines of one text (a side of a diff), each redacted as a line: across a line break an
+ * assignment would take the next line's first word as its value. A private key spans lines and
+ * its body lines look like nothing alone, so each key block first becomes one line.
+ */
+export function redactLines(lines: string[]): string[] {
+  const text = lines.join('\n');
+  if (!text.includes('PRIVATE KEY')) return lines.map(redact);
+  return text.replace(PRIVATE_KEY, REDACTED).split('\n').map(redact);
+}
+
 /**
  * `redact` over JSON text, value by value: inside JSON a quoted secret is escaped (`\"`), which
- * the rules for quoted assignments would not see in the text as a whole. Text that is not JSON is
- * redacted as it is.
+ * the rules for quoted assignments would not see in the text as a whole. Apart from its key a
+ * value has no assignment to show it is a secret, so every string under a key that names a secret
+ * is redacted whole; and a key is text a caller chose, so it is redacted as an identifier (an
+ * object cannot hold two keys named [REDACTED]). Text that is not JSON is redacted as it is.
  */
 export function redactJson(text: string): string {
   let value: unknown;
@@ -105,7 +141,15 @@ export function redactJson(text: string): string {
   } catch {
     return redact(text);
   }
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? redact(v) : v));
+  return JSON.stringify(redactJsonValue(value, false));
+}
+
+function redactJsonValue(value: unknown, underSecretName: boolean): unknown {
+  if (typeof value === 'string') return underSecretName ? REDACTED : redact(value);
+  if (Array.isArray(value)) return value.map((v) => redactJsonValue(v, underSecretName));
+  if (value === null || typeof value !== 'object') return value;
+  // fromEntries, not assignment: a key '__proto__' stays a key instead of setting the prototype.
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [redactKey(key), redactJsonValue(v, underSecretName || isSecretName(key))]));
 }
 
 /**

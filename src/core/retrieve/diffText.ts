@@ -1,6 +1,10 @@
 // What a commit's diff says, as bounded plain text for the search index: hunk headers (the
 // enclosing function or section), documentation, comment and test-title lines, the changed
-// identifiers, then the remaining changed lines. Lock files, minified and binary files are skipped.
+// identifiers, then the remaining changed lines. Lock files, minified and binary files are skipped,
+// and so are files whose path marks them as secret (.env, keys). Every line is redacted whole
+// before it is cut or split into words: a secret alone, or a piece of one, looks like any word.
+
+import { REDACTED, isSecretPath, redact, redactLines } from '../capture/redact';
 
 export interface FileDiff {
   path: string;
@@ -38,7 +42,10 @@ export function isSkippedFile(path: string): boolean {
   return SKIPPED_FILE.test(path);
 }
 
-/** Parses `git log -p` / `git diff` output (unified format) into per-file changes. */
+/**
+ * Parses `git log -p` / `git diff` output (unified format) into per-file changes, every line
+ * redacted and then cut. A file with a secret path keeps its path and none of its lines.
+ */
 export function parseUnifiedDiff(diff: string): FileDiff[] {
   const files: FileDiff[] = [];
   let cur: FileDiff | null = null;
@@ -62,24 +69,26 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
       cur.path = unquote(line.slice('rename to '.length));
       continue;
     }
+    if (isSecretPath(cur.path)) continue;
     if (line.startsWith('@@')) {
       const ctx = /^@@[^@]*@@\s?(.*)$/.exec(line)?.[1]?.trim();
-      if (ctx) cur.hunkContexts.push(ctx.slice(0, MAX_LINE_CHARS));
+      if (ctx) cur.hunkContexts.push(redact(ctx).slice(0, MAX_LINE_CHARS));
       continue;
     }
     if (lines >= MAX_LINES_PER_FILE) continue;
     if (line.startsWith('+')) {
       lines++;
-      cur.added.push(line.slice(1, 1 + MAX_LINE_CHARS));
+      cur.added.push(line.slice(1));
     } else if (line.startsWith('-')) {
       lines++;
-      cur.removed.push(line.slice(1, 1 + MAX_LINE_CHARS));
+      cur.removed.push(line.slice(1));
     } else if (line.startsWith(' ')) {
       lines++;
-      cur.context.push(line.slice(1, 1 + MAX_LINE_CHARS));
+      cur.context.push(line.slice(1));
     }
   }
-  return files.filter((f) => f.path !== '');
+  const cut = (ls: string[]): string[] => redactLines(ls).map((l) => l.slice(0, MAX_LINE_CHARS));
+  return files.filter((f) => f.path !== '').map((f) => ({ ...f, added: cut(f.added), removed: cut(f.removed), context: cut(f.context) }));
 }
 
 function unquote(p: string): string {
@@ -93,10 +102,13 @@ function meaningful(line: string): string | null {
   return t;
 }
 
-/** Identifiers in code: names of three or more characters that are not language keywords. */
+/**
+ * Identifiers in code: names of three or more characters that are not language keywords. The
+ * marker of a redacted secret is not one.
+ */
 export function identifiersIn(line: string): string[] {
   const out: string[] = [];
-  for (const m of line.matchAll(/[A-Za-z_$][A-Za-z0-9_$]{2,}/g)) {
+  for (const m of line.replaceAll(REDACTED, ' ').matchAll(/[A-Za-z_$][A-Za-z0-9_$]{2,}/g)) {
     const id = m[0];
     if (!KEYWORDS.has(id)) out.push(id);
   }
@@ -132,7 +144,7 @@ export function touchedNames(files: FileDiff[]): string[] {
   const counts = new Map<string, number>();
   const add = (id: string, n = 1): void => void counts.set(id, (counts.get(id) ?? 0) + n);
   for (const f of files) {
-    if (isSkippedFile(f.path) || DOC_FILE.test(f.path) || TEST_FILE.test(f.path)) continue;
+    if (isSkippedFile(f.path) || isSecretPath(f.path) || DOC_FILE.test(f.path) || TEST_FILE.test(f.path)) continue;
     for (const c of f.hunkContexts) {
       const def = /\b(?:def|class|function|fn|func)\s+([A-Za-z_$][\w$]*)/.exec(c);
       if (def) add(def[1], 2);
@@ -150,7 +162,7 @@ export function touchedNames(files: FileDiff[]): string[] {
 
 /** Bounded text of what the diff says, in order of how much each part tells a reader. */
 export function diffSearchText(files: FileDiff[], maxChars = MAX_DIFF_TEXT_CHARS, withContext = false): string {
-  const kept = files.filter((f) => !isSkippedFile(f.path));
+  const kept = files.filter((f) => !isSkippedFile(f.path) && !isSecretPath(f.path));
   const seen = new Set<string>();
   const prose: string[] = [];
   const code: string[] = [];
