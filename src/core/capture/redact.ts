@@ -25,6 +25,8 @@ interface Rule {
   pattern: RegExp;
   /** Replacement; `$1` etc. keep a non-secret prefix such as the variable name. */
   replace: string;
+  /** What the rule cannot match without (a regex, case aside): text with no rule's trigger is returned as it is. */
+  trigger: string;
 }
 
 // Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
@@ -32,7 +34,7 @@ interface Rule {
 const PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g;
 
 const RULES: Rule[] = [
-  { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED },
+  { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: 'PRIVATE KEY' },
   {
     // The scheme is the whole run of scheme characters before '://' (kept, like the user name,
     // which may be empty: redis://:password@host). A password may hold a '/', but then it is
@@ -41,6 +43,7 @@ const RULES: Rule[] = [
     name: 'url credentials',
     pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):(?!\d*\/)(?:[^\s@/]+|[^\s@]{1,128})@/gi,
     replace: `$1:${REDACTED}@`,
+    trigger: '://',
   },
   {
     // curl -u user:password (or --user). The look back for 'curl' runs only at a '-u' and is
@@ -48,17 +51,18 @@ const RULES: Rule[] = [
     name: 'curl user',
     pattern: /(\s(?:-u|--user)(?<=\bcurl\b[^\n]{0,300})(?:\s+|=)?["']?[^\s:"']*:)[^\s"']+/g,
     replace: `$1${REDACTED}`,
+    trigger: 'curl',
   },
-  { name: 'slack webhook', pattern: /\b(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/gi, replace: `$1${REDACTED}` },
-  { name: 'aws access key', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: REDACTED },
-  { name: 'github token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*)\b/g, replace: REDACTED },
-  { name: 'gitlab token', pattern: /\bglpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED },
-  { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED },
-  { name: 'stripe key', pattern: /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*\b/g, replace: REDACTED },
-  { name: 'stripe webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{16}[A-Za-z0-9+/=]*/g, replace: REDACTED },
-  { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\b/g, replace: REDACTED },
-  { name: 'google api key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
-  { name: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
+  { name: 'slack webhook', pattern: /\b(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/gi, replace: `$1${REDACTED}`, trigger: 'hooks\\.slack\\.com' },
+  { name: 'aws access key', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: REDACTED, trigger: 'AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA' },
+  { name: 'github token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*)\b/g, replace: REDACTED, trigger: 'gh[pousr]_|github_pat_' },
+  { name: 'gitlab token', pattern: /\bglpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED, trigger: 'glpat-' },
+  { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED, trigger: 'sk-' },
+  { name: 'stripe key', pattern: /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*\b/g, replace: REDACTED, trigger: '_live_|_test_' },
+  { name: 'stripe webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{16}[A-Za-z0-9+/=]*/g, replace: REDACTED, trigger: 'whsec_' },
+  { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\b/g, replace: REDACTED, trigger: 'xox' },
+  { name: 'google api key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED, trigger: 'AIza' },
+  { name: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED, trigger: 'npm_' },
   {
     // header.payload.signature, the header starting at 'eyJ' anywhere a word starts in its run.
     // The lookahead checks the payload and signature once per run; each candidate 'eyJ' then costs
@@ -69,13 +73,15 @@ const RULES: Rule[] = [
       'g',
     ),
     replace: `$1${REDACTED}`,
+    trigger: 'eyJ',
   },
-  { name: 'bearer token', pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16}[A-Za-z0-9._~+/=-]*/g, replace: `$1 ${REDACTED}` },
+  { name: 'bearer token', pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16}[A-Za-z0-9._~+/=-]*/g, replace: `$1 ${REDACTED}`, trigger: 'Bearer|Basic|Token' },
   {
     // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value'.
     name: 'quoted secret assignment',
     pattern: new RegExp(`(${SECRET_NAME}["']?\\s*(?:=|:)\\s*)(["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
+    trigger: KEYWORD,
   },
   {
     // Unquoted: KEY=value. A call or member access (token = getToken(), auth: this.auth) is code.
@@ -84,6 +90,7 @@ const RULES: Rule[] = [
     name: 'secret assignment',
     pattern: new RegExp(`(${SECRET_NAME}\\s*(?:=|:)\\s*)(?!\\[REDACTED\\])(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){1,64}(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4}[^\\s"',;()[\\]{}<>]*)(?![\\w(])`, 'gi'),
     replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
   },
 ];
 
@@ -102,9 +109,13 @@ export function registerSecret(secret: string): () => void {
 }
 
 /** The text with every recognised secret replaced by [REDACTED]. */
+/** Whether any rule could match: one scan instead of one per rule, for the many texts (a diff's lines) that hold no secret. */
+const MAYBE_SECRET = new RegExp(RULES.map((r) => r.trigger).join('|'), 'i');
+
 export function redact(text: string): string {
   let out = text;
   for (const secret of knownSecrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  if (!MAYBE_SECRET.test(out)) return out;
   for (const rule of RULES) out = out.replace(rule.pattern, rule.replace);
   return out;
 }
