@@ -25,7 +25,7 @@ import { ObjectStoreRefused, displayUri, openObjectStorage } from '../store/obje
 import type { ObjectStoreSettings } from '../store/objectStorage';
 import { Outbox } from './outbox';
 import type { PendingEntry } from './outbox';
-import { TeamTable, projectWhere } from './teamTable';
+import { TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } from './teamTable';
 import type { TeamRow } from './teamTable';
 import { briefError } from '../errorText';
 
@@ -315,7 +315,8 @@ export class TeamMemory {
     const version = await remote.version();
     if (version === this.cachedVersion && this.syncedAt !== null) return;
     const rows = await remote.rows(null);
-    await this.cache.replaceAll(rows);
+    const skipped = await this.cache.replaceAll(rows);
+    if (skipped.length > 0) this.log(`team store: ${skipped.length} item(s) that no client of this version writes were left out (${skipped.slice(0, 3).join('; ')})`);
     this.cachedVersion = version;
     this.syncedAt = Date.now();
     await fsp.writeFile(path.join(this.options.stateDir, CACHE_META), JSON.stringify({ synced_at_epoch: this.syncedAt }), { mode: 0o600 });
@@ -328,7 +329,7 @@ export class TeamMemory {
    * the cache again when the remote fails. Each hit carries who shared it.
    */
   async search(text: string, embedder: QueryEmbedder | null, options: { project: string; branch?: string; layers?: Layer[]; filter?: NodeFilter; limit: number }): Promise<Array<SearchHit & { origin: HitOrigin }>> {
-    const where = `${projectWhere(options.project)} AND (${cellFilterWhere(options.branch, options.filter, options.layers)})`;
+    const where = `${projectWhere(options.project)} AND ${TEAM_ITEM_WHERE} AND (${cellFilterWhere(options.branch, options.filter, options.layers)})`;
     // A search on a copy older than the refresh interval asks for a refresh, without waiting for it.
     if (this.state === 'online' && this.syncedAt !== null && Date.now() - this.syncedAt > (this.options.refreshMs ?? 30_000) && (this.options.refreshMs ?? 30_000) > 0) {
       void this.sync().catch(() => undefined);
@@ -348,26 +349,35 @@ export class TeamMemory {
       hits = await hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
     }
     if (hits.length === 0) return [];
-    const who = new Map<string, { shared_by: string; shared_at_epoch: number }>();
-    for (const r of await source.rows(`node_id IN ${sqlStringList(hits.map((h) => h.cell.node_id))}`, ['node_id', 'shared_by', 'shared_at_epoch'])) {
-      who.set(String(r.node_id), { shared_by: String(r.shared_by), shared_at_epoch: Number(r.shared_at_epoch) });
+    // Read again whole, and only in the project: a row of another project with the same node id
+    // would otherwise name its own sharer here; a row the cache would not keep is no hit (the
+    // remote is read as it is before the first refresh).
+    const schema = teamItemsSchema(source.dimension);
+    const rows = new Map<string, TeamRow>();
+    for (const r of await source.rows(`${projectWhere(options.project)} AND node_id IN ${sqlStringList(hits.map((h) => h.cell.node_id))}`)) {
+      const row = teamRowOf(r, schema);
+      if (typeof row !== 'string') rows.set(row.node_id, row);
     }
-    return hits.map((h) => ({ ...h, origin: { store: 'team' as const, ...who.get(h.cell.node_id) } }));
+    return hits
+      .filter((h) => rows.has(h.cell.node_id))
+      .map((h) => ({ ...h, origin: { store: 'team' as const, shared_by: rows.get(h.cell.node_id)!.shared_by, shared_at_epoch: Number(rows.get(h.cell.node_id)!.shared_at_epoch) } }));
   }
 
   /** One team item of the project (cache first, then the remote), or null. */
   async item(project: string, nodeId: string): Promise<TeamRow | null> {
-    const where = `${projectWhere(project)} AND node_id = ${sqlString(nodeId)}`;
+    const where = `${projectWhere(project)} AND node_id = ${sqlString(nodeId)} AND ${TEAM_ITEM_WHERE}`;
     let rows = await this.cache.rows(where);
     if (rows.length === 0 && this.remote) rows = await this.remote.rows(where).catch(() => []);
-    return rows.length > 0 ? (rows[0] as TeamRow) : null;
+    const row = rows.length > 0 ? teamRowOf(rows[0], teamItemsSchema(this.cache.dimension)) : null;
+    return row === null || typeof row === 'string' ? null : row;
   }
 
   /** The team items of a project, newest share first (cache, else the remote). */
   async list(project: string): Promise<TeamRow[]> {
     const source = this.syncedAt === null && this.remote ? this.remote : this.cache;
-    const rows = (await source.rows(projectWhere(project))) as TeamRow[];
-    return rows.sort((a, b) => b.shared_at_epoch - a.shared_at_epoch);
+    const schema = teamItemsSchema(source.dimension);
+    const rows = (await source.rows(`${projectWhere(project)} AND ${TEAM_ITEM_WHERE}`)).map((r) => teamRowOf(r, schema)).filter((r): r is TeamRow => typeof r !== 'string');
+    return rows.sort((a, b) => Number(b.shared_at_epoch) - Number(a.shared_at_epoch));
   }
 
   /** Rows in the remote store (all projects): for tests and `code-memory team status`. */

@@ -44,6 +44,36 @@ export type TeamRow = Row & {
   vector: number[];
 };
 
+/** Dates a JavaScript Date can hold (ms): a row dated outside them broke every tool that shows its date. */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
+/** What a team item can be: a memory or a session summary, never an observation (recall stays personal). */
+export const TEAM_ITEM_WHERE = `source_kind IN ('memory', 'session_summary') AND layer IN ('L1', 'L2')`;
+
+/**
+ * A row read from the team store as the cache keeps it, or why it cannot be kept. Anyone who can
+ * write the bucket can write any row (a null, a dropped column, a date past the year 275,760),
+ * and one such row made every teammate's refresh fail: it is left out instead, the others kept.
+ */
+export function teamRowOf(row: Row, schema: Schema): TeamRow | string {
+  const r: Row = { ...row };
+  // The sharer's record is also said by the row's source: a table that lost the column still reads.
+  if (typeof r.origin !== 'string' && typeof r.source_kind === 'string' && r.source_id !== null && r.source_id !== undefined) r.origin = `${r.source_kind}/${String(r.source_id)}`;
+  for (const field of schema.fields) {
+    const v = r[field.name];
+    if (v === null || v === undefined) {
+      if (!field.nullable) return `${field.name} is missing`;
+      continue;
+    }
+    if (field.type instanceof Utf8 && typeof v !== 'string') return `${field.name} is not text`;
+    if (field.type instanceof Int64 && !(typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v)))) return `${field.name} is not a number`;
+  }
+  if (r.source_kind !== 'memory' && r.source_kind !== 'session_summary') return `source_kind '${String(r.source_kind)}' is not shared`;
+  for (const name of ['created_at_epoch', 'shared_at_epoch', 'last_accessed_epoch']) {
+    if (r[name] !== null && r[name] !== undefined && !(Math.abs(Number(r[name])) <= MAX_EPOCH_MS)) return `${name} is not a date`;
+  }
+  return r as TeamRow;
+}
+
 export class TeamTable {
   private constructor(
     readonly db: Connection,
@@ -90,9 +120,9 @@ export class TeamTable {
     await retryConflicts(() => this.table.mergeInsert('node_id').whenNotMatchedInsertAll().execute(data), 20);
   }
 
-  /** A vector of another dimension (a teammate on another model) is stored as "not embedded". */
+  /** A vector of another dimension (a teammate on another model), or none, is stored as "not embedded". */
   private fit(row: TeamRow): Row {
-    if (row.vector.length === this.dimension) return row;
+    if ((row.vector as ArrayLike<number> | null | undefined)?.length === this.dimension) return row;
     return { ...row, vector: new Array(this.dimension).fill(0), embed_model: '' };
   }
 
@@ -137,12 +167,21 @@ export class TeamTable {
     return doomed.length;
   }
 
-  /** Replaces the whole content (the local cache after a download), keeping no older version. */
-  async replaceAll(rows: Row[]): Promise<void> {
-    const data = rowsToArrow(teamItemsSchema(this.dimension), rows.map((r) => this.fit(r as TeamRow)));
-    this.table = await this.db.createTable(TEAM_TABLE, data, { mode: 'overwrite', schema: teamItemsSchema(this.dimension) });
+  /** Replaces the whole content (the local cache after a download), keeping no older version; returns why rows were left out. */
+  async replaceAll(downloaded: Row[]): Promise<string[]> {
+    const schema = teamItemsSchema(this.dimension);
+    const rows: TeamRow[] = [];
+    const skipped: string[] = [];
+    for (const row of downloaded) {
+      const kept = teamRowOf(row, schema);
+      if (typeof kept === 'string') skipped.push(`${String(row.node_id ?? '?')}: ${kept}`);
+      else rows.push(kept);
+    }
+    const data = rowsToArrow(schema, rows.map((r) => this.fit(r)));
+    this.table = await this.db.createTable(TEAM_TABLE, data, { mode: 'overwrite', schema });
     await ensureFtsIndex(this.table, true);
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }).catch(() => undefined);
+    return skipped;
   }
 
   close(): void {
