@@ -186,7 +186,8 @@ export interface MemoryEngineApi {
   // Team store (see src/core/team): sharing is a person's decision, one record at a time.
   /** Exactly what would leave the machine (redacted) if this memory or session summary were shared. */
   previewShare(kind: SourceKind, id: number, scope: Scope): Promise<SharePreview>;
-  share(kind: SourceKind, id: number, scope: Scope): Promise<ShareResult>;
+  /** With `confirmed` (the preview the person saw), refused when the record changed since. */
+  share(kind: SourceKind, id: number, scope: Scope, confirmed?: SharePreview): Promise<ShareResult>;
   /** Forgets a shared item in the team store (purged from every object), by its team node id or your record. */
   unshare(target: { node_id?: string; kind?: SourceKind; id?: number }, scope: Scope): Promise<UnshareResult>;
   listShared(scope: Scope): Promise<TeamItem[]>;

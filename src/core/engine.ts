@@ -659,8 +659,8 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.team().preview(this.scoped(scope), kind, id);
   }
 
-  share(kind: SourceKind, id: number, scope: Scope): Promise<ShareResult> {
-    return this.team().share(this.scoped(scope), kind, id, this.embedder);
+  share(kind: SourceKind, id: number, scope: Scope, confirmed?: SharePreview): Promise<ShareResult> {
+    return this.team().share(this.scoped(scope), kind, id, this.embedder, confirmed);
   }
 
   unshare(target: { node_id?: string; kind?: SourceKind; id?: number }, scope: Scope): Promise<UnshareResult> {

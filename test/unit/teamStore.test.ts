@@ -58,6 +58,21 @@ describe('team store on object storage', function () {
     assert.ok((await safe.keys()).some((k) => k.startsWith('personal/memories.lance/')));
   });
 
+  it('share of a confirmed preview: a record edited since is not sent, and goes once its new preview is confirmed', async () => {
+    const s = await server();
+    const alice = await person('Alice', s);
+    const scope = { project: PROJECT };
+    const m = await alice.remember({ title: 'Deploy notes', text: 'deploy with make deploy marker-confirmed-eland' }, scope);
+    // The dialog shows the preview; the record is edited before the person confirms it.
+    const confirmed = await alice.previewShare('memory', m.id, scope);
+    await alice.editMemory(scope, m.id, { text: 'internal host db-prod-7.corp.example marker-unconfirmed-eland' });
+    await assert.rejects(alice.share('memory', m.id, scope, confirmed), /changed since its preview was shown: nothing was shared/);
+    assert.deepEqual(await bucketHolds(s, 'marker-unconfirmed-eland'), []);
+    const again = await alice.previewShare('memory', m.id, scope);
+    assert.equal((await alice.share('memory', m.id, scope, again)).delivery, 'sent');
+    assert.ok((await bucketHolds(s, 'marker-unconfirmed-eland')).length > 0);
+  });
+
   it('share: a teammate finds it ranked with personal results and sees who shared it; unshare leaves its text in no object', async () => {
     const s = await server();
     const alice = await person('Alice', s);

@@ -62,9 +62,13 @@ export class TeamSharing {
     return sharePreview(await this.source(repos, kind, id), this.author);
   }
 
-  async share(repos: ProjectRepositories, kind: SourceKind, id: number, embedder: QueryEmbedder | null): Promise<ShareResult> {
+  /** Shares a record; with `confirmed`, only if what would leave is still exactly what the person saw and confirmed. */
+  async share(repos: ProjectRepositories, kind: SourceKind, id: number, embedder: QueryEmbedder | null, confirmed?: SharePreview): Promise<ShareResult> {
     const source = await this.source(repos, kind, id);
     const preview = sharePreview(source, this.author);
+    if (confirmed && JSON.stringify(preview) !== JSON.stringify({ ...preview, ...pickPreview(confirmed) })) {
+      throw new FilterError(`${kind} ${id} changed since its preview was shown: nothing was shared; preview it again`);
+    }
     if (!source.vector && embedder) {
       // Not embedded locally yet: embed what is sent (the redacted text), so teammates' vector search finds it.
       const [v] = await embedder.embed([`${preview.title}\n${preview.text}`]).catch(() => [null]);
@@ -174,4 +178,10 @@ function teamMemoryRecord(r: TeamRow): Memory {
     valid_to_epoch: null,
     conflicts: null,
   };
+}
+
+/** The fields of a preview a caller gave back, and only those (anything else it holds is not compared). */
+function pickPreview(p: SharePreview): SharePreview {
+  const { node_id, project, origin, layer, type, title, text, files, branch, shared_by } = p;
+  return { node_id, project, origin, layer, type, title, text, files, branch, shared_by };
 }

@@ -29,7 +29,8 @@ export function shareWithTeamCommand(c: Container): CommandDefinition {
         const choice = await vscode.window.showInformationMessage(`Share "${p.title}" with your team? This text leaves the machine:`, { modal: true, detail }, 'Share');
         if (choice !== 'Share') return;
       }
-      const result = await engine.share(t.kind, t.id, t.scope);
+      // What leaves is what was shown: a record edited while the dialog was open is not sent.
+      const result = await engine.share(t.kind, t.id, t.scope, p);
       void c.teamStatusBar.refresh();
       void vscode.window.showInformationMessage(
         result.delivery === 'sent' ? `Shared "${p.title}" with your team.` : `"${p.title}" is queued: the team store is ${result.status.state}; it goes out when the store is reachable.`,
