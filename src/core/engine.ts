@@ -272,6 +272,8 @@ export class MemoryEngine implements MemoryEngineApi {
         retryMs: options.team.retryMs,
         refreshMs: options.team.refreshMs,
         log: options.logger,
+        // retrieve_memory's log entries quote team items by `team/<node id>`.
+        onGone: (nodeIds) => engine.forgetTeamQuotes(nodeIds),
       });
       engine.sharing = new TeamSharing(team, options.team.author);
     }
@@ -643,6 +645,16 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   // ---------------------------------------------------------------- team store
+
+  /** Log entries quoting team items their sharer took back: purged like a forget's (every project's log: an item is in one). */
+  private async forgetTeamQuotes(nodeIds: string[]): Promise<void> {
+    // Node ids are read from the team store: only a node id's shape goes into a LIKE pattern.
+    const ids = nodeIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id));
+    for (let i = 0; i < ids.length; i += 100) {
+      const quoting = ids.slice(i, i + 100).map((id) => `response LIKE ${sqlString(`%team/${id}%`)}`);
+      await purgeRows(this.store, TABLES.requestLog, `(${quoting.join(' OR ')})`);
+    }
+  }
 
   /** What the team has of forgotten records goes too: queued shares never leave, shared copies are unshared. */
   private async forgetShares({ project, records }: Forgotten): Promise<void> {

@@ -1,5 +1,5 @@
 // The team store after a forget or an edit: a forget by an id that names nothing leaves the shares
-// alone, a forget finished by the next open reaches the team store, a share edited and shared again
+// alone, a teammate's store keeps no quote of a forgotten share, a forget finished by the next open reaches the team store, a share edited and shared again
 // while offline goes out as its last version, and the store's keys, short ones too, are redacted.
 import { strict as assert } from 'node:assert';
 import type { MemoryEngine } from '../../src/core/engine';
@@ -9,6 +9,9 @@ import { startS3Server, until } from './fixtures/s3Server';
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import { TABLES } from '../../src/core/store/schema';
+import * as path from 'node:path';
+import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
+import { filesContaining } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 const PROJECT = 'github.com/acme/shared';
@@ -30,6 +33,26 @@ describe('team store after forget', function () {
     await alice.syncTeam().catch(() => undefined);
     assert.equal((await alice.listShared(scope)).length, 1, 'the unrelated shared memory was unshared by a forget that deleted nothing');
     assert.ok((await bucketHolds(s, 'marker-keep-kudu')).length > 0, 'the unrelated shared memory is gone from the bucket');
+  });
+
+  it("a shared memory its sharer forgets leaves a teammate's store too: his request log quoted it", async () => {
+    const s = await team.server();
+    const alice = await person('Alice', s);
+    const bob = await person('Bob', s);
+    const scope = { project: PROJECT };
+    const m = await alice.remember({ title: 'Staging database password', text: 'pasted by mistake: staging db is reached with marker-pasted-jerboa' }, scope);
+    await alice.share('memory', m.id, scope);
+    await bob.remember({ title: 'Staging database', text: 'staging runs postgres 15' }, scope);
+    await bob.syncTeam();
+    const out = await retrieveMemory({ engine: bob, scope }, { prompt: 'how do we reach the staging database?' });
+    assert.match(JSON.stringify(out), /marker-pasted-jerboa/, 'control: bob got the team item');
+    await alice.forget({ ids: [m.id], kind: 'memory' }, scope);
+    await alice.syncTeam();
+    assert.deepEqual(await bucketHolds(s, 'marker-pasted-jerboa'), [], 'control: gone from the bucket');
+    // Bob's next refresh finds it gone: what his own store quotes of it goes too.
+    await bob.syncTeam();
+    assert.deepEqual((await bob.listRequests(scope, 50)).filter((r) => r.response.includes('marker-pasted-jerboa')), []);
+    assert.deepEqual(filesContaining(path.join(team.dir(), 'Bob-store'), 'marker-pasted-jerboa'), []);
   });
 });
 

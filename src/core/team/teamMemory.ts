@@ -64,6 +64,8 @@ export interface TeamMemoryOptions {
   /** Rows per commit when the outbox goes out (default 500). */
   batchRows?: number;
   log?: (message: string) => void;
+  /** Items a refresh found gone (unshared or forgotten by their sharer): what of them the person's own store still quotes goes too. */
+  onGone?: (nodeIds: string[]) => Promise<void>;
 }
 
 const CACHE_META = 'cache.json';
@@ -315,7 +317,11 @@ export class TeamMemory {
     const version = await remote.version();
     if (version === this.cachedVersion && this.syncedAt !== null) return;
     const rows = await remote.rows(null);
+    const before = (await this.cache.rows(null, ['node_id'])).map((r) => String(r.node_id));
     const skipped = await this.cache.replaceAll(rows);
+    const kept = new Set((await this.cache.rows(null, ['node_id'])).map((r) => String(r.node_id)));
+    const gone = before.filter((id) => !kept.has(id));
+    if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${String((e as Error).message ?? e)}`));
     if (skipped.length > 0) this.log(`team store: ${skipped.length} item(s) that no client of this version writes were left out (${skipped.slice(0, 3).join('; ')})`);
     this.cachedVersion = version;
     this.syncedAt = Date.now();
