@@ -18,7 +18,7 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   'embedding-endpoint': { type: 'string', description: 'With --embedder openai: the server\'s base URL (default: $CODE_MEMORY_EMBEDDING_ENDPOINT or http://127.0.0.1:11434/v1, Ollama; API key from $CODE_MEMORY_EMBEDDING_API_KEY)', valueName: 'url' },
   'embedding-model': { type: 'string', description: 'With --embedder openai: the model (default: $CODE_MEMORY_EMBEDDING_MODEL or nomic-embed-text)', valueName: 'name' },
   'request-log-days': { type: 'string', description: 'Keep retrieve_memory requests in the request log this many days (default: $CODE_MEMORY_REQUEST_LOG_DAYS or 30)', valueName: 'n' },
-  'request-log-max-rows': { type: 'string', description: 'Keep at most this many request log entries, the newest (default: $CODE_MEMORY_REQUEST_LOG_MAX_ROWS or 10000)', valueName: 'n' },
+  'request-log-max-rows': { type: 'string', description: 'Keep at most this many request log entries per project, the newest (default: $CODE_MEMORY_REQUEST_LOG_MAX_ROWS or 10000)', valueName: 'n' },
   'session-idle-minutes': { type: 'string', description: 'Summarise a session after this many minutes without activity, as the extension\'s codeMemory.session.idleMinutes setting does (default: $CODE_MEMORY_SESSION_IDLE_MINUTES or 30)', valueName: 'n' },
   json: { type: 'boolean', description: 'Machine-readable output' },
   help: { type: 'boolean', short: 'h', description: 'Show help' },

@@ -130,10 +130,13 @@ describe('trust: scope, forget, repair', function () {
     const entry = (i: number, at: number) => ({ request_id: `r${i}`, tool: 'retrieve_memory', project: alpha.project, session_id: null, arguments: '{}', response: '{}', status: 'ok', duration_ms: 1, created_at_epoch: at });
     for (let i = 0; i < 5; i++) await engine.logRequest(entry(i, now - 40 * 24 * 3600_000 + i));
     for (let i = 5; i < 20; i++) await engine.logRequest(entry(i, now - (20 - i) * 1000));
+    // Another project's few entries, older than all of alpha's: the count is per project.
+    for (let i = 0; i < 3; i++) await engine.logRequest({ ...entry(100 + i, now - 60_000 + i), project: beta.project });
     const removed = await pruneRequestLog(engine.store, { maxAgeMs: 30 * 24 * 3600_000, maxRows: 10 }, now);
     assert.equal(removed, 10);
     const left = await engine.listRequests(alpha, 100);
     assert.deepEqual(left.map((r) => r.request_id).sort(), Array.from({ length: 10 }, (_, i) => `r${i + 10}`).sort());
+    assert.equal((await engine.listRequests(beta, 100)).length, 3, "a busy project does not push out another's entries");
   });
 });
 

@@ -3,7 +3,7 @@
 
 import { redactJson, redactKeyNullable } from '../../capture/redact';
 import type { RequestLogEntry } from '../../model/records';
-import { sqlInt } from '../filters';
+import { sqlInt, sqlString } from '../filters';
 import { rowToRequest } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
@@ -31,13 +31,22 @@ export class RequestLogRepository {
   }
 }
 
-/** Drops entries older than the retention's age and all but its newest maxRows (store-wide). */
+/**
+ * Drops entries older than the retention's age, and all but the newest maxRows of each project:
+ * a project whose agents call often does not push another project's entries out.
+ */
 export async function pruneRequestLog(store: Store, retention: RequestLogRetention, now = Date.now()): Promise<number> {
   let removed = await store.delete(TABLES.requestLog, `created_at_epoch < ${sqlInt(Math.floor(now - retention.maxAgeMs))}`);
-  const count = await store.count(TABLES.requestLog);
-  if (count > retention.maxRows) {
-    const times = (await store.rows(TABLES.requestLog, null, { select: ['created_at_epoch'] })).map((r) => Number(r.created_at_epoch)).sort((a, b) => b - a);
-    removed += await store.delete(TABLES.requestLog, `created_at_epoch < ${sqlInt(times[retention.maxRows - 1])}`);
+  if ((await store.count(TABLES.requestLog)) <= retention.maxRows) return removed;
+  const times = new Map<string, number[]>();
+  for (const r of await store.rows(TABLES.requestLog, null, { select: ['project', 'created_at_epoch'] })) {
+    const project = String(r.project);
+    times.set(project, [...(times.get(project) ?? []), Number(r.created_at_epoch)]);
+  }
+  for (const [project, list] of times) {
+    if (list.length <= retention.maxRows) continue;
+    list.sort((a, b) => b - a);
+    removed += await store.delete(TABLES.requestLog, `project = ${sqlString(project)} AND created_at_epoch < ${sqlInt(list[retention.maxRows - 1])}`);
   }
   return removed;
 }
