@@ -163,7 +163,7 @@ export interface MemoryEngineApi {
   /** The same ranking as search without reading the hits' cells (recall: ids and distances). */
   rank(text: string, options: SearchOptions): Promise<RankedHit[]>;
   getObservations(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Observation[]>;
-  getSessionSummaries(ids: number[], scope: Scope): Promise<SessionSummary[]>;
+  getSessionSummaries(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<SessionSummary[]>;
   getMemories(ids: number[], scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
   /** `background`: written with the next batch of access times (best effort, see engine.touch). */
   touch(kind: SourceKind, ids: number[], scope: Scope, options?: { background?: boolean }): Promise<void>;

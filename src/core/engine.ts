@@ -519,8 +519,8 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.scoped(scope).observations.get(ids, options);
   }
 
-  getSessionSummaries(ids: number[], scope: Scope): Promise<SessionSummary[]> {
-    return this.scoped(scope).summaries.get(ids, { includeSuppressed: true });
+  getSessionSummaries(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<SessionSummary[]> {
+    return this.scoped(scope).summaries.get(ids, options);
   }
 
   getMemories(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Memory[]> {

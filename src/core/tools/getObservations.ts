@@ -140,7 +140,7 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
     const details = rows.map((row) => observationDetailOf(touched ? { ...row, last_accessed_epoch: Math.max(now, row.last_accessed_epoch ?? 0) } : row));
     return { details } as GetObservationsOutput;
   }
-  const rows = inOrder(ids, await engine.getSessionSummaries(ids, scope), 'session_summary', args.project, (r) => r.project);
+  const rows = inOrder(ids, await engine.getSessionSummaries(ids, scope, { includeSuppressed: args.include_suppressed }), 'session_summary', args.project, (r) => r.project);
   return { details: rows.map(sessionSummaryDetailOf) } as GetObservationsOutput;
 }
 

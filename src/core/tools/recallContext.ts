@@ -161,6 +161,8 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
   if (countTokens(body) > args.max_tokens) body = truncateToTokens(body, args.max_tokens);
   usedTokens = countTokens(body);
   const dropped = hits.length - items.length;
+  // '+': the search was cut at what it fetched, so more candidates than those existed.
+  const fetchedFull = timed.length >= args.max_items + EXTRA_CANDIDATES;
 
   const lines = [HEADER, `Items: ${items.length}`];
   if (items.length === 0) {
@@ -168,7 +170,7 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
   } else {
     if (dropped > 0 || shortened > 0) {
       lines.push(
-        `Budget: used_items=${items.length} used_tokens=${usedTokens} max_items=${args.max_items} max_tokens=${args.max_tokens} dropped=${dropped}${hits.length > args.max_items ? '+' : ''} shortened=${shortened}`,
+        `Budget: used_items=${items.length} used_tokens=${usedTokens} max_items=${args.max_items} max_tokens=${args.max_tokens} dropped=${dropped}${fetchedFull ? '+' : ''} shortened=${shortened}`,
       );
     }
     for (const item of items) lines.push(`Reference: ${item.reference} | Type: ${oneLine(item.type)} | Location: ${oneLine(item.location)}`);

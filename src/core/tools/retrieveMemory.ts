@@ -3,7 +3,7 @@
 // prompts over 8,000 characters are rejected; retrieval has a 120 s budget (retrieval_timeout);
 // the session's last 5 prompts are kept and its last 3 feed triage; every call is logged.
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { Cell, Entity, Relationship } from '../model/records';
@@ -23,15 +23,14 @@ const MAX_FACTS = 12;
 const MAX_DOCUMENTS = 3;
 const DOCUMENT_TOKENS = 400;
 const PRIOR_PROMPTS = 3;
+const MAX_SESSION_ID_CHARS = 256;
 
 export const retrieveMemoryInput = z.strictObject({
   prompt: boundedText(MAX_PROMPT_CHARS).describe('Natural-language description of the context your agent needs. Maximum length: 8,000 characters.'),
   session_id: z
     .string()
-    .min(1)
-    .max(256)
     .optional()
-    .describe('Optional stable conversation ID. When omitted, the server falls back to the MCP session id. The last 5 prompts per session are kept for 30 days; the last 3 may feed triage.'),
+    .describe('Optional stable conversation ID. When omitted (or empty), the server falls back to the MCP session id. The last 5 prompts per session are kept for 30 days; the last 3 may feed triage.'),
 });
 
 const fact = z.strictObject({ statement: z.string(), relevance_score: z.number(), source_path: z.string() });
@@ -190,6 +189,14 @@ function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeo
   return lines.join('\n');
 }
 
+/**
+ * Any string names a conversation (the contract sets no limit); a long one, or one with a NUL no
+ * filter could name, is kept as its digest: the same for the same id.
+ */
+function sessionKey(id: string): string {
+  return id.length <= MAX_SESSION_ID_CHARS && !id.includes('\u0000') ? id : `sha256-${createHash('sha256').update(id, 'utf8').digest('hex')}`;
+}
+
 export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promise<RetrieveMemoryOutput> {
   const started = Date.now();
   const requestId = randomUUID();
@@ -197,7 +204,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
   const raw = (rawArgs && typeof rawArgs === 'object' ? rawArgs : {}) as Record<string, unknown>;
   // Own arguments only: nothing inherited is an argument.
   const given = Object.prototype.hasOwnProperty.call(raw, 'session_id') ? raw.session_id : undefined;
-  const sessionId = (typeof given === 'string' && given) || ctx.transportSessionId || null;
+  const sessionId = (typeof given === 'string' && given ? sessionKey(given) : null) || ctx.transportSessionId || null;
   let out: RetrieveMemoryOutput;
   // Before anything is read: the log entry quotes what the search finds (see logRequest).
   const mark = await ctx.engine.forgetMark().catch(() => undefined);

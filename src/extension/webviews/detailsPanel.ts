@@ -92,7 +92,7 @@ export class DetailsPanel implements vscode.Disposable {
         return { title: `Session ${target.session.memory_session_id.slice(0, 8)}`, body: sessionBody(target.scope, target.session, observations, sessions) };
       }
       case 'summary': {
-        const [s] = await engine.getSessionSummaries([target.id], target.scope);
+        const [s] = await engine.getSessionSummaries([target.id], target.scope, { includeSuppressed: true });
         if (!s) throw new Error(`Session summary #${target.id} is no longer in the store.`);
         const observations = await engine.listObservations(target.scope, { sessionId: s.memory_session_id, limit: 500 });
         const info = (await engine.listSessions(target.scope, 200)).find((x) => x.memory_session_id === s.memory_session_id);
