@@ -8,6 +8,10 @@
 //   no-op update moves them to a new fragment, which leaves the old one empty and dropped), the
 //   FTS index is rebuilt, and every old version is pruned. The project's full-text index
 //   segments (lexicalSegments.ts) are deleted the same way, and their postings files with them.
+// - Writers that read records and write what derives from them later (a session's summary, the
+//   request log, index segments) take a ForgetMark before they read and ask forgotSince after
+//   they wrote: a forget in between, in any process, moved the meta table (its journal), and
+//   they take back what it would have removed.
 // - The request is journalled in the meta table before the first delete, with what it will
 //   delete (the records derived from the forgotten ones, the graph entities they support)
 //   before the first row goes, and cleared after the purge: a forget interrupted by a crash is
@@ -157,9 +161,8 @@ export async function forgetMark(store: Store): Promise<ForgetMark> {
 
 /**
  * The journals of forgets whose process runs (this one included, or one on another host, which
- * cannot be told from here). One whose process ended is
- * finished by the next open, which also deletes the project's request log and rewrites every
- * table: what was written meanwhile goes then.
+ * cannot be told from here). One whose process ended is finished by the next open, which also
+ * deletes the project's request log and rewrites every table: what was written meanwhile goes then.
  */
 async function runningJournals(store: Store): Promise<Journal[]> {
   return (await store.metaEntries(JOURNAL_KEY))
@@ -399,8 +402,9 @@ async function restoreMergedSources(repos: ProjectRepositories, sources: number[
 
 /**
  * Other memories refer to a forgotten memory: topic traces quote it (its segments leave them),
- * supersession links and conflicts name it (they go). Its successor stays as it is, current; a
- * memory the forgotten one had superseded holds again, with the facts that closed then reopened.
+ * supersession links and conflicts name it (they go). Its successor stays current, less the
+ * subject it took over from it (ownSubject); a memory the forgotten one had superseded holds
+ * again, with the facts that closed then reopened.
  */
 async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doomed: Set<number>): Promise<void> {
   if (doomed.size === 0) return;
