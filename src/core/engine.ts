@@ -414,6 +414,7 @@ export class MemoryEngine implements MemoryEngineApi {
   private async forgetAgain(repos: ProjectRepositories, summaryId: number): Promise<void> {
     const going = await forgetsUnderWay(this.store);
     const sources = await repos.summaries.sources([summaryId]);
+    if (sources.length === 0) return;
     const present = new Set((await repos.observations.table.rows(`id IN ${sqlIntList(sources)}`, { select: ['id'] })).map((r) => Number(r.id)));
     const gone = sources.filter((id) => !present.has(id) || going.has(id));
     if (gone.length > 0) await forgetRecords(this.repos, { kind: 'observation', ids: gone }, { project: repos.project });
