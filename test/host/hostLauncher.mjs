@@ -240,20 +240,20 @@ export async function waitForWorkbench(page, timeoutMs = 90_000) {
 
 /** Runs a command from the palette: F1, type its title, Enter. */
 export async function runFromPalette(page, title) {
-  // On a busy machine the palette sometimes keeps showing its previous list, hidden, after the
-  // text is typed: it is closed and opened again until the command's own row shows.
+  await page.locator('.monaco-workbench').first().click({ position: { x: 700, y: 400 } }).catch(() => {});
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  // On a busy machine the palette sometimes keeps its previous list, hidden, after the text is
+  // typed: the text is typed again (no Escape or click: in a walkthrough they leave it).
   for (let attempt = 1; ; attempt++) {
-    await page.locator('.monaco-workbench').first().click({ position: { x: 700, y: 400 } }).catch(() => {});
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input').first();
-    await input.waitFor({ state: 'visible', timeout: 15_000 });
     await input.fill(`>${title}`);
     try {
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ state: 'visible', timeout: 15_000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ state: 'visible', timeout: 10_000 });
       break;
     } catch (error) {
       if (attempt >= 3) throw error;
-      await page.keyboard.press('Escape');
+      await input.fill('>');
     }
   }
   await page.keyboard.press('Enter');
