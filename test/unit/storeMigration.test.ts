@@ -96,6 +96,25 @@ describe('store: schema versions', () => {
     }
   });
 
+  it('opens a new store another process is creating (its meta table without a version row yet, a table folder without a version)', async () => {
+    // What a second process saw when two opened one new store at once: taken for the first
+    // layout, the store was migrated, and the migration failed on the folder without a version.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-creating-'));
+    try {
+      const db = await lancedb.connect(dir);
+      await db.createEmptyTable('meta', metaSchema());
+      db.close();
+      fs.mkdirSync(path.join(dir, 'session_prompts.lance', '_transactions'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'session_prompts.lance', '_transactions', '0-creating.txn'), 'x');
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      await engine.addPrompt({ project: 'p' }, 's1', 'a prompt');
+      assert.deepEqual(await engine.recentPrompts({ project: 'p' }, 's1', 5), ['a prompt']);
+      await engine.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a store from a newer version with a clear message and leaves it alone', async () => {
     const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
     await engine.observe([{ type: 'note', title: 'kept' }], { project: 'p' });

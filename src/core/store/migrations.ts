@@ -2,7 +2,7 @@
 // processes upgrading at once, leaves a store the next open can finish), and the version in the
 // meta table is written only after the step succeeded.
 
-import type { Connection } from '@lancedb/lancedb';
+import type { Connection, Table } from '@lancedb/lancedb';
 import { MEMORY_V4_FIELDS, OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';
 
 export class StoreVersionError extends Error {
@@ -22,12 +22,21 @@ export class StoreVersionError extends Error {
 
 type Step = (db: Connection, log: (m: string) => void) => Promise<void>;
 
+/**
+ * A table to migrate, or null when there is none: not listed, or listed without a version yet
+ * (another process creating a new store shows a table's folder first, and its meta table before
+ * the schema version is written; a new table is of the current layout, with nothing to migrate).
+ */
+async function openExisting(db: Connection, name: string): Promise<Table | null> {
+  if (!(await db.tableNames()).includes(name)) return null;
+  return db.openTable(name).catch(() => null);
+}
+
 /** steps[n] upgrades a store from version n to n + 1. */
 const steps: Record<number, Step> = {
   1: async (db, log) => {
-    const names = await db.tableNames();
-    if (!names.includes(TABLES.observations)) return;
-    const table = await db.openTable(TABLES.observations);
+    const table = await openExisting(db, TABLES.observations);
+    if (!table) return;
     const have = new Set((await table.schema()).fields.map((f) => f.name));
     const missing = OBSERVATION_V2_FIELDS().filter((f) => !have.has(f.name));
     if (missing.length > 0) {
@@ -39,9 +48,8 @@ const steps: Record<number, Step> = {
   2: async (db, log) => {
     // v2 prompts have no project, so no caller can be shown them safely: they are dropped (they
     // only feed follow-up rewriting and expire after 30 days) and the open re-creates the table.
-    const names = await db.tableNames();
-    if (!names.includes(TABLES.sessionPrompts)) return;
-    const table = await db.openTable(TABLES.sessionPrompts);
+    const table = await openExisting(db, TABLES.sessionPrompts);
+    if (!table) return;
     const hasProject = (await table.schema()).fields.some((f) => f.name === 'project');
     table.close();
     if (!hasProject) {
@@ -51,9 +59,8 @@ const steps: Record<number, Step> = {
   },
   3: async (db, log) => {
     // Supersession links and conflicts: every existing memory starts with none.
-    const names = await db.tableNames();
-    if (!names.includes(TABLES.memories)) return;
-    const table = await db.openTable(TABLES.memories);
+    const table = await openExisting(db, TABLES.memories);
+    if (!table) return;
     const have = new Set((await table.schema()).fields.map((f) => f.name));
     const missing = MEMORY_V4_FIELDS().filter((f) => !have.has(f.name));
     if (missing.length > 0) {

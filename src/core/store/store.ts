@@ -112,11 +112,15 @@ export class Store {
     });
 
     if (local) await refuseTablesWithoutVersions(localPath(options.uri));
-    const names = new Set(await db.tableNames());
+    let names = new Set(await db.tableNames());
+    const meta = names.has(TABLES.meta) ? await db.openTable(TABLES.meta).catch(() => null) : null;
+    // Without a meta table the store is of the first layout, or new, and maybe being created by
+    // another process right now, whose table folders show before their first version: those are
+    // not tables yet (taken for the first layout, they were migrated, and the open failed).
+    if (!meta && names.size > 0) names = await tablesWithVersions(db);
     let version = SCHEMA_VERSION;
     let storedVersion: number | null = null;
-    if (names.has(TABLES.meta)) {
-      const meta = await db.openTable(TABLES.meta);
+    if (meta) {
       const rows = await meta.query().where(`key = 'schema_version'`).toArray();
       const stored = rows.length > 0 ? Number(rows[0].value) : 1;
       if (stored > SCHEMA_VERSION) throw new StoreVersionError(stored, SCHEMA_VERSION, options.uri);
@@ -417,6 +421,18 @@ async function refuseTablesWithoutVersions(dir: string): Promise<void> {
     if ((await entries(path.join(folder, '_versions'))).some((f) => f.endsWith('.manifest'))) continue;
     throw new Error(`the store is corrupt: table ${name} has data files and no version manifest (${path.join(folder, '_versions')} is gone or empty); nothing was changed`);
   }
+}
+
+/** The listed tables that open: a folder another process is creating has no version yet. */
+async function tablesWithVersions(db: Connection): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const name of await db.tableNames()) {
+    const table = await db.openTable(name).catch(() => null);
+    if (!table) continue;
+    table.close();
+    out.add(name);
+  }
+  return out;
 }
 
 /** How long a table another process is creating may take to show its first version. */
