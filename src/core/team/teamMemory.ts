@@ -318,9 +318,9 @@ export class TeamMemory {
     if (version === this.cachedVersion && this.syncedAt !== null) return;
     const rows = await remote.rows(null);
     const before = (await this.cache.rows(null, ['node_id'])).map((r) => String(r.node_id));
-    const skipped = await this.cache.replaceAll(rows);
-    const kept = new Set((await this.cache.rows(null, ['node_id'])).map((r) => String(r.node_id)));
-    const gone = before.filter((id) => !kept.has(id));
+    const { kept, skipped } = await this.cache.replaceAll(rows);
+    const keptIds = new Set(kept);
+    const gone = before.filter((id) => !keptIds.has(id));
     if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${String((e as Error).message ?? e)}`));
     if (skipped.length > 0) this.log(`team store: ${skipped.length} item(s) that no client of this version writes were left out (${skipped.slice(0, 3).join('; ')})`);
     this.cachedVersion = version;
@@ -355,14 +355,16 @@ export class TeamMemory {
       hits = await hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
     }
     if (hits.length === 0) return [];
-    // Read again whole, and only in the project: a row of another project with the same node id
-    // would otherwise name its own sharer here; a row the cache would not keep is no hit (the
-    // remote is read as it is before the first refresh).
+    // Who shared each hit, read only in the project: a row of another project with the same node
+    // id would otherwise name its own sharer here. The cache holds only rows teamRowOf kept; the
+    // remote, read before the first refresh, is read whole and checked the same way.
+    const fromCache = source === this.cache;
     const schema = teamItemsSchema(source.dimension);
     const rows = new Map<string, TeamRow>();
-    for (const r of await source.rows(`${projectWhere(options.project)} AND node_id IN ${sqlStringList(hits.map((h) => h.cell.node_id))}`)) {
-      const row = teamRowOf(r, schema);
-      if (typeof row !== 'string') rows.set(row.node_id, row);
+    const ofHits = `${projectWhere(options.project)} AND node_id IN ${sqlStringList(hits.map((h) => h.cell.node_id))}`;
+    for (const r of await source.rows(ofHits, fromCache ? ['node_id', 'shared_by', 'shared_at_epoch'] : undefined)) {
+      const row = fromCache ? (r as TeamRow) : teamRowOf(r, schema);
+      if (typeof row !== 'string') rows.set(String(row.node_id), row);
     }
     return hits
       .filter((h) => rows.has(h.cell.node_id))

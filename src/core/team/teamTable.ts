@@ -11,6 +11,7 @@ import * as lancedb from '@lancedb/lancedb';
 import type { Connection, Table } from '@lancedb/lancedb';
 import { Field, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
+import { MAX_EPOCH_MS } from '../capture/prepare';
 import { plainRow, rowsToArrow } from '../store/arrowRows';
 import { sqlString, sqlStringList } from '../store/filters';
 import { rewriteFragments } from '../store/forget';
@@ -44,8 +45,6 @@ export type TeamRow = Row & {
   vector: number[];
 };
 
-/** Dates a JavaScript Date can hold (ms): a row dated outside them broke every tool that shows its date. */
-const MAX_EPOCH_MS = 8_640_000_000_000_000;
 /** What a team item can be: a memory or a session summary, never an observation (recall stays personal). */
 export const TEAM_ITEM_WHERE = `source_kind IN ('memory', 'session_summary') AND layer IN ('L1', 'L2')`;
 
@@ -68,6 +67,7 @@ export function teamRowOf(row: Row, schema: Schema): TeamRow | string {
     if (field.type instanceof Int64 && !(typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v)))) return `${field.name} is not a number`;
   }
   if (r.source_kind !== 'memory' && r.source_kind !== 'session_summary') return `source_kind '${String(r.source_kind)}' is not shared`;
+  // A row dated outside what a Date holds broke every tool that shows its date.
   for (const name of ['created_at_epoch', 'shared_at_epoch', 'last_accessed_epoch']) {
     if (r[name] !== null && r[name] !== undefined && !(Math.abs(Number(r[name])) <= MAX_EPOCH_MS)) return `${name} is not a date`;
   }
@@ -167,8 +167,8 @@ export class TeamTable {
     return doomed.length;
   }
 
-  /** Replaces the whole content (the local cache after a download), keeping no older version; returns why rows were left out. */
-  async replaceAll(downloaded: Row[]): Promise<string[]> {
+  /** Replaces the whole content (the local cache after a download), keeping no older version: the node ids kept, and why rows were left out. */
+  async replaceAll(downloaded: Row[]): Promise<{ kept: string[]; skipped: string[] }> {
     const schema = teamItemsSchema(this.dimension);
     const rows: TeamRow[] = [];
     const skipped: string[] = [];
@@ -181,7 +181,7 @@ export class TeamTable {
     this.table = await this.db.createTable(TEAM_TABLE, data, { mode: 'overwrite', schema });
     await ensureFtsIndex(this.table, true);
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }).catch(() => undefined);
-    return skipped;
+    return { kept: rows.map((r) => r.node_id), skipped };
   }
 
   close(): void {
