@@ -22,6 +22,8 @@ export interface CommandSpec {
   /** Extra paragraphs for --help. */
   details?: string;
   options: Record<string, OptionSpec>;
+  /** How many positional arguments it takes (none unless said; `Infinity` for free text). */
+  positionals?: number;
 }
 
 export interface CommandImpl {

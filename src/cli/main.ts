@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import type { CommandImpl, CommandSpec, OptionSpec } from './command';
 import { COMMAND_SPECS } from './commands/specs';
-import { UsageError, errorMessage, globalOptionsFrom } from './options';
+import { errorMessage, globalOptionsFrom, isUsageError } from './options';
 import type { Io } from './options';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
@@ -101,12 +101,17 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
     io.stdout.write(`${commandHelp(command)}\n`);
     return 0;
   }
+  const extra = parsed.positionals.slice(command.positionals ?? 0);
+  if (extra.length > 0) {
+    io.stderr.write(`error: unexpected argument '${extra[0]}'\n\n${commandHelp(command)}\n`);
+    return 2;
+  }
   try {
     const options = globalOptionsFrom(parsed.values as Record<string, unknown>);
     const impl = implementationOf(command);
     return await impl.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (isUsageError(error)) {
       io.stderr.write(`error: ${error.message}\n`);
       return 2;
     }

@@ -32,7 +32,14 @@ export interface GlobalOptions {
   cwd: string;
 }
 
-export class UsageError extends Error {}
+/** Bad usage or input (exit 2). Told by its name: the commands bundle has a copy of this class of its own. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export function isUsageError(error: unknown): error is UsageError {
+  return error instanceof Error && error.name === 'UsageError';
+}
 
 export interface Io {
   stdout: NodeJS.WritableStream;
@@ -69,6 +76,13 @@ function countOption(flag: string, value: unknown, envName: string, env: NodeJS.
   const [raw, from] = value !== undefined ? [String(value), `--${flag}`] : [env[envName]?.trim() || undefined, envName];
   if (raw === undefined) return undefined;
   if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be a whole number of at least 1, not '${raw.slice(0, 40)}'`);
+  return Number(raw);
+}
+
+/** The --port of serve and doctor: 0 (a random free port) unless given. */
+export function portOption(values: Record<string, unknown>): number {
+  const raw = values.port === undefined ? '0' : String(values.port).trim();
+  if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, not '${raw.slice(0, 40)}'`);
   return Number(raw);
 }
 
@@ -123,6 +137,9 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
   if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
   const store = values.store as string | undefined;
+  for (const flag of ['store', 'team-store', 'project', 'branch']) {
+    if (typeof values[flag] === 'string' && !(values[flag] as string).trim()) throw new UsageError(`--${flag} needs a value, not an empty string`);
+  }
   return {
     store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
     teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined)),

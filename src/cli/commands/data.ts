@@ -5,11 +5,12 @@ import { createReadStream, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
-import { privateWriteStream } from '../../core/privateFiles';
+import { writePrivateLines } from '../../core/privateFiles';
 import type { SourceKind } from '../../core/model/records';
 import { describeIssues } from '../../core/tools/types';
 import { observationInputSchema } from '../../core/tools/write';
 import type { CommandImpl } from '../command';
+import { UsageError } from '../options';
 import type { Io } from '../options';
 import { openEngine, resolveScope, writeJson } from '../context';
 
@@ -35,6 +36,7 @@ export const importGitCommand: CommandImpl = {
   name: 'import-git',
   async run({ options, values, positionals, io, signal }) {
     const repo = path.resolve(positionals[0] ?? options.cwd);
+    if (!statSync(repo, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`'${repo}' is not a folder: give the path of a git repository`);
     const scope = await resolveScope(options, repo);
     const engine = await openEngine(options, io, true);
     const started = Date.now();
@@ -109,9 +111,9 @@ export const exportCommand: CommandImpl = {
     const scope = values['all-projects'] ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
-      const out = values.out ? privateWriteStream(values.out as string) : io.stdout;
-      const n = await engine.exportJsonl((line) => out.write(line.endsWith('\n') ? line : `${line}\n`), scope);
-      if (values.out) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof privateWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
+      const n = values.out
+        ? await writePrivateLines(values.out as string, (write) => engine.exportJsonl(write, scope))
+        : await engine.exportJsonl((line) => io.stdout.write(line.endsWith('\n') ? line : `${line}\n`), scope);
       io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
       return 0;
     } finally {
@@ -163,6 +165,8 @@ export const forgetCommand: CommandImpl = {
       io.stderr.write('error: give exactly one of --ids, --whole-project or --all\n');
       return 2;
     }
+    if (values.kind !== undefined && values.ids === undefined) throw new UsageError('--kind goes with --ids: --whole-project and --all forget every kind');
+    if (values.all && (values.project !== undefined || values.branch !== undefined)) throw new UsageError('--all forgets every project of the store: give --whole-project with --project instead');
     if (values.ids !== undefined) {
       const kind = values.kind as SourceKind | undefined;
       if (!kind || !KINDS.includes(kind)) {
@@ -170,7 +174,7 @@ export const forgetCommand: CommandImpl = {
         return 2;
       }
       const ids = String(values.ids).split(',').map((s) => s.trim());
-      if (!ids.every((s) => /^\d+$/.test(s))) {
+      if (!ids.every((s) => /^\d+$/.test(s) && Number.isSafeInteger(Number(s)))) {
         io.stderr.write('error: --ids takes positive integers separated by commas\n');
         return 2;
       }

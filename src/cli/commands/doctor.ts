@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
-import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights } from '../options';
+import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights, portOption } from '../options';
 import { displayUri } from '../../core/store/objectStorage';
 import { orphansLookLost } from '../../core/store/repos/cells';
 import { serverInfoPath } from './servers';
@@ -39,6 +39,7 @@ const DAMAGED_FIX = 'Restore the store folder from a backup, or move it aside an
 export const doctorCommand: CommandImpl = {
   name: 'doctor',
   async run({ options, values, io }) {
+    const port = portOption(values);
     const checks: Check[] = [];
     const scope = await resolveScope(options).catch(() => ({ project: '(unknown)' }));
 
@@ -122,8 +123,7 @@ export const doctorCommand: CommandImpl = {
       }
     }
 
-    const port = values.port === undefined ? 0 : Number(values.port);
-    const portError = Number.isInteger(port) && port >= 0 && port <= 65535 ? await canListen(port) : 'not a port number';
+    const portError = await canListen(port);
     checks.push({
       name: 'port',
       ok: portError === null,

@@ -9,6 +9,7 @@ import { writePrivateFile } from '../../core/privateFiles';
 import { isLocalUri, localPath } from '../../core/store/location';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
+import { portOption } from '../options';
 
 /** Where `serve` writes its URL and token: inside a local store folder, else in ~/.code-memory. */
 export function serverInfoPath(storeUri: string): string {
@@ -33,11 +34,7 @@ export const mcpCommand: CommandImpl = {
 export const serveCommand: CommandImpl = {
   name: 'serve',
   async run({ options, values, io, signal }) {
-    const port = values.port === undefined ? 0 : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      io.stderr.write('error: --port must be an integer from 0 to 65535\n');
-      return 2;
-    }
+    const port = portOption(values);
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true, scope);
     let server;

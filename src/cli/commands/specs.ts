@@ -47,6 +47,7 @@ export const importGitSpec: CommandSpec = {
   details:
     'One observation per commit (message, files, SHA, branch, author, date, what the diff changed), grouped into sessions by time. ' +
     'Commits already imported are skipped, so running it twice adds nothing. Progress goes to stderr.',
+  positionals: 1,
   options: {
     rev: { type: 'string', description: 'Revision whose history is imported (default HEAD)', valueName: 'rev' },
     merges: { type: 'boolean', description: 'Also import merge commits as observations of their own (by default a pull request message is kept with the commits it merged)' },
@@ -77,6 +78,7 @@ export const importSpec: CommandSpec = {
   name: 'import',
   summary: 'Read JSON lines written by `export` into the store',
   usage: 'code-memory import [file|-] [--store <uri>]',
+  positionals: 1,
   options: {},
 };
 
@@ -98,6 +100,7 @@ export const nodeSpec: CommandSpec = {
   name: 'node',
   summary: 'Show a node (a recall result): its cell and source record',
   usage: 'code-memory node <node-id> [--project <name>] [--json]',
+  positionals: 1,
   options: {},
 };
 
@@ -105,6 +108,7 @@ export const searchSpec: CommandSpec = {
   name: 'search',
   summary: 'Search the project memory (hybrid full text + vectors)',
   usage: 'code-memory search <text...> [--limit <n>] [--layer L0|L1|L2] [--json]',
+  positionals: Infinity,
   options: {
     limit: { type: 'string', description: 'Results to show (default 10, at most 200)', valueName: 'n' },
     layer: { type: 'string', multiple: true, description: 'Only this layer (repeatable): L0 observations, L1 session summaries, L2 memories', valueName: 'layer' },

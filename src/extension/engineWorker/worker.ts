@@ -5,7 +5,6 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
-import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { MemoryEngineApi } from '../../core/api';
 import { REMOTE_ENGINE_METHODS } from '../../core/api';
@@ -15,7 +14,7 @@ import type { Embedder } from '../../core/embed/embedder';
 import { createEmbedder } from '../../core/embed/factory';
 import type { EmbedderConfig } from '../../core/embed/factory';
 import { MemoryEngine } from '../../core/engine';
-import { privateWriteStream } from '../../core/privateFiles';
+import { writePrivateLines } from '../../core/privateFiles';
 import type { Observation, Scope } from '../../core/model/records';
 import { ToolError } from '../../core/tools/types';
 import type { RunningHttpServer } from '../../mcp/httpServer';
@@ -102,15 +101,7 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
     case 'exportToFile': {
       const [path, scope] = args as [string, Scope | null];
       // An export holds memory: only its owner may read it.
-      const out = privateWriteStream(path);
-      let pending: Promise<unknown> = Promise.resolve();
-      const count = await engine.exportJsonl((line) => {
-        if (!out.write(`${line}\n`)) pending = once(out, 'drain');
-      }, scope);
-      await pending;
-      out.end();
-      await once(out, 'finish');
-      return count;
+      return writePrivateLines(path, (write) => engine.exportJsonl(write, scope));
     }
     case 'importFromFile': {
       const [path] = args as [string];

@@ -1,0 +1,99 @@
+// The CLI's usage contract, run as its bundle against real stores in temp folders: bad usage or
+// input exits 2 with one clear line, a flag that does not fit is refused rather than ignored,
+// and an export never writes through what its path already names.
+import * as assert from 'node:assert/strict';
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { removeDir, tempDir } from './mcpFixture';
+import { CliBundle } from './cliFixture';
+import type { CliRun } from './cliFixture';
+
+const bundle = new CliBundle('cli-usage');
+const cli = (args: string[], input?: string): Promise<CliRun> => bundle.run(args, { input });
+
+async function observe(store: string, project: string, titles: string[]): Promise<void> {
+  const r = await cli(['observe', '--store', store, '--project', project], titles.map((t) => JSON.stringify({ type: 'edit', title: t, narrative: `${t} narrative` })).join('\n') + '\n');
+  assert.equal(r.code, 0, r.stderr);
+}
+
+async function observations(store: string, project: string): Promise<number> {
+  const r = await cli(['stats', '--store', store, '--project', project, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { observations: number }).observations;
+}
+
+describe('code-memory CLI usage', function () {
+  this.timeout(240_000);
+  let dir: string;
+  before(async () => {
+    await bundle.build();
+    dir = tempDir('cli-usage');
+  });
+  after(() => {
+    removeDir(dir);
+    bundle.remove();
+  });
+
+  it('export --out replaces a symlink at its path instead of writing through it, and leaves no temp file', async () => {
+    const store = path.join(dir, 'sym-store');
+    await observe(store, 'P', ['symlink export']);
+    const target = path.join(dir, 'elsewhere.txt');
+    writeFileSync(target, 'precious\n', { mode: 0o644 });
+    const link = path.join(dir, 'export.jsonl');
+    symlinkSync(target, link);
+    const r = await cli(['export', '--out', link, '--store', store, '--project', 'P']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(target, 'utf8'), 'precious\n');
+    assert.ok(!lstatSync(link).isSymbolicLink());
+    assert.equal(statSync(link).mode & 0o777, 0o600);
+    assert.match(readFileSync(link, 'utf8'), /symlink export/);
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+  });
+
+  it('forget refuses --kind without --ids, and --all with --project, instead of forgetting more than asked', async () => {
+    const store = path.join(dir, 'kind-store');
+    await observe(store, 'K', ['k one', 'k two']);
+    await observe(store, 'L', ['l one']);
+    const kind = await cli(['forget', '--whole-project', '--kind', 'memory', '--yes', '--store', store, '--project', 'K']);
+    assert.equal(kind.code, 2, kind.stderr);
+    assert.match(kind.stderr, /--kind goes with --ids/);
+    const all = await cli(['forget', '--all', '--yes', '--store', store, '--project', 'K']);
+    assert.equal(all.code, 2, all.stderr);
+    assert.match(all.stderr, /--whole-project/);
+    assert.equal(await observations(store, 'K'), 2);
+    assert.equal(await observations(store, 'L'), 1);
+  });
+
+  it('a positional argument a command does not take is refused, not ignored', async () => {
+    const store = path.join(dir, 'pos-store');
+    await observe(store, 'Q', ['q one']);
+    const wanted = path.join(dir, 'wanted.jsonl');
+    const r = await cli(['export', wanted, '--store', store, '--project', 'Q']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unexpected argument '.*wanted\.jsonl'/);
+    assert.equal(r.stdout, '');
+    assert.ok(!existsSync(wanted));
+    // Commands that take text keep taking it.
+    const search = await cli(['search', 'q', 'one', '--store', store, '--project', 'Q', '--embedder', 'none', '--json']);
+    assert.equal(search.code, 0, search.stderr);
+  });
+
+  it('bad usage or input exits 2 with the reason, whichever command finds it', async () => {
+    const store = path.join(dir, 'usage-store');
+    const runs: Array<[string, string[], RegExp]> = [
+      ['doctor --port abc', ['doctor', '--port', 'abc', '--store', store, '--project', 'U', '--embedder', 'none'], /--port must be an integer/],
+      ['serve --port ""', ['serve', '--port', '', '--store', store, '--project', 'U', '--embedder', 'none'], /--port must be an integer/],
+      ['--store ""', ['stats', '--store', '', '--project', 'U'], /--store needs a value/],
+      ['--project ""', ['stats', '--store', store, '--project', ' '], /--project needs a value/],
+      ['forget --ids 1e20', ['forget', '--ids', '99999999999999999999', '--kind', 'observation', '--store', store, '--project', 'U'], /positive integers/],
+      ['import-git of a missing folder', ['import-git', path.join(dir, 'no-such-repo'), '--store', store, '--project', 'U'], /is not a folder/],
+      ['share without a team store', ['share', '--memory', '1', '--store', store, '--project', 'U'], /no team store/],
+    ];
+    const wrong: string[] = [];
+    for (const [name, args, reason] of runs) {
+      const r = await cli(args);
+      if (r.code !== 2 || !reason.test(r.stderr)) wrong.push(`${name}: exit ${r.code}: ${r.stderr.split('\n')[0]}`);
+    }
+    assert.deepEqual(wrong, []);
+  });
+});
