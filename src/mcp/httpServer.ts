@@ -126,6 +126,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Node keeps the first of repeated Host or Authorization lines and drops the rest, which a
+    // proxy in front may read otherwise: a request must have one of each at most (RFC 9112 3.2).
+    if ((req.headersDistinct.host?.length ?? 0) > 1 || (req.headersDistinct.authorization?.length ?? 0) > 1) {
+      return sendJson(res, 400, { error: 'bad_request', message: 'a request has one Host line and at most one Authorization line' });
+    }
     if (!hostAllowed(req.headers.host, port)) {
       return sendJson(res, 403, { error: 'forbidden_host', message: 'Host header must name the loopback address this server listens on' });
     }

@@ -50,25 +50,32 @@ const MANGLED_KEYS = ['__proto__', 'constructor'] as const;
  * its schema refuses them like any other unknown argument (invalid_arguments).
  */
 class MangledArguments {
+  /** By request id, from the call's arrival to its answer: ids may be used again after that. */
   private readonly kept = new Map<string | number, Array<[string, unknown]>>();
 
-  /** Wraps a connected transport's message handler. */
+  /** Wraps a connected transport's message handler, and its sending of answers. */
   watch(transport: Transport): void {
     const inner = transport.onmessage;
     transport.onmessage = (message, extra) => {
       const m = message as { id?: string | number; method?: unknown; params?: { arguments?: unknown } };
       const args = m.params?.arguments;
-      if (m.method === 'tools/call' && m.id !== undefined && typeof args === 'object' && args !== null) {
-        const found = MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k));
+      if (m.method === 'tools/call' && m.id !== undefined) {
+        const found = typeof args === 'object' && args !== null ? MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k)) : [];
         if (found.length > 0) {
           const rest: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(args)) if (!(found as string[]).includes(k)) rest[k] = v;
-          if (this.kept.size >= 1000) this.kept.clear(); // calls of unknown tools never restore theirs
+          for (const [k, v] of Object.entries(args as object)) if (!(found as string[]).includes(k)) rest[k] = v;
           this.kept.set(m.id, found.map((k) => [k, (args as Record<string, unknown>)[k]]));
           m.params!.arguments = rest;
-        }
+        } else this.kept.delete(m.id);
       }
       inner?.(message, extra);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      // Answered (a call of an unknown tool never reaches `restore`): what it kept goes.
+      const answered = message as { id?: string | number; result?: unknown; error?: unknown };
+      if (answered.id !== undefined && ('result' in answered || 'error' in answered)) this.kept.delete(answered.id);
+      return send(message, options);
     };
   }
 

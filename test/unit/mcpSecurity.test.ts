@@ -16,7 +16,7 @@ interface Reply {
 }
 
 /** Raw HTTP so that Host and Origin can be set to anything (fetch forbids changing Host). */
-function send(server: RunningHttpServer, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Reply> {
+function send(server: RunningHttpServer, options: { method?: string; path?: string; headers?: Record<string, string> | string[]; body?: string | Buffer }): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port: server.port, method: options.method ?? 'POST', path: options.path ?? '/v1/mcp/memory', headers: options.headers },
@@ -103,6 +103,25 @@ describe('MCP server security', function () {
     }
     const ok = await send(server, { headers: { ...good(), origin: `http://localhost:${server.port}`, host: `localhost:${server.port}` }, body: rpc('tools/list', {}) });
     assert.equal(ok.status, 200);
+    assert.equal(await counts(), before);
+  });
+
+  it('refuses a second Host or Authorization line (400) whichever comes first, changing nothing', async () => {
+    const before = await counts();
+    const body = rpc('tools/call', { name: 'remember', arguments: { title: 't', text: 'should never be stored' } });
+    const rest = ['content-type', 'application/json', 'accept', 'application/json, text/event-stream'];
+    const own = `127.0.0.1:${server.port}`;
+    const bearer = `Bearer ${server.token}`;
+    for (const headers of [
+      ['host', own, 'host', 'evil.example', 'authorization', bearer],
+      ['host', 'evil.example', 'host', own, 'authorization', bearer],
+      ['host', own, 'authorization', bearer, 'authorization', 'Bearer other'],
+      ['host', own, 'authorization', 'Bearer other', 'authorization', bearer],
+    ]) {
+      const r = await send(server, { headers: [...headers, ...rest], body });
+      assert.equal(r.status, 400, headers.join(' '));
+    }
+    assert.equal((await send(server, { headers: ['host', own, 'authorization', bearer, ...rest], body: rpc('tools/list', {}) })).status, 200);
     assert.equal(await counts(), before);
   });
 

@@ -2,19 +2,46 @@
 
 import { startHttpServer } from '../../mcp/httpServer';
 import { runStdioServer } from '../../mcp/stdioServer';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writePrivateFile } from '../../core/privateFiles';
 import { isLocalUri, localPath } from '../../core/store/location';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
-import { portOption } from '../options';
+import { UsageError, portOption } from '../options';
 
 /** Where `serve` writes its URL and token: inside a local store folder, else in ~/.code-memory. */
 export function serverInfoPath(storeUri: string): string {
   const dir = isLocalUri(storeUri) ? localPath(storeUri) : path.join(os.homedir(), '.code-memory');
   return path.join(dir, 'server.json');
+}
+
+interface ServerInfo {
+  pid?: number;
+  project?: string;
+  token?: string;
+}
+
+function readServerInfo(file: string): ServerInfo | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ServerInfo;
+  } catch {
+    return null;
+  }
+}
+
+/** The server a token file names, if its process still runs (a file a crash left is taken over). */
+function runningServerIn(file: string): ServerInfo | null {
+  const info = readServerInfo(file);
+  if (!info || !Number.isInteger(info.pid) || info.pid === process.pid) return null;
+  try {
+    process.kill(info.pid!, 0);
+    return info;
+  } catch (error) {
+    // EPERM: a process of another user holds that pid, so it runs.
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? info : null;
+  }
 }
 
 export const mcpCommand: CommandImpl = {
@@ -45,6 +72,12 @@ export const serveCommand: CommandImpl = {
       throw error;
     }
     const infoPath = (values['token-file'] as string | undefined) ?? serverInfoPath(options.store);
+    const other = runningServerIn(infoPath);
+    if (other) {
+      await server.close();
+      await engine.close();
+      throw new UsageError(`${infoPath} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
+    }
     mkdirSync(path.dirname(infoPath), { recursive: true });
     const info = { url: server.url, base_url: server.baseUrl, token: server.token, project: scope.project, store: options.store, pid: process.pid, started_at: new Date().toISOString() };
     writePrivateFile(infoPath, `${JSON.stringify(info, null, 2)}\n`);
@@ -58,7 +91,8 @@ export const serveCommand: CommandImpl = {
       else signal.addEventListener('abort', () => resolve(), { once: true });
     });
     await server.close();
-    rmSync(infoPath, { force: true });
+    // Only this server's own file: another may have taken the path since (after a restart of this one).
+    if (readServerInfo(infoPath)?.token === server.token) rmSync(infoPath, { force: true });
     await engine.close();
     return 0;
   },

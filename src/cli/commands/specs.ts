@@ -31,7 +31,7 @@ export const serveSpec: CommandSpec = {
   usage: 'code-memory serve [--port <n>] [--token-file <path>] [--project <name>] [--store <uri>]',
   details:
     'Listens on 127.0.0.1 only (a random free port unless --port). Every request needs Authorization: Bearer <token>.\n' +
-    'The URL and token are written to a file readable only by you (server.json in the store folder unless --token-file); it is removed on exit.\n' +
+    'The URL and token are written to a file readable only by you (server.json in the store folder unless --token-file); it is removed on exit. A second server on the same store needs a --token-file of its own: a file that names a running server is never taken over.\n' +
     'Routes: POST /v1/mcp/memory (MCP), GET /v1/nodes/{id}, GET /v1/dev/mcp-requests, POST /v1/observations, GET /v1/health.',
   options: {
     port: { type: 'string', description: 'Port to listen on (default: a random free port)', valueName: 'n' },

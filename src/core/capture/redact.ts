@@ -98,14 +98,24 @@ const RULES: Rule[] = [
  * Secrets this process holds whatever their shape (the loopback server's bearer token, a model
  * server's API key): never stored, even where a client pastes one into a prompt.
  */
-const knownSecrets = new Set<string>();
+const knownSecrets = new Map<string, number>();
 
-/** Adds a secret of this process to redact (8 characters or more); returns its removal. */
+/**
+ * Adds a secret of this process to redact (8 characters or more); returns its removal. Counted:
+ * a secret two holders registered (two servers with one token) stays until both removed it.
+ */
 export function registerSecret(secret: string): () => void {
   // Shorter than an S3-compatible server's shortest secret key would redact ordinary words.
   if (secret.length < 8) return () => undefined;
-  knownSecrets.add(secret);
-  return () => knownSecrets.delete(secret);
+  knownSecrets.set(secret, (knownSecrets.get(secret) ?? 0) + 1);
+  let removed = false;
+  return () => {
+    if (removed) return;
+    removed = true;
+    const left = (knownSecrets.get(secret) ?? 1) - 1;
+    if (left > 0) knownSecrets.set(secret, left);
+    else knownSecrets.delete(secret);
+  };
 }
 
 /** The text with every recognised secret replaced by [REDACTED]. */
@@ -114,7 +124,7 @@ const MAYBE_SECRET = new RegExp(RULES.map((r) => r.trigger).join('|'), 'i');
 
 export function redact(text: string): string {
   let out = text;
-  for (const secret of knownSecrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  for (const secret of knownSecrets.keys()) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   if (!MAYBE_SECRET.test(out)) return out;
   for (const rule of RULES) out = out.replace(rule.pattern, rule.replace);
   return out;
