@@ -40,6 +40,7 @@ import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
+import type { ImportLines, ImportOptions } from './store/portability';
 import { checkProject } from './store/projectTable';
 import { checkIds } from './store/repos/records';
 import { Repositories } from './store/repos/repositories';
@@ -261,8 +262,9 @@ export class MemoryEngine implements MemoryEngineApi {
       });
     }
     if (options.team) {
-      // Next to the personal store's data, so two personal stores never share an outbox.
-      const base = store.local ? localPath(store.uri) : path.join(os.homedir(), '.code-memory');
+      // Next to the personal store's data (or under one named after it, for a store on object
+      // storage), so two personal stores never share an outbox.
+      const base = store.local ? localPath(store.uri) : teamStateDir(path.join(os.homedir(), '.code-memory'), store.uri);
       const team = await TeamMemory.open({
         uri: options.team.uri,
         stateDir: options.team.stateDir ?? teamStateDir(base, options.team.uri),
@@ -748,12 +750,13 @@ export class MemoryEngine implements MemoryEngineApi {
     return exportJsonl(this.store, write, scope);
   }
 
-  async importJsonl(lines: AsyncIterable<string>): Promise<number> {
+  async importJsonl(lines: ImportLines, options: ImportOptions = {}): Promise<number> {
     this.assertOpen();
-    const n = await importJsonl(this.repos, lines);
+    const report = await importJsonl(this.repos, lines, options);
     this.repos.graphCache.clear();
     this.kickVectors();
-    return n;
+    options.onReport?.(report);
+    return report.imported;
   }
 
   /** Every table read whole (see Store.verify): what doctor reports of the store's files. */

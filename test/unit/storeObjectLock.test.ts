@@ -129,6 +129,14 @@ for (const scheme of ['s3', 'az'] as const) {
       const holder = (h: object, generation = 1): Promise<unknown> => backend.put(`me/.locks/test/${String(generation).padStart(12, '0')}`, JSON.stringify({ token: 'other', ...h }));
       const lock = (o: { staleMs?: number; waitMs?: number }, at = uri()): ObjectLock => objectLock(at, objectStorageOptions(parseObjectLocation(at)!, process.env), 'test', o)!;
 
+      it('counts only the generations right under its folder: an object put further down by hand is none', async () => {
+        await backend.put('me/.locks/test/old/000000000009', '{}');
+        await backend.put('me/.locks/test/000000000002.bak', '{}');
+        assert.equal(await lock({ waitMs: 5000 }).withLock(async () => 'taken'), 'taken');
+        const keys = (await backend.keys()).filter((k) => k.startsWith('me/.locks/test/'));
+        assert.ok(keys.includes('me/.locks/test/000000000001'), `the first generation was taken: ${keys.join(', ')}`);
+      });
+
       it('waits for a running process of this host while its generation is fresh, takes it once untouched (a failed release), and at once when it ended', async () => {
         const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
         try {

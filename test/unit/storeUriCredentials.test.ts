@@ -41,6 +41,16 @@ describe('credentials written into a store URI', function () {
     assert.deepEqual(written, [], `files named after the secret were created under the cwd; doctor said:\n${r.out}`);
   });
 
+  it('a URI with a query or fragment is refused (options come from the environment), and doctor never shows it', () => {
+    for (const uri of ['s3://bucket/x?region=us-east-1', 'az://container/x#frag', 'gs://bucket?x=1']) {
+      assert.throws(() => parseObjectLocation(uri), /has a query or fragment/, uri);
+    }
+    const r = cli(dir, ['doctor', '--store', 's3://bucket/x?aws_access_key_id=AKIAAUDIT&aws_secret_access_key=wJalrQUERYSECRETmarker', '--embedder', 'none']);
+    assert.ok(!r.out.includes('QUERYSECRETmarker'), `doctor printed the secret from the URI's query:\n${r.out}`);
+    assert.match(r.out, /has a query or fragment/);
+    assert.deepEqual(fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.includes('SECRET')), []);
+  });
+
   it("a prefix holding '@' (a legal S3 key character) is not refused as credentials", () => {
     const loc = parseObjectLocation('s3://team-bucket/teams/web@acme/code-memory');
     assert.equal(loc?.bucket, 'team-bucket');

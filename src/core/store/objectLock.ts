@@ -190,10 +190,13 @@ export class ObjectLock {
 
   private async generations(): Promise<number[]> {
     const out: number[] = [];
+    // Keys right under the lock's folder only: an object further down (put there by hand) is no
+    // generation. Told by the depth, as the prefix may come back XML-escaped.
+    const depth = `${this.dir}/`.split('/').length;
     for (const key of await this.objects.list(`${this.dir}/`)) {
-      // The generation is the key's last part (the prefix may come back XML-escaped).
-      const n = Number(key.slice(key.lastIndexOf('/') + 1));
-      if (Number.isSafeInteger(n) && n > 0) out.push(n);
+      const last = key.slice(key.lastIndexOf('/') + 1);
+      const n = Number(last);
+      if (key.split('/').length === depth && /^[0-9]+$/.test(last) && Number.isSafeInteger(n) && n > 0) out.push(n);
     }
     return out.sort((a, b) => a - b);
   }

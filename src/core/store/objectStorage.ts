@@ -40,8 +40,8 @@ const SCHEMES: Record<string, ObjectScheme> = { 's3:': 's3', 's3a:': 's3', 'gs:'
 /** A URI or URL as it may be shown: credentials written into it (`scheme://key:secret@host`) replaced. */
 export function displayUri(uri: string): string {
   // `key:secret@` (the secret may hold '/', '#', '?' unencoded, as pasted), or anything before an
-  // '@' in the bucket's place.
-  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@|[^@]*:[^@]*@)/i, '$1***@');
+  // '@' in the bucket's place; a query or fragment (`?aws_secret_access_key=...`).
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@|[^@]*:[^@]*@)/i, '$1***@').replace(/^([a-z][a-z0-9+.-]*:\/\/[^?#]*)[?#].*$/is, '$1?***');
 }
 
 /** Parses `s3://bucket/prefix` (gs://, az:// alike); null for anything that is not object storage. */
@@ -52,10 +52,13 @@ export function parseObjectLocation(uri: string): ObjectLocation | null {
   if (credentials && SCHEMES[credentials[1].toLowerCase()]) {
     throw new ObjectStoreRefused(`'${displayUri(uri)}' carries credentials: use ${SCHEMES[credentials[1].toLowerCase()]}://<bucket>/<prefix>, with the keys in the environment or ~/.aws/credentials`);
   }
-  const m = /^([a-z][a-z0-9+.-]*:)\/\/([^/?#]*)(\/[^?#]*)?$/i.exec(uri.trim());
+  const m = /^([a-z][a-z0-9+.-]*:)\/\/([^/?#]*)(\/[^?#]*)?([?#].*)?$/is.exec(uri.trim());
   if (!m) return null;
   const scheme = SCHEMES[m[1].toLowerCase()];
   if (!scheme) return null;
+  // Options (and keys) come from the environment and settings, never from the URI: one with a
+  // query would otherwise be taken for a folder path.
+  if (m[4]) throw new ObjectStoreRefused(`'${displayUri(uri)}' has a query or fragment: use ${scheme}://<bucket>/<prefix>, with the keys and options in the environment or settings`);
   const bucket = m[2];
   if (!/^[a-z0-9][a-z0-9._-]{1,253}$/i.test(bucket)) {
     throw new ObjectStoreRefused(`'${uri}' does not name a bucket: use ${scheme}://<bucket>/<prefix>`);
