@@ -15,6 +15,7 @@ import type {
   SourceKind,
 } from './model/records';
 import type { ForgetMark } from './store/forget';
+import type { ImportLines, ImportOptions } from './store/portability';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
 import type { SharePreview } from './team/shareRows';
 import type { HitOrigin, TeamStatus } from './team/teamMemory';
@@ -206,7 +207,8 @@ export interface MemoryEngineApi {
 
   // Data portability and health.
   exportJsonl(write: (line: string) => void, scope: Scope | null): Promise<number>;
-  importJsonl(lines: AsyncIterable<string>): Promise<number>;
+  /** Records imported; a bad line refuses the whole file (ImportFileError) and writes nothing. */
+  importJsonl(lines: ImportLines, options?: ImportOptions): Promise<number>;
   stats(scope: Scope | null): Promise<StoreStats>;
   /** Every table of the store read whole: a damaged one carries the error it gave. */
   verifyStore(): Promise<TableCheck[]>;

@@ -84,7 +84,7 @@ describe('store: JSON Lines export and import', function () {
     const lines = [
       { kind: 'observation', record: { ...base, id: 1, memory_session_id: secretSession, type: 'note', title: 'deploy with AKIAZQ9IMPORTKEY1234', narrative: 'export DB_PASSWORD=Zq9importedSecretValue', facts: JSON.stringify(['the api_key="Zq9FactSecretValue" works']) } },
       { kind: 'observation', record: { ...base, id: 2, memory_session_id: secretSession, type: 'note', title: 'second of the session' } },
-      { kind: 'memory', record: { ...base, id: 3, title: 'token', text: 'use ghp_Zq9ImportedGithubToken0123456789abcd', memory_type: 'note' } },
+      { kind: 'memory', record: { ...base, id: 3, title: 'token', text: 'use ghp_Zq9ImportedGithubToken0123456789abcd', memory_type: 'note', updated_at_epoch: at, scope: 'project', classification: 'note', classification_reason: 'saved explicitly', current_context_eligible: false } },
       { kind: 'session_prompt', record: { project, session_id: secretSession, prompt: 'my password="Zq9PromptSecretValue"', created_at_epoch: Date.now() } },
     ].map((l) => JSON.stringify(l));
     const engine = await open();

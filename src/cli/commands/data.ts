@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
 import { writePrivateLines } from '../../core/privateFiles';
+import type { ImportReport } from '../../core/store/portability';
 import type { SourceKind } from '../../core/model/records';
 import { describeIssues } from '../../core/tools/types';
 import { observationInputSchema } from '../../core/tools/write';
@@ -140,14 +141,24 @@ export const importCommand: CommandImpl = {
         return 2;
       }
     }
-    const input = file === '-' ? io.stdin : createReadStream(file);
+    const project = options.project;
     const engine = await openEngine(options, io, true);
     try {
-      const n = await engine.importJsonl(createInterface({ input, crlfDelay: Infinity }));
+      // A file is read twice (checked whole, then written); stdin is held in memory meanwhile. The
+      // reader starts once the store is open: lines it reads before it is iterated are lost.
+      const lines = file === '-' ? createInterface({ input: io.stdin, crlfDelay: Infinity }) : () => createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+      let report: ImportReport = { imported: 0, already_there: 0, other_projects: 0 };
+      await engine.importJsonl(lines, { project, onReport: (r) => (report = r) });
       await engine.flush();
-      if (options.json) writeJson(io, { imported: n });
-      else io.stdout.write(`Imported ${n} record(s).\n`);
+      if (options.json) writeJson(io, project ? { project, ...report } : report);
+      else {
+        const others = project ? `, ${report.other_projects} of other projects left out` : '';
+        io.stdout.write(`Imported ${report.imported} record(s)${project ? ` of '${project}'` : ''} (${report.already_there} already there${others}).\n`);
+      }
       return 0;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ImportFileError') throw new UsageError(error.message);
+      throw error;
     } finally {
       await engine.close();
     }

@@ -77,7 +77,10 @@ export const exportSpec: CommandSpec = {
 export const importSpec: CommandSpec = {
   name: 'import',
   summary: 'Read JSON lines written by `export` into the store',
-  usage: 'code-memory import [file|-] [--store <uri>]',
+  usage: 'code-memory import [file|-] [--project <name>] [--store <uri>]',
+  details:
+    'The whole file is checked before anything is written: a bad line refuses it, with its line number (exit 2). Records already in the store are skipped, so a file imported twice adds nothing. ' +
+    'With --project (or $CODE_MEMORY_PROJECT), only that project\'s records are imported; the others are counted and left out.',
   positionals: 1,
   options: {},
 };

@@ -2,20 +2,24 @@
 // line per record ({"kind": ..., "record": {...}}). Cells are not exported: they are rebuilt
 // from the records on import and re-embedded by the background queue.
 //
-// Ids on import: an imported id is kept only when no process can hand it out any more (the id
-// allocator reserves it) and no stored record holds it; the same record imported again (same id,
-// project and time) is skipped; any other record gets a fresh id, and the references to it in
-// the same import (summaries' and memories' source ids, merged observations' sources, topic
-// traces) are rewritten to match. Supersession links and conflicts between memories can point
-// either way in the file, so they are rewritten once, after every memory is in.
+// Import reads the file twice: first every line is parsed, redacted and checked against its
+// table's columns, and every record placed (see place); only then is anything written, so a
+// bad line refuses the whole file. The same record imported again (same project and time, and
+// the same id or content) is skipped; a record whose id is taken gets a fresh one, and every
+// reference to it in the file (summaries' and memories' source ids, merged observations'
+// sources, topic traces, supersession links and conflicts) follows, in whatever order the
+// file holds them.
 
+import { createHash } from 'node:crypto';
+import { Type } from 'apache-arrow';
+import type { Field } from 'apache-arrow';
 import { redact, redactJson, redactKey } from '../capture/redact';
-import type { CompressedSource, Memory, Scope, TopicTrace } from '../model/records';
+import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable } from './projectTable';
 import type { Repositories } from './repos/repositories';
-import { SCHEMA_VERSION, TABLES } from './schema';
+import { entitiesSchema, memoriesSchema, observationsSchema, relationshipsSchema, SCHEMA_VERSION, sessionPromptsSchema, sessionSummariesSchema, TABLES } from './schema';
 import type { TableName } from './schema';
 import type { Row, Store } from './store';
 
@@ -23,13 +27,21 @@ export const EXPORT_FORMAT = 'code-memory-export';
 
 type RecordKind = 'observation' | 'session_summary' | 'memory';
 
-const KINDS: { kind: string; table: TableName; record?: RecordKind }[] = [
-  { kind: 'observation', table: TABLES.observations, record: 'observation' },
-  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary' },
-  { kind: 'memory', table: TABLES.memories, record: 'memory' },
-  { kind: 'entity', table: TABLES.entities },
-  { kind: 'relationship', table: TABLES.relationships },
-  { kind: 'session_prompt', table: TABLES.sessionPrompts },
+interface KindSpec {
+  kind: string;
+  table: TableName;
+  record?: RecordKind;
+  /** The table's columns: what a record of this kind may hold, and must. */
+  fields: Field[];
+}
+
+const KINDS: KindSpec[] = [
+  { kind: 'observation', table: TABLES.observations, record: 'observation', fields: observationsSchema().fields },
+  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary', fields: sessionSummariesSchema().fields },
+  { kind: 'memory', table: TABLES.memories, record: 'memory', fields: memoriesSchema().fields },
+  { kind: 'entity', table: TABLES.entities, fields: entitiesSchema().fields },
+  { kind: 'relationship', table: TABLES.relationships, fields: relationshipsSchema().fields },
+  { kind: 'session_prompt', table: TABLES.sessionPrompts, fields: sessionPromptsSchema().fields },
 ];
 
 const UPSERT_KEYS: Record<string, string[]> = {
@@ -54,45 +66,78 @@ export async function exportJsonl(store: Store, write: (line: string) => void, s
 
 const BATCH = 500;
 
-/** Old id -> new id, per record kind, for the records of this import that were renumbered. */
+/** A file the import refuses (not JSON, unknown kind, a record the store cannot hold): nothing was written. */
+export class ImportFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImportFileError';
+  }
+}
+
+/**
+ * The lines to import. The file is read twice (checked whole, then written): a function that
+ * opens it again keeps it out of memory; lines given once are held until the import ends.
+ */
+export type ImportLines = AsyncIterable<string> | (() => AsyncIterable<string>);
+
+export interface ImportOptions {
+  /** Import only this project's records; the others are counted, not written. */
+  project?: string;
+  /** Told what the import did, beyond the count it returns. */
+  onReport?: (report: ImportReport) => void;
+}
+
+export interface ImportReport {
+  imported: number;
+  /** Records already in the store (the same file imported before). */
+  already_there: number;
+  /** Records of other projects than ImportOptions.project. */
+  other_projects: number;
+}
+
+/** Old id -> id in the store, per record kind, for the records of this import whose id changed. */
 type Renumbered = Record<RecordKind, Map<number, number>>;
 
 function remapIds(ids: unknown, map: Map<number, number>): unknown {
   return Array.isArray(ids) ? ids.map((id) => map.get(Number(id)) ?? id) : ids;
 }
 
-/** Rewrites a record's references to records renumbered earlier in the same import. */
+/** Gives a record its id in the store and rewrites its references to records of the file whose id changed. */
 function remapReferences(kind: RecordKind, r: Row, renumbered: Renumbered): void {
   const obs = renumbered.observation;
+  const mem = renumbered.memory;
+  r.id = renumbered[kind].get(Number(r.id)) ?? r.id;
   if (kind === 'observation' && r.compressed_sources) {
     const sources = parseJson<CompressedSource[]>(r.compressed_sources, []);
-    r.compressed_sources = JSON.stringify(sources.map((s) => ({ ...s, source_observation_id: obs.get(s.source_observation_id) ?? s.source_observation_id })));
+    r.compressed_sources = JSON.stringify(
+      sources.map((s) => ({
+        ...s,
+        compressed_observation_id: obs.get(s.compressed_observation_id) ?? s.compressed_observation_id,
+        source_observation_id: obs.get(s.source_observation_id) ?? s.source_observation_id,
+      })),
+    );
   }
   if ((kind === 'session_summary' || kind === 'memory') && r.source_ids) {
     r.source_ids = JSON.stringify(remapIds(parseJson<number[]>(r.source_ids, []), obs));
   }
-  if (kind === 'memory' && r.topic_trace) {
+  if (kind !== 'memory') return;
+  if (r.topic_trace) {
     const trace = parseJson<TopicTrace[]>(r.topic_trace, []);
+    const event = (id: number): number => obs.get(id) ?? id;
     r.topic_trace = JSON.stringify(
-      trace.map((t) => ({ ...t, id: renumbered.memory.get(t.id) ?? t.id, evidence_event_ids: remapIds(t.evidence_event_ids, obs) as number[] })),
+      trace.map((t) => ({
+        ...t,
+        id: mem.get(t.id) ?? t.id,
+        covered_from_event_id: event(t.covered_from_event_id),
+        covered_to_event_id: event(t.covered_to_event_id),
+        evidence_event_ids: remapIds(t.evidence_event_ids, obs) as number[],
+      })),
     );
   }
-}
-
-function hasLinks(m: Memory): boolean {
-  return (m.supersedes?.length ?? 0) > 0 || m.superseded_by !== null || (m.conflicts?.length ?? 0) > 0;
-}
-
-/** The memory with its links to other memories renumbered, or null when none changed. */
-function relinked(m: Memory, map: Map<number, number>): Memory | null {
-  const id = (x: number): number => map.get(x) ?? x;
-  const next: Memory = {
-    ...m,
-    supersedes: m.supersedes ? m.supersedes.map(id) : null,
-    superseded_by: m.superseded_by === null ? null : id(m.superseded_by),
-    conflicts: m.conflicts ? m.conflicts.map((c) => ({ ...c, id: id(c.id) })) : null,
-  };
-  return JSON.stringify([next.supersedes, next.superseded_by, next.conflicts]) === JSON.stringify([m.supersedes, m.superseded_by, m.conflicts]) ? null : next;
+  // Supersession links and conflicts can point either way in the file.
+  if (r.supersedes) r.supersedes = JSON.stringify(remapIds(parseJson<number[]>(r.supersedes, []), mem));
+  if (r.superseded_by !== null && r.superseded_by !== undefined) r.superseded_by = mem.get(Number(r.superseded_by)) ?? r.superseded_by;
+  if (r.conflicts) r.conflicts = JSON.stringify(parseJson<MemoryConflict[]>(r.conflicts, []).map((c) => ({ ...c, id: mem.get(c.id) ?? c.id })));
 }
 
 /** Fields that name something (a session, a branch, a key, an entity): a secret in them is digested, not replaced (redactKey). */
@@ -114,135 +159,228 @@ function redactRecord(record: Row): Row {
   return out;
 }
 
-export async function importJsonl(repos: Repositories, lines: AsyncIterable<string>): Promise<number> {
-  const store = repos.store;
-  const pending = new Map<string, Row[]>();
+/** A checked line of the file: its kind and the record as it will be stored (before renumbering). */
+interface ImportLine {
+  spec: KindSpec;
+  record: Row;
+}
+
+const VALUE_TYPES: Partial<Record<Type, { name: string; test: (v: unknown) => boolean }>> = {
+  [Type.Utf8]: { name: 'a string', test: (v) => typeof v === 'string' },
+  [Type.Int]: { name: 'an integer', test: (v) => Number.isSafeInteger(v) },
+  [Type.Float]: { name: 'a number', test: (v) => typeof v === 'number' && Number.isFinite(v) },
+  [Type.Bool]: { name: 'true or false', test: (v) => typeof v === 'boolean' },
+};
+
+/** What is wrong with a record against its table's columns, or null: the store needs every required column, of its type. */
+function problemsOf(spec: KindSpec, r: Row): string | null {
+  const missing: string[] = [];
+  const wrong: string[] = [];
+  if (typeof r.project !== 'string' || r.project === '') missing.push('project');
+  for (const field of spec.fields) {
+    const value = r[field.name];
+    if (value === null || value === undefined) {
+      if (!field.nullable && field.name !== 'project') missing.push(field.name);
+      continue;
+    }
+    const type = VALUE_TYPES[field.type.typeId as Type];
+    if (type && !type.test(value)) wrong.push(`${field.name} ${JSON.stringify(value).slice(0, 40)} is not ${type.name}`);
+  }
+  if (spec.record && Number.isSafeInteger(r.id) && Number(r.id) <= 0) wrong.push(`id ${Number(r.id)} is not positive`);
+  const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];
+  return problems.length > 0 ? problems.join('; ') : null;
+}
+
+/** One line of the file read, redacted and checked; null for the header and blank lines. Throws ImportFileError. */
+function readLine(raw: string, lineNo: number): ImportLine | null {
+  const line = raw.trim();
+  if (!line) return null;
+  let parsed: { kind?: unknown; record?: unknown; schema_version?: unknown };
+  try {
+    parsed = JSON.parse(line) as typeof parsed;
+  } catch {
+    throw new ImportFileError(`Import line ${lineNo} is not JSON: fix or remove it and import again (nothing was imported)`);
+  }
+  if (parsed.kind === EXPORT_FORMAT) {
+    if (Number(parsed.schema_version) > SCHEMA_VERSION) {
+      throw new ImportFileError(`The export has schema version ${String(parsed.schema_version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
+    }
+    return null;
+  }
+  const kind = String(parsed.kind);
+  const spec = KINDS.find((k) => k.kind === kind);
+  if (!spec || typeof parsed.record !== 'object' || parsed.record === null || Array.isArray(parsed.record)) {
+    throw new ImportFileError(`Import line ${lineNo}: unknown record kind '${kind}' (nothing was imported)`);
+  }
+  const given = parsed.record as Row;
+  if (kind === 'session_prompt' && !given.project) return null; // prompts of a v2 export have no project
+  // Only the table's columns are kept; JSON given as such is stored as text, as the tables hold it.
+  const record = redactRecord(Object.fromEntries(spec.fields.filter((f) => f.name in given).map((f) => [f.name, given[f.name]])));
+  for (const field of spec.fields) {
+    const value = record[field.name];
+    if (field.type.typeId === Type.Utf8 && value !== null && typeof value === 'object') record[field.name] = JSON.stringify(value);
+  }
+  if (kind === 'memory') {
+    record.current_context_eligible = Boolean(parseJson(String(record.current_context_eligible ?? false), record.current_context_eligible));
+  }
+  const problems = problemsOf(spec, record);
+  if (problems) throw new ImportFileError(`Import line ${lineNo}: the ${kind} record ${problems}; fix or remove it and import again (nothing was imported)`);
+  return { spec, record };
+}
+
+/** What tells a record stored before under another id: its project, time and these fields. */
+const CONTENT_FIELDS: Record<RecordKind, string[]> = {
+  observation: ['memory_session_id', 'type', 'title', 'narrative'],
+  session_summary: ['memory_session_id'],
+  memory: ['memory_type', 'title', 'text'],
+};
+
+function contentKey(kind: RecordKind, r: Row): string {
+  return createHash('sha256').update(JSON.stringify(CONTENT_FIELDS[kind].map((f) => r[f] ?? null))).digest('base64');
+}
+
+/** A record of the file to place: its id in the file, project, time and content key. */
+interface Placed {
+  id: number;
+  project: string;
+  epoch: number;
+  key: string;
+}
+
+/**
+ * Where every record of the file goes, decided before anything is written so that references
+ * follow whatever the order of the file. A record already stored (same project and time, and the
+ * same id or the same content) is not written again, and references to it point at the stored
+ * one. Any other keeps its id when no process can hand it out any more (the id allocator
+ * reserves it) and no stored or imported record holds it, else it gets a fresh id.
+ */
+async function place(repos: Repositories, records: Record<RecordKind, Placed[]>): Promise<{ renumbered: Renumbered; stored: Record<RecordKind, Set<number>> }> {
   const renumbered: Renumbered = { observation: new Map(), session_summary: new Map(), memory: new Map() };
-  // Id ranges reserved for this import, and the ids it has written.
+  const stored: Record<RecordKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
   const owned: [number, number][] = [];
   const used = new Set<number>();
   const isOwned = (id: number): boolean => owned.some(([lo, hi]) => id >= lo && id < hi);
-  let imported = 0;
-  let lineNo = 0;
-  // Imported memories that link to others (new id, by project), relinked at the end.
-  const linked = new Map<string, number[]>();
-
-  const flushKind = async (kind: string): Promise<void> => {
-    const rows = pending.get(kind) ?? [];
-    pending.set(kind, []);
-    if (rows.length === 0) return;
-    const spec = KINDS.find((k) => k.kind === kind);
-    if (!spec) return;
-    const byProject = new Map<string, Row[]>();
-    for (const r of rows) {
-      const project = String(r.project ?? '');
-      const list = byProject.get(project) ?? [];
-      list.push(r);
-      byProject.set(project, list);
-    }
-    for (const [project, list] of byProject) {
-      if (!project) throw new Error(`Import: a ${kind} record has no project; the file is not a Code Memory export`);
-      const scoped = repos.forProject(project);
-      if (!spec.record) {
-        await new ProjectTable(store, spec.table, project).upsert(UPSERT_KEYS[kind], list);
-        imported += list.length;
-        continue;
+  for (const { table, record: kind } of KINDS) {
+    if (!kind) continue;
+    const fresh: number[] = [];
+    for (const [project, list] of groupBy(records[kind], (p) => p.project)) {
+      for (let i = 0; i < list.length; i += BATCH) {
+        const chunk = list.slice(i, i + BATCH);
+        const rows = await new ProjectTable(repos.store, table, project).rows(`created_at_epoch IN ${sqlIntList(chunk.map((p) => p.epoch))}`, {
+          select: ['id', 'created_at_epoch', ...CONTENT_FIELDS[kind]],
+        });
+        const there = rows.map((r) => ({ id: Number(r.id), epoch: Number(r.created_at_epoch), key: contentKey(kind, r) }));
+        for (const p of chunk) {
+          const match = there.find((t) => t.epoch === p.epoch && (t.id === p.id || t.key === p.key));
+          if (!match) fresh.push(p.id);
+          else {
+            stored[kind].add(p.id);
+            if (match.id !== p.id) renumbered[kind].set(p.id, match.id);
+          }
+        }
       }
-      const record = spec.record;
-      for (const r of list) remapReferences(record, r, renumbered);
-      // The same record imported twice (same id, project and time) is skipped.
-      const existing = await store.rows(spec.table, `id IN ${sqlIntList(list.map((r) => Number(r.id)))}`, { select: ['id', 'project', 'created_at_epoch'] });
-      const stored = new Map(existing.map((r) => [Number(r.id), r]));
-      const fresh = list.filter((r) => {
-        const e = stored.get(Number(r.id));
-        return !e || e.project !== r.project || Number(e.created_at_epoch) !== Number(r.created_at_epoch);
-      });
-      if (fresh.length === 0) continue;
-      // Ids the allocator could still hand out, or that another record holds, are renumbered.
-      const candidates = fresh.map((r) => Number(r.id)).filter((id) => !stored.has(id) && !used.has(id));
-      const range = await repos.ids.reserve(candidates.filter((id) => !isOwned(id)));
+    }
+    for (let i = 0; i < fresh.length; i += BATCH) {
+      const ids = fresh.slice(i, i + BATCH);
+      const taken = new Set((await repos.store.rows(table, `id IN ${sqlIntList(ids)}`, { select: ['id'] })).map((r) => Number(r.id)));
+      const range = await repos.ids.reserve(ids.filter((id) => !taken.has(id) && !used.has(id) && !isOwned(id)));
       if (range) owned.push(range);
-      const clashes = fresh.filter((r) => {
-        const id = Number(r.id);
-        if (stored.has(id) || used.has(id) || !isOwned(id)) return true;
+      const clashes = ids.filter((id) => {
+        if (taken.has(id) || used.has(id) || !isOwned(id)) return true;
         used.add(id);
         return false;
       });
       const newIds = clashes.length > 0 ? await repos.ids.allocate(clashes.length) : [];
-      clashes.forEach((r, i) => {
-        renumbered[record].set(Number(r.id), newIds[i]);
-        r.id = newIds[i];
-        used.add(newIds[i]);
+      clashes.forEach((id, j) => {
+        renumbered[kind].set(id, newIds[j]);
+        used.add(newIds[j]);
       });
-      if (record === 'observation') {
+    }
+  }
+  return { renumbered, stored };
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+/**
+ * Imports a file in two passes: the first reads and checks every line and places every record
+ * (see place), the second writes. A file with a bad line is refused whole, so importing it
+ * again once fixed starts from the same store.
+ */
+export async function importJsonl(repos: Repositories, lines: ImportLines, options: ImportOptions = {}): Promise<ImportReport> {
+  const report: ImportReport = { imported: 0, already_there: 0, other_projects: 0 };
+  const held: string[] = [];
+  const inScope = (record: Row): boolean => options.project === undefined || record.project === options.project;
+  const toPlace: Record<RecordKind, Placed[]> = { observation: [], session_summary: [], memory: [] };
+  const lineOfId: Record<RecordKind, Map<number, number>> = { observation: new Map(), session_summary: new Map(), memory: new Map() };
+  let lineNo = 0;
+  for await (const raw of typeof lines === 'function' ? lines() : lines) {
+    lineNo++;
+    if (typeof lines !== 'function') held.push(raw);
+    const read = readLine(raw, lineNo);
+    const kind = read?.spec.record;
+    if (!read || !kind) continue;
+    const r = read.record;
+    const id = Number(r.id);
+    const first = lineOfId[kind].get(id);
+    if (first !== undefined) throw new ImportFileError(`Import line ${lineNo}: a second ${kind} with id ${id} (the first is on line ${first}); remove one and import again (nothing was imported)`);
+    lineOfId[kind].set(id, lineNo);
+    if (inScope(r)) toPlace[kind].push({ id, project: String(r.project), epoch: Number(r.created_at_epoch), key: contentKey(kind, r) });
+  }
+  const { renumbered, stored } = await place(repos, toPlace);
+  report.already_there = stored.observation.size + stored.session_summary.size + stored.memory.size;
+
+  const pending = new Map<string, Row[]>();
+  const flushKind = async (spec: KindSpec): Promise<void> => {
+    const rows = pending.get(spec.kind) ?? [];
+    pending.set(spec.kind, []);
+    for (const [project, list] of groupBy(rows, (r) => String(r.project))) {
+      const scoped = repos.forProject(project);
+      if (spec.record === 'observation') {
         await scoped.observations.write(
-          fresh.map(rowToObservation),
-          fresh.map((r) => ({ search_extra: (r.search_extra as string | null) ?? null, dedupe_key: (r.dedupe_key as string | null) ?? null, fingerprint: (r.fingerprint as string | null) ?? null })),
+          list.map(rowToObservation),
+          list.map((r) => ({ search_extra: (r.search_extra as string | null) ?? null, dedupe_key: (r.dedupe_key as string | null) ?? null, fingerprint: (r.fingerprint as string | null) ?? null })),
         );
-      } else if (record === 'memory') {
-        for (const r of fresh) {
-          const memory = rowToMemory(r);
-          await scoped.memories.write(memory, { source_ids: parseJson<number[]>(r.source_ids, []) });
-          if (hasLinks(memory)) linked.set(project, [...(linked.get(project) ?? []), memory.id]);
-        }
+      } else if (spec.record === 'memory') {
+        for (const r of list) await scoped.memories.write(rowToMemory(r), { source_ids: parseJson<number[]>(r.source_ids, []) });
+      } else if (spec.record === 'session_summary') {
+        for (const r of list) await scoped.summaries.write(rowToSessionSummary(r), r, (r.branch as string | null) ?? null, []);
       } else {
-        for (const r of fresh) await scoped.summaries.write(rowToSessionSummary(r), r, (r.branch as string | null) ?? null, []);
+        // Keyed by project: a row of the file replaces only a row of the project it names.
+        await new ProjectTable(repos.store, spec.table, project).upsert(UPSERT_KEYS[spec.kind], list);
       }
-      imported += fresh.length;
+      report.imported += list.length;
     }
   };
-
-  for await (const raw of lines) {
-    lineNo++;
-    const line = raw.trim();
-    if (!line) continue;
-    let parsed: { kind?: unknown; record?: unknown; schema_version?: unknown };
-    try {
-      parsed = JSON.parse(line) as typeof parsed;
-    } catch {
-      throw new Error(`Import line ${lineNo} is not JSON: fix or remove it and import again (nothing after it was imported)`);
-    }
-    if (parsed.kind === EXPORT_FORMAT) {
-      if (Number(parsed.schema_version) > SCHEMA_VERSION) {
-        throw new Error(`The export has schema version ${String(parsed.schema_version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
-      }
+  lineNo = 0;
+  for await (const raw of typeof lines === 'function' ? lines() : held) {
+    const read = readLine(raw, ++lineNo);
+    if (!read) continue;
+    const { spec, record } = read;
+    if (!inScope(record)) {
+      report.other_projects++;
       continue;
     }
-    const kind = String(parsed.kind);
-    if (!KINDS.some((k) => k.kind === kind) || typeof parsed.record !== 'object' || parsed.record === null) {
-      throw new Error(`Import line ${lineNo}: unknown record kind '${kind}'`);
+    if (spec.record) {
+      if (stored[spec.record].has(Number(record.id))) continue;
+      remapReferences(spec.record, record, renumbered);
     }
-    const record = redactRecord(parsed.record as Row);
-    if (kind === 'session_prompt' && !record.project) continue; // prompts of a v2 export have no project
-    if (kind === 'observation' && record.compressed_sources && typeof record.compressed_sources !== 'string') {
-      record.compressed_sources = JSON.stringify(record.compressed_sources);
-    }
-    if (kind === 'memory') {
-      for (const k of ['topic_trace', 'temporal_facts', 'supersedes', 'conflicts'] as const) {
-        if (record[k] && typeof record[k] !== 'string') record[k] = JSON.stringify(record[k]);
-      }
-      record.current_context_eligible = Boolean(parseJson(String(record.current_context_eligible ?? false), record.current_context_eligible));
-    }
-    // Records refer to earlier kinds (summaries to observations), so a kind is written before
-    // the next one starts.
-    const index = KINDS.findIndex((k) => k.kind === kind);
-    for (const k of KINDS.slice(0, index)) await flushKind(k.kind);
-    const queued = pending.get(kind) ?? [];
+    // Records refer to earlier kinds (summaries to observations): those are written first.
+    for (const earlier of KINDS.slice(0, KINDS.indexOf(spec))) await flushKind(earlier);
+    const queued = pending.get(spec.kind) ?? [];
     queued.push(record);
-    pending.set(kind, queued);
-    if (queued.length >= BATCH) await flushKind(kind);
+    pending.set(spec.kind, queued);
+    if (queued.length >= BATCH) await flushKind(spec);
   }
-  for (const { kind } of KINDS) await flushKind(kind);
-  if (renumbered.memory.size > 0) {
-    for (const [project, ids] of linked) {
-      const memories = repos.forProject(project).memories;
-      for (let i = 0; i < ids.length; i += 500) {
-        for (const m of await memories.get(ids.slice(i, i + 500), { includeSuppressed: true })) {
-          const next = relinked(m, renumbered.memory);
-          if (next) await memories.rewrite(next);
-        }
-      }
-    }
-  }
-  return imported;
+  for (const spec of KINDS) await flushKind(spec);
+  return report;
 }

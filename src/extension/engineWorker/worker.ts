@@ -105,7 +105,8 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
     }
     case 'importFromFile': {
       const [path] = args as [string];
-      return engine.importJsonl(createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity }));
+      // Read twice (checked whole, then written): opened again rather than held in memory.
+      return engine.importJsonl(() => createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity }));
     }
     case 'importGitHistory': {
       const [repoPath, scope] = args as [string, Scope];
