@@ -44,6 +44,7 @@ describe('capture: redaction of hostile input', () => {
     ['schemes, users and slashes without an @', megabyteOf('a://b:c/'), unchanged],
     ['curl, then -u options without a password', `curl${megabyteOf(' -u a')}`, unchanged],
     ['names ending in _pass without a value', megabyteOf('x_pass '), unchanged],
+    ['mysql, then -p options without a password', `mysql${megabyteOf(' -p')}`, unchanged],
   ];
   for (const [what, text, expected] of adversarial) {
     it(`runs in linear time on ~1 MB of ${what}`, () => {
@@ -104,7 +105,16 @@ describe('capture: redaction keeps what it redacted', () => {
     ["curl -s --user 'bob:Zq9curlPassword' https://x", `curl -s --user 'bob:${REDACTED}' https://x`],
     ['url: https://hooks.slack.com/services/T00AAAA0/B00BBBB0/XXZq9webhook', `url: https://hooks.slack.com/services/${REDACTED}`],
     ['stripe_webhook: whsec_Zq9StripeWebhookSecret0123', `stripe_webhook: ${REDACTED}`],
-    // Look-alikes that are no secret: the word pass in prose and code, uid:gid, a port then a path.
+    ['HF_TOKEN hf_Zq9AbCdEfGhIjKlMnOpQrStUvWxYz0123 set', `HF_TOKEN ${REDACTED} set`],
+    ['sendgrid SG.Zq9abcdefghijklmnopq.Zq9abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP sent', `sendgrid ${REDACTED} sent`],
+    [`doctl auth init -t dop_v1_${'a1'.repeat(32)}`, `doctl auth init -t ${REDACTED}`],
+    [`X-Shopify-Access-Token: shpat_${'f0'.repeat(16)}`, `X-Shopify-Access-Token: ${REDACTED}`],
+    ['mysql -u root -pZq9mysqlPass app', `mysql -u root -p${REDACTED} app`],
+    ['sshpass -p Zq9sshPass ssh deploy@host', `sshpass -p ${REDACTED} ssh deploy@host`],
+    ['docker login -u me -p Zq9dockerPass registry.example.com', `docker login -u me -p ${REDACTED} registry.example.com`],
+    // Look-alikes that are no secret: the word pass in prose and code, uid:gid, a port then a path,
+    // the database after mysql's bare -p (which prompts), other programs' -p.
+    ['mysql -u root -p app; psql -p 5432 app; ls -p; grep -p x', 'mysql -u root -p app; psql -p 5432 app; ls -p; grep -p x'],
     ['the tests pass; pass the value on; bypass: true; pass_through = True; passes: 1234', 'the tests pass; pass the value on; bypass: true; pass_through = True; passes: 1234'],
     ['docker run -u 1000:1000 app; curl --user-agent Foo:1 https://x', 'docker run -u 1000:1000 app; curl --user-agent Foo:1 https://x'],
     ['npm i --registry http://localhost:4873/@acme/pkg', 'npm i --registry http://localhost:4873/@acme/pkg'],
@@ -162,5 +172,16 @@ describe('capture: secrets this process holds', () => {
     assert.equal(redact(`use ${key} here`), `use ${key} here`);
     registerSecret('short')();
     assert.equal(redact('a short word'), 'a short word');
+  });
+
+  it('stay redacted until every holder removed them, each removal counted once', () => {
+    const key = 'sharedholdervalue12345';
+    const first = registerSecret(key);
+    const second = registerSecret(key);
+    first();
+    first();
+    assert.equal(redact(`use ${key}`), `use ${REDACTED}`);
+    second();
+    assert.equal(redact(`use ${key}`), `use ${key}`);
   });
 });

@@ -63,6 +63,19 @@ const RULES: Rule[] = [
   { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\b/g, replace: REDACTED, trigger: 'xox' },
   { name: 'google api key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED, trigger: 'AIza' },
   { name: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED, trigger: 'npm_' },
+  { name: 'hugging face token', pattern: /\bhf_[A-Za-z0-9]{30}[A-Za-z0-9]*\b/g, replace: REDACTED, trigger: 'hf_' },
+  { name: 'sendgrid key', pattern: /\bSG\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*/g, replace: REDACTED, trigger: 'SG\\.' },
+  { name: 'digitalocean token', pattern: /\bdo[por]_v1_[a-f0-9]{64}\b/g, replace: REDACTED, trigger: '_v1_' },
+  { name: 'shopify token', pattern: /\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b/g, replace: REDACTED, trigger: 'shp' },
+  {
+    // A password given on a command line: mysql -pSECRET (attached: a word after '-p ' is the
+    // database), sshpass -p SECRET, docker login -p SECRET. The look back for the program runs
+    // only at a '-p' and is bounded.
+    name: 'command-line password',
+    pattern: /((?:^|\s)-p(?:(?<=\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}-p)|(?<=\b(?:sshpass|docker login|podman login)\b[^\n]{0,200}-p)\s*))[^\s"'-][^\s"']{2}[^\s"']*/g,
+    replace: `$1${REDACTED}`,
+    trigger: 'mysql|mysqldump|mariadb|sshpass|docker login|podman login',
+  },
   {
     // header.payload.signature, the header starting at 'eyJ' anywhere a word starts in its run.
     // The lookahead checks the payload and signature once per run; each candidate 'eyJ' then costs
