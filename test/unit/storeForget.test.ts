@@ -76,6 +76,29 @@ describe('store: forget', function () {
     assert.deepEqual(filesContaining(dir, 'futurewombat'), []);
   });
 
+  it('leaves no older copy of a record that was read or edited after compaction (an update leaves it in its fragment)', async () => {
+    const filler = Array.from({ length: 200 }, (_, i) => ({ type: 'note', title: `ordinary note number ${i}`, narrative: `routine work item ${i}` }));
+    await engine.observe(filler.slice(0, 100), scope);
+    const [read] = await engine.observe([{ type: 'note', title: 'Dugongledger migration', narrative: 'We chose dugongledger for the ledger.' }], scope);
+    await engine.observe(filler.slice(100), scope);
+    const edited = await engine.remember({ title: 'Rotate the dugongtitle keys', text: 'We rotate the dugongtext keys monthly.' }, scope);
+    await engine.observe([{ type: 'note', title: 'other project note', narrative: 'dugongkeep stays' }], { project: 'other/app' });
+    await engine.flush();
+    // Compacted: each record sits in one big fragment with the others.
+    await engine.optimize(0);
+    // An agent reads one (get_observations records the access: its row and cell are updated),
+    // and the memory is edited.
+    await engine.touch('observation', [read.id], scope);
+    await engine.editMemory(scope, edited.id, { title: 'Rotate the keys' });
+    assert.ok(filesContaining(dir, 'dugongtitl').length > 0, 'control: the old title is on disk');
+    await engine.forget({ kind: 'observation', ids: [read.id] }, scope);
+    await engine.forget({ kind: 'memory', ids: [edited.id] }, scope);
+    await engine.close();
+    assert.deepEqual(['dugongledg', 'dugongtitl', 'dugongtext'].flatMap((w) => filesContaining(dir, w)), []);
+    assert.ok(filesContaining(dir, 'dugongkeep').length > 0, 'the other project keeps its record');
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+  });
+
   it('forgets what was derived from an observation (its session summary) too', async () => {
     const session = engine.currentSessionId(scope);
     const [o] = await engine.observe([{ type: 'note', title: 'Wombatcache decision', narrative: 'We decided to use wombatcache instead of redis.' }], scope);

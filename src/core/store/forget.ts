@@ -108,9 +108,15 @@ class Purger {
     this.fragments.set(name, set);
   }
 
-  /** Rewrites the touched fragments, rebuilds the indexes over them, prunes every old version. */
+  /**
+   * Rewrites the touched fragments, and every other fragment of those tables that holds deleted
+   * rows (an update, such as a read's touch or an edit, left the row's older copy there), rebuilds
+   * the indexes over them, prunes every old version.
+   */
   async purge(): Promise<void> {
-    for (const [name, fragments] of this.fragments) {
+    for (const [name, known] of this.fragments) {
+      const deleted = known === 'all' ? 'all' : await this.store.fragmentsWithDeletions(name);
+      const fragments = known === 'all' || deleted === 'all' ? 'all' : new Set([...known, ...deleted]);
       await this.store.gate.mutate(name, () => rewriteFragments(this.store.table(name), fragments, name === TABLES.meta ? 'key' : 'project'));
     }
     // A full-text index the lexical=fts experiment built holds the words too.

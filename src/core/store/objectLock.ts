@@ -22,7 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import { ObjectStoreUnreachable, retried } from './objectRequests';
 import type { Listing, ObjectAnswer, ObjectSend } from './objectRequests';
-import { objectClient, parseObjectLocation } from './objectStorage';
+import { listKeys, objectClient, parseObjectLocation } from './objectStorage';
 import { describeProcess, isProcessRef, processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
@@ -56,17 +56,7 @@ function lockObjects(where: string, send: ObjectSend, listing: Listing): LockObj
   const call: ObjectSend = (...request) => retried(where, true, () => send(...request));
   return {
     request: (method, key, headers = {}, body = Buffer.alloc(0)) => call(method, key, headers, body, {}),
-    async list(prefix) {
-      const keys: string[] = [];
-      let token: string | undefined;
-      do {
-        const listed = await call('GET', '', {}, Buffer.alloc(0), listing.query(prefix, token));
-        if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list ${where}: HTTP ${listed.status}`);
-        for (const m of listed.body.matchAll(listing.keys)) keys.push(m[1]);
-        token = listing.next(listed.body);
-      } while (token);
-      return keys;
-    },
+    list: (prefix) => listKeys(where, send, listing, prefix),
   };
 }
 

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { registerSecret } from '../capture/redact';
-import { AZURE_LISTING, ObjectStoreRefused, S3_LISTING, azureCall, retried, s3Call } from './objectRequests';
+import { AZURE_LISTING, ObjectStoreRefused, ObjectStoreUnreachable, S3_LISTING, azureCall, retried, s3Call } from './objectRequests';
 import type { Listing, ObjectAnswer, ObjectSend } from './objectRequests';
 
 export type ObjectScheme = 's3' | 'gs' | 'az';
@@ -259,6 +259,19 @@ export function objectClient(location: ObjectLocation, storageOptions: Record<st
     listing: AZURE_LISTING,
     credentials: `check the account name (${c.account}) and its ${c.key ? 'key (AZURE_STORAGE_ACCOUNT_KEY)' : 'SAS (AZURE_STORAGE_SAS_TOKEN)'}`,
   };
+}
+
+/** Every key under `prefix` (ending with '/'), page after page; each request retried on busy answers and network errors. */
+export async function listKeys(where: string, send: ObjectSend, listing: Listing, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const listed = await retried(where, true, () => send('GET', '', {}, Buffer.alloc(0), listing.query(prefix, token)));
+    if (listed.status !== 200) throw new ObjectStoreUnreachable(`could not list ${where}: HTTP ${listed.status}`);
+    for (const m of listed.body.matchAll(listing.keys)) keys.push(m[1]);
+    token = listing.next(listed.body);
+  } while (token);
+  return keys;
 }
 
 /** What the probe says of each kind of object storage it probes. */
