@@ -9,6 +9,8 @@ import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
+import { importGitHistory } from '../../src/core/capture/gitImport';
+import { commitAll, git } from './gitImportFixture';
 import { toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -97,6 +99,33 @@ describe('store: forget', function () {
     assert.deepEqual(['dugongledg', 'dugongtitl', 'dugongtext'].flatMap((w) => filesContaining(dir, w)), []);
     assert.ok(filesContaining(dir, 'dugongkeep').length > 0, 'the other project keeps its record');
     engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+  });
+
+  it("forgetting a symbol's doc comment takes it out of the commits indexed with it, and leaves their own words", async () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-forget-repo-'));
+    try {
+      git(repo, ['init', '-q', '-b', 'main']);
+      const doc = '    """Frobnicate the widgets with the manateepolicy, checked nightly."""\n';
+      commitAll(repo, { subject: 'Add the frobnicator module', time: 1767600000, files: { 'widget/frob.py': `def frobnicate_widget(items):\n${doc}    return sum(items)\n` } });
+      // Later commits change the body only: the doc comment reaches them as the symbol's documentation.
+      for (let i = 1; i <= 2; i++) {
+        commitAll(repo, { subject: `Tune the frobnication loop ${i}`, time: 1767600000 + 3600 * i, files: { 'widget/frob.py': `def frobnicate_widget(items):\n${doc}    return sum(items) * ${i} + ${i}\n` } });
+      }
+      await importGitHistory(engine, repo, { scope });
+      const all = await engine.listObservations(scope, { limit: 100 });
+      const documents = all.filter((o) => o.type === 'document' && o.narrative?.includes('manateepolicy'));
+      const first = all.find((o) => o.title === 'Add the frobnicator module')!;
+      assert.equal(documents.length, 1, 'control: the doc comment is a document');
+      assert.ok(filesContaining(dir, 'manateepolici').length > 0, 'control: on disk');
+      await engine.forget({ kind: 'observation', ids: [first.id, documents[0].id] }, scope);
+      const tuned = (await engine.search('frobnication loop tune', { scope, limit: 10 })).filter((h) => h.cell.title.startsWith('Tune'));
+      assert.equal(tuned.length, 2, 'the later commits are still found by their own words');
+      await engine.close();
+      assert.deepEqual(filesContaining(dir, 'manateepolici'), []);
+      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it('forgets what was derived from an observation (its session summary) too', async () => {

@@ -14,6 +14,8 @@ export type Layer = 'L0' | 'L1' | 'L2';
  * searched as a layer of its own, never returned as a fact unless asked for by type.
  */
 export const DOCUMENT_TYPE = 'document';
+/** How much of a symbol's doc comment a commit touching the symbol is indexed with. */
+export const DOC_QUOTE_CHARS = 400;
 export type SourceKind = 'observation' | 'session_summary' | 'memory';
 
 export type ObservationType =

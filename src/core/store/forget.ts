@@ -22,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
+import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 import type { CompressedSource, Memory, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
@@ -366,6 +367,8 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
     await all.store.setMeta({ [key]: JSON.stringify(journal) });
   }
   const { doomed, entities, restore } = journal.closure;
+  // Before the documents go (a resumed forget finds those still there): commits quote them.
+  await forgetDocumentQuotes(repos, purger, doomed.observation);
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].length === 0) continue;
     const list = sqlIntList(doomed[k]);
@@ -387,6 +390,24 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   // quoting a record dated after them: a date is the client's or the commit's, not when it was stored.)
   await purger.delete(TABLES.requestLog, p);
   await purger.delete(TABLES.sessionPrompts, p);
+}
+
+/**
+ * A commit imported from git is indexed with the doc comments of the symbols it touches
+ * (projectDocs.ts SymbolDocs, the first DOC_QUOTE_CHARS of each): forgetting such a document
+ * takes its words out of every commit that quotes it.
+ */
+async function forgetDocumentQuotes(repos: ProjectRepositories, purger: Purger, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  const documents = await repos.observations.table.rows(`type = ${sqlString(DOCUMENT_TYPE)} AND id IN ${sqlIntList(ids)}`, { select: ['narrative'] });
+  for (const quote of documents.map((d) => String(d.narrative ?? '').slice(0, DOC_QUOTE_CHARS)).filter((q) => q.trim().length > 0)) {
+    const quoting = await repos.observations.table.rows(`type = 'commit' AND strpos(search_extra, ${sqlString(quote)}) > 0`, { select: ['id', 'search_extra'] });
+    if (quoting.length === 0) continue;
+    const where = `id IN ${sqlIntList(quoting.map((r) => Number(r.id)))}`;
+    await purger.willRewrite(TABLES.observations, `project = ${sqlString(repos.project)} AND ${where}`);
+    await purger.willRewrite(TABLES.cells, `project = ${sqlString(repos.project)} AND source_kind = 'observation' AND source_${where}`);
+    await repos.observations.rewriteSearchExtra(new Map(quoting.map((r) => [Number(r.id), String(r.search_extra).split(quote).join('').replace(/\n{2,}/g, '\n').trim() || null])));
+  }
 }
 
 /** Whether any of the doomed ids names a record of the project (before they are deleted). */

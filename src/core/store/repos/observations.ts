@@ -221,6 +221,24 @@ export class ObservationRepository extends RecordRepository<Observation> {
     return { results: results as Observation[], written };
   }
 
+  /** Gives observations new index text (their search_extra), their rows and cells rewritten in place. */
+  async rewriteSearchExtra(extras: Map<number, string | null>): Promise<void> {
+    if (extras.size === 0) return;
+    const rows = await this.table.rows(`id IN ${sqlIntList([...extras.keys()])}`);
+    await this.replace(
+      rows.map((r) => ({
+        o: rowToObservation(r),
+        extra: {
+          search_extra: extras.get(Number(r.id)) ?? null,
+          dedupe_key: (r.dedupe_key as string | null) ?? null,
+          fingerprint: (r.fingerprint as string | null) ?? null,
+          occurrences: Number(r.occurrences ?? 1),
+          updated_at_epoch: r.updated_at_epoch === null || r.updated_at_epoch === undefined ? undefined : Number(r.updated_at_epoch),
+        },
+      })),
+    );
+  }
+
   /**
    * Replaces grown observations' rows and their cells' text in place: same id, same node id (a
    * client holding it still finds it); the vector is redone by the embedding queue.
