@@ -29,7 +29,9 @@ const HEAD_TTL_MS = 1000;
 export function gitRunner(repoRoot: string): GitRunner {
   return (args) =>
     new Promise((resolve) => {
-      const child = spawn('git', ['-C', repoRoot, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+      // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
+      // they are (not quoted).
+      const child = spawn('git', ['-C', repoRoot, '--literal-pathspecs', '-c', 'core.quotePath=false', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       child.on('error', () => resolve({ code: -1, out: '' }));
