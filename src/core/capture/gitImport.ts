@@ -1,7 +1,9 @@
 // Imports a repository's commit history as observations: one per commit (and per merge that
 // carries a pull request's title or a message body), with what its diff says indexed for
 // search. Reads history with a single streaming `git log -p`, which is much faster than one
-// git call per commit. Idempotent: each commit has dedupe key 'commit:<sha>'.
+// git call per commit. Idempotent: each commit has dedupe key 'commit:<sha>'. Commit messages
+// and file contents are the repository's text: they never become git arguments or decide where
+// one field or commit of the output ends (see git.ts).
 
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -9,7 +11,8 @@ import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Scope } from '../model/records';
-import { GitImportError, runGit } from './git';
+import { GitImportError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, isObjectId, runGit } from './git';
+import type { FormatSeparators } from './git';
 import { redact } from './redact';
 import { diffSearchText, parseUnifiedDiff, touchedNames } from '../retrieve/diffText';
 import { SymbolDocs, documentObservation, readProjectDocuments } from './projectDocs';
@@ -62,9 +65,6 @@ export interface GitCommit {
 
 const DEFAULT_SESSION_GAP_MS = 2 * 60 * 60 * 1000;
 const BATCH_SIZE = 200;
-const RECORD = '\x1e';
-const FIELD = '\x1f';
-const END_OF_HEADER = '\x1d';
 
 export { GitImportError };
 
@@ -78,7 +78,7 @@ async function checkRepository(repoPath: string, rev: string): Promise<boolean> 
     throw new GitImportError(`Not a git repository: ${repoPath}. Pass the folder of a git clone (one that contains .git).`);
   }
   try {
-    await runGit(repoPath, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
+    await runGit(repoPath, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`]);
     return true;
   } catch {
     if (rev === 'HEAD') return false; // a repository without commits: nothing to import
@@ -104,17 +104,18 @@ const MAX_PULL_REQUEST_TEXT = 1000;
  */
 export async function pullRequestTexts(repoPath: string, rev: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const log = await runGit(repoPath, ['log', rev, '--merges', `--format=${RECORD}%H${FIELD}%P${FIELD}%B`]);
-  for (const record of log.split(RECORD)) {
-    const [sha, parents, message] = record.split(FIELD);
-    if (!sha || !message) continue;
+  const sep = formatSeparators();
+  const log = await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '--merges', `--format=${sep.record}%H${sep.field}%P${sep.field}%B`, '--end-of-options', rev]);
+  for (const record of log.split(sep.record)) {
+    const [sha, parents, message] = record.split(sep.field);
+    if (!sha || parents === undefined || !message) continue;
     const ps = parents.trim().split(' ');
     const msg = redact(message.replace(/\r/g, '').trim());
     const nl = msg.indexOf('\n');
     const subject = nl < 0 ? msg : msg.slice(0, nl);
     const body = nl < 0 ? '' : msg.slice(nl + 1);
-    if (ps.length !== 2 || !hasOwnMessage(subject, body)) continue;
-    const merged = (await runGit(repoPath, ['rev-list', '--no-merges', `${ps[0]}..${ps[1]}`])).split('\n').filter(Boolean);
+    if (ps.length !== 2 || !ps.every(isObjectId) || !hasOwnMessage(subject, body)) continue;
+    const merged = (await runGit(repoPath, ['rev-list', '--no-merges', '--end-of-options', `${ps[0]}..${ps[1]}`])).split('\n').filter(Boolean);
     if (merged.length === 0 || merged.length > MAX_PULL_REQUEST_COMMITS) continue;
     const text = msg.slice(0, MAX_PULL_REQUEST_TEXT);
     for (const c of merged) if (!out.has(c)) out.set(c, text);
@@ -126,27 +127,28 @@ async function isInformativeMerge(repoPath: string, c: GitCommit): Promise<boole
   if (!hasOwnMessage(c.subject, c.body)) return false;
   if (c.parents.length !== 2) return true;
   try {
-    const n = Number((await runGit(repoPath, ['rev-list', '--count', `${c.parents[0]}..${c.parents[1]}`])).trim());
+    const n = Number((await runGit(repoPath, ['rev-list', '--count', '--end-of-options', `${c.parents[0]}..${c.parents[1]}`])).trim());
     return n > 1;
   } catch {
     return true;
   }
 }
 
-function parseRecord(record: string): GitCommit | null {
-  const headerEnd = record.indexOf(END_OF_HEADER);
+function parseRecord(record: string, sep: FormatSeparators): GitCommit | null {
+  const headerEnd = record.indexOf(sep.endOfHeader);
   if (headerEnd < 0) return null;
-  const [sha, parents, authorName, authorEmail, committedAt, message] = record.slice(0, headerEnd).split(FIELD);
-  if (!sha || !/^[0-9a-f]{40}$/.test(sha.trim())) return null;
+  const [sha, parents, authorName, authorEmail, committedAt, message] = record.slice(0, headerEnd).split(sep.field);
+  const parentShas = (parents ?? '').split(' ').filter(Boolean);
+  if (!isObjectId(sha) || !parentShas.every(isObjectId)) return null;
   // Redacted whole before it is cut into subject and body: a secret may span the two.
   const msg = redact((message ?? '').replace(/\r/g, '').trim());
   const nl = msg.indexOf('\n');
   const subject = (nl < 0 ? msg : msg.slice(0, nl)).trim();
   const body = nl < 0 ? '' : msg.slice(nl + 1).trim();
-  const diffs = parseUnifiedDiff(record.slice(headerEnd + 1));
+  const diffs = parseUnifiedDiff(record.slice(headerEnd + sep.endOfHeader.length));
   return {
-    sha: sha.trim(),
-    parents: (parents ?? '').split(' ').filter(Boolean),
+    sha,
+    parents: parentShas,
     authorName: authorName ?? '',
     authorEmail: authorEmail ?? '',
     committedAtMs: Number(committedAt) * 1000,
@@ -166,13 +168,18 @@ export async function* readGitCommits(
   repoPath: string,
   options: { rev?: string; includeMerges?: boolean; signal?: AbortSignal } = {},
 ): AsyncGenerator<GitCommit> {
+  const rev = options.rev ?? 'HEAD';
+  // Only the commits of this history are taken from the output, whatever else it holds.
+  const reachable = new Set((await runGit(repoPath, ['rev-list', '--end-of-options', rev])).split('\n').filter(Boolean));
+  const sep = formatSeparators();
   // Merges are read only when they are imported; their diffs repeat the merged commits.
   const args = [
-    '-c', 'core.quotepath=off',
-    'log', options.rev ?? 'HEAD', '--reverse', '--date-order',
-    `--format=${RECORD}%H${FIELD}%P${FIELD}%an${FIELD}%ae${FIELD}%ct${FIELD}%B${END_OF_HEADER}`,
-    '-p', '-U1', '--no-color', '--no-ext-diff', '--no-renames',
+    ...PLAIN_LOG_CONFIG,
+    'log', '--reverse', '--date-order',
+    `--format=${sep.record}%H${sep.field}%P${sep.field}%an${sep.field}%ae${sep.field}%ct${sep.field}%B${sep.endOfHeader}`,
+    '-p', '-U1', ...PLAIN_DIFF_OPTIONS,
     options.includeMerges ? '--diff-merges=first-parent' : '--no-merges',
+    '--end-of-options', rev,
   ];
   const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const onAbort = (): void => {
@@ -182,23 +189,32 @@ export async function* readGitCommits(
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const commitIn = (record: string): GitCommit | null => {
+    const c = parseRecord(record, sep);
+    return c && reachable.has(c.sha) ? c : null;
+  };
+  const R = sep.record;
+  // The buffer holds the output from the start of the record being read; the next separator
+  // is looked for only in text not searched yet, so a commit with a huge diff costs no more.
   let buffer = '';
+  let searchFrom = R.length;
   try {
     for await (const chunk of child.stdout.setEncoding('utf8') as AsyncIterable<string>) {
       buffer += chunk;
-      let start = buffer.indexOf(RECORD);
-      let next = start < 0 ? -1 : buffer.indexOf(RECORD, start + 1);
+      let start = 0;
+      let next = buffer.indexOf(R, searchFrom);
       while (next >= 0) {
-        const c = parseRecord(buffer.slice(start + 1, next));
+        const c = commitIn(buffer.slice(start + R.length, next));
         if (c && (await keep(repoPath, c, options.includeMerges))) yield c;
         start = next;
-        next = buffer.indexOf(RECORD, start + 1);
+        next = buffer.indexOf(R, start + R.length);
       }
-      buffer = start > 0 ? buffer.slice(start) : buffer;
+      buffer = buffer.slice(start);
+      searchFrom = Math.max(R.length, buffer.length - R.length + 1);
     }
     if (options.signal?.aborted) return;
-    if (buffer.startsWith(RECORD)) {
-      const c = parseRecord(buffer.slice(1));
+    if (buffer.startsWith(R)) {
+      const c = commitIn(buffer.slice(R.length));
       if (c && (await keep(repoPath, c, options.includeMerges))) yield c;
     }
     const code = await exited;
@@ -274,7 +290,7 @@ export async function importGitHistory(
 ): Promise<GitImportResult> {
   const rev = options.rev ?? 'HEAD';
   if (!(await checkRepository(repoPath, rev))) return { imported: 0, skipped: 0, sessions: 0 };
-  const total = Number((await runGit(repoPath, ['rev-list', '--count', rev])).trim()) || 0;
+  const total = Number((await runGit(repoPath, ['rev-list', '--count', '--end-of-options', rev])).trim()) || 0;
   const branch = options.scope?.branch ?? (await currentBranch(repoPath));
   const scope: Scope = options.scope ?? { project: projectFor(repoPath) };
   const earlier = await earlierImport(engine, scope);
@@ -339,8 +355,8 @@ async function importProjectDocuments(
   documents: ProjectDocument[],
   earlier: Set<number>,
 ): Promise<{ kept: number; removed: number }> {
-  const sha = (await runGit(repoPath, ['rev-parse', '--verify', `${rev}^{commit}`])).trim();
-  const when = Number((await runGit(repoPath, ['log', '-1', '--format=%ct', sha])).trim()) * 1000 || Date.now();
+  const sha = (await runGit(repoPath, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])).trim();
+  const when = Number((await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '-1', '--format=%ct', '--end-of-options', sha])).trim()) * 1000 || Date.now();
   const sessionId = `docs-${sha.slice(0, 12)}`;
   const inputs = documents.map((d) => {
     const input = documentObservation(d, sessionId, when);

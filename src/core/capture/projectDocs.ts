@@ -9,10 +9,10 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import { isSkippedFile } from '../retrieve/diffText';
-import { runGit } from './git';
+import { isObjectId, runGit } from './git';
 import { isSecretPath, redact } from './redact';
 
-import { DOCUMENT_TYPE } from '../model/records';
+import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 
 /** One section of a document, or one symbol's doc comment. */
 export interface ProjectDocument {
@@ -194,13 +194,23 @@ export function symbolDocs(path: string, content: string, maxChars = DEFAULT_DOC
   return out;
 }
 
+/** A file of the tree at one revision: its path and the id of its blob. */
+interface TreeFile {
+  path: string;
+  oid: string;
+}
+
 interface Blob {
   path: string;
   content: string;
 }
 
-/** Reads blobs `rev:path` with one `git cat-file --batch`, skipping binary or oversized ones. */
-async function readBlobs(repoPath: string, rev: string, paths: string[], maxBytes: number): Promise<Blob[]> {
+/**
+ * Reads the files' blobs with one `git cat-file --batch`, skipping binary or oversized ones.
+ * Blobs are asked for by object id and each reply is matched by the id in its header: a path,
+ * whatever characters it holds, is never part of the request.
+ */
+async function readBlobs(repoPath: string, files: TreeFile[], maxBytes: number): Promise<Blob[]> {
   const child = spawn('git', ['-C', repoPath, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
   const chunks: Buffer[] = [];
   child.stdout.on('data', (d: Buffer) => chunks.push(d));
@@ -208,37 +218,56 @@ async function readBlobs(repoPath: string, rev: string, paths: string[], maxByte
     child.on('error', reject);
     child.on('close', () => resolve());
   });
-  child.stdin.end(paths.map((p) => `${rev}:${p}`).join('\n') + '\n');
+  const oids = [...new Set(files.map((f) => f.oid))];
+  child.stdin.end(oids.map((o) => `${o}\n`).join(''));
   await done;
   const all = Buffer.concat(chunks);
-  const out: Blob[] = [];
+  const contents = new Map<string, string>();
   let at = 0;
-  for (const p of paths) {
+  for (let i = 0; i < oids.length; i++) {
     const nl = all.indexOf(10, at);
     if (nl < 0) break;
     const header = all.subarray(at, nl).toString('utf8');
     at = nl + 1;
-    const m = /^\S+ (\w+) (\d+)$/.exec(header);
-    if (!m) continue; // "missing"
-    const size = Number(m[2]);
+    const m = /^(\S+) (\w+) (\d+)$/.exec(header);
+    if (!m) continue; // "<oid> missing"
+    const size = Number(m[3]);
     const bytes = all.subarray(at, at + size);
     at += size + 1;
-    if (m[1] !== 'blob' || size > maxBytes || bytes.includes(0)) continue;
-    out.push({ path: p, content: bytes.toString('utf8') });
+    if (m[2] !== 'blob' || size > maxBytes || bytes.includes(0)) continue;
+    contents.set(m[1], bytes.toString('utf8'));
+  }
+  const out: Blob[] = [];
+  for (const f of files) {
+    const content = contents.get(f.oid);
+    if (content !== undefined) out.push({ path: f.path, content });
+  }
+  return out;
+}
+
+/**
+ * The blobs of the tree at `rev`, from `git ls-tree -r -z` (NUL-separated, so a name may hold
+ * any character). Names with control characters are left out: no document is named that way.
+ */
+async function treeFiles(repoPath: string, rev: string): Promise<TreeFile[]> {
+  const listing = await runGit(repoPath, ['ls-tree', '-r', '-z', '--end-of-options', rev]);
+  const out: TreeFile[] = [];
+  for (const entry of listing.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(entry);
+    if (m && isObjectId(m[1]) && !/\p{Cc}/u.test(m[2])) out.push({ path: m[2], oid: m[1] });
   }
   return out;
 }
 
 /** The project's documents at `rev`: document sections first, then the symbols' doc comments. */
 export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limits: ProjectDocsLimits = DEFAULT_DOCS_LIMITS): Promise<ProjectDocument[]> {
-  const listing = await runGit(repoPath, ['ls-tree', '-r', '-z', '--name-only', rev]);
-  const paths = listing.split('\0').filter(Boolean);
-  const docs = paths.filter(isDocumentPath);
-  const code = paths.filter((p) => !isDocumentPath(p) && isDocumentedCodePath(p));
+  const files = await treeFiles(repoPath, rev);
+  const docs = files.filter((f) => isDocumentPath(f.path));
+  const code = files.filter((f) => !isDocumentPath(f.path) && isDocumentedCodePath(f.path));
   const chosen = [...docs, ...code].slice(0, limits.maxFiles);
   const out: ProjectDocument[] = [];
   for (let i = 0; i < chosen.length && out.length < limits.maxSections; i += 200) {
-    for (const blob of await readBlobs(repoPath, rev, chosen.slice(i, i + 200), limits.maxFileBytes)) {
+    for (const blob of await readBlobs(repoPath, chosen.slice(i, i + 200), limits.maxFileBytes)) {
       const found = isDocumentPath(blob.path) ? documentSections(blob.path, blob.content, limits.maxSectionChars) : symbolDocs(blob.path, blob.content, limits.maxSectionChars);
       out.push(...found);
     }
@@ -250,7 +279,7 @@ export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limit
 export class SymbolDocs {
   private readonly byName = new Map<string, string>();
 
-  constructor(documents: ProjectDocument[], private readonly perCommit = 3, private readonly chars = 400) {
+  constructor(documents: ProjectDocument[], private readonly perCommit = 3, private readonly chars = DOC_QUOTE_CHARS) {
     for (const d of documents) {
       if (!isDocumentedCodePath(d.path)) continue;
       const name = d.title.split('.').pop() ?? d.title;

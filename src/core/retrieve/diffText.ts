@@ -52,16 +52,15 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
   let lines = 0;
   for (const line of diff.split('\n')) {
     if (line.startsWith('diff --git ')) {
-      const m = / b\/(.*)$/.exec(line);
-      cur = { path: m ? unquote(m[1]) : '', hunkContexts: [], added: [], removed: [], context: [] };
+      cur = { path: diffGitPath(line.slice('diff --git '.length)), hunkContexts: [], added: [], removed: [], context: [] };
       files.push(cur);
       lines = 0;
       continue;
     }
     if (!cur) continue;
     if (line.startsWith('+++ ')) {
-      const p = line.slice(4);
-      if (p.startsWith('b/')) cur.path = unquote(p.slice(2));
+      const p = unquote(line.slice(4));
+      if (p.startsWith('b/')) cur.path = p.slice(2);
       continue;
     }
     if (line.startsWith('--- ')) continue;
@@ -91,9 +90,56 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
   return files.filter((f) => f.path !== '').map((f) => ({ ...f, added: cut(f.added), removed: cut(f.removed), context: cut(f.context) }));
 }
 
+const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/**
+ * Reads the C-quoted string at the start of `s`, as git writes a path holding a quote, a
+ * backslash, a control character or (with core.quotePath) a non-ASCII byte in octal.
+ */
+function readQuoted(s: string): { value: string; end: number } {
+  const bytes: number[] = [];
+  let i = 1;
+  while (i < s.length && s[i] !== '"') {
+    if (s[i] !== '\\') {
+      const ch = String.fromCodePoint(s.codePointAt(i)!);
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      i += ch.length;
+      continue;
+    }
+    const octal = /^[0-7]{3}/.exec(s.slice(i + 1, i + 4));
+    if (octal) {
+      bytes.push(parseInt(octal[0], 8));
+      i += 4;
+    } else {
+      bytes.push(C_ESCAPES[s[i + 1]] ?? s.charCodeAt(i + 1));
+      i += 2;
+    }
+  }
+  return { value: Buffer.from(bytes).toString('utf8'), end: i + 1 };
+}
+
+/** A path as git prints it after `+++ ` or `rename to `: C-quoted, or bare with a tab after it when it holds a space. */
 function unquote(p: string): string {
-  const t = p.trim();
-  return t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+  if (p.startsWith('"')) return readQuoted(p).value;
+  return p.endsWith('\t') ? p.slice(0, -1) : p.trimEnd();
+}
+
+/**
+ * The new path of a `diff --git a/<old> b/<new>` header. Either name is C-quoted when it needs
+ * to be; bare names may hold " b/", and without renames both are the same, which says where
+ * the second starts.
+ */
+function diffGitPath(names: string): string {
+  if (names.startsWith('"')) {
+    const rest = names.slice(readQuoted(names).end + 1);
+    const b = unquote(rest);
+    return b.startsWith('b/') ? b.slice(2) : '';
+  }
+  const same = names.slice(2, (names.length - 1) / 2);
+  if (names === `a/${same} b/${same}`) return same;
+  const m = / ("?b\/.*)$/.exec(names);
+  const b = m ? unquote(m[1]) : '';
+  return b.startsWith('b/') ? b.slice(2) : '';
 }
 
 function meaningful(line: string): string | null {
