@@ -120,10 +120,14 @@ describe('team store: what is shared and what goes', function () {
     const remote = await TeamTable.open('s3://team/acme', objectStorageOptions(parseObjectLocation('s3://team/acme')!, s.env), 16);
     await remote.table.delete(`node_id = '${shared.preview.node_id}'`);
     remote.close();
+    const dataFiles = async (): Promise<string[]> => (await s.keys()).filter((k) => k.includes('/data/'));
+    const before = await dataFiles();
     // The unshare is done again (its outbox entry stays until it succeeds).
     const un = await alice.unshare({ kind: 'memory', id: gone.id }, scope);
     assert.equal(un.delivery, 'sent');
     assert.deepEqual(await bucketHolds(s, 'marker-okapi'), [], 'the unshared text is still in objects of the bucket');
+    // Only the fragment that held deleted rows was rewritten: the kept item's is as it was.
+    assert.ok((await dataFiles()).some((k) => before.includes(k)), 'every data file of the team table was rewritten');
   });
 
   it('forget of a shared memory: its text is in no file under the personal store (team cache, outbox)', async () => {

@@ -17,7 +17,8 @@ import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath } from './location';
 import { objectLock } from './objectLock';
-import { listKeys, objectClient, openObjectStorage, parseObjectLocation } from './objectStorage';
+import { fragmentsWithDeletions } from './deletionFiles';
+import { openObjectStorage } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { projection } from './projection';
@@ -362,20 +363,9 @@ export class Store {
     });
   }
 
-  /**
-   * The fragments of a table that hold deleted rows, told by their deletion files: an update
-   * leaves the row's old copy in its fragment, marked deleted, until that fragment is rewritten.
-   * 'all' where the files cannot be listed (gs://, Azure through another sign-in).
-   */
-  async fragmentsWithDeletions(name: TableName): Promise<Set<bigint> | 'all'> {
-    // A deletion file is named <fragment id>-<read version>-<random>.arrow (or .bin).
-    const fragments = (keys: string[]): Set<bigint> => new Set(keys.flatMap((k) => /(?:^|\/)(\d+)-\d+-\d+\.(?:arrow|bin)$/.exec(k)?.[1] ?? []).map(BigInt));
-    if (this.local) return fragments(await fsp.readdir(path.join(localPath(this.uri), `${name}.lance`, '_deletions')).catch(() => []));
-    const location = parseObjectLocation(this.uri);
-    const client = location ? objectClient(location, this.upkeep.connect.storageOptions ?? {}, 10_000) : null;
-    if (!location || !client) return 'all';
-    const prefix = [location.prefix, `${name}.lance`, '_deletions'].filter(Boolean).join('/');
-    return fragments(await listKeys(`the deletions of ${name}`, client.send, client.listing, `${prefix}/`));
+  /** The fragments of a table that hold deleted rows (deletionFiles.ts). */
+  fragmentsWithDeletions(name: TableName): Promise<Set<bigint> | 'all'> {
+    return fragmentsWithDeletions(this.uri, this.upkeep.connect.storageOptions, name);
   }
 
   /** Builds the cells' vector index of `kind` over `rows` embedded cells (see annIndex.ts), in a child process for a large table. */

@@ -15,6 +15,7 @@ import { MAX_EPOCH_MS } from '../capture/prepare';
 import { plainRow, rowsToArrow } from '../store/arrowRows';
 import { sqlString, sqlStringList } from '../store/filters';
 import { rewriteFragments } from '../store/forget';
+import { fragmentsWithDeletions } from '../store/deletionFiles';
 import { projection } from '../store/projection';
 import { cellsSchema } from '../store/schema';
 import { retryConflicts, retryVanished } from '../store/retry';
@@ -79,6 +80,8 @@ export class TeamTable {
     readonly db: Connection,
     public table: Table,
     readonly dimension: number,
+    private readonly location: string,
+    private readonly storageOptions: Record<string, string> | undefined,
   ) {}
 
   static async open(location: string, storageOptions: Record<string, string> | undefined, dimension: number): Promise<TeamTable> {
@@ -97,7 +100,7 @@ export class TeamTable {
     const vector = (await table.schema()).fields.find((f) => f.name === 'vector');
     const dim = vector ? (vector.type as FixedSizeList).listSize : dimension;
     await ensureFtsIndex(table).catch(() => undefined);
-    return new TeamTable(db, table, dim);
+    return new TeamTable(db, table, dim, location, storageOptions);
   }
 
   /**
@@ -151,14 +154,12 @@ export class TeamTable {
    */
   async remove(where: string, options: { purgeAnyway?: boolean } = {}): Promise<number> {
     const doomed = await this.table.query().where(where).withRowId().select([]).toArray();
-    // A removal after one interrupted between its delete and its purge finds no row and cannot
-    // know which fragments held them: with `purgeAnyway` it rewrites them all.
+    // A removal after one interrupted between its delete and its purge finds no row: with
+    // `purgeAnyway` it purges all the same. Either way the fragments rewritten are those that
+    // hold deleted rows, told by their deletion files, whoever deleted them.
     if (doomed.length === 0 && !options.purgeAnyway) return 0;
-    const before = await this.table.version();
     if (doomed.length > 0) await retryConflicts(() => this.table.delete(where), 20);
-    const moved = doomed.length === 0 || (await this.table.version()) !== before + 1;
-    const fragments: Set<bigint> | 'all' = moved ? 'all' : new Set(doomed.map((r) => BigInt(r._rowid as bigint | number) >> 32n));
-    await rewriteFragments(this.table, fragments);
+    await rewriteFragments(this.table, await fragmentsWithDeletions(this.location, this.storageOptions, TEAM_TABLE));
     await ensureFtsIndex(this.table, true);
     // The delete's transaction quotes its predicate: an empty delete makes a newer version, so
     // that one is pruned with the rest.
