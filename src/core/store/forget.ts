@@ -65,67 +65,51 @@ interface Closure {
   restore: number[];
 }
 
-/** Deletes rows and remembers which fragments held them, for the purge. */
+/** Deletes rows and notes the tables it touched, for the purge. */
 class Purger {
-  private readonly fragments = new Map<TableName, Set<bigint> | 'all'>();
+  /** 'all': every fragment of the table is rewritten (a resumed forget cannot know which held the rows). */
+  private readonly tables = new Map<TableName, 'deleted' | 'all'>();
 
   constructor(private readonly store: Store) {}
 
   get touched(): TableName[] {
-    return [...this.fragments.keys()];
+    return [...this.tables.keys()];
   }
 
-  /** Every fragment of these tables is rewritten (a resumed forget cannot know which held the rows). */
   touchAll(tables: TableName[] = DATA_TABLES): void {
-    for (const name of tables) this.fragments.set(name, 'all');
+    for (const name of tables) this.tables.set(name, 'all');
   }
 
   async delete(name: TableName, where: string): Promise<number> {
     const table = this.store.table(name);
-    const doomed = await table.query().where(where).withRowId().select([]).toArray();
-    if (doomed.length === 0) return 0;
-    const before = await table.version();
+    const n = await table.countRows(where);
+    if (n === 0) return 0;
     await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
-    // Another commit between our read and our delete (a compaction, say) may have moved the
-    // rows to fragments we did not see: then every fragment is rewritten.
-    const moved = (await table.version()) !== before + 1;
-    const known = this.fragments.get(name);
-    if (moved || known === 'all') this.fragments.set(name, 'all');
-    else {
-      const set = known ?? new Set<bigint>();
-      for (const r of doomed) set.add(BigInt(r._rowid as bigint | number) >> 32n);
-      this.fragments.set(name, set);
-    }
-    return doomed.length;
+    this.willRewrite(name);
+    return n;
   }
 
-  /** Notes the fragments of rows about to be rewritten (updated in place), which keep their old text until purged. */
-  async willRewrite(name: TableName, where: string): Promise<void> {
-    const rows = await this.store.table(name).query().where(where).withRowId().select([]).toArray();
-    const known = this.fragments.get(name);
-    if (known === 'all' || rows.length === 0) return;
-    const set = known ?? new Set<bigint>();
-    for (const r of rows) set.add(BigInt(r._rowid as bigint | number) >> 32n);
-    this.fragments.set(name, set);
+  /** Notes a table whose rows are updated in place: their older copies stay in their fragments until purged. */
+  willRewrite(name: TableName): void {
+    if (!this.tables.has(name)) this.tables.set(name, 'deleted');
   }
 
   /**
-   * Rewrites the touched fragments, and every other fragment of those tables that holds deleted
-   * rows (an update, such as a read's touch or an edit, left the row's older copy there), rebuilds
-   * the indexes over them, prunes every old version.
+   * Rewrites every fragment of the touched tables that holds deleted rows, told by their deletion
+   * files: the forgotten rows, and the older copies updates left (an edit, a read's access count),
+   * wherever a compaction moved them meanwhile. Then rebuilds the indexes and prunes every old version.
    */
   async purge(): Promise<void> {
-    for (const [name, known] of this.fragments) {
-      const deleted = known === 'all' ? 'all' : await this.store.fragmentsWithDeletions(name);
-      const fragments = known === 'all' || deleted === 'all' ? 'all' : new Set([...known, ...deleted]);
+    for (const [name, scope] of this.tables) {
+      const fragments = scope === 'all' ? 'all' : await this.store.fragmentsWithDeletions(name);
       await this.store.gate.mutate(name, () => rewriteFragments(this.store.table(name), fragments, name === TABLES.meta ? 'key' : 'project'));
     }
     // A full-text index the lexical=fts experiment built holds the words too.
     const cells = this.store.table(TABLES.cells);
-    if (this.fragments.has(TABLES.cells) && (await cells.listIndices()).some((i) => i.columns.includes('search_text'))) await ensureFtsIndex(cells, true);
+    if (this.tables.has(TABLES.cells) && (await cells.listIndices()).some((i) => i.columns.includes('search_text'))) await ensureFtsIndex(cells, true);
     // Index files hold the values they index (a forgotten project's name in a bitmap, say).
-    for (const name of this.fragments.keys()) await ensureScalarIndexes(this.store.table(name), name, undefined, true);
-    for (const name of this.fragments.keys()) {
+    for (const name of this.tables.keys()) await ensureScalarIndexes(this.store.table(name), name, undefined, true);
+    for (const name of this.tables.keys()) {
       // A version keeps its transaction, and a delete's transaction keeps its predicate, which
       // quotes what was forgotten: an empty delete makes a newer version, so that one is pruned.
       await this.store.gate.mutate(name, () => retryConflicts(() => this.store.table(name).delete('false')));
@@ -403,9 +387,8 @@ async function forgetDocumentQuotes(repos: ProjectRepositories, purger: Purger, 
   for (const quote of documents.map((d) => String(d.narrative ?? '').slice(0, DOC_QUOTE_CHARS)).filter((q) => q.trim().length > 0)) {
     const quoting = await repos.observations.table.rows(`type = 'commit' AND strpos(search_extra, ${sqlString(quote)}) > 0`, { select: ['id', 'search_extra'] });
     if (quoting.length === 0) continue;
-    const where = `id IN ${sqlIntList(quoting.map((r) => Number(r.id)))}`;
-    await purger.willRewrite(TABLES.observations, `project = ${sqlString(repos.project)} AND ${where}`);
-    await purger.willRewrite(TABLES.cells, `project = ${sqlString(repos.project)} AND source_kind = 'observation' AND source_${where}`);
+    purger.willRewrite(TABLES.observations);
+    purger.willRewrite(TABLES.cells);
     await repos.observations.rewriteSearchExtra(new Map(quoting.map((r) => [Number(r.id), String(r.search_extra).split(quote).join('').replace(/\n{2,}/g, '\n').trim() || null])));
   }
 }
@@ -458,9 +441,8 @@ async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doo
       if (updated.temporal_facts.length === 0) updated.temporal_facts = null;
     }
     // The rows' old versions quote the forgotten memory (its trace segment, the subject taken).
-    const p = `project = ${sqlString(repos.project)}`;
-    await purger.willRewrite(TABLES.memories, `${p} AND id = ${sqlInt(m.id)}`);
-    await purger.willRewrite(TABLES.cells, `${p} AND source_kind = 'memory' AND source_id = ${sqlInt(m.id)}`);
+    purger.willRewrite(TABLES.memories);
+    purger.willRewrite(TABLES.cells);
     await repos.memories.rewrite(updated);
   }
 }
