@@ -59,14 +59,14 @@ class MangledArguments {
     transport.onmessage = (message, extra) => {
       const m = message as { id?: string | number; method?: unknown; params?: { arguments?: unknown } };
       const args = m.params?.arguments;
-      if (m.method === 'tools/call' && m.id !== undefined) {
-        const found = typeof args === 'object' && args !== null ? MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k)) : [];
+      if (m.method === 'tools/call' && m.id !== undefined && typeof args === 'object' && args !== null) {
+        const found = MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k));
         if (found.length > 0) {
           const rest: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(args as object)) if (!(found as string[]).includes(k)) rest[k] = v;
+          for (const [k, v] of Object.entries(args)) if (!(found as string[]).includes(k)) rest[k] = v;
           this.kept.set(m.id, found.map((k) => [k, (args as Record<string, unknown>)[k]]));
           m.params!.arguments = rest;
-        } else this.kept.delete(m.id);
+        }
       }
       inner?.(message, extra);
     };

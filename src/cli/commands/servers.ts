@@ -62,6 +62,9 @@ export const serveCommand: CommandImpl = {
   name: 'serve',
   async run({ options, values, io, signal }) {
     const port = portOption(values);
+    const infoPath = (values['token-file'] as string | undefined) ?? serverInfoPath(options.store);
+    const other = runningServerIn(infoPath);
+    if (other) throw new UsageError(`${infoPath} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true, scope);
     let server;
@@ -70,13 +73,6 @@ export const serveCommand: CommandImpl = {
     } catch (error) {
       await engine.close();
       throw error;
-    }
-    const infoPath = (values['token-file'] as string | undefined) ?? serverInfoPath(options.store);
-    const other = runningServerIn(infoPath);
-    if (other) {
-      await server.close();
-      await engine.close();
-      throw new UsageError(`${infoPath} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
     }
     mkdirSync(path.dirname(infoPath), { recursive: true });
     const info = { url: server.url, base_url: server.baseUrl, token: server.token, project: scope.project, store: options.store, pid: process.pid, started_at: new Date().toISOString() };
