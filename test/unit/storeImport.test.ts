@@ -109,9 +109,14 @@ describe('store: JSON Lines import into a store that holds records', function ()
       [[observation('Z', 1, 'fine'), observation('Z', 2, 'a date in words', { created_at_epoch: 'yesterday' })], /line 3: .*created_at_epoch "yesterday" is not an integer/],
       [[observation('', 1, 'no project')], /line 2: the observation record has no project/],
       [[observation('Z', 1, 'fine'), observation('Z', 1, 'same id')], /line 3: a second observation with id 1 \(the first is on line 2\)/],
+      [[observation('Z', 1, 'fine'), observation('Z', 2, 'no type', { type: '' })], /line 3: the observation record type is empty/],
+      [[observation('Z', 1, 'fine', { memory_session_id: ' ' })], /line 2: the observation record memory_session_id is empty/],
+      [[memory('Z', 9, '')], /line 2: the memory record title is empty/],
+      [[memory('Z', 9, 'a wish', { memory_type: 'wish' })], /line 2: the memory record memory_type "wish" is not one of decision, convention, fact, preference, note/],
     ];
     for (const [lines, message] of cases) await assert.rejects(engine.importJsonl(linesOf(file(lines))), message);
-    assert.equal((await engine.stats({ project: 'Z' })).observations, 0);
+    const stats = await engine.stats({ project: 'Z' });
+    assert.deepEqual([stats.observations, stats.memories], [0, 0]);
     await engine.close();
   });
 });

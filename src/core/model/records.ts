@@ -112,7 +112,9 @@ export interface TopicTrace {
   updated_at_epoch: number;
 }
 
-export type MemoryType = 'decision' | 'convention' | 'fact' | 'preference' | 'note';
+/** The kinds of memory, in the order the Memories view lists them. */
+export const MEMORY_TYPES = ['decision', 'convention', 'fact', 'preference', 'note'] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
 
 /** A curated, durable item (layer L2). */
 export interface Memory {

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { Type } from 'apache-arrow';
 import type { Field } from 'apache-arrow';
 import { redact, redactJson, redactKey } from '../capture/redact';
+import { MEMORY_TYPES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
@@ -33,12 +34,25 @@ interface KindSpec {
   record?: RecordKind;
   /** The table's columns: what a record of this kind may hold, and must. */
   fields: Field[];
+  /** Text columns that must say something: the product never writes them empty. */
+  filled?: string[];
+  /** Columns that hold one of a few values. */
+  oneOf?: Record<string, readonly string[]>;
 }
 
+const SESSION_FIELDS = ['memory_session_id', 'status', 'created_at'];
+
 const KINDS: KindSpec[] = [
-  { kind: 'observation', table: TABLES.observations, record: 'observation', fields: observationsSchema().fields },
-  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary', fields: sessionSummariesSchema().fields },
-  { kind: 'memory', table: TABLES.memories, record: 'memory', fields: memoriesSchema().fields },
+  { kind: 'observation', table: TABLES.observations, record: 'observation', fields: observationsSchema().fields, filled: [...SESSION_FIELDS, 'type'] },
+  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary', fields: sessionSummariesSchema().fields, filled: SESSION_FIELDS },
+  {
+    kind: 'memory',
+    table: TABLES.memories,
+    record: 'memory',
+    fields: memoriesSchema().fields,
+    filled: ['title', 'text', 'status', 'scope'],
+    oneOf: { memory_type: MEMORY_TYPES },
+  },
   { kind: 'entity', table: TABLES.entities, fields: entitiesSchema().fields },
   { kind: 'relationship', table: TABLES.relationships, fields: relationshipsSchema().fields },
   { kind: 'session_prompt', table: TABLES.sessionPrompts, fields: sessionPromptsSchema().fields },
@@ -185,6 +199,10 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
     }
     const type = VALUE_TYPES[field.type.typeId as Type];
     if (type && !type.test(value)) wrong.push(`${field.name} ${JSON.stringify(value).slice(0, 40)} is not ${type.name}`);
+  }
+  for (const name of spec.filled ?? []) if (typeof r[name] === 'string' && (r[name] as string).trim() === '') wrong.push(`${name} is empty`);
+  for (const [name, values] of Object.entries(spec.oneOf ?? {})) {
+    if (typeof r[name] === 'string' && !values.includes(r[name] as string)) wrong.push(`${name} ${JSON.stringify(r[name]).slice(0, 40)} is not one of ${values.join(', ')}`);
   }
   if (spec.record && Number.isSafeInteger(r.id) && Number(r.id) <= 0) wrong.push(`id ${Number(r.id)} is not positive`);
   const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];

@@ -3,6 +3,7 @@
 
 import * as z from 'zod/v4';
 import type { ObservationInput } from '../api';
+import { MEMORY_TYPES } from '../model/records';
 import { epochMs } from './epoch';
 import { errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
@@ -14,7 +15,7 @@ export const MAX_OBSERVATIONS_PER_CALL = 500;
 export const rememberInput = z.strictObject({
   title: z.string().min(1).max(300).describe('A short title for the memory.'),
   text: z.string().min(1).max(20000).describe('What to remember, in a few sentences.'),
-  memory_type: z.enum(['decision', 'convention', 'fact', 'preference', 'note']).default('note').describe('Kind of memory.'),
+  memory_type: z.enum(MEMORY_TYPES).default('note').describe('Kind of memory.'),
   files: paths.optional().describe('Workspace-relative paths the memory is about.'),
   branch: text(256).optional().describe('Branch the memory applies to, if only one.'),
   topic_key: text(256).optional().describe('Stable key grouping memories on one topic: a newer memory with the same key supersedes the older one.'),

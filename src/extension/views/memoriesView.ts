@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { MEMORY_TYPES } from '../../core/model/records';
 import type { Memory, Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
@@ -7,7 +8,7 @@ import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryTypeNode, MessageNod
 import { snapshotTree } from './snapshot';
 import type { TreeSnapshot } from './snapshot';
 
-const TYPE_ORDER = ['decision', 'convention', 'fact', 'preference', 'note'];
+const TYPE_ORDER: readonly string[] = MEMORY_TYPES;
 
 /**
  * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state.
