@@ -195,6 +195,11 @@ describe('tools (plain functions over a real engine)', () => {
       const out = await retrieveMemory(ctx, { prompt: 'and why was that chosen?', session_id: 'thread-2' });
       assert.match(out.triage?.rewritten_query ?? '', /follow-up to: How does the HTTP client retry/);
       assert.ok(out.retrieval?.facts.some((f) => /retry/i.test(f.statement)), JSON.stringify(out.retrieval?.facts));
+      // The newest prompt comes first, as the README says.
+      await retrieveMemory(ctx, { prompt: 'Which vector store did we pick?', session_id: 'thread-3' });
+      await retrieveMemory(ctx, { prompt: 'How are tokens counted?', session_id: 'thread-3' });
+      const third = await retrieveMemory(ctx, { prompt: 'and why?', session_id: 'thread-3' });
+      assert.equal(third.triage?.rewritten_query, 'and why? (follow-up to: How are tokens counted? / Which vector store did we pick?)');
       for (let i = 0; i < 6; i++) await retrieveMemory(ctx, { prompt: `question ${i} about LanceDB`, session_id: 'thread-2' });
       const kept = await engine.recentPrompts(scope, 'thread-2', 10);
       assert.equal(kept.length, 5);
@@ -237,7 +242,7 @@ describe('tools (plain functions over a real engine)', () => {
   describe('triage', () => {
     it('rewrites only follow-ups, from at most the last 3 prompts', () => {
       assert.equal(triage('Explain the import wizard CSV parser', ['a']).rewritten_query, 'Explain the import wizard CSV parser');
-      const t = triage('why that?', ['p1', 'p2', 'p3', 'p4']);
+      const t = triage('why that?', ['p4', 'p3', 'p2', 'p1']);
       assert.equal(t.rewritten_query, 'why that? (follow-up to: p4 / p3 / p2)');
       assert.equal(triage('why that?', []).rewritten_query, 'why that?');
       assert.equal(triage('hello', []).decision, 'skip');

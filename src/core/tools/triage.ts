@@ -18,7 +18,7 @@ function words(s: string): string[] {
   return s.trim().split(/\s+/).filter(Boolean);
 }
 
-/** `prior` holds the session's previous prompts, oldest first (at most 3 are used). */
+/** `prior` holds the session's previous prompts, newest first, as the store keeps them (at most 3 are used). */
 export function triage(prompt: string, prior: string[]): TriageResult {
   const text = prompt.trim();
   if (SMALL_TALK.test(text)) {
@@ -27,11 +27,11 @@ export function triage(prompt: string, prior: string[]): TriageResult {
   if (!/[\p{L}\p{N}]/u.test(text)) {
     return { decision: 'skip', reasoning: 'The prompt has no words to search for.', rewritten_query: text };
   }
-  const recent = prior.slice(-3);
+  const recent = prior.slice(0, 3);
   const count = words(text).length;
   const followUp = recent.length > 0 && count <= 14 && (FOLLOW_UP_START.test(text) || PRONOUN.test(text));
   if (followUp) {
-    const context = recent.slice().reverse().join(' / ');
+    const context = recent.join(' / ');
     const rewritten = `${text} (follow-up to: ${context})`.slice(0, MAX_REWRITE_CHARS);
     return {
       decision: 'retrieve',
