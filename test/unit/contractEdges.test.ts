@@ -79,6 +79,16 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
     assert.equal(rm.structuredContent?.error_code, 'invalid_arguments');
     assert.equal((await call('retrieve_memory', { prompt: 'a'.repeat(8001) })).structuredContent?.error_code, 'invalid_arguments');
     assert.equal((await call('retrieve_memory', { prompt: '🎉'.repeat(8000) })).structuredContent?.status, 'ok');
+    // The pages set no maximum on a query: a long one (a pasted file) is served by its first 8,000 characters, a huge one refused.
+    const pasted = `LanceDB vector store decision ${'padding words of a pasted file '.repeat(400)}`;
+    const long = await call('recall', { text: pasted });
+    assert.equal(long.isError, false, long.content[0].text);
+    assert.ok((long.structuredContent!.nodes as unknown[]).length > 0);
+    const longPack = await call('recall_context', { query: pasted });
+    assert.equal(longPack.isError, false, longPack.content[0].text);
+    assert.match(longPack.content[0].text!, /^### XMemo Context\nItems: [1-9]/);
+    assert.match((await call('recall', { text: 'a'.repeat(100_001) })).content[0].text!, /^invalid_arguments: text/);
+    assert.match((await call('recall_context', { query: 'a'.repeat(100_001) })).content[0].text!, /^invalid_arguments: query/);
     const nodes = (await call('recall', { text: 'LanceDB vector store decision' })).structuredContent!.nodes as Array<{ node_id: string; distance: number }>;
     for (let i = 1; i < nodes.length; i++) assert.ok(nodes[i - 1].distance <= nodes[i].distance);
     for (const n of nodes) assert.equal((await engine.getNode(n.node_id, scope))?.cell.layer, 'L0');

@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
 import { checkEpoch } from './epoch';
-import { ToolError, boundedText, errorResult, parseArgs } from './types';
+import { MAX_QUERY_CHARS, ToolError, boundedText, errorResult, parseArgs, searchedQuery } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 // The engine returns at most 200 hits per search.
@@ -30,7 +30,7 @@ export const nodeFilterSchema = z
   .describe('A NodeFilter: every given field must match; AND-ed after the caller\'s scope.');
 
 export const recallInput = z.strictObject({
-  text: boundedText(8000).describe('The query text, embedded server-side.'),
+  text: boundedText(MAX_QUERY_CHARS).describe('The query text, embedded server-side.'),
   // The contract bounds k below only: a larger k is served as the most this server returns.
   k: z
     .number()
@@ -67,7 +67,7 @@ export async function recall(ctx: ToolContext, rawArgs: unknown): Promise<Recall
   let hits;
   try {
     // The ranking alone: recall answers node ids, so no hit's cell is read.
-    hits = await ctx.engine.rank(args.text, { scope: ctx.scope, layers, filter, limit: args.k });
+    hits = await ctx.engine.rank(searchedQuery(args.text), { scope: ctx.scope, layers, filter, limit: args.k });
   } catch (error) {
     if (error instanceof Error && error.name === 'FilterError') throw new ToolError('invalid_arguments', `filter: ${error.message}`);
     throw error;

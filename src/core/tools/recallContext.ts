@@ -16,7 +16,7 @@ import { freshnessWeight } from '../capture/freshness';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { searchInTime } from './timeline';
-import { boundedText, errorResult, parseArgs } from './types';
+import { MAX_QUERY_CHARS, boundedText, errorResult, parseArgs, searchedQuery } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const NO_MATCH = 'No matching XMemo memory was found.';
@@ -27,7 +27,7 @@ const MIN_SHORTENED_TOKENS = 12;
 const EXTRA_CANDIDATES = 8;
 
 export const recallContextInput = z.strictObject({
-  query: boundedText(8000).describe('Natural-language query the context pack is assembled for.'),
+  query: boundedText(MAX_QUERY_CHARS).describe('Natural-language query the context pack is assembled for.'),
   max_items: z.number().int().min(1).max(50).default(8).describe('Maximum number of memories in the pack (1-50).'),
   max_tokens: z.number().int().min(1).max(12000).default(1500).describe('Maximum length of the generated context in tokens (1-12000).'),
 });
@@ -112,7 +112,7 @@ export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise
   // Limits are checked before anything is read (the contract's 422).
   const args = parseArgs(recallContextInput, rawArgs);
   // Current memories first; superseded ones only for a history question, after them, marked.
-  const timed = await searchInTime(ctx, args.query, args.max_items + EXTRA_CANDIDATES);
+  const timed = await searchInTime(ctx, searchedQuery(args.query), args.max_items + EXTRA_CANDIDATES);
   const freshness = await freshnessOf(ctx, timed.map((t) => t.hit));
   // Changed since or off this branch ranks a little lower among its kind, never out; history stays after.
   const hits = timed

@@ -89,6 +89,16 @@ export function boundedText(max: number): z.ZodString {
     .meta({ maxLength: max });
 }
 
+/** What recall and recall_context accept as a query: a pasted file is fine, a megabyte is refused. */
+export const MAX_QUERY_CHARS = 100_000;
+/** How much of a query is searched: the first 8,000 characters, the length retrieve_memory's prompt may have. */
+export const SEARCHED_QUERY_CHARS = 8000;
+
+/** The part of a query that is searched (code points, as `boundedText` counts them). */
+export function searchedQuery(text: string): string {
+  return text.length <= SEARCHED_QUERY_CHARS ? text : [...text].slice(0, SEARCHED_QUERY_CHARS).join('');
+}
+
 export function parseArgs<T extends z.ZodObject>(schema: T, args: unknown): z.output<T> {
   const parsed = schema.safeParse(args ?? {});
   if (!parsed.success) throw new ToolError('invalid_arguments', describeIssues(parsed.error));
