@@ -53,6 +53,17 @@ describe('secrets in identifiers never reach the disk', function () {
     assert.deepEqual(leaked, [], 'raw AWS keys stored from these fields');
   });
 
+  it('refuses what it could only store raw: a project name that holds a secret, a commit SHA that is not hex', async () => {
+    await assert.rejects(engine.observe([{ type: 'note', title: 'in a secret project' }], { project: `acme/${AWS('PN')}` }), /a project name must not hold a secret/);
+    await assert.rejects(engine.remember({ title: 'memory', text: 'in a secret project' }, { project: `acme/${AWS('PM')}` }), /a project name must not hold a secret/);
+    await assert.rejects(engine.observe([{ type: 'commit', title: 'by a hook', commit_sha: AWS('SH') }], scope), /commit_sha must be 4 to 64 hex digits/);
+    const [stored] = await engine.observe([{ type: 'commit', title: 'upper-case sha', commit_sha: 'ABCDEF1234' }], scope);
+    assert.equal((await engine.getObservations([stored.id], scope))[0]?.commit_sha, 'abcdef1234');
+    assert.equal((await engine.stats(scope)).observations, 1);
+    await engine.close();
+    assert.deepEqual(['PN', 'PM', 'SH'].filter((t) => filesContaining(dir, AWS(t)).length > 0), []);
+  });
+
   it('retrieve_memory redacts a secret in session_id before it reaches session_prompts and request_log', async () => {
     await engine.observe([{ type: 'note', title: 'Something to find' }], scope);
     await engine.flush();

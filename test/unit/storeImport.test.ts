@@ -112,6 +112,7 @@ describe('store: JSON Lines import into a store that holds records', function ()
       [[observation('Z', 1, 'fine'), observation('Z', 2, 'no type', { type: '' })], /line 3: the observation record type is empty/],
       [[observation('Z', 1, 'fine', { memory_session_id: ' ' })], /line 2: the observation record memory_session_id is empty/],
       [[memory('Z', 9, '')], /line 2: the memory record title is empty/],
+      [[observation('acme/AKIAZQ9PROJECTNAME77', 1, 'a project named with a key')], /line 2: the observation record project: a project name must not hold a secret/],
       [[memory('Z', 9, 'a wish', { memory_type: 'wish' })], /line 2: the memory record memory_type "wish" is not one of decision, convention, fact, preference, note/],
     ];
     for (const [lines, message] of cases) await assert.rejects(engine.importJsonl(linesOf(file(lines))), message);

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import type { Observation } from '../model/records';
-import { FilterError, sqlInt, validType } from '../store/filters';
+import { FilterError, SHA_PATTERN, sqlInt, validType } from '../store/filters';
 import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
 import { countTokens } from '../tokens';
@@ -62,6 +62,13 @@ function growKey(input: ObservationInput, session: string): string | null {
   return `grow:${session}:${redactKey(input.grow_key)}`;
 }
 
+/** A commit SHA as stored: hex (a prefix of at least 4 digits), lower case; anything else is refused. */
+function commitSha(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || !SHA_PATTERN.test(value)) throw new FilterError('commit_sha must be 4 to 64 hex digits');
+  return value.toLowerCase();
+}
+
 /**
  * `sessionFor` gives the current session of the project and branch at a time, for inputs that
  * name none. Throws FilterError on input it cannot store.
@@ -97,7 +104,7 @@ export function prepareObservation(
     concepts: jsonList(concepts),
     files_read: jsonList(filesRead),
     files_modified: jsonList(filesModified),
-    commit_sha: input.commit_sha ?? null,
+    commit_sha: commitSha(input.commit_sha),
     branch,
     status: 'active',
     created_at: new Date(created).toISOString(),

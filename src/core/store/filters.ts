@@ -9,7 +9,8 @@ import type { Layer, Scope } from '../model/records';
 
 const LAYERS: readonly Layer[] = ['L0', 'L1', 'L2'];
 const TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/;
-const SHA_PATTERN = /^[0-9a-fA-F]{4,64}$/;
+/** A commit SHA or a prefix of one, as records and filters take it. */
+export const SHA_PATTERN = /^[0-9a-fA-F]{4,64}$/;
 
 export class FilterError extends Error {
   constructor(message: string) {

@@ -18,7 +18,7 @@ import { MEMORY_TYPES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
-import { ProjectTable } from './projectTable';
+import { ProjectTable, checkProject } from './projectTable';
 import type { Repositories } from './repos/repositories';
 import { entitiesSchema, memoriesSchema, observationsSchema, relationshipsSchema, SCHEMA_VERSION, sessionPromptsSchema, sessionSummariesSchema, TABLES } from './schema';
 import type { TableName } from './schema';
@@ -191,6 +191,13 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
   const missing: string[] = [];
   const wrong: string[] = [];
   if (typeof r.project !== 'string' || r.project === '') missing.push('project');
+  else {
+    try {
+      checkProject(r.project);
+    } catch (e) {
+      wrong.push(`project: ${(e as Error).message}`);
+    }
+  }
   for (const field of spec.fields) {
     const value = r[field.name];
     if (value === null || value === undefined) {

@@ -4,6 +4,7 @@
 import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
+import { SHA_PATTERN } from '../store/filters';
 import { checkEpoch } from './epoch';
 import { MAX_QUERY_CHARS, ToolError, boundedText, errorResult, parseArgs, searchedQuery } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
@@ -22,7 +23,7 @@ export const nodeFilterSchema = z
     type: z.union([typeName, z.array(typeName).min(1).max(50)]).optional(),
     branch: shortText.optional(),
     files: z.array(shortText).min(1).max(100).optional(),
-    commit_sha: z.string().regex(/^[0-9a-fA-F]{4,64}$/, 'a hex commit SHA').optional(),
+    commit_sha: z.string().regex(SHA_PATTERN, 'a hex commit SHA').optional(),
     session_id: shortText.optional(),
     since_epoch: z.number().int().min(0).optional(),
     until_epoch: z.number().int().min(0).optional(),

@@ -4,6 +4,7 @@
 import * as z from 'zod/v4';
 import type { ObservationInput } from '../api';
 import { MEMORY_TYPES } from '../model/records';
+import { SHA_PATTERN } from '../store/filters';
 import { epochMs } from './epoch';
 import { errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
@@ -43,7 +44,7 @@ export const observationInputSchema = z.strictObject({
   concepts: z.array(text(200)).max(100).optional(),
   files_read: paths.optional(),
   files_modified: paths.optional(),
-  commit_sha: z.string().regex(/^[0-9a-fA-F]{4,64}$/).optional(),
+  commit_sha: z.string().regex(SHA_PATTERN).optional(),
   branch: text(256).optional(),
   memory_session_id: text(256).optional(),
   content_session_id: text(256).optional(),
