@@ -2,7 +2,6 @@
 // behind one bearer token. Stateless: every MCP POST gets a fresh server and transport, so no
 // state (or scope) leaks between requests.
 
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -12,7 +11,7 @@ import type { MemoryEngineApi } from '../core/api';
 import { GitFreshness } from '../core/capture/freshness';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
-import { createMcpServer, prepareToolSpecs } from './mcpServer';
+import { accountSessionId, createMcpServer, prepareToolSpecs } from './mcpServer';
 import { sendJson } from './httpJson';
 import { handleRest } from './rest';
 import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
@@ -31,8 +30,6 @@ export interface HttpServerOptions {
   /** Loopback only: 127.0.0.1 (default), localhost or ::1. */
   host?: string;
   maxBodyBytes?: number;
-  /** Session id used by retrieve_memory when neither the call nor the transport gives one. */
-  defaultSessionId?: string;
   retrieveTimeoutMs?: number;
   /** The repository the scope's files live in: tool results then say whether records still hold. */
   repoRoot?: string;
@@ -90,12 +87,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   if (token.length < 16) throw new Error('the bearer token must be at least 16 characters');
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = options.log ?? (() => {});
-  const defaultSessionId = options.defaultSessionId ?? `mcp-default:${options.scope.project}`;
+  const accountSession = accountSessionId(options.scope.project);
   const freshness = options.repoRoot ? GitFreshness.forRepository(options.repoRoot) : undefined;
   const context = (transportSessionId: string | undefined): ToolContext => ({
     engine: options.engine,
     scope: options.scope,
-    transportSessionId: transportSessionId ?? defaultSessionId,
+    transportSessionId: transportSessionId ?? accountSession,
     retrieveTimeoutMs: options.retrieveTimeoutMs,
     freshness,
     log,
@@ -191,9 +188,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const parsed = await readJsonBody(req, res, true);
     if (!parsed) return;
     // The transport keeps no sessions, but an initialize answer still hands out an Mcp-Session-Id
-    // (never validated): clients send it back, and retrieve_memory keys prompt history on it
-    // when a call has no session_id, as the contract's handshake fallback describes.
-    if (isInitialize(parsed.value)) res.setHeader('mcp-session-id', randomUUID());
+    // (never validated), the account's: clients send it back, and retrieve_memory keys prompt
+    // history on it when a call has no session_id, as the contract's handshake fallback describes.
+    if (isInitialize(parsed.value)) res.setHeader('mcp-session-id', accountSession);
     const mcp = createMcpServer({ context, specs });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -5,6 +5,7 @@
 // so every tool is registered with a permissive carrier schema that publishes the strict
 // JSON Schema (through zod metadata) while the tool itself parses with the strict schema.
 
+import { createHash } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -98,6 +99,18 @@ export interface ToolSpec {
 /** JSON Schema generation is not free: a server that builds an McpServer per request prepares these once. */
 export function prepareToolSpecs(tools: readonly ToolDefinition[] = toolDefinitions): ToolSpec[] {
   return tools.map((tool) => ({ tool, inputSchema: carrier(jsonSchemaOf(tool.inputSchema, 'input')), outputSchema: outputCarrier(tool) as z.ZodObject }));
+}
+
+/**
+ * The MCP session of the user account, which the retrieve_memory page says the handshake's
+ * Mcp-Session-Id is ("one per user account, 30-day TTL"): a local server has one user, so every
+ * handshake with a project's server, over HTTP or stdio, gets this id, and a call without
+ * session_id goes on with the account's prompt history (kept 30 days). Separate histories, for
+ * concurrent chats, take a session_id of their own, as the page advises.
+ */
+export function accountSessionId(project: string): string {
+  const h = createHash('sha256').update(`code-memory account session\0${project}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 export interface McpServerOptions {

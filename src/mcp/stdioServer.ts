@@ -1,13 +1,12 @@
 // MCP over stdio for agents outside VS Code (Claude Code, Cursor, Codex...). One process
 // serves one scope; stdout carries only protocol messages, so logs go to stderr.
 
-import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
-import { createMcpServer } from './mcpServer';
+import { accountSessionId, createMcpServer } from './mcpServer';
 
 /** The longest request line served; a longer one is answered with an error and skipped. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -71,13 +70,13 @@ function jsonRpcError(code: number, message: string): string {
 
 /** Serves until stdin closes or the signal is aborted; resolves then. */
 export async function runStdioServer(options: StdioServerOptions): Promise<void> {
-  // A stdio connection is one agent session: its id stands in for Mcp-Session-Id.
-  const connectionId = `stdio:${randomUUID()}`;
+  // No handshake id over stdio: the account's session stands in for it, as over HTTP.
+  const accountSession = accountSessionId(options.scope.project);
   const server = createMcpServer({
     context: (transportSessionId) => ({
       engine: options.engine,
       scope: options.scope,
-      transportSessionId: transportSessionId ?? connectionId,
+      transportSessionId: transportSessionId ?? accountSession,
       retrieveTimeoutMs: options.retrieveTimeoutMs,
       log: options.log,
     }),

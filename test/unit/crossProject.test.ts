@@ -15,6 +15,7 @@ import { sqlString } from '../../src/core/store/filters';
 import { TABLES } from '../../src/core/store/schema';
 import type { TableName } from '../../src/core/store/schema';
 import { startHttpServer } from '../../src/mcp/httpServer';
+import { accountSessionId } from '../../src/mcp/mcpServer';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { Secrets, everything, httpSide, rawToolCall, rest, runCli, stdioSide } from './crossProjectFixture';
 import type { CallResult, Side } from './crossProjectFixture';
@@ -187,12 +188,12 @@ describe('cross-project isolation: two projects on one store', function () {
         const { alpha: a, beta: b } = sides[t];
         const prompt = t === 'http' ? 'How is the quoffelmorph cache of zorblaxquint warmed?' : 'What did plonkvertu change in zorblaxquint?';
         await alphaAsks(a, prompt);
-        // The id alpha's prompts are kept under: its Mcp-Session-Id, or its stdio connection's id
-        // (the user sees it in the request log).
+        // The id alpha's prompts are kept under: its Mcp-Session-Id, the account's session over
+        // stdio too (the user sees it in the request log).
         const logged = (await engine.listRequests(alphaScope, 1000)).find((r) => r.arguments.includes(prompt));
         const sessionId = logged?.session_id ?? '';
         if (t === 'http') assert.equal(sessionId, (a.client.transport as StreamableHTTPClientTransport).sessionId);
-        else assert.match(sessionId, /^stdio:/);
+        else assert.equal(sessionId, accountSessionId(ALPHA));
         alpha.sessions.add(sessionId);
         const args = { prompt: FOLLOW_UP, session_id: sessionId };
         const probe = await b.call('retrieve_memory', args);
@@ -203,7 +204,7 @@ describe('cross-project isolation: two projects on one store', function () {
         leaks.assertNone();
       });
 
-      it("retrieve_memory: the name of alpha's HTTP default session (mcp-default:alpha) is no way in", async () => {
+      it("retrieve_memory: the id of alpha's account session is no way in", async () => {
         const { beta: b } = sides[t];
         const prompt = t === 'http' ? 'Where does zorblaxquint log gribbleshank failures?' : 'Who owns the wuzzlecrant limits of zorblaxquint?';
         alpha.prompts.add(prompt);
@@ -211,7 +212,7 @@ describe('cross-project isolation: two projects on one store', function () {
         await rawToolCall(alphaHttp, 'retrieve_memory', { prompt });
         const control = await rawToolCall(alphaHttp, 'retrieve_memory', { prompt: FOLLOW_UP });
         assert.ok(rewritten(control).includes(prompt), `control: ${rewritten(control)}`);
-        const args = { prompt: FOLLOW_UP, session_id: `mcp-default:${ALPHA}` };
+        const args = { prompt: FOLLOW_UP, session_id: accountSessionId(ALPHA) };
         const probe = await b.call('retrieve_memory', args);
         const leaks = new LeakLog(alpha);
         leaks.check(`beta retrieve_memory ${JSON.stringify(args)} (rewritten_query: ${rewritten(probe)})`, probe, args);

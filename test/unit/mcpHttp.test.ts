@@ -108,15 +108,18 @@ describe('MCP over Streamable HTTP (SDK client)', function () {
     assert.match(commitFact.statement, /exponential backoff/i);
   });
 
-  it('retrieve_memory: without session_id, the prompts are kept under the Mcp-Session-Id of the handshake', async () => {
+  it('retrieve_memory: without session_id, the prompts are kept under the Mcp-Session-Id of the handshake, one per user account', async () => {
     const transport = client.transport as StreamableHTTPClientTransport;
     assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);
     await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'Where is the CSV parser?' } });
     await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'and who wrote it?' } });
     assert.deepEqual(await engine.recentPrompts(scope, transport.sessionId!, 5), ['and who wrote it?', 'Where is the CSV parser?']);
+    // A second handshake of the same account gets the same session and goes on with its prompts.
     const second = await connect(server);
     try {
-      assert.notEqual((second.transport as StreamableHTTPClientTransport).sessionId, transport.sessionId);
+      assert.equal((second.transport as StreamableHTTPClientTransport).sessionId, transport.sessionId);
+      const followUp = (await second.callTool({ name: 'retrieve_memory', arguments: { prompt: 'and why was it written?' } })) as CallResult;
+      assert.equal((followUp.structuredContent?.triage as { rewritten_query: string }).rewritten_query, 'and why was it written? (follow-up to: and who wrote it? / Where is the CSV parser?)');
     } finally {
       await second.close();
     }
