@@ -1,44 +1,16 @@
 // The four tools against their contract pages: an empty store, defaults and bounds in real calls,
 // records without optional data, and odd queries, through a real MCP client over HTTP.
 import * as assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { MemoryEngine } from '../../src/core/engine';
-import type { Scope } from '../../src/core/model/records';
 import { countTokens } from '../../src/core/tokens';
-import { startHttpServer } from '../../src/mcp/httpServer';
-import type { RunningHttpServer } from '../../src/mcp/httpServer';
-import { openTestEngine, removeDir, seed } from './mcpFixture';
+import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
+import { seed } from './mcpFixture';
 
-const scope: Scope = { project: 'github.com/acme/app' };
-const other: Scope = { project: 'github.com/evil/other' };
-type CallResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-async function connect(server: RunningHttpServer): Promise<Client> {
-  const client = new Client({ name: 'contract-probe', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
-  return client;
-}
 
 describe('contract: an empty store', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
-  let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
-  const call = async (name: string, args?: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
-  function assertValid(name: string, result: CallResult): void {
-    const schema = tools.find((t) => t.name === name)!.outputSchema!;
-    const check = new AjvJsonSchemaValidator().getValidator(schema as never)(result.structuredContent);
-    assert.ok(check.valid, `${name}: ${check.errorMessage}`);
-  }
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    server = await startHttpServer({ engine, scope });
-    client = await connect(server);
-    tools = (await client.listTools()).tools;
-  });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const h = httpToolHarness();
+  const { call, assertValid } = h;
 
   it('retrieve_memory on an empty store: status ok, memory_ready false, empty retrieval, content = content_text', async () => {
     const r = await call('retrieve_memory', { prompt: 'Who owns the billing service?' });
@@ -91,29 +63,19 @@ describe('contract: an empty store', function () {
 
 describe('contract: defaults, bounds and records without optional data', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
   let seeded: Awaited<ReturnType<typeof seed>>;
-  let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
-  const call = async (name: string, args?: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
-  function assertValid(name: string, result: CallResult): void {
-    const schema = tools.find((t) => t.name === name)!.outputSchema!;
-    const check = new AjvJsonSchemaValidator().getValidator(schema as never)(result.structuredContent);
-    assert.ok(check.valid, `${name}: ${check.errorMessage}`);
-  }
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    seeded = await seed(engine, scope, other);
-    // Many records matching one query, to see defaults bite.
-    await engine.observe(
-      Array.from({ length: 18 }, (_, i) => ({ type: 'note', title: `Kafka consumer tuning step ${i}`, narrative: `Kafka consumer lag tuning, partition rebalance, step ${i}: raised max.poll.records to ${100 + i}.` })),
-      scope,
-    );
-    await engine.flush();
-    server = await startHttpServer({ engine, scope });
-    client = await connect(server);
-    tools = (await client.listTools()).tools;
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      seeded = await seed(engine, SCOPE, OTHER);
+      // Many records matching one query, to see defaults bite.
+      await engine.observe(
+        Array.from({ length: 18 }, (_, i) => ({ type: 'note', title: `Kafka consumer tuning step ${i}`, narrative: `Kafka consumer lag tuning, partition rebalance, step ${i}: raised max.poll.records to ${100 + i}.` })),
+        SCOPE,
+      );
+      await engine.flush();
+    },
   });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const { call, assertValid } = h;
 
   it('recall: default k is 10', async () => {
     const r = await call('recall', { text: 'Kafka consumer lag tuning partition rebalance' });
@@ -156,27 +118,27 @@ describe('contract: defaults, bounds and records without optional data', functio
   });
 
   it('get_observations: the project filter naming the caller\'s own project returns the record', async () => {
-    const r = await call('get_observations', { ids: [seeded.memoryId], project: scope.project });
+    const r = await call('get_observations', { ids: [seeded.memoryId], project: SCOPE.project });
     assert.equal(r.isError, false, r.content[0].text);
     assertValid('get_observations', r);
-    const r2 = await call('get_observations', { ids: [seeded.observationIds[0]], source: 'observation', project: scope.project });
+    const r2 = await call('get_observations', { ids: [seeded.observationIds[0]], source: 'observation', project: SCOPE.project });
     assert.equal(r2.isError, false, r2.content[0].text);
   });
 
   it('get_observations: a memory stored without optional data validates against the published schema', async () => {
-    const m = await engine.remember({ title: 'Ünïcödé 🎉 title', text: `Long body ${'naïve café 日本語 🎉 '.repeat(2000)}` }, scope);
+    const m = await h.engine.remember({ title: 'Ünïcödé 🎉 title', text: `Long body ${'naïve café 日本語 🎉 '.repeat(2000)}` }, SCOPE);
     const r = await call('get_observations', { ids: [m.id] });
     assert.equal(r.isError, false, r.content[0].text);
     assertValid('get_observations', r);
     const d = (r.structuredContent!.details as Array<Record<string, unknown>>)[0];
     assert.equal(d.title, m.title);
     assert.equal(d.text, m.text, 'complete details: text returned in full');
-    assert.equal(d.project, scope.project);
+    assert.equal(d.project, SCOPE.project);
   });
 
   it('get_observations: an observation with only a type validates against the published schema', async () => {
-    const [o] = await engine.observe([{ type: 'terminal' }], scope);
-    await engine.flush();
+    const [o] = await h.engine.observe([{ type: 'terminal' }], SCOPE);
+    await h.engine.flush();
     const r = await call('get_observations', { ids: [o.id], source: 'observation' });
     assert.equal(r.isError, false, r.content[0].text);
     assertValid('get_observations', r);

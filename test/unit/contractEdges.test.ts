@@ -1,32 +1,18 @@
 // The four tools' edges as an agent written against the contracts meets them (a real SDK client
 // over the real loopback server): where a page is silent, the README's tool reference settles it.
 import * as assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { MemoryEngine } from '../../src/core/engine';
-import type { Scope } from '../../src/core/model/records';
-import { startHttpServer } from '../../src/mcp/httpServer';
-import type { RunningHttpServer } from '../../src/mcp/httpServer';
-import { openTestEngine, removeDir, seed } from './mcpFixture';
-
-const scope: Scope = { project: 'github.com/acme/app' };
-const other: Scope = { project: 'github.com/evil/other' };
-type CallResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
+import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
+import { seed } from './mcpFixture';
 
 describe('tool contracts at their edges, over MCP (HTTP)', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
   let seeded: Awaited<ReturnType<typeof seed>>;
-  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
-
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    seeded = await seed(engine, scope, other);
-    server = await startHttpServer({ engine, scope });
-    client = new Client({ name: 'contract-edges', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      seeded = await seed(engine, SCOPE, OTHER);
+    },
   });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const { call } = h;
 
   it('recall_context: Budget "dropped=<d>+" only when more candidates existed than were fetched (README)', async () => {
     // Two L0/L2 records match 'LanceDB vector store'; max_items=1 fetches 1+8 candidates, so all were fetched.
@@ -39,7 +25,7 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
   });
 
   it('retrieve_memory: any string session_id is accepted (only unknown arguments are invalid_arguments); an empty one falls back', async () => {
-    // Contract: session_id is an optional string; "Only prompt and session_id are accepted. Any other argument returns invalid_arguments."
+    // Contract: session_id is an optional string; "Only prompt and session_id are accepted. Any OTHER argument returns invalid_arguments."
     const id = `cursor-thread-${'k7m2p'.repeat(60)}`;
     const long = await call('retrieve_memory', { prompt: 'Which vector store did we pick?', session_id: id });
     assert.equal(long.structuredContent?.status, 'ok', JSON.stringify(long.structuredContent));
@@ -53,11 +39,11 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
   });
 
   it('get_observations: a suppressed session summary is not_found without include_suppressed (README), like memories and observations', async () => {
-    const session = engine.currentSessionId(scope);
-    await engine.observe([{ type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], scope);
-    const summary = await engine.endSession(scope, session, 'request');
+    const session = h.engine.currentSessionId(SCOPE);
+    await h.engine.observe([{ type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], SCOPE);
+    const summary = await h.engine.endSession(SCOPE, session, 'request');
     assert.ok(summary);
-    await engine.setStatus('session_summary', summary.id, 'suppressed', scope);
+    await h.engine.setStatus('session_summary', summary.id, 'suppressed', SCOPE);
     const hidden = await call('get_observations', { ids: [summary.id], source: 'session_summary' });
     assert.equal(hidden.isError, true, `suppressed summary returned: ${hidden.content[0].text!.slice(0, 200)}`);
     assert.match(hidden.content[0].text!, /^not_found/);
@@ -91,11 +77,11 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
     assert.match((await call('recall_context', { query: 'a'.repeat(100_001) })).content[0].text!, /^invalid_arguments: query/);
     const nodes = (await call('recall', { text: 'LanceDB vector store decision' })).structuredContent!.nodes as Array<{ node_id: string; distance: number }>;
     for (let i = 1; i < nodes.length; i++) assert.ok(nodes[i - 1].distance <= nodes[i].distance);
-    for (const n of nodes) assert.equal((await engine.getNode(n.node_id, scope))?.cell.layer, 'L0');
+    for (const n of nodes) assert.equal((await h.engine.getNode(n.node_id, SCOPE))?.cell.layer, 'L0');
   });
 
   it('retrieve_memory keeps the last 5 prompts of a session', async () => {
     for (let i = 0; i < 7; i++) await call('retrieve_memory', { prompt: `prompt ${i} about LanceDB`, session_id: 'keep5' });
-    assert.deepEqual(await engine.recentPrompts(scope, 'keep5', 10), [6, 5, 4, 3, 2].map((i) => `prompt ${i} about LanceDB`));
+    assert.deepEqual(await h.engine.recentPrompts(SCOPE, 'keep5', 10), [6, 5, 4, 3, 2].map((i) => `prompt ${i} about LanceDB`));
   });
 });

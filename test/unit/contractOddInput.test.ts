@@ -1,35 +1,26 @@
 // The tools against their contract pages: unicode and odd text, ids across tools, recall as a
 // k-nearest read, and get_observations when an access update fails.
 import * as assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { MemoryEngine } from '../../src/core/engine';
-import type { Scope } from '../../src/core/model/records';
-import { startHttpServer } from '../../src/mcp/httpServer';
-import type { RunningHttpServer } from '../../src/mcp/httpServer';
-import { openTestEngine, removeDir, seed } from './mcpFixture';
-
-const scope: Scope = { project: 'github.com/acme/app' };
-const other: Scope = { project: 'github.com/evil/other' };
-type CallResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
+import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
+import { seed } from './mcpFixture';
 
 describe('contract: odd text and ids across tools', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
-  const call = async (name: string, args?: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    await seed(engine, scope, other);
-    await engine.observe([
-      { type: 'edit', title: 'Pipe | in title\nand a newline', narrative: 'Wombat pipeline handles the pipe character.', files_modified: ['src/we|ird\nname.ts'] },
-      { type: 'note', title: 'Ünïcödé résumé 日本語 🎉👩‍👩‍👧', narrative: 'Wombat unicode résumé handling with עברית and العربية text.', facts: ['naïve ✓', '日本'], concepts: ['ünï'] },
-    ], scope);
-    await engine.flush();
-    server = await startHttpServer({ engine, scope });
-    client = new Client({ name: 'contract-odd', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      await seed(engine, SCOPE, OTHER);
+      await engine.observe(
+        [
+          { type: 'edit', title: 'Pipe | in title\nand a newline', narrative: 'Wombat pipeline handles the pipe character.', files_modified: ['src/we|ird\nname.ts'] },
+          { type: 'note', title: 'Ünïcödé résumé 日本語 🎉👩‍👩‍👧', narrative: 'Wombat unicode résumé handling with עברית and العربية text.', facts: ['naïve ✓', '日本'], concepts: ['ünï'] },
+        ],
+        SCOPE,
+      );
+      await engine.flush();
+    },
   });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const { call } = h;
 
   it('odd unicode in prompt/query/text (lone surrogate, NUL, RTL, ZWJ) is served, not internal_error', async () => {
     for (const s of ['wombat \ud800 lone', 'wombat \u0000 nul', 'wombat \u202e rtl עברית', 'wombat 👩‍👩‍👧 zwj']) {
@@ -69,17 +60,13 @@ describe('contract: odd text and ids across tools', function () {
 
 describe('contract: recall is a k-nearest-neighbour read', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
-  const call = async (name: string, args?: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    await engine.observe(Array.from({ length: 12 }, (_, i) => ({ type: 'note', title: `Gardening note ${i}`, narrative: `Tomatoes need water number ${i}.` })), scope);
-    await engine.flush();
-    server = await startHttpServer({ engine, scope });
-    client = new Client({ name: 'contract-knn', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      await engine.observe(Array.from({ length: 12 }, (_, i) => ({ type: 'note', title: `Gardening note ${i}`, narrative: `Tomatoes need water number ${i}.` })), SCOPE);
+      await engine.flush();
+    },
   });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const { call } = h;
 
   it('with 12 L0 cells, k=5 returns 5 nodes and k=50 returns all 12, whatever the text shares with them', async () => {
     for (const text of ['tomatoes water', 'quantum chromodynamics lattice', 'zzqxv']) {
@@ -93,19 +80,22 @@ describe('contract: recall is a k-nearest-neighbour read', function () {
 
 describe('contract: get_observations access-update failures', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
   let seeded: Awaited<ReturnType<typeof seed>>;
-  const call = async (name: string, args?: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    seeded = await seed(engine, scope, other);
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      seeded = await seed(engine, SCOPE, OTHER);
+    },
     // The engine as the tools see it, with every access update failing.
-    const failing = Object.create(engine, { touch: { value: async () => { throw new Error('simulated access update failure'); } } }) as MemoryEngine;
-    server = await startHttpServer({ engine: failing, scope });
-    client = new Client({ name: 'contract-access', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+    serve: (engine) =>
+      Object.create(engine, {
+        touch: {
+          value: async () => {
+            throw new Error('simulated access update failure');
+          },
+        },
+      }) as MemoryEngine,
   });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const { call } = h;
 
   it("source='memory': a failed access update is a tool error", async () => {
     const r = await call('get_observations', { ids: [seeded.memoryId] });
@@ -120,9 +110,9 @@ describe('contract: get_observations access-update failures', function () {
   });
 
   it("source='session_summary' never needs an access update", async () => {
-    const session = engine.currentSessionId(scope);
-    await engine.observe([{ type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], scope);
-    const summary = await engine.endSession(scope, session, 'request');
+    const session = h.engine.currentSessionId(SCOPE);
+    await h.engine.observe([{ type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], SCOPE);
+    const summary = await h.engine.endSession(SCOPE, session, 'request');
     assert.ok(summary);
     const r = await call('get_observations', { ids: [summary.id], source: 'session_summary' });
     assert.equal(r.isError, false, r.content[0].text);

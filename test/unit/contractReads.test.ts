@@ -1,74 +1,44 @@
 // The read tools against their contract pages: recall, recall_context and retrieve_memory change
 // nothing, forgotten records are gone from every tool, merged observations keep their sources.
 import * as assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { MemoryEngine } from '../../src/core/engine';
-import type { Scope } from '../../src/core/model/records';
 import { TABLES } from '../../src/core/store/schema';
-import { startHttpServer } from '../../src/mcp/httpServer';
-import type { RunningHttpServer } from '../../src/mcp/httpServer';
-import { openTestEngine, removeDir, seed } from './mcpFixture';
-
-const scope: Scope = { project: 'github.com/acme/app' };
-const other: Scope = { project: 'github.com/evil/other' };
-type CallResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
-
-async function connect(server: RunningHttpServer): Promise<Client> {
-  const client = new Client({ name: 'contract-reads', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
-  return client;
-}
+import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
+import { seed } from './mcpFixture';
 
 describe('contract: reads and forgotten records', function () {
   this.timeout(180_000);
-  let engine: MemoryEngine; let dir: string; let server: RunningHttpServer; let client: Client;
-  let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
-  const call = async (name: string, args?: Record<string, unknown>, c = client) => (await c.callTool({ name, arguments: args })) as CallResult;
-  function assertValid(name: string, result: CallResult): void {
-    const schema = tools.find((t) => t.name === name)!.outputSchema!;
-    const check = new AjvJsonSchemaValidator().getValidator(schema as never)(result.structuredContent);
-    assert.ok(check.valid, `${name}: ${check.errorMessage}`);
-  }
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-    await seed(engine, scope, other);
-    server = await startHttpServer({ engine, scope });
-    client = await connect(server);
-    tools = (await client.listTools()).tools;
-  });
-  after(async () => { await client?.close(); await server?.close(); await engine?.close(); removeDir(dir); });
+  const h = httpToolHarness({ fill: (engine) => seed(engine, SCOPE, OTHER).then(() => undefined) });
+  const { call, assertValid } = h;
 
   it('recall, recall_context and retrieve_memory are reads: no access time or count changes on any record or cell', async () => {
-    await engine.flush();
+    await h.engine.flush();
     const snap = async () => JSON.stringify(await Promise.all([TABLES.cells, TABLES.observations, TABLES.memories].map(async (t) =>
-      (await engine.store.rows(t, null)).map((r) => [r.node_id ?? r.id, r.access_count ?? null, r.last_accessed_epoch ?? null, r.status, r.updated_at_epoch ?? null]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))))));
+      (await h.engine.store.rows(t, null)).map((r) => [r.node_id ?? r.id, r.access_count ?? null, r.last_accessed_epoch ?? null, r.status, r.updated_at_epoch ?? null]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))))));
     const before = await snap();
     await call('recall', { text: 'LanceDB vector store decision' });
     await call('recall_context', { query: 'LanceDB vector store decision' });
     await call('retrieve_memory', { prompt: 'Which vector store did we decide on and why?' });
-    await engine.flush();
+    await h.engine.flush();
     assert.equal(await snap(), before);
   });
 
   it('recall and recall_context leave no request log entry and no prompt history (only retrieve_memory logs)', async () => {
-    const before = (await engine.store.rows(TABLES.requestLog, null)).length;
-    const prompts = (await engine.store.rows(TABLES.sessionPrompts, null)).length;
+    const before = (await h.engine.store.rows(TABLES.requestLog, null)).length;
+    const prompts = (await h.engine.store.rows(TABLES.sessionPrompts, null)).length;
     await call('recall', { text: 'LanceDB' });
     await call('recall_context', { query: 'LanceDB' });
-    assert.equal((await engine.store.rows(TABLES.requestLog, null)).length, before);
-    assert.equal((await engine.store.rows(TABLES.sessionPrompts, null)).length, prompts);
+    assert.equal((await h.engine.store.rows(TABLES.requestLog, null)).length, before);
+    assert.equal((await h.engine.store.rows(TABLES.sessionPrompts, null)).length, prompts);
   });
 
   it('forgotten records: get_observations answers a tool error for each source; recall/recall_context no longer return them', async () => {
-    const [o] = await engine.observe([{ type: 'note', title: 'Zanzibar flamingo migration plan', narrative: 'The zanzibar flamingo migration moves the queue workers.' }], scope);
-    const m = await engine.remember({ title: 'Zanzibar flamingo decision', text: 'Zanzibar flamingo workers run on spot instances.' }, scope);
-    await engine.flush();
+    const [o] = await h.engine.observe([{ type: 'note', title: 'Zanzibar flamingo migration plan', narrative: 'The zanzibar flamingo migration moves the queue workers.' }], SCOPE);
+    const m = await h.engine.remember({ title: 'Zanzibar flamingo decision', text: 'Zanzibar flamingo workers run on spot instances.' }, SCOPE);
+    await h.engine.flush();
     const hitsBefore = (await call('recall', { text: 'zanzibar flamingo' })).structuredContent!.nodes as unknown[];
     assert.ok(hitsBefore.length > 0);
-    await engine.forget({ kind: 'observation', ids: [o.id] }, scope);
-    await engine.forget({ kind: 'memory', ids: [m.id] }, scope);
+    await h.engine.forget({ kind: 'observation', ids: [o.id] }, SCOPE);
+    await h.engine.forget({ kind: 'memory', ids: [m.id] }, SCOPE);
     const go = await call('get_observations', { ids: [o.id], source: 'observation' });
     assert.equal(go.isError, true);
     assert.match(go.content[0].text!, /^not_found/);
@@ -79,12 +49,12 @@ describe('contract: reads and forgotten records', function () {
   });
 
   it('get_observations: a merged observation (compressed session) returns compressed_sources per the schema, sources stay readable', async () => {
-    const session = engine.currentSessionId(scope);
+    const session = h.engine.currentSessionId(SCOPE);
     const edits = [0, 1, 2, 3].map((i) => ({ type: 'edit', title: `Edit exporter step ${i}`, files_modified: ['src/exporter.ts'], narrative: `Step ${i}: stream rows in batches.` }));
-    const stored = await engine.observe(edits, scope);
-    const summary = await engine.endSession(scope, session, 'request');
+    const stored = await h.engine.observe(edits, SCOPE);
+    const summary = await h.engine.endSession(SCOPE, session, 'request');
     assert.ok(summary);
-    const merged = (await engine.listObservations(scope)).filter((x) => x.type === 'merged');
+    const merged = (await h.engine.listObservations(SCOPE)).filter((x) => x.type === 'merged');
     assert.ok(merged.length >= 1);
     const r = await call('get_observations', { ids: [merged[0].id, stored[0].id], source: 'observation' });
     assert.equal(r.isError, false, r.content[0].text);
