@@ -1,7 +1,6 @@
 // The team store's endpoint failing: wrong credentials, wrong bucket, unreachable, a network that
 // answers nothing after connecting (bounded waits), and credentials kept out of every message and log.
 import { strict as assert } from 'node:assert';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import type { MemoryEngine } from '../../src/core/engine';
 import { within as waitAtMost } from '../../src/core/team/teamMemory';
@@ -9,6 +8,7 @@ import { until } from './fixtures/s3Server';
 import { teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 import { runMain } from './cliInProcess';
+import { blackholeProxy } from './fixtures/blackholeProxy';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -27,41 +27,6 @@ async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
     clearTimeout(timer);
     process.stdout.write(`      ${what}: ${Date.now() - t0} ms\n`);
   }
-}
-
-/** A TCP proxy in front of the S3 server that can black-hole every connection (old and new). */
-async function proxy(target: number): Promise<{ port: number; blackhole(on: boolean): void; close(): Promise<void> }> {
-  let hole = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => undefined);
-    if (hole) return; // accepted, never answered
-    const upstream = net.connect(target, '127.0.0.1');
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', () => client.destroy());
-    client.on('data', (d) => {
-      if (!hole) upstream.write(d);
-    });
-    upstream.on('data', (d) => {
-      if (!hole) client.write(d);
-    });
-    client.on('end', () => !hole && upstream.end());
-    upstream.on('end', () => !hole && client.end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    blackhole(on: boolean) {
-      hole = on;
-    },
-    close() {
-      for (const s of sockets) s.destroy();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 describe('team store: endpoints failing', function () {
@@ -166,7 +131,7 @@ describe('team store: endpoints failing', function () {
 
   it('a network that black-holes after connect: share, search and close stay bounded (30 s)', async () => {
     const s = await server();
-    const p = await proxy(s.port);
+    const p = await blackholeProxy(s.port);
     try {
       const alice = await person('Alice', { ...s.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${p.port}` });
       await until(async () => (await alice.teamStatus())?.state === 'online');
@@ -192,7 +157,7 @@ describe('team store: endpoints failing', function () {
       const m = await seed.remember({ title: `Seed ${i}`, text: `seed text ${i}: heron` }, { project: PROJECT });
       await seed.share('memory', m.id, { project: PROJECT });
     }
-    const p = await proxy(s.port);
+    const p = await blackholeProxy(s.port);
     try {
       const bob = await team.person('Bob', s, { env: { AWS_ENDPOINT_URL: `http://127.0.0.1:${p.port}` } });
       await bob.remember({ title: 'Bob local', text: 'bob local heron note' }, { project: PROJECT });

@@ -10,7 +10,10 @@ import type { AzureCredentials, S3Credentials } from './objectStorage';
 export class ObjectStoreRefused extends Error {}
 
 /** The endpoint did not answer (offline, DNS, refused connection): try again later. */
-export class ObjectStoreUnreachable extends Error {}
+export class ObjectStoreUnreachable extends Error {
+  /** Nothing came back within the request's time: sent again, it would wait as long again. */
+  timedOut = false;
+}
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data).digest();
@@ -35,6 +38,11 @@ export async function objectRequest(url: URL, init: { method: string; headers: R
   try {
     response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
+    if ((e as Error)?.name === 'TimeoutError') {
+      const silent = new ObjectStoreUnreachable(`${url.origin} did not answer (no answer to a ${init.method} within ${timeoutMs / 1000} s)`);
+      silent.timedOut = true;
+      throw silent;
+    }
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new ObjectStoreUnreachable(`${url.origin} did not answer (${cause?.code ?? cause?.message ?? (e as Error).message})`);
   }
@@ -83,7 +91,9 @@ const ATTEMPTS = 4;
 /**
  * A request, retried with backoff while the endpoint answers busy, as the AWS and Azure SDKs do
  * (and, with `network`, while it does not answer). Still failing after the last attempt:
- * unreachable for now (try again later), never refused for good.
+ * unreachable for now (try again later), never refused for good. A request that timed out is
+ * not sent again (as Lance's are not, see requestBounds in objectStorage.ts): an endpoint that
+ * takes connections and never answers would hold the caller for every attempt's full timeout.
  */
 export async function retried(where: string, network: boolean, call: () => Promise<ObjectAnswer>): Promise<ObjectAnswer> {
   for (let attempt = 1; ; attempt++) {
@@ -91,7 +101,7 @@ export async function retried(where: string, network: boolean, call: () => Promi
     try {
       answer = await call();
     } catch (e) {
-      if (!network || !(e instanceof ObjectStoreUnreachable) || attempt === ATTEMPTS) throw e;
+      if (!network || !(e instanceof ObjectStoreUnreachable) || e.timedOut || attempt === ATTEMPTS) throw e;
     }
     if (answer && !RETRIED.has(answer.status)) return answer;
     if (answer && attempt === ATTEMPTS) throw new ObjectStoreUnreachable(`${where} is busy or failing: HTTP ${answer.status} to ${ATTEMPTS} attempts`);

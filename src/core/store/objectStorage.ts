@@ -10,6 +10,9 @@
 // condition natively; its probe (409 the second time) tells refused credentials, a missing
 // container and an endpoint that does not answer from a damaged store before Lance is asked.
 // GCS is not probed.
+//
+// Every request to the store is bounded (requestBounds): an endpoint that takes connections and
+// then never answers fails a call in about half a minute instead of holding it for many minutes.
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -179,6 +182,41 @@ export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string,
   return { account, key, sas, endpoint: endpoint.replace(/\/+$/, '') };
 }
 
+/** Seconds one request to object storage may take by default (CODE_MEMORY_STORE_TIMEOUT sets another). */
+export const OBJECT_REQUEST_TIMEOUT_S = 10;
+
+/**
+ * Storage options that bound every request Lance makes to the store, given with the credentials
+ * to every connection of it (readers, writers, the upkeep child). Without them a request that
+ * gets no answer waited 30 s, was sent again up to three times (about 120 s), was then taken for
+ * throttling by Lance's AIMD layer and sent again three more times, and a listing of a table's
+ * versions (every read's check for the latest one) is retried 5 times by Lance on top of that, a
+ * number no option changes: a read of a black-holed endpoint waited for many minutes.
+ *
+ * So: `timeout` bounds one request (its whole exchange, body included) and `connect_timeout` its
+ * connection; `client_retry_timeout` (seconds) stops object_store from sending a request again
+ * once that much time went by, so a request that got no answer is not repeated while a quick
+ * failure (a busy answer, a reset) still is; `lance_aimd_max_retries` 0 turns off the AIMD
+ * layer's retries (it reads any error that went through retries as throttling). A listing that
+ * gets no answer then fails after its six tries, about 6 x the timeout (32 s measured with 5 s,
+ * about a minute with the default 10 s). The timeout is for whole requests: an upload link slower
+ * than about 4 Mbit/s needs more for Lance's 5 MB upload parts (CODE_MEMORY_STORE_TIMEOUT, in
+ * seconds), and a shorter one fails a black hole sooner.
+ */
+export function requestBounds(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const given = Number(env.CODE_MEMORY_STORE_TIMEOUT);
+  const seconds = Number.isFinite(given) && given > 0 ? given : OBJECT_REQUEST_TIMEOUT_S;
+  const ms = `${Math.round(seconds * 1000)}ms`;
+  return { timeout: ms, connect_timeout: ms, client_retry_timeout: String(Math.max(1, Math.round(seconds))), lance_aimd_max_retries: '0' };
+}
+
+/** The request bound in storage options (see requestBounds), in ms; null without one. */
+export function requestTimeoutMs(options: Record<string, string>): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(options.timeout ?? '');
+  if (!m) return null;
+  return Number(m[1]) * (m[2] === 'ms' ? 1 : 1000);
+}
+
 /**
  * LanceDB storage options for a location. S3 always gets explicit keys and region (else the
  * client probes cloud metadata services and looks the region up online); Azure with a key or SAS
@@ -239,9 +277,12 @@ export interface ObjectClient {
   credentials: string;
 }
 
-/** A client for the store at `location`: S3, or Azure Blob with a key or SAS; null elsewhere (gs://, Azure through another sign-in). */
-export function objectClient(location: ObjectLocation, storageOptions: Record<string, string>, timeoutMs: number): ObjectClient | null {
+/** A client for the store at `location`: S3, or Azure Blob with a key or SAS; null elsewhere (gs://, Azure through another sign-in). Requests wait `wantedMs` at most, and no longer than the options' request bound. */
+export function objectClient(location: ObjectLocation, storageOptions: Record<string, string>, wantedMs: number): ObjectClient | null {
   const { bucket } = location;
+  // Our own requests (the probe, the lock, the deletions listing) wait no longer than Lance's.
+  const bound = requestTimeoutMs(storageOptions);
+  const timeoutMs = bound === null ? wantedMs : Math.min(wantedMs, bound);
   if (location.scheme === 's3') {
     const c = credentialsOf(storageOptions);
     return {
@@ -332,7 +373,8 @@ export async function openObjectStorage(
 ): Promise<Record<string, string> | undefined> {
   const location = parseObjectLocation(uri);
   if (!location) return given;
-  const options = given ?? objectStorageOptions(location, env, settings);
+  // Every connection to the store gets the request bounds; options given explicitly win.
+  const options = { ...requestBounds(env), ...(given ?? objectStorageOptions(location, env, settings)) };
   // The keys this process holds are redacted from anything it stores or shares, whatever their shape.
   for (const key of ['aws_secret_access_key', 'aws_session_token', 'secret_access_key', 'session_token', 'google_service_account_key', 'azure_storage_account_key']) {
     if (options[key]) registerSecret(options[key]);
@@ -340,6 +382,6 @@ export async function openObjectStorage(
   // An az:// store's key or SAS, also when Lance takes it from the environment (given options without it).
   const azure = location.scheme === 'az' ? azureCredentials(env, options) : null;
   for (const secret of [azure?.key, azure?.sas]) if (secret) registerSecret(secret);
-  await probeConditionalPut(uri, options);
+  await probeConditionalPut(uri, options, requestTimeoutMs(options) ?? undefined);
   return options;
 }

@@ -1,0 +1,135 @@
+// A personal store on object storage whose endpoint takes connections and then never answers (a
+// "black hole": a dropped VPN, a firewall that drops packets): a read and a write each end with a
+// clear error in bounded time, and once the network is back the store works and holds everything
+// written before.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
+import { errorMessage } from '../../src/core/errorText';
+import { requestBounds } from '../../src/core/store/objectStorage';
+import { TABLES } from '../../src/core/store/schema';
+import { TEST_SECRET_KEY, startS3Server } from './fixtures/s3Server';
+import type { S3Server } from './fixtures/s3Server';
+import { blackholeProxy } from './fixtures/blackholeProxy';
+import type { BlackholeProxy } from './fixtures/blackholeProxy';
+
+process.env.LANCEDB_LOG ??= 'error';
+
+const PROJECT = 'github.com/acme/blackhole';
+/** Each request bounded at 2 s here (CODE_MEMORY_STORE_TIMEOUT; the default is 10 s, see requestBounds): a call must end within 30 s. */
+const REQUEST_TIMEOUT_S = 2;
+const BOUND_MS = 30_000;
+
+/** How `p` settled within `ms` (a test that cannot hang): its value or error, and how long it took. */
+async function settle<T>(what: string, ms: number, p: Promise<T>): Promise<{ value?: T; error?: Error; ms: number }> {
+  let timer: NodeJS.Timeout | undefined;
+  const t0 = Date.now();
+  try {
+    const value = await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`TIMEOUT: ${what} took more than ${ms} ms`)), ms)))]);
+    return { value, ms: Date.now() - t0 };
+  } catch (error) {
+    if (/^TIMEOUT: /.test((error as Error).message)) throw error;
+    return { error: error as Error, ms: Date.now() - t0 };
+  } finally {
+    clearTimeout(timer);
+    process.stdout.write(`      ${what}: ${Date.now() - t0} ms\n`);
+  }
+}
+
+describe('a personal store on s3:// whose endpoint black-holes requests', function () {
+  this.timeout(600_000);
+  let dir: string;
+  let server: S3Server;
+  let hole: BlackholeProxy;
+  let saved: Record<string, string | undefined>;
+  let engine: MemoryEngine | null = null;
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-blackhole-'));
+    server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
+    hole = await blackholeProxy(server.port);
+    const env = { ...server.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${hole.port}`, CODE_MEMORY_STORE_TIMEOUT: String(REQUEST_TIMEOUT_S) };
+    saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+  });
+
+  afterEach(async () => {
+    hole.blackhole(false);
+    await engine?.close().catch(() => undefined);
+    engine = null;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await hole.close();
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a read and a write each fail in bounded time naming the endpoint, and nothing written before is lost', async () => {
+    const endpoint = `127.0.0.1:${hole.port}`;
+    const open = (): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: 's3://personal/me', maintenanceIntervalMs: 0 });
+    engine = await open();
+    const scope = { project: PROJECT };
+    const before: string[] = [];
+    for (let i = 0; i < 3; i++) before.push((await engine.remember({ title: `Before ${i}`, text: `written before the hole ${i}: aardvark` }, scope)).title);
+    const [observed] = await engine.observe([{ type: 'edit', title: 'Edited src/hole.ts', narrative: 'observed before the hole: aardvark' }], scope);
+    const seen = { title: String(observed.title) };
+    await engine.flush();
+    await engine.waitForVectors();
+    assert.equal((await engine.search('aardvark', { scope })).length, 4);
+
+    hole.blackhole(true);
+    const checkError = (what: string, r: { error?: Error; ms: number }): void => {
+      assert.ok(r.error, `${what} answered during the black hole`);
+      assert.ok(r.ms < BOUND_MS, `${what} took ${r.ms} ms`);
+      const shown = errorMessage(r.error);
+      assert.ok(shown.includes(endpoint) && /did not answer/.test(shown), `${what}: ${shown}`);
+      for (const text of [shown, r.error.message]) assert.ok(!text.includes(TEST_SECRET_KEY), `${what} holds the secret key: ${text}`);
+    };
+    checkError('search', await settle('search during the hole', BOUND_MS + 15_000, engine.search('aardvark', { scope })));
+    checkError('remember', await settle('remember during the hole', BOUND_MS + 15_000, engine.remember({ title: 'During', text: 'written during the hole: zebra' }, scope)));
+    checkError('observe', await settle('observe during the hole', BOUND_MS + 15_000, engine.observe([{ type: 'edit', title: 'Edited src/during.ts', narrative: 'during: zebra' }], scope)));
+
+    hole.blackhole(false);
+    const after = await settle('search after the hole', 30_000, engine.search('aardvark', { scope }));
+    assert.equal(after.error, undefined, String(after.error?.message));
+    assert.equal(after.value?.length, 4);
+    const later = await engine.remember({ title: 'After', text: 'written after the hole: aardvark' }, scope);
+    assert.equal(later.title, 'After');
+    await engine.close();
+    engine = null;
+
+    // Everything written before (and after) is there for a process opening the store anew, whole.
+    engine = await open();
+    const titles = (await engine.store.rows(TABLES.memories, null, { select: ['title'] })).map((r) => String(r.title)).sort();
+    for (const t of [...before, 'After']) assert.ok(titles.includes(t), `${t} is missing: ${titles.join(', ')}`);
+    assert.deepEqual(titles.filter((t) => !['During', ...before, 'After'].includes(t)), []);
+    const observations = (await engine.store.rows(TABLES.observations, null, { select: ['id', 'title'] })).map((r) => String(r.title));
+    assert.ok(observations.includes(seen.title));
+    // A memory is written with its search cell: none half-written (a record without its cell or the other way round).
+    const cells = await engine.store.count(TABLES.cells, `source_kind = 'memory'`);
+    assert.equal(cells, titles.length);
+    const hits = (await engine.search('aardvark', { scope })).map((h) => h.cell.title);
+    for (const t of [...before, 'After', seen.title]) assert.ok(hits.includes(t), `${t} not found: ${hits.join(' / ')}`);
+  });
+
+  it('bounds every request at 10 s unless CODE_MEMORY_STORE_TIMEOUT says otherwise', () => {
+    assert.deepEqual(requestBounds({}), { timeout: '10000ms', connect_timeout: '10000ms', client_retry_timeout: '10', lance_aimd_max_retries: '0' });
+    assert.equal(requestBounds({ CODE_MEMORY_STORE_TIMEOUT: '30' }).timeout, '30000ms');
+    assert.equal(requestBounds({ CODE_MEMORY_STORE_TIMEOUT: 'soon' }).timeout, '10000ms');
+  });
+
+  it('names the endpoint in what the CLI shows for a Lance request that got no answer, without the query', () => {
+    const lance = new Error(
+      'lance error: LanceError(IO): Generic S3 error: Error performing list request: Error performing GET http://127.0.0.1:4566/personal?list-type=2&sig=SAS in 5.001167215s - HTTP error: error sending request, /usr/local/cargo/registry/src/x.rs:849:92  Caused by: error sending request  Caused by: operation timed out',
+    );
+    const shown = errorMessage(lance);
+    assert.match(shown, /^the object store at http:\/\/127\.0\.0\.1:4566 did not answer: a GET of \/personal got no answer in 5 s/);
+    assert.ok(!shown.includes('sig='));
+    // Other Lance errors read as before.
+    assert.equal(errorMessage(new Error('Not found: x.lance, /a/b.rs:1:2  Caused by: y')), 'Not found: x.lance');
+  });
+});
