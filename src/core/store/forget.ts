@@ -159,7 +159,7 @@ async function runningJournals(store: Store): Promise<Journal[]> {
   return (await store.metaEntries(JOURNAL_KEY))
     .filter(([key]) => key === JOURNAL_KEY || key.startsWith(`${JOURNAL_KEY}:`))
     .map(([, text]) => parseJson<Journal | null>(text, null))
-    .filter((j): j is Journal => j !== null && typeof j === 'object')
+    .filter((j): j is Journal => j !== null && typeof j === 'object' && 'request' in j)
     .filter((j) => !j.owner || j.owner.pid === process.pid || processState(j.owner) !== 'ended');
 }
 
@@ -210,14 +210,18 @@ export async function forgetRecords(repos: Repositories, request: ForgetRequest,
   return finish(repos, key, journal, false);
 }
 
+/**
+ * What a journal becomes once its forget has deleted everything: a row that names nothing, kept
+ * until the meta table is purged of the journal's older copies (which name the project, or graph
+ * entities: files, symbols and words). A crash before the marker goes leaves it for the next open,
+ * which purges again.
+ */
+const PURGE_MARKER = JSON.stringify({ purge: 'meta' });
+
 async function finish(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<Forgotten> {
   const report = await forgetNow(repos, key, journal, resumed);
-  await repos.store.deleteMeta(key);
-  // The journal named what was forgotten (the project, or graph entities: files, symbols and
-  // words): the meta table's files and versions that held it go the same way.
-  const purger = new Purger(repos.store);
-  purger.touchAll([TABLES.meta]);
-  await purger.purge();
+  await repos.store.setMeta({ [key]: PURGE_MARKER });
+  await purgeMeta(repos, key);
   const { request, scope } = journal;
   const byId = !request.all && request.project === undefined;
   return {
@@ -225,6 +229,14 @@ async function finish(repos: Repositories, key: string, journal: Journal, resume
     records: byId ? (journal.closure?.doomed ?? { observation: [], session_summary: [], memory: [] }) : null,
     project: request.all ? null : (request.project ?? scope?.project ?? null),
   };
+}
+
+/** Rewrites the meta table's files and prunes its versions, then lets the journal's marker go. */
+async function purgeMeta(repos: Repositories, key: string): Promise<void> {
+  const purger = new Purger(repos.store);
+  purger.touchAll([TABLES.meta]);
+  await purger.purge();
+  await repos.store.deleteMeta(key);
 }
 
 /**
@@ -235,6 +247,10 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
   const done: Forgotten[] = [];
   for (const [key, text] of await repos.store.metaEntries(JOURNAL_KEY)) {
     if (key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) continue;
+    if (text === PURGE_MARKER) {
+      await purgeMeta(repos, key);
+      continue;
+    }
     const journal = parseJson<Journal | null>(text, null);
     // Only this code writes a journal, after validating it: one that does not parse or validate
     // was damaged, and is dropped.
@@ -244,6 +260,9 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
     }
     const owner = journal.owner;
     if (owner && owner.pid !== process.pid && processState(owner) === 'running') continue;
+    // A damaged closure is decided again from the records still there; the resumed forget
+    // rewrites every table in any case.
+    if (journal.closure !== undefined && !isClosure(journal.closure)) delete journal.closure;
     done.push(await finish(repos, key, journal, true));
   }
   return done;
@@ -252,10 +271,26 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
 function isValid(journal: Journal): boolean {
   try {
     validate(journal.request, journal.scope);
-    return true;
   } catch {
     return false;
   }
+  return true;
+}
+
+const isIdList = (v: unknown): boolean => Array.isArray(v) && v.every((id) => Number.isSafeInteger(id));
+
+/** A closure as forgetIds writes it: lists of integer ids and of entity ids. */
+function isClosure(c: unknown): boolean {
+  if (!c || typeof c !== 'object') return false;
+  const { doomed, entities, restore } = c as Closure;
+  return (
+    !!doomed &&
+    typeof doomed === 'object' &&
+    Object.keys(RECORD_TABLES).every((kind) => isIdList(doomed[kind as SourceKind])) &&
+    Array.isArray(entities) &&
+    entities.every((e) => typeof e === 'string') &&
+    isIdList(restore)
+  );
 }
 
 function validate(request: ForgetRequest, scope: Scope | null): void {
