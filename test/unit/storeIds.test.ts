@@ -127,6 +127,15 @@ describe('store: id allocation', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '9010');
   });
 
+  it('starts above the stored ids when the counter file says less (cut short, or restored from an older copy)', async () => {
+    const a = new LocalBlockAllocator(dir, async () => 1, 10);
+    assert.deepEqual(await a.allocate(1), [1]);
+    fs.writeFileSync(path.join(dir, 'ids.next'), '5'); // the stored ids run to 300
+    const b = new LocalBlockAllocator(dir, async () => 301, 10);
+    assert.deepEqual(await b.allocate(2), [301, 302]);
+    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '311');
+  });
+
   it('reserves for an import only ids above every claimed block, and never hands them out', async () => {
     const a = new LocalBlockAllocator(dir, async () => 5001, 10);
     assert.deepEqual(await a.allocate(3), [5001, 5002, 5003]);

@@ -36,6 +36,7 @@ export class LocalBlockAllocator implements IdAllocator {
   private readonly lock: LockFile;
   private readonly counterFile: string;
   private chain: Promise<unknown> = Promise.resolve();
+  private checked = false;
 
   constructor(
     dir: string,
@@ -83,7 +84,13 @@ export class LocalBlockAllocator implements IdAllocator {
 
   private async claim(size: number): Promise<void> {
     await this.lock.withLock(async () => {
-      const start = await this.readCounter();
+      let start = await this.readCounter();
+      // The first claim of a process also checks the counter against the stored ids: a counter
+      // file damaged or restored from an older copy would hand out ids stored records hold.
+      if (!this.checked) {
+        start = Math.max(start, await this.initialFloor());
+        this.checked = true;
+      }
       await this.writeCounter(start + size);
       this.next = start;
       this.end = start + size;
