@@ -131,9 +131,13 @@ describe('store: id allocation', () => {
     const a = new LocalBlockAllocator(dir, async () => 1, 10);
     assert.deepEqual(await a.allocate(1), [1]);
     fs.writeFileSync(path.join(dir, 'ids.next'), '5'); // the stored ids run to 300
-    const b = new LocalBlockAllocator(dir, async () => 301, 10);
-    assert.deepEqual(await b.allocate(2), [301, 302]);
-    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '311');
+    // Stored: 1-300 and 1000-1009 (a sparse history); every claim checks its block.
+    const rangeUsed = async (lo: number, hi: number): Promise<boolean> => lo < 301 || (lo < 1010 && hi > 1000);
+    const b = new LocalBlockAllocator(dir, async () => 1010, 10, { rangeUsed });
+    assert.deepEqual(await b.allocate(2), [1010, 1011]);
+    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '1020');
+    const c = new LocalBlockAllocator(dir, async () => 1010, 10, { rangeUsed: async () => false });
+    assert.deepEqual(await c.allocate(1), [1020], 'a free block is taken as the counter says');
   });
 
   it('reserves for an import only ids above every claimed block, and never hands them out', async () => {

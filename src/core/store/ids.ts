@@ -36,14 +36,16 @@ export class LocalBlockAllocator implements IdAllocator {
   private readonly lock: LockFile;
   private readonly counterFile: string;
   private chain: Promise<unknown> = Promise.resolve();
-  private checked = false;
+  private readonly rangeUsed?: (lo: number, hi: number) => Promise<boolean>;
 
   constructor(
     dir: string,
     private readonly initialFloor: () => Promise<number>,
     private readonly blockSize = 256,
-    options: { onLockWait?: () => void } = {},
+    /** `rangeUsed`: whether a stored record holds an id in [lo, hi), checked on every claim. */
+    options: { onLockWait?: () => void; rangeUsed?: (lo: number, hi: number) => Promise<boolean> } = {},
   ) {
+    this.rangeUsed = options.rangeUsed;
     this.lock = new LockFile(path.join(dir, 'ids.lock'), { onWait: options.onLockWait });
     this.counterFile = path.join(dir, 'ids.next');
   }
@@ -85,12 +87,9 @@ export class LocalBlockAllocator implements IdAllocator {
   private async claim(size: number): Promise<void> {
     await this.lock.withLock(async () => {
       let start = await this.readCounter();
-      // The first claim of a process also checks the counter against the stored ids: a counter
-      // file damaged or restored from an older copy would hand out ids stored records hold.
-      if (!this.checked) {
-        start = Math.max(start, await this.initialFloor());
-        this.checked = true;
-      }
+      // A counter file damaged or restored from an older copy would hand out ids that stored
+      // records hold: a block some record already uses starts above every stored id instead.
+      if (this.rangeUsed && (await this.rangeUsed(start, start + size))) start = Math.max(start, await this.initialFloor());
       await this.writeCounter(start + size);
       this.next = start;
       this.end = start + size;

@@ -155,7 +155,9 @@ export class Store {
     let ids: IdAllocator;
     const store: { current: Store | null } = { current: null };
     if (local) {
-      ids = new LocalBlockAllocator(localPath(options.uri), async () => (store.current ? (await store.current.maxId()) + 1 : 1));
+      ids = new LocalBlockAllocator(localPath(options.uri), async () => (store.current ? (await store.current.maxId()) + 1 : 1), undefined, {
+        rangeUsed: async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false),
+      });
     } else {
       ids = new RandomBlockAllocator(async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false));
     }
