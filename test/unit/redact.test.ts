@@ -2,7 +2,8 @@
 // redacts must stay what it redacted before the patterns were rewritten for that.
 
 import * as assert from 'node:assert/strict';
-import { REDACTED, redact, redactJson, redactKey, registerSecret, secretKinds } from '../../src/core/capture/redact';
+import { cleanList } from '../../src/core/capture/prepare';
+import { REDACTED, isSecretPath, redact, redactJson, redactKey, redactLines, registerSecret, secretKinds } from '../../src/core/capture/redact';
 
 const MB = 1024 * 1024;
 
@@ -45,6 +46,19 @@ describe('capture: redaction of hostile input', () => {
     ['curl, then -u options without a password', `curl${megabyteOf(' -u a')}`, unchanged],
     ['names ending in _pass without a value', megabyteOf('x_pass '), unchanged],
     ['mysql, then -p options without a password', `mysql${megabyteOf(' -p')}`, unchanged],
+    // The rules for key bodies, typed and escaped assignments, options and encoded URLs.
+    ['a base64 run, then a character that ends no line', megabyteOf('Aa0+', '!'), unchanged],
+    ['lines of base64 one short of a key line', megabyteOf(`${'Aa0+'.repeat(9)}Aa0\n`), unchanged],
+    ['lines of base64, each with a character after it', megabyteOf(`${'Aa0+'.repeat(10)}!\n`), unchanged],
+    ['one line of base64', megabyteOf('Aa0+'), () => REDACTED],
+    ['a secret name and a type union without a value', `token: ${'a | '.repeat(MB / 4)}`, unchanged],
+    ['a secret name then escapes without a quote', `password=${'\\'.repeat(MB)}`, () => `password=${REDACTED}`],
+    ['secret options without a value', megabyteOf('--token '), unchanged],
+    ['encoded schemes and users without a password', megabyteOf('a%3A%2F%2Fb%3A'), unchanged],
+    ['an encoded URL user, then an unterminated password', `postgres%3A%2F%2Fa%3A${'%41'.repeat(MB / 3)}`, unchanged],
+    ['a URL password of @', `a://b:${'@'.repeat(MB)}`, () => `a://b:${REDACTED}@`],
+    ['curl, then continued -u options without a password', `curl${megabyteOf(' \\\n -u a')}`, unchanged],
+    ['a Dockerfile ENV of a secret name, then a megabyte', megabyteOf('ENV token '), () => `ENV token ${REDACTED}`],
   ];
   for (const [what, text, expected] of adversarial) {
     it(`runs in linear time on ~1 MB of ${what}`, () => {
@@ -128,6 +142,101 @@ describe('capture: redaction keeps what it redacted', () => {
   it('names the rules that fire', () => {
     assert.deepEqual(secretKinds('DB_PASSWORD="hunter2hunter2"'), ['quoted secret assignment']);
     assert.deepEqual(secretKinds('nothing secret here'), []);
+  });
+});
+
+describe('capture: secret shapes an audit found the rules missing', () => {
+  const ghp = `ghp_${'Zq9aB'.repeat(7)}x`;
+  const keyLine = 'QyNTUxOQAAACBZq9ROTATEDkeyBodyLineTWOxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx';
+  const cases: [string, string][] = [
+    // Typed assignments: the type is not the value.
+    ['const apiKey: string = "Zq9TsTypedSecretValue77";', `const apiKey: string = "${REDACTED}";`],
+    ['API_KEY: str = "Zq9PyAnnotatedSecret77"', `API_KEY: str = "${REDACTED}"`],
+    ["private readonly clientSecret: string | undefined = 'Zq9TsUnionSecret77';", `private readonly clientSecret: string | undefined = '${REDACTED}';`],
+    ['API_TOKEN: Final[str] = "Zq9PyFinalSecret77"', `API_TOKEN: Final[str] = "${REDACTED}"`],
+    ['const API_TOKEN: &str = "Zq9RustSecret77";', `const API_TOKEN: &str = "${REDACTED}";`],
+    ['let authToken: String = Zq9UnquotedTypedSecret', `let authToken: String = ${REDACTED}`],
+    ['apiKey := "Zq9GoShortAssignSecret77"', `apiKey := "${REDACTED}"`],
+    ['API_TOKEN := Zq9MakeSecret77', `API_TOKEN := ${REDACTED}`],
+    ["'password' => 'Zq9PhpArrowSecret77',", `'password' => '${REDACTED}',`],
+    [':password => "Zq9RubyArrowSecret77"', `:password => "${REDACTED}"`],
+    // ... and code is still code.
+    ['const token: string = getToken(); password := os.Getenv("DB_PASSWORD")', 'const token: string = getToken(); password := os.Getenv("DB_PASSWORD")'],
+    ['secret: c2VjcmV0LXZhbHVl=', `secret: ${REDACTED}`],
+    // JSON escaped inside text.
+    ['log line {\\"db_password\\": \\"hunter2-secret\\"}', `log line {\\"db_password\\": \\"${REDACTED}\\"}`],
+    // URL credentials: a password holding '@', and a URL-encoded URL.
+    ['postgres://admin:Zq9@Zq9After@db.example.com/x', `postgres://admin:${REDACTED}@db.example.com/x`],
+    ['redirect=postgres%3A%2F%2Fadmin%3AZq9UrlEncodedSecret%40db.example.com%2Fapp', `redirect=postgres%3A%2F%2Fadmin%3A${REDACTED}%40db.example.com%2Fapp`],
+    ['next=https%3A%2F%2Fexample.com%3A8080%2Fa%3Ab%40c', 'next=https%3A%2F%2Fexample.com%3A8080%2Fa%3Ab%40c'],
+    // Command lines.
+    ['curl -X POST https://api.example.com/v1/admin \\\n  -u admin:Zq9CurlContinuation \\\n  -d @body.json', `curl -X POST https://api.example.com/v1/admin \\\n  -u admin:${REDACTED} \\\n  -d @body.json`],
+    ['docker run \\\n  -u 1000:1000 app', 'docker run \\\n  -u 1000:1000 app'],
+    ['mycli login --password Zq9SpacedFlagSecret --user bob', `mycli login --password ${REDACTED} --user bob`],
+    ["kubectl get pods --token 'Zq9KubeToken77'", `kubectl get pods --token ${REDACTED}`],
+    ['echo $PW | docker login --password-stdin registry.example.com; psql --no-password app', 'echo $PW | docker login --password-stdin registry.example.com; psql --no-password app'],
+    ['aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYZq9AWSCLI', `aws configure set aws_secret_access_key ${REDACTED}`],
+    ['npm config set //registry.npmjs.org/:_authToken Zq9NpmAuthToken77', `npm config set //registry.npmjs.org/:_authToken ${REDACTED}`],
+    ['aws configure set region us-east-1', 'aws configure set region us-east-1'],
+    // Token boundaries: '_' is a word character, so \b did not separate it.
+    ['exports/AKIAIOSFODNN7EXAMPLE_accessKeys.csv', `exports/${REDACTED}_accessKeys.csv`],
+    ['aws_AKIAIOSFODNN7EXAMPLE', `aws_${REDACTED}`],
+    [`saved_${ghp}_old.txt`, `saved_${REDACTED}_old.txt`],
+    ['fooAKIAIOSFODNN7EXAMPLE AKIAIOSFODNN7EXAMPLEx pass_ASIAPACIFIC_REGION', 'fooAKIAIOSFODNN7EXAMPLE AKIAIOSFODNN7EXAMPLEx pass_ASIAPACIFIC_REGION'],
+    // A line that is wholly a long base64 run: a private key's body without its BEGIN line.
+    [`    ${keyLine}`, `    ${REDACTED}`],
+    // Lines of a key's body in a row are one block, with its short last line; such a line needs no
+    // digit in a block (a key is wrapped into several), which a lone line does.
+    [`ssh_key: |\n  ${keyLine}\n  ${keyLine}==\nuser: deploy`, `ssh_key: |\n  ${REDACTED}\nuser: deploy`],
+    [`key: |\n  ${'QyNTUxOQAAACBoldOLDkeyBODYlineTWO'.repeat(2)}\n  ${'AAAEDoldOLDkeyBODYlineTHREE'.repeat(2)}\n  AAAEDoldTAIL==\nuser: deploy`, `key: |\n  ${REDACTED}\nuser: deploy`],
+    ['averyLongCamelCaseIdentifierWithoutAnyDigitsAtAll', 'averyLongCamelCaseIdentifierWithoutAnyDigitsAtAll'],
+    // ... but not a git sha, a long lowercase word, a path, or base64 inside other text.
+    ['da39a3ee5e6b4b0d3255bfef95601890afd80709', 'da39a3ee5e6b4b0d3255bfef95601890afd80709'],
+    ['DA39A3EE5E6B4B0D3255BFEF95601890AFD80709', 'DA39A3EE5E6B4B0D3255BFEF95601890AFD80709'],
+    ['averyveryverylonglowercaseidentifiernamewithdigits123', 'averyveryverylonglowercaseidentifiernamewithdigits123'],
+    ['src/main/java/com/example/project/controller/UserController', 'src/main/java/com/example/project/controller/UserController'],
+    [`const sample = "${keyLine}"`, `const sample = "${keyLine}"`],
+    // Names.
+    ['SLACK_APP=xapp-1-A0123456789-1234567890123-Zq9abcdef0123456789', `SLACK_APP=${REDACTED}`],
+    ['ENCRYPTION_KEY=Zq9EncryptionKeyValue', `ENCRYPTION_KEY=${REDACTED}`],
+    ['JWT_SIGNING_KEY=Zq9JwtSigningValue', `JWT_SIGNING_KEY=${REDACTED}`],
+    ['this.signingKey = "Zq9SigningKeyValue"', `this.signingKey = "${REDACTED}"`],
+    ['APP_KEY=base64:Zq9LaravelAppKey=', `APP_KEY=${REDACTED}`],
+    ['signingKey = loadKey(); masterKey: this.keys.master', 'signingKey = loadKey(); masterKey: this.keys.master'],
+    ['const cryptoKey = await crypto.subtle.importKey(); let accessToken: string | null = null; token = await getToken()', 'const cryptoKey = await crypto.subtle.importKey(); let accessToken: string | null = null; token = await getToken()'],
+    [
+      'primary_key = "user_id"; foreign_key: \'author_id\'; sort_key = "created_at"; keyboard = "qwerty-layout"; KEY_UP = "ArrowUp"; hotkey = "ctrl+shift+p"; dedupe_key: "import:abc"; cacheKey = "user:1234"',
+      'primary_key = "user_id"; foreign_key: \'author_id\'; sort_key = "created_at"; keyboard = "qwerty-layout"; KEY_UP = "ArrowUp"; hotkey = "ctrl+shift+p"; dedupe_key: "import:abc"; cacheKey = "user:1234"',
+    ],
+    ['FROM node:20\nENV DB_PASSWORD Zq9DockerEnvSecret\nENV NODE_ENV production', `FROM node:20\nENV DB_PASSWORD ${REDACTED}\nENV NODE_ENV production`],
+  ];
+  for (const [text, expected] of cases) {
+    it(`${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), expected);
+    });
+  }
+
+  it('carries curl over a continuation line in a diff side', () => {
+    const lines = ['curl -X POST https://api.example.com/v1/admin \\', '  -u admin:Zq9CurlLineSecret \\', '  -d @body.json', 'docker run \\', '  -u 1000:1000 app'];
+    assert.deepEqual(redactLines(lines), ['curl -X POST https://api.example.com/v1/admin \\', `  -u admin:${REDACTED} \\`, '  -d @body.json', 'docker run \\', '  -u 1000:1000 app']);
+  });
+
+  it('redacts the body lines of a private key in a diff side without its BEGIN and END lines', () => {
+    // A key rotated in a YAML file: a diff with one line of context holds only body lines.
+    const removed = [`    ${'QyNTUxOQAAACBoldOLDkeyBODYlineTWO'.repeat(2)}`, `    ${'AAAEDoldOLDkeyBODYlineTHREE'.repeat(2)}`, '    AAAEDoldTAIL=='];
+    assert.deepEqual(redactLines(['  ssh_key: |', ...removed, '  user: deploy']), ['  ssh_key: |', `    ${REDACTED}`, '  user: deploy']);
+    assert.deepEqual(redactLines([`    ${keyLine}`, '  user: deploy']), [`    ${REDACTED}`, '  user: deploy']);
+  });
+
+  it('redacts a private key given one line per list item, its short last line too', () => {
+    const facts = ['-----BEGIN OPENSSH PRIVATE KEY-----', 'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUZq9FactKeyBodyLineOne', 'AAAEDZq9short==', '-----END OPENSSH PRIVATE KEY-----', 'deploys over port 22'];
+    assert.deepEqual(cleanList(facts, 'facts'), [REDACTED, 'deploys over port 22']);
+    assert.deepEqual(cleanList(['b3BlbnNzaC1rZXktdjEAAAAABG5vbmUZq9FactKeyBodyLineOne', 'two\nlines'], 'facts'), [REDACTED, 'two\nlines']);
+  });
+
+  it('treats credential files as secret paths', () => {
+    for (const f of ['.netrc', 'home/me/_netrc', 'C:\\Users\\me\\_netrc', '.pgpass', 'home/me/.git-credentials']) assert.ok(isSecretPath(f), f);
+    for (const f of ['.npmrc', 'docs/netrc.md', 'src/pgpass.ts', '.gitignore', 'git-credentials.md']) assert.ok(!isSecretPath(f), f);
   });
 });
 

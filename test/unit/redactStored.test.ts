@@ -105,4 +105,24 @@ describe('secrets in identifiers never reach the disk', function () {
       removeDir(repo);
     }
   });
+
+  it('import-git redacts the body lines of a private key rotated in a config file (a diff whose BEGIN and END lines are context)', async () => {
+    const repo = tempDir('probe-repo');
+    const keyBlock = (body: string[]): string => ['-----BEGIN OPENSSH PRIVATE KEY-----', ...body, '-----END OPENSSH PRIVATE KEY-----'].join('\n');
+    const yml = (body: string[]): string => `deploy:\n  host: prod.example.com\n  ssh_key: |\n${keyBlock(body).split('\n').map((l) => `    ${l}`).join('\n')}\n  user: deploy\n`;
+    const oldBody = ['b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW', 'QyNTUxOQAAACBoldOLDkeyBODYlineTWOqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq', 'AAAEDoldOLDkeyBODYlineTHREEqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'];
+    const newBody = ['b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZX', 'QyNTUxOQAAACBZq9ROTATEDkeyBodyLineTWOxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'AAAEDZq9ROTATEDkeyBodyLineTHREExxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'];
+    try {
+      git(repo, ['init', '-q', '-b', 'main']);
+      git(repo, ['config', 'commit.gpgsign', 'false']);
+      commitAll(repo, { subject: 'Add deploy settings', files: { 'config/deploy.yml': yml(oldBody) }, time: 1_700_000_000 });
+      commitAll(repo, { subject: 'Rotate the deploy key', files: { 'config/deploy.yml': yml(newBody) }, time: 1_700_000_600 });
+      assert.equal((await importGitHistory(engine, repo, { scope })).imported, 2);
+      await engine.close(); // every background write done before the files are read
+      const leaked = ['Zq9ROTATEDkeyBodyLineTWO', 'Zq9ROTATEDkeyBodyLineTHREE', 'oldOLDkeyBODYlineTWO'].filter((s) => filesContaining(dir, s).length > 0);
+      assert.deepEqual(leaked, [], 'raw private key body lines stored from the rotation commit');
+    } finally {
+      removeDir(repo);
+    }
+  });
 });

@@ -9,7 +9,7 @@ import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
 import { countTokens } from '../tokens';
 import { storedPath } from './paths';
-import { isSecretPath, redact, redactKey, redactKeyNullable, redactNullable } from './redact';
+import { isSecretPath, redact, redactKey, redactKeyNullable, redactLines, redactNullable } from './redact';
 
 /** The latest time a Date can hold (ms); later epochs are refused rather than thrown on. */
 export const MAX_EPOCH_MS = 8_640_000_000_000_000;
@@ -25,7 +25,11 @@ function normaliseTitle(title: string): string {
 export function cleanList(values: unknown, name: string): string[] {
   if (values === undefined || values === null) return [];
   if (!Array.isArray(values)) throw new FilterError(`${name} must be a list of strings`);
-  return [...new Set(values.map((v) => redact(String(v)).trim()).filter(Boolean))];
+  // Items of one line each are redacted as lines: a private key given one line per item is then
+  // redacted whole, from its BEGIN item to its END item.
+  const items = values.map((v) => String(v));
+  const redacted = items.some((v) => v.includes('\n')) ? items.map(redact) : redactLines(items);
+  return [...new Set(redacted.map((v) => v.trim()).filter(Boolean))];
 }
 
 /** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped. */

@@ -15,10 +15,27 @@ export const REDACTED = '[REDACTED]';
 const NAME_CHAR = '[A-Za-z0-9_.-]';
 // 'pass' only as the last part of a name (SMTP_PASS, db.pass): inside a word or before another
 // part it is ordinary English or code (bypass, passes, pass_through).
-const KEYWORD = `(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|credentials?|sharedaccesssignature|(?<![A-Za-z0-9])pass(?!${NAME_CHAR}))`;
+// A name ending in 'key' only after a word that makes it a secret (ENCRYPTION_KEY, jwtSigningKey,
+// APP_KEY): most keys in code name a row, a cache entry or a map slot (primary_key, sort_key,
+// cacheKey, dedupe_key), and case cannot tell signingKey from hotkey where the rules ignore it.
+// Short words only where a name starts or a part does (APP_KEY, not mapKey or observerKey); not
+// crypto or cipher, whose keys in code are mostly WebCrypto objects (cryptoKey = await ...).
+// The qualifier is looked for behind a 'key', which is rare enough to keep the pre-scan quick.
+const KEY_NAME = `key(?!${NAME_CHAR})(?<=(?:encrypt(?:ion)?|decrypt(?:ion)?|signing|jwt|hmac|master|licen[cs]e|subscription|webhook|deploy|(?<![A-Za-z0-9])(?:app|aes|ssh|auth|admin|root|server|service))[_.-]?key)`;
+const KEYWORD = `(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|credentials?|sharedaccesssignature|(?<![A-Za-z0-9])pass(?!${NAME_CHAR})|${KEY_NAME})`;
 /** A whole run of name characters that contains a secret keyword, such as DB_PASSWORD or app.api-key. */
 const SECRET_NAME = `(?<!${NAME_CHAR})(?=${NAME_CHAR}*?${KEYWORD})${NAME_CHAR}+`;
 const JWT_CHAR = '[A-Za-z0-9_-]';
+// A token's ends: '_' is a word character, so \b does not end a token that a file name or an
+// identifier joins with '_' (exports/AKIA..._keys.csv, aws_AKIA...).
+const START = '(?<![A-Za-z0-9])';
+const END = '(?![A-Za-z0-9])';
+/**
+ * The type of an annotated assignment (apiKey: string = ..., API_KEY: Final[str] = ...,
+ * API_TOKEN: &'static str = ..., secret: string | undefined = ...): without it the rules take
+ * the type for the value. Every part is bounded, so the regex stack stays small.
+ */
+const TYPE = `&?(?:'[A-Za-z_]\\w*[ \\t]+)?(?:\\[\\]){0,3}[A-Za-z_$][\\w$.]*(?:<[\\w$.,[\\] <>|&?]{0,64}>|\\[[\\w$.,[\\] |]{0,64}\\])?(?:\\[\\])?\\??(?:[ \\t]*\\|[ \\t]*[A-Za-z_$][\\w$.]*(?:\\[\\])?){0,4}`;
 
 interface Rule {
   name: string;
@@ -33,40 +50,75 @@ interface Rule {
 // the regex stack small on a header of a million words (see the unquoted rule's member chain).
 const PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g;
 
+// A line that is wholly a run of 40 or more base64 characters, both cases among them: a line of a
+// key's body. The run stops at the line's end, so a line costs one scan.
+const BASE64_RUN = '(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{40}[A-Za-z0-9+/]*={0,2}[ \\t]*';
+/**
+ * A key's body without its BEGIN and END lines (a diff with one line of context that changes only
+ * the body, a key given one line per list item): two or more such lines in a row, as a key is
+ * wrapped, then its shorter last line. Bounded, as each repetition costs regex stack; the lines
+ * after the 200th start another block.
+ */
+const BASE64_BLOCK = new RegExp(`((?:^|[\\n\\r])[ \\t]*)${BASE64_RUN}(?:\\r?\\n[ \\t]*${BASE64_RUN}){1,200}(?:\\r?\\n[ \\t]*[A-Za-z0-9+/]{8}[A-Za-z0-9+/]*={0,2}[ \\t]*)?(?![^\\n\\r])`, 'g');
+/** What a base64 line cannot be without: a line that starts with 40 base64 characters. */
+const BASE64_TRIGGER = '(?:^|[\\n\\r])[ \\t]*[A-Za-z0-9+/]{40}';
+
 const RULES: Rule[] = [
   { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: 'PRIVATE KEY' },
+  { name: 'base64 block', pattern: BASE64_BLOCK, replace: `$1${REDACTED}`, trigger: BASE64_TRIGGER },
+  {
+    // One line of a key's body alone. Upper case, lower case and a digit or '+' are all required,
+    // which a git sha, a long lowercase word or a path does not have, and 40 random characters of
+    // base64 nearly always have.
+    name: 'base64 line',
+    pattern: new RegExp(`((?:^|[\\n\\r])[ \\t]*)(?=[A-Za-z0-9+/]*[0-9+])${BASE64_RUN}(?![^\\n\\r])`, 'g'),
+    replace: `$1${REDACTED}`,
+    trigger: BASE64_TRIGGER,
+  },
   {
     // The scheme is the whole run of scheme characters before '://' (kept, like the user name,
     // which may be empty: redis://:password@host). A password may hold a '/', but then it is
-    // bounded: each '://' of a long run would otherwise rescan the rest of it for an '@'. A port
-    // then a path (host:8080/@scope/pkg) is not a password.
+    // bounded: each '://' of a long run would otherwise rescan the rest of it for an '@'. A
+    // password may hold an '@' too: it runs to the last '@' before the host's path
+    // (admin:p@ss@host/db). A port then a path (host:8080/@scope/pkg) is not a password.
     name: 'url credentials',
-    pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):(?!\d*\/)(?:[^\s@/]+|[^\s@]{1,128})@/gi,
+    pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):(?!\d*\/)(?:[^\s/?#]+|[^\s@]{1,128})@/gi,
     replace: `$1:${REDACTED}@`,
     trigger: '://',
   },
   {
-    // curl -u user:password (or --user). The look back for 'curl' runs only at a '-u' and is
-    // bounded, so a long line of '-u' options stays linear.
+    // The same, URL-encoded (a URL in a query parameter: next=postgres%3A%2F%2Fadmin%3Apw%40db).
+    // The password ends at the host's encoded '/'; bounded, as each repetition costs regex stack.
+    // The scheme is only looked back at: a literal first is quicker to scan text for.
+    name: 'url-encoded url credentials',
+    pattern: /(%3A%2F%2F(?<=[a-z0-9]%3A%2F%2F)[A-Za-z0-9._~-]*%3A)(?:[^\s&%/]|%(?!2F)[0-9A-F]{2}){1,256}%40/gi,
+    replace: `$1${REDACTED}%40`,
+    trigger: '%3A%2F%2F',
+  },
+  {
+    // curl -u user:password (or --user), on curl's line or a line it continues onto (a '\' at
+    // the end of a line). The look back for 'curl' runs only at a '-u' and is bounded, so a long
+    // line of '-u' options stays linear.
     name: 'curl user',
-    pattern: /(\s(?:-u|--user)(?<=\bcurl\b[^\n]{0,300})(?:\s+|=)?["']?[^\s:"']*:)[^\s"']+/g,
+    pattern: /(\s(?:-u|--user)(?<=\bcurl\b(?:[^\n]|\\\r?\n){0,300})(?:\s+|=)?["']?[^\s:"']*:)[^\s"']+/g,
     replace: `$1${REDACTED}`,
     trigger: 'curl',
   },
   { name: 'slack webhook', pattern: /\b(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/gi, replace: `$1${REDACTED}`, trigger: 'hooks\\.slack\\.com' },
-  { name: 'aws access key', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: REDACTED, trigger: 'AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA' },
-  { name: 'github token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*)\b/g, replace: REDACTED, trigger: 'gh[pousr]_|github_pat_' },
-  { name: 'gitlab token', pattern: /\bglpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED, trigger: 'glpat-' },
+  { name: 'aws access key', pattern: new RegExp(`${START}(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}${END}`, 'g'), replace: REDACTED, trigger: 'AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA' },
+  // A GitHub token is at most a few hundred characters: bounded, a megabyte of ghp_aaa... is no token.
+  { name: 'github token', pattern: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{30,255}${END}|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*\\b)`, 'g'), replace: REDACTED, trigger: 'gh[pousr]_|github_pat_' },
+  { name: 'gitlab token', pattern: new RegExp(`${START}glpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\\b`, 'g'), replace: REDACTED, trigger: 'glpat-' },
   { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED, trigger: 'sk-' },
-  { name: 'stripe key', pattern: /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*\b/g, replace: REDACTED, trigger: '_live_|_test_' },
+  { name: 'stripe key', pattern: new RegExp(`${START}(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*${END}`, 'g'), replace: REDACTED, trigger: '_live_|_test_' },
   { name: 'stripe webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{16}[A-Za-z0-9+/=]*/g, replace: REDACTED, trigger: 'whsec_' },
-  { name: 'slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\b/g, replace: REDACTED, trigger: 'xox' },
-  { name: 'google api key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED, trigger: 'AIza' },
-  { name: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED, trigger: 'npm_' },
-  { name: 'hugging face token', pattern: /\bhf_[A-Za-z0-9]{30}[A-Za-z0-9]*\b/g, replace: REDACTED, trigger: 'hf_' },
+  { name: 'slack token', pattern: new RegExp(`${START}(?:xox[abposr]|xapp)-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\\b`, 'g'), replace: REDACTED, trigger: 'xox|xapp-' },
+  { name: 'google api key', pattern: new RegExp(`${START}AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])`, 'g'), replace: REDACTED, trigger: 'AIza' },
+  { name: 'npm token', pattern: new RegExp(`${START}npm_[A-Za-z0-9]{36}${END}`, 'g'), replace: REDACTED, trigger: 'npm_' },
+  { name: 'hugging face token', pattern: new RegExp(`${START}hf_[A-Za-z0-9]{30}[A-Za-z0-9]*${END}`, 'g'), replace: REDACTED, trigger: 'hf_' },
   { name: 'sendgrid key', pattern: /\bSG\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*/g, replace: REDACTED, trigger: 'SG\\.' },
-  { name: 'digitalocean token', pattern: /\bdo[por]_v1_[a-f0-9]{64}\b/g, replace: REDACTED, trigger: '_v1_' },
-  { name: 'shopify token', pattern: /\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b/g, replace: REDACTED, trigger: 'shp' },
+  { name: 'digitalocean token', pattern: new RegExp(`${START}do[por]_v1_[a-f0-9]{64}${END}`, 'g'), replace: REDACTED, trigger: '_v1_' },
+  { name: 'shopify token', pattern: new RegExp(`${START}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}${END}`, 'g'), replace: REDACTED, trigger: 'shp' },
   {
     // A password given on a command line: mysql -pSECRET (attached: a word after '-p ' is the
     // database), sshpass -p SECRET, docker login -p SECRET. The look back for the program runs
@@ -90,9 +142,35 @@ const RULES: Rule[] = [
   },
   { name: 'bearer token', pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16}[A-Za-z0-9._~+/=-]*/g, replace: `$1 ${REDACTED}`, trigger: 'Bearer|Basic|Token' },
   {
-    // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value'.
+    // A secret given as the value of a long option: --password value, --token 'value' (with '='
+    // the assignment rules see it). Not an option that only says how to get one (--password-stdin,
+    // --no-password, --ask-vault-password), nor prose about the option (the --token flag).
+    name: 'secret option',
+    pattern: /((?<!\S)--(?!no-|ask-|with-|prompt-)(?:[A-Za-z0-9-]*-)?(?:password|passwd|passphrase|secret|token|api-?key|access-key|secret-key)[ \t]+)(?!-|\[REDACTED\]|(?:flag|option|argument|arg|parameter|param|switch|value|is|was|and|or|to|for|with|in|on|of|the|from|instead|now|also)\b)(?:"[^"\n]+"|'[^'\n]+'|[^\s"'`;|&<>()]{3}[^\s"'`;|&<>()]*)/gi,
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // A secret set by name on a command line: aws configure set aws_secret_access_key value,
+    // npm config set //registry.npmjs.org/:_authToken value.
+    name: 'config set secret',
+    pattern: new RegExp(`(\\bconfig(?:ure)?[ \\t]+set[ \\t]+(?:\\S*?[/:])?${SECRET_NAME}[ \\t]+)(["']?)(?!\\[REDACTED\\])[^\\s"']+`, 'gi'),
+    replace: `$1$2${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // A Dockerfile's ENV NAME value, the form without '=': the value is the rest of the line.
+    name: 'dockerfile env',
+    pattern: new RegExp(`((?:^|[\\n\\r])[ \\t]*ENV[ \\t]+${SECRET_NAME}[ \\t]+)(?!\\[REDACTED\\])[^\\s=][^\\r\\n]*`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value',
+    // apiKey := "value", 'password' => 'value', apiKey: string = "value"; and with the quotes
+    // escaped, as JSON inside a log line shows them: {\"db_password\": \"value\"}.
     name: 'quoted secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}["']?\\s*(?:=|:)\\s*)(["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|[:?]?=|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
     trigger: KEYWORD,
   },
@@ -100,8 +178,10 @@ const RULES: Rule[] = [
     // Unquoted: KEY=value. A call or member access (token = getToken(), auth: this.auth) is code.
     // Each repetition of a group costs the regex engine stack, so the member chain is bounded: a
     // megabyte of 'a.a.a' would otherwise overflow it. Longer chains are redacted, not kept.
+    // A name, a type and ' =' (apiKey: string = value) is a typed assignment: the type is no value.
+    // Nor is a keyword (token = await getToken(), secret: string | null = null).
     name: 'secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}\\s*(?:=|:)\\s*)(?!\\[REDACTED\\])(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){1,64}(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4}[^\\s"',;()[\\]{}<>]*)(?![\\w(])`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)|[:?]?=|:(?![ \\t]*${TYPE}[ \\t]+=(?!=)))\\s*)(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}]))(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){1,64}(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4}[^\\s"',;()[\\]{}<>]*)(?![\\w(])`, 'gi'),
     replace: `$1${REDACTED}`,
     trigger: KEYWORD,
   },
@@ -133,7 +213,7 @@ export function registerSecret(secret: string): () => void {
 
 /** The text with every recognised secret replaced by [REDACTED]. */
 /** Whether any rule could match: one scan instead of one per rule, for the many texts (a diff's lines) that hold no secret. */
-const MAYBE_SECRET = new RegExp(RULES.map((r) => r.trigger).join('|'), 'i');
+const MAYBE_SECRET = new RegExp([...new Set(RULES.map((r) => r.trigger))].join('|'), 'i');
 
 export function redact(text: string): string {
   let out = text;
@@ -150,15 +230,31 @@ export function isSecretName(name: string): boolean {
   return WHOLE_SECRET_NAME.test(name);
 }
 
+const CURL_USER = RULES.find((r) => r.name === 'curl user')!;
+
+/** A line that starts with 40 base64 characters: tried on lines that are long enough, quicker than on their text. */
+const BASE64_LINE_START = /^[ \t]*[A-Za-z0-9+/]{40}/;
+
 /**
  * The lines of one text (a side of a diff), each redacted as a line: across a line break an
- * assignment would take the next line's first word as its value. A private key spans lines and
- * its body lines look like nothing alone, so each key block first becomes one line.
+ * assignment would take the next line's first word as its value. A private key spans lines, so
+ * each key block, and each block of a key's body lines without its BEGIN line, first becomes one
+ * line. A curl command spans the lines it continues onto ('\' at the end of a line), so a -u
+ * there is read as curl's.
  */
 export function redactLines(lines: string[]): string[] {
   const text = lines.join('\n');
-  if (!text.includes('PRIVATE KEY')) return lines.map(redact);
-  return text.replace(PRIVATE_KEY, REDACTED).split('\n').map(redact);
+  const key = text.includes('PRIVATE KEY');
+  const body = lines.some((line) => line.length >= 40 && BASE64_LINE_START.test(line));
+  const split = key || body ? (key ? text.replace(PRIVATE_KEY, REDACTED) : text).replace(BASE64_BLOCK, `$1${REDACTED}`).split('\n') : lines;
+  let inCurl = false;
+  return split.map((line) => {
+    let out = redact(line);
+    // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u.
+    if (inCurl && out.includes('-u')) out = `curl ${out}`.replace(CURL_USER.pattern, CURL_USER.replace).slice('curl '.length);
+    inCurl = line.endsWith('\\') && (inCurl || /\bcurl\b/.test(line));
+    return out;
+  });
 }
 
 /**
@@ -210,8 +306,9 @@ export function secretKinds(text: string): string[] {
 
 /**
  * Files whose very path marks them as secret (the default exclude globs: .env*, *.pem, *.key,
- * ssh keys, secrets folders). The extension never captures them; this also guards events that
- * arrive from elsewhere (agent hooks, the CLI).
+ * ssh keys, secrets folders; and credential stores: .netrc, .pgpass, .git-credentials). The
+ * extension never captures them; this also guards events that arrive from elsewhere (agent hooks,
+ * the CLI).
  */
 export function isSecretPath(file: string): boolean {
   const parts = file.replace(/\\/g, '/').split('/').filter(Boolean);
@@ -219,5 +316,7 @@ export function isSecretPath(file: string): boolean {
   if (/^\.env(?:\..*)?$/i.test(base)) return true;
   if (/\.(?:pem|key|p12|pfx)$/i.test(base)) return true;
   if (/^id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:\.pub)?$/i.test(base)) return true;
+  // Files of plain-text credentials: machine passwords (curl, ftp, git), PostgreSQL's, git's store.
+  if (/^(?:[._]netrc|\.pgpass|\.git-credentials)$/i.test(base)) return true;
   return parts.slice(0, -1).some((p) => /^\.?secrets?$/i.test(p));
 }
