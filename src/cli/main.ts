@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import type { CommandImpl, CommandSpec, OptionSpec } from './command';
 import { COMMAND_SPECS } from './commands/specs';
-import { errorMessage, globalOptionsFrom, isUsageError } from './options';
+import { errorMessage, globalOptionsFrom, isUsageError, looksDamaged } from './options';
 import type { Io } from './options';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
@@ -115,7 +115,9 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
       io.stderr.write(`error: ${error.message}\n`);
       return 2;
     }
-    io.stderr.write(`error: ${errorMessage(error)}\n`);
+    const message = errorMessage(error);
+    io.stderr.write(`error: ${message}\n`);
+    if (looksDamaged(message)) io.stderr.write(`The store's files look damaged: \`code-memory doctor\` with the same --store says which table, and how to recover.\n`);
     if (process.env.CODE_MEMORY_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
     return 1;
   }

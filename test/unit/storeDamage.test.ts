@@ -72,6 +72,19 @@ describe('store damage and a full disk', function () {
     assert.doesNotMatch(storeLine + doctor.stdout, /Check that the folder is writable/, `doctor's advice for a damaged table:\n${doctor.stdout}`);
   });
 
+  it('a command on a table whose newest manifest was cut short says the store looks damaged and points at doctor, with no stack trace', async () => {
+    const store = tmp('cut');
+    const seeded = await bundle.run(['observe', '--store', store, '--project', project, '--embedder', 'none'], { input: notes('kept', 10) });
+    assert.equal(seeded.code, 0, seeded.stderr);
+    const versions = path.join(store, 'cells.lance', '_versions');
+    const newest = path.join(versions, fs.readdirSync(versions).filter((f) => f.endsWith('.manifest')).sort()[0]);
+    fs.truncateSync(newest, Math.floor(fs.statSync(newest).size / 2));
+    const search = await bundle.run(['search', 'kept', '--store', store, '--project', project, '--embedder', 'none']);
+    assert.equal(search.code, 1, search.stdout);
+    assert.match(search.stderr, /^error: .+\nThe store's files look damaged: `code-memory doctor` with the same --store says which table, and how to recover\.\n$/);
+    assert.doesNotMatch(search.stderr, /\n\s+at /, 'a stack trace');
+  });
+
   it('observe on a full disk (tmpfs): a run that exits with an error leaves none of its records behind, so running it again stores each once', async function () {
     const mountPoint = tmp('tmpfs');
     try {
