@@ -52,6 +52,15 @@ describe('full-text segments: postings files', function () {
     fs.writeFileSync(file, 'not a postings file at all, just some text of the right kind of length');
     assert.equal(files.lookup(id, ['alpha']), null);
     assert.equal(fs.existsSync(file), false);
+    // A file whose entries were overwritten, its header and slots intact: not "no such term".
+    await files.write(id, entries([['alpha', bytes(1, 2)], ['beta', bytes(3)]]), async () => true);
+    const buf = fs.readFileSync(file);
+    buf.fill(0xff, 24, Number(buf.readBigUInt64LE(16)));
+    fs.writeFileSync(file, buf);
+    const fresh = new SegmentFiles(dir);
+    assert.equal(fresh.lookup(id, ['alpha']), null);
+    assert.equal(fs.existsSync(file), false);
+    fresh.close();
     files.close();
   });
 

@@ -95,9 +95,11 @@ class SegmentFile {
       if (head < 4) throw new BadFile('a postings entry out of range');
       this.read(entry, head, at);
       const length = entry.readUInt32LE(0);
-      if (length !== term.length) continue;
-      if (head < need) throw new BadFile('a postings entry out of range');
-      if (!entry.subarray(4, 4 + length).equals(term)) continue;
+      if (length !== term.length || head < need || !entry.subarray(4, 4 + length).equals(term)) {
+        // Another term of the same hash, or a damaged entry: every entry's term hashes to its slot.
+        if (!this.termHashes(at, length, h)) throw new BadFile('a postings entry that does not match its slot');
+        continue;
+      }
       const size = entry.readUInt32LE(4 + length);
       if (at + need + size > this.slotsAt) throw new BadFile('a postings entry out of range');
       const postings = new Uint8Array(size);
@@ -105,6 +107,14 @@ class SegmentFile {
       return postings;
     }
     return undefined;
+  }
+
+  /** Whether the term of the entry at `at` (of `length` bytes) hashes to `h`, as its slot says. */
+  private termHashes(at: number, length: number, h: number): boolean {
+    if (at + 4 + length > this.slotsAt) return false;
+    const stored = Buffer.alloc(length);
+    this.read(stored, length, at + 4);
+    return fnv1a(stored) === h;
   }
 
   close(): void {
