@@ -150,7 +150,8 @@ export const steps = [
         if (await selected.waitFor({ timeout: 2000 }).then(() => true, () => false)) break;
       }
       await selected.waitFor({ timeout: 5000 });
-      await runFromPalette(commandTitle('codeMemory.recallContextForSelection'));
+      // The editor has focus: no click before the palette, which could move its cursor off the selection.
+      await runFromPalette(commandTitle('codeMemory.recallContextForSelection'), { keepFocus: true });
       const frame = await webview(page, /result/);
       await frame.locator('.result').first().waitFor({ timeout: TIMEOUT });
       await screenshot('recall-context-results', { readme: true });

@@ -105,7 +105,7 @@ async function main() {
       workspace,
       manifest,
       resultsDir,
-      runFromPalette: (title) => runFromPalette(page, title),
+      runFromPalette: (title, options) => runFromPalette(page, title, options),
       commandTitle: (id) => {
         const command = manifest.contributes.commands.find((c) => c.command === id);
         if (!command) throw new Error(`package.json contributes no command ${id}`);

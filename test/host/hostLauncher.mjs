@@ -239,8 +239,13 @@ export async function waitForWorkbench(page, timeoutMs = 90_000) {
 }
 
 /** Runs a command from the palette: F1, type its title, Enter. */
-export async function runFromPalette(page, title) {
-  await page.locator('.monaco-workbench').first().click({ position: { x: 700, y: 400 } }).catch(() => {});
+/**
+ * Runs a command from the palette. The workbench is clicked first, so that F1 reaches it whatever
+ * had focus (a webview keeps its keys); `keepFocus` skips that click, for a command that reads
+ * the editor's selection: the click can land in the editor and move its cursor.
+ */
+export async function runFromPalette(page, title, { keepFocus = false } = {}) {
+  if (!keepFocus) await page.locator('.monaco-workbench').first().click({ position: { x: 700, y: 400 } }).catch(() => {});
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input').first();
   await input.waitFor({ state: 'visible', timeout: 15_000 });
