@@ -5,12 +5,12 @@
 // so every tool is registered with a permissive carrier schema that publishes the strict
 // JSON Schema (through zod metadata) while the tool itself parses with the strict schema.
 
-import { createHash } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import * as z from 'zod/v4';
+import { nameUuid } from '../core/store/cells';
 import { toolDefinitions } from '../core/tools/registry';
 import type { ToolContext, ToolDefinition, ToolResult } from '../core/tools/types';
 
@@ -109,8 +109,7 @@ export function prepareToolSpecs(tools: readonly ToolDefinition[] = toolDefiniti
  * concurrent chats, take a session_id of their own, as the page advises.
  */
 export function accountSessionId(project: string): string {
-  const h = createHash('sha256').update(`code-memory account session\0${project}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+  return nameUuid(`code-memory account session\0${project}`);
 }
 
 export interface McpServerOptions {

@@ -30,7 +30,12 @@ function bullets(json: string | null): string | null {
  * (and the repair drops it) instead of another result with another id.
  */
 export function cellNodeId(project: string, kind: SourceKind, id: number): string {
-  const h = createHash('sha1').update(`code-memory-cell\u0000${project}\u0000${kind}\u0000${id}`).digest();
+  return nameUuid(`code-memory-cell\u0000${project}\u0000${kind}\u0000${id}`);
+}
+
+/** A UUID (version 5 in form) that a name always gives, and another name never. */
+export function nameUuid(name: string): string {
+  const h = createHash('sha1').update(name).digest();
   h[6] = (h[6] & 0x0f) | 0x50;
   h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');

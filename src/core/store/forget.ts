@@ -271,10 +271,10 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
 function isValid(journal: Journal): boolean {
   try {
     validate(journal.request, journal.scope);
+    return true;
   } catch {
     return false;
   }
-  return true;
 }
 
 const isIdList = (v: unknown): boolean => Array.isArray(v) && v.every((id) => Number.isSafeInteger(id));
