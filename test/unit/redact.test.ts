@@ -59,6 +59,13 @@ describe('capture: redaction of hostile input', () => {
     ['a URL password of @', `a://b:${'@'.repeat(MB)}`, () => `a://b:${REDACTED}@`],
     ['curl, then continued -u options without a password', `curl${megabyteOf(' \\\n -u a')}`, unchanged],
     ['a Dockerfile ENV of a secret name, then a megabyte', megabyteOf('ENV token '), () => `ENV token ${REDACTED}`],
+    ['secret elements without a closing tag', megabyteOf('<password>aaaa '), unchanged],
+    ['a secret element, then a megabyte of spaces', `<token>abcd${' '.repeat(MB)}`, unchanged],
+    ['secret names as first arguments without a value', megabyteOf("('token', '("), unchanged],
+    ['authorization headers joined without a digit', megabyteOf('authorization:'), unchanged],
+    ['cookie headers without a value', megabyteOf(' cookie:'), unchanged],
+    ['subscripted secret names without a value', megabyteOf('env["token"] = '), unchanged],
+    ['a secret name, then words without an assignment', megabyteOf('token string '), unchanged],
   ];
   for (const [what, text, expected] of adversarial) {
     it(`runs in linear time on ~1 MB of ${what}`, () => {
@@ -209,6 +216,30 @@ describe('capture: secret shapes an audit found the rules missing', () => {
       'primary_key = "user_id"; foreign_key: \'author_id\'; sort_key = "created_at"; keyboard = "qwerty-layout"; KEY_UP = "ArrowUp"; hotkey = "ctrl+shift+p"; dedupe_key: "import:abc"; cacheKey = "user:1234"',
     ],
     ['FROM node:20\nENV DB_PASSWORD Zq9DockerEnvSecret\nENV NODE_ENV production', `FROM node:20\nENV DB_PASSWORD ${REDACTED}\nENV NODE_ENV production`],
+    // Subscripts, compound and Go-typed assignments.
+    ['os.environ["OPENAI_API_KEY"] = "Zq9EnvironSecret77"', `os.environ["OPENAI_API_KEY"] = "${REDACTED}"`],
+    ["config['password'] = 'Zq9ConfigSecret77'", `config['password'] = '${REDACTED}'`],
+    ['ENV["DB_PASSWORD"] ||= "Zq9RubyDefault77"; token ??= "Zq9JsDefault77"', `ENV["DB_PASSWORD"] ||= "${REDACTED}"; token ??= "${REDACTED}"`],
+    ['var apiKey string = "Zq9GoTypedSecret77"', `var apiKey string = "${REDACTED}"`],
+    ['password == "hunter2" and token in ("a", "b"); if password is None: raise', 'password == "hunter2" and token in ("a", "b"); if password is None: raise'],
+    // A token's start: '_' is a word character.
+    ['my_sk-proj-Zq9abcdefghijklmnopqrstuvwxyz', `my_${REDACTED}`],
+    ['task-abcdefghijklmnopqrstuvwxyz123 and risk-abcdefghijklmnopqrstuvwxyz', 'task-abcdefghijklmnopqrstuvwxyz123 and risk-abcdefghijklmnopqrstuvwxyz'],
+    // XML and HTML.
+    ['<password>Zq9MavenSecret77</password>', `<password>${REDACTED}</password>`],
+    ['<db.password encrypted="no"> Zq9TomcatSecret77 </db.password>', `<db.password encrypted="no"> ${REDACTED}</db.password>`],
+    ['<add key="ApiKey" value="Zq9AppSettingsSecret" />', `<add key="ApiKey" value="${REDACTED}" />`],
+    ['<input name="password" value="Zq9FormSecret77">', `<input name="password" value="${REDACTED}">`],
+    // A secret named as a call's first argument, but not a list of names.
+    ["localStorage.setItem('token', 'Zq9StorageToken77'); os.getenv(\"API_KEY\", \"Zq9DefaultKey77\")", `localStorage.setItem('token', '${REDACTED}'); os.getenv("API_KEY", "${REDACTED}")`],
+    ["pick('token', 'password')", "pick('token', 'password')"],
+    // Headers.
+    ['Authorization: token ghx_Zq9GithubStyle1234', `Authorization: token ${REDACTED}`],
+    ["headers: { 'Authorization': 'Zq9NoScheme1234abcd' }", `headers: { 'Authorization': '${REDACTED}' }`],
+    ['authorization: required everywhere for admins', 'authorization: required everywhere for admins'],
+    ['Cookie: session=Zq9SessionCookie77; theme=dark', `Cookie: session=${REDACTED}; theme=${REDACTED}`],
+    ['Set-Cookie: sid=Zq9SetCookie77; Path=/; SameSite=Lax; HttpOnly', `Set-Cookie: sid=${REDACTED}; Path=/; SameSite=Lax; HttpOnly`],
+    ['the cookie: it is a small file', 'the cookie: it is a small file'],
   ];
   for (const [text, expected] of cases) {
     it(`${JSON.stringify(text)}`, () => {

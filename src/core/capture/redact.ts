@@ -37,11 +37,20 @@ const END = '(?![A-Za-z0-9])';
  */
 const TYPE = `&?(?:'[A-Za-z_]\\w*[ \\t]+)?(?:\\[\\]){0,3}[A-Za-z_$][\\w$.]*(?:<[\\w$.,[\\] <>|&?]{0,64}>|\\[[\\w$.,[\\] |]{0,64}\\])?(?:\\[\\])?\\??(?:[ \\t]*\\|[ \\t]*[A-Za-z_$][\\w$.]*(?:\\[\\])?){0,4}`;
 
+/** Go's type after the name (var apiKey string = ...): one word, or a package's type (pkg.Type). */
+const GO_TYPE = '[A-Za-z_][\\w.]{0,64}';
+/** An assignment operator: =, :=, ?=, and the compound ones that assign a default (||=, ??=, &&=). */
+const ASSIGN = '(?:\\|\\||\\?\\?|&&|[:?])?=';
+
+/** One name=value pair of a cookie header; the value runs to the next ';' or ','. */
+const COOKIE_PAIR = /([^\s=;,]+)=(?!\[REDACTED\])[^;,]*/g;
+const COOKIE_ATTRIBUTE = /^(?:path|domain|expires|max-age|samesite|priority|partitioned|version|comment)$/i;
+
 interface Rule {
   name: string;
   pattern: RegExp;
   /** Replacement; `$1` etc. keep a non-secret prefix such as the variable name. */
-  replace: string;
+  replace: string | ((match: string, ...groups: string[]) => string);
   /** What the rule cannot match without (a regex, case aside): text with no rule's trigger is returned as it is. */
   trigger: string;
 }
@@ -109,7 +118,7 @@ const RULES: Rule[] = [
   // A GitHub token is at most a few hundred characters: bounded, a megabyte of ghp_aaa... is no token.
   { name: 'github token', pattern: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{30,255}${END}|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*\\b)`, 'g'), replace: REDACTED, trigger: 'gh[pousr]_|github_pat_' },
   { name: 'gitlab token', pattern: new RegExp(`${START}glpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\\b`, 'g'), replace: REDACTED, trigger: 'glpat-' },
-  { name: 'openai/anthropic key', pattern: /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\b/g, replace: REDACTED, trigger: 'sk-' },
+  { name: 'openai/anthropic key', pattern: new RegExp(`${START}sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*`, 'g'), replace: REDACTED, trigger: 'sk-' },
   { name: 'stripe key', pattern: new RegExp(`${START}(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*${END}`, 'g'), replace: REDACTED, trigger: '_live_|_test_' },
   { name: 'stripe webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{16}[A-Za-z0-9+/=]*/g, replace: REDACTED, trigger: 'whsec_' },
   { name: 'slack token', pattern: new RegExp(`${START}(?:xox[abposr]|xapp)-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\\b`, 'g'), replace: REDACTED, trigger: 'xox|xapp-' },
@@ -166,11 +175,52 @@ const RULES: Rule[] = [
     trigger: KEYWORD,
   },
   {
+    // An XML element or attribute pair named for a secret: <password>value</password> (Maven,
+    // .NET, Tomcat), <add key="ApiKey" value="value" />, <input name="password" value="value">.
+    name: 'xml secret',
+    pattern: new RegExp(`(<${SECRET_NAME}(?:[ \\t][^<>\\n]{0,200})?>[ \\t]*)(?!\\[REDACTED\\])[^<\\s][^<\\n]{3}[^<\\n]*(?=<\\/)`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    name: 'key-value attributes',
+    pattern: new RegExp(`(\\b(?:key|name)[ \\t]*=[ \\t]*(["'])${SECRET_NAME}\\2[ \\t]+value[ \\t]*=[ \\t]*)(["'])(?!\\[REDACTED\\])[^"'\\n]{4}[^"'\\n]*\\3`, 'gi'),
+    replace: `$1$3${REDACTED}$3`,
+    trigger: KEYWORD,
+  },
+  {
+    // A secret given by name as a call's first argument: setItem('token', 'value'),
+    // os.getenv("API_KEY", "value"), secrets.put("db_password", "value"). Not a second name
+    // (a list of names: ('token', 'password'), letters only, where a secret has digits too).
+    name: 'secret argument',
+    pattern: new RegExp(`(\\([ \\t]*(["'])${SECRET_NAME}\\2[ \\t]*,[ \\t]*)(["'])(?!\\[REDACTED\\]|(?=[A-Za-z_.-]*?${KEYWORD})[A-Za-z_.-]+\\3)[^"'\\n]{4}[^"'\\n]*\\3`, 'gi'),
+    replace: `$1$3${REDACTED}$3`,
+    trigger: KEYWORD,
+  },
+  {
+    // An Authorization header's credentials after a scheme the bearer rule does not know
+    // (Authorization: token ..., as GitHub takes it; Digest, ApiKey), or with no scheme at all
+    // when they hold a digit (prose after 'Authorization:' does not).
+    name: 'authorization header',
+    pattern: /(\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|otp)[ \t]+)?)(?!\[REDACTED\])(?=[^\s"',;]{0,200}[0-9])[^\s"',;]{8}[^\s"',;]*/gi,
+    replace: `$1${REDACTED}`,
+    trigger: 'authorization',
+  },
+  {
+    // A Cookie or Set-Cookie header: a session is a credential. Each cookie's value goes; its
+    // name and the attributes (Path, SameSite, HttpOnly...) stay, as what a change was about.
+    name: 'cookie header',
+    pattern: /((?:^|[\s"'{,(])(?:set-)?cookie["']?[ \t]*:[ \t]*["']?)(?=[^\r\n=;"']{1,200}=[^\s;"'])([^\r\n"']+)/gi,
+    replace: (_match, head: string, pairs: string) => head + pairs.replace(COOKIE_PAIR, (pair, name: string) => (COOKIE_ATTRIBUTE.test(name) ? pair : `${name}=${REDACTED}`)),
+    trigger: 'cookie',
+  },
+  {
     // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value',
-    // apiKey := "value", 'password' => 'value', apiKey: string = "value"; and with the quotes
-    // escaped, as JSON inside a log line shows them: {\"db_password\": \"value\"}.
+    // apiKey := "value", 'password' => 'value', apiKey: string = "value", var apiKey string = "value"
+    // (Go), env["API_KEY"] = "value", ENV['TOKEN'] ||= "value"; and with the quotes escaped, as JSON
+    // inside a log line shows them: {\"db_password\": \"value\"}.
     name: 'quoted secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|[:?]?=|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|(?<=\\s)${GO_TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
     trigger: KEYWORD,
   },
@@ -181,7 +231,7 @@ const RULES: Rule[] = [
     // A name, a type and ' =' (apiKey: string = value) is a typed assignment: the type is no value.
     // Nor is a keyword (token = await getToken(), secret: string | null = null).
     name: 'secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)|[:?]?=|:(?![ \\t]*${TYPE}[ \\t]+=(?!=)))\\s*)(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}]))(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){1,64}(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4}[^\\s"',;()[\\]{}<>]*)(?![\\w(])`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)|${ASSIGN}|:(?![ \\t]*${TYPE}[ \\t]+=(?!=)))\\s*)(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}]))(?![A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){1,64}(?![\\w$.]))([^\\s"',;()[\\]{}<>]{4}[^\\s"',;()[\\]{}<>]*)(?![\\w(])`, 'gi'),
     replace: `$1${REDACTED}`,
     trigger: KEYWORD,
   },
@@ -211,15 +261,19 @@ export function registerSecret(secret: string): () => void {
   };
 }
 
-/** The text with every recognised secret replaced by [REDACTED]. */
 /** Whether any rule could match: one scan instead of one per rule, for the many texts (a diff's lines) that hold no secret. */
 const MAYBE_SECRET = new RegExp([...new Set(RULES.map((r) => r.trigger))].join('|'), 'i');
 
+function applyRule(rule: Rule, text: string): string {
+  return typeof rule.replace === 'string' ? text.replace(rule.pattern, rule.replace) : text.replace(rule.pattern, rule.replace);
+}
+
+/** The text with every recognised secret replaced by [REDACTED]. */
 export function redact(text: string): string {
   let out = text;
   for (const secret of knownSecrets.keys()) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   if (!MAYBE_SECRET.test(out)) return out;
-  for (const rule of RULES) out = out.replace(rule.pattern, rule.replace);
+  for (const rule of RULES) out = applyRule(rule, out);
   return out;
 }
 
@@ -251,7 +305,7 @@ export function redactLines(lines: string[]): string[] {
   return split.map((line) => {
     let out = redact(line);
     // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u.
-    if (inCurl && out.includes('-u')) out = `curl ${out}`.replace(CURL_USER.pattern, CURL_USER.replace).slice('curl '.length);
+    if (inCurl && out.includes('-u')) out = applyRule(CURL_USER, `curl ${out}`).slice('curl '.length);
     inCurl = line.endsWith('\\') && (inCurl || /\bcurl\b/.test(line));
     return out;
   });
