@@ -222,6 +222,7 @@ describe('capture: secret shapes an audit found the rules missing', () => {
     ['ENV["DB_PASSWORD"] ||= "Zq9RubyDefault77"; token ??= "Zq9JsDefault77"', `ENV["DB_PASSWORD"] ||= "${REDACTED}"; token ??= "${REDACTED}"`],
     ['var apiKey string = "Zq9GoTypedSecret77"', `var apiKey string = "${REDACTED}"`],
     ['password == "hunter2" and token in ("a", "b"); if password is None: raise', 'password == "hunter2" and token in ("a", "b"); if password is None: raise'],
+    ['<input type="password" name="password" id="password" required>', '<input type="password" name="password" id="password" required>'],
     // A token's start: '_' is a word character.
     ['my_sk-proj-Zq9abcdefghijklmnopqrstuvwxyz', `my_${REDACTED}`],
     ['task-abcdefghijklmnopqrstuvwxyz123 and risk-abcdefghijklmnopqrstuvwxyz', 'task-abcdefghijklmnopqrstuvwxyz123 and risk-abcdefghijklmnopqrstuvwxyz'],

@@ -215,12 +215,19 @@ const RULES: Rule[] = [
     trigger: 'cookie',
   },
   {
+    // Go's declaration with a type between the name and the value: var apiKey string = "value".
+    name: 'typed declaration',
+    pattern: new RegExp(`(\\b(?:var|const)[ \\t]+${SECRET_NAME}[ \\t]+${GO_TYPE}[ \\t]*=[ \\t]*)(["'\`])(?!\\[REDACTED\\])[^"'\`\\n]{4}[^"'\`\\n]*\\2`, 'gi'),
+    replace: `$1$2${REDACTED}$2`,
+    trigger: KEYWORD,
+  },
+  {
     // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value',
-    // apiKey := "value", 'password' => 'value', apiKey: string = "value", var apiKey string = "value"
-    // (Go), env["API_KEY"] = "value", ENV['TOKEN'] ||= "value"; and with the quotes escaped, as JSON
-    // inside a log line shows them: {\"db_password\": \"value\"}.
+    // apiKey := "value", 'password' => 'value', apiKey: string = "value", env["API_KEY"] = "value",
+    // ENV['TOKEN'] ||= "value"; and with the quotes escaped, as JSON inside a log line shows them:
+    // {\"db_password\": \"value\"}.
     name: 'quoted secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|(?<=\\s)${GO_TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])([^"'\\n]{4}[^"'\\n]*)\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
     trigger: KEYWORD,
   },
