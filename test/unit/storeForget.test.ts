@@ -8,6 +8,7 @@ import { MemoryEngine } from '../../src/core/engine';
 import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
+import { pruneSessionPrompts } from '../../src/core/store/repos/prompts';
 import { filesContaining } from './diskFixture';
 import { importGitHistory } from '../../src/core/capture/gitImport';
 import { commitAll, git } from './gitImportFixture';
@@ -76,6 +77,43 @@ describe('store: forget', function () {
     await engine.forget({ kind: 'observation', ids: [o.id] }, scope);
     assert.deepEqual((await engine.listRequests(scope, 100)).filter((e) => /futurewombat/i.test(e.response)).map((e) => e.request_id), []);
     assert.deepEqual(filesContaining(dir, 'futurewombat'), []);
+  });
+
+  describe('rows deleted before the forget (a request log aged out, a prompt expired) keep their text in their fragments', () => {
+    /** Reopens the engine with a request log kept for `maxAgeMs`, and asks retrieve_memory about `word` until the record is quoted. */
+    async function quoted(word: string, project: { project: string }, maxAgeMs: number): Promise<number> {
+      await engine.close();
+      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, requestLogRetention: { maxAgeMs, maxRows: 10_000 } });
+      const [o] = await engine.observe([{ type: 'decision', title: `${word} rollout`, narrative: `${word} goes live on Friday` }], project);
+      await engine.observe([{ type: 'note', title: 'other project note', narrative: 'other stays' }], { project: 'other/app' });
+      await engine.flush();
+      const out = await retrieveMemory(toolContext(engine, project), { prompt: `when does ${word} go live?`, session_id: 's1' });
+      assert.match(out.content_text ?? '', new RegExp(word, 'i'), 'control: the answer quotes the record');
+      await engine.flush();
+      return o.id;
+    }
+
+    it('forgetting a record takes them out of the files (the project had no log or prompt rows left to delete)', async () => {
+      const id = await quoted('Wombatquill', scope, 200);
+      await new Promise((r) => setTimeout(r, 400));
+      await engine.maintenance.pruneRequestLog();
+      assert.equal((await engine.listRequests(scope, 100)).length, 0, 'control: the entry aged out');
+      // 31 days later the prompts have expired too.
+      await pruneSessionPrompts(engine.store, Date.now() + 31 * 24 * 3600_000);
+      assert.ok(filesContaining(dir, 'wombatquill').some((f) => f.startsWith('request_log') || f.startsWith('session_prompts')), 'control: the deleted rows are on disk');
+      await engine.forget({ kind: 'observation', ids: [id] }, scope);
+      assert.deepEqual(filesContaining(dir, 'wombatquill'), []);
+    });
+
+    it('forgetting the project takes them, and its name, out of the files', async () => {
+      const gone = { project: 'acme/secretproj-kestrelfin' };
+      await quoted('Ibexmarrow', gone, 200);
+      await new Promise((r) => setTimeout(r, 400));
+      await engine.maintenance.pruneRequestLog();
+      await engine.forget({ project: gone.project }, null);
+      assert.deepEqual(filesContaining(dir, 'ibexmarrow'), []);
+      assert.deepEqual(filesContaining(dir, 'kestrelfin'), []);
+    });
   });
 
   it('leaves no older copy of a record that was read or edited after compaction (an update leaves it in its fragment)', async () => {

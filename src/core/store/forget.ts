@@ -80,12 +80,16 @@ class Purger {
     for (const name of tables) this.tables.set(name, 'all');
   }
 
+  /**
+   * Deletes the rows and notes the table for the purge even when none are left to delete: rows
+   * deleted earlier (a request log aged out, a prompt expired, an older copy of an edit) keep their
+   * text in their fragments until those are rewritten, whoever deleted them.
+   */
   async delete(name: TableName, where: string): Promise<number> {
     const table = this.store.table(name);
-    const n = await table.countRows(where);
-    if (n === 0) return 0;
-    await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
     this.willRewrite(name);
+    const n = await table.countRows(where);
+    if (n > 0) await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
     return n;
   }
 
@@ -102,6 +106,7 @@ class Purger {
   async purge(): Promise<void> {
     for (const [name, scope] of this.tables) {
       const fragments = scope === 'all' ? 'all' : await this.store.fragmentsWithDeletions(name);
+      if (fragments !== 'all' && fragments.size === 0) continue;
       await this.store.gate.mutate(name, () => rewriteFragments(this.store.table(name), fragments, name === TABLES.meta ? 'key' : 'project'));
     }
     // A full-text index the lexical=fts experiment built holds the words too.
