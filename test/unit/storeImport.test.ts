@@ -22,6 +22,19 @@ const memory = (project: string, id: number, title: string, extra: Record<string
 });
 const file = (lines: Line[]): string[] => [JSON.stringify({ kind: 'code-memory-export', schema_version: 4 }), ...lines.map((l) => JSON.stringify(l))];
 
+/** The files of `cases` that the import did not refuse (ImportFileError) with the message expected. */
+async function unrefused(engine: MemoryEngine, cases: [string[], RegExp][]): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const [lines, message] of cases) {
+    const outcome = await engine.importJsonl(linesOf(lines)).then(
+      (n) => `imported ${n}`,
+      (e: Error) => (e.name === 'ImportFileError' ? e.message : `${e.name}: ${e.message}`),
+    );
+    if (!message.test(outcome)) wrong.push(`${lines.join(' / ')}: ${outcome}`);
+  }
+  return wrong;
+}
+
 describe('store: JSON Lines import into a store that holds records', function () {
   this.timeout(60_000);
   const dirs: string[] = [];
@@ -114,10 +127,49 @@ describe('store: JSON Lines import into a store that holds records', function ()
       [[memory('Z', 9, '')], /line 2: the memory record title is empty/],
       [[observation('acme/AKIAZQ9PROJECTNAME77', 1, 'a project named with a key')], /line 2: the observation record project: a project name must not hold a secret/],
       [[memory('Z', 9, 'a wish', { memory_type: 'wish' })], /line 2: the memory record memory_type "wish" is not one of decision, convention, fact, preference, note/],
+      // A time no Date holds fails every read that prints it; NUL cannot be named by any filter.
+      [[observation('Z', 1, 'fine'), observation('Z', 2, 'far future', { created_at_epoch: Number.MAX_SAFE_INTEGER })], /line 3: .*created_at_epoch 9007199254740991 must be milliseconds since 1970/],
+      [[memory('Z', 9, 'before 1970', { updated_at_epoch: -5 })], /line 2: .*updated_at_epoch -5 must be milliseconds since 1970/],
+      [[observation('Z', 1, 'fine', { last_accessed_epoch: 8_640_000_000_000_001 })], /line 2: .*last_accessed_epoch 8640000000000001 must be/],
+      [[observation('Z', 1, 'fine'), observation('Z', 2, 'nul session', { memory_session_id: 's\u0000x' })], /line 3: .*memory_session_id may not contain NUL/],
+      [[observation('Z', 1, 'nul content session', { content_session_id: 'c\u0000x' })], /line 2: .*content_session_id may not contain NUL/],
+      [[observation('Z', 1, 'nul branch', { branch: 'ma\u0000in' })], /line 2: .*branch may not contain NUL/],
+      [[observation('Z', 1, 'nul dedupe key', { dedupe_key: 'k\u0000' })], /line 2: .*dedupe_key may not contain NUL/],
+      [[memory('Z', 9, 'nul topic', { topic_key: 't\u0000' })], /line 2: .*topic_key may not contain NUL/],
+      [[observation('Z', 1, 'nul path', { files_modified: ['src/a\u0000b.ts'] })], /line 2: .*files_modified may not contain NUL/],
+      [[memory('Z', 9, 'nul path', { files: JSON.stringify(['src/a\u0000b.ts']) })], /line 2: .*files may not contain NUL/],
+      [[observation('a\u0000b', 1, 'nul project')], /line 2: the observation record project: a project name may not contain NUL/],
+      [[observation('Z', 1, 'fine'), observation('Z', 2, 'sql sha', { commit_sha: "abc' OR 1=1" })], /line 3: .*commit_sha "abc' OR 1=1" is not 4 to 64 hex digits/],
+      [[observation('Z', 1, 'undead', { status: 'zombie' })], /line 2: the observation record status "zombie" is not one of active, suppressed, merged, superseded/],
+      [[memory('Z', 9, 'undead', { status: 'zombie' })], /line 2: the memory record status "zombie" is not one of/],
     ];
-    for (const [lines, message] of cases) await assert.rejects(engine.importJsonl(linesOf(file(lines))), message);
+    assert.deepEqual(await unrefused(engine, cases.map(([lines, message]) => [file(lines), message])), []);
     const stats = await engine.stats({ project: 'Z' });
     assert.deepEqual([stats.observations, stats.memories], [0, 0]);
+    await engine.close();
+  });
+
+  it('refuses a line that is not a record object, or a header without a whole schema version, naming the line', async () => {
+    const engine = await open();
+    const [header, good] = file([observation('Z', 1, 'fine')]);
+    const cases: [string[], RegExp][] = [
+      ...['null', '[1,2]', '42', '"observation"', 'true'].map((line): [string[], RegExp] => [[header, good, line], /^Import line 3 is not a JSON object/]),
+      [[header, '{"kind":"observation"}'], /^Import line 2: the observation line has no record object/],
+      [[header, '{"kind":"observation","record":[]}'], /^Import line 2: the observation line has no record object/],
+      [[header, '{"record":{}}'], /^Import line 2: no record kind/],
+      [['{"kind":"code-memory-export","schema_version":"abc"}', good], /^Import line 1: the header's schema version "abc" is not a positive whole number/],
+      [['{"kind":"code-memory-export","schema_version":2.5}', good], /^Import line 1: the header's schema version 2.5/],
+      [['{"kind":"code-memory-export"}', good], /^Import line 1: the header's schema version null/],
+    ];
+    assert.deepEqual(await unrefused(engine, cases), []);
+    assert.equal((await engine.stats({ project: 'Z' })).observations, 0);
+    await engine.close();
+  });
+
+  it('stores an imported commit SHA in lower case, as capture does', async () => {
+    const engine = await open();
+    assert.equal(await engine.importJsonl(linesOf(file([observation('Z', 1, 'a commit', { commit_sha: 'DA39A3EE5E6B' })]))), 1);
+    assert.deepEqual((await engine.listObservations({ project: 'Z' })).map((o) => o.commit_sha), ['da39a3ee5e6b']);
     await engine.close();
   });
 });

@@ -32,7 +32,9 @@ export type ObservationType =
   | 'note'
   | 'merged';
 
-export type RecordStatus = 'active' | 'suppressed' | 'merged' | 'superseded';
+/** The statuses an observation, session summary or memory can have (its cells mirror it). */
+export const RECORD_STATUSES = ['active', 'suppressed', 'merged', 'superseded'] as const;
+export type RecordStatus = (typeof RECORD_STATUSES)[number];
 
 export interface CompressedSource {
   compressed_observation_id: number;

@@ -13,10 +13,12 @@
 import { createHash } from 'node:crypto';
 import { Type } from 'apache-arrow';
 import type { Field } from 'apache-arrow';
+import { NO_NUL } from '../capture/prepare';
 import { redact, redactJson, redactKey } from '../capture/redact';
-import { MEMORY_TYPES } from '../model/records';
+import { MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
-import { sqlIntList } from './filters';
+import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
+import { SHA_PATTERN, sqlIntList } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable, checkProject } from './projectTable';
 import type { Repositories } from './repos/repositories';
@@ -43,15 +45,15 @@ interface KindSpec {
 const SESSION_FIELDS = ['memory_session_id', 'status', 'created_at'];
 
 const KINDS: KindSpec[] = [
-  { kind: 'observation', table: TABLES.observations, record: 'observation', fields: observationsSchema().fields, filled: [...SESSION_FIELDS, 'type'] },
-  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary', fields: sessionSummariesSchema().fields, filled: SESSION_FIELDS },
+  { kind: 'observation', table: TABLES.observations, record: 'observation', fields: observationsSchema().fields, filled: [...SESSION_FIELDS, 'type'], oneOf: { status: RECORD_STATUSES } },
+  { kind: 'session_summary', table: TABLES.sessionSummaries, record: 'session_summary', fields: sessionSummariesSchema().fields, filled: SESSION_FIELDS, oneOf: { status: RECORD_STATUSES } },
   {
     kind: 'memory',
     table: TABLES.memories,
     record: 'memory',
     fields: memoriesSchema().fields,
     filled: ['title', 'text', 'status', 'scope'],
-    oneOf: { memory_type: MEMORY_TYPES },
+    oneOf: { memory_type: MEMORY_TYPES, status: RECORD_STATUSES },
   },
   { kind: 'entity', table: TABLES.entities, fields: entitiesSchema().fields },
   { kind: 'relationship', table: TABLES.relationships, fields: relationshipsSchema().fields },
@@ -157,6 +159,20 @@ function remapReferences(kind: RecordKind, r: Row, renumbered: Renumbered): void
 /** Fields that name something (a session, a branch, a key, an entity): a secret in them is digested, not replaced (redactKey). */
 const KEY_FIELDS = new Set(['id', 'branch', 'memory_session_id', 'content_session_id', 'session_id', 'topic_key', 'dedupe_key', 'source', 'target']);
 
+/** Columns holding a JSON list of paths. */
+const FILE_FIELDS = ['files', 'files_read', 'files_modified'];
+
+/** The key fields and file paths of a record that hold NUL, which no filter could name again (as capture refuses it). */
+function nulFields(r: Row): string[] {
+  const found: string[] = [];
+  for (const name of KEY_FIELDS) if (typeof r[name] === 'string' && !NO_NUL.test(r[name] as string)) found.push(name);
+  for (const name of FILE_FIELDS) {
+    const paths = typeof r[name] === 'string' ? parseJson<unknown>(r[name], null) : null;
+    if (Array.isArray(paths) && paths.some((f) => typeof f === 'string' && !NO_NUL.test(f))) found.push(name);
+  }
+  return found;
+}
+
 /**
  * An imported record with this build's redaction applied to every text it holds, as if it had
  * been captured here: an export may be hand-made, or come from a build with fewer rules. The
@@ -206,7 +222,11 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
     }
     const type = VALUE_TYPES[field.type.typeId as Type];
     if (type && !type.test(value)) wrong.push(`${field.name} ${JSON.stringify(value).slice(0, 40)} is not ${type.name}`);
+    // Past the year 9999 (or before 1970) no Date prints it, and every read that shows the time fails.
+    else if (field.name.endsWith('_epoch') && typeof value === 'number' && (value < 0 || value > MAX_EPOCH_MS)) wrong.push(`${field.name} ${value} ${EPOCH_RULE}`);
   }
+  for (const name of nulFields(r)) wrong.push(`${name} ${NO_NUL.message}`);
+  if (typeof r.commit_sha === 'string' && !SHA_PATTERN.test(r.commit_sha)) wrong.push(`commit_sha ${JSON.stringify(r.commit_sha).slice(0, 40)} is not 4 to 64 hex digits`);
   for (const name of spec.filled ?? []) if (typeof r[name] === 'string' && (r[name] as string).trim() === '') wrong.push(`${name} is empty`);
   for (const [name, values] of Object.entries(spec.oneOf ?? {})) {
     if (typeof r[name] === 'string' && !values.includes(r[name] as string)) wrong.push(`${name} ${JSON.stringify(r[name]).slice(0, 40)} is not one of ${values.join(', ')}`);
@@ -220,23 +240,27 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
 function readLine(raw: string, lineNo: number): ImportLine | null {
   const line = raw.trim();
   if (!line) return null;
-  let parsed: { kind?: unknown; record?: unknown; schema_version?: unknown };
+  let parsed: unknown;
   try {
-    parsed = JSON.parse(line) as typeof parsed;
+    parsed = JSON.parse(line);
   } catch {
     throw new ImportFileError(`Import line ${lineNo} is not JSON: fix or remove it and import again (nothing was imported)`);
   }
+  if (!isObject(parsed)) throw new ImportFileError(`Import line ${lineNo} is not a JSON object: each line holds {"kind": ..., "record": {...}}; fix or remove it and import again (nothing was imported)`);
   if (parsed.kind === EXPORT_FORMAT) {
-    if (Number(parsed.schema_version) > SCHEMA_VERSION) {
-      throw new ImportFileError(`The export has schema version ${String(parsed.schema_version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
+    const version = parsed.schema_version;
+    if (!Number.isSafeInteger(version) || Number(version) < 1) {
+      throw new ImportFileError(`Import line ${lineNo}: the header's schema version ${JSON.stringify(version ?? null).slice(0, 40)} is not a positive whole number; fix it and import again (nothing was imported)`);
+    }
+    if (Number(version) > SCHEMA_VERSION) {
+      throw new ImportFileError(`The export has schema version ${Number(version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
     }
     return null;
   }
-  const kind = String(parsed.kind);
+  const kind = typeof parsed.kind === 'string' ? parsed.kind : null;
   const spec = KINDS.find((k) => k.kind === kind);
-  if (!spec || typeof parsed.record !== 'object' || parsed.record === null || Array.isArray(parsed.record)) {
-    throw new ImportFileError(`Import line ${lineNo}: unknown record kind '${kind}' (nothing was imported)`);
-  }
+  if (!spec) throw new ImportFileError(`Import line ${lineNo}: ${kind === null ? 'no record kind' : `unknown record kind '${kind.slice(0, 40)}'`} (nothing was imported)`);
+  if (!isObject(parsed.record)) throw new ImportFileError(`Import line ${lineNo}: the ${spec.kind} line has no record object (nothing was imported)`);
   const given = parsed.record as Row;
   if (kind === 'session_prompt' && !given.project) return null; // prompts of a v2 export have no project
   // Only the table's columns are kept; JSON given as such is stored as text, as the tables hold it.
@@ -249,8 +273,14 @@ function readLine(raw: string, lineNo: number): ImportLine | null {
     record.current_context_eligible = Boolean(parseJson(String(record.current_context_eligible ?? false), record.current_context_eligible));
   }
   const problems = problemsOf(spec, record);
-  if (problems) throw new ImportFileError(`Import line ${lineNo}: the ${kind} record ${problems}; fix or remove it and import again (nothing was imported)`);
+  if (problems) throw new ImportFileError(`Import line ${lineNo}: the ${spec.kind} record ${problems}; fix or remove it and import again (nothing was imported)`);
+  // As capture stores it, so that a filter's lower-case prefix finds it.
+  if (typeof record.commit_sha === 'string') record.commit_sha = record.commit_sha.toLowerCase();
   return { spec, record };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** What tells a record stored before under another id: its project, time and these fields. */

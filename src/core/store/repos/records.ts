@@ -1,6 +1,7 @@
 // What the three record kinds (observations, session summaries, memories) share: int64 ids in
 // one project, a status mirrored on their cells, and an access time for get_observations.
 
+import { RECORD_STATUSES } from '../../model/records';
 import type { SourceKind } from '../../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from '../filters';
 import { ProjectTable } from '../projectTable';
@@ -9,7 +10,6 @@ import type { Row, Store } from '../store';
 import type { CellRepository } from './cells';
 
 const MAX_IDS = 1000;
-const STATUSES = ['active', 'suppressed', 'merged', 'superseded'];
 
 export function checkIds(ids: number[]): number[] {
   if (!Array.isArray(ids)) throw new FilterError('ids must be a list of integers');
@@ -71,7 +71,7 @@ export abstract class RecordRepository<T extends { id: number }> {
   }
 
   async setStatus(id: number, status: string): Promise<void> {
-    if (!STATUSES.includes(status)) throw new FilterError(`unknown status '${status}': use ${STATUSES.join(', ')}`);
+    if (!(RECORD_STATUSES as readonly string[]).includes(status)) throw new FilterError(`unknown status '${status}': use ${RECORD_STATUSES.join(', ')}`);
     const [checked] = checkIds([id]);
     if ((await this.table.count(`id = ${checked}`)) === 0) throw new Error(`No ${this.kind} ${checked} in project ${this.project}`);
     await this.table.update(`id = ${checked}`, { status: sqlString(status) });
