@@ -111,7 +111,8 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
     const impl = implementationOf(command);
     return await impl.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
   } catch (error) {
-    if (isUsageError(error)) {
+    // A value the store refuses (a project name too long, a filter holding NUL) is bad input too.
+    if (isUsageError(error) || (error instanceof Error && error.name === 'FilterError')) {
       io.stderr.write(`error: ${error.message}\n`);
       return 2;
     }

@@ -54,6 +54,12 @@ export const EMBEDDERS = ['use-lite', 'hashed', 'openai', 'none'] as const;
  * locations as given. A file URI that names no local path is a usage error, not a crash later.
  */
 function storeLocation(uri: string, from: string): string {
+  // LanceDB takes other schemes too (memory:// keeps nothing once the process ends, others fail
+  // later with its own words): only the ones the product promises are taken.
+  if (!parseObjectLocation(uri) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
+    const shown = uri.length > 200 ? `${uri.slice(0, 200)}...` : uri;
+    throw new UsageError(`${from} '${shown}' is not s3://bucket/prefix, gs://, az:// or a folder`);
+  }
   if (!uri.startsWith('file://')) return uri;
   try {
     return fileURLToPath(uri);
@@ -64,11 +70,7 @@ function storeLocation(uri: string, from: string): string {
 }
 
 function teamStoreLocation(uri: string | undefined): string | undefined {
-  if (uri === undefined) return undefined;
-  if (!parseObjectLocation(uri) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
-    throw new UsageError(`--team-store '${uri}' is not s3://bucket/prefix, gs://, az:// or a folder`);
-  }
-  return storeLocation(uri, '--team-store');
+  return uri === undefined ? undefined : storeLocation(uri, '--team-store');
 }
 
 /** A whole number given as a flag or in the environment; undefined when neither is set. */
@@ -140,6 +142,8 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   for (const flag of ['store', 'team-store', 'project', 'branch']) {
     if (typeof values[flag] === 'string' && !(values[flag] as string).trim()) throw new UsageError(`--${flag} needs a value, not an empty string`);
   }
+  // As long as a branch the tools take (observe's and remember's branch).
+  if (typeof values.branch === 'string' && [...values.branch].length > 256) throw new UsageError('--branch is at most 256 characters');
   return {
     store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
     teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined)),

@@ -24,8 +24,8 @@ import { CachedQueryEmbedder } from './embed/queryCache';
 import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
-import { redact, redactKeyNullable } from './capture/redact';
-import { cleanPaths, prepareObservation } from './capture/prepare';
+import { redact } from './capture/redact';
+import { cleanPaths, prepareObservation, storedKey } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
@@ -59,6 +59,7 @@ import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
 import type { SharePreview } from './team/shareRows';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { errorMessage } from './errorText';
 
 export interface MemoryEngineOptions {
   storeUri: string;
@@ -200,7 +201,7 @@ export class MemoryEngine implements MemoryEngineApi {
     this.reranker = options.reranker?.endpoint ? new Reranker(options.reranker, this.log) : null;
     this.access = new AccessQueue((project, kind, ids, at) => this.record(this.repos.forProject(project), kind).touch(ids, at), this.log);
     // A branch switch ends the session; its compression runs in the background.
-    this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${String(e)}`)));
+    this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${errorMessage(e)}`)));
     this.queue = new WriteQueue<QueuedEvent>({
       write: (batch) => this.writeObservations(batch),
       batchSize: options.batchSize ?? 200,
@@ -255,7 +256,7 @@ export class MemoryEngine implements MemoryEngineApi {
         cells: () => store.table(TABLES.cells),
         embedder,
         mutate: (write) => store.gate.mutate(TABLES.cells, write),
-        onError: (e) => engine.log(`embedding queue: ${e.message}`),
+        onError: (e) => engine.log(`embedding queue: ${errorMessage(e)}`),
         // A large write-back leaves many fragments and unindexed vectors: compact and build
         // the ANN index now rather than at the next timer tick (only in the lease holder).
         onCaughtUp: (embedded) => engine.scheduleUpkeep(embedded),
@@ -283,7 +284,7 @@ export class MemoryEngine implements MemoryEngineApi {
     await engine.takeLease();
     engine.startTimers();
     for (const project of options.warmProjects ?? []) {
-      void engine.repos.forProject(checkProject(project)).cells.warm().catch((e) => engine.log(`reading the full-text view of ${project}: ${String((e as Error).message ?? e)}`));
+      void engine.repos.forProject(checkProject(project)).cells.warm().catch((e) => engine.log(`reading the full-text view of ${project}: ${errorMessage(e)}`));
     }
     return engine;
   }
@@ -293,7 +294,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   /** Runs timer work that close() waits for; a failure is logged under `what`. */
   private inBackground(what: string, work: Promise<unknown>): void {
-    const tracked: Promise<unknown> = work.catch((e) => this.log(`${what}: ${String(e)}`)).finally(() => this.background.delete(tracked));
+    const tracked: Promise<unknown> = work.catch((e) => this.log(`${what}: ${errorMessage(e)}`)).finally(() => this.background.delete(tracked));
     this.background.add(tracked);
   }
 
@@ -309,12 +310,12 @@ export class MemoryEngine implements MemoryEngineApi {
     if (!(await this.lease.refresh()) || this.closing) return;
     // Another process may have died between a record and its cell: the holder looks (a count
     // comparison unless something is missing) every time it renews.
-    await this.maintenance.repairCells().catch((e) => this.log(`repair: ${String((e as Error).message ?? e)}`));
+    await this.maintenance.repairCells().catch((e) => this.log(`repair: ${errorMessage(e)}`));
     // Cells other processes wrote (they never embed) get their vectors from the holder.
     this.backfill?.kick();
     if (had) return;
     // A store nobody kept open for a while holds old requests: the retention applies from the start.
-    await this.maintenance.pruneRequestLog().catch((e) => this.log(`request log retention: ${String((e as Error).message ?? e)}`));
+    await this.maintenance.pruneRequestLog().catch((e) => this.log(`request log retention: ${errorMessage(e)}`));
     // Processes that never held the lease for a whole period (hooks, brief agent runs) leave
     // their one-row commits in pieces, and every read of those tables opens each piece: the new
     // holder tidies once its open has settled, not a period later.
@@ -383,7 +384,7 @@ export class MemoryEngine implements MemoryEngineApi {
       const summarised = await repos.summaries.summarisedSessions();
       for (const { id, last } of spans.values()) {
         if (summarised.has(id) || this.sessions.isOpen(project, id) || last > cutoff || this.closing) continue;
-        await this.endSession({ project }, id, 'idle').catch((e) => this.log(`ending orphan session ${id}: ${String(e)}`));
+        await this.endSession({ project }, id, 'idle').catch((e) => this.log(`ending orphan session ${id}: ${errorMessage(e)}`));
         ended++;
       }
     }
@@ -392,7 +393,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   private async endIdleSessions(): Promise<void> {
     for (const s of this.sessions.idle(Date.now(), this.sessionIdleMs)) {
-      await this.endSession({ project: s.project }, s.id, 'idle').catch((e) => this.log(`ending idle session ${s.id}: ${String(e)}`));
+      await this.endSession({ project: s.project }, s.id, 'idle').catch((e) => this.log(`ending idle session ${s.id}: ${errorMessage(e)}`));
     }
   }
 
@@ -439,7 +440,7 @@ export class MemoryEngine implements MemoryEngineApi {
       validType(String(input.type ?? ''));
       projectWhere(scope);
     } catch (e) {
-      this.log(`capture event dropped: ${String((e as Error).message ?? e)}`);
+      this.log(`capture event dropped: ${errorMessage(e)}`);
       return;
     }
     this.queue.push({ input, scope });
@@ -486,9 +487,9 @@ export class MemoryEngine implements MemoryEngineApi {
       text: redact(input.text),
       memory_type: validType(input.memory_type ?? 'note'),
       files: cleanPaths(input.files, 'files'),
-      branch: redactKeyNullable(input.branch ?? scope.branch) ?? undefined,
-      topic_key: redactKeyNullable(input.topic_key) ?? undefined,
-      session_id: redactKeyNullable(input.session_id) ?? undefined,
+      branch: storedKey(input.branch ?? scope.branch, 'branch') ?? undefined,
+      topic_key: storedKey(input.topic_key, 'topic_key') ?? undefined,
+      session_id: storedKey(input.session_id, 'session_id') ?? undefined,
     }, scope, Date.now(), 'explicit');
     return applyMemoryFacts(repos.memories, memory, [], { supersedes: input.supersedes === undefined ? undefined : checkIds(input.supersedes) });
   }
@@ -662,7 +663,7 @@ export class MemoryEngine implements MemoryEngineApi {
   /** What the team has of forgotten records goes too: queued shares never leave, shared copies are unshared. */
   private async forgetShares({ project, records }: Forgotten): Promise<void> {
     if (!this.sharing) return;
-    await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${String((e as Error).message ?? e)}`));
+    await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${errorMessage(e)}`));
   }
 
   private team(): TeamSharing {
@@ -859,7 +860,7 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.flush();
     await this.trailingWrites();
     for (const s of this.sessions.all()) {
-      await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${String(e)}`));
+      await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${errorMessage(e)}`));
     }
     await this.repos.graphQueue.drain();
     await this.maintenance.idle();

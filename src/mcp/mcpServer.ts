@@ -43,30 +43,46 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
 /** Argument names the SDK's request parsing mangles: it drops `__proto__` and refuses `constructor`. */
 const MANGLED_KEYS = ['__proto__', 'constructor'] as const;
 
+/** What a call's arguments were before the SDK read them: some keys of an object, or a value that is no object. */
+type Kept = { keys: Array<[string, unknown]> } | { whole: unknown };
+
 /**
  * Keeps what the SDK would lose of a tools/call's arguments. Its request schema drops an argument
- * named `__proto__` (the tool would never see it, and its strict schema could not refuse it) and
- * answers one named `constructor` with a raw -32603. Such arguments are taken out of the message
- * before the SDK reads it, kept by request id, and put back (`restore`) as the tool's own keys, so
- * its schema refuses them like any other unknown argument (invalid_arguments).
+ * named `__proto__` (the tool would never see it, and its strict schema could not refuse it),
+ * answers one named `constructor`, or arguments that are no object (an array, a string, null), with
+ * a raw -32603 dump of its schema's complaint. Such arguments are taken out of the message before
+ * the SDK reads it, kept by request id, and put back (`restore`) for the tool, whose schema refuses
+ * them like any other bad argument (invalid_arguments). A call without a tool's name, or whose
+ * params are no object, is answered here with -32602 and its id.
  */
 class MangledArguments {
   /** By request id, from the call's arrival to its answer: ids may be used again after that. */
-  private readonly kept = new Map<string | number, Array<[string, unknown]>>();
+  private readonly kept = new Map<string | number, Kept>();
 
   /** Wraps a connected transport's message handler, and its sending of answers. */
   watch(transport: Transport): void {
     const inner = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      const m = message as { id?: string | number; method?: unknown; params?: { arguments?: unknown } };
-      const args = m.params?.arguments;
-      if (m.method === 'tools/call' && m.id !== undefined && typeof args === 'object' && args !== null) {
-        const found = MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k));
-        if (found.length > 0) {
-          const rest: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(args)) if (!(found as string[]).includes(k)) rest[k] = v;
-          this.kept.set(m.id, found.map((k) => [k, (args as Record<string, unknown>)[k]]));
-          m.params!.arguments = rest;
+      const m = message as { id?: string | number; method?: unknown; params?: unknown };
+      if (m.method === 'tools/call' && m.id !== undefined) {
+        const params = m.params as { name?: unknown; arguments?: unknown } | null | undefined;
+        if (typeof params !== 'object' || params === null || Array.isArray(params) || typeof params.name !== 'string') {
+          const error = { code: -32602, message: 'tools/call needs params {"name": <tool name>, "arguments": {...}}' };
+          void transport.send({ jsonrpc: '2.0', id: m.id, error }).catch(() => undefined);
+          return;
+        }
+        const args = params.arguments;
+        if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+          this.kept.set(m.id, { whole: args });
+          params.arguments = {};
+        } else if (args !== undefined) {
+          const found = MANGLED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(args, k));
+          if (found.length > 0) {
+            const rest: Record<string, unknown> = {};
+            for (const [k, v] of Object.entries(args)) if (!(found as string[]).includes(k)) rest[k] = v;
+            this.kept.set(m.id, { keys: found.map((k) => [k, (args as Record<string, unknown>)[k]]) });
+            params.arguments = rest;
+          }
         }
       }
       inner?.(message, extra);
@@ -80,12 +96,14 @@ class MangledArguments {
     };
   }
 
+  /** The call's arguments as the client sent them (not necessarily an object: the tool refuses what is not). */
   restore(requestId: string | number, args: Record<string, unknown>): Record<string, unknown> {
-    const keys = this.kept.get(requestId);
-    if (!keys) return args;
+    const kept = this.kept.get(requestId);
+    if (!kept) return args;
     this.kept.delete(requestId);
+    if ('whole' in kept) return kept.whole as Record<string, unknown>;
     const out: Record<string, unknown> = { ...args };
-    for (const [k, v] of keys) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
+    for (const [k, v] of kept.keys) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
     return out;
   }
 }

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MemoryEngineApi } from '../core/api';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
-import { ToolError } from '../core/tools/types';
+import { errorCode } from '../core/tools/types';
 import { observe } from '../core/tools/write';
 import { sendJson } from './httpJson';
 
@@ -66,7 +66,9 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
       const out = await observe(ctx.context(), args);
       return sendJson(res, 201, out);
     } catch (error) {
-      if (error instanceof ToolError) return sendJson(res, 400, { error: error.code, message: error.message });
+      // Refused input (the tool's checks, or the store's: a NUL in a branch) is the caller's 400.
+      const code = errorCode(error);
+      if (code !== 'internal_error') return sendJson(res, 400, { error: code, message: (error as Error).message });
       throw error;
     }
   }

@@ -78,6 +78,41 @@ describe('code-memory CLI usage', function () {
     assert.equal(search.code, 0, search.stderr);
   });
 
+  it('observe refuses its whole input, with the line number, when a line after the first 500 holds what the engine would refuse', async () => {
+    const store = path.join(dir, 'observe-late-store');
+    const good = Array.from({ length: 600 }, (_, i) => JSON.stringify({ type: 'note', title: `good ${i}` }));
+    // The CLI writes 500 lines at a time: a line only the engine refused left the first 500 stored.
+    const r = await cli(['observe', '--store', store, '--project', 'N'], `${good.join('\n')}\n${JSON.stringify({ type: 'note', title: 'poison', branch: 'a\u0000b' })}\n`);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /line 601: branch: may not contain NUL characters/);
+    assert.equal(await observations(store, 'N'), 0);
+  });
+
+  it('observe refuses a NUL in any key or file path, or a type the engine refuses, with the line number, storing nothing', async () => {
+    const store = path.join(dir, 'observe-nul-store');
+    const ok = JSON.stringify({ type: 'note', title: 'fine' });
+    const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+      ...['branch', 'memory_session_id', 'content_session_id', 'dedupe_key'].map((field): [string, Record<string, unknown>, RegExp] => [field, { [field]: 'a\u0000b' }, new RegExp(`line 2: ${field}: may not contain NUL`)]),
+      ...['files_read', 'files_modified'].map((field): [string, Record<string, unknown>, RegExp] => [field, { [field]: ['src/a\u0000b.ts'] }, new RegExp(`line 2: ${field}\\.0: may not contain NUL`)]),
+      ['type', { type: 'two words' }, /line 2: type: invalid type 'two words'/],
+    ];
+    const wrong: string[] = [];
+    for (const [name, patch, reason] of bad) {
+      const r = await cli(['observe', '--store', store, '--project', 'N'], `${ok}\n${JSON.stringify({ type: 'note', title: name, ...patch })}\n`);
+      if (r.code !== 2 || !reason.test(r.stderr)) wrong.push(`${name}: exit ${r.code}: ${r.stderr.trim().split('\n').join(' ')}`);
+    }
+    assert.deepEqual(wrong, []);
+    assert.equal(await observations(store, 'N'), 0);
+  });
+
+  it('observe reads stdin that starts with a UTF-8 BOM and has CRLF line endings', async () => {
+    const store = path.join(dir, 'observe-bom-store');
+    const lines = ['bom first', 'crlf second'].map((title) => JSON.stringify({ type: 'note', title }));
+    const r = await cli(['observe', '--store', store, '--project', 'B'], `\ufeff${lines.join('\r\n')}\r\n`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await observations(store, 'B'), 2);
+  });
+
   it('bad usage or input exits 2 with the reason, whichever command finds it', async () => {
     const store = path.join(dir, 'usage-store');
     const runs: Array<[string, string[], RegExp]> = [
@@ -88,6 +123,15 @@ describe('code-memory CLI usage', function () {
       ['forget --ids 1e20', ['forget', '--ids', '99999999999999999999', '--kind', 'observation', '--store', store, '--project', 'U'], /positive integers/],
       ['import-git of a missing folder', ['import-git', path.join(dir, 'no-such-repo'), '--store', store, '--project', 'U'], /is not a folder/],
       ['share without a team store', ['share', '--memory', '1', '--store', store, '--project', 'U'], /no team store/],
+      // memory:// kept nothing once the process ended, and reported success; others failed in LanceDB's words.
+      ['--store memory://', ['observe', '--store', 'memory://x', '--project', 'U'], /--store 'memory:\/\/x' is not s3:\/\/bucket\/prefix, gs:\/\/, az:\/\/ or a folder/],
+      ['--store ftp://', ['stats', '--store', 'ftp://host/x', '--project', 'U'], /is not s3:\/\/bucket\/prefix/],
+      // The store's own refusals (FilterError) are bad input too: they exited 1.
+      ['--project of 600 characters', ['stats', '--store', store, '--project', 'p'.repeat(600)], /at most 512 characters/],
+      ['search --limit 0x10', ['search', 'x', '--limit', '0x10', '--store', store, '--project', 'U'], /--limit must be an integer/],
+      ['forget --ids 0', ['forget', '--ids', '0', '--kind', 'observation', '--store', store, '--project', 'U'], /positive integers/],
+      ['--branch of 300 characters', ['stats', '--store', store, '--project', 'U', '--branch', 'b'.repeat(300)], /--branch is at most 256 characters/],
+      ['--project holding a token', ['stats', '--store', store, '--project', `acme-ghp_${'a1B2c'.repeat(7)}x`], /must not hold a secret/],
     ];
     const wrong: string[] = [];
     for (const [name, args, reason] of runs) {
@@ -95,5 +139,16 @@ describe('code-memory CLI usage', function () {
       if (r.code !== 2 || !reason.test(r.stderr)) wrong.push(`${name}: exit ${r.code}: ${r.stderr.split('\n')[0]}`);
     }
     assert.deepEqual(wrong, []);
+  });
+
+  it('a store location that is a file is refused by name, for the store and the team store', async () => {
+    const file = path.join(dir, 'a-file');
+    writeFileSync(file, 'not a store\n');
+    const r = await cli(['stats', '--store', file, '--project', 'U']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /the store location .*a-file is a file, not a folder/);
+    const team = await cli(['team', '--store', path.join(dir, 'team-file-store'), '--team-store', file, '--project', 'U', '--embedder', 'none']);
+    assert.match(team.stdout + team.stderr, /is a file, not a folder/);
+    assert.doesNotMatch(team.stdout + team.stderr, /LanceError|os error/);
   });
 });

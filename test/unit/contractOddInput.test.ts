@@ -56,6 +56,19 @@ describe('contract: odd text and ids across tools', function () {
       assert.equal(g.isError, false, `${f.source_path}: ${g.content[0].text}`);
     }
   });
+
+  it('remember and observe count their text limits in characters (code points), as the README says', async () => {
+    // 300 emoji are 300 characters, and 600 UTF-16 units.
+    const title = '\u{1F600}'.repeat(300);
+    const r = await call('remember', { title, text: 'Emoji titles are fine.', branch: '\u{1F600}'.repeat(256) });
+    assert.equal(r.isError, false, r.content[0].text);
+    assert.equal(r.structuredContent?.title, title);
+    const over = await call('remember', { title: `${title}\u{1F600}`, text: 'One emoji too many.' });
+    assert.equal(over.isError, true);
+    assert.match(over.content[0].text!, /^invalid_arguments: title: .*<=300 characters/);
+    const o = await call('observe', { observations: [{ type: 'note', title: '\u{1F600}'.repeat(500), narrative: '\u{1F600}'.repeat(20000) }] });
+    assert.equal(o.isError, false, o.content[0].text);
+  });
 });
 
 describe('contract: recall is a k-nearest-neighbour read', function () {

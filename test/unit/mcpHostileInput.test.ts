@@ -11,7 +11,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { retrieveMemoryTool } from '../../src/core/tools/retrieveMemory';
-import { observe } from '../../src/core/tools/write';
+import { observe, observeTool, rememberTool } from '../../src/core/tools/write';
 import { createMcpServer } from '../../src/mcp/mcpServer';
 import { runMain } from './cliInProcess';
 import { REPO_ROOT, openTestEngine, removeDir, seed, tempDir, toolContext } from './mcpFixture';
@@ -127,14 +127,57 @@ describe('hostile input at the SDK\'s edges', function () {
     assert.match(ctor.result?.content?.[0]?.text ?? '', /^invalid_arguments: unknown argument\(s\) 'constructor'/);
   });
 
-  it('observe refuses a NUL in a session id, branch or dedupe key, stores nothing, and the project\'s sessions stay readable', async () => {
+  it('answers each tool\'s invalid_arguments for arguments that are no object (the SDK answered a raw -32603 dump)', async () => {
+    for (const args of ['["x"]', '"x"', '7']) {
+      const rm = await callOnce(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"retrieve_memory","arguments":${args}}}`);
+      assert.equal(rm.result?.structuredContent?.error_code, 'invalid_arguments', `retrieve_memory with arguments ${args}: ${JSON.stringify(rm).slice(0, 300)}`);
+      const r = await callOnce(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":${args}}}`);
+      assert.equal(r.result?.isError, true, JSON.stringify(r).slice(0, 300));
+      assert.match(r.result?.content?.[0]?.text ?? '', /^invalid_arguments: arguments: .*expected object/, args);
+    }
+  });
+
+  it('says a number argument of 1e400 (Infinity once parsed) must be finite', async () => {
+    const r = await callOnce('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"text":"x","k":1e400}}}');
+    assert.equal(r.result?.content?.[0]?.text, 'invalid_arguments: k: must be a finite number');
+    const rc = await callOnce('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall_context","arguments":{"query":"x","max_items":-1e400}}}');
+    assert.equal(rc.result?.content?.[0]?.text, 'invalid_arguments: max_items: must be a finite number');
+  });
+
+  it('answers a tools/call without a tool name with -32602 and its id, in one line', async () => {
+    for (const params of ['{"arguments":{"text":"x"}}', '{"name":7}', '[]']) {
+      const reply = (await callOnce(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":${params}}`)) as { error?: { code: number; message: string } };
+      assert.equal(reply.error?.code, -32602, `params ${params}: ${JSON.stringify(reply).slice(0, 300)}`);
+      assert.doesNotMatch(reply.error?.message ?? '', /\n/);
+    }
+  });
+
+  it('observe refuses a NUL in a session id, branch, dedupe key or file path, stores nothing, and the project\'s sessions stay readable', async () => {
     const before = (await engine.stats(scope)).observations;
+    const ok = { type: 'note', title: 'fine' };
     for (const field of ['memory_session_id', 'content_session_id', 'branch', 'dedupe_key']) {
       // No filter can name such a value again: once stored, it broke every read of the project's sessions.
-      await assert.rejects(observe(toolContext(engine, scope), { observations: [{ type: 'note', title: 'poison', [field]: 'a\u0000b' }] }), new RegExp(`${field} may not contain NUL`));
+      await assert.rejects(observe(toolContext(engine, scope), { observations: [ok, { type: 'note', title: 'poison', [field]: 'a\u0000b' }] }), new RegExp(`: observations\\.1\\.${field}: may not contain NUL`));
+      await assert.rejects(engine.observe([{ type: 'note', title: 'poison', [field]: 'a\u0000b' }], scope), new RegExp(`${field} may not contain NUL`));
+    }
+    for (const field of ['files_read', 'files_modified']) {
+      const r = await observeTool.run(toolContext(engine, scope), { observations: [ok, { type: 'note', title: 'poison', [field]: ['src/a\u0000b.ts'] }] });
+      assert.match(r.text, new RegExp(`^invalid_arguments: observations\\.1\\.${field}\\.0: may not contain NUL`));
+      // The engine keeps the rule for callers that skip the tool schema (the capture queue, the extension).
+      await assert.rejects(engine.observe([{ type: 'note', title: 'poison', [field]: ['src/a\u0000b.ts'] }], scope), new RegExp(`${field} may not contain NUL`));
     }
     assert.equal((await engine.stats(scope)).observations, before);
     assert.ok((await engine.listSessions(scope)).length > 0);
+  });
+
+  it('remember refuses a NUL in its branch, topic_key, session_id or a file path, storing nothing', async () => {
+    const before = (await engine.stats(scope)).memories;
+    for (const [field, value] of [['branch', 'a\u0000b'], ['topic_key', 'a\u0000b'], ['session_id', 'a\u0000b'], ['files', ['src/a\u0000b.ts']]] as Array<[string, unknown]>) {
+      const r = await rememberTool.run(toolContext(engine, scope), { title: `nul in ${field}`, text: 'A NUL probe.', [field]: value });
+      assert.match(r.text, new RegExp(`^invalid_arguments: ${field}(\\.0)?: may not contain NUL`));
+    }
+    await assert.rejects(engine.remember({ title: 'nul in files', text: 'A NUL probe.', files: ['src/a\u0000b.ts'] }, scope), /files may not contain NUL/);
+    assert.equal((await engine.stats(scope)).memories, before);
   });
 
   it('retrieve_memory accepts a prompt of 8,000 characters even when they lie outside the BMP', async () => {

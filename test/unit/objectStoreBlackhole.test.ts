@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { errorMessage } from '../../src/core/errorText';
-import { requestBounds } from '../../src/core/store/objectStorage';
+import { requestBounds, s3Credentials } from '../../src/core/store/objectStorage';
 import { TABLES } from '../../src/core/store/schema';
 import { TEST_SECRET_KEY, startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
@@ -116,10 +116,20 @@ describe('a personal store on s3:// whose endpoint black-holes requests', functi
     for (const t of [...before, 'After', seen.title]) assert.ok(hits.includes(t), `${t} not found: ${hits.join(' / ')}`);
   });
 
-  it('bounds every request at 10 s unless CODE_MEMORY_STORE_TIMEOUT says otherwise', () => {
+  it('bounds every request at 10 s unless CODE_MEMORY_STORE_TIMEOUT says otherwise, and refuses a value that says nothing', () => {
     assert.deepEqual(requestBounds({}), { timeout: '10000ms', connect_timeout: '10000ms', client_retry_timeout: '10', lance_aimd_max_retries: '0' });
     assert.equal(requestBounds({ CODE_MEMORY_STORE_TIMEOUT: '30' }).timeout, '30000ms');
-    assert.equal(requestBounds({ CODE_MEMORY_STORE_TIMEOUT: 'soon' }).timeout, '10000ms');
+    assert.equal(requestBounds({ CODE_MEMORY_STORE_TIMEOUT: ' ' }).timeout, '10000ms');
+    // It was ignored: the default stayed in force unnoticed.
+    for (const junk of ['soon', '0', '-5']) assert.throws(() => requestBounds({ CODE_MEMORY_STORE_TIMEOUT: junk }), /CODE_MEMORY_STORE_TIMEOUT must be a number of seconds greater than 0/);
+  });
+
+  it('refuses an S3 endpoint that is no URL by its value, where the request would fail with a bare "Invalid URL"', () => {
+    const env = { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', AWS_REGION: 'us-east-1' };
+    for (const endpoint of ['http://[', 'http://a b']) {
+      assert.throws(() => s3Credentials({ ...env, AWS_ENDPOINT_URL: endpoint }), (e: Error) => e.message.includes(`the S3 endpoint '${endpoint}' is not an http(s)://host[:port] URL`));
+    }
+    assert.equal(s3Credentials({ ...env, AWS_ENDPOINT_URL: 'http://127.0.0.1:9000' }).endpoint, 'http://127.0.0.1:9000');
   });
 
   it('names the endpoint in what the CLI shows for a Lance request that got no answer, without the query', () => {

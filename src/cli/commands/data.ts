@@ -68,8 +68,10 @@ export const observeCommand: CommandImpl = {
     const problems: string[] = [];
     let lineNo = 0;
     if ((io.stdin as NodeJS.ReadStream).isTTY) io.stderr.write('Reading observations as JSON lines from stdin; end with Ctrl+D.\n');
-    for await (const line of createInterface({ input: io.stdin, crlfDelay: Infinity })) {
+    for await (const read of createInterface({ input: io.stdin, crlfDelay: Infinity })) {
       lineNo++;
+      // A file saved by some Windows editors starts with a BOM, which JSON.parse refuses.
+      const line = lineNo === 1 ? read.replace(/^\uFEFF/, '') : read;
       if (!line.trim()) continue;
       let value: unknown;
       try {
@@ -91,6 +93,7 @@ export const observeCommand: CommandImpl = {
     try {
       let stored = 0;
       const ids: number[] = [];
+      // Every line passed the engine's own input rules above, so no chunk is refused after earlier ones were stored.
       for (let i = 0; i < inputs.length; i += 500) {
         const out = await engine.observe(inputs.slice(i, i + 500), scope);
         stored += out.length;
@@ -185,7 +188,7 @@ export const forgetCommand: CommandImpl = {
         return 2;
       }
       const ids = String(values.ids).split(',').map((s) => s.trim());
-      if (!ids.every((s) => /^\d+$/.test(s) && Number.isSafeInteger(Number(s)))) {
+      if (!ids.every((s) => /^\d+$/.test(s) && Number.isSafeInteger(Number(s)) && Number(s) > 0)) {
         io.stderr.write('error: --ids takes positive integers separated by commas\n');
         return 2;
       }

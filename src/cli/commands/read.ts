@@ -48,7 +48,8 @@ export const searchCommand: CommandImpl = {
       io.stderr.write('error: give the text to search for\n');
       return 2;
     }
-    const limit = values.limit === undefined ? 10 : Number(values.limit);
+    // Digits only: Number() also reads '0x10', '1e1' and ' 5'.
+    const limit = values.limit === undefined ? 10 : /^[0-9]{1,3}$/.test(String(values.limit)) ? Number(values.limit) : NaN;
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
       io.stderr.write('error: --limit must be an integer from 1 to 200\n');
       return 2;

@@ -11,8 +11,14 @@ import { countTokens } from '../tokens';
 import { storedPath } from './paths';
 import { isSecretPath, redact, redactKey, redactKeyNullable, redactLines, redactNullable } from './redact';
 
-/** The latest time a Date can hold (ms); later epochs are refused rather than thrown on. */
-export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+/**
+ * Times callers give (observation times, recall's since/until, imported records): milliseconds
+ * since 1970 that a Date can hold and print. A safe integer is not enough: past 8.64e15 ms no Date
+ * exists, and a write or a read would fail half-way. The bound is the end of the year 9999, so that
+ * a time given in microseconds by mistake is refused instead of stored as the year 55,000.
+ */
+export const MAX_EPOCH_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const EPOCH_RULE = `must be milliseconds since 1970, a whole number from 0 to ${MAX_EPOCH_MS} (the end of the year 9999)`;
 
 function normaliseTitle(title: string): string {
   return title
@@ -21,6 +27,13 @@ function normaliseTitle(title: string): string {
     .replace(/[^a-z0-9#]+/g, ' ')
     .trim();
 }
+
+/**
+ * What an identifier or a file path may not hold: NUL. No SQL literal can carry it (sqlString
+ * refuses it), so a stored value holding one could never be named by a filter again. The tool
+ * schemas check the same rule up front.
+ */
+export const NO_NUL = { test: (value: string): boolean => !value.includes('\u0000'), message: 'may not contain NUL characters' };
 
 export function cleanList(values: unknown, name: string): string[] {
   if (values === undefined || values === null) return [];
@@ -32,14 +45,15 @@ export function cleanList(values: unknown, name: string): string[] {
   return [...new Set(redacted.map((v) => v.trim()).filter(Boolean))];
 }
 
-/** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped. */
+/** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped, NUL refused. */
 export function cleanPaths(values: unknown, name: string): string[] {
+  if (Array.isArray(values) && values.some((v) => !NO_NUL.test(String(v)))) throw new FilterError(`${name} ${NO_NUL.message}`);
   return [...new Set(cleanList(values, name).map(storedPath))].filter((f) => !isSecretPath(f));
 }
 
 export function checkEpoch(value: unknown, name: string): number {
   const n = Number(sqlInt(Number(value)));
-  if (n < 0 || n > MAX_EPOCH_MS) throw new FilterError(`${name} must be milliseconds since 1970 between 0 and ${MAX_EPOCH_MS}`);
+  if (n < 0 || n > MAX_EPOCH_MS) throw new FilterError(`${name} ${EPOCH_RULE}`);
   return n;
 }
 
@@ -53,8 +67,8 @@ function fingerprint(type: string, title: string | null, files: string[]): strin
  * An identifier as stored (a branch, a session id, a dedupe key): with a secret digested away
  * (redactKey), and refused when it holds NUL, which no filter on it could ever name again.
  */
-function storedKey(value: string | null | undefined, name: string): string | null {
-  if (typeof value === 'string' && value.includes('\u0000')) throw new FilterError(`${name} may not contain NUL characters`);
+export function storedKey(value: string | null | undefined, name: string): string | null {
+  if (typeof value === 'string' && !NO_NUL.test(value)) throw new FilterError(`${name} ${NO_NUL.message}`);
   return redactKeyNullable(value);
 }
 

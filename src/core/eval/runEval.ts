@@ -27,6 +27,7 @@ import { EVAL_TOOLS } from './evalTools';
 import type { EvalTool } from './evalTools';
 import { loadQuestions } from './queries';
 import type { EvalQuestion } from './queries';
+import { errorMessage } from '../errorText';
 
 export interface EvalOptions {
   /** The git repository whose history is imported. */
@@ -116,7 +117,7 @@ async function waitForVectors(engine: MemoryEngine, scope: Scope, timeoutMs: num
       // Only when nothing at all was embedded for a while: an engine without a background queue.
       if (!own && last <= 0 && Date.now() - started > 20_000) {
         log('no background embedding seen; embedding the cells here');
-        own = new VectorBackfill({ cells: () => engine.store.table(TABLES.cells), embedder: engine.embedder, onError: (e) => log(`embedding failed: ${e.message}`) });
+        own = new VectorBackfill({ cells: () => engine.store.table(TABLES.cells), embedder: engine.embedder, onError: (e) => log(`embedding failed: ${errorMessage(e)}`) });
         own.kick();
         lastChange = Date.now();
       }

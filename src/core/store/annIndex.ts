@@ -24,6 +24,7 @@
 // silently scans everything otherwise) and its kind's search settings: build queries with
 // `tuneVectorQuery`.
 import { Index, type Table, type VectorQuery } from '@lancedb/lancedb';
+import { errorMessage } from '../errorText';
 
 /** Rows after which the index pays off on this class of machine (measured, see header). */
 export const DEFAULT_ANN_THRESHOLD = 10_000;
@@ -132,7 +133,7 @@ async function build(table: Table, options: AnnIndexOptions): Promise<AnnIndexOu
     forgetIndexKind(table);
     return 'built';
   } catch (e) {
-    log(`vector index build failed (will retry later): ${String((e as Error).message ?? e)}`);
+    log(`vector index build failed (will retry later): ${errorMessage(e)}`);
     return 'below-threshold';
   }
 }

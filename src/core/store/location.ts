@@ -3,6 +3,7 @@
 // ~/.code-memory/store, i.e. C:\Users\<name>\.code-memory\store on Windows and
 // /Users/<name>/.code-memory/store on macOS, shared by the extension and the CLI.
 
+import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,4 +30,17 @@ export function localPath(uri: string, platform: NodeJS.Platform = process.platf
   const windows = platform === 'win32';
   if (/^file:\/\//i.test(uri)) return fileURLToPath(uri, { windows });
   return (windows ? path.win32 : path.posix).resolve(uri);
+}
+
+/** Refuses a file where a store's folder should be, by name: LanceDB would fail later with its own words ("Not a directory"). */
+export async function refuseFile(dir: string): Promise<void> {
+  const isFile = await fsp.stat(dir).then((s) => !s.isDirectory(), () => false);
+  if (isFile) throw new Error(`the store location ${dir} is a file, not a folder: give a folder (it is created if missing)`);
+}
+
+/** Creates a local store's folder, or finds it there; only its owner may read it. */
+export async function storeFolder(dir: string): Promise<void> {
+  await refuseFile(dir);
+  await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  await fsp.chmod(dir, 0o700).catch(() => undefined);
 }

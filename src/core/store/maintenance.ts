@@ -15,6 +15,7 @@ import type { RequestLogRetention } from './repos/requestLog';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
 import { ensureScalarIndexes } from './store';
+import { errorMessage } from '../errorText';
 
 /** Small fragments in one table from which the timer compacts it even though no cell was written. */
 export const FRAGMENTS_BEFORE_COMPACTION = 16;
@@ -178,7 +179,7 @@ export class Maintenance {
   private run(what: string, job: () => Promise<void>): Promise<void> {
     if (this.running) return this.running;
     this.running = job()
-      .catch((e) => this.options.log(`${what} failed: ${String((e as Error).message ?? e)}`))
+      .catch((e) => this.options.log(`${what} failed: ${errorMessage(e)}`))
       .finally(() => {
         this.running = null;
       });

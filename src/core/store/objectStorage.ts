@@ -127,7 +127,7 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
     );
   }
   const endpoint = settings.endpoint?.trim() || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || config.endpoint_url || undefined;
-  if (endpoint && !/^https?:\/\/[^/\s@]+\/?$/i.test(endpoint)) {
+  if (endpoint && (!/^https?:\/\/[^/\s@]+\/?$/i.test(endpoint) || !URL.canParse(endpoint))) {
     const why = /^https?:\/\/[^/\s]*@/i.test(endpoint) ? ', without credentials in it (they go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)' : '';
     throw new ObjectStoreRefused(`the S3 endpoint '${displayUri(endpoint)}' is not an http(s)://host[:port] URL${why}`);
   }
@@ -204,8 +204,11 @@ export const OBJECT_REQUEST_TIMEOUT_S = 10;
  * seconds), and a shorter one fails a black hole sooner.
  */
 export function requestBounds(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const given = Number(env.CODE_MEMORY_STORE_TIMEOUT);
-  const seconds = Number.isFinite(given) && given > 0 ? given : OBJECT_REQUEST_TIMEOUT_S;
+  const raw = env.CODE_MEMORY_STORE_TIMEOUT?.trim();
+  const given = Number(raw);
+  // A value that says nothing would leave the default in force unnoticed.
+  if (raw && !(Number.isFinite(given) && given > 0)) throw new ObjectStoreRefused(`CODE_MEMORY_STORE_TIMEOUT must be a number of seconds greater than 0, not '${raw.slice(0, 40)}'`);
+  const seconds = raw ? given : OBJECT_REQUEST_TIMEOUT_S;
   const ms = `${Math.round(seconds * 1000)}ms`;
   return { timeout: ms, connect_timeout: ms, client_retry_timeout: String(Math.max(1, Math.round(seconds))), lance_aimd_max_retries: '0' };
 }

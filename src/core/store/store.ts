@@ -15,7 +15,7 @@ import { sqlString } from './filters';
 import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
-import { isLocalUri, localPath } from './location';
+import { isLocalUri, localPath, storeFolder } from './location';
 import { objectLock } from './objectLock';
 import { fragmentsWithDeletions } from './deletionFiles';
 import { openObjectStorage } from './objectStorage';
@@ -28,7 +28,7 @@ import { UpkeepProcess } from './upkeepProcess';
 import type { UpkeepJob } from './upkeepProcess';
 import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
-import { briefError } from '../errorText';
+import { briefError, errorMessage } from '../errorText';
 
 export type Row = Record<string, unknown>;
 
@@ -100,8 +100,7 @@ export class Store {
     const local = isLocalUri(options.uri);
     if (local) {
       // The store holds what a person worked on: only its owner may read it.
-      await fsp.mkdir(localPath(options.uri), { recursive: true, mode: 0o700 });
-      await fsp.chmod(localPath(options.uri), 0o700).catch(() => undefined);
+      await storeFolder(localPath(options.uri));
     }
     // Object storage is probed first: an endpoint that would lose concurrent commits is refused.
     const storageOptions = local ? options.storageOptions : await openObjectStorage(options.uri, options.storageOptions, options.env, options.objectStore);
@@ -343,7 +342,7 @@ export class Store {
       try {
         await this.compact(name, olderThanMs);
       } catch (e) {
-        this.log(`optimize ${name} failed (will retry later): ${String((e as Error).message ?? e)}`);
+        this.log(`optimize ${name} failed (will retry later): ${errorMessage(e)}`);
       }
     }
   }
@@ -501,7 +500,7 @@ export async function ensureScalarIndexes(table: Table, name: TableName, log: (m
       await retryConflicts(() => table.createIndex(column, { config, replace: true }));
     } catch (e) {
       // An index is a speed-up: a store without one still answers, by scanning.
-      log(`index on ${name}.${column} not built (will retry at the next open): ${String((e as Error).message ?? e)}`);
+      log(`index on ${name}.${column} not built (will retry at the next open): ${errorMessage(e)}`);
     }
   }
 }
@@ -517,7 +516,7 @@ async function dropFtsIndex(cells: Table, log: (m: string) => void): Promise<voi
     try {
       await retryConflicts(() => cells.dropIndex(index.name));
     } catch (e) {
-      log(`the unused full-text index ${index.name} was not dropped (will retry at the next open): ${String((e as Error).message ?? e)}`);
+      log(`the unused full-text index ${index.name} was not dropped (will retry at the next open): ${errorMessage(e)}`);
     }
   }
 }

@@ -13,6 +13,7 @@ import type { SharePreview, ShareSource } from './shareRows';
 import { REMOTE_WAIT_MS, within } from './teamMemory';
 import type { HitOrigin, TeamMemory, TeamStatus } from './teamMemory';
 import type { TeamRow } from './teamTable';
+import { errorMessage } from '../errorText';
 
 export const SHAREABLE: readonly SourceKind[] = ['memory', 'session_summary'];
 
@@ -124,7 +125,7 @@ export class TeamSharing {
     try {
       team = await this.team.search(text, embedder, { ...options, project });
     } catch (e) {
-      log(`team search failed, personal results only: ${String((e as Error).message ?? e)}`);
+      log(`team search failed, personal results only: ${errorMessage(e)}`);
     }
     const tagged: TaggedHit[] = local.map((h) => ({ ...h, origin: { store: 'local' as const } }));
     if (team.length === 0) return tagged;

@@ -27,7 +27,7 @@ import { Outbox } from './outbox';
 import type { PendingEntry } from './outbox';
 import { TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } from './teamTable';
 import type { TeamRow } from './teamTable';
-import { briefError } from '../errorText';
+import { briefError, errorMessage } from '../errorText';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
 
@@ -321,7 +321,7 @@ export class TeamMemory {
     const { kept, skipped } = await this.cache.replaceAll(rows);
     const keptIds = new Set(kept);
     const gone = before.filter((id) => !keptIds.has(id));
-    if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${String((e as Error).message ?? e)}`));
+    if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${errorMessage(e)}`));
     if (skipped.length > 0) this.log(`team store: ${skipped.length} item(s) that no client of this version writes were left out (${skipped.slice(0, 3).join('; ')})`);
     this.cachedVersion = version;
     this.syncedAt = Date.now();

@@ -16,6 +16,7 @@ import { plainRow, rowsToArrow } from '../store/arrowRows';
 import { sqlString, sqlStringList } from '../store/filters';
 import { rewriteFragments } from '../store/forget';
 import { fragmentsWithDeletions } from '../store/deletionFiles';
+import { isLocalUri, localPath, refuseFile } from '../store/location';
 import { projection } from '../store/projection';
 import { cellsSchema } from '../store/schema';
 import { retryConflicts, retryVanished } from '../store/retry';
@@ -85,6 +86,7 @@ export class TeamTable {
   ) {}
 
   static async open(location: string, storageOptions: Record<string, string> | undefined, dimension: number): Promise<TeamTable> {
+    if (isLocalUri(location)) await refuseFile(localPath(location));
     const db = await lancedb.connect(location, { readConsistencyInterval: 0, storageOptions });
     let table: Table | null = null;
     for (let attempt = 0; !table; attempt++) {

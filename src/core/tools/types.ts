@@ -72,21 +72,31 @@ export function describeIssues(error: z.ZodError): string {
     .map((issue) => {
       const where = issue.path.length ? issue.path.join('.') : 'arguments';
       if (issue.code === 'unrecognized_keys') return `unknown argument(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}${issue.path.length ? ` in ${where}` : ''}`;
+      // Infinity (1e400 in JSON) or NaN: zod says 'expected number, received number'.
+      if (issue.code === 'invalid_type' && issue.expected === 'number' && /received number/.test(issue.message)) return `${where}: must be a finite number`;
       return `${where}: ${issue.message}`;
     })
     .join('; ');
 }
 
 /**
- * A non-empty string of at most `max` characters, counted as the contracts and JSON Schema's
+ * A string of `min` (default 1) to `max` characters, counted as the contracts and JSON Schema's
  * maxLength count them: code points, not UTF-16 units (an emoji is one character, not two).
+ * A string over twice `max` units is refused without counting: a code point is at most two.
+ * `refuse` gives the reason a value is refused for anything else, or undefined.
  */
-export function boundedText(max: number): z.ZodString {
-  return z
-    .string()
-    .min(1)
-    .refine((v) => v.length <= max || [...v].length <= max, { message: `Too big: expected string to have <=${max} characters` })
-    .meta({ maxLength: max });
+export function boundedText(max: number, { min = 1, refuse }: { min?: number; refuse?: (value: string) => string | undefined } = {}): z.ZodString {
+  let text = (min > 0 ? z.string().min(min) : z.string()).refine((v) => v.length <= max || (v.length <= 2 * max && [...v].length <= max), {
+    message: `Too big: expected string to have <=${max} characters`,
+  });
+  if (refuse) {
+    text = text.superRefine((v, ctx) => {
+      const reason = refuse(v);
+      if (reason) ctx.addIssue({ code: 'custom', message: reason });
+    });
+  }
+  // Last: a refinement makes a copy of the schema without its metadata.
+  return text.meta({ maxLength: max });
 }
 
 /** What recall and recall_context accept as a query: a pasted file is fine, a megabyte is refused. */

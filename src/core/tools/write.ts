@@ -3,24 +3,39 @@
 
 import * as z from 'zod/v4';
 import type { ObservationInput } from '../api';
+import { NO_NUL } from '../capture/prepare';
 import { MEMORY_TYPES } from '../model/records';
-import { SHA_PATTERN } from '../store/filters';
+import { SHA_PATTERN, validType } from '../store/filters';
 import { epochMs } from './epoch';
-import { errorResult, parseArgs } from './types';
+import { boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
-const text = (max: number) => z.string().max(max);
-const paths = z.array(z.string().min(1).max(1024)).max(500);
+// What the engine would refuse is refused here too, so that a call (or `code-memory observe`'s
+// stdin, which the CLI writes in chunks) fails whole, before anything is stored.
+const noNul = (value: string): string | undefined => (NO_NUL.test(value) ? undefined : NO_NUL.message);
+const text = (max: number) => boundedText(max, { min: 0 });
+/** A branch, session id or key: filters must be able to name it again. */
+const key = (max: number) => boundedText(max, { min: 0, refuse: noNul });
+const paths = z.array(boundedText(1024, { refuse: noNul })).max(500);
+function typeProblem(type: string): string | undefined {
+  try {
+    validType(type);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 export const MAX_OBSERVATIONS_PER_CALL = 500;
 
 export const rememberInput = z.strictObject({
-  title: z.string().min(1).max(300).describe('A short title for the memory.'),
-  text: z.string().min(1).max(20000).describe('What to remember, in a few sentences.'),
+  title: boundedText(300).describe('A short title for the memory.'),
+  text: boundedText(20000).describe('What to remember, in a few sentences.'),
   memory_type: z.enum(MEMORY_TYPES).default('note').describe('Kind of memory.'),
   files: paths.optional().describe('Workspace-relative paths the memory is about.'),
-  branch: text(256).optional().describe('Branch the memory applies to, if only one.'),
-  topic_key: text(256).optional().describe('Stable key grouping memories on one topic: a newer memory with the same key supersedes the older one.'),
-  session_id: text(256).optional().describe('Session the memory came from.'),
+  branch: key(256).optional().describe('Branch the memory applies to, if only one.'),
+  topic_key: key(256).optional().describe('Stable key grouping memories on one topic: a newer memory with the same key supersedes the older one.'),
+  session_id: key(256).optional().describe('Session the memory came from.'),
   supersedes: z.array(z.number().int().min(0)).max(50).optional().describe('Ids of memories this one replaces (from recall_context or get_observations); they become superseded.'),
 });
 
@@ -36,7 +51,7 @@ export const rememberOutput = z.strictObject({
 });
 
 export const observationInputSchema = z.strictObject({
-  type: z.string().min(1).max(64),
+  type: boundedText(64, { refuse: typeProblem }),
   title: text(500).optional(),
   subtitle: text(500).optional(),
   narrative: text(20000).optional(),
@@ -45,12 +60,12 @@ export const observationInputSchema = z.strictObject({
   files_read: paths.optional(),
   files_modified: paths.optional(),
   commit_sha: z.string().regex(SHA_PATTERN).optional(),
-  branch: text(256).optional(),
-  memory_session_id: text(256).optional(),
-  content_session_id: text(256).optional(),
+  branch: key(256).optional(),
+  memory_session_id: key(256).optional(),
+  content_session_id: key(256).optional(),
   created_at_epoch: epochMs.optional(),
   search_extra: text(20000).optional(),
-  dedupe_key: text(512).optional(),
+  dedupe_key: key(512).optional(),
 });
 
 export const observeInput = z.strictObject({

@@ -9,6 +9,7 @@ import { rowToEntity, rowToRelationship } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
+import { errorMessage } from '../../errorText';
 
 const BATCH = 2000;
 const CACHE_LIMIT = 200_000;
@@ -126,7 +127,7 @@ export class GraphQueue {
         for (const [project, list] of byProject) {
           await this.graphOf(project)
             .add(list)
-            .catch((e) => this.log(`graph update failed: ${String((e as Error).message ?? e)}`));
+            .catch((e) => this.log(`graph update failed: ${errorMessage(e)}`));
         }
       }
     });
