@@ -142,6 +142,10 @@ describe('store: JSON Lines import into a store that holds records', function ()
       [[observation('Z', 1, 'fine'), observation('Z', 2, 'sql sha', { commit_sha: "abc' OR 1=1" })], /line 3: .*commit_sha "abc' OR 1=1" is not 4 to 64 hex digits/],
       [[observation('Z', 1, 'undead', { status: 'zombie' })], /line 2: the observation record status "zombie" is not one of active, suppressed, merged, superseded/],
       [[memory('Z', 9, 'undead', { status: 'zombie' })], /line 2: the memory record status "zombie" is not one of/],
+      // What the views show as a class name and as memory ids: markup in them reached the details panel.
+      [[observation('Z', 1, 'markup type', { type: 'x" data-evil="1' })], /line 2: the observation record type: invalid type/],
+      [[memory('Z', 9, 'markup link', { supersedes: JSON.stringify(['<img src=x onerror=alert(1)>']) })], /line 2: the memory record supersedes is not a JSON list of memory ids/],
+      [[memory('Z', 9, 'markup conflict', { conflicts: JSON.stringify([{ id: '<a data-msg=x>', reason: 'r', resolution: 'open' }]) })], /line 2: the memory record conflicts is not a JSON list/],
     ];
     assert.deepEqual(await unrefused(engine, cases.map(([lines, message]) => [file(lines), message])), []);
     const stats = await engine.stats({ project: 'Z' });

@@ -18,7 +18,7 @@ import { redact, redactJson, redactKey } from '../capture/redact';
 import { MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
-import { SHA_PATTERN, sqlIntList } from './filters';
+import { SHA_PATTERN, sqlIntList, validType } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable, checkProject } from './projectTable';
 import type { Repositories } from './repos/repositories';
@@ -232,6 +232,16 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
     if (typeof r[name] === 'string' && !values.includes(r[name] as string)) wrong.push(`${name} ${JSON.stringify(r[name]).slice(0, 40)} is not one of ${values.join(', ')}`);
   }
   if (spec.record && Number.isSafeInteger(r.id) && Number(r.id) <= 0) wrong.push(`id ${Number(r.id)} is not positive`);
+  // As capture holds them: views show a type as a class name and these links as memory ids.
+  if (spec.kind === 'observation' && typeof r.type === 'string' && r.type.trim() !== '') {
+    try {
+      validType(r.type);
+    } catch (e) {
+      wrong.push(`type: ${(e as Error).message}`);
+    }
+  }
+  if (typeof r.supersedes === 'string' && !isIdList(parseJson<unknown>(r.supersedes, null))) wrong.push('supersedes is not a JSON list of memory ids');
+  if (typeof r.conflicts === 'string' && !isConflictList(parseJson<unknown>(r.conflicts, null))) wrong.push('conflicts is not a JSON list of {id, reason, resolution}');
   const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];
   return problems.length > 0 ? problems.join('; ') : null;
 }
@@ -277,6 +287,14 @@ function readLine(raw: string, lineNo: number): ImportLine | null {
   // As capture stores it, so that a filter's lower-case prefix finds it.
   if (typeof record.commit_sha === 'string') record.commit_sha = record.commit_sha.toLowerCase();
   return { spec, record };
+}
+
+function isIdList(value: unknown): boolean {
+  return Array.isArray(value) && value.every((id) => Number.isSafeInteger(id) && id > 0);
+}
+
+function isConflictList(value: unknown): boolean {
+  return Array.isArray(value) && value.every((c) => isObject(c) && Number.isSafeInteger(c.id) && typeof c.reason === 'string' && typeof c.resolution === 'string');
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

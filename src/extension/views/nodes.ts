@@ -38,10 +38,21 @@ export class SessionNode extends vscode.TreeItem {
     this.iconPath = new vscode.ThemeIcon(session.ended_at_epoch ? (summary ? 'notebook' : 'history') : 'record', session.ended_at_epoch ? undefined : new vscode.ThemeColor('charts.green'));
     this.contextValue = summary ? 'session.summarised' : 'session';
     const md = new vscode.MarkdownString();
-    md.appendMarkdown(`**Session** \`${session.memory_session_id}\`\n\n`);
-    md.appendMarkdown(`${new Date(session.started_at_epoch).toLocaleString()}${session.branch ? ` · branch \`${session.branch}\`` : ''} · ${session.observation_count} observations\n\n`);
-    if (summary?.request) md.appendMarkdown(`**Request:** ${summary.request}\n\n`);
-    if (summary?.completed) md.appendMarkdown(`**Completed:** ${summary.completed}\n\n`);
+    // Stored text goes in as text: a summary or branch holding markdown would show its links and images.
+    md.appendMarkdown('**Session** ');
+    md.appendText(session.memory_session_id);
+    md.appendMarkdown('\n\n');
+    md.appendText(`${new Date(session.started_at_epoch).toLocaleString()}${session.branch ? ` · branch ${session.branch}` : ''} · ${session.observation_count} observations`);
+    md.appendMarkdown('\n\n');
+    if (summary?.request) {
+      md.appendMarkdown('**Request:** ');
+      md.appendText(summary.request);
+      md.appendMarkdown('\n\n');
+    }
+    if (summary?.completed) {
+      md.appendMarkdown('**Completed:** ');
+      md.appendText(summary.completed);
+    }
     this.tooltip = md;
     this.command = { command: OPEN_DETAILS, title: 'Show Details', arguments: [this] };
   }
@@ -304,5 +315,5 @@ export function truncate(s: string, max: number): string {
 }
 
 function escapeMd(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|]/g, '\\$&');
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
 }

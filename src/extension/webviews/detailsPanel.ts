@@ -70,9 +70,8 @@ export class DetailsPanel implements vscode.Disposable {
         await vscode.env.clipboard.writeText(m.text);
         void vscode.window.setStatusBarMessage('Copied', 2000);
         return;
-      case 'command':
-        if (m.command.startsWith('codeMemory.')) await vscode.commands.executeCommand(m.command, this.current);
-        return;
+      // No 'command': this panel's pages offer none, and one posted by markup a stored record smuggled
+      // in would run a codeMemory command (suppress, pause capture) on the record shown.
     }
   }
 
@@ -134,7 +133,7 @@ function header(kind: string, title: string, badges: string[]): string {
 }
 
 function badge(text: string, cls = ''): string {
-  return `<span class="badge ${cls}">${escapeHtml(text)}</span>`;
+  return `<span class="badge ${escapeHtml(cls)}">${escapeHtml(text)}</span>`;
 }
 
 function commitLink(sha: string | null | undefined, project: string): string {
@@ -262,10 +261,11 @@ function timeLinks(m: Memory): string {
   const day = (epoch: number | null): string => (epoch === null ? '?' : new Date(epoch).toLocaleDateString());
   const items: string[] = [];
   if (m.superseded_by !== null) items.push(`Superseded by memory #${m.superseded_by} on ${escapeHtml(day(m.valid_to_epoch))}; held from ${escapeHtml(day(m.created_at_epoch))}.`);
-  if (m.supersedes && m.supersedes.length > 0) items.push(`Replaces memory ${m.supersedes.map((id) => `#${id}`).join(', ')}.`);
+  // Ids as numbers and every stored word escaped: an imported record's JSON columns may hold anything.
+  if (m.supersedes && m.supersedes.length > 0) items.push(`Replaces memory ${m.supersedes.map((id) => `#${Number(id)}`).join(', ')}.`);
   for (const c of m.conflicts ?? []) {
-    const state = c.resolution === 'open' ? 'not reviewed yet' : `reviewed: ${c.resolution.replace('_', ' ')} (${day(c.resolved_at_epoch)})`;
-    items.push(`Possible conflict with memory #${c.id}: ${escapeHtml(c.reason)}; ${escapeHtml(state)}.`);
+    const state = c.resolution === 'open' ? 'not reviewed yet' : `reviewed: ${String(c.resolution).replace('_', ' ')} (${day(c.resolved_at_epoch)})`;
+    items.push(`Possible conflict with memory #${Number(c.id)}: ${escapeHtml(c.reason)}; ${escapeHtml(state)}.`);
   }
   return items.length > 0 ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : '';
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { ScopeService } from '../scopes';
 import type { GitApi, GitExtension } from '../capture/gitApi';
+import { isSameOrInside } from '../../core/capture/paths';
 
 /** What the panels' links do: open a workspace file, open a commit. */
 export class Navigation {
@@ -19,6 +20,11 @@ export class Navigation {
       return;
     }
     const uri = vscode.Uri.joinPath(folder.uri, ...relativePath.split('/'));
+    // A stored path is what an agent reported: '../' or an absolute path must not open what lies outside the folder.
+    if (!isSameOrInside(folder.uri.fsPath, uri.fsPath)) {
+      void vscode.window.showWarningMessage(`${relativePath} is outside ${folder.name}: not opened.`);
+      return;
+    }
     try {
       await vscode.workspace.fs.stat(uri);
     } catch {
