@@ -92,7 +92,9 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
   transport.onerror = (error: Error) => {
     options.log?.(`mcp: ${error.message}`);
     const parse = error instanceof SyntaxError;
-    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${error.message}` : `invalid request: ${error.message}`));
+    // The SDK's complaint about a message that is not JSON-RPC is a dump of its schema: the log keeps it.
+    const invalid = 'invalid request: not a JSON-RPC 2.0 message (a request has "jsonrpc": "2.0", a method, an id, and params that are an object)';
+    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${error.message}` : invalid));
   };
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

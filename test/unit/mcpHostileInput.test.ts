@@ -201,6 +201,14 @@ describe('hostile input at the SDK\'s edges', function () {
       // The oversized line and the line that is not JSON were each answered with an error.
       const codes = s.replies.filter((r) => r.id === null).map((r) => (r.error as { code: number }).code);
       assert.deepEqual(codes, [-32600, -32700]);
+      // A message that is no JSON-RPC request (params null) is told so in one line, not with the SDK's schema dump.
+      s.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: null });
+      s.send({ jsonrpc: '2.0', id: 6, method: 'tools/list' });
+      assert.ok(await s.waitFor(6, 20_000), 'the server kept answering');
+      const invalid = s.replies.filter((r) => r.id === null).map((r) => (r.error as { message: string }).message);
+      assert.equal(invalid.length, 3, JSON.stringify(invalid));
+      assert.match(invalid[2], /^invalid request: not a JSON-RPC 2\.0 message/);
+      assert.doesNotMatch(invalid[2], /\n|invalid_union/);
     } finally {
       await stop(s);
       removeDir(store);
