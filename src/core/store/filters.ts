@@ -58,10 +58,14 @@ export function validLayer(layer: string): Layer {
 }
 
 export function validType(type: string): string {
-  if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) {
-    throw new FilterError(`invalid type '${String(type)}': letters, digits, '_', '-', '.', ':' only`);
-  }
+  const problem = typeProblem(type);
+  if (problem) throw new FilterError(problem);
   return type;
+}
+
+/** Why a type is refused, or undefined: for checks that gather problems (a tool's schema, an import line). */
+export function typeProblem(type: string): string | undefined {
+  return typeof type === 'string' && TYPE_PATTERN.test(type) ? undefined : `invalid type '${String(type)}': letters, digits, '_', '-', '.', ':' only`;
 }
 
 function asArray<T>(v: T | T[] | undefined): T[] {

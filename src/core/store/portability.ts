@@ -18,7 +18,7 @@ import { redact, redactJson, redactKey } from '../capture/redact';
 import { MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
-import { SHA_PATTERN, sqlIntList, validType } from './filters';
+import { SHA_PATTERN, sqlIntList, typeProblem } from './filters';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable, checkProject } from './projectTable';
 import type { Repositories } from './repos/repositories';
@@ -233,13 +233,8 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
   }
   if (spec.record && Number.isSafeInteger(r.id) && Number(r.id) <= 0) wrong.push(`id ${Number(r.id)} is not positive`);
   // As capture holds them: views show a type as a class name and these links as memory ids.
-  if (spec.kind === 'observation' && typeof r.type === 'string' && r.type.trim() !== '') {
-    try {
-      validType(r.type);
-    } catch (e) {
-      wrong.push(`type: ${(e as Error).message}`);
-    }
-  }
+  const badType = spec.kind === 'observation' && typeof r.type === 'string' && r.type.trim() !== '' ? typeProblem(r.type) : undefined;
+  if (badType) wrong.push(`type: ${badType}`);
   if (typeof r.supersedes === 'string' && !isIdList(parseJson<unknown>(r.supersedes, null))) wrong.push('supersedes is not a JSON list of memory ids');
   if (typeof r.conflicts === 'string' && !isConflictList(parseJson<unknown>(r.conflicts, null))) wrong.push('conflicts is not a JSON list of {id, reason, resolution}');
   const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];

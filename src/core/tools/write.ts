@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { ObservationInput } from '../api';
 import { NO_NUL } from '../capture/prepare';
 import { MEMORY_TYPES } from '../model/records';
-import { SHA_PATTERN, validType } from '../store/filters';
+import { SHA_PATTERN, typeProblem } from '../store/filters';
 import { epochMs } from './epoch';
 import { boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
@@ -17,14 +17,6 @@ const text = (max: number) => boundedText(max, { min: 0 });
 /** A branch, session id or key: filters must be able to name it again. */
 const key = (max: number) => boundedText(max, { min: 0, refuse: noNul });
 const paths = z.array(boundedText(1024, { refuse: noNul })).max(500);
-function typeProblem(type: string): string | undefined {
-  try {
-    validType(type);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
 
 export const MAX_OBSERVATIONS_PER_CALL = 500;
 
