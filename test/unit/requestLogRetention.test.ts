@@ -9,6 +9,7 @@ import { requestLogRetention } from '../../src/core/store/repos/requestLog';
 import { TABLES } from '../../src/core/store/schema';
 import { EngineClient } from '../../src/extension/engineWorker/engineClient';
 import { CliBundle, buildNodeBundle } from './cliFixture';
+import { filesContaining } from './diskFixture';
 import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -112,4 +113,49 @@ describe('request log retention as the user sets it', function () {
       removeDir(out);
     }
   });
+});
+
+describe('what the retention deleted leaves the disk', function () {
+  this.timeout(180_000);
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir('retention-disk');
+  });
+  afterEach(() => removeDir(dir));
+
+  for (const upkeep of ['optimize', 'tidy'] as const) {
+    it(`an aged-out request and an expired prompt are rewritten out of their fragments by the upkeep (${upkeep}), not only marked deleted`, async () => {
+      const keepAll = requestLogRetention(36_500, 10_000_000);
+      let engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, requestLogRetention: keepAll });
+      try {
+        const now = Date.now();
+        const entry = (i: number, at: number, response = '{}'): RequestLogEntry => ({ request_id: `r${i}`, tool: 'retrieve_memory', project, session_id: null, arguments: '{}', response, status: 'ok', duration_ms: 1, created_at_epoch: at });
+        await engine.logRequest(entry(0, now - 40 * DAY, '{"text":"Quokkabrine ships on Friday"}'));
+        for (let i = 1; i < 60; i++) await engine.logRequest(entry(i, now - i * 1000));
+        const prompts = engine.store.table(TABLES.sessionPrompts);
+        await prompts.add([{ project, session_id: 's1', prompt: 'when does Quokkaprompt ship?', created_at_epoch: now - 40 * DAY }]);
+        await prompts.add(Array.from({ length: 40 }, (_, i) => ({ project, session_id: `s${i + 2}`, prompt: `ordinary prompt ${i}`, created_at_epoch: now - i * 1000 })));
+        // Compacted: each table is one fragment, of which one row will age out (below the share of
+        // deleted rows from which a compaction rewrites a fragment by itself).
+        await engine.optimize(0);
+        assert.ok(filesContaining(dir, 'quokkabrine').some((f) => f.startsWith('request_log')), 'control: the entry is on disk');
+      } finally {
+        await engine.close();
+      }
+      // The default retention (30 days): the open applies it, the upkeep follows.
+      engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      try {
+        assert.ok(!(await engine.listRequests({ project }, 1000)).some((e) => e.request_id === 'r0'), 'control: the entry aged out');
+        assert.equal(await engine.store.count(TABLES.sessionPrompts), 40, 'control: the prompt expired');
+        // optimize after writes, tidy when nothing was written (both with no old version kept).
+        await (upkeep === 'optimize' ? engine.optimize(0) : engine.maintenance.tidy(0));
+        assert.deepEqual(filesContaining(dir, 'quokkabrine'), []);
+        assert.deepEqual(filesContaining(dir, 'quokkaprompt'), []);
+        assert.equal((await engine.listRequests({ project }, 1000)).length, 59);
+        assert.equal(await engine.store.count(TABLES.sessionPrompts), 40);
+      } finally {
+        await engine.close();
+      }
+    });
+  }
 });

@@ -5,7 +5,7 @@
 
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
-import { resumeForget } from './forget';
+import { resumeForget, rewriteFragments } from './forget';
 import type { Forgotten } from './forget';
 import { DEFAULT_LEXICON_MIN_DELTA, indexProjectLexicon } from './lexiconIndexer';
 import type { Repositories } from './repos/repositories';
@@ -14,11 +14,17 @@ import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestL
 import type { RequestLogRetention } from './repos/requestLog';
 import { TABLES } from './schema';
 import type { TableName } from './schema';
-import { ensureScalarIndexes } from './store';
+import { VERSIONS_KEPT_MS, ensureScalarIndexes } from './store';
 import { errorMessage } from '../errorText';
 
 /** Small fragments in one table from which the timer compacts it even though no cell was written. */
 export const FRAGMENTS_BEFORE_COMPACTION = 16;
+
+/** The tables whose rows age out: the request log (its retention) and the session prompts (30 days, 5 a session). */
+const AGED_OUT_TABLES: TableName[] = [TABLES.requestLog, TABLES.sessionPrompts];
+
+/** How often the fragments holding their deleted rows are rewritten (see rewriteAgedOut). */
+export const AGED_OUT_REWRITE_MS = 3600_000;
 
 export interface MaintenanceOptions {
   /** Build the ANN index on the cells once the store is big enough. */
@@ -35,6 +41,9 @@ export class Maintenance {
   private running: Promise<void> | null = null;
   /** Cells without a record the last repair kept (see CellRepository.removeStray): not looked for again each renewal. */
   private keptOrphans = 0;
+  /** When rewriteAgedOut last looked, and when it last rewrote a fragment whose old version is not pruned yet. */
+  private agedOutCheckedAt = 0;
+  private agedOutRewrittenAt: number | null = null;
 
   constructor(
     private readonly repos: Repositories,
@@ -101,10 +110,13 @@ export class Maintenance {
    * Compaction, FTS index merge and pruning of old versions, the request log's retention, the
    * full-text index segments, then the ANN index once the store is big enough. Never throws.
    */
-  optimize(olderThanMs?: number): Promise<void> {
+  optimize(olderThanMs = VERSIONS_KEPT_MS): Promise<void> {
     return this.run('maintenance', async () => {
       await this.pruneRequestLog();
+      await this.rewriteAgedOut();
+      const prunes = this.agedOutToPrune(olderThanMs);
       await this.repos.store.optimize(olderThanMs);
+      if (prunes) this.agedOutRewrittenAt = null;
       await this.writeLexicon(olderThanMs);
       if (this.options.annIndex) {
         const store = this.repos.store;
@@ -126,16 +138,47 @@ export class Maintenance {
    * slows down (at 300 one-row fragments a prompt-history read took 60 ms instead of 2) unless
    * someone compacts it. Only those tables are compacted: the cells are left alone. Never throws.
    */
-  tidy(olderThanMs?: number): Promise<void> {
+  tidy(olderThanMs = VERSIONS_KEPT_MS): Promise<void> {
     return this.run('upkeep', async () => {
       await this.writeLexicon(olderThanMs);
+      await this.rewriteAgedOut();
       const store = this.repos.store;
+      const prunes = this.agedOutToPrune(olderThanMs);
       const fragmented: TableName[] = [];
       for (const name of Object.values(TABLES)) {
-        if ((await store.table(name).stats()).fragmentStats.numSmallFragments >= FRAGMENTS_BEFORE_COMPACTION) fragmented.push(name);
+        if ((prunes && AGED_OUT_TABLES.includes(name)) || (await store.table(name).stats()).fragmentStats.numSmallFragments >= FRAGMENTS_BEFORE_COMPACTION) fragmented.push(name);
       }
       if (fragmented.length) await store.optimize(olderThanMs, fragmented);
+      if (prunes) this.agedOutRewrittenAt = null;
     });
+  }
+
+  /**
+   * A row the retention deleted (or a prompt a session's newer ones replaced) stays in its
+   * fragment, marked deleted, until the fragment is rewritten, and a compaction rewrites one only
+   * once about a tenth of it is deleted: an aged-out request could stay on disk for good. At most
+   * once an hour, the fragments of those tables that hold deleted rows are rewritten (told by their
+   * deletion files, so a table with none costs a directory listing), and the next pruning of old
+   * versions once they are older than the versions kept (agedOutToPrune) removes the old files.
+   * Where deletion files cannot be listed (gs://) nothing is rewritten: the rows are only marked.
+   */
+  private async rewriteAgedOut(): Promise<void> {
+    const now = Date.now();
+    if (now - this.agedOutCheckedAt < AGED_OUT_REWRITE_MS) return;
+    this.agedOutCheckedAt = now;
+    const store = this.repos.store;
+    for (const name of AGED_OUT_TABLES) {
+      const fragments = await store.fragmentsWithDeletions(name);
+      if (fragments === 'all' || fragments.size === 0) continue;
+      await store.gate.mutate(name, () => rewriteFragments(store.table(name), fragments));
+      // After the rewrite's last commit: the versions before it still hold the old files.
+      this.agedOutRewrittenAt = Date.now();
+    }
+  }
+
+  /** Whether a pruning of versions older than `olderThanMs` now would remove the files rewriteAgedOut replaced. */
+  private agedOutToPrune(olderThanMs: number): boolean {
+    return this.agedOutRewrittenAt !== null && Date.now() - this.agedOutRewrittenAt >= olderThanMs;
   }
 
   private async writeLexicon(olderThanMs?: number): Promise<void> {

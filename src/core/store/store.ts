@@ -63,6 +63,9 @@ export interface StoreOpenOptions {
  */
 export const UPKEEP_IN_CHILD_FROM = 100_000;
 
+/** How long old versions are kept for readers still on them before optimize() prunes them. */
+export const VERSIONS_KEPT_MS = 5 * 60_000;
+
 /**
  * LanceDB's caches, bounded. Its defaults (6 GB of index cache, 1 GB of file metadata) let a
  * long-running server grow by the metadata of every version and fragment it ever read; a 100k
@@ -337,7 +340,7 @@ export class Store {
    * Compact small fragments, merge new rows into the indices and drop versions older than
    * `olderThanMs`, table by table (see compact). A failure is logged, never thrown into a writer.
    */
-  async optimize(olderThanMs = 5 * 60_000, names: TableName[] = Object.values(TABLES)): Promise<void> {
+  async optimize(olderThanMs = VERSIONS_KEPT_MS, names: TableName[] = Object.values(TABLES)): Promise<void> {
     for (const name of names) {
       try {
         await this.compact(name, olderThanMs);
