@@ -125,7 +125,10 @@ export interface StoreStats {
   session_summaries: number;
   memories: number;
   cells: number;
+  /** Cells with a vector of this process's embedder, or of any model where it has none (the CLI's stats). */
   cells_with_vectors: number;
+  /** Cells with a vector, by the model that made it (a model switch leaves the old model's until they are embedded again). */
+  vector_models: Record<string, number>;
   projects: string[];
   embedder: { name: string; dimension: number };
   schema_version: number;

@@ -773,12 +773,19 @@ export class MemoryEngine implements MemoryEngineApi {
     // Index-backed reads: listing every cell's project held 1.5 GB and took 9 s at 1,000,000 cells.
     const projects = scope ? (cells > 0 ? [scope.project] : []) : await this.store.distinct(TABLES.cells, 'project');
     const indices = await this.store.table(TABLES.cells).listIndices();
+    // Index-backed too (a bitmap on embed_model); '' is a cell not embedded yet.
+    const vector_models: Record<string, number> = {};
+    for (const m of await this.store.distinct(TABLES.cells, 'embed_model')) {
+      const n = await this.store.count(TABLES.cells, `${where ? `${where} AND ` : ''}embed_model = ${sqlString(m)}`);
+      if (n > 0) vector_models[m] = n;
+    }
     return {
       observations: await this.store.count(TABLES.observations, where),
       session_summaries: await this.store.count(TABLES.sessionSummaries, where),
       memories: await this.store.count(TABLES.memories, where),
       cells,
-      cells_with_vectors: model ? await this.store.count(TABLES.cells, `${where ? `${where} AND ` : ''}embed_model = ${sqlString(model)}`) : 0,
+      cells_with_vectors: model ? (vector_models[model] ?? 0) : Object.values(vector_models).reduce((a, b) => a + b, 0),
+      vector_models,
       projects,
       embedder: { name: this.embedder?.name ?? 'none', dimension: this.store.dimension },
       schema_version: SCHEMA_VERSION,

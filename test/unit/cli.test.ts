@@ -5,6 +5,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { COMMAND_IMPLS } from '../../src/cli/commands/implementations';
+import { MemoryEngine } from '../../src/core/engine';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { COMMAND_SPECS } from '../../src/cli/commands/specs';
 import { REPO_ROOT, makeGitRepo, removeDir, tempDir } from './mcpFixture';
 import type { TestRepo } from './mcpFixture';
@@ -77,6 +79,29 @@ describe('code-memory CLI', function () {
       assert.match(stats.stderr, /cliCommands/);
     } finally {
       removeDir(alone);
+    }
+  });
+
+  it('stats counts the vectors a store holds though it loads no model itself', async () => {
+    const dir = tempDir('cli-vectors');
+    try {
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(512), maintenanceIntervalMs: 0 });
+      try {
+        await engine.observe([{ type: 'note', title: 'Kangaroo routing table' }, { type: 'note', title: 'Wombat cache' }], { project: PROJECT });
+        await engine.waitForVectors();
+      } finally {
+        await engine.close();
+      }
+      const json = await cli(['stats', '--store', dir, '--project', PROJECT, '--json']);
+      assert.equal(json.code, 0, json.stderr);
+      const s = JSON.parse(json.stdout) as { cells: number; cells_with_vectors: number; vector_models: Record<string, number> };
+      assert.deepEqual(s.vector_models, { [new HashedEmbedder(512).name]: 2 });
+      assert.equal(s.cells_with_vectors, 2);
+      const text = await cli(['stats', '--store', dir, '--project', PROJECT]);
+      assert.match(text.stdout, new RegExp(`cells +${s.cells} \\(2 with vectors\\)`));
+      assert.match(text.stdout, new RegExp(`vectors +${new HashedEmbedder(512).name} 2 \\(512 dims\\)`));
+    } finally {
+      removeDir(dir);
     }
   });
 

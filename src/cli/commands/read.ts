@@ -93,7 +93,7 @@ export const statsCommand: CommandImpl = {
         io.stdout.write(
           `store        ${s.store_uri}\n${scope ? `project      ${scope.project}\n` : `projects     ${s.projects.join(', ') || '(none)'}\n`}` +
             `observations ${s.observations}\nsummaries    ${s.session_summaries}\nmemories     ${s.memories}\ncells        ${s.cells} (${s.cells_with_vectors} with vectors)\n` +
-            `embedder     ${s.embedder.name} (${s.embedder.dimension} dims)\nschema       v${s.schema_version}${s.ann_index ? '\nann index    yes' : ''}\n`,
+            `vectors      ${Object.entries(s.vector_models).map(([m, n]) => `${m} ${n}`).join(', ') || '(none)'} (${s.embedder.dimension} dims)\nschema       v${s.schema_version}${s.ann_index ? '\nann index    yes' : ''}\n`,
         );
       return 0;
     } finally {
