@@ -6,6 +6,7 @@ import { defaultStoreUri } from '../core/store/location';
 import { parseObjectLocation } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
+import { DEFAULT_OPENAI_EMBEDDING } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
 import type { RerankerConfig } from '../core/retrieve/rerank';
@@ -112,7 +113,7 @@ function embeddingFrom(name: string, values: Record<string, unknown>, env: NodeJ
   }
   if (endpoint && !/^https?:\/\/[^\s]+$/i.test(endpoint)) throw new UsageError(`the embedding endpoint must be an http(s) URL such as http://127.0.0.1:11434/v1, not '${endpoint.slice(0, 80)}'`);
   const apiKey = env.CODE_MEMORY_EMBEDDING_API_KEY?.trim() || undefined;
-  return { provider: 'openai', baseUrl: endpoint ?? 'http://127.0.0.1:11434/v1', model: model ?? 'nomic-embed-text', ...(apiKey ? { apiKey } : {}) };
+  return { provider: 'openai', baseUrl: endpoint ?? DEFAULT_OPENAI_EMBEDDING.baseUrl, model: model ?? DEFAULT_OPENAI_EMBEDDING.model, ...(apiKey ? { apiKey } : {}) };
 }
 
 /**

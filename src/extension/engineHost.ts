@@ -1,9 +1,10 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SummaryContext, SummaryResult } from '../core/compress/summariser';
+import { DEFAULT_OPENAI_EMBEDDING } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import type { Observation } from '../core/model/records';
-import { defaultStoreUri } from '../core/store/location';
+import { defaultStoreUri, expandHome } from '../core/store/location';
 import { gitAuthor } from '../core/team/shareRows';
 import { requestLogRetention } from '../core/store/retention';
 import type { CodeMemoryConfig } from './config';
@@ -88,7 +89,7 @@ export class EngineHost implements vscode.Disposable {
       sessionIdleMs: config.sessionIdleMinutes * 60_000,
       requestLogRetention: requestLogRetention(config.requestLogRetentionDays, config.requestLogMaxRows),
       languageModelSummaries: config.summariser === 'languageModel',
-      team: config.teamStore ? { uri: resolveLocation(config.teamStore), author: await gitAuthor(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd()) } : undefined,
+      team: config.teamStore ? { uri: expandHome(config.teamStore), author: await gitAuthor(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd()) } : undefined,
       objectStore: config.storeEndpoint ? { endpoint: config.storeEndpoint } : undefined,
       log: this.options.log,
       summarise: this.options.summarise,
@@ -120,11 +121,7 @@ export class EngineHost implements vscode.Disposable {
 
 export function resolveStoreUri(config: CodeMemoryConfig): string {
   if (!config.storeLocation) return defaultStoreUri();
-  return resolveLocation(config.storeLocation);
-}
-
-function resolveLocation(location: string): string {
-  return location.replace(/^~(?=$|[\\/])/, process.env.HOME ?? process.env.USERPROFILE ?? '~');
+  return expandHome(config.storeLocation);
 }
 
 export function toEmbedderConfig(config: CodeMemoryConfig): EmbedderConfig | null {
@@ -134,7 +131,7 @@ export function toEmbedderConfig(config: CodeMemoryConfig): EmbedderConfig | nul
     case 'hashed':
       return { provider: 'hashed' };
     case 'openai':
-      return { provider: 'openai', baseUrl: config.embeddingEndpoint || 'http://127.0.0.1:11434/v1', model: config.embeddingModel || 'nomic-embed-text' };
+      return { provider: 'openai', baseUrl: config.embeddingEndpoint || DEFAULT_OPENAI_EMBEDDING.baseUrl, model: config.embeddingModel || DEFAULT_OPENAI_EMBEDDING.model };
     default:
       return { provider: 'use-lite' };
   }

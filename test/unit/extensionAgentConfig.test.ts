@@ -1,8 +1,15 @@
 import * as assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { storeChildEnv } from '../../src/core/processEnv';
 import { agentSnippet, mergeMcpJson, serverEntry } from '../../src/extension/agents/agentConfig';
+import type { AgentSettings } from '../../src/extension/agents/agentConfig';
+import { CliBundle } from './cliFixture';
+import { removeDir, tempDir } from './mcpFixture';
 
-const launch = { runtime: '/opt/VS Code/code', cliPath: '/ext/dist/cli.js', storeUri: '/home/me/.code-memory/store', project: 'github.com/me/app', embedder: 'use-lite' };
+/** The settings' defaults (package.json). */
+const defaults: AgentSettings = { embeddingProvider: 'use-lite', embeddingEndpoint: '', embeddingModel: '', rerankEndpoint: '', rerankModel: '', rerankCandidates: 30, teamStore: '', storeEndpoint: '' };
+const launch = { runtime: '/opt/VS Code/code', cliPath: '/ext/dist/cli.js', storeUri: '/home/me/.code-memory/store', project: 'github.com/me/app', settings: defaults };
 
 describe('extension: agent configuration snippets', () => {
   it('runs the bundled CLI over stdio on the same store and project', () => {
@@ -30,6 +37,55 @@ describe('extension: agent configuration snippets', () => {
     assert.match(codex, /^\[mcp_servers\.code-memory\]\ncommand = "\/opt\/VS Code\/code"\nargs = \["\/ext\/dist\/cli\.js", "mcp", /);
     assert.match(agentSnippet('stdio', launch).text, /ELECTRON_RUN_AS_NODE=1 LANCEDB_LOG=error MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=4 '\/opt\/VS Code\/code' \/ext\/dist\/cli\.js mcp/);
     assert.match(codex, /^env = \{ ELECTRON_RUN_AS_NODE = "1", LANCEDB_LOG = "error", MALLOC_ARENA_MAX = "2", NODE_OPTIONS = "--max-semi-space-size=4" \}$/m);
+  });
+
+  it("carries the extension's model, reranker, team store and object-store endpoint, never a key", () => {
+    const ollama = serverEntry({ ...launch, settings: { ...defaults, embeddingProvider: 'openai' } });
+    assert.deepEqual(ollama.args.slice(6), ['--embedder', 'openai', '--embedding-endpoint', 'http://127.0.0.1:11434/v1', '--embedding-model', 'nomic-embed-text']);
+    const all = serverEntry({
+      ...launch,
+      storeUri: 's3://team-bucket/me',
+      settings: { ...defaults, embeddingProvider: 'openai', embeddingEndpoint: 'http://127.0.0.1:1234/v1', embeddingModel: 'mxbai-embed-large', rerankEndpoint: 'http://127.0.0.1:8080/v1', rerankModel: 'bge-reranker-v2-m3', rerankCandidates: 50, teamStore: 'az://shared/memory', storeEndpoint: 'http://127.0.0.1:9000' },
+    });
+    assert.deepEqual(all.args.slice(6), [
+      '--embedder', 'openai', '--embedding-endpoint', 'http://127.0.0.1:1234/v1', '--embedding-model', 'mxbai-embed-large',
+      '--rerank-endpoint', 'http://127.0.0.1:8080/v1', '--rerank-model', 'bge-reranker-v2-m3', '--rerank-candidates', '50',
+      '--team-store', 'az://shared/memory',
+    ]);
+    assert.equal(all.env.AWS_ENDPOINT_URL, 'http://127.0.0.1:9000');
+    assert.equal(all.env.AZURE_STORAGE_ENDPOINT, 'http://127.0.0.1:9000');
+    assert.ok(!Object.keys(all.env).some((k) => /KEY|TOKEN|SECRET/.test(k)));
+    // A folder store and no object store: no endpoint in the environment.
+    assert.equal(serverEntry({ ...launch, settings: { ...defaults, storeEndpoint: 'http://127.0.0.1:9000' } }).env.AWS_ENDPOINT_URL, undefined);
+  });
+
+  it('the configured server starts and answers with those options (the built CLI over stdio)', async function () {
+    this.timeout(180_000);
+    const bundle = new CliBundle('test-agent-config');
+    const store = tempDir('agent-config-store');
+    const team = tempDir('agent-config-team');
+    await bundle.build();
+    const entry = serverEntry({
+      runtime: process.execPath,
+      cliPath: bundle.cli,
+      storeUri: store,
+      project: 'github.com/me/app',
+      // No reranker listens there: searches fall back to the first stage's order.
+      settings: { ...defaults, embeddingProvider: 'hashed', rerankEndpoint: 'http://127.0.0.1:9/v1', rerankModel: 'm', teamStore: team },
+    });
+    const client = new Client({ name: 'agent-config-test', version: '1.0.0' });
+    try {
+      await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env: { ...(process.env as Record<string, string>), ...entry.env }, stderr: 'pipe' }));
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(tools.includes('recall'), tools.join(', '));
+      const out = (await client.callTool({ name: 'recall', arguments: { text: 'anything' } })) as { isError?: boolean };
+      assert.notEqual(out.isError, true);
+    } finally {
+      await client.close();
+      removeDir(store);
+      removeDir(team);
+      bundle.remove();
+    }
   });
 
   it('adds the server to an existing .mcp.json without dropping the others', () => {

@@ -18,6 +18,11 @@ export function defaultStoreUri(env: NodeJS.ProcessEnv = process.env, home: stri
 }
 
 /** True for a local folder (a path or file:// URI), false for s3://, gs://, az://, db:// etc. */
+/** A location as a user writes it in a setting: a leading ~ is the home folder. */
+export function expandHome(location: string, home: string = process.env.HOME ?? process.env.USERPROFILE ?? '~'): string {
+  return location.replace(/^~(?=$|[\\/])/, home);
+}
+
 export function isLocalUri(uri: string): boolean {
   if (/^file:\/\//i.test(uri)) return true;
   // A Windows drive path (C:\x, C:/x) is a local folder, not a URI with scheme "c".

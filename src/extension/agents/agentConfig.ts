@@ -2,7 +2,10 @@
 // extension (dist/cli.js) with the runtime VS Code itself runs on, against the same store and
 // project, so every agent shares one memory.
 
+import { DEFAULT_OPENAI_EMBEDDING } from '../../core/embed/embedder';
 import { STORE_PROCESS_ENV } from '../../core/processEnv';
+import { expandHome } from '../../core/store/location';
+import type { CodeMemoryConfig } from '../config';
 
 export type AgentTarget = 'claude' | 'cursor' | 'codex' | 'stdio';
 
@@ -12,7 +15,31 @@ export interface AgentLaunch {
   cliPath: string;
   storeUri: string;
   project: string;
-  embedder: string;
+  /** The extension's settings the agent's server needs to answer as the extension does. */
+  settings: AgentSettings;
+}
+
+export type AgentSettings = Pick<CodeMemoryConfig, 'embeddingProvider' | 'embeddingEndpoint' | 'embeddingModel' | 'rerankEndpoint' | 'rerankModel' | 'rerankCandidates' | 'teamStore' | 'storeEndpoint'>;
+
+/**
+ * The CLI options and environment that give the agent's server the extension's model, reranker
+ * and team store: a server with another embedder would re-embed the whole store it shares with
+ * VS Code, and one without the team store would not search what the team shared. API keys stay
+ * in the environment the user gives the agent (CODE_MEMORY_EMBEDDING_API_KEY, ...), never in a file.
+ */
+export function settingOptions(s: AgentSettings, storeUri: string): { args: string[]; env: Record<string, string> } {
+  const embedder = ['use-lite', 'hashed', 'none', 'openai'].includes(s.embeddingProvider) ? s.embeddingProvider : 'use-lite';
+  const args = ['--embedder', embedder];
+  if (embedder === 'openai') args.push('--embedding-endpoint', s.embeddingEndpoint || DEFAULT_OPENAI_EMBEDDING.baseUrl, '--embedding-model', s.embeddingModel || DEFAULT_OPENAI_EMBEDDING.model);
+  if (s.rerankEndpoint) args.push('--rerank-endpoint', s.rerankEndpoint, ...(s.rerankModel ? ['--rerank-model', s.rerankModel] : []), '--rerank-candidates', String(s.rerankCandidates));
+  const teamStore = s.teamStore ? expandHome(s.teamStore) : '';
+  if (teamStore) args.push('--team-store', teamStore);
+  // codeMemory.store.endpoint: the S3-compatible or Blob service the object stores are on.
+  const env: Record<string, string> = {};
+  const schemes = new Set([storeUri, teamStore].map((u) => /^([a-z0-9]+):\/\//.exec(u)?.[1]));
+  if (s.storeEndpoint && schemes.has('s3')) env.AWS_ENDPOINT_URL = s.storeEndpoint;
+  if (s.storeEndpoint && schemes.has('az')) env.AZURE_STORAGE_ENDPOINT = s.storeEndpoint;
+  return { args, env };
 }
 
 export interface AgentSnippet {
@@ -27,10 +54,11 @@ export interface AgentSnippet {
 }
 
 export function serverEntry(l: AgentLaunch): { command: string; args: string[]; env: Record<string, string> } {
+  const settings = settingOptions(l.settings, l.storeUri);
   return {
     command: l.runtime,
-    args: [l.cliPath, 'mcp', '--project', l.project, '--store', l.storeUri, '--embedder', l.embedder],
-    env: { ...STORE_PROCESS_ENV },
+    args: [l.cliPath, 'mcp', '--project', l.project, '--store', l.storeUri, ...settings.args],
+    env: { ...STORE_PROCESS_ENV, ...settings.env },
   };
 }
 

@@ -33,13 +33,12 @@ export function copyAgentConfigurationCommand(c: Container): CommandDefinition {
           )
         )?.target;
       if (!target) return undefined;
-      const embedder = readConfig().embeddingProvider;
       const snippet = agentSnippet(target, {
         runtime: process.execPath,
         cliPath: path.join(c.context.extensionUri.fsPath, 'dist', 'cli.js'),
         storeUri: c.engines.storeUri,
         project: scope.project,
-        embedder: ['use-lite', 'hashed', 'none'].includes(embedder) ? embedder : 'use-lite',
+        settings: readConfig(),
       });
       await vscode.env.clipboard.writeText(snippet.text);
       const folder = c.scopes.currentFolder();
