@@ -105,7 +105,7 @@ export interface ImportOptions {
 
 export interface ImportReport {
   imported: number;
-  /** Records already in the store (the same file imported before). */
+  /** Records, entities and links already in the store (the same file imported before). */
   already_there: number;
   /** Records of other projects than ImportOptions.project. */
   other_projects: number;
@@ -424,7 +424,11 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
         for (const r of list) await scoped.summaries.write(rowToSessionSummary(r), r, (r.branch as string | null) ?? null, []);
       } else {
         // Keyed by project: a row of the file replaces only a row of the project it names.
-        await new ProjectTable(repos.store, spec.table, project).upsert(UPSERT_KEYS[spec.kind], list);
+        // An entity or link whose key is there already (the same file imported before) is replaced, not added.
+        const added = await new ProjectTable(repos.store, spec.table, project).upsert(UPSERT_KEYS[spec.kind], list);
+        report.imported += added;
+        report.already_there += list.length - added;
+        continue;
       }
       report.imported += list.length;
     }

@@ -61,7 +61,7 @@ export class ProjectTable {
     return this.store.add(this.name, rows.map((r) => this.stamp(r)), key);
   }
 
-  upsert(on: string | string[], rows: Row[]): Promise<void> {
+  upsert(on: string | string[], rows: Row[]): Promise<number> {
     return this.store.upsert(this.name, on, rows.map((r) => this.stamp(r)));
   }
 

@@ -220,12 +220,14 @@ export class Store {
     });
   }
 
-  async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<void> {
-    if (rows.length === 0) return;
+  /** Writes rows, replacing those with the same `on` key; returns how many keys were new. */
+  async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<number> {
+    if (rows.length === 0) return 0;
     const data = rowsToArrow(this.schemaOf(name), rows);
-    await this.gate.mutate(name, () =>
+    const result = await this.gate.mutate(name, () =>
       retryConflicts(() => this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data)),
     );
+    return result.numInsertedRows;
   }
 
   async rows(name: TableName, where: string | null, options: RowsOptions = {}): Promise<Row[]> {
