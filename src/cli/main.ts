@@ -50,6 +50,8 @@ export function mainHelp(): string {
     'code-memory: a local memory engine for coding agents',
     '',
     'Usage: code-memory <command> [options]',
+    '       code-memory help | --help | -h     this help',
+    '       code-memory --version | -v         the version',
     '',
     'Commands:',
     ...COMMAND_SPECS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),

@@ -37,7 +37,7 @@ export function readConfig(): CodeMemoryConfig {
     exclude: c.get<string[]>('capture.exclude', DEFAULT_EXCLUDES),
     sessionIdleMinutes: Math.max(1, c.get<number>('session.idleMinutes', 30)),
     summariser: c.get<SummariserChoice>('summariser.provider', 'extractive'),
-    summariserTokenBudget: Math.max(0, c.get<number>('summariser.tokenBudget', 4000)),
+    summariserTokenBudget: Math.max(500, c.get<number>('summariser.tokenBudget', 4000)),
     embeddingProvider: c.get<string>('embedding.provider', 'use-lite'),
     embeddingEndpoint: c.get<string>('embedding.endpoint', ''),
     embeddingModel: c.get<string>('embedding.model', ''),

@@ -31,7 +31,8 @@ export const serveSpec: CommandSpec = {
   usage: 'code-memory serve [--port <n>] [--token-file <path>] [--project <name>] [--store <uri>]',
   details:
     'Listens on 127.0.0.1 only (a random free port unless --port). Every request needs Authorization: Bearer <token>.\n' +
-    'The URL and token are written to a file readable only by you (server.json in the store folder unless --token-file); it is removed on exit. A second server on the same store needs a --token-file of its own: a file that names a running server is never taken over.\n' +
+    'The URL and token are written to a file readable only by you: the --token-file, else server.json in the store folder, or ~/.code-memory/server.json for a store on object storage (s3://, gs://, az://). It is removed on exit. ' +
+    'A second server that would use the same file (on the same store, or on any store on object storage) needs a --token-file of its own: a file that names a running server is never taken over.\n' +
     'Routes: POST /v1/mcp/memory (MCP), GET /v1/nodes/{id}, GET /v1/dev/mcp-requests, POST /v1/observations, GET /v1/health.',
   options: {
     port: { type: 'string', description: 'Port to listen on (default: a random free port)', valueName: 'n' },
@@ -50,7 +51,12 @@ export const importGitSpec: CommandSpec = {
   positionals: 1,
   options: {
     rev: { type: 'string', description: 'Revision whose history is imported (default HEAD)', valueName: 'rev' },
-    merges: { type: 'boolean', description: 'Also import merge commits as observations of their own (by default a pull request message is kept with the commits it merged)' },
+    merges: {
+      type: 'boolean',
+      description:
+        'Also import informative merges as observations of their own: merges with a message of their own (a "Merge pull request" subject, or a body) that bring in more than one commit. ' +
+        'With it, a pull request\'s message is not folded into the commits it merged (by default it is)',
+    },
   },
 };
 
@@ -145,7 +151,7 @@ export const evalSpec: CommandSpec = {
     queries: { type: 'string', description: 'JSON Lines question file', valueName: 'file' },
     rev: { type: 'string', description: 'Revision to import (default HEAD)', valueName: 'rev' },
     tools: { type: 'string', description: `Comma-separated tools (default ${EVAL_TOOLS.join(',')})`, valueName: 'list' },
-    k: { type: 'string', description: 'Answers scored per question (default 10)', valueName: 'n' },
+    k: { type: 'string', description: 'Answers scored per question, 1 to 50 (default 10)', valueName: 'n' },
     merges: { type: 'boolean', description: 'Import informative merge commits too' },
     'per-question': { type: 'boolean', description: 'Also print each question\'s ranks' },
     out: { type: 'string', description: 'Also write the JSON report to this file', valueName: 'file' },

@@ -6,7 +6,7 @@ import { MessageNode, RequestNode } from './nodes';
 
 const SHOWN = 100;
 
-/** The request log: every tool call agents made, newest first. */
+/** The request log: the retrieve_memory calls agents made, newest first. */
 export class RequestLogView implements vscode.TreeDataProvider<CodeMemoryNode>, vscode.Disposable {
   static readonly id = 'codeMemory.requestLog';
   private readonly _onDidChangeTreeData = new vscode.EventEmitter<CodeMemoryNode | undefined>();
