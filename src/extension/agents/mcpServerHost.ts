@@ -5,12 +5,20 @@ import type { EngineHost } from '../engineHost';
 import type { ServerAddress } from '../engineWorker/engineClient';
 import type { ScopeService } from '../scopes';
 
-const TOKEN_KEY = 'codeMemory.serverToken';
+/**
+ * The token's key in SecretStorage, one per project: SecretStorage is the extension's, shared by
+ * every window, so one key would let a client of one project's server into another project's
+ * (a token saved for alpha's server opened beta's, on beta's port or on a port beta took over).
+ */
+export function tokenKey(project: string): string {
+  return `codeMemory.serverToken:${project}`;
+}
 
 /**
  * The loopback MCP server of this window (Streamable HTTP + REST), started on first need:
  * when VS Code resolves the server definition, or when the user asks for its info.
- * The bearer token lives in SecretStorage, so it survives restarts without sitting in settings.
+ * The bearer token lives in SecretStorage, one per project, so it survives restarts without
+ * sitting in settings.
  */
 export class McpServerHost implements vscode.Disposable {
   private starting: Promise<ServerAddress> | undefined;
@@ -41,11 +49,11 @@ export class McpServerHost implements vscode.Disposable {
     return this.running;
   }
 
-  async token(): Promise<string> {
-    const existing = await this.secrets.get(TOKEN_KEY);
+  private async token(project: string): Promise<string> {
+    const existing = await this.secrets.get(tokenKey(project));
     if (existing && existing.length >= 16) return existing;
     const token = randomBytes(24).toString('base64url');
-    await this.secrets.store(TOKEN_KEY, token);
+    await this.secrets.store(tokenKey(project), token);
     return token;
   }
 
@@ -69,7 +77,7 @@ export class McpServerHost implements vscode.Disposable {
   private async doStart(): Promise<ServerAddress> {
     const scope = await this.scopes.current();
     if (!scope) throw new Error('Open a folder first: the memory server serves the memory of one project.');
-    const [engine, token] = await Promise.all([this.engines.get(), this.token()]);
+    const [engine, token] = await Promise.all([this.engines.get(), this.token(scope.project)]);
     const port = readConfig().serverPort;
     const folder = this.scopes.currentFolder();
     const repoRoot = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
@@ -99,7 +107,8 @@ export class McpServerHost implements vscode.Disposable {
 
   /** A new token: running clients must fetch the definition again. */
   async rotateToken(): Promise<void> {
-    await this.secrets.delete(TOKEN_KEY);
+    const project = this.project ?? (await this.scopes.current())?.project;
+    if (project) await this.secrets.delete(tokenKey(project));
     await this.stop();
     this._onDidChange.fire();
   }
