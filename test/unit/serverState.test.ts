@@ -159,6 +159,28 @@ describe('two `code-memory serve` processes on one store', function () {
     assert.equal((JSON.parse(readFileSync(betaFile, 'utf8')) as { project: string }).project, 'beta');
   });
 
+  it('of two started together, one claims the token file and the other is refused before it opens the store', async () => {
+    const together = tempDir('state-serve-race');
+    const ran: Served[] = [];
+    try {
+      const outcomes = await Promise.allSettled([serve(together, 'alpha'), serve(together, 'beta')]);
+      ran.push(...outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])));
+      assert.equal(ran.length, 1, outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'running')).join(' | '));
+      const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+      assert.match(String(refused.reason), /exited with 2: error: .*server\.json names another running server/);
+      // The file names the server that runs, so its clients reach that project.
+      const named = JSON.parse(readFileSync(ran[0].tokenFile, 'utf8')) as { pid: number; token: string };
+      assert.equal(named.pid, ran[0].child.pid);
+      assert.ok(named.token);
+    } finally {
+      for (const r of ran) {
+        r.child.kill('SIGTERM');
+        await exitOf(r.child);
+      }
+      removeDir(together);
+    }
+  });
+
   it('takes over a token file its process left behind (a crash), and leaves a file another server wrote since', async () => {
     const file = path.join(store, 'server.json');
     writeFileSync(file, JSON.stringify({ url: 'http://127.0.0.1:1/v1/mcp/memory', token: 'gone', project: 'ghost', pid: 2 ** 22 + 12345 }));

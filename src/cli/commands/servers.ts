@@ -2,7 +2,7 @@
 
 import { startHttpServer } from '../../mcp/httpServer';
 import { runStdioServer } from '../../mcp/stdioServer';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writePrivateFile } from '../../core/privateFiles';
@@ -44,6 +44,52 @@ function runningServerIn(file: string): ServerInfo | null {
   }
 }
 
+/**
+ * Claims the token file for this process before the engine opens, with a create that fails when
+ * the file exists (a hard link of a private temporary file): of two servers started together on
+ * one store, one claims the file and the other is refused. Checking for a running server first
+ * and writing the file once listening let both run, the file naming whichever wrote last. A file
+ * whose process has ended (a crash) is moved aside and the claim tried again; only one contender
+ * wins that rename.
+ */
+function claimServerInfo(file: string, project: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const refuse = (other: ServerInfo): UsageError =>
+    new UsageError(`${file} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const tmp = `${file}.${process.pid}.claim`;
+    writePrivateFile(tmp, `${JSON.stringify({ project, pid: process.pid, starting: true })}\n`);
+    try {
+      linkSync(tmp, file);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+    const other = runningServerIn(file);
+    if (other) throw refuse(other);
+    const aside = `${file}.${process.pid}.stale`;
+    try {
+      renameSync(file, aside);
+    } catch {
+      continue;
+    }
+    // Between the look and the rename another server may have claimed the file: put its claim back.
+    const moved = runningServerIn(aside);
+    if (moved) {
+      try {
+        linkSync(aside, file);
+      } finally {
+        rmSync(aside, { force: true });
+      }
+      throw refuse(moved);
+    }
+    rmSync(aside, { force: true });
+  }
+  throw new UsageError(`${file} could not be claimed (servers starting and ending on it); try again, or give this server a file of its own with --token-file`);
+}
+
 export const mcpCommand: CommandImpl = {
   name: 'mcp',
   async run({ options, io, signal }) {
@@ -63,18 +109,19 @@ export const serveCommand: CommandImpl = {
   async run({ options, values, io, signal }) {
     const port = portOption(values);
     const infoPath = (values['token-file'] as string | undefined) ?? serverInfoPath(options.store);
-    const other = runningServerIn(infoPath);
-    if (other) throw new UsageError(`${infoPath} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
     const scope = await resolveScope(options);
-    const engine = await openEngine(options, io, true, scope);
+    claimServerInfo(infoPath, scope.project);
+    let engine;
     let server;
     try {
+      engine = await openEngine(options, io, true, scope);
       server = await startHttpServer({ engine, scope, port, log: (m) => io.stderr.write(`${m}\n`) });
     } catch (error) {
-      await engine.close();
+      await engine?.close();
+      // The claim goes with this server, unless another took the file over meanwhile.
+      if (readServerInfo(infoPath)?.pid === process.pid) rmSync(infoPath, { force: true });
       throw error;
     }
-    mkdirSync(path.dirname(infoPath), { recursive: true });
     const info = { url: server.url, base_url: server.baseUrl, token: server.token, project: scope.project, store: options.store, pid: process.pid, started_at: new Date().toISOString() };
     writePrivateFile(infoPath, `${JSON.stringify(info, null, 2)}\n`);
     if (options.json) {
