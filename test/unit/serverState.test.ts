@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Scope } from '../../src/core/model/records';
 import { startHttpServer } from '../../src/mcp/httpServer';
@@ -178,6 +178,22 @@ describe('two `code-memory serve` processes on one store', function () {
         await exitOf(r.child);
       }
       removeDir(together);
+    }
+  });
+
+  it('a --token-file in folders that do not exist yet: they are made private, the file 0600', async () => {
+    const base = tempDir('state-serve-tf');
+    const file = path.join(base, 'nested', 'dir', 'server.json');
+    const eps = await serve(store, 'epsilon', ['--token-file', file]);
+    try {
+      assert.equal(eps.tokenFile, file);
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(statSync(path.join(base, 'nested')).mode & 0o777, 0o700);
+      assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
+    } finally {
+      eps.child.kill('SIGTERM');
+      await exitOf(eps.child);
+      removeDir(base);
     }
   });
 

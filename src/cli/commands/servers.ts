@@ -53,7 +53,8 @@ function runningServerIn(file: string): ServerInfo | null {
  * wins that rename.
  */
 function claimServerInfo(file: string, project: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  // Folders it creates are private too (the store folder's mode).
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const refuse = (other: ServerInfo): UsageError =>
     new UsageError(`${file} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
   for (let attempt = 0; attempt < 5; attempt++) {
