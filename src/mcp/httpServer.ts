@@ -5,7 +5,7 @@
 import { STATUS_CODES, createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { MemoryEngineApi } from '../core/api';
 import { GitFreshness } from '../core/capture/freshness';
@@ -19,6 +19,11 @@ import { registerSecret } from '../core/capture/redact';
 
 export const MCP_PATH = '/v1/mcp/memory';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Node's defaults: a client has 60 s for its headers and 300 s for the whole request. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+/** How long a connection answered with an error may stay open for the client to read it. */
+const ERROR_LINGER_MS = 5000;
 
 export interface HttpServerOptions {
   engine: MemoryEngineApi;
@@ -31,6 +36,10 @@ export interface HttpServerOptions {
   host?: string;
   maxBodyBytes?: number;
   retrieveTimeoutMs?: number;
+  /** How long a client may take to send its headers (408 after). Default 60 s; 0: no limit. */
+  headersTimeoutMs?: number;
+  /** How long a client may take to send its whole request, body included (408 after). Default 300 s; 0: no limit. */
+  requestTimeoutMs?: number;
   /** The repository the scope's files live in: tool results then say whether records still hold. */
   repoRoot?: string;
   log?: (message: string) => void;
@@ -53,9 +62,12 @@ function isInitialize(body: unknown): boolean {
 
 /**
  * The URL of a request target: a path (origin-form, read as a path even when it starts with '//')
- * or an absolute http(s) URL. Undefined for anything else, or what the URL parser refuses.
+ * or an absolute http(s) URL. Undefined for anything else, or what the URL parser refuses, and
+ * for a target with a backslash: the URL parser reads it as '/', which a proxy in front or the
+ * client may not (RFC 3986 has no such rule).
  */
 function requestUrl(target: string, port: number): URL | undefined {
+  if (target.includes('\\')) return undefined;
   const origin = `http://127.0.0.1:${port}`;
   try {
     if (target.startsWith('/')) return new URL(`${origin}${target}`);
@@ -66,7 +78,10 @@ function requestUrl(target: string, port: number): URL | undefined {
   }
 }
 
-/** A JSON error written straight to a socket that has no response object, then closed. */
+/**
+ * A JSON error written straight to a socket (no response object, or one that has written nothing
+ * yet), then closed: the client may read it for a few seconds, then the socket is destroyed.
+ */
 function rawJsonError(socket: Duplex, status: number, error: string, message: string): void {
   if (!socket.writable) {
     socket.destroy();
@@ -74,6 +89,35 @@ function rawJsonError(socket: Duplex, status: number, error: string, message: st
   }
   const body = JSON.stringify({ error, message });
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  // The server keeps sockets half-open (allowHalfOpen): one whose client never closes its side
+  // would otherwise stay open for good.
+  const linger = setTimeout(() => socket.destroy(), ERROR_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
+}
+
+/** The error of a request whose client went away (closed or reset the connection mid-request). */
+function clientLeft(error: unknown): boolean {
+  const e = error as NodeJS.ErrnoException | undefined;
+  return e?.code === 'ECONNRESET' || e?.code === 'ECONNABORTED' || e?.message === 'aborted';
+}
+
+/** What the 'clientError' event answers for Node's error codes: the status, error and message. */
+function clientErrorAnswer(code: string | undefined): [number, string, string] {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'headers_too_large', 'the request headers are too large'];
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return [413, 'payload_too_large', 'the chunk extensions of the request body are too large'];
+    // A client too slow with its headers or its whole request (Node 18+ reports both as
+    // ERR_HTTP_REQUEST_TIMEOUT; older parsers named the headers' own).
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'HPE_HEADERS_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return [408, 'request_timeout', 'the request was not received in time; send the headers and body without pausing'];
+    default:
+      return [400, 'bad_request', 'the request could not be parsed as HTTP/1.1'];
+  }
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -86,6 +130,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const token = options.token ?? newToken();
   if (token.length < 16) throw new Error('the bearer token must be at least 16 characters');
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersTimeout = options.headersTimeoutMs ?? (requestTimeout > 0 ? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout) : DEFAULT_HEADERS_TIMEOUT_MS);
+  // Node checks both timeouts every 30 s by default; shorter timeouts are checked in step.
+  const timeouts = [headersTimeout, requestTimeout].filter((t) => t > 0);
+  const connectionsCheckingInterval = timeouts.length ? Math.min(30_000, Math.max(50, Math.floor(Math.min(...timeouts) / 2))) : 30_000;
   const log = options.log ?? (() => {});
   const accountSession = accountSessionId(options.scope.project);
   const freshness = options.repoRoot ? GitFreshness.forRepository(options.repoRoot) : undefined;
@@ -99,22 +149,47 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   });
   const specs = prepareToolSpecs();
   let port = 0;
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
+  // The response of the request a socket is serving, for 'clientError': an error answer may be
+  // written straight to the socket only while that response has written nothing.
+  const responses = new WeakMap<Duplex, ServerResponse>();
 
   // A request without Host reaches handle() and its JSON 403 (Node would answer an empty 400).
-  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+  const server: Server = createServer({ requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
+    responses.set(req.socket, res);
     handle(req, res).catch((error: unknown) => {
+      // A client that closed or reset the connection mid-request (or was timed out) is no
+      // failure of the server, and there is no one left to answer.
+      if (clientLeft(error)) {
+        res.destroy();
+        return;
+      }
       // The path only: a query string may carry what a client should not have put there.
       log(`http: ${req.method} ${(req.url ?? '').split('?')[0]}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: 'the memory server failed to handle this request; see the Code Memory log' });
       else res.end();
     });
   });
-  // What Node's parser refuses before a request exists (a garbled request line, an unknown
-  // method, headers over the limit, CONNECT) still gets a JSON error, then the connection closes.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    rawJsonError(socket, tooLarge ? 431 : 400, tooLarge ? 'headers_too_large' : 'bad_request', tooLarge ? 'the request headers are too large' : 'the request could not be parsed as HTTP/1.1');
+  // Node keeps only the first 2,000 header lines by default and drops the rest unseen, a second
+  // Host or Authorization line among them: keep them all (the 16 KiB header limit still bounds them).
+  server.maxHeadersCount = 0;
+  // What Node's parser refuses (a garbled request line, an unknown method, headers over the limit,
+  // chunk extensions over the limit) and a client too slow to send its request still get a JSON
+  // error, then the connection closes.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const res = responses.get(socket);
+    // A client that reset the connection reads nothing; a response already under way cannot
+    // have an error answer put in the middle of it.
+    if (error.code === 'ECONNRESET' || (res && res.headersSent && !res.writableEnded)) {
+      socket.destroy();
+      return;
+    }
+    rawJsonError(socket, ...clientErrorAnswer(error.code));
+  });
+  // An Expect other than 100-continue: Node would answer a bare 417 before any check ran. The
+  // answer says nothing but that, to a caller with or without the token.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    sendJson(res, 417, { error: 'expectation_failed', message: 'the only Expect this server supports is 100-continue' }, { connection: 'close' });
   });
   server.on('connect', (_req, socket) => rawJsonError(socket, 405, 'method_not_allowed', 'CONNECT is not supported'));
   server.on('connection', (socket) => {
@@ -137,6 +212,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!tokenMatches(req.headers.authorization, token)) {
       return sendJson(res, 401, { error: 'unauthorized', message: 'send Authorization: Bearer <token> (the token is shown by `code-memory serve` and stored next to the store)' }, { 'www-authenticate': 'Bearer realm="code-memory"' });
     }
+    if ((req.url ?? '/').includes('\\')) return sendJson(res, 400, { error: 'invalid_url', message: 'the request target must not contain a backslash; separate path segments with /' });
     const url = requestUrl(req.url ?? '/', port);
     if (!url) return sendJson(res, 400, { error: 'invalid_url', message: 'the request target must be a path such as /v1/health or /v1/mcp/memory' });
     // An absolute URL as the target names the request's host itself (RFC 9112 3.2.2): it is held
