@@ -5,12 +5,12 @@
 // HTTP servers on a real engine; `vscode` is a stub (as in webviewInjection.test.ts).
 
 import * as assert from 'node:assert/strict';
-import * as path from 'node:path';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { startHttpServer } from '../../src/mcp/httpServer';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { openTestEngine, removeDir } from './mcpFixture';
+import { withVscodeStub } from './vscodeStub';
 
 class EventEmitter<T> {
   private listeners: Array<(e: T) => void> = [];
@@ -32,20 +32,8 @@ const vscodeStub = {
   workspace: { getConfiguration: () => ({ get: <T>(key: string, fallback: T): T => (key === 'server.port' ? (configuredPort as T) : fallback) }) },
 };
 
-const root = path.resolve(__dirname, '../..');
-const extensionDir = path.join(root, 'src', 'extension') + path.sep;
-const cachedBefore = new Map(Object.entries(require.cache).filter(([file]) => file.startsWith(extensionDir)));
-for (const file of cachedBefore.keys()) delete require.cache[file];
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const Module = require('node:module') as { _load: (request: string, ...rest: unknown[]) => unknown };
-const originalLoad = Module._load;
-Module._load = function (this: unknown, request: string, ...rest: unknown[]) {
-  return request === 'vscode' ? vscodeStub : originalLoad.call(this, request, ...rest);
-};
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { McpServerHost } = require('../../src/extension/agents/mcpServerHost') as typeof import('../../src/extension/agents/mcpServerHost');
-Module._load = originalLoad;
-for (const [file, module] of cachedBefore) require.cache[file] = module;
+const { McpServerHost } = withVscodeStub(vscodeStub, () => require('../../src/extension/agents/mcpServerHost') as typeof import('../../src/extension/agents/mcpServerHost'));
 
 /** The extension's SecretStorage: one per extension, the same in every window. */
 class SharedSecrets {

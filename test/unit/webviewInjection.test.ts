@@ -16,6 +16,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import type { SessionInfo } from '../../src/core/api';
 import type { Memory, Observation, SessionSummary } from '../../src/core/model/records';
 import type { RecallResult } from '../../src/extension/webviews/recallPanel';
+import { withVscodeStub } from './vscodeStub';
 
 // ------------------------------------------------------------------------------ the vscode stub
 
@@ -126,27 +127,18 @@ const vscodeStub = {
   extensions: { getExtension: () => undefined },
 };
 
-// `vscode` resolves to the stub only while the modules under test load: they bind it at load time.
-// They load afresh (another spec may have loaded them with its own stub) and the cache is put back after.
 const root = path.resolve(__dirname, '../..');
-const extensionDir = path.join(root, 'src', 'extension') + path.sep;
-const cachedBefore = new Map(Object.entries(require.cache).filter(([file]) => file.startsWith(extensionDir)));
-for (const file of cachedBefore.keys()) delete require.cache[file];
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const Module = require('node:module') as { _load: (request: string, ...rest: unknown[]) => unknown };
-const originalLoad = Module._load;
-Module._load = function (this: unknown, request: string, ...rest: unknown[]) {
-  return request === 'vscode' ? vscodeStub : originalLoad.call(this, request, ...rest);
-};
+
+// `vscode` resolves to the stub only while the modules under test load (vscodeStub.ts).
 /* eslint-disable @typescript-eslint/no-require-imports */
-const { DetailsPanel, memoryBody, observationBody, sessionBody } = require('../../src/extension/webviews/detailsPanel') as typeof import('../../src/extension/webviews/detailsPanel');
-const { recallBody } = require('../../src/extension/webviews/recallPanel') as typeof import('../../src/extension/webviews/recallPanel');
-const { page } = require('../../src/extension/webviews/html') as typeof import('../../src/extension/webviews/html');
-const { Navigation } = require('../../src/extension/webviews/navigation') as typeof import('../../src/extension/webviews/navigation');
-const { MemoryNode, SessionNode } = require('../../src/extension/views/nodes') as typeof import('../../src/extension/views/nodes');
+const { DetailsPanel, memoryBody, observationBody, sessionBody, recallBody, page, Navigation, MemoryNode, SessionNode } = withVscodeStub(vscodeStub, () => ({
+  ...(require('../../src/extension/webviews/detailsPanel') as typeof import('../../src/extension/webviews/detailsPanel')),
+  ...(require('../../src/extension/webviews/recallPanel') as typeof import('../../src/extension/webviews/recallPanel')),
+  ...(require('../../src/extension/webviews/html') as typeof import('../../src/extension/webviews/html')),
+  ...(require('../../src/extension/webviews/navigation') as typeof import('../../src/extension/webviews/navigation')),
+  ...(require('../../src/extension/views/nodes') as typeof import('../../src/extension/views/nodes')),
+}));
 /* eslint-enable @typescript-eslint/no-require-imports */
-Module._load = originalLoad;
-for (const [file, module] of cachedBefore) require.cache[file] = module;
 
 // ------------------------------------------------------------------------------ hostile records
 
