@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { MemoryEngineApi } from '../core/api';
+import { redact } from '../core/capture/redact';
 import type { Scope } from '../core/model/records';
 import { accountSessionId, createMcpServer } from './mcpServer';
 
@@ -64,6 +65,18 @@ function boundedLines(input: Readable, maxBytes: number, onOversized: () => void
   return out;
 }
 
+/**
+ * Why a line is not JSON, without its text: V8's message quotes the line (whole up to 20
+ * characters, else 10 characters either side of the error), and a line that is not JSON is as
+ * likely a password pasted into the wrong window as a broken message. Only where it went wrong
+ * is kept.
+ */
+function parseErrorText(error: Error): string {
+  if (/Unexpected end of JSON input/.test(error.message)) return 'the line is not valid JSON: it ends before its JSON value does';
+  const at = /\bat position (\d+)/.exec(error.message);
+  return `the line is not valid JSON${at ? ` (at character ${Number(at[1]) + 1})` : ''}`;
+}
+
 function jsonRpcError(code: number, message: string): string {
   return `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`;
 }
@@ -90,11 +103,12 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
   const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: MAX_LINE_BYTES + 64 * 1024 });
   // A line that is not JSON, or not JSON-RPC: the SDK skips it; the client hears why.
   transport.onerror = (error: Error) => {
-    options.log?.(`mcp: ${error.message}`);
     const parse = error instanceof SyntaxError;
-    // The SDK's complaint about a message that is not JSON-RPC is a dump of its schema: the log keeps it.
+    // The SDK's complaint about a message that is not JSON-RPC is a dump of its schema: the log
+    // keeps it (redacted, as the schema's complaints may name a key of the message).
+    options.log?.(`mcp: ${parse ? parseErrorText(error) : redact(error.message)}`);
     const invalid = 'invalid request: not a JSON-RPC 2.0 message (a request has "jsonrpc": "2.0", a method, an id, and params that are an object)';
-    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${error.message}` : invalid));
+    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${parseErrorText(error)}` : invalid));
   };
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -22,7 +22,7 @@ function clean(s: string): string {
   return s
     .toLowerCase()
     .replace(/[`"'()[\]]/g, '')
-    .replace(/[.;:!?,]+$/g, '')
+    .replace(/(?<![.;:!?,])[.;:!?,]+$/g, '')
     .replace(/^(?:the|a|an|our|all|its|their|old|existing)\s+/, '')
     .replace(/^(?:the|a|an|our|all|its|their|old|existing)\s+/, '')
     .replace(/\s+/g, ' ')
@@ -30,7 +30,7 @@ function clean(s: string): string {
 }
 
 // Qualifiers that end the subject or object: "use npm for packages from now on, because ...".
-const TAIL = /\s+(?:from now on|going forward|from here on|for now|in this (?:repo|repository|project|codebase)|instead\b|because|since|when|so that|unless|until|rather|over|but|and then|which|as of|anymore|any more|in favou?r of|everywhere|last|yesterday|today|this (?:week|sprint|month|quarter|year)|in (?:19|20)\d\d|on \w+day)\b.*$/i;
+const TAIL = /(?<!\s)\s+(?:from now on|going forward|from here on|for now|in this (?:repo|repository|project|codebase)|instead\b|because|since|when|so that|unless|until|rather|over|but|and then|which|as of|anymore|any more|in favou?r of|everywhere|last|yesterday|today|this (?:week|sprint|month|quarter|year)|in (?:19|20)\d\d|on \w+day)\b.*$/i;
 
 function words(s: string | undefined, max: number): string {
   if (!s) return '';
@@ -39,6 +39,16 @@ function words(s: string | undefined, max: number): string {
 
 // Building blocks: a token, a short phrase that does not run into the next keyword.
 const T = String.raw`[\w@./+-]+`;
+/**
+ * Where a phrase that no keyword introduces may start: where a run of token characters does.
+ * Every pattern runs in time linear in the text (a remembered file, a pasted log): started inside
+ * a run, a pattern would rescan the rest of it from every position; a match found from inside a
+ * run is found from its start too (the continuation after the run is the same), so the facts are
+ * the same.
+ */
+const RUN_START = String.raw`(?<![\w@./+-])`;
+/** The same for a phrase that starts at a word boundary: the run's first word character (its leading '@', '.'... are left out). */
+const RUN_WORD_START = String.raw`\b(?<=(?:^|[^\w@./+-])[@./+-]*)`;
 const PHRASE = (stop: string, max = 4): string => String.raw`(?!(?:${stop})\b)${T}(?:\s+(?!(?:${stop})\b)${T}){0,${max}}`;
 const PRONOUN = /^(?:we|i|you|they|it|this|that|he|she|team|the team|everyone)$/;
 
@@ -72,7 +82,7 @@ const PATTERNS: Pattern[] = [
   },
   // A was replaced by B (for S)
   {
-    re: new RegExp(String.raw`(${T}(?:\s+${T}){0,2})\s+(?:has been|have been|was|were|is|are|got|gets|will be|is being)\s+(?:replaced|superseded|succeeded)\s+(?:by|with)\s+(${PHRASE('for', 3)})(?:\s+for\s+([^.;\n]+))?`, 'i'),
+    re: new RegExp(String.raw`${RUN_START}(${T}(?:\s+${T}){0,2})\s+(?:has been|have been|was|were|is|are|got|gets|will be|is being)\s+(?:replaced|superseded|succeeded)\s+(?:by|with)\s+(${PHRASE('for', 3)})(?:\s+for\s+([^.;\n]+))?`, 'i'),
     subject: 3,
     object: 2,
     replaces: 1,
@@ -88,7 +98,7 @@ const PATTERNS: Pattern[] = [
   },
   // A is deprecated (in favour of B)
   {
-    re: new RegExp(String.raw`(${T}(?:\s+${T}){0,2})\s+(?:is|are|was|were|has been|have been|is now|are now)\s+deprecated(?:\s+in favou?r of\s+([^.;\n]+))?`, 'i'),
+    re: new RegExp(String.raw`${RUN_START}(${T}(?:\s+${T}){0,2})\s+(?:is|are|was|were|has been|have been|is now|are now)\s+deprecated(?:\s+in favou?r of\s+([^.;\n]+))?`, 'i'),
     subject: 0,
     object: 2,
     replaces: 1,
@@ -112,7 +122,7 @@ const PATTERNS: Pattern[] = [
   },
   // A is no longer used (for S)
   {
-    re: new RegExp(String.raw`(${T}(?:\s+${T}){0,2})\s+(?:is|are)\s+no longer\s+(?:used|needed)(?:\s+(?:for|in)\s+([^.;\n]+))?`, 'i'),
+    re: new RegExp(String.raw`${RUN_START}(${T}(?:\s+${T}){0,2})\s+(?:is|are)\s+no longer\s+(?:used|needed)(?:\s+(?:for|in)\s+([^.;\n]+))?`, 'i'),
     subject: 2,
     object: 0,
     replaces: 1,
@@ -147,7 +157,7 @@ const PATTERNS: Pattern[] = [
   // prefer X over Y
   { re: /\bprefer(?:s|red)?\s+([\w@./+-]+(?:\s+[\w@./+-]+)?)\s+(?:over|to|instead of)\s+([^.;\n]+)/i, predicate: 'prefers', subject: 0, object: 1, replaces: 0 },
   // Y should be / must be / is X
-  { re: /\b([\w@./+-]+(?:\s+[\w@./+-]+){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)/i, predicate: 'is', subject: 1, object: 2, replaces: 0 },
+  { re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'), predicate: 'is', subject: 1, object: 2, replaces: 0 },
 ];
 
 /** The facts a statement makes; `topic` is the subject when the sentence names none. */

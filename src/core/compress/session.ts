@@ -6,12 +6,13 @@ import type { CompressedSource, Observation, SessionSummary } from '../model/rec
 import type { SessionEndReason } from '../api';
 import type { ProjectRepositories } from '../store/repos/repositories';
 import { observationFiles, observationTitle } from '../store/cells';
-import type { Summariser } from './summariser';
+import type { Summariser, SummaryResult } from './summariser';
 import { countTokens, truncateToTokens } from '../tokens';
 import { createHash } from 'node:crypto';
 import { DECISION_PATTERN, PREFERENCE_PATTERN, statements } from './summariser';
 import { buildMemory } from './promote';
 import { applyMemoryFacts } from './supersede';
+import { redact } from '../capture/redact';
 
 const MERGE_MIN_GROUP = 3;
 /** A statement seen in this many places (observations or earlier sessions) becomes a memory. */
@@ -24,6 +25,11 @@ function normalise(s: string): string {
 
 function hash(o: Observation): string {
   return createHash('sha1').update(`${o.type}\u0000${o.title ?? ''}\u0000${o.narrative ?? ''}\u0000${o.facts ?? ''}`).digest('hex').slice(0, 16);
+}
+
+/** The summariser's answer with every string in it redacted (its name too: it is stored as well). */
+function redactSummary(result: SummaryResult): SummaryResult {
+  return Object.fromEntries(Object.entries(result).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value])) as SummaryResult;
 }
 
 export interface CompressionContext {
@@ -54,7 +60,9 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     input.push(o.narrative && cost > inputBudget ? { ...o, narrative: truncateToTokens(o.narrative, inputBudget / 2) } : o);
     used += cost;
   }
-  const { summariser: writtenBy, ...fields } = await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts });
+  // A plugged-in summariser (the extension's language model) may quote a credential from its
+  // context, or put one together: every text field of its answer is redacted before it is stored.
+  const { summariser: writtenBy, ...fields } = redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts }));
 
   const id = existing?.id ?? (await repos.ids.allocate(1))[0];
   const started = Math.min(...observations.map((o) => o.created_at_epoch));

@@ -5,8 +5,8 @@
 // whatever goes wrong, the first-stage order stands and the search still answers.
 
 import type { SearchHit } from '../api';
-import { postJson } from '../modelServer';
-import { registerSecret } from '../capture/redact';
+import { displayEndpoint, postJson } from '../modelServer';
+import { redact, registerSecret } from '../capture/redact';
 
 /** Plain data, so that it can cross to the engine's worker thread. */
 export interface RerankerConfig {
@@ -56,8 +56,11 @@ export function normaliseScores(scores: number[]): number[] {
 }
 
 export class Reranker {
+  /** The rerank URL as it may be shown (logs, doctor): without credentials or a query written into it. */
   readonly url: string;
   readonly candidates: number;
+  /** The rerank URL requests go to. */
+  private readonly requestUrl: string;
   private pausedUntil = 0;
 
   constructor(
@@ -66,7 +69,8 @@ export class Reranker {
     private readonly now: () => number = Date.now,
   ) {
     if (!config.endpoint) throw new Error('The reranker needs an endpoint, e.g. http://127.0.0.1:8080/v1.');
-    this.url = config.endpoint.replace(/\/+$/, '') + '/rerank';
+    this.requestUrl = config.endpoint.replace(/\/+$/, '') + '/rerank';
+    this.url = displayEndpoint(this.requestUrl);
     if (config.apiKey) registerSecret(config.apiKey);
     this.candidates = Math.min(MAX_RERANK_CANDIDATES, Math.max(2, Math.floor(config.candidates ?? DEFAULT_RERANK_CANDIDATES)));
   }
@@ -92,7 +96,8 @@ export class Reranker {
       const retryAfter = this.config.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
       this.pausedUntil = this.now() + retryAfter;
       this.log(
-        `warning: reranking failed, first-stage order kept (${error instanceof Error ? error.message : String(error)}); ` +
+        // Redacted: what the server answered may echo the key it refused (registered, so redact() knows it).
+        `warning: reranking failed, first-stage order kept (${redact(error instanceof Error ? error.message : String(error))}); ` +
           `the reranker is tried again in ${Math.round(retryAfter / 1000)} s. Check that its server runs, or change the rerank endpoint.`,
       );
       return hits.slice(0, limit);
@@ -109,7 +114,7 @@ export class Reranker {
   /** One request; the raw scores in the order of `documents`, or an error saying what was wrong. */
   async scores(query: string, documents: string[]): Promise<number[]> {
     const json = (await postJson(
-      this.url,
+      this.requestUrl,
       { ...(this.config.model ? { model: this.config.model } : {}), query: query.slice(0, RERANK_QUERY_CHARS), documents, top_n: documents.length },
       { label: 'Reranker', apiKey: this.config.apiKey, timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS },
     )) as RerankResponse | null;
@@ -122,7 +127,7 @@ export class Reranker {
       const index = r?.index;
       const score = r?.relevance_score;
       if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= documents.length || scores[index] !== undefined) {
-        throw new Error(`${this.url} returned a result with a bad or repeated index (${JSON.stringify(index)})`);
+        throw new Error(`${this.url} returned a result with a bad or repeated index (${redact(String(JSON.stringify(index))).slice(0, 40)})`);
       }
       if (typeof score !== 'number' || !Number.isFinite(score)) throw new Error(`${this.url} returned a result without a numeric relevance_score`);
       scores[index] = score;

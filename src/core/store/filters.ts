@@ -4,6 +4,7 @@
 
 import type { NodeFilter } from '../api';
 import { storedPath } from '../capture/paths';
+import { redact } from '../capture/redact';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Layer, Scope } from '../model/records';
 
@@ -63,9 +64,17 @@ export function validType(type: string): string {
   return type;
 }
 
-/** Why a type is refused, or undefined: for checks that gather problems (a tool's schema, an import line). */
+/**
+ * Why a type is refused, or undefined: for checks that gather problems (a tool's schema, an import
+ * line). A type is stored as it is given, on the record, its search cell (as the title when it has
+ * none), a memory promoted from it and a team store's row: one that holds a secret (a token given
+ * as the type, a pasted command) is refused, as a project name that holds one is. The reason
+ * never quotes such a type: it is shown on stderr, to an agent and in the log.
+ */
 export function typeProblem(type: string): string | undefined {
-  return typeof type === 'string' && TYPE_PATTERN.test(type) ? undefined : `invalid type '${String(type)}': letters, digits, '_', '-', '.', ':' only`;
+  const text = String(type);
+  if (redact(text) !== text) return "invalid type: a type must not hold a secret (a token, key or password): name the kind of record without it";
+  return typeof type === 'string' && TYPE_PATTERN.test(type) ? undefined : `invalid type '${text}': letters, digits, '_', '-', '.', ':' only`;
 }
 
 function asArray<T>(v: T | T[] | undefined): T[] {

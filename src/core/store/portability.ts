@@ -255,7 +255,7 @@ function readLine(raw: string, lineNo: number): ImportLine | null {
   if (parsed.kind === EXPORT_FORMAT) {
     const version = parsed.schema_version;
     if (!Number.isSafeInteger(version) || Number(version) < 1) {
-      throw new ImportFileError(`Import line ${lineNo}: the header's schema version ${JSON.stringify(version ?? null).slice(0, 40)} is not a positive whole number; fix it and import again (nothing was imported)`);
+      throw new ImportFileError(`Import line ${lineNo}: the header's schema version ${redactJson(JSON.stringify(version ?? null)).slice(0, 40)} is not a positive whole number; fix it and import again (nothing was imported)`);
     }
     if (Number(version) > SCHEMA_VERSION) {
       throw new ImportFileError(`The export has schema version ${Number(version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
@@ -264,7 +264,8 @@ function readLine(raw: string, lineNo: number): ImportLine | null {
   }
   const kind = typeof parsed.kind === 'string' ? parsed.kind : null;
   const spec = KINDS.find((k) => k.kind === kind);
-  if (!spec) throw new ImportFileError(`Import line ${lineNo}: ${kind === null ? 'no record kind' : `unknown record kind '${kind.slice(0, 40)}'`} (nothing was imported)`);
+  // The error quotes an unknown kind (stderr, the log): redacted whole first, then cut.
+  if (!spec) throw new ImportFileError(`Import line ${lineNo}: ${kind === null ? 'no record kind' : `unknown record kind '${redact(kind).slice(0, 40)}'`} (nothing was imported)`);
   if (!isObject(parsed.record)) throw new ImportFileError(`Import line ${lineNo}: the ${spec.kind} line has no record object (nothing was imported)`);
   const given = parsed.record as Row;
   if (kind === 'session_prompt' && !given.project) return null; // prompts of a v2 export have no project

@@ -63,6 +63,16 @@ export interface ShareSource {
   embedModel: string;
 }
 
+/**
+ * The type as it is sent. Capture refuses a type that holds a secret, but a record stored before
+ * that rule (or by an older version) may have one: it is sent as 'redacted', a type the views can
+ * still show, rather than as [REDACTED], which is no type.
+ */
+function sharedType(type: string): string {
+  const text = String(type);
+  return redact(text) === text ? text : 'redacted';
+}
+
 export function sharePreview(source: ShareSource, author: string): SharePreview {
   const c = source.cell;
   const nodeId = teamNodeId(c.project, author, c.source_kind, c.source_id);
@@ -71,7 +81,7 @@ export function sharePreview(source: ShareSource, author: string): SharePreview 
     project: c.project,
     origin: `${c.source_kind}/${c.source_id}`,
     layer: c.layer,
-    type: c.type,
+    type: sharedType(c.type),
     title: redact(c.title),
     text: redact(c.text),
     files: parseJson<string[]>(c.files, []).map(redact),

@@ -4,6 +4,7 @@
 import * as z from 'zod/v4';
 import type { MemoryEngineApi } from '../api';
 import type { Freshness } from '../capture/freshness';
+import { redact } from '../capture/redact';
 import type { Scope } from '../model/records';
 
 /**
@@ -66,12 +67,16 @@ export class ToolError extends Error {
   }
 }
 
-/** Turns a zod failure into one sentence naming each bad field, for agents to fix their call. */
+/**
+ * Turns a zod failure into one sentence naming each bad field, for agents to fix their call. The
+ * names in it are the caller's (an unknown key, a key of a map in the path): each is redacted, as
+ * the sentence reaches the client, stderr and logs, and a key can be a pasted token.
+ */
 export function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
-      const where = issue.path.length ? issue.path.join('.') : 'arguments';
-      if (issue.code === 'unrecognized_keys') return `unknown argument(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}${issue.path.length ? ` in ${where}` : ''}`;
+      const where = issue.path.length ? issue.path.map((p) => redact(String(p))).join('.') : 'arguments';
+      if (issue.code === 'unrecognized_keys') return `unknown argument(s) ${issue.keys.map((k) => `'${redact(k)}'`).join(', ')}${issue.path.length ? ` in ${where}` : ''}`;
       // Infinity (1e400 in JSON) or NaN: zod says 'expected number, received number'.
       if (issue.code === 'invalid_type' && issue.expected === 'number' && /received number/.test(issue.message)) return `${where}: must be a finite number`;
       return `${where}: ${issue.message}`;
