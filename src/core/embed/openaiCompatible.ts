@@ -2,7 +2,8 @@
 // LM Studio, vLLM, and Ollama (baseUrl http://127.0.0.1:11434/v1). Nothing is sent unless
 // the user configures this provider.
 import { checkDimension, l2Normalize, type Embedder } from './embedder';
-import { displayEndpoint, postJson } from '../modelServer';
+import { postJson } from '../modelServer';
+import { displayUri } from '../store/objectStorage';
 import { registerSecret } from '../capture/redact';
 
 export interface OpenAiCompatibleOptions {
@@ -74,11 +75,11 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     const json = (await postJson(this.url, { model: this.options.model, input }, { label: 'Embedding server', apiKey: this.options.apiKey, timeoutMs: this.options.timeoutMs ?? 60_000 })) as EmbeddingsResponse | null;
     const data = json?.data;
     if (!Array.isArray(data) || data.length !== input.length) {
-      throw new Error(`Embedding server ${displayEndpoint(this.url)} returned ${data?.length ?? 'no'} embeddings for ${input.length} inputs.`);
+      throw new Error(`Embedding server ${displayUri(this.url)} returned ${data?.length ?? 'no'} embeddings for ${input.length} inputs.`);
     }
     const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     return ordered.map((d) => {
-      if (!Array.isArray(d.embedding)) throw new Error(`Embedding server ${displayEndpoint(this.url)} returned an item without an embedding.`);
+      if (!Array.isArray(d.embedding)) throw new Error(`Embedding server ${displayUri(this.url)} returned an item without an embedding.`);
       return Float32Array.from(d.embedding);
     });
   }

@@ -5,7 +5,8 @@
 // whatever goes wrong, the first-stage order stands and the search still answers.
 
 import type { SearchHit } from '../api';
-import { displayEndpoint, postJson } from '../modelServer';
+import { postJson } from '../modelServer';
+import { displayUri } from '../store/objectStorage';
 import { redact, registerSecret } from '../capture/redact';
 
 /** Plain data, so that it can cross to the engine's worker thread. */
@@ -70,7 +71,7 @@ export class Reranker {
   ) {
     if (!config.endpoint) throw new Error('The reranker needs an endpoint, e.g. http://127.0.0.1:8080/v1.');
     this.requestUrl = config.endpoint.replace(/\/+$/, '') + '/rerank';
-    this.url = displayEndpoint(this.requestUrl);
+    this.url = displayUri(this.requestUrl);
     if (config.apiKey) registerSecret(config.apiKey);
     this.candidates = Math.min(MAX_RERANK_CANDIDATES, Math.max(2, Math.floor(config.candidates ?? DEFAULT_RERANK_CANDIDATES)));
   }
