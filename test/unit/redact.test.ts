@@ -326,3 +326,214 @@ describe('capture: secrets this process holds', () => {
     assert.equal(redact(`use ${key}`), `use ${key}`);
   });
 });
+
+describe('capture: secret shapes a second audit found the rules missing', () => {
+  const cases: [string, string][] = [
+    // A value with a dot between letters is a secret when digits are mixed into it or a token's
+    // prefix starts it; a member chain of names without digits, or one on a known receiver, is code.
+    ['export VAULT_TOKEN=hvs.CAESIZq9VaultTokenBody0123456789abcdef', `export VAULT_TOKEN=${REDACTED}`],
+    ['VAULT_TOKEN=s.Zq9LegacyVaultToken01', `VAULT_TOKEN=${REDACTED}`],
+    ['DOPPLER_TOKEN=dp.st.prd.Zq9DopplerTokenBody0123456789', `DOPPLER_TOKEN=${REDACTED}`],
+    ['TFE_TOKEN=Zq9TfcTokenHead.atlasv1.Zq9TfcTokenTail0123456789abcdef', `TFE_TOKEN=${REDACTED}`],
+    ['password=Zq9pass.Word', `password=${REDACTED}`],
+    ['secret_key: Zq9abc.DefGhi', `secret_key: ${REDACTED}`],
+    ['curl -H "X-Vault-Token: hvs.Zq9VaultHeaderTok01" https://vault:8200/v1/secret', `curl -H "X-Vault-Token: ${REDACTED}" https://vault:8200/v1/secret`],
+    ['password = this.password; token = req.headers.token; apiKey: config.apiKey; secret = settings.SECRET_KEY', 'password = this.password; token = req.headers.token; apiKey: config.apiKey; secret = settings.SECRET_KEY'],
+    ['password=os.environ.get("DB_PASSWORD"); token = config.db2Token; auth: self.auth_v2', 'password=os.environ.get("DB_PASSWORD"); token = config.db2Token; auth: self.auth_v2'],
+    // Credentials in config files.
+    ['{"auths":{"https://index.docker.io/v1/":{"auth":"Zq9dXNlcjpzM2NyM3RQYXNzd29yZA=="}}}', `{"auths":{"https://index.docker.io/v1/":{"auth":"${REDACTED}"}}}`],
+    ['//artifactory.example.com/api/npm/:_auth=Zq9dXNlcjpwYXNzd29yZDEyMw==', `//artifactory.example.com/api/npm/:_auth=${REDACTED}`],
+    ['_auth = Zq9dXNlcjpwYXNzd29yZDEyMw==', `_auth = ${REDACTED}`],
+    ['auth: required; "auth": "oauth2"', 'auth: required; "auth": "oauth2"'],
+    ['AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYZq9AWSPAIR', `${REDACTED}:${REDACTED}`],
+    ['bob,,AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYZq9AWSCSV', `bob,,${REDACTED},${REDACTED}`],
+    ['twilio AC0123456789abcdef0123456789abcdef:Zq9f0123456789abcdef0123456789ab', `twilio AC0123456789abcdef0123456789abcdef:${REDACTED}`],
+    [
+      'apiVersion: v1\nkind: Secret\ndata:\n  DATABASE_URL: Zq9cG9zdGdyZXM6Ly9hZG1pbjpacTlAZGIvYXBw\n  tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2Zq9TLSKEY\n  .dockerconfigjson: eyJhdXRocyI6e30Zq9DCJ==\nmetadata:\n  name: db\n',
+      `apiVersion: v1\nkind: Secret\ndata:\n  DATABASE_URL: ${REDACTED}\n  tls.key: ${REDACTED}\n  .dockerconfigjson: ${REDACTED}\nmetadata:\n  name: db\n`,
+    ],
+    ['kind: Secret\nstringData:\n  config.yaml: |\n    user: admin\n    password: Zq9InBlock\n  plain: Zq9Plain\n', `kind: Secret\nstringData:\n  config.yaml: |\n    ${REDACTED}\n    ${REDACTED}\n  plain: ${REDACTED}\n`],
+    ['{\n  "data": {\n    "DATABASE_URL": "Zq9JsonSecretData",\n    "b": "Zq9c"\n  },\n  "kind": "Secret"\n}', `{\n  "data": {\n    "DATABASE_URL": "${REDACTED}",\n    "b": "${REDACTED}"\n  },\n  "kind": "Secret"\n}`],
+    ['kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n', 'kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n'],
+    ['env:\n  - name: DB_PASSWORD\n    value: Zq9K8sEnvSecret\n  - name: LOG_LEVEL\n    value: debug\n', `env:\n  - name: DB_PASSWORD\n    value: ${REDACTED}\n  - name: LOG_LEVEL\n    value: debug\n`],
+    ['"environment": [{"name": "DB_PASSWORD", "value": "Zq9EcsEnvSecret"}, {"name": "PORT", "value": "80"}]', `"environment": [{"name": "DB_PASSWORD", "value": "${REDACTED}"}, {"name": "PORT", "value": "80"}]`],
+    ['- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}', '- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}'],
+    ['db:\n  password: |\n    Zq9YamlBlockSecret\n    Zq9SecondLine\n  user: app\n', `db:\n  password: |\n    ${REDACTED}\n  user: app\n`],
+    ['credentials:\n  username: bob\n  password: Zq9Nested', `credentials:\n  username: bob\n  password: ${REDACTED}`],
+    [
+      'variable "db_password" {\n  type    = string\n  default = "Zq9TfDefaultSecret"\n}\nvariable "region" {\n  default = "eu-west-1"\n}',
+      `variable "db_password" {\n  type    = string\n  default = "${REDACTED}"\n}\nvariable "region" {\n  default = "eu-west-1"\n}`,
+    ],
+    ['machine api.github.com login bob password Zq9NetrcPassword', `machine api.github.com login bob password ${REDACTED}`],
+    ['machine api.github.com\n  login bob\n  password Zq9NetrcMultiLine', `machine api.github.com\n  login bob\n  password ${REDACTED}`],
+    ['db.example.com:5432:app:admin:Zq9PgPassFileLine', `db.example.com:5432:app:admin:${REDACTED}`],
+    ['jdbc:oracle:thin:scott/Zq9OraclePassword@db.example.com:1521:orcl', `jdbc:oracle:thin:scott/${REDACTED}@db.example.com:1521:orcl`],
+    ['sqlplus -s scott/Zq9SqlPlusPw@orcl; sqlplus / as sysdba', `sqlplus -s scott/${REDACTED}@orcl; sqlplus / as sysdba`],
+    ['https://acct.blob.core.windows.net/c/b.txt?sv=2021-06-08&sp=r&sig=Zq9SasSig0123456789abcdef%2Bghij%3D&se=2030-01-01', `https://acct.blob.core.windows.net/c/b.txt?sv=2021-06-08&sp=r&sig=${REDACTED}&se=2030-01-01`],
+    // Command lines and code.
+    ['redis-cli -h cache -p 6379 -a Zq9RedisPassword', `redis-cli -h cache -p 6379 -a ${REDACTED}`],
+    ['sqlcmd -S db -U sa -P Zq9SqlCmdPassword -Q "select 1"', `sqlcmd -S db -U sa -P ${REDACTED} -Q "select 1"`],
+    ['mongosh --host db -u admin -p Zq9MongoPassword', `mongosh --host db -u admin -p ${REDACTED}`],
+    ['twine upload -u __token__ -p Zq9TwinePassword dist/*', `twine upload -u __token__ -p ${REDACTED} dist/*`],
+    ['htpasswd -b .htpasswd admin Zq9HtpasswdPass; htpasswd -nbB admin Zq9HtNoFile; htpasswd -c .htpasswd admin', `htpasswd -b .htpasswd admin ${REDACTED}; htpasswd -nbB admin ${REDACTED}; htpasswd -c .htpasswd admin`],
+    ['requests.get(url, auth=("admin", "Zq9RequestsAuthPw"))', `requests.get(url, auth=("admin", "${REDACTED}"))`],
+    ['session.auth = HTTPBasicAuth("admin", "Zq9BasicAuthPw")', `session.auth = HTTPBasicAuth("admin", "${REDACTED}")`],
+    ['const apiKey = process.env.API_KEY || "Zq9FallbackApiKey";', `const apiKey = process.env.API_KEY || "${REDACTED}";`],
+    ["password = os.getenv(\"DB_PASSWORD\") or 'Zq9PyFallback'", `password = os.getenv("DB_PASSWORD") or '${REDACTED}'`],
+    ['DB_PASSWORD: ${DB_PASSWORD:-Zq9ComposeDefault}', `DB_PASSWORD: \${DB_PASSWORD:-${REDACTED}}`],
+    ['$cred = ConvertTo-SecureString "Zq9PsSecurePass" -AsPlainText -Force', `$cred = ConvertTo-SecureString "${REDACTED}" -AsPlainText -Force`],
+    ['curl -H "Authorization: Basic dXNlcjpwYXNz" https://x', `curl -H "Authorization: Basic ${REDACTED}" https://x`],
+    // Tokens known by their prefix.
+    ['gitlab-runner register --url https://gitlab.example.com glrt-Zq9RunnerTok0123456789ab', `gitlab-runner register --url https://gitlab.example.com ${REDACTED}`],
+    ['deploy token gldt-Zq9DeployTok0123456789ab', `deploy token ${REDACTED}`],
+    ['refresh with xoxe-1-Zq9SlackRotating0123456789abcdefghijklmnop', `refresh with ${REDACTED}`],
+    ['upload token pypi-AgEIcHlwaS5vcmcCJDZq9PypiTokenBody0123456789abcdef', `upload token ${REDACTED}`],
+    ['echo dckr_pat_Zq9DockerHubPat0123456789ab | docker login -u me --password-stdin', `echo ${REDACTED} | docker login -u me --password-stdin`],
+    ['client secret GOCSPX-Zq9GoogleOauthSecret01234', `client secret ${REDACTED}`],
+    ['access ya29.a0AfH6SMBZq9GoogleAccessTok0123456789abcdefghijklmnop', `access ${REDACTED}`],
+    ['twilio key SK0123456789abcdef0123456789abcdef', `twilio key ${REDACTED}`],
+    ['databricks token dapi0123456789abcdef0123456789abcdef', `databricks token ${REDACTED}`],
+    ['jira token ATATT3xFfGF0Zq9AtlassianTok0123456789abcdefghijklmnopqrstuvwxyz', `jira token ${REDACTED}`],
+    ['postman PMAK-0123456789abcdef01234567-0123456789abcdef0123456789abcdef01', `postman ${REDACTED}`],
+    ['grafana glsa_Zq9GrafanaSaToken0123456789abcdef_0a1b2c3d', `grafana ${REDACTED}`],
+    ['newrelic NRAK-Zq9NEWRELICKEY0123456789ABCD', `newrelic ${REDACTED}`],
+    ['linear lin_api_Zq9LinearApiKey0123456789abcdefghijklmnopqrst', `linear ${REDACTED}`],
+    ['supabase sbp_0123456789abcdef0123456789abcdef01234567', `supabase ${REDACTED}`],
+    ['AGE-SECRET-KEY-1QQ9AGESECRETKEYBODYQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ', REDACTED],
+    ['mailgun key-0123456789abcdef0123456789abcdef', `mailgun ${REDACTED}`],
+    ['DISCORD bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.Zq9DiscordBotSig0123456789abcd', `DISCORD bot ${REDACTED}`],
+    // ... and their look-alikes.
+    ['hvs.computeHalfVectorSpace(); key-value store; SKIPPED_TESTS_IN_THIS_RUN_ARE_LISTED; the machine is password protected', 'hvs.computeHalfVectorSpace(); key-value store; SKIPPED_TESTS_IN_THIS_RUN_ARE_LISTED; the machine is password protected'],
+    ['src/a.ts:12:5: error: foo; 10:30:00:12:34', 'src/a.ts:12:5: error: foo; 10:30:00:12:34'],
+    // Escaped quotes inside a quoted value, and an unquoted value with a space.
+    ['DB_PASSWORD="Zq9a\\"Zq9TailOfPassword"', `DB_PASSWORD="${REDACTED}"`],
+    ['{"password":"Zq9a\\"Zq9TailOfJsonPassword", "user": "bob"}', `{"password":"${REDACTED}", "user": "bob"}`],
+    ['body={\\"client_secret\\": \\"Zq9a\\\\\\"Zq9TailEscaped\\", \\"user\\": \\"bob\\"}', `body={\\"client_secret\\": \\"${REDACTED}\\", \\"user\\": \\"bob\\"}`],
+    ['token = "it\'s-Zq9-secret"', `token = "${REDACTED}"`],
+    ['SMTP_PASSWORD=Zq9first Zq9SecondHalfOfPassword', `SMTP_PASSWORD=${REDACTED}`],
+    ['GITHUB_TOKEN=Zq9abc123 gh release create v1', `GITHUB_TOKEN=${REDACTED} gh release create v1`],
+  ];
+  for (const [text, expected] of cases) {
+    it(`${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), expected);
+    });
+  }
+
+  it('carries an assignment over to its value on the next line in a diff side', () => {
+    assert.deepEqual(redactLines(['export const DATABASE_PASSWORD =', '  "Zq9PrettierWrappedSecret-0123456789";', 'const region = "eu-west-1";']), [
+      'export const DATABASE_PASSWORD =',
+      `  "${REDACTED}";`,
+      'const region = "eu-west-1";',
+    ]);
+    assert.deepEqual(redactLines(['env:', '  - name: DB_PASSWORD', '    value: Zq9K8sEnvSecret']), ['env:', '  - name: DB_PASSWORD', `    value: ${REDACTED}`]);
+    assert.deepEqual(redactLines(['db:', '  password: |', '    Zq9YamlBlockSecret', '  user: app']), ['db:', '  password: |', `    ${REDACTED}`, '  user: app']);
+  });
+
+  it('redacts the body lines of a key in a pasted diff, each line after its mark', () => {
+    const lines = [
+      ' AAAEDcontextLineOfTheKeyBody0123456789abcdefghijABCDEFGHIJKLMNOPQRS',
+      '-MIIEpAIBAAKCAQEAZq9OldKeyBodyLineOne0123456789abcdefghijABCDEFGHIJ',
+      '-Zq9OldKeyBodyLineTwo0123456789abcdefghijABCDEFGHIJKLMNOPQRSTUVWXYZab',
+      '+MIIEowIBAAKCAQEAZq9NewKeyBodyLineOne0123456789abcdefghijABCDEFGHIJ',
+    ];
+    assert.equal(redact(['diff --git a/k b/k', '@@ -12,4 +12,3 @@', ...lines].join('\n')), `diff --git a/k b/k\n@@ -12,4 +12,3 @@\n ${REDACTED}`);
+    assert.deepEqual(redactLines(lines.slice(1, 3)), [`-${REDACTED}`]);
+    assert.equal(redact(lines[3]), `+${REDACTED}`);
+  });
+
+  it('keeps settings about a secret and prose that only looks like a token', () => {
+    const kept = [
+      'max_tokens: 4096; maxTokens: 4096; tokens: 1500; token_type: Bearer; TOKEN_TTL=3600s; password_hash: bcrypt; SESSION_SECRET_ROTATION=weekly',
+      '<div class="sk-fading-circle-container"></div> merged sk-1234-add-login-redirect-for-sso',
+      'Basic internationalization support; Token authentication; basic usage',
+    ];
+    for (const text of kept) assert.equal(redact(text), text);
+    assert.equal(redactKey('feature/sk-1234-add-login-redirect'), 'feature/sk-1234-add-login-redirect');
+    // A secret under such a name, or a secret's shape after sk-, still goes.
+    assert.equal(redact('password_hash: $2b$12$Zq9abcdefghijkl; password: 123456; token_type: Zq9weird1'), `password_hash: ${REDACTED}; password: ${REDACTED}; token_type: ${REDACTED}`);
+    assert.equal(redact(`sk-or-v1-${'0123456789abcdef'.repeat(4)} sk-${'0123456789abcdef'.repeat(2)}`), `${REDACTED} ${REDACTED}`);
+  });
+
+  it('redacts JSON values under credential names whole, and keeps settings about them', () => {
+    const args = { prompt: 'why?', headers: { authorization: 'token Zq9GhStyleLoggedTok01', Cookie: 'sid=Zq9CookieLoggedSess01' }, auth: { user: 'bob' }, token_type: 'Bearer', max_tokens: '4096' };
+    const out = JSON.parse(redactJson(JSON.stringify(args))) as Record<string, unknown>;
+    assert.deepEqual(out, { prompt: 'why?', headers: { authorization: REDACTED, Cookie: REDACTED }, auth: { user: REDACTED }, token_type: 'Bearer', max_tokens: '4096' });
+  });
+
+  it('redacts JSON nested thousands deep without overflowing the stack', () => {
+    for (const depth of [5000, 100_000]) {
+      const deep = `{"prompt":"x","a":${'['.repeat(depth)}"password=Zq9DeepSecret"${']'.repeat(depth)}}`;
+      assert.equal(redactJson(deep), `{"prompt":"x","a":${'['.repeat(depth)}"password=${REDACTED}"${']'.repeat(depth)}}`);
+    }
+  });
+});
+
+describe('capture: the rules added for the second audit on hostile input', () => {
+  // Each rule's shape, a megabyte of it, in well under a second (the bound is generous: a
+  // quadratic rule takes minutes); most hold no secret, a few are one secret or a known series.
+  const unchanged = (text: string) => text;
+  const dataLines = Math.floor(MB / 7);
+  const blockLines = MB / 4;
+  const hostile: [string, string, (text: string) => string][] = [
+    ['a cookie without "=" after a ";"', `Cookie: a=b;${'x'.repeat(MB)}`, (t) => t.replace('a=b', `a=${REDACTED}`)],
+    ['a Set-Cookie attribute run', `Set-Cookie: sid=1; ${'A0'.repeat(MB / 2)}`, (t) => t.replace('sid=1', `sid=${REDACTED}`)],
+    ['key ids joined by ":"', megabyteOf('AKIAIOSFODNN7EXAMPLE:'), (t) => t.replaceAll('AKIAIOSFODNN7EXAMPLE', REDACTED)],
+    ['a key id, then a long word', `AKIAIOSFODNN7EXAMPLE:${'a'.repeat(MB)}`, (t) => t.replace('AKIAIOSFODNN7EXAMPLE', REDACTED)],
+    ['dotted words before atlasv1', megabyteOf('aaaaaaaa.atlasv1.'), unchanged],
+    ['a Vault prefix, then a run without a digit', `hvs.${'a'.repeat(MB)}`, unchanged],
+    ['token prefixes without a body', megabyteOf('hvs.dp.st.SKdapikey-M-'), unchanged],
+    ['Discord token parts without a signature', megabyteOf('MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.'), unchanged],
+    ['a PyPI prefix, then a megabyte', megabyteOf('pypi-AgE'), () => REDACTED],
+    ['redis-cli, then -a options without a password', `redis-cli${megabyteOf(' -a')}`, unchanged],
+    ['sqlcmd, then -P options without a password', `sqlcmd${megabyteOf(' -P')}`, unchanged],
+    ['htpasswd -b, then a megabyte of words', `htpasswd -b ${megabyteOf('a ')}`, (t) => t.replace('-b a a a', `-b a a ${REDACTED}`)],
+    ['sqlplus users without a password', megabyteOf('sqlplus a/ '), unchanged],
+    ['netrc machines without a password', megabyteOf('machine a login b '), unchanged],
+    ['a pgpass line with a megabyte of password, then a word', `h:1:d:u:${'p'.repeat(MB)} x`, unchanged],
+    ['sig= without a value', megabyteOf('&sig='), unchanged],
+    ['Basic, then a megabyte of one word', `Basic ${'a'.repeat(MB)}`, unchanged],
+    ['names and values without a value', megabyteOf('name: password\nvalue: "'), unchanged],
+    ['an auth pair without a password', megabyteOf('auth=("a", '), unchanged],
+    ['a megabyte of one word, then BasicAuth(', `${'x'.repeat(MB)}BasicAuth(`, unchanged],
+    ['ConvertTo-SecureString without a string', megabyteOf('ConvertTo-SecureString '), unchanged],
+    ['secret fallbacks without a closing quote', `token || "${'a'.repeat(MB)}`, unchanged],
+    ['shell defaults without a closing brace', megabyteOf('${token:-a'), unchanged],
+    ['auth: then a megabyte of capitals', `auth: ${'A'.repeat(MB)}`, unchanged],
+    ['a Secret with a megabyte of data lines', `kind: Secret\ndata:\n${'  a: b\n'.repeat(dataLines)}`, () => `kind: Secret\ndata:\n${`  a: ${REDACTED}\n`.repeat(200)}${'  a: b\n'.repeat(dataLines - 200)}`],
+    ['a Secret with a megabyte of data headers', `kind: Secret\n${megabyteOf('data:\n')}`, unchanged],
+    ['block scalar headers without lines', megabyteOf('password: |\n'), unchanged],
+    ['a block scalar of a megabyte of lines', `password: |\n${'  x\n'.repeat(blockLines)}`, () => `password: |\n  ${REDACTED}${'\n  x'.repeat(blockLines - 200)}\n`],
+    ['Terraform variables without a default', megabyteOf('variable "token" {'), unchanged],
+    ['a quoted value of escaped quotes, unclosed', `password="${'\\\\\\"'.repeat(MB / 4)}`, unchanged],
+    ['an escaped quote, then escaped backslashes and quotes, unclosed', `password=\\"${'\\\\"'.repeat(MB / 3)}`, unchanged],
+    ['a quoted value holding the other quote, unclosed', `token="${"a'".repeat(MB / 2)}`, unchanged],
+    ['an unquoted secret, then a megabyte of random-looking words', `token=abcd${megabyteOf(' Aa1x')}`, (t) => `token=${REDACTED}${t.slice('token=abcd'.length + 8 * ' Aa1x'.length)}`],
+    ['a secret name, then a receiver chain', `token=${'this.'.repeat(MB / 5)}`, () => `token=${REDACTED}`],
+    ['diff-marked base64 lines, each with a character after it', megabyteOf(`-${'Aa0+'.repeat(10)}!\n`), unchanged],
+    ['diff-marked base64 lines, every other one broken', megabyteOf(`+${'Aa0+'.repeat(10)}\n+${'Aa0+'.repeat(10)}!\n`), (t) => t.replaceAll(`+${'Aa0+'.repeat(10)}\n`, `+${REDACTED}\n`)],
+    ['sk- joined by dashes', megabyteOf('sk-a-'), () => REDACTED],
+  ];
+  for (const [what, text, expected] of hostile) {
+    it(`redacts ~1 MB of ${what} in well under a second`, () => {
+      const start = performance.now();
+      const out = redact(text);
+      const ms = performance.now() - start;
+      const want = expected(text);
+      assert.ok(out === want, `${what}: got ${out.length} characters starting ${JSON.stringify(out.slice(0, 60))}, want ${want.length} starting ${JSON.stringify(want.slice(0, 60))}`);
+      assert.ok(ms < 2000, `${what}: ${Math.round(ms)} ms`);
+    });
+  }
+
+  it('redacts the lines of a diff side whole, then each, in well under a second', () => {
+    // A quarter megabyte of short lines, each redacted alone as before; then the rules that span
+    // lines run once over them joined, where a quadratic rule would show.
+    const quarter = (line: string) => line.repeat(Math.ceil(MB / 4 / line.length)).split('\n');
+    for (const side of [quarter('password =\n'), quarter('- name: DB_PASSWORD\n'), quarter('data:\nkind: Secret\n'), [`Cookie: a=b;${'x'.repeat(MB)}`]]) {
+      const start = performance.now();
+      const out = redactLines(side);
+      const ms = performance.now() - start;
+      assert.equal(out.length, side.length);
+      assert.ok(ms < 2000, `${side[0].slice(0, 20)}: ${Math.round(ms)} ms`);
+    }
+  });
+});

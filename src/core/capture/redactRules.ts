@@ -1,0 +1,559 @@
+// The rules redact() applies: what a secret looks like, one named rule a shape (see redact.ts for
+// how they are applied). Every rule is tested in redact.test.ts, on hostile input too.
+
+export const REDACTED = '[REDACTED]';
+
+// Every pattern runs in time linear in the text (captures arrive unbounded: a pasted log, a
+// minified file). A backtracking engine goes quadratic when many start positions each rescan one
+// long run of characters, so a pattern that scans a run starts only where the run starts (a
+// lookbehind), captures the part of the run before the secret to keep it, and finds keywords
+// inside a lookahead, which is never re-entered once it has matched. And 'at least n' is written
+// x{n}x*, not x{n,}: V8 runs x* as a loop but x{n,} on its stack, which a run of a few MB overflows.
+
+const NAME_CHAR = '[A-Za-z0-9_.-]';
+// 'pass' only as the last part of a name (SMTP_PASS, db.pass): inside a word or before another
+// part it is ordinary English or code (bypass, passes, pass_through).
+// A name ending in 'key' only after a word that makes it a secret (ENCRYPTION_KEY, jwtSigningKey,
+// APP_KEY): most keys in code name a row, a cache entry or a map slot (primary_key, sort_key,
+// cacheKey, dedupe_key), and case cannot tell signingKey from hotkey where the rules ignore it.
+// Short words only where a name starts or a part does (APP_KEY, not mapKey or observerKey); not
+// crypto or cipher, whose keys in code are mostly WebCrypto objects (cryptoKey = await ...).
+// The qualifier is looked for behind a 'key', which is rare enough to keep the pre-scan quick.
+const KEY_NAME = `key(?!${NAME_CHAR})(?<=(?:encrypt(?:ion)?|decrypt(?:ion)?|signing|jwt|hmac|master|licen[cs]e|subscription|webhook|deploy|(?<![A-Za-z0-9])(?:app|aes|ssh|auth|admin|root|server|service))[_.-]?key)`;
+const KEYWORD = `(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|credentials?|sharedaccesssignature|(?<![A-Za-z0-9])pass(?!${NAME_CHAR})|${KEY_NAME})`;
+/** A whole run of name characters that contains a secret keyword, such as DB_PASSWORD or app.api-key. */
+export const SECRET_NAME = `(?<!${NAME_CHAR})(?=${NAME_CHAR}*?${KEYWORD})${NAME_CHAR}+`;
+const JWT_CHAR = '[A-Za-z0-9_-]';
+// A token's ends: '_' is a word character, so \b does not end a token that a file name or an
+// identifier joins with '_' (exports/AKIA..._keys.csv, aws_AKIA...).
+const START = '(?<![A-Za-z0-9])';
+const END = '(?![A-Za-z0-9])';
+/**
+ * The type of an annotated assignment (apiKey: string = ..., API_KEY: Final[str] = ...,
+ * API_TOKEN: &'static str = ..., secret: string | undefined = ...): without it the rules take
+ * the type for the value. Every part is bounded, so the regex stack stays small.
+ */
+const TYPE = `&?(?:'[A-Za-z_]\\w*[ \\t]+)?(?:\\[\\]){0,3}[A-Za-z_$][\\w$.]*(?:<[\\w$.,[\\] <>|&?]{0,64}>|\\[[\\w$.,[\\] |]{0,64}\\])?(?:\\[\\])?\\??(?:[ \\t]*\\|[ \\t]*[A-Za-z_$][\\w$.]*(?:\\[\\])?){0,4}`;
+
+/** Go's type after the name (var apiKey string = ...): one word, or a package's type (pkg.Type). */
+const GO_TYPE = '[A-Za-z_][\\w.]{0,64}';
+/** An assignment operator: =, :=, ?=, and the compound ones that assign a default (||=, ??=, &&=). */
+const ASSIGN = '(?:\\|\\||\\?\\?|&&|[:?])?=';
+
+/**
+ * One name=value pair of a cookie header; the value runs to the next ';' or ','. The name starts
+ * only where a pair can (after a separator or a space): a long run without '=' is then scanned
+ * once, not once from each of its characters.
+ */
+const COOKIE_PAIR = /(?<![^\s;,])([^\s=;,]+)=(?!\[REDACTED\])[^;,]*/g;
+const COOKIE_ATTRIBUTE = /^(?:path|domain|expires|max-age|samesite|priority|partitioned|version|comment)$/i;
+
+/** Objects code reads its settings and secrets from: config.apiKey, process.env.TOKEN, this.password. */
+const RECEIVER = '(?:this|self|cls|super|config|conf|cfg|settings|process|os|env|environ|req|request|res|response|ctx|context|options|opts|props|params|args|state|app|window|globalThis|global|module|exports|secrets|vars|creds|credentials|data|input|inputs)';
+/**
+ * A value that is code, not a secret: a member chain of identifiers without digits (this.auth,
+ * req.headers.token, settings.SECRET_KEY, os.environ.get), or any chain on a known receiver
+ * (config.db2Password). A secret with a dot has digits among its letters (hvs.CAESIZq9...,
+ * Zq9pass.Word, dp.st.prd.Zq9...), which such a name has not. Each repetition of a group costs
+ * the regex engine stack, so the chain is bounded: a longer one is redacted, not kept.
+ */
+const CODE_REFERENCE = `(?:${RECEIVER}(?:\\.[A-Za-z_$][\\w$]*){1,64}|[A-Za-z_$][A-Za-z_$]*(?:\\.[A-Za-z_$][A-Za-z_$]*){1,64})(?![\\w$.])`;
+
+/**
+ * One character of a quoted value whose quote is group `n` (", ', or one escaped: \" in JSON
+ * inside a log line). A backslash escape (\" \\ \n) does not end the value, nor does the other
+ * kind of quote; three backslashes and a quote are a quote escaped inside an escaped string
+ * ({\"password\": \"a\\\"b\"}). No two alternatives match at one place, so a value without its
+ * closing quote is scanned once, not once per way of reading its backslashes.
+ */
+const quotedChar = (n: number): string => `(?:[^"'\\x5c\\n]|\\x5c{3}["']|(?!\\x5c{3}["']|\\${n})\\x5c[^\\n]|(?!\\${n})["'])`;
+
+/** What a name says about a secret rather than holding it: max_tokens, TOKEN_TTL, token_type, password_hash, SESSION_SECRET_ROTATION. */
+const SETTING_PART = /(?:^|[_.-])(?:tokens|ttl|type|hash|algorithm|alg|rotation|expiry|expires|expiration|lifetime|timeout|length|size|count|limit)$/;
+/** A plain setting: a word, or a number with an optional unit (Bearer, bcrypt, weekly, 4096, 3600s). A secret mixes digits into its letters. */
+const PLAIN_SETTING = /^(?:[A-Za-z]+|\d+(?:\.\d+)?(?:ms|[smhdw])?)$/;
+
+/** Whether `name = value` sets something about a secret (max_tokens: 4096, token_type: Bearer), not the secret. */
+export function isSettingOfSecret(name: string, value: string): boolean {
+  return PLAIN_SETTING.test(value) && SETTING_PART.test(name.replace(/([a-z0-9])(?=[A-Z])/g, '$1_').toLowerCase());
+}
+
+/** The name an assignment's head starts with (DB_PASSWORD in `DB_PASSWORD = `). */
+function nameOf(head: string): string {
+  return /^[A-Za-z0-9_.-]*/.exec(head)![0];
+}
+
+/**
+ * Whether base64 text is basic credentials (Authorization: Basic, docker's and npm's auth): it
+ * decodes to user:password, or it is too long and mixed to be a word.
+ */
+function isBasicCredentials(value: string): boolean {
+  if (/^[\x20-\x7e]+:[\x20-\x7e]+$/.test(Buffer.from(value, 'base64').toString('latin1'))) return true;
+  return value.length >= 16 && /[0-9+/]/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value);
+}
+
+/**
+ * The words after an unquoted secret's first that belong to it (SMTP_PASSWORD=Zq9first Zq9second):
+ * those with a capital and a digit, as random text has and a command or prose after an assignment
+ * (TOKEN=abc npm publish) has not. The rest is kept.
+ */
+const SECRET_WORDS = /^(?:[ \t]+(?=\S*[A-Z])(?=\S*[0-9])\S+)*/;
+
+/**
+ * htpasswd -b takes the password on its command line, last: htpasswd -b[c] file user password,
+ * htpasswd -nb user password (-n writes to stdout: no file).
+ */
+function redactHtpasswd(match: string, args: string): string {
+  const tokens = args.match(/[ \t]+|[^ \t]+/g) ?? [];
+  let flags = '';
+  const positional: number[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.trim() === '') continue;
+    if (token.startsWith('-')) flags += token.slice(1);
+    // -C (bcrypt's cost) and -r (rounds), alone or last of a group (-bC 10), take a number, which is no positional argument.
+    else if (!/^-[A-Za-z]*[Cr]$/.test(tokens[i - 2] ?? '')) positional.push(i);
+  }
+  const at = positional[flags.includes('n') ? 1 : 2];
+  if (!flags.includes('b') || at === undefined || tokens[at] === REDACTED) return match;
+  tokens[at] = REDACTED;
+  return `htpasswd${tokens.join('')}`;
+}
+
+/** A Kubernetes Secret, in YAML or JSON: every value of its data and stringData is a secret, whatever its name. */
+const KUBERNETES_SECRET = /(?:^|[\n\r{,])[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?Secret["']?[ \t]*(?:[,}\r\n]|$)/;
+
+/**
+ * The entries of a Secret's data block with their values redacted (DATABASE_URL: [REDACTED],
+ * "tls.key": "[REDACTED]",), and the lines of a block scalar's value (config.yaml: |) whole.
+ */
+function redactSecretData(body: string): string {
+  let blockIndent = -1;
+  return body.replace(/(\n([ \t]*))([^\r\n]*)/g, (line, lead: string, indent: string, content: string) => {
+    if (blockIndent >= 0 && indent.length > blockIndent) return content ? `${lead}${REDACTED}` : line;
+    blockIndent = -1;
+    const entry = /^(["']?[^\s"':]+["']?[ \t]*:[ \t]*)(\S.*)$/.exec(content);
+    if (!entry) return line;
+    if (/^[|>][-+1-9]{0,2}[ \t]*$/.test(entry[2])) {
+      blockIndent = indent.length;
+      return line;
+    }
+    const [, quote, , after] = /^(["']?)(.*?)\1([ \t]*,?[ \t]*)$/.exec(entry[2])!;
+    return `${lead}${entry[1]}${quote}${REDACTED}${quote}${after}`;
+  });
+}
+
+export interface Rule {
+  name: string;
+  pattern: RegExp;
+  /** Replacement; `$1` etc. keep a non-secret prefix such as the variable name. */
+  replace: string | ((match: string, ...groups: string[]) => string);
+  /** What the rule cannot match without (a regex, case aside): text with no rule's trigger is returned as it is. */
+  trigger: string;
+  /** What the whole text must hold for the rule to apply at all (kind: Secret for a Secret's data). */
+  when?: RegExp;
+  /** A match may span lines: redactLines applies the rule to its lines joined, before each line alone. */
+  spansLines?: boolean;
+}
+
+// Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
+// the regex stack small on a header of a million words (see the unquoted rule's member chain).
+export const PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g;
+
+// A line that is wholly a run of 40 or more base64 characters, both cases among them: a line of a
+// key's body. The run stops at the line's end, so a line costs one scan.
+const BASE64_RUN = '(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{40}[A-Za-z0-9+/]*={0,2}[ \\t]*';
+/**
+ * A diff's mark before a line of a key's body: a pasted `git diff` that removes a key has '-'
+ * before each of its lines (a context line's ' ' is indentation). '+' is a base64 character too,
+ * so a line that starts with it reads it as the mark, and one way only: with two, a block of lines
+ * that fails at its end would be retried once per way of reading each line.
+ */
+const DIFF_MARK = '(?:[-+]|(?!\\+))';
+/**
+ * A key's body without its BEGIN and END lines (a diff with one line of context that changes only
+ * the body, a key given one line per list item): two or more such lines in a row, as a key is
+ * wrapped, then its shorter last line. Bounded, as each repetition costs regex stack; the lines
+ * after the 200th start another block.
+ */
+export const BASE64_BLOCK = new RegExp(
+  `((?:^|[\\n\\r])${DIFF_MARK}[ \\t]*)${BASE64_RUN}(?:\\r?\\n${DIFF_MARK}[ \\t]*${BASE64_RUN}){1,200}(?:\\r?\\n${DIFF_MARK}[ \\t]*[A-Za-z0-9+/]{8}[A-Za-z0-9+/]*={0,2}[ \\t]*)?(?![^\\n\\r])`,
+  'g',
+);
+/** What a base64 line cannot be without: a line that starts with 40 base64 characters (after a diff's mark). */
+const BASE64_TRIGGER = '(?:^|[\\n\\r])[-+]?[ \\t]*[A-Za-z0-9+/]{40}';
+
+/**
+ * Tokens known by their issuer's prefix, each with the body the issuer gives it: [what the
+ * pre-scan looks for, the token]. Each body has a least length, so a prefix in prose is no token.
+ */
+const PREFIXED_TOKENS: [trigger: string, token: string][] = [
+  // PyPI (a macaroon: always pypi-AgE...).
+  ['pypi-AgE', 'pypi-AgE[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*'],
+  // GitLab's runner, deploy, trigger, feed, incoming-mail, SCIM, CI build, OAuth and agent tokens.
+  ['gl(?:rt|dt|ptt|ft|imt|soat|cbt|oas|agent)-', 'gl(?:rt|dt|ptt|ft|imt|soat|cbt|oas|agent)-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*'],
+  // Docker Hub personal and organisation access tokens.
+  ['dckr_', 'dckr_(?:pat|oat)_[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*'],
+  // Google: an OAuth client secret, an OAuth access token.
+  ['GOCSPX-', 'GOCSPX-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*'],
+  ['ya29\\.', 'ya29\\.[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*'],
+  // Atlassian API token, Postman API key, Grafana service-account and cloud tokens.
+  ['ATATT', 'ATATT[A-Za-z0-9_=-]{40}[A-Za-z0-9_=-]*'],
+  ['PMAK-', 'PMAK-[A-Za-z0-9]{20}[A-Za-z0-9-]*'],
+  ['gl(?:sa|c)_', 'gl(?:sa|c)_[A-Za-z0-9_+/]{20}[A-Za-z0-9_+/=]*'],
+  // New Relic user, admin, ingest and browser keys; Linear; Supabase; an age secret key.
+  ['NR(?:AK|AA|II|JS)-', 'NR(?:AK|AA|II|JS)-[A-Za-z0-9]{20}[A-Za-z0-9]*'],
+  ['lin_(?:api|oauth)_', 'lin_(?:api|oauth)_[A-Za-z0-9]{32}[A-Za-z0-9]*'],
+  ['sbp_', 'sbp_[A-Za-z0-9]{32}[A-Za-z0-9]*'],
+  ['AGE-SECRET-KEY-1', 'AGE-SECRET-KEY-1[A-Z0-9]{40}[A-Z0-9]*'],
+  // HashiCorp Vault's service, batch and recovery tokens (with a digit: hvs.someLongMethodName is code).
+  ['hv[sbr]\\.', 'hv[sbr]\\.(?=[A-Za-z0-9_-]{0,200}?[0-9])[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*'],
+  // Doppler's service, CLI, service-account, SCIM, audit and personal tokens (dp.st.prd.xxx).
+  ['dp\\.(?:st|ct|sa|scim|audit|pt)\\.', 'dp\\.(?:st|ct|sa|scim|audit|pt)\\.(?:[a-z0-9_-]{1,40}\\.)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*'],
+  // Terraform Cloud / Enterprise: id.atlasv1.secret.
+  ['\\.atlasv1\\.', '[A-Za-z0-9]{8}[A-Za-z0-9]*\\.atlasv1\\.[A-Za-z0-9_=-]{20}[A-Za-z0-9_=-]*'],
+  // Twilio API key (SK), Databricks (dapi), Mailgun (key-): 32 characters, a digit among them.
+  ['SK[A-Za-z0-9]{32}', 'SK(?=[A-Za-z0-9]{0,31}[0-9])(?=[A-Za-z0-9]{0,31}[a-z])[A-Za-z0-9]{32}'],
+  ['dapi[A-Za-z0-9]{30}', 'dapi(?=[A-Za-z0-9]{0,40}[0-9])[A-Za-z0-9]{30}[A-Za-z0-9]*(?:-[0-9])?'],
+  ['key-[A-Za-z0-9]{32}', 'key-(?=[A-Za-z0-9]{0,31}[0-9])[A-Za-z0-9]{32}'],
+];
+
+/** An unquoted value's characters: it ends at a space, a quote, a separator or a bracket. */
+const UNQUOTED = `[^\\s"',;()[\\]{}<>]`;
+
+export const RULES: Rule[] = [
+  { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: 'PRIVATE KEY' },
+  { name: 'base64 block', pattern: BASE64_BLOCK, replace: `$1${REDACTED}`, trigger: BASE64_TRIGGER },
+  {
+    // One line of a key's body alone. Upper case, lower case and a digit or '+' are all required,
+    // which a git sha, a long lowercase word or a path does not have, and 40 random characters of
+    // base64 nearly always have.
+    name: 'base64 line',
+    pattern: new RegExp(`((?:^|[\\n\\r])${DIFF_MARK}[ \\t]*)(?=[A-Za-z0-9+/]*[0-9+])${BASE64_RUN}(?![^\\n\\r])`, 'g'),
+    replace: `$1${REDACTED}`,
+    trigger: BASE64_TRIGGER,
+  },
+  {
+    // The scheme is the whole run of scheme characters before '://' (kept, like the user name,
+    // which may be empty: redis://:password@host). A password may hold a '/', but then it is
+    // bounded: each '://' of a long run would otherwise rescan the rest of it for an '@'. A
+    // password may hold an '@' too: it runs to the last '@' before the host's path
+    // (admin:p@ss@host/db). A port then a path (host:8080/@scope/pkg) is not a password.
+    name: 'url credentials',
+    pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):(?!\d*\/)(?:[^\s/?#]+|[^\s@]{1,128})@/gi,
+    replace: `$1:${REDACTED}@`,
+    trigger: '://',
+  },
+  {
+    // The same, URL-encoded (a URL in a query parameter: next=postgres%3A%2F%2Fadmin%3Apw%40db).
+    // The password ends at the host's encoded '/'; bounded, as each repetition costs regex stack.
+    // The scheme is only looked back at: a literal first is quicker to scan text for.
+    name: 'url-encoded url credentials',
+    pattern: /(%3A%2F%2F(?<=[a-z0-9]%3A%2F%2F)[A-Za-z0-9._~-]*%3A)(?:[^\s&%/]|%(?!2F)[0-9A-F]{2}){1,256}%40/gi,
+    replace: `$1${REDACTED}%40`,
+    trigger: '%3A%2F%2F',
+  },
+  {
+    // curl -u user:password (or --user), on curl's line or a line it continues onto (a '\' at
+    // the end of a line). The look back for 'curl' runs only at a '-u' and is bounded, so a long
+    // line of '-u' options stays linear.
+    name: 'curl user',
+    pattern: /(\s(?:-u|--user)(?<=\bcurl\b(?:[^\n]|\\\r?\n){0,300})(?:\s+|=)?["']?[^\s:"']*:)[^\s"']+/g,
+    replace: `$1${REDACTED}`,
+    trigger: 'curl',
+  },
+  { name: 'slack webhook', pattern: /\b(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/gi, replace: `$1${REDACTED}`, trigger: 'hooks\\.slack\\.com' },
+  {
+    // An access key id with its secret after it: AKIA...:secret, a row of AWS's credentials.csv
+    // (user,,AKIA...,secret), Twilio's SID:token. The secret goes here, the id by its own rule.
+    name: 'key id and secret',
+    pattern: /((?<![A-Za-z0-9])(?:(?:AKIA|ASIA)[A-Z0-9]{16}|(?:AC|SK)[0-9a-f]{32})(?:["']?[ \t]*[:,;|=\t][ \t]*["']?|[ \t]+))(?!\[REDACTED\])(?=[A-Za-z0-9/+]{0,63}[0-9/+])[A-Za-z0-9/+]{16}[A-Za-z0-9/+=]*(?![A-Za-z0-9/+=])/g,
+    replace: `$1${REDACTED}`,
+    trigger: 'AKIA|ASIA|AC[0-9a-f]{32}|SK[0-9a-f]{32}',
+  },
+  { name: 'aws access key', pattern: new RegExp(`${START}(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}${END}`, 'g'), replace: REDACTED, trigger: 'AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA' },
+  // A GitHub token is at most a few hundred characters: bounded, a megabyte of ghp_aaa... is no token.
+  { name: 'github token', pattern: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{30,255}${END}|github_pat_[A-Za-z0-9_]{30}[A-Za-z0-9_]*\\b)`, 'g'), replace: REDACTED, trigger: 'gh[pousr]_|github_pat_' },
+  { name: 'gitlab token', pattern: new RegExp(`${START}glpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*\\b`, 'g'), replace: REDACTED, trigger: 'glpat-' },
+  {
+    // Not a CSS class or a branch named with sk- (sk-fading-circle-container,
+    // sk-1234-add-login): a few short lowercase words joined by '-', where a key mixes cases or
+    // runs long. Bounded, so each candidate costs a fixed look.
+    name: 'openai/anthropic key',
+    pattern: new RegExp(`${START}sk-(?![a-z0-9]{1,30}(?:-[a-z0-9]{1,30}){1,8}(?![A-Za-z0-9_-]))(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*`, 'g'),
+    replace: REDACTED,
+    trigger: 'sk-',
+  },
+  { name: 'stripe key', pattern: new RegExp(`${START}(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*${END}`, 'g'), replace: REDACTED, trigger: '_live_|_test_' },
+  { name: 'stripe webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{16}[A-Za-z0-9+/=]*/g, replace: REDACTED, trigger: 'whsec_' },
+  { name: 'slack token', pattern: new RegExp(`${START}(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10}[A-Za-z0-9-]*\\b`, 'g'), replace: REDACTED, trigger: 'xox|xapp-' },
+  { name: 'google api key', pattern: new RegExp(`${START}AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])`, 'g'), replace: REDACTED, trigger: 'AIza' },
+  { name: 'npm token', pattern: new RegExp(`${START}npm_[A-Za-z0-9]{36}${END}`, 'g'), replace: REDACTED, trigger: 'npm_' },
+  { name: 'hugging face token', pattern: new RegExp(`${START}hf_[A-Za-z0-9]{30}[A-Za-z0-9]*${END}`, 'g'), replace: REDACTED, trigger: 'hf_' },
+  { name: 'sendgrid key', pattern: /\bSG\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*/g, replace: REDACTED, trigger: 'SG\\.' },
+  { name: 'digitalocean token', pattern: new RegExp(`${START}do[por]_v1_[a-f0-9]{64}${END}`, 'g'), replace: REDACTED, trigger: '_v1_' },
+  { name: 'shopify token', pattern: new RegExp(`${START}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}${END}`, 'g'), replace: REDACTED, trigger: 'shp' },
+  {
+    name: 'token with a known prefix',
+    pattern: new RegExp(`${START}(?:${PREFIXED_TOKENS.map(([, token]) => token).join('|')})${END}`, 'g'),
+    replace: REDACTED,
+    trigger: PREFIXED_TOKENS.map(([trigger]) => trigger).join('|'),
+  },
+  {
+    // A Discord bot token: the bot's id in base64, a timestamp, an HMAC. The run starts once per
+    // run of token characters, and each part is bounded, so each start costs a fixed look.
+    name: 'discord bot token',
+    pattern: /(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}[A-Za-z0-9_-]*/g,
+    replace: REDACTED,
+    trigger: '[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.',
+  },
+  {
+    // A password given on a command line: mysql -pSECRET (attached: a word after '-p ' is the
+    // database), sshpass -p SECRET, docker login -p SECRET, mongosh -p, twine -p, redis-cli -a,
+    // sqlcmd -P. The look back for the program runs only at the option and is bounded.
+    name: 'command-line password',
+    pattern:
+      /((?:^|\s)(?:-p(?:(?<=\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}-p)|(?<=\b(?:sshpass|docker login|podman login|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|twine)\b[^\n]{0,200}-p)\s*)|-a(?<=\bredis-cli\b[^\n]{0,200}-a)\s*|-P(?<=\b(?:sqlcmd|bcp|osql)\b[^\n]{0,200}-P)\s*))[^\s"'-][^\s"']{2}[^\s"']*/g,
+    replace: `$1${REDACTED}`,
+    trigger: 'mysql|mysqldump|mariadb|sshpass|docker login|podman login|mongo|twine|redis-cli|sqlcmd|bcp|osql',
+  },
+  // The words after htpasswd, bounded: a line of a million words is not rescanned per word.
+  { name: 'htpasswd password', pattern: /\bhtpasswd((?:[ \t]+[^\s;|&]+){1,12})/g, replace: redactHtpasswd, trigger: 'htpasswd' },
+  {
+    // Oracle's user/password@database: a JDBC thin URL, sqlplus and its kin on a command line.
+    name: 'oracle credentials',
+    pattern: /(\b(?:jdbc:oracle:[a-z0-9]+:@?|(?:sqlplus|sqlldr|expdp|impdp|rman)(?:[ \t]+-[A-Za-z]+)*[ \t]+(?:userid=)?)["']?[A-Za-z0-9_$#.]+\/)(?!\[REDACTED\])[^\s@/"']+/gi,
+    replace: `$1${REDACTED}`,
+    trigger: 'jdbc:oracle|sqlplus|sqlldr|expdp|impdp|rman',
+  },
+  {
+    // A .netrc entry, on one line or several: machine host login user password secret.
+    name: 'netrc password',
+    pattern: /(\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+){1,3}\s+password\s+)(?!\[REDACTED\])\S+/g,
+    replace: `$1${REDACTED}`,
+    trigger: 'machine|default',
+    spansLines: true,
+  },
+  {
+    // A .pgpass line, host:port:database:user:password, as the whole line ('\:' is a ':' in a field).
+    // Not a time (10:30:00:12:34): the host is no number.
+    name: 'pgpass line',
+    pattern: /((?:^|[\n\r])[ \t]*(?!\d+:)[^\s:#][^\s:]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)(?!\[REDACTED\])(?:[^\s:\\]|\\.)+(?=[ \t]*(?:[\r\n]|$))/g,
+    replace: `$1${REDACTED}`,
+    trigger: ':(?:\\d{1,5}|\\*):',
+  },
+  // An Azure shared access signature's sig= in a URL's query.
+  { name: 'sas signature', pattern: /([?&;]sig=)(?!\[REDACTED\])[A-Za-z0-9%+/=_-]{16}[A-Za-z0-9%+/=_-]*/g, replace: `$1${REDACTED}`, trigger: 'sig=' },
+  {
+    // header.payload.signature, the header starting at 'eyJ' anywhere a word starts in its run.
+    // The lookahead checks the payload and signature once per run; each candidate 'eyJ' then costs
+    // a fixed 8-character look, so a run of 'eyJ-eyJ-...' is not rescanned per candidate.
+    name: 'jwt',
+    pattern: new RegExp(
+      `(?<!${JWT_CHAR})(?=${JWT_CHAR}*\\.eyJ${JWT_CHAR}{8}${JWT_CHAR}*\\.${JWT_CHAR}{8}${JWT_CHAR}*\\b)((?:${JWT_CHAR}*?-)??)eyJ(?=${JWT_CHAR}{8})${JWT_CHAR}*\\.eyJ${JWT_CHAR}{8}${JWT_CHAR}*\\.${JWT_CHAR}{8}${JWT_CHAR}*\\b`,
+      'g',
+    ),
+    replace: `$1${REDACTED}`,
+    trigger: 'eyJ',
+  },
+  {
+    // Basic credentials too short for the bearer rule (Basic dXNlcjpwYXNz is user:pass); a word
+    // after 'basic' in prose decodes to no user:password.
+    name: 'basic credentials',
+    pattern: /(\bBasic[ \t]+)([A-Za-z0-9+/]{4}[A-Za-z0-9+/]*={0,2})(?![A-Za-z0-9+/=._~-])/gi,
+    replace: (match, head: string, value: string) => (isBasicCredentials(value) ? `${head}${REDACTED}` : match),
+    trigger: 'basic',
+  },
+  {
+    // Not one lowercase word (Basic internationalization, Token authentication): a token mixes
+    // cases or holds a digit.
+    name: 'bearer token',
+    pattern: /\b(Bearer|Basic|Token)\s+(?![a-z]+(?![A-Za-z0-9._~+/=-]))[A-Za-z0-9._~+/=-]{16}[A-Za-z0-9._~+/=-]*/g,
+    replace: `$1 ${REDACTED}`,
+    trigger: 'Bearer|Basic|Token',
+  },
+  {
+    // A secret given as the value of a long option: --password value, --token 'value' (with '='
+    // the assignment rules see it). Not an option that only says how to get one (--password-stdin,
+    // --no-password, --ask-vault-password), nor prose about the option (the --token flag).
+    name: 'secret option',
+    pattern: /((?<!\S)--(?!no-|ask-|with-|prompt-)(?:[A-Za-z0-9-]*-)?(?:password|passwd|passphrase|secret|token|api-?key|access-key|secret-key)[ \t]+)(?!-|\[REDACTED\]|(?:flag|option|argument|arg|parameter|param|switch|value|is|was|and|or|to|for|with|in|on|of|the|from|instead|now|also)\b)(?:"[^"\n]+"|'[^'\n]+'|[^\s"'`;|&<>()]{3}[^\s"'`;|&<>()]*)/gi,
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // A secret set by name on a command line: aws configure set aws_secret_access_key value,
+    // npm config set //registry.npmjs.org/:_authToken value.
+    name: 'config set secret',
+    pattern: new RegExp(`(\\bconfig(?:ure)?[ \\t]+set[ \\t]+(?:\\S*?[/:])?${SECRET_NAME}[ \\t]+)(["']?)(?!\\[REDACTED\\])[^\\s"']+`, 'gi'),
+    replace: `$1$2${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // A Dockerfile's ENV NAME value, the form without '=': the value is the rest of the line.
+    name: 'dockerfile env',
+    pattern: new RegExp(`((?:^|[\\n\\r])[ \\t]*ENV[ \\t]+${SECRET_NAME}[ \\t]+)(?!\\[REDACTED\\])[^\\s=][^\\r\\n]*`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // An XML element or attribute pair named for a secret: <password>value</password> (Maven,
+    // .NET, Tomcat), <add key="ApiKey" value="value" />, <input name="password" value="value">.
+    name: 'xml secret',
+    pattern: new RegExp(`(<${SECRET_NAME}(?:[ \\t][^<>\\n]{0,200})?>[ \\t]*)(?!\\[REDACTED\\])[^<\\s][^<\\n]{3}[^<\\n]*(?=<\\/)`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // A secret named by one field and given by the next: .NET's <add key="ApiKey" value="..." />,
+    // a form's <input name="password" value="...">, Kubernetes' env list (- name: DB_PASSWORD,
+    // then value: ... on the next line), ECS's {"name": "DB_PASSWORD", "value": "..."}. Not a
+    // value that is code (value = var.db_password).
+    name: 'name and value',
+    pattern: new RegExp(
+      `(\\b(?:key|name)(["']?)[ \\t]*[:=][ \\t]*(["']?)${SECRET_NAME}\\3[ \\t]*,?[ \\t]*(?:\\r?\\n[ \\t]*)?(["']?)value\\4[ \\t]*[:=][ \\t]*)(?!\\[REDACTED\\]|${CODE_REFERENCE})(?:(["'])${quotedChar(5)}+\\5|[^\\s"'{}[\\],;<>|][^\\s"'{}[\\],;<>]*)`,
+      'gi',
+    ),
+    replace: (_match, head: string, _q1: string, _q2: string, _q3: string, quote: string | undefined) => `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`,
+    trigger: KEYWORD,
+    spansLines: true,
+  },
+  {
+    // A secret given by name as a call's first argument: setItem('token', 'value'),
+    // os.getenv("API_KEY", "value"), secrets.put("db_password", "value"). Not a second name
+    // (a list of names: ('token', 'password'), letters only, where a secret has digits too).
+    name: 'secret argument',
+    pattern: new RegExp(`(\\([ \\t]*(["'])${SECRET_NAME}\\2[ \\t]*,[ \\t]*)(["'])(?!\\[REDACTED\\]|(?=[A-Za-z_.-]*?${KEYWORD})[A-Za-z_.-]+\\3)[^"'\\n]{4}[^"'\\n]*\\3`, 'gi'),
+    replace: `$1$3${REDACTED}$3`,
+    trigger: KEYWORD,
+  },
+  {
+    // A user and a password given together in code: requests' auth=("user", "password"),
+    // HTTPBasicAuth("user", "password"), setBasicAuth('user', 'password').
+    name: 'basic auth pair',
+    pattern: new RegExp(`(\\b(?:auth[ \\t]*=[ \\t]*[([]|\\w*(?:basic|digest|proxy)_?auth\\w*[ \\t]*\\()[ \\t]*(["'])${quotedChar(2)}*\\2[ \\t]*,[ \\t]*)(["'])(?!\\[REDACTED\\])${quotedChar(3)}+\\3`, 'gi'),
+    replace: `$1$3${REDACTED}$3`,
+    trigger: 'auth',
+  },
+  {
+    // PowerShell's password in clear: ConvertTo-SecureString "value" -AsPlainText -Force.
+    name: 'secure string',
+    pattern: /(\bConvertTo-SecureString(?:[ \t]+-(?:String|AsPlainText|Force)\b)*[ \t]+)(["'])(?!\[REDACTED\])(?:(?!\2)[^\r\n])+\2/gi,
+    replace: `$1$2${REDACTED}$2`,
+    trigger: 'ConvertTo-SecureString',
+  },
+  {
+    // A default after a secret's lookup: process.env.API_KEY || "value", os.getenv("TOKEN") or
+    // 'value', config.password ?? "value".
+    name: 'secret fallback',
+    pattern: new RegExp(`(${SECRET_NAME}["'\\])\\]]{0,3}[ \\t]*(?:\\|\\||\\?\\?|\\bor\\b)[ \\t]*)(["'])(?!\\[REDACTED\\])${quotedChar(2)}{4}${quotedChar(2)}*\\2`, 'gi'),
+    replace: `$1$2${REDACTED}$2`,
+    trigger: KEYWORD,
+  },
+  {
+    // A shell default for a secret: ${DB_PASSWORD:-value}. The value stops at a '{' or '$' too,
+    // so a line of unclosed defaults is not rescanned from each.
+    name: 'shell default',
+    pattern: new RegExp(`(\\$\\{${SECRET_NAME}:?[-=])(?!\\[REDACTED\\])[^{}$\\s][^{}$\\r\\n]*(?=\\})`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // An Authorization header's credentials after a scheme the bearer rule does not know
+    // (Authorization: token ..., as GitHub takes it; Digest, ApiKey), or with no scheme at all
+    // when they hold a digit (prose after 'Authorization:' does not).
+    name: 'authorization header',
+    pattern: /(\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|otp)[ \t]+)?)(?!\[REDACTED\])(?=[^\s"',;]{0,200}[0-9])[^\s"',;]{8}[^\s"',;]*/gi,
+    replace: `$1${REDACTED}`,
+    trigger: 'authorization',
+  },
+  {
+    // A Cookie or Set-Cookie header: a session is a credential. Each cookie's value goes; its
+    // name and the attributes (Path, SameSite, HttpOnly...) stay, as what a change was about.
+    name: 'cookie header',
+    pattern: /((?:^|[\s"'{,(])(?:set-)?cookie["']?[ \t]*:[ \t]*["']?)(?=[^\r\n=;"']{1,200}=[^\s;"'])([^\r\n"']+)/gi,
+    replace: (_match, head: string, pairs: string) => head + pairs.replace(COOKIE_PAIR, (pair, name: string) => (COOKIE_ATTRIBUTE.test(name) ? pair : `${name}=${REDACTED}`)),
+    trigger: 'cookie',
+  },
+  {
+    // A bare auth holding basic credentials in base64: docker's config.json ("auth": "..."),
+    // .npmrc's _auth=... (not oauth, nor a word: auth: required).
+    name: 'auth credentials',
+    pattern: /((?<![A-Za-z0-9-])_?auth(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?)([A-Za-z0-9+/]{8}[A-Za-z0-9+/]*={0,2})(?![A-Za-z0-9+/=._~-])/gi,
+    replace: (match, head: string, value: string) => (isBasicCredentials(value) ? `${head}${REDACTED}` : match),
+    trigger: 'auth',
+  },
+  {
+    // The data and stringData of a Kubernetes Secret (kind: Secret): values under any name
+    // (DATABASE_URL, tls.key, .dockerconfigjson), the lines below the block's header that are
+    // more indented than it. Bounded, as each line costs regex stack.
+    name: 'kubernetes secret data',
+    pattern: /((?:^|[\n\r])([ \t]*)["']?(?:data|stringData)["']?[ \t]*:[ \t]*\{?[ \t]*)((?:\r?\n\2[ \t][^\r\n]*|\r?\n[ \t]*(?=\r?\n\2[ \t])){1,200})/g,
+    replace: (_match, head: string, _indent: string, body: string) => head + redactSecretData(body),
+    trigger: 'data',
+    when: KUBERNETES_SECRET,
+    spansLines: true,
+  },
+  {
+    // A YAML block scalar under a secret's name (password: |, then the value's lines, more
+    // indented than the name): the lines become one [REDACTED]. Bounded, as each line costs
+    // regex stack.
+    name: 'yaml block secret',
+    pattern: new RegExp(
+      `((?:^|[\\n\\r])([ \\t]*)(?:-[ \\t]+)?["']?${SECRET_NAME}["']?[ \\t]*:[ \\t]*[|>][-+1-9]{0,2}[ \\t]*(?:#[^\\r\\n]*)?)((?:\\r?\\n\\2[ \\t][^\\r\\n]*|\\r?\\n[ \\t]*(?=\\r?\\n\\2[ \\t])){1,200})`,
+      'gi',
+    ),
+    replace: (_match, head: string, _indent: string, body: string) => head + body.replace(/^(\r?\n[ \t]*)[\s\S]*$/, `$1${REDACTED}`),
+    trigger: KEYWORD,
+    spansLines: true,
+  },
+  {
+    // A Terraform variable named for a secret with a default: variable "db_password" { default = "value" }.
+    // Only a simple block: the default before any nested block, within 1000 characters.
+    name: 'terraform secret default',
+    pattern: new RegExp(`(\\bvariable[ \\t]+"${SECRET_NAME}"[ \\t]*\\{[^{}]{0,1000}?\\bdefault[ \\t]*=[ \\t]*")(?!\\[REDACTED\\])(?:[^"\\x5c\\n]|\\x5c[^\\n])+(?=")`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: 'variable',
+    spansLines: true,
+  },
+  {
+    // Go's declaration with a type between the name and the value: var apiKey string = "value".
+    name: 'typed declaration',
+    pattern: new RegExp(`(\\b(?:var|const)[ \\t]+${SECRET_NAME}[ \\t]+${GO_TYPE}[ \\t]*=[ \\t]*)(["'\`])(?!\\[REDACTED\\])[^"'\`\\n]{4}[^"'\`\\n]*\\2`, 'gi'),
+    replace: `$1$2${REDACTED}$2`,
+    trigger: KEYWORD,
+  },
+  {
+    // .env style and config assignments whose name says secret, quoted: KEY="value", "api_key": 'value',
+    // apiKey := "value", 'password' => 'value', apiKey: string = "value", env["API_KEY"] = "value",
+    // ENV['TOKEN'] ||= "value"; and with the quotes escaped, as JSON inside a log line shows them:
+    // {\"db_password\": \"value\"}. The value may hold escaped quotes (see quotedChar), and may
+    // be on the next line (a formatter wraps a long one: const DB_PASSWORD =\n  "value").
+    // Not a setting about a secret (token_type: "Bearer").
+    name: 'quoted secret assignment',
+    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])(${quotedChar(2)}{4}${quotedChar(2)}*)\\2`, 'gi'),
+    replace: (match, head: string, quote: string, value: string) => (isSettingOfSecret(nameOf(head), value) ? match : `${head}${quote}${REDACTED}${quote}`),
+    trigger: KEYWORD,
+    spansLines: true,
+  },
+  {
+    // Unquoted: KEY=value. A call or member access (token = getToken(), auth: this.auth) is code
+    // (see CODE_REFERENCE). A name, a type and ' =' (apiKey: string = value) is a typed
+    // assignment: the type is no value. Nor is a keyword (token = await getToken(), secret:
+    // string | null = null), nor a setting about a secret (max_tokens: 4096, TOKEN_TTL=3600s).
+    // After ':' the value is on the name's line: on the next, the name is a YAML mapping's
+    // (credentials:\n  username: bob). A value with spaces keeps its words that look random
+    // (see SECRET_WORDS); words with '=' or ':' are not looked at, as they may be assignments.
+    name: 'secret assignment',
+    pattern: new RegExp(
+      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE})(${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
+      'gi',
+    ),
+    replace: (match, head: string, value: string, more: string) => {
+      if (isSettingOfSecret(nameOf(head), value)) return match;
+      const secretWords = SECRET_WORDS.exec(more)![0];
+      return `${head}${REDACTED}${more.slice(secretWords.length)}`;
+    },
+    trigger: KEYWORD,
+  },
+];
