@@ -1,0 +1,170 @@
+// The stdio server (`code-memory mcp`) fed bad lines: invalid UTF-8, NUL bytes, batches, bare
+// values, odd ids, deep nesting, a 1 MB id. Each gets a JSON-RPC answer whose error message is one
+// line (a client's response and a blank line are ignored), stdout carries only JSON-RPC lines, the
+// server keeps answering, and a client that closes stdin mid-line sees it exit cleanly.
+
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as path from 'node:path';
+import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
+
+const TSX = require.resolve('tsx/cjs');
+const CLI = path.join(REPO_ROOT, 'src', 'cli', 'main.ts');
+
+interface Child {
+  child: ChildProcessWithoutNullStreams;
+  lines: string[];
+  stderr: () => string;
+  write: (data: string | Buffer) => void;
+  waitForId: (id: unknown, ms: number) => Promise<Record<string, unknown> | undefined>;
+}
+
+/** `code-memory mcp` as a child process, its stdout kept line by line, so that any bytes can be sent. */
+function start(store: string): Child {
+  const child = spawn(process.execPath, ['--require', TSX, CLI, 'mcp', '--store', store, '--project', 'stdio-bad-lines', '--embedder', 'hashed'], { cwd: REPO_ROOT, env: { ...process.env, LANCEDB_LOG: 'error', RUST_BACKTRACE: '0' } });
+  const lines: string[] = [];
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+      lines.push(out.slice(0, nl));
+      out = out.slice(nl + 1);
+    }
+  });
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdin.on('error', () => undefined);
+  const parsed = (): Array<Record<string, unknown>> =>
+    lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  return {
+    child,
+    lines,
+    stderr: () => err,
+    write: (data) => void child.stdin.write(data),
+    async waitForId(id, ms) {
+      for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 40))) {
+        const hit = parsed().find((m) => JSON.stringify(m.id) === JSON.stringify(id));
+        if (hit) return hit;
+        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** Sends initialize (id 1) and waits for its answer. */
+async function initialize(c: Child): Promise<void> {
+  c.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+  assert.ok(await c.waitForId(1, 60_000), c.stderr());
+}
+
+async function stop(c: Child): Promise<void> {
+  if (c.child.exitCode !== null || c.child.signalCode !== null) return;
+  const exited = new Promise((r) => c.child.once('exit', r));
+  c.child.stdin.end();
+  const timer = setTimeout(() => c.child.kill('SIGKILL'), 8000);
+  await exited;
+  clearTimeout(timer);
+}
+
+describe('the stdio server fed bad lines', function () {
+  this.timeout(120_000);
+  let store: string;
+  let c: Child;
+  let next = 100;
+  const ping = async (): Promise<boolean> => {
+    const id = next++;
+    c.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`);
+    return (await c.waitForId(id, 20_000)) !== undefined;
+  };
+
+  before(async () => {
+    store = tempDir('stdio-bad-lines');
+    c = start(store);
+    await initialize(c);
+    c.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  });
+  after(async () => {
+    await stop(c);
+    removeDir(store);
+  });
+
+  it('answers every bad line in JSON-RPC, with one-line error messages (a request with an id of its own gets its answer), and keeps answering', async () => {
+    const wrong: string[] = [];
+    const cases: Array<[string, string | Buffer, boolean]> = [
+      ['invalid UTF-8', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":2,"method":"ping","x":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}\n')]), true],
+      ['NUL bytes', Buffer.from('\u0000\u0000\u0000\n'), true],
+      ['a JSON-RPC batch (array)', `${JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'ping' }])}\n`, true],
+      ['an empty array', '[]\n', true],
+      ['a bare number', '42\n', true],
+      ['a JSON string', '"hello"\n', true],
+      ['CRLF line end', `${JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' })}\r\n`, true],
+      ['id that is an object', `${JSON.stringify({ jsonrpc: '2.0', id: { a: 1 }, method: 'ping' })}\n`, true],
+      ['unknown method', `${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'no/such' })}\n`, true],
+      ['jsonrpc 1.0', `${JSON.stringify({ jsonrpc: '1.0', id: 6, method: 'ping' })}\n`, true],
+      ['a response object from the client', `${JSON.stringify({ jsonrpc: '2.0', id: 7, result: {} })}\n`, false],
+      ['nested 2,000,000 deep', `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"retrieve_memory","arguments":{"prompt":"x","session_id":${'['.repeat(2_000_000)}${']'.repeat(2_000_000)}}}}\n`, true],
+      ['nested 2,000,000 deep, no JSON-RPC', `${'['.repeat(2_000_000)}${']'.repeat(2_000_000)}\n`, true],
+      ['a 1 MB id', `${JSON.stringify({ jsonrpc: '2.0', id: 'i'.repeat(1_000_000), method: 'ping' })}\n`, true],
+      ['whitespace only', '   \n', false],
+    ];
+    for (const [label, line, answered] of cases) {
+      const before = c.lines.length;
+      c.write(line);
+      // A request with an id of its own: wait for its answer (a deep one takes seconds).
+      // (A batch and a jsonrpc 1.0 message are no valid request: an error with id null is their answer.)
+      const ownId = label === 'a JSON-RPC batch (array)' || label === 'jsonrpc 1.0' ? undefined : /"id":(\d+),"method"/.exec(typeof line === 'string' ? line.slice(0, 200) : '')?.[1];
+      if (ownId && !(await c.waitForId(Number(ownId), 30_000))) wrong.push(`${label}: no answer to id ${ownId} in 30 s`);
+      const alive = await ping();
+      if (!alive) {
+        wrong.push(`${label}: the server stopped answering (exit ${String(c.child.exitCode)}; stderr ${c.stderr().slice(-300)})`);
+        break;
+      }
+      const got = c.lines.slice(before, -1);
+      if (answered && got.length === 0) wrong.push(`${label}: no answer at all`);
+      for (const l of got) {
+        try {
+          const m = JSON.parse(l) as { jsonrpc?: string; error?: { code: number; message: string }; result?: unknown };
+          if (m.jsonrpc !== '2.0') wrong.push(`${label}: a stdout line that is no JSON-RPC: ${l.slice(0, 160)}`);
+          if (m.error && /\n/.test(m.error.message)) wrong.push(`${label}: a multi-line error message: ${m.error.message.slice(0, 160)}`);
+        } catch {
+          wrong.push(`${label}: a stdout line that is not JSON: ${l.slice(0, 160)}`);
+        }
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('writes only JSON-RPC lines to stdout', () => {
+    const bad = c.lines.filter((l) => {
+      try {
+        return (JSON.parse(l) as { jsonrpc?: string }).jsonrpc !== '2.0';
+      } catch {
+        return true;
+      }
+    });
+    assert.deepEqual(bad.map((l) => l.slice(0, 160)), []);
+  });
+
+  it('exits cleanly (code 0) within seconds when its client closes stdin mid-line', async () => {
+    const s = tempDir('stdio-eof');
+    const d = start(s);
+    try {
+      await initialize(d);
+      d.write('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","argu');
+      d.child.stdin.end();
+      const code = await Promise.race([new Promise<number | null>((r) => d.child.once('exit', (c2) => r(c2))), new Promise<string>((r) => setTimeout(() => r('still running'), 15_000))]);
+      assert.equal(code, 0, d.stderr().slice(-300));
+    } finally {
+      if (d.child.exitCode === null) d.child.kill('SIGKILL');
+      removeDir(s);
+    }
+  });
+});
