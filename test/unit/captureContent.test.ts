@@ -27,6 +27,18 @@ describe('capture content: what an edit changed', () => {
     assert.deepEqual(hunks[1].added, ['', '// keep the newest entries']);
   });
 
+  it("redacts a value edited alone on its line by the name on the unchanged line above (a formatter's wrap), in both sides", () => {
+    const file = (value: string): string => ['import { env } from "./env";', '', 'export const DATABASE_PASSWORD =', `  "${value}";`, 'export const region = "eu-west-1";', ''].join('\n');
+    const [hunk, ...rest] = editHunks(file('Zq9WrappedOldSecret-0123456789'), file('Zq9WrappedNewSecret-9876543210'));
+    assert.deepEqual(rest, []);
+    assert.deepEqual([hunk.removed, hunk.added], [['  "[REDACTED]";'], ['  "[REDACTED]";']]);
+    const c = describeEdit('src/db.ts', file('Zq9WrappedOldSecret-0123456789'), file('Zq9WrappedNewSecret-9876543210'));
+    assert.ok(!/Zq9Wrapped/.test(`${c.narrative}\n${c.searchText}\n${c.strings.join('\n')}`), `${c.narrative}\n${c.searchText}`);
+    // Far from the change, an unchanged line says nothing about it.
+    const far = ['export const DATABASE_PASSWORD =', ...Array.from({ length: 20 }, (_, i) => `const filler${i} = ${i};`)];
+    assert.deepEqual(editHunks(far.join('\n'), [...far, '  "just a string";'].join('\n'))[0].added, ['  "just a string";']);
+  });
+
   it('names changed identifiers, comment lines and string literals; an unchanged file says nothing', () => {
     const c = describeEdit('src/cache.ts', 'const a = 1;\n', 'const a = 1;\n// evict the least recently used entries first\nexport const evictionPolicy = "least-recently-used";\n');
     assert.deepEqual(c.identifiersAdded, ['evictionPolicy']);

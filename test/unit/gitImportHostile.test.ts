@@ -147,4 +147,22 @@ describe('git import of a hostile repository', () => {
     assert.deepEqual(leaked.map((o) => o.title), []);
     assert.deepEqual(filesContaining(storeDir, secret), []);
   });
+
+  it("redacts a secret whose line changed alone, its name on the unchanged line above (a formatter's wrap)", async () => {
+    const before = 'Zq9WrappedOldSecret-0123456789';
+    const after = 'Zq9WrappedNewSecret-9876543210';
+    const file = (value: string): string => `export const settings = {};\nexport const DATABASE_PASSWORD =\n  "${value}";\nexport const region = "eu-west-1";\n`;
+    commitAll(repo, { subject: 'Add the database settings', files: { 'src/db.ts': file(before) }, time: T0 + 60 });
+    commitAll(repo, { subject: 'Rotate the database password', files: { 'src/db.ts': file(after) }, time: T0 + 120 });
+    // The diff's side as git shows it: the name is a context line, the value the only change.
+    const diff = git(repo, ['show', '--format=', 'HEAD']);
+    assert.ok(diff.includes(' export const DATABASE_PASSWORD =\n-  "Zq9WrappedOld'), 'control: the value changed alone');
+    const [changed] = parseUnifiedDiff(diff);
+    assert.deepEqual([changed.added, changed.removed], [['  "[REDACTED]";'], ['  "[REDACTED]";']]);
+    await importGitHistory(engine, repo, { scope });
+    await engine.flush();
+    assert.ok((await engine.listObservations(scope, { limit: 100 })).some((o) => o.title === 'Rotate the database password'), 'control: the commit was imported');
+    assert.deepEqual(filesContaining(storeDir, before), []);
+    assert.deepEqual(filesContaining(storeDir, after), []);
+  });
 });

@@ -3,7 +3,7 @@
 
 import * as assert from 'node:assert/strict';
 import { cleanList } from '../../src/core/capture/prepare';
-import { REDACTED, isSecretPath, redact, redactJson, redactKey, redactLines, registerSecret, secretKinds } from '../../src/core/capture/redact';
+import { REDACTED, isSecretPath, redact, redactEachLine, redactJson, redactKey, redactLines, registerSecret, secretKinds } from '../../src/core/capture/redact';
 
 const MB = 1024 * 1024;
 
@@ -418,6 +418,12 @@ describe('capture: secret shapes a second audit found the rules missing', () => 
       assert.equal(redact(text), expected);
     });
   }
+
+  it('gives one line out for each line in, null where a private key spanning lines took it', () => {
+    const lines = ['const a = 1;', '-----BEGIN RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEAzq9KeyBodyLineOne', '-----END RSA PRIVATE KEY-----', 'password = "Zq9Secret123"'];
+    assert.deepEqual(redactEachLine(lines), ['const a = 1;', REDACTED, null, null, `password = "${REDACTED}"`]);
+    assert.deepEqual(redactLines(lines), ['const a = 1;', REDACTED, `password = "${REDACTED}"`]);
+  });
 
   it('carries an assignment over to its value on the next line in a diff side', () => {
     assert.deepEqual(redactLines(['export const DATABASE_PASSWORD =', '  "Zq9PrettierWrappedSecret-0123456789";', 'const region = "eu-west-1";']), [

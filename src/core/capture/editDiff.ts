@@ -6,7 +6,7 @@
 
 import type { FileDiff } from '../retrieve/diffText';
 import { COMMENT_LINE, DOC_FILE, MAX_DIFF_TEXT_CHARS, MAX_LINE_CHARS, STRING_LITERAL, diffSearchText, identifiersIn, isSkippedFile } from '../retrieve/diffText';
-import { isSecretPath, redact, redactLines } from './redact';
+import { isSecretPath, redact, redactEachLine } from './redact';
 
 export interface EditHunk {
   /** 1-based first line of the hunk in the new text. */
@@ -109,25 +109,62 @@ export function lineOps(a: string[], b: string[]): Op[] {
 export function editHunks(before: string, after: string): EditHunk[] {
   const newLines = splitLines(after);
   const ops = lineOps(splitLines(before), newLines);
+  const text = redactedChanges(ops);
   const hunks: EditHunk[] = [];
   let cur: EditHunk | null = null;
   let gap = 0;
-  for (const op of ops) {
+  ops.forEach((op, i) => {
     if (op.kind === 'same') {
       gap++;
-      continue;
+      return;
     }
     if (!cur || gap > JOIN_GAP) {
       cur = { line: op.newLine, header: headerAbove(newLines, op.newLine - 1), removed: [], added: [] };
       hunks.push(cur);
     }
     gap = 0;
-    (op.kind === 'add' ? cur.added : cur.removed).push(op.text);
+    const line = text.get(i);
+    if (line !== undefined) (op.kind === 'add' ? cur.added : cur.removed).push(line);
+  });
+  return hunks.map((h) => ({ ...h, header: h.header && redact(h.header).slice(0, MAX_LINE_CHARS) }));
+}
+
+/** Unchanged lines on either side of a change that redaction reads with it. */
+const REDACTION_CONTEXT = 3;
+
+/**
+ * The changed lines, by their place in `ops`, each redacted with the unchanged lines around it on
+ * its side (the file after the edit for an added line, before it for a removed one): a value
+ * changed alone on its line has its name on the unchanged line above (a formatter's wrap). Runs of
+ * lines far apart are redacted apart. Redacted whole, where an assignment still shows what its
+ * value is (a secret cut at the line's limit would no longer look like one), then cut.
+ */
+function redactedChanges(ops: Op[]): Map<number, string> {
+  const near = new Set<number>();
+  ops.forEach((op, i) => {
+    if (op.kind !== 'same') for (let k = Math.max(0, i - REDACTION_CONTEXT); k <= Math.min(ops.length - 1, i + REDACTION_CONTEXT); k++) near.add(k);
+  });
+  const out = new Map<number, string>();
+  for (const left of ['del', 'add'] as const) {
+    const picked: number[] = [];
+    const lines: string[] = [];
+    for (const i of [...near].sort((a, b) => a - b)) {
+      // A blank line where the runs part (a line of the other side is no gap).
+      if (i > 0 && !near.has(i - 1) && lines.length) {
+        picked.push(-1);
+        lines.push('');
+      }
+      if (ops[i].kind === left) continue;
+      picked.push(i);
+      lines.push(ops[i].text);
+    }
+    redactEachLine(lines).forEach((line, k) => {
+      const i = picked[k];
+      // A line a private key's [REDACTED] took is left out (no entry).
+      if (i >= 0 && ops[i].kind !== 'same' && line !== null) out.set(i, line.slice(0, MAX_LINE_CHARS));
+    });
   }
-  // Redacted whole, where an assignment still shows what its value is (a secret cut at the
-  // line's limit would no longer look like one), then cut.
-  const cut = (line: string): string => line.slice(0, MAX_LINE_CHARS);
-  return hunks.map((h) => ({ ...h, header: h.header && cut(redact(h.header)), removed: redactLines(h.removed).map(cut), added: redactLines(h.added).map(cut) }));
+  return out;
 }
 
 function headerAbove(lines: string[], index: number): string | null {

@@ -68,30 +68,52 @@ const CURL_USER = RULES.find((r) => r.name === 'curl user')!;
 const BASE64_LINE_START = /^[-+]?[ \t]*[A-Za-z0-9+/]{40}/;
 
 /**
- * The lines of one text (a side of a diff), each redacted as a line: across a line break an
- * assignment would take the next line's first word as its value. A private key spans lines, so
- * each key block, and each block of a key's body lines without its BEGIN line, first becomes one
- * line. The rules whose matches span lines (a quoted value a formatter wrapped onto the line
- * after its name, a YAML block scalar, a Secret's data, an env list's name then value) first run
- * on the lines joined: each line alone would have lost the name that makes its value a secret.
- * A curl command spans the lines it continues onto ('\' at the end of a line), so a -u there is
+ * What a line that a secret spanning lines took becomes while the lines are joined (the key's
+ * lines after the one that now reads [REDACTED]): no line of text is only a NUL.
+ */
+const SWALLOWED = '\u0000';
+
+/** A match over joined lines replaced by [REDACTED] on its first line, its other lines marked taken. */
+function swallow(match: string, kept = ''): string {
+  const taken = match.slice(kept.length).split('\n').length - 1;
+  return `${kept}${REDACTED}${`\n${SWALLOWED}`.repeat(taken)}`;
+}
+
+/**
+ * The lines of one text (a side of a diff), each redacted as a line, one out for each in: null for
+ * a line that a secret spanning lines took (a private key's, after the line that now reads
+ * [REDACTED]), so that a caller can tell which line each came from. Across a line break an
+ * assignment would take the next line's first word as its value, so lines are redacted alone,
+ * except: a private key spans lines, as does a block of a key's body lines without its BEGIN line;
+ * the rules whose matches span lines (a quoted value a formatter wrapped onto the line after its
+ * name, a YAML block scalar, a Secret's data, an env list's name then value) first run on the
+ * lines joined, as each line alone would have lost the name that makes its value a secret; and a
+ * curl command spans the lines it continues onto ('\' at the end of a line), so a -u there is
  * read as curl's.
  */
-export function redactLines(lines: string[]): string[] {
+export function redactEachLine(lines: string[]): (string | null)[] {
   let text = lines.join('\n');
   const joined = text;
-  if (text.includes('PRIVATE KEY')) text = text.replace(PRIVATE_KEY, REDACTED);
-  if (lines.some((line) => line.length >= 40 && BASE64_LINE_START.test(line))) text = text.replace(BASE64_BLOCK, `$1${REDACTED}`);
+  if (text.includes('PRIVATE KEY')) text = text.replace(PRIVATE_KEY, (m) => swallow(m));
+  if (lines.some((line) => line.length >= 40 && BASE64_LINE_START.test(line))) text = text.replace(BASE64_BLOCK, (m, lead: string) => swallow(m, lead));
   if (lines.length > 1 && MAYBE_SPANNING.test(text)) for (const rule of SPANNING_RULES) text = applyRule(rule, text);
   const split = text === joined ? lines : text.split('\n');
+  // Every rule above keeps the line breaks; should one not, no line of these is kept rather than a misplaced one.
+  if (split.length !== lines.length) return lines.map((_, i) => (i === 0 ? REDACTED : null));
   let inCurl = false;
   return split.map((line) => {
+    if (line === SWALLOWED) return null;
     let out = redact(line);
     // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u.
     if (inCurl && out.includes('-u')) out = applyRule(CURL_USER, `curl ${out}`).slice('curl '.length);
     inCurl = line.endsWith('\\') && (inCurl || /\bcurl\b/.test(line));
     return out;
   });
+}
+
+/** The lines redacted (see redactEachLine), without those a secret spanning lines took. */
+export function redactLines(lines: string[]): string[] {
+  return redactEachLine(lines).filter((line): line is string => line !== null);
 }
 
 /**

@@ -4,7 +4,7 @@
 // and so are files whose path marks them as secret (.env, keys). Every line is redacted whole
 // before it is cut or split into words: a secret alone, or a piece of one, looks like any word.
 
-import { REDACTED, isSecretPath, redact, redactLines } from '../capture/redact';
+import { REDACTED, isSecretPath, redact, redactEachLine } from '../capture/redact';
 
 export interface FileDiff {
   path: string;
@@ -48,12 +48,15 @@ export function isSkippedFile(path: string): boolean {
  */
 export function parseUnifiedDiff(diff: string): FileDiff[] {
   const files: FileDiff[] = [];
+  // Each file's lines in the diff's order, a hunk's start as '@', for redactedSides.
+  const order = new Map<FileDiff, DiffLine[]>();
   let cur: FileDiff | null = null;
   let lines = 0;
   for (const line of diff.split('\n')) {
     if (line.startsWith('diff --git ')) {
       cur = { path: diffGitPath(line.slice('diff --git '.length)), hunkContexts: [], added: [], removed: [], context: [] };
       files.push(cur);
+      order.set(cur, []);
       lines = 0;
       continue;
     }
@@ -72,22 +75,43 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
     if (line.startsWith('@@')) {
       const ctx = /^@@[^@]*@@\s?(.*)$/.exec(line)?.[1]?.trim();
       if (ctx) cur.hunkContexts.push(redact(ctx).slice(0, MAX_LINE_CHARS));
+      order.get(cur)!.push({ kind: '@', text: '' });
       continue;
     }
     if (lines >= MAX_LINES_PER_FILE) continue;
-    if (line.startsWith('+')) {
+    const kind = line[0];
+    if (kind === '+' || kind === '-' || kind === ' ') {
       lines++;
-      cur.added.push(line.slice(1));
-    } else if (line.startsWith('-')) {
-      lines++;
-      cur.removed.push(line.slice(1));
-    } else if (line.startsWith(' ')) {
-      lines++;
-      cur.context.push(line.slice(1));
+      order.get(cur)!.push({ kind, text: line.slice(1) });
     }
   }
-  const cut = (ls: string[]): string[] => redactLines(ls).map((l) => l.slice(0, MAX_LINE_CHARS));
-  return files.filter((f) => f.path !== '').map((f) => ({ ...f, added: cut(f.added), removed: cut(f.removed), context: cut(f.context) }));
+  return files.filter((f) => f.path !== '').map((f) => ({ ...f, ...redactedSides(order.get(f)!) }));
+}
+
+interface DiffLine {
+  /** '+' added, '-' removed, ' ' unchanged, '@' the start of a hunk. */
+  kind: '+' | '-' | ' ' | '@';
+  text: string;
+}
+
+/**
+ * A file's changed and unchanged lines, each side redacted as the file reads, then cut: the
+ * lines after the change with the unchanged ones around them, and the lines before it likewise.
+ * A value changed alone on its line (a rotated password a formatter wrapped) has its name on the
+ * unchanged line above, which redaction of the changed lines alone never saw. Hunks stay apart (a
+ * blank line between them), and a line is redacted whole before it is cut (a secret cut at the
+ * line's limit would no longer look like one).
+ */
+function redactedSides(lines: DiffLine[]): Pick<FileDiff, 'added' | 'removed' | 'context'> {
+  const side = (left: DiffLine['kind']): DiffLine[] => {
+    const kept = lines.filter((l) => l.kind !== left);
+    const redacted = redactEachLine(kept.map((l) => l.text));
+    // A line a private key's [REDACTED] took is left out.
+    return kept.flatMap((l, i) => (redacted[i] === null ? [] : [{ kind: l.kind, text: redacted[i].slice(0, MAX_LINE_CHARS) }]));
+  };
+  const of = (ls: DiffLine[], kind: DiffLine['kind']): string[] => ls.filter((l) => l.kind === kind).map((l) => l.text);
+  const after = side('-');
+  return { added: of(after, '+'), context: of(after, ' '), removed: of(side('+'), '-') };
 }
 
 const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
