@@ -125,7 +125,8 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 }
 
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
-  const host = options.host ?? '127.0.0.1';
+  // An IPv6 address as a URL writes it ([::1]) is the address to bind.
+  const host = (options.host ?? '127.0.0.1').replace(/^\[(.+)\]$/, '$1');
   if (!isLoopbackHost(host)) throw new Error(`refusing to listen on '${host}': the memory server binds to loopback only (127.0.0.1, localhost or ::1)`);
   const token = options.token ?? newToken();
   if (token.length < 16) throw new Error('the bearer token must be at least 16 characters');

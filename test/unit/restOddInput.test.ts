@@ -150,11 +150,11 @@ describe('REST routes fed odd ids, paths, limits and bodies', function () {
     assert.deepEqual(found, []);
   });
 
-  it("the host option: ::1 and localhost bind and serve; 0.0.0.0, ::, '', 127.0.0.2, 'localhost.' and a mapped IPv4 are refused as loopback only", async () => {
+  it("the host option: ::1 (bracketed or not) and localhost bind and serve; 0.0.0.0, ::, '', 127.0.0.2, 'localhost.' and a mapped IPv4 are refused as loopback only", async () => {
     for (const host of ['0.0.0.0', '::', '', '127.0.0.2', 'localhost.', '[::ffff:127.0.0.1]']) {
       await assert.rejects(startHttpServer({ engine, scope, host }), /loopback only/, `host '${host}'`);
     }
-    for (const host of ['::1', 'localhost']) {
+    for (const host of ['::1', '[::1]', 'localhost']) {
       let s: RunningHttpServer | undefined;
       try {
         s = await startHttpServer({ engine, scope, host });
