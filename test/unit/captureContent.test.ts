@@ -233,6 +233,19 @@ describe('freshness: whether a memory about files at a commit still holds', func
     assert.equal((await fresh.check('f'.repeat(40), ['a.ts']))?.state, 'unknown');
     assert.ok(freshnessWeight('changed') < 1 && freshnessWeight('off_branch') < 1 && freshnessWeight('current') === 1);
 
+    // HEAD stays put while the branch that held the commit goes: it is no longer named.
+    git('branch', '-D', 'other');
+    await new Promise((r) => setTimeout(r, 1100));
+    const orphaned = await fresh.check(c3, ['c.ts']);
+    assert.deepEqual([orphaned?.state, orphaned?.branches, orphaned?.marker], ['off_branch', [], 'not on this branch']);
+    // No commit at HEAD (an orphan branch), then no repository at all: unknown, not silence.
+    git('checkout', '-q', '--orphan', 'fresh-start');
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await fresh.check(c1, ['a.ts']))?.state, 'unknown');
+    git('checkout', '-q', '-f', 'main');
+    const gone = GitFreshness.forRepository(path.join(repo, 'no-such-folder'));
+    assert.deepEqual(await gone.check(c1, ['a.ts']), { state: 'unknown', commit_sha: c1, changed_files: [], branches: [], marker: 'cannot be checked: the repository cannot be read or has no commit at HEAD' });
+
     // recall_context says it in a short marker and in structuredContent, and ranks it lower.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-fresh-store-'));
     const engine = await MemoryEngine.open({ storeUri: dir, maintenanceIntervalMs: 0 });

@@ -1,7 +1,8 @@
 // Whether a memory still holds: a record that names files and a commit is checked against the
 // repository's HEAD. The files changed since that commit (`git diff --numstat <sha>..HEAD --
 // <files>`) and whether the commit is an ancestor of HEAD (on this branch, merged into it, or
-// only on another branch). Answers are cached per HEAD: a new commit or checkout asks again.
+// only on another branch). Answers are cached per state of the refs (HEAD and every branch): a
+// new commit, a checkout, a branch deleted or rebased asks again.
 
 import { spawn } from 'node:child_process';
 
@@ -45,7 +46,8 @@ export function freshnessWeight(state: FreshnessState | undefined): number {
 }
 
 export class GitFreshness {
-  private head: { sha: string | null; at: number } | null = null;
+  /** HEAD, and the state of every ref (a branch that holds a commit may be deleted or rebased while HEAD stays). */
+  private head: { sha: string | null; refs: string; at: number } | null = null;
   private readonly cache = new Map<string, Promise<Freshness | null>>();
 
   constructor(private readonly git: GitRunner) {}
@@ -59,16 +61,21 @@ export class GitFreshness {
     if (this.head && now - this.head.at < HEAD_TTL_MS) return this.head.sha;
     const r = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD']);
     const sha = r.code === 0 ? r.out.trim() : null;
-    if (this.head && this.head.sha !== sha) this.cache.clear();
-    this.head = { sha, at: now };
+    const refs = (await this.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/remotes'])).out;
+    if (this.head && (this.head.sha !== sha || this.head.refs !== refs)) this.cache.clear();
+    this.head = { sha, refs, at: now };
     return sha;
   }
 
-  /** Freshness of a record about `files` at `sha`; null when it names no commit or no file. */
+  /**
+   * Freshness of a record about `files` at `sha`; null when it names no commit or no file.
+   * 'unknown' where the repository has no HEAD to check against (it is gone, or no commit was
+   * made on its branch yet), so that a caller can tell it from a record nobody checked.
+   */
   async check(sha: string | null | undefined, files: readonly string[]): Promise<Freshness | null> {
     if (!sha || !/^[0-9a-f]{7,64}$/i.test(sha) || files.length === 0) return null;
     const head = await this.headSha();
-    if (!head) return null;
+    if (!head) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: 'cannot be checked: the repository cannot be read or has no commit at HEAD' };
     const key = `${head}\u0000${sha}\u0000${[...files].sort().join('\u0000')}`;
     let found = this.cache.get(key);
     if (!found) {
