@@ -59,6 +59,8 @@ interface Pattern {
   object: number;
   replaces: number;
   predicate: string;
+  /** The group that comes before the verb ("the team never uses X"): its words are read by the guard too. */
+  lead?: number;
 }
 
 const STOP = 'to|from|for|onto|with|instead|over|by|in';
@@ -87,6 +89,7 @@ const PATTERNS: Pattern[] = [
     object: 2,
     replaces: 1,
     predicate: 'uses',
+    lead: 1,
   },
   // replace A with B (for S)
   {
@@ -103,6 +106,7 @@ const PATTERNS: Pattern[] = [
     object: 2,
     replaces: 1,
     predicate: 'uses',
+    lead: 1,
   },
   // deprecate / drop / retire A (in favour of B)
   {
@@ -127,6 +131,7 @@ const PATTERNS: Pattern[] = [
     object: 0,
     replaces: 1,
     predicate: NO_LONGER,
+    lead: 1,
   },
   // we moved S to B; migrated S over to B
   {
@@ -153,21 +158,93 @@ const PATTERNS: Pattern[] = [
     subject: 1,
     object: 2,
     replaces: 0,
+    lead: 1,
   },
   // prefer X over Y
   { re: /\bprefer(?:s|red)?\s+([\w@./+-]+(?:\s+[\w@./+-]+)?)\s+(?:over|to|instead of)\s+([^.;\n]+)/i, predicate: 'prefers', subject: 0, object: 1, replaces: 0 },
   // Y should be / must be / is X
-  { re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'), predicate: 'is', subject: 1, object: 2, replaces: 0 },
+  { re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'), predicate: 'is', subject: 1, object: 2, replaces: 0, lead: 1 },
 ];
+
+// What a sentence says the project does, and what it only mentions. "We decided not to use
+// Redis for caching", "Never use moment.js", "Avoid using lodash", "We will not migrate from A to
+// B", "We considered switching ...", "Rejected: use GraphQL ...", "Should we use Kafka ...?",
+// 'Bob suggested "use MongoDB ..."' all hold a pattern's words, and none says the project uses
+// it. One guard decides before a match is taken: a question or a condition says nothing as a
+// whole; a match that starts inside quotes is another's words; and the words before the verb, in
+// its own clause, must not negate it (not, n't, never, no, avoid, against) nor make it a mere
+// possibility, proposal or rejection (could, would, might, maybe, considered, suggested,
+// rejected, should we, if, whether). "No longer" is not a negation here: it is the statement
+// that something stopped, read by its own patterns (and "don't use A" / "do not use A" stay
+// theirs too, the guard only reads what comes before a match). Every check runs in time linear
+// in the sentence.
+const WORD_START = String.raw`(?<![\w'’-])`;
+const WORD_END = String.raw`(?![\w'’-])`;
+const HEDGE = new RegExp(
+  String.raw`${WORD_START}(?:not|never|no(?!\s+longer${WORD_END})|nobody|cannot|avoid(?:s|ed|ing)?|against|if|unless|whether|maybe|perhaps|possibly|might|could|would|consider(?:s|ed|ing)?|propos(?:e|es|ed|ing|al|als)|suggest(?:s|ed|ing|ion|ions)?|reject(?:s|ed|ing)?|(?:should|shall|can|could|would|will|do|does|did|must)\s+(?:we|i|you|they))${WORD_END}|n['’]t${WORD_END}`,
+  'i',
+);
+/** Where a new clause starts, with words of its own before its verb: "because X did not ..., we switched to Y". */
+const CLAUSE = /;|,\s+(?=(?:we|i|you|they|the team|so|but)\b)|\b(?:but|so|because|although|though|whereas)\b/gi;
+/** A sentence that as a whole is a condition or a question: "If the replica lags, use the primary". */
+const CONDITION = /^\W*(?:if|unless|in case|whether|suppose|supposing|assuming|should|could|would|might)\b/i;
+/** Quoted words (straight or curly double quotes; single quotes that are not apostrophes). */
+const QUOTED = /"[^"\n]*"|“[^“”\n]*”|‘[^‘’\n]*’|(?<![\w'])'[^'\n]*'(?![\w'])/g;
+
+function isQuestion(sentence: string): boolean {
+  let i = sentence.length - 1;
+  while (i >= 0 && /[\s"'”’)\]]/.test(sentence[i])) i--;
+  return sentence[i] === '?';
+}
+
+function insideQuotes(sentence: string, at: number): boolean {
+  for (const q of sentence.matchAll(QUOTED)) {
+    if (q.index >= at) return false;
+    if (at < q.index + q[0].length) return true;
+  }
+  return false;
+}
+
+/** Whether match `m` of pattern `p` in `sentence` is negated, hedged or quoted rather than stated. */
+function hedged(sentence: string, m: RegExpExecArray, p: Pattern): boolean {
+  if (insideQuotes(sentence, m.index)) return true;
+  const before = sentence.slice(0, m.index);
+  let start = 0;
+  for (const c of before.matchAll(CLAUSE)) start = c.index + c[0].length;
+  return HEDGE.test(`${before.slice(start)} ${p.lead ? (m[p.lead] ?? '') : ''}`);
+}
+
+// A leading time phrase is when, not what: "As of 2026-03-01 the orders service uses SQLite" is
+// about the orders service. Anchored at the start, and tried a bounded number of times.
+const MONTH = 'jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?';
+const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
+const PERIOD = String.raw`(?:this|last|next)\s+(?:week|sprint|month|quarter|year|release)`;
+const WHEN = String.raw`(?:\d{4}-\d\d(?:-\d\d)?|\d{1,2}/\d{1,2}/\d{2,4}|(?:${MONTH})(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:,?\s+\d{4})?|\d{1,2}(?:st|nd|rd|th)?\s+(?:${MONTH})(?:\s+\d{4})?|(?:19|20)\d\d|${WEEKDAY}|today|tomorrow|yesterday|tonight|now|v?\d+(?:\.\d+)+|v\d+|${PERIOD}|q[1-4](?:\s+\d{4})?)`;
+const LEADING_TIME = new RegExp(
+  String.raw`^\s*(?:(?:as of|as from|starting(?:\s+(?:from|on|in))?|beginning(?:\s+(?:from|on|in))?|effective(?:\s+(?:from|on))?|since|from|after|on|in)\s+${WHEN}(?:\s+on(?:wards)?)?|today|tonight|now|nowadays|currently|these days|recently|lately|going forward|from now on|from here on|yesterday|${PERIOD}|${WEEKDAY})\b\s*,?\s*`,
+  'i',
+);
+
+function withoutLeadingTime(sentence: string): string {
+  let s = sentence;
+  for (let i = 0; i < 3; i++) {
+    const next = s.replace(LEADING_TIME, '');
+    if (next === s) break;
+    s = next;
+  }
+  return s;
+}
 
 /** The facts a statement makes; `topic` is the subject when the sentence names none. */
 export function extractFacts(text: string, topic: string | null): ExtractedFact[] {
   const out: ExtractedFact[] = [];
   const seen = new Set<string>();
-  for (const sentence of text.split(/(?<=[.!?])\s+|\n+/)) {
+  for (const said of text.split(/(?<=[.!?])\s+|\n+/)) {
+    const sentence = withoutLeadingTime(said);
+    if (isQuestion(sentence) || CONDITION.test(sentence)) continue;
     for (const p of PATTERNS) {
       const m = p.re.exec(sentence);
-      if (!m) continue;
+      if (!m || hedged(sentence, m, p)) continue;
       const group = (Array.isArray(p.subject) ? p.subject : [p.subject]).find((g) => g > 0 && m[g]);
       let subject = group ? words(m[group], 6) : '';
       if (PRONOUN.test(subject)) subject = '';
