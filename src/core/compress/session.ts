@@ -149,16 +149,22 @@ async function mergeObservations(repos: ProjectRepositories, observations: Obser
   await repos.observations.markMerged(sourceIds);
 }
 
-/** Decision and convention statements that recur become memories with temporal facts. */
+/**
+ * Decision and convention statements that recur become memories with temporal facts. A memory
+ * is dated from its evidence (the latest observation that says it; a git import's are the
+ * commits' dates), not from when the session was summarised: what it supersedes, or what
+ * supersedes it, is decided by when it was said (supersede.ts), whatever the order sessions end in.
+ */
 async function promoteRecurring(repos: ProjectRepositories, observations: Observation[], scope: { project: string }, sessionId: string, now: number): Promise<void> {
-  const candidates = new Map<string, { text: string; evidence: Set<number>; files: Set<string>; kind: 'decision' | 'convention' }>();
+  const candidates = new Map<string, { text: string; evidence: Set<number>; said: number; files: Set<string>; kind: 'decision' | 'convention' }>();
   for (const o of observations) {
     for (const s of statements(o)) {
       const isDecision = DECISION_PATTERN.test(s);
       if (!isDecision && !PREFERENCE_PATTERN.test(s)) continue;
       const key = normalise(s);
-      const c = candidates.get(key) ?? { text: s, evidence: new Set<number>(), files: new Set<string>(), kind: isDecision ? 'decision' : 'convention' };
+      const c = candidates.get(key) ?? { text: s, evidence: new Set<number>(), said: 0, files: new Set<string>(), kind: isDecision ? 'decision' : 'convention' };
       c.evidence.add(o.id);
+      c.said = Math.max(c.said, o.created_at_epoch);
       for (const f of observationFiles(o)) c.files.add(f);
       candidates.set(key, c);
     }
@@ -175,12 +181,19 @@ async function promoteRecurring(repos: ProjectRepositories, observations: Observ
     if (promoted >= MAX_PROMOTIONS_PER_SESSION) break;
     if (known.has(key)) continue;
     // Earlier observations that say the same are evidence too.
-    for (const id of await repos.observations.mentioning(c.text, sessionId, 50)) c.evidence.add(id);
+    for (const o of await repos.observations.mentioning(c.text, sessionId, 50)) {
+      c.evidence.add(o.id);
+      c.said = Math.max(c.said, o.created_at_epoch);
+    }
     const occurrences = c.evidence.size + earlierText.filter((t) => t.includes(key)).length;
     if (occurrences < PROMOTE_MIN_OCCURRENCES) continue;
     const [id] = await repos.ids.allocate(1);
     const title = c.text.length > 80 ? `${c.text.slice(0, 77)}...` : c.text;
-    const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId }, scope, now, 'recurring');
+    // Evidence dated after now (a client's clock) counts as said now.
+    const said = Number.isFinite(c.said) && c.said > 0 ? Math.min(c.said, now) : now;
+    const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId }, scope, said, 'recurring');
+    memory.updated_at_epoch = now;
+    for (const f of memory.temporal_facts ?? []) f.learned_at_epoch = now;
     await applyMemoryFacts(repos.memories, memory, [...c.evidence]);
     known.add(key);
     promoted++;

@@ -4,8 +4,12 @@
 //   - it names the older one in `supersedes` (an agent said what it replaces), or
 //   - its facts contradict every current fact of the older one, about the same files: same
 //     subject and predicate with another object, or a statement that the older object was
-//     replaced ("switched from A to B", "A is deprecated", "we no longer use A").
-// The older memory gets status 'superseded', valid_to_epoch and superseded_by; its facts close.
+//     replaced ("switched from A to B", "A is deprecated", "we no longer use A"; with no subject
+//     named, the subject of the fact it ends, about the same files only).
+// The older memory gets status 'superseded' (a suppressed one stays suppressed), valid_to_epoch
+// and superseded_by; its facts close, and its open conflicts close on both sides (it is in
+// conflict with nothing current any more). "Older" is by when a memory was said: a memory
+// promoted from old evidence does not retire a newer one, it is history from the start.
 // Where the words are not enough (the same subject with other files, or decisions about the
 // same files that disagree without saying so), both memories are flagged with a possible
 // conflict for a person to review instead of a guess. Nothing is deleted.
@@ -49,16 +53,40 @@ function closeFact(f: TemporalFact, at: number): void {
   f.valid_to_epoch = at;
 }
 
-/** Marks `older` superseded by `newer` at `at` (in memory; the caller writes both). */
+/**
+ * Marks `older` superseded by `newer` at `at` (in memory; the caller writes both). A suppressed
+ * memory stays suppressed (hidden from answers, as a person chose), with the link recorded.
+ */
 export function markSuperseded(older: Memory, newer: Memory, at: number): void {
-  older.status = 'superseded';
+  if (older.status !== 'suppressed') older.status = 'superseded';
   older.superseded_by = newer.id;
   older.valid_to_epoch = at;
-  older.updated_at_epoch = at;
+  older.updated_at_epoch = Math.max(older.updated_at_epoch, at);
   for (const f of older.temporal_facts ?? []) closeFact(f, at);
   for (const c of older.conflicts ?? []) if (c.id === newer.id && c.resolution === 'open') Object.assign(c, { resolution: 'superseded', resolved_at_epoch: at });
   newer.supersedes = [...new Set([...(newer.supersedes ?? []), older.id])];
   for (const c of newer.conflicts ?? []) if (c.id === older.id && c.resolution === 'open') Object.assign(c, { resolution: 'superseded', resolved_at_epoch: at });
+}
+
+/**
+ * A memory that became history is in conflict with nothing current any more: its open conflicts
+ * close as 'superseded' (at its valid_to_epoch), on both sides. Returns the other memories it
+ * changed (found through `lookup`; a missing one is left alone).
+ */
+export function closeConflictsOf(m: Memory, lookup: (id: number) => Memory | undefined): Memory[] {
+  const at = m.valid_to_epoch ?? m.updated_at_epoch;
+  const others: Memory[] = [];
+  for (const c of m.conflicts ?? []) {
+    if (c.resolution !== 'open') continue;
+    Object.assign(c, { resolution: 'superseded', resolved_at_epoch: at });
+    const other = lookup(c.id);
+    const mirror = other?.conflicts?.find((x) => x.id === m.id && x.resolution === 'open');
+    if (other && mirror) {
+      Object.assign(mirror, { resolution: 'superseded', resolved_at_epoch: at });
+      others.push(other);
+    }
+  }
+  return others;
 }
 
 function flagConflict(a: Memory, b: Memory, reason: string, at: number): void {
@@ -80,31 +108,49 @@ function ends(e: ExtractedFact, f: TemporalFact, old: TemporalFact): boolean {
 /**
  * Decides what `memory` supersedes or conflicts with, extends its topic's trace, stores it and
  * rewrites the older memories it changed. Checks `options.supersedes` before writing anything.
+ *
+ * `memory.created_at_epoch` is when what it says was last said (for a memory promoted from a
+ * session, its latest evidence, which may be older than memories stored before it); its
+ * `updated_at_epoch` is when it is stored. A current memory newer than that evidence is not
+ * retired by it: where the two contradict about the same files the newer one holds and this
+ * one is history from the start; elsewhere they are flagged. So the outcome does not depend
+ * on the order in which sessions are summarised.
  */
 export async function applyMemoryFacts(memories: MemoryRepository, memory: Memory, sourceIds: number[], options: SupersedeOptions = {}): Promise<Memory> {
   const at = memory.created_at_epoch;
+  const now = Math.max(memory.updated_at_epoch, at);
   const all = await memories.list({ includeSuppressed: true });
   const byId = new Map(all.map((m) => [m.id, m]));
   const named = [...new Set(options.supersedes ?? [])];
   for (const id of named) {
     const older = byId.get(id);
     if (!older) throw new FilterError(`supersedes: no memory ${id} in project ${memories.project}; pass ids from get_observations or recall_context`);
-    if (older.status === 'superseded') throw new FilterError(`supersedes: memory ${id} was already superseded by memory ${older.superseded_by ?? '?'}; name that one instead`);
+    if (older.status === 'superseded' || older.superseded_by !== null) throw new FilterError(`supersedes: memory ${id} was already superseded by memory ${older.superseded_by ?? '?'}; name that one instead`);
   }
   const explicitTopic = memory.topic_key;
   const facts = memory.temporal_facts ?? [];
   const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
   // Memories of two different branches never replace each other; a project-wide one meets both.
   const candidates = all.filter((m) => m.status === 'active' && (m.branch === null || memory.branch === null || m.branch === memory.branch));
+  const newerThanThis = (m: Memory): boolean => m.created_at_epoch > at;
 
   const superseded = new Map<number, Memory>();
   const changed = new Map<number, Memory>();
+  // Newer current memories that end this one (it is history from the start), newest first wins.
+  const successors: Memory[] = [];
   for (const id of named) superseded.set(id, byId.get(id)!);
-  if (explicitTopic) for (const m of candidates) if (m.topic_key === explicitTopic) superseded.set(m.id, m);
+  if (explicitTopic) {
+    for (const m of candidates) {
+      if (m.topic_key !== explicitTopic || superseded.has(m.id)) continue;
+      if (newerThanThis(m)) successors.push(m);
+      else superseded.set(m.id, m);
+    }
+  }
 
   // Facts: contradictions about the same files close the older fact; about other files they are a question.
   for (const other of candidates) {
-    if (superseded.has(other.id)) continue;
+    if (superseded.has(other.id) || successors.includes(other)) continue;
+    const reversed = newerThanThis(other);
     const olds = other.temporal_facts ?? [];
     let closedHere = 0;
     let conflict: string | null = null;
@@ -113,35 +159,55 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
       if (!e) return;
       for (const old of olds) {
         if (!ends(e, f, old)) continue;
+        if (!sameFiles(memory, other)) {
+          // README: facts end older facts "about the same files". About other files this is a
+          // question for a person, and "switched from A to B" does not take the subject of a
+          // fact about other files.
+          conflict ??= e.replaces && !e.subject
+            ? `'${f.object}' replaces '${e.replaces}', which '${old.subject}' ${old.predicate}, about different files`
+            : `both say what '${old.subject}' ${old.predicate}: '${old.object}' and '${f.object}', about different files`;
+          continue;
+        }
         if (!e.subject && f.subject !== old.subject) {
           // "Switched from A to B" names no subject: it is the subject of the fact it ends.
           Object.assign(f, e.predicate === NO_LONGER ? { subject: old.subject, predicate: NO_LONGER, object: e.object } : { subject: old.subject, predicate: old.predicate });
         }
-        if (sameFiles(memory, other) || e.replaces) {
-          closeFact(old, at);
-          closedHere++;
-        } else {
-          conflict ??= `both say what '${old.subject}' ${old.predicate}: '${old.object}' and '${f.object}', about different files`;
-        }
+        // The newer word holds: this memory's fact closes when the other one is newer.
+        if (reversed) closeFact(f, other.created_at_epoch);
+        else closeFact(old, at);
+        closedHere++;
       }
     });
     if (closedHere > 0) {
+      if (reversed) {
+        if (facts.every((x) => x.status !== 'current')) successors.push(other);
+        continue;
+      }
       changed.set(other.id, other);
       if (olds.every((o) => o.status !== 'current')) superseded.set(other.id, other);
-      else other.updated_at_epoch = at;
+      else other.updated_at_epoch = now;
       continue;
     }
     conflict ??= possibleConflict(memory, other, facts);
     if (conflict) {
-      flagConflict(memory, other, conflict, at);
+      flagConflict(memory, other, conflict, now);
       changed.set(other.id, other);
     }
   }
+  const lookup = (id: number): Memory | undefined => (id === memory.id ? memory : byId.get(id));
   for (const older of superseded.values()) {
     markSuperseded(older, memory, at);
     changed.set(older.id, older);
+    for (const o of closeConflictsOf(older, lookup)) if (o.id !== memory.id) changed.set(o.id, o);
   }
-  extendTopicTrace(memory, all, sourceIds);
+  const successor = successors.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id)[0];
+  if (successor) {
+    markSuperseded(memory, successor, successor.created_at_epoch);
+    memory.updated_at_epoch = now;
+    changed.set(successor.id, successor);
+    for (const o of closeConflictsOf(memory, lookup)) changed.set(o.id, o);
+  }
+  extendTopicTrace(memory, all, sourceIds, now);
   // The new memory first: a successor link never points at a memory that is not stored.
   await memories.write(memory, { source_ids: sourceIds });
   for (const m of changed.values()) await memories.rewrite(m);
@@ -165,27 +231,38 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
   return null;
 }
 
-/** The trace is the topic's history: every memory on it adds a segment, older ones close. */
-function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[]): void {
+/**
+ * The trace is the topic's history: every memory on it adds a segment, in the order of when
+ * they were said (a promoted memory's evidence may be older than the latest segment); only the
+ * last segment, if its memory is current, is current.
+ */
+function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], now: number): void {
   const topic = memory.topic_key ?? memory.temporal_facts?.[0]?.subject ?? null;
   if (!topic) return;
   memory.topic_key = topic;
   const previous = all.filter((m) => m.topic_key === topic).sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id)[0];
-  const trace: TopicTrace[] = (previous?.topic_trace ?? []).map((t) => ({ ...t, status: 'closed', updated_at_epoch: t.status === 'closed' ? t.updated_at_epoch : memory.created_at_epoch }));
   const evidence = sourceIds.length > 0 ? [...sourceIds].sort((a, b) => a - b) : [memory.id];
-  trace.push({
+  const own: TopicTrace = {
     id: memory.id,
     topic_key: topic,
     title: memory.title,
     summary: memory.text.length > 400 ? `${memory.text.slice(0, 397)}...` : memory.text,
     status: 'current',
-    segment_index: trace.length,
+    segment_index: 0,
     covered_from_event_id: evidence[0],
     covered_to_event_id: evidence[evidence.length - 1],
     evidence_event_ids: evidence,
     files: memory.files ? (JSON.parse(memory.files) as string[]) : null,
     created_at_epoch: memory.created_at_epoch,
     updated_at_epoch: memory.created_at_epoch,
+  };
+  const earlier = (previous?.topic_trace ?? []).map((t) => ({ ...t }));
+  const trace = [...earlier.filter((t) => t.created_at_epoch <= own.created_at_epoch), own, ...earlier.filter((t) => t.created_at_epoch > own.created_at_epoch)];
+  const last = trace[trace.length - 1];
+  trace.forEach((t, i) => {
+    t.segment_index = i;
+    const current = t === last && (t !== own || memory.status === 'active');
+    if (!current && t.status !== 'closed') Object.assign(t, { status: 'closed', updated_at_epoch: t === own ? now : memory.created_at_epoch });
   });
   memory.topic_trace = trace;
 }
@@ -198,9 +275,18 @@ export async function resolveConflict(memories: MemoryRepository, id: number, ot
   if (choice !== 'keep_both' && choice !== 'superseded') throw new FilterError(`unknown choice '${String(choice)}': use keep_both or superseded`);
   if (id === otherId) throw new FilterError('a memory cannot supersede itself');
   const [a, b] = await bothOf(memories, id, otherId);
+  const others: Memory[] = [];
   if (choice === 'superseded') {
-    if (a.status === 'superseded') throw new FilterError(`memory ${id} was already superseded by memory ${a.superseded_by ?? '?'}`);
+    if (a.status === 'superseded' || a.superseded_by !== null) throw new FilterError(`memory ${id} was already superseded by memory ${a.superseded_by ?? '?'}`);
+    // Only a current memory can be what holds now: a superseded or suppressed one would leave the
+    // topic with nothing current (or a cycle: each superseded by the other).
+    if (b.status !== 'active') {
+      const why = b.status === 'superseded' ? `superseded by memory ${b.superseded_by ?? '?'}` : b.status;
+      throw new FilterError(`memory ${otherId} is not current (${why}): only a current memory can supersede memory ${id}`);
+    }
     markSuperseded(a, b, at);
+    const thirds = new Map((await memories.get((a.conflicts ?? []).filter((c) => c.resolution === 'open' && c.id !== b.id).map((c) => c.id), { includeSuppressed: true })).map((m) => [m.id, m]));
+    for (const o of closeConflictsOf(a, (x) => (x === b.id ? b : thirds.get(x)))) if (o.id !== b.id) others.push(o);
   } else {
     for (const [x, y] of [[a, b], [b, a]] as const) {
       const list = x.conflicts ?? [];
@@ -212,6 +298,7 @@ export async function resolveConflict(memories: MemoryRepository, id: number, ot
   }
   await memories.rewrite(b);
   await memories.rewrite(a);
+  for (const o of others) await memories.rewrite(o);
   return [a, b];
 }
 

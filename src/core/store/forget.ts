@@ -63,6 +63,12 @@ interface Closure {
   entities: string[];
   /** Sources of forgotten merged observations, shown again on their own. */
   restore: number[];
+  /**
+   * Forgotten memory id -> its successor (superseded_by) when it was forgotten: a memory it had
+   * superseded is history of that successor's chain, not current again. (Absent in a journal of
+   * an older build: the successors are then read from the surviving memories' `supersedes`.)
+   */
+  successors?: Record<string, number | null>;
 }
 
 /** Deletes rows and notes the tables it touched, for the purge. */
@@ -287,8 +293,10 @@ const isIdList = (v: unknown): boolean => Array.isArray(v) && v.every((id) => Nu
 /** A closure as forgetIds writes it: lists of integer ids and of entity ids. */
 function isClosure(c: unknown): boolean {
   if (!c || typeof c !== 'object') return false;
-  const { doomed, entities, restore } = c as Closure;
+  const { doomed, entities, restore, successors } = c as Closure;
   return (
+    (successors === undefined ||
+      (!!successors && typeof successors === 'object' && Object.entries(successors).every(([k, v]) => Number.isSafeInteger(Number(k)) && (v === null || Number.isSafeInteger(v))))) &&
     !!doomed &&
     typeof doomed === 'object' &&
     Object.keys(RECORD_TABLES).every((kind) => isIdList(doomed[kind as SourceKind])) &&
@@ -373,10 +381,13 @@ async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: numb
     .flatMap((o) => parseJson<CompressedSource[]>(o.compressed_sources, []))
     .map((s) => Number(s.source_observation_id))
     .filter((id) => !doomed.observation.has(id));
+  const successors: Record<string, number | null> = {};
+  if (doomed.memory.size > 0) for (const m of await repos.memories.get([...doomed.memory], { includeSuppressed: true })) successors[String(m.id)] = m.superseded_by;
   return {
     doomed: { observation: [...doomed.observation], session_summary: [...doomed.session_summary], memory: [...doomed.memory] },
     entities: [...new Set([...derived.entities.map((e) => String(e.id)), ...[...doomed.memory].map((id) => `memory:${id}`)])],
     restore,
+    successors,
   };
 }
 
@@ -390,7 +401,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
     journal.closure = closure;
     await all.store.setMeta({ [key]: JSON.stringify(journal) });
   }
-  const { doomed, entities, restore } = journal.closure;
+  const { doomed, entities, restore, successors } = journal.closure;
   // Before the documents go (a resumed forget finds those still there): commits quote them.
   await forgetDocumentQuotes(repos, purger, doomed.observation);
   for (const k of Object.keys(doomed) as SourceKind[]) {
@@ -407,7 +418,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   await purger.delete(TABLES.lexicalSegments, p);
 
   await restoreMergedSources(repos, restore);
-  await forgetMemoryLinks(repos, purger, new Set(doomed.memory));
+  await forgetMemoryLinks(repos, purger, new Set(doomed.memory), successors ?? {});
   await forgetGraph(repos, purger, entities);
   // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
   // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
@@ -453,37 +464,97 @@ async function restoreMergedSources(repos: ProjectRepositories, sources: number[
 /**
  * Other memories refer to a forgotten memory: topic traces quote it (its segments leave them),
  * supersession links and conflicts name it (they go). Its successor stays current, less the
- * subject it took over from it (ownSubject); a memory the forgotten one had superseded holds
- * again, with the facts that closed then reopened.
+ * subject it took over from it (ownSubject). A memory the forgotten one had superseded holds
+ * again, with the facts that closed and the conflicts that closed with it reopened, unless the
+ * forgotten one had itself been superseded: in a chain A -> B -> C, forgetting B leaves A
+ * history, now of C (the chain's end), since C replaced what B said.
  */
-async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doomed: Set<number>): Promise<void> {
+async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doomed: Set<number>, successors: Record<string, number | null>): Promise<void> {
   if (doomed.size === 0) return;
-  for (const m of await repos.memories.list({ includeSuppressed: true })) {
+  const all = await repos.memories.list({ includeSuppressed: true });
+  const byId = new Map(all.map((m) => [m.id, m]));
+  // Each forgotten memory's successor: as journalled before the deletes, else the surviving
+  // memory that lists it in `supersedes`.
+  const next = new Map<number, number>();
+  for (const [id, s] of Object.entries(successors)) if (s !== null) next.set(Number(id), s);
+  for (const m of all) for (const id of m.supersedes ?? []) if (doomed.has(id) && !next.has(id)) next.set(id, m.id);
+  /** The end of the chain from `id` on: the first surviving memory superseded by nothing, or null. */
+  const chainEnd = (id: number): Memory | null => {
+    const seen = new Set<number>();
+    for (let x: number | undefined = id; x !== undefined && !seen.has(x); ) {
+      seen.add(x);
+      if (doomed.has(x)) {
+        x = next.get(x);
+        continue;
+      }
+      const m = byId.get(x);
+      if (!m) return null;
+      if (m.superseded_by === null) return m;
+      x = m.superseded_by;
+    }
+    return null;
+  };
+
+  const work = new Map<number, Memory>();
+  const edit = (m: Memory): Memory => {
+    let w = work.get(m.id);
+    if (!w) {
+      w = structuredClone(m);
+      work.set(m.id, w);
+    }
+    return w;
+  };
+  const orphans: { id: number; successor: number }[] = [];
+  for (const m of all) {
     const trace: TopicTrace[] = m.topic_trace ?? [];
     const kept = trace.filter((t) => !doomed.has(t.id));
     const supersedes = (m.supersedes ?? []).filter((id) => !doomed.has(id));
     const conflicts = (m.conflicts ?? []).filter((c) => !doomed.has(c.id));
     const orphaned = m.superseded_by !== null && doomed.has(m.superseded_by);
     if (kept.length === trace.length && supersedes.length === (m.supersedes ?? []).length && conflicts.length === (m.conflicts ?? []).length && !orphaned) continue;
-    const updated: Memory = {
-      ...m,
+    const updated = edit(m);
+    Object.assign(updated, {
       topic_trace: kept.length > 0 ? kept.map((t, i) => ({ ...t, segment_index: i })) : null,
       supersedes: supersedes.length > 0 ? supersedes : null,
       conflicts: conflicts.length > 0 ? conflicts : null,
-    };
+    });
     Object.assign(updated, ownSubject(updated));
-    if (orphaned) {
-      const closedAt = m.valid_to_epoch;
-      updated.status = 'active';
-      updated.superseded_by = null;
-      updated.valid_to_epoch = null;
-      updated.temporal_facts = (m.temporal_facts ?? []).map((f) => (f.valid_to_epoch !== null && f.valid_to_epoch === closedAt ? { ...f, status: 'current', valid_to_epoch: null } : f));
-      if (updated.temporal_facts.length === 0) updated.temporal_facts = null;
+    if (orphaned) orphans.push({ id: m.id, successor: m.superseded_by as number });
+  }
+  for (const { id, successor } of orphans) {
+    const m = work.get(id) as Memory;
+    const end = chainEnd(successor);
+    if (end && end.id !== id) {
+      // History of the chain's end: its facts stay closed, its dates stay.
+      m.superseded_by = end.id;
+      const e = edit(end);
+      e.supersedes = [...new Set([...(e.supersedes ?? []), id])];
+      continue;
     }
+    const closedAt = m.valid_to_epoch;
+    if (m.status === 'superseded') m.status = 'active';
+    m.superseded_by = null;
+    m.valid_to_epoch = null;
+    m.temporal_facts = (m.temporal_facts ?? []).map((f) => (f.valid_to_epoch !== null && f.valid_to_epoch === closedAt ? { ...f, status: 'current', valid_to_epoch: null } : f));
+    if (m.temporal_facts.length === 0) m.temporal_facts = null;
+    // Conflicts that closed because it became history open again, where the other side is current.
+    if (m.status !== 'active' || closedAt === null) continue;
+    for (const c of m.conflicts ?? []) {
+      if (c.resolution !== 'superseded' || c.resolved_at_epoch !== closedAt) continue;
+      const other = work.get(c.id) ?? byId.get(c.id);
+      if (!other || other.status !== 'active') continue;
+      const mirror = other.conflicts?.find((x) => x.id === id && x.resolution === 'superseded' && x.resolved_at_epoch === closedAt);
+      if (!mirror) continue;
+      Object.assign(c, { resolution: 'open', resolved_at_epoch: null });
+      const o = edit(other);
+      Object.assign(o.conflicts!.find((x) => x.id === id)!, { resolution: 'open', resolved_at_epoch: null });
+    }
+  }
+  for (const m of work.values()) {
     // The rows' old versions quote the forgotten memory (its trace segment, the subject taken).
     purger.willRewrite(TABLES.memories);
     purger.willRewrite(TABLES.cells);
-    await repos.memories.rewrite(updated);
+    await repos.memories.rewrite(m);
   }
 }
 

@@ -30,8 +30,12 @@ function day(epoch: number | null): string {
   return epoch === null ? '?' : new Date(epoch).toISOString().slice(0, 10);
 }
 
-/** The words a tool prints about a memory's place in time, or null when there is nothing to say. */
-export function timeNote(memory: Memory, history: boolean): string | null {
+/**
+ * The words a tool prints about a memory's place in time, or null when there is nothing to say.
+ * `isCurrent` tells whether the other side of a conflict still holds: a conflict with a memory
+ * that became history (or was suppressed) is no question any more and is not shown.
+ */
+export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true): string | null {
   const parts: string[] = [];
   if (memory.status === 'superseded') {
     parts.push(`HISTORY: superseded by memory ${memory.superseded_by ?? '?'} on ${day(memory.valid_to_epoch)}; held from ${day(memory.created_at_epoch)} to ${day(memory.valid_to_epoch)}`);
@@ -40,7 +44,7 @@ export function timeNote(memory: Memory, history: boolean): string | null {
   } else if (history) {
     parts.push(`CURRENT since ${day(memory.created_at_epoch)}`);
   }
-  const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open');
+  const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open' && isCurrent(c.id));
   if (open.length > 0) parts.push(`POSSIBLE CONFLICT with memory ${open.map((c) => c.id).join(', ')} (${open[0].reason}); not reviewed, check before relying on it`);
   return parts.length > 0 ? parts.join('; ') : null;
 }
@@ -53,10 +57,15 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
   const own = (h: SearchHit): boolean => h.cell.source_kind === 'memory' && h.origin?.store !== 'team';
   const memoryIds = hits.filter(own).map((h) => h.cell.source_id);
   const memories = new Map((memoryIds.length > 0 ? await ctx.engine.getMemories(memoryIds, ctx.scope) : []).map((m) => [m.id, m]));
+  // The other sides of open conflicts, to leave out those no longer current (stored before their
+  // conflicts were closed on supersession, or suppressed since).
+  const others = [...new Set([...memories.values()].flatMap((m) => (m.conflicts ?? []).filter((c) => c.resolution === 'open').map((c) => c.id)))].filter((id) => !memories.has(id));
+  const status = new Map([...memories.values(), ...(others.length > 0 ? await ctx.engine.getMemories(others, ctx.scope, { includeSuppressed: true }) : [])].map((m) => [m.id, m.status]));
+  const isCurrent = (id: number): boolean => status.get(id) === 'active';
   const timed = hits.map((hit): TimedHit => {
     const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
     const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded';
-    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history) : null };
+    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent) : null };
   });
   // A superseded cell can only come back for a history question; it goes after what holds now.
   const current = timed.filter((t) => !t.history);

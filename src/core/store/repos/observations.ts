@@ -93,12 +93,12 @@ export class ObservationRepository extends RecordRepository<Observation> {
   }
 
   /** Ids of earlier sessions' observations whose text contains `text` (evidence for promotion). */
-  async mentioning(text: string, exceptSession: string, limit: number): Promise<number[]> {
+  async mentioning(text: string, exceptSession: string, limit: number): Promise<{ id: number; created_at_epoch: number }[]> {
     const rows = await this.table.rows(
       `memory_session_id <> ${sqlString(exceptSession)} AND (${sqlContains('narrative', text)} OR ${sqlContains('facts', text)})`,
-      { select: ['id'], limit },
+      { select: ['id', 'created_at_epoch'], limit },
     );
-    return rows.map((r) => Number(r.id));
+    return rows.map((r) => ({ id: Number(r.id), created_at_epoch: Number(r.created_at_epoch) }));
   }
 
   async markMerged(ids: number[]): Promise<void> {
