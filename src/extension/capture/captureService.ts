@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { isSecretPath } from '../../core/capture/redact';
 import type { Observation } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
@@ -6,7 +7,7 @@ import { affectsConfig, readConfig } from '../config';
 import { CaptureQueue } from './captureQueue';
 import type { CapturedLog } from './capturedLog';
 import { EditorCapture } from './editorCapture';
-import { enrichBatch } from './enrich';
+import { enrichBatch, gitIgnoredEvents } from './enrich';
 import type { CaptureEvent } from './events';
 import { ExcludeMatcher } from './excludes';
 import { FileCapture } from './fileCapture';
@@ -102,9 +103,14 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
           ? 'paused'
           : 'capturing';
     const changed = state !== this._state;
+    const wasActive = this._active;
     this._state = state;
     this._active = state === 'capturing';
     if (!this._active && state !== 'paused') this.queue.clear();
+    // Nothing done while capture is inactive may reach the store: baselines and the focus
+    // timer from before are dropped, and work resumes from the editors as they are now.
+    if (wasActive && !this._active) this.editors?.suspend();
+    else if (!wasActive && this._active) this.editors?.resume();
     void vscode.commands.executeCommand('setContext', 'codeMemory.capturePaused', state === 'paused');
     if (changed) this._onDidChangeState.fire(state);
   }
@@ -119,12 +125,15 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     if (!folder) return undefined;
     const path = relativePathIn(folder, uri);
-    if (!path || this.excludes.isExcluded(path)) return undefined;
+    // Secret files (by any spelling) are never captured, not even their names.
+    if (!path || this.excludes.isExcluded(path) || isSecretPath(path)) return undefined;
     return { folder: folder.uri.toString(), path };
   }
 
   record(event: CaptureEvent, startedAt: number): void {
     if (!this._active) return;
+    // The branch when it happened, not when the batch is written (a checkout may come between).
+    if (event.branch === undefined && this.git) event.branch = this.git.branchOf(event.folder);
     this.lastActivityAt = Date.now();
     this.activeFolders.add(event.folder);
     this.queue.push(event, startedAt);
@@ -151,8 +160,11 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
 
   private async write(events: CaptureEvent[]): Promise<number> {
     const engine = await this.engines.get();
+    // Build output and other files git ignores are not the user's work.
+    const ignored = await gitIgnoredEvents(events);
+    if (ignored.size > 0) events = events.filter((e) => !ignored.has(e));
     const enrichment = await enrichBatch(events);
-    for (const details of enrichment.commits.values()) details.files = details.files.filter((f) => !this.excludes.isExcluded(f));
+    for (const details of enrichment.commits.values()) details.files = details.files.filter((f) => !this.excludes.isExcluded(f) && !isSecretPath(f));
     const groups = buildObservations(events, { ...enrichment, branchOf: (f) => this.git.branchOf(f) });
     const batches: CapturedBatch[] = [];
     let written = 0;

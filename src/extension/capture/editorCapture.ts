@@ -75,6 +75,32 @@ export class EditorCapture implements vscode.Disposable {
     this.startFocus(editor);
   }
 
+  /**
+   * Capture became inactive (paused, untrusted, disabled): the baselines and the focus period
+   * are dropped, so nothing typed or read until capture resumes can reach a later edit or read.
+   */
+  suspend(): void {
+    this.work.clear();
+    this.focus = undefined;
+  }
+
+  /**
+   * Capture resumed: the focus timer restarts now, and documents with unsaved text start from
+   * that text, so what was typed while inactive is never part of an edit.
+   */
+  resume(): void {
+    this.work.clear();
+    for (const doc of vscode.workspace.textDocuments) {
+      if (!doc.isDirty) continue;
+      const at = this.recorder.locate(doc.uri);
+      if (!at) continue;
+      const text = doc.getText();
+      const baseline = doc.uri.scheme === 'file' && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
+      this.work.set(doc.uri.toString(), { folder: at.folder, path: at.path, uri: doc.uri, baseline, problemsBefore: problemsOf(doc.uri), lines: new Set(), changes: 0, saves: 0, dirty: false });
+    }
+    this.startFocus(vscode.window.activeTextEditor);
+  }
+
   /** The session of these folders (default: all) ended: the next change starts from the file as it is then. */
   resetSession(folders?: readonly string[]): void {
     for (const [key, work] of this.work) if (!folders || folders.includes(work.folder)) this.work.delete(key);
@@ -179,6 +205,8 @@ export class EditorCapture implements vscode.Disposable {
     work.dirty = false;
     if (!this.recorder.active) return;
     const text = document?.getText();
+    // Unsaved work that is back to where the session started (typed, then undone): nothing to say.
+    if (!saved && text !== undefined && text === work.baseline) return;
     const after = text !== undefined && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
     this.recorder.record(
       {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import { describeEdit } from '../../core/capture/editDiff';
 import type { EditContent } from '../../core/capture/editDiff';
@@ -58,21 +59,92 @@ export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]):
   return names;
 }
 
-/** Subject, body, author and changed files of a commit, read with git (a child process). */
-export async function commitDetails(repoRoot: string, sha: string): Promise<CommitDetails | undefined> {
+/**
+ * Subject, body, author and changed files of a commit, read with git (a child process). With
+ * `from` (HEAD before), also whether `sha` is a true child of it, and if not how HEAD moved.
+ */
+export async function commitDetails(repoRoot: string, sha: string, from?: string | null): Promise<CommitDetails | undefined> {
   try {
     const { simpleGit } = await import('simple-git');
     const git = simpleGit({ baseDir: repoRoot });
-    const raw = await git.raw(['show', '-s', '--format=%an%x00%s%x00%b', sha]);
-    const [author, subject, body] = raw.split('\0');
+    const raw = await git.raw(['show', '-s', '--format=%an%x00%P%x00%s%x00%b', sha]);
+    const [author, parentList, subject, body] = raw.split('\0');
+    const parents = (parentList ?? '').trim().split(/\s+/).filter(Boolean);
     const files = (await git.raw(['-c', 'core.quotepath=off', 'diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha]))
       .split('\n')
       .map((f) => f.trim())
       .filter(Boolean);
-    return { subject: (subject ?? '').trim(), body: (body ?? '').trim(), files, author: author?.trim() || null };
+    const details: CommitDetails = { subject: (subject ?? '').trim(), body: (body ?? '').trim(), files, author: author?.trim() || null };
+    if (from && parents[0] !== from) {
+      // Not a commit made on top of the old HEAD: a pull, merge, reset or rebase moved HEAD.
+      const count = async (range: string): Promise<number | null> => {
+        const n = Number.parseInt((await git.raw(['rev-list', '--count', range]).catch(() => '')).trim(), 10);
+        return Number.isFinite(n) ? n : null;
+      };
+      details.moved = { from, ahead: await count(`${from}..${sha}`), behind: await count(`${sha}..${from}`) };
+    }
+    return details;
   } catch {
     return undefined;
   }
+}
+
+/** Paths handed to one `git check-ignore` (bounded cost per batch and folder). */
+const MAX_IGNORE_CHECK = 2000;
+
+/** The paths (relative to `dir`) that git ignores there; empty where git cannot say. */
+export function gitIgnored(dir: string, paths: readonly string[]): Promise<Set<string>> {
+  return new Promise((resolve) => {
+    let out = '';
+    let done = false;
+    const finish = (set: Set<string>): void => {
+      if (done) return;
+      done = true;
+      resolve(set);
+    };
+    try {
+      const child = spawn('git', ['check-ignore', '--stdin', '-z'], { cwd: dir, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true });
+      const timer = setTimeout(() => {
+        child.kill();
+        finish(new Set());
+      }, 5000);
+      timer.unref?.();
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (d: string) => (out += d));
+      child.on('error', () => finish(new Set()));
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        // 0: some ignored, 1: none, anything else (not a repository): unknown.
+        finish(code === 0 ? new Set(out.split('\0').filter(Boolean)) : new Set());
+      });
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(paths.map((p) => `${p}\0`).join(''));
+    } catch {
+      finish(new Set());
+    }
+  });
+}
+
+/** File events (created, deleted, changed on disk) for paths git ignores, e.g. build output. */
+export async function gitIgnoredEvents(events: readonly CaptureEvent[]): Promise<Set<CaptureEvent>> {
+  const byFolder = new Map<string, CaptureEvent[]>();
+  for (const e of events) {
+    if (e.kind !== 'create' && e.kind !== 'delete' && e.kind !== 'disk_change') continue;
+    const list = byFolder.get(e.folder) ?? [];
+    if (list.length < MAX_IGNORE_CHECK) list.push(e);
+    byFolder.set(e.folder, list);
+  }
+  const ignored = new Set<CaptureEvent>();
+  await Promise.all(
+    [...byFolder].map(async ([folder, list]) => {
+      const uri = vscode.Uri.parse(folder);
+      if (uri.scheme !== 'file') return;
+      const paths = [...new Set(list.map((e) => (e as { path: string }).path))];
+      const hits = await gitIgnored(uri.fsPath, paths);
+      for (const e of list) if (hits.has((e as { path: string }).path)) ignored.add(e);
+    }),
+  );
+  return ignored;
 }
 
 export interface BatchEnrichment {
@@ -107,7 +179,7 @@ export async function enrichBatch(events: readonly CaptureEvent[]): Promise<Batc
   for (const e of events) {
     if (e.kind === 'commit' && !commits.has(e.sha)) {
       commits.set(e.sha, { subject: '', body: '', files: [], author: null });
-      jobs.push(commitDetails(e.repoRoot, e.sha).then((d) => void (d ? commits.set(e.sha, d) : commits.delete(e.sha))));
+      jobs.push(commitDetails(e.repoRoot, e.sha, e.from).then((d) => void (d ? commits.set(e.sha, d) : commits.delete(e.sha))));
     }
   }
   await Promise.all(jobs);

@@ -6,6 +6,8 @@ export interface EventBase {
   /** Workspace folder URI (string) the event belongs to; picks the project scope. */
   folder: string;
   at: number;
+  /** The folder's branch when the event was recorded (stamped by the recorder); null when detached or unknown. */
+  branch?: string | null;
 }
 
 export interface ReadEvent extends EventBase {
@@ -57,6 +59,8 @@ export interface CommitEvent extends EventBase {
   sha: string;
   branch: string | null;
   repoRoot: string;
+  /** HEAD before it moved to `sha`: a commit was made only where `sha`'s parent is this. */
+  from?: string | null;
 }
 
 export interface CheckoutEvent extends EventBase {

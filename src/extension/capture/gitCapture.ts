@@ -115,7 +115,7 @@ export class GitCapture implements vscode.Disposable {
       }
       this._onDidChangeBranch.fire({ folder, from: prev.branch, to: next.branch });
     } else if (next.sha && this.recorder.active) {
-      this.recorder.record({ kind: 'commit', folder, sha: next.sha, branch: next.branch, repoRoot: next.repoRoot, at: Date.now() }, t0);
+      this.recorder.record({ kind: 'commit', folder, sha: next.sha, branch: next.branch, repoRoot: next.repoRoot, from: prev.sha, at: Date.now() }, t0);
     }
   }
 

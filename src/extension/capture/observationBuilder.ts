@@ -12,6 +12,8 @@ export interface CommitDetails {
   body: string;
   files: string[];
   author: string | null;
+  /** Set where the new HEAD is not a child of the old one: HEAD moved (pull, merge, reset, rebase) without a commit being made. */
+  moved?: { from: string; ahead: number | null; behind: number | null };
 }
 
 export interface Enrichment {
@@ -27,6 +29,30 @@ export interface Enrichment {
   branchOf: (folder: string) => string | null;
 }
 
+/** HEAD moved to `sha` without a commit on top of the old HEAD: what happened, not a commit. */
+function headMoved(sha: string, branch: string | null, d: CommitDetails): ObservationInput {
+  const { from, ahead, behind } = d.moved!;
+  const short = sha.slice(0, 8);
+  const plural = (n: number): string => `${n} commit${n === 1 ? '' : 's'}`;
+  const what =
+    ahead && !behind
+      ? `pulled/merged ${plural(ahead)}`
+      : behind && !ahead
+        ? `reset to ${short}${d.subject ? ` (${d.subject})` : ''}`
+        : ahead && behind
+          ? `rewritten to ${short} (${plural(ahead)} in, ${plural(behind)} out)`
+          : `moved to ${short}`;
+  return {
+    type: 'checkout',
+    title: `HEAD moved on ${branch ?? 'detached HEAD'}: ${what}`,
+    subtitle: `${from.slice(0, 8)} → ${short}`,
+    branch: branch ?? undefined,
+    commit_sha: sha,
+    facts: [`HEAD moved from ${from.slice(0, 8)} to ${short}${ahead ? `, ${plural(ahead)} added` : ''}${behind ? `, ${plural(behind)} left` : ''}; no commit was made`],
+    dedupe_key: `head:${from}:${sha}`,
+  };
+}
+
 /** Above this many file events of one kind in a batch, they become one grouped observation. */
 const GROUP_ABOVE = 5;
 
@@ -39,9 +65,21 @@ export function buildObservations(events: readonly CaptureEvent[], enrich: Enric
   }
   const out = new Map<string, ObservationInput[]>();
   for (const [folder, list] of byFolder) {
-    const inputs = buildForFolder(list, enrich);
-    const branch = enrich.branchOf(folder);
-    for (const input of inputs) if (input.branch === undefined && branch) input.branch = branch;
+    // Events carry the branch they were recorded on; those without it get the folder's branch now.
+    const byBranch = new Map<string | null, CaptureEvent[]>();
+    const now = enrich.branchOf(folder);
+    for (const e of list) {
+      const branch = e.branch === undefined ? now : e.branch;
+      const group = byBranch.get(branch);
+      if (group) group.push(e);
+      else byBranch.set(branch, [e]);
+    }
+    const inputs: ObservationInput[] = [];
+    for (const [branch, group] of byBranch) {
+      const built = buildForFolder(group, enrich);
+      for (const input of built) if (input.branch === undefined && branch) input.branch = branch;
+      inputs.push(...built);
+    }
     if (inputs.length > 0) out.set(folder, inputs);
   }
   return out;
@@ -90,10 +128,16 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
         break;
       case 'commit': {
         const d = enrich.commits.get(e.sha);
+        // `commit --amend` replaces HEAD by one commit on the same parent: still a commit made.
+        const amended = d?.moved?.ahead === 1 && d.moved.behind === 1;
+        if (d?.moved && !amended) {
+          inputs.push({ ...headMoved(e.sha, e.branch, d), created_at_epoch: e.at });
+          break;
+        }
         inputs.push({
           type: 'commit',
           title: d?.subject || `Commit ${e.sha.slice(0, 8)}`,
-          subtitle: `${e.sha.slice(0, 8)} on ${e.branch ?? 'detached HEAD'}${d?.author ? ` by ${d.author}` : ''}`,
+          subtitle: `${e.sha.slice(0, 8)} on ${e.branch ?? 'detached HEAD'}${d?.author ? ` by ${d.author}` : ''}${amended && d?.moved ? `, amending ${d.moved.from.slice(0, 8)}` : ''}`,
           narrative: d?.body || undefined,
           files_modified: d?.files.slice(0, 100),
           commit_sha: e.sha,

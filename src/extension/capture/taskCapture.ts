@@ -4,6 +4,12 @@ import type { CaptureRecorder } from './recorder';
 
 /** The tail of a command's output kept for finding the first failing test (bytes of text). */
 const OUTPUT_TAIL = 32_000;
+/**
+ * Read-only navigation a terminal is full of: not outcomes. One simple command only (no `;`,
+ * `&&`, pipes or redirections), so `cd src && npm test` is still recorded.
+ */
+const NAVIGATION = /^(?:ls|ll|la|dir|cd|pushd|popd|pwd|clear|cls|history|exit|git\s+status)(?:\s+[^;&|<>`$()]*)?$/;
+
 /** How long a task's end waits for the output of its command (the two events race). */
 const OUTPUT_WAIT_MS = 3000;
 
@@ -105,8 +111,10 @@ export class TaskCapture implements vscode.Disposable {
     }
     if (!this.recorder.active) return;
     const command = e.execution.commandLine.value.trim();
-    if (!command) return;
+    if (!command || NAVIGATION.test(command)) return;
     const cwd = e.execution.cwd;
+    // A command run outside every workspace folder belongs to none of them.
+    if (cwd && !vscode.workspace.getWorkspaceFolder(cwd)) return;
     const folder = this.recorder.folderFor(cwd);
     if (!folder) return;
     const located = cwd ? this.recorder.locate(cwd) : undefined;
