@@ -543,3 +543,56 @@ describe('capture: the rules added for the second audit on hostile input', () =>
     }
   });
 });
+
+describe('capture: a private key given whole in base64 (kubeconfig client-key-data)', () => {
+  const pem = (header: string) => `-----BEGIN ${header}-----\nMIIEpAIBAAKCAQEAwVx${'Qk9HVVNLRVlEQVRB'.repeat(20)}\n-----END ${header}-----\n`;
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const cert = b64('-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n');
+
+  it('redacts base64 of a PEM private key under any name, and keeps a base64 certificate', () => {
+    for (const header of ['RSA PRIVATE KEY', 'PRIVATE KEY', 'EC PRIVATE KEY', 'OPENSSH PRIVATE KEY', 'ENCRYPTED PRIVATE KEY']) {
+      const key = b64(pem(header));
+      assert.equal(redact(`    client-key-data: ${key}`), `    client-key-data: ${REDACTED}`, header);
+      assert.equal(redact(`helm install --set tls.pem=${key} app`), `helm install --set tls.pem=${REDACTED} app`, header);
+      assert.equal(redact(`{"value": "${key}"}`), `{"value": "${REDACTED}"}`, header);
+    }
+    assert.equal(redact(`    client-certificate-data: ${cert}`), `    client-certificate-data: ${cert}`);
+    assert.equal(redact(`    certificate-authority-data: ${cert}`), `    certificate-authority-data: ${cert}`);
+  });
+
+  it('redacts a kubeconfig in a diff side: the key goes, the certificates stay', () => {
+    const key = b64(pem('RSA PRIVATE KEY'));
+    const lines = ['users:', '- name: admin', '  user:', `    client-certificate-data: ${cert}`, `    client-key-data: ${key}`];
+    assert.deepEqual(redactLines(lines), [...lines.slice(0, 4), `    client-key-data: ${REDACTED}`]);
+  });
+
+  it('redacts the value of a name ending in -key-data, _key_data or KeyData, and keeps look-alikes', () => {
+    const value = 'Zq9KeyDataValue0123456789abcdefXYZ==';
+    for (const name of ['client-key-data', 'CLIENT_KEY_DATA', 'tls_key_data', 'tlsKeyData', '"clientKeyData"', 'keyData']) {
+      assert.equal(redact(`${name}: ${value}`), `${name}: ${REDACTED}`, name);
+    }
+    assert.equal(redact(`client-key-data="${value}"`), `client-key-data="${REDACTED}"`);
+    for (const text of [`monkeyData: ${value}`, `certificate-authority-data: ${value}`, 'client-key-data: /etc/kubernetes/pki/admin.key', 'keyData: short']) assert.equal(redact(text), text);
+  });
+
+  const unchanged = (text: string) => text;
+  const hostile: [string, string, (text: string) => string][] = [
+    ['the base64 of "-----BEGIN" repeated, decoding to no key', `value: ${megabyteOf('LS0tLS1CRUdJTi')}`, unchanged],
+    ['the base64 of "-----BEGIN" after each of a megabyte of base64 characters', `value: ${'A'.repeat(MB)}LS0tLS1CRUdJTi${'A'.repeat(64)}`, unchanged],
+    ['key-data names without a value', megabyteOf('a-key-data'), unchanged],
+    ['key-data names with a short value', megabyteOf('a-key-data: x '), unchanged],
+    ['a megabyte of one name, then KeyData', `${'x'.repeat(MB)}KeyData`, unchanged],
+    ['a key-data name, then a megabyte of a path', `client-key-data: ${'/a'.repeat(MB / 2)}.key`, unchanged],
+    ['KeyData names joined by ":"', megabyteOf('aKeyData:'), unchanged],
+  ];
+  for (const [what, text, expected] of hostile) {
+    it(`redacts ~1 MB of ${what} in well under a second`, () => {
+      const start = performance.now();
+      const out = redact(text);
+      const ms = performance.now() - start;
+      const want = expected(text);
+      assert.ok(out === want, `${what}: got ${out.length} characters starting ${JSON.stringify(out.slice(0, 60))}, want ${want.length} starting ${JSON.stringify(want.slice(0, 60))}`);
+      assert.ok(ms < 2000, `${what}: ${Math.round(ms)} ms`);
+    });
+  }
+});

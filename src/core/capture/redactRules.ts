@@ -221,8 +221,38 @@ const PREFIXED_TOKENS: [trigger: string, token: string][] = [
 /** An unquoted value's characters: it ends at a space, a quote, a separator or a bracket. */
 const UNQUOTED = `[^\\s"',;()[\\]{}<>]`;
 
+/** "-----BEGIN" in base64, as a PEM block given whole in base64 starts (kubeconfig's client-key-data, a Helm value, a CI variable). */
+const BASE64_PEM_START = 'LS0tLS1CRUdJTi';
+
+/**
+ * Whether base64 text is a PEM private key (not a certificate, which is public): its first
+ * characters decode to a BEGIN line that names a PRIVATE KEY. Only a bounded prefix is decoded.
+ */
+function isBase64PrivateKey(value: string): boolean {
+  const head = Buffer.from(value.slice(0, 120).replace(/[^A-Za-z0-9+/]/g, ''), 'base64').toString('latin1');
+  return /^-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY/.test(head);
+}
+
 export const RULES: Rule[] = [
   { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: 'PRIVATE KEY' },
+  {
+    // A PEM private key given whole in base64, under any name (client-key-data: LS0tLS1CRUdJTi...).
+    // The run starts only where a run of base64 characters starts, so each run is scanned once.
+    name: 'base64 private key',
+    pattern: new RegExp(`(?<![A-Za-z0-9+/])${BASE64_PEM_START}[A-Za-z0-9+/]*={0,2}`, 'g'),
+    replace: (match) => (isBase64PrivateKey(match) ? REDACTED : match),
+    trigger: BASE64_PEM_START,
+  },
+  {
+    // The value of a name ending in -key-data, _key_data or KeyData (kubeconfig's client-key-data,
+    // a chart's tlsKeyData): a key's bytes in base64, inline. Not certificate-authority-data, which
+    // is public, nor a path (client-key-data: /etc/pki/admin.key): the value ends where a path's
+    // characters do not. The name starts only where a run of name characters starts (one scan per run).
+    name: 'key data',
+    pattern: /((?<![A-Za-z0-9_.-])(?:[A-Za-z0-9_.-]*(?:[-_](?:key|Key|KEY)[-_](?:data|Data|DATA)|KeyData)|keyData)["']?[ \t]*[:=][ \t]*["']?)(?!\[REDACTED\])[A-Za-z0-9+/_-]{16}[A-Za-z0-9+/_-]*={0,2}(?![A-Za-z0-9+/_.=~-])/g,
+    replace: `$1${REDACTED}`,
+    trigger: '[-_]key[-_]data|keydata',
+  },
   { name: 'base64 block', pattern: BASE64_BLOCK, replace: `$1${REDACTED}`, trigger: BASE64_TRIGGER },
   {
     // One line of a key's body alone. Upper case, lower case and a digit or '+' are all required,

@@ -9,7 +9,8 @@ import { observationFiles, observationTitle } from '../store/cells';
 import type { Summariser, SummaryResult } from './summariser';
 import { countTokens, truncateToTokens } from '../tokens';
 import { createHash } from 'node:crypto';
-import { DECISION_PATTERN, PREFERENCE_PATTERN, statements } from './summariser';
+import { PREFERENCE_PATTERN, isDecision, statements } from './summariser';
+import { parseJson } from '../store/mapping';
 import { buildMemory } from './promote';
 import { applyMemoryFacts } from './supersede';
 import { redact } from '../capture/redact';
@@ -39,6 +40,57 @@ export interface CompressionContext {
   summaryBudgetTokens: number;
 }
 
+/**
+ * Observations a summary cannot leave out whatever else the session held: outcomes (tasks, test
+ * runs, failed commands: a test still failing at the end is the next step), decisions and commits.
+ */
+function isKey(o: Observation): boolean {
+  if (o.type === 'decision' || o.type === 'commit' || o.type === 'task') return true;
+  if (o.type !== 'terminal') return false;
+  return /failed \(exit/.test(o.title ?? '') || parseJson<string[]>(o.concepts, []).includes('test');
+}
+
+/** A narrative's tokens; one longer than `budget` tokens can be (more characters) is counted as longer than any share. */
+function narrativeTokens(narrative: string | null, budget: number): number {
+  if (!narrative) return 0;
+  return narrative.length > budget * 16 ? Number.MAX_SAFE_INTEGER : countTokens(narrative);
+}
+
+/**
+ * The summariser's input, bounded to `budget` tokens: the key observations first (see isKey),
+ * then the rest newest first. Each is counted first without its narrative, so a long session
+ * drops as few observations as it can (every file edited is still named); the tokens left are
+ * then shared out among their narratives, the shortest whole and the rest cut to an equal share.
+ */
+function summariserInput(observations: Observation[], budget: number): Observation[] {
+  const newestFirst = [...observations].sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
+  const ordered = [...newestFirst.filter(isKey), ...newestFirst.filter((o) => !isKey(o))];
+  const kept: { o: Observation; narrative: number }[] = [];
+  let used = 0;
+  for (const o of ordered) {
+    if (used >= budget) break;
+    const cost = countTokens([o.title, o.facts].filter(Boolean).join('\n')) + 1;
+    if (used + cost > budget && kept.length > 0) continue;
+    kept.push({ o, narrative: narrativeTokens(o.narrative, budget) });
+    used += cost;
+  }
+  // Water-filling: narratives shortest first, each whole if it fits in an equal share of what is left.
+  let left = Math.max(0, budget - used);
+  const share = new Map<Observation, number>();
+  const byLength = kept.filter((k) => k.narrative > 0).sort((a, b) => a.narrative - b.narrative);
+  byLength.forEach((k, i) => {
+    const allowed = Math.floor(left / (byLength.length - i));
+    const given = Math.min(k.narrative, allowed);
+    share.set(k.o, given);
+    left -= given;
+  });
+  return kept.map(({ o, narrative }) => {
+    if (!o.narrative || narrative <= (share.get(o) ?? 0)) return o;
+    const cut = truncateToTokens(o.narrative, share.get(o) ?? 0);
+    return { ...o, narrative: cut || null };
+  });
+}
+
 export async function compressSession(ctx: CompressionContext, sessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
   const { repos } = ctx;
   const observations = await repos.observations.inSession(sessionId);
@@ -49,17 +101,7 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
 
   const existing = await repos.summaries.ofSession(sessionId);
   const prompts = (await repos.prompts.recent(sessionId, 5)).reverse();
-  // Bound the summariser's input, newest observations first, to a multiple of the budget.
-  const inputBudget = ctx.summaryBudgetTokens * 8;
-  const ordered = [...observations].sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
-  const input: Observation[] = [];
-  let used = 0;
-  for (const o of ordered) {
-    const cost = countTokens([o.title, o.narrative, o.facts].filter(Boolean).join('\n'));
-    if (used + cost > inputBudget && input.length > 0) break;
-    input.push(o.narrative && cost > inputBudget ? { ...o, narrative: truncateToTokens(o.narrative, inputBudget / 2) } : o);
-    used += cost;
-  }
+  const input = summariserInput(observations, ctx.summaryBudgetTokens * 8);
   // A plugged-in summariser (the extension's language model) may quote a credential from its
   // context, or put one together: every text field of its answer is redacted before it is stored.
   const { summariser: writtenBy, ...fields } = redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts }));
@@ -159,10 +201,10 @@ async function promoteRecurring(repos: ProjectRepositories, observations: Observ
   const candidates = new Map<string, { text: string; evidence: Set<number>; said: number; files: Set<string>; kind: 'decision' | 'convention' }>();
   for (const o of observations) {
     for (const s of statements(o)) {
-      const isDecision = DECISION_PATTERN.test(s);
-      if (!isDecision && !PREFERENCE_PATTERN.test(s)) continue;
+      const decision = isDecision(s, o);
+      if (!decision && !PREFERENCE_PATTERN.test(s)) continue;
       const key = normalise(s);
-      const c = candidates.get(key) ?? { text: s, evidence: new Set<number>(), said: 0, files: new Set<string>(), kind: isDecision ? 'decision' : 'convention' };
+      const c = candidates.get(key) ?? { text: s, evidence: new Set<number>(), said: 0, files: new Set<string>(), kind: decision ? 'decision' : 'convention' };
       c.evidence.add(o.id);
       c.said = Math.max(c.said, o.created_at_epoch);
       for (const f of observationFiles(o)) c.files.add(f);

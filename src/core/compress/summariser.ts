@@ -48,9 +48,35 @@ function normalise(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
 }
 
-/** Statements an observation makes: its facts, then its narrative's sentences. */
+/** A hunk's header in an edit's diff listing (editDiff.ts): `@@ line 12 in function total(...)`. */
+const HUNK_HEADER = /^@@ /;
+/** A line of a diff listing: a hunk's header, a removed or added line, the mark of a listing cut short. */
+const DIFF_LINE = /^(?:@@ |[-+](?: |$)|…$)/;
+
+/**
+ * The prose of a narrative: without its diff listing (an edit's `@@ line ...`, `- old`, `+ new`
+ * lines), which is code, not something said. Only a narrative with a hunk header is a listing: a
+ * note's `- item` lines are a list.
+ */
+function prose(narrative: string | null): string | null {
+  if (!narrative) return narrative;
+  const lines = narrative.split('\n');
+  if (!lines.some((l) => HUNK_HEADER.test(l))) return narrative;
+  return lines.filter((l) => !DIFF_LINE.test(l)).join('\n');
+}
+
+/**
+ * Statements an observation makes: a decision's title (the decision itself, as an agent's
+ * `observe` gives it), its facts, then its narrative's sentences, diff listings left out.
+ */
 export function statements(o: Observation): string[] {
-  return [...parseJson<string[]>(o.facts, []), ...sentences(o.narrative)];
+  const title = o.type === 'decision' ? (o.title ?? '').trim() : '';
+  return [...(title ? [title] : []), ...parseJson<string[]>(o.facts, []), ...sentences(prose(o.narrative))];
+}
+
+/** Whether a statement of `o` is a decision: it says so, or it is a decision observation's title. */
+export function isDecision(s: string, o: Observation): boolean {
+  return DECISION_PATTERN.test(s) || (o.type === 'decision' && s === (o.title ?? '').trim());
 }
 
 function files(o: Observation, key: 'files_read' | 'files_modified'): string[] {
@@ -155,8 +181,8 @@ export class ExtractiveSummariser implements Summariser {
     }
 
     const all = obs.flatMap((o) => statements(o).filter((s) => !MECHANICAL.test(s)).map((s) => ({ s, o })));
-    const decisions = all.filter(({ s }) => DECISION_PATTERN.test(s)).map(({ s }) => s);
-    const preferences = all.filter(({ s }) => PREFERENCE_PATTERN.test(s) && !DECISION_PATTERN.test(s)).map(({ s }) => s);
+    const decisions = all.filter(({ s, o }) => isDecision(s, o)).map(({ s }) => s);
+    const preferences = all.filter(({ s, o }) => PREFERENCE_PATTERN.test(s) && !isDecision(s, o)).map(({ s }) => s);
     const next = all.filter(({ s }) => NEXT_PATTERN.test(s)).map(({ s }) => s);
 
     // Next steps: tests still failing at the end, work not committed or not saved.
