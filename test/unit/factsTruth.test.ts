@@ -122,6 +122,13 @@ describe('facts: the guard and the time phrases stay linear on hostile text', fu
     ['a long leading run of non-word characters', (n) => `${'-'.repeat(n)}use a for b`],
     ['repeated time phrases', (n) => `${'as of today '.repeat(n / 12)}the orders service uses b`],
     ['many statements in one sentence', (n) => 'use a for b, '.repeat(n / 13)],
+    // Shapes that once took 1-2 s for 20,000 characters (the unanchored patterns).
+    ['one run of word characters and dots', (n) => 'a.'.repeat(n / 2)],
+    ['one long word', (n) => 'a'.repeat(n)],
+    ['a long word after a keyword', (n) => `use ${'a'.repeat(n)}`],
+    ['runs that start with @ and .', (n) => '@.a'.repeat(n / 3)],
+    ['a long run of punctuation ending a phrase', (n) => `use a for b${':'.repeat(n)}x`],
+    ['a long run of spaces inside a phrase', (n) => `use a for b${' '.repeat(n)}x`],
   ];
   for (const [what, make] of shapes) {
     it(`${what}: 80,000 characters in well under a second`, () => {

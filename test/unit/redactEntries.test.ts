@@ -16,7 +16,6 @@ import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main';
 import type { SearchHit } from '../../src/core/api';
 import { registerSecret } from '../../src/core/capture/redact';
-import { extractFacts } from '../../src/core/compress/facts';
 import type { Summariser } from '../../src/core/compress/summariser';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { OpenAiCompatibleEmbedder } from '../../src/core/embed/openaiCompatible';
@@ -368,38 +367,5 @@ describe("a plugged-in summariser's answer is redacted before it is stored", fun
       await engine.close().catch(() => undefined);
       removeDir(dir);
     }
-  });
-});
-
-describe('extractFacts stays linear on hostile text', function () {
-  this.timeout(120_000);
-
-  // Before: 20,000 characters of 'a.a.a...' took 1-2 s, and four times as many sixteen times that.
-  const shapes: Array<[string, (n: number) => string]> = [
-    ['one run of word characters and dots', (n) => 'a.'.repeat(n / 2)],
-    ['one long word', (n) => 'a'.repeat(n)],
-    ['a long word after a keyword', (n) => `use ${'a'.repeat(n)}`],
-    ['runs that start with @ and .', (n) => '@.a'.repeat(n / 3)],
-    ['a long run of punctuation ending a phrase', (n) => `use a for b${':'.repeat(n)}x`],
-    ['a long run of spaces inside a phrase', (n) => `use a for b${' '.repeat(n)}x`],
-  ];
-  for (const [what, make] of shapes) {
-    it(`${what}: 80,000 characters in well under a second`, () => {
-      const text = make(80_000);
-      extractFacts(make(1000), null);
-      const started = performance.now();
-      extractFacts(text, null);
-      const ms = performance.now() - started;
-      assert.ok(ms < 1500, `${what}: ${text.length} characters took ${ms.toFixed(0)} ms`);
-    });
-  }
-
-  it('the facts are the ones the patterns found before', () => {
-    assert.deepEqual(extractFacts('@scope/pkg should be pinned.', null), [{ subject: 'scope/pkg', predicate: 'is', object: 'pinned' }]);
-    assert.deepEqual(extractFacts('The old Redis cache is deprecated in favour of Memcached.', null), [{ subject: '', predicate: 'uses', object: 'memcached', replaces: 'redis cache' }]);
-    assert.deepEqual(extractFacts('npm was replaced by pnpm for package management.', null), [{ subject: 'package management', predicate: 'uses', object: 'pnpm', replaces: 'npm' }]);
-    assert.deepEqual(extractFacts('x.yarn is no longer used for installs.', null), [{ subject: 'installs', predicate: 'no longer uses', object: 'x.yarn', replaces: 'x.yarn' }]);
-    assert.deepEqual(extractFacts('use pnpm for package management   ;', null), [{ subject: 'package management', predicate: 'uses', object: 'pnpm' }]);
-    assert.deepEqual(extractFacts('use pnpm for builds:::', null), [{ subject: 'builds', predicate: 'uses', object: 'pnpm' }]);
   });
 });
