@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { differingMiddle } from '../../src/core/capture/editDiff';
 import { projectScopeFor } from '../../src/core/capture/project';
 import type { Observation, SessionSummary } from '../../src/core/model/records';
 import { withVscodeStub } from './vscodeStub';
@@ -349,14 +350,7 @@ export class Harness {
   type(doc: Doc, text: string, dirty = true): void {
     const a = doc.text.split('\n');
     const b = text.split('\n');
-    let start = 0;
-    while (start < a.length && start < b.length && a[start] === b[start]) start++;
-    let endA = a.length;
-    let endB = b.length;
-    while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-      endA--;
-      endB--;
-    }
+    const { start, endA, endB } = differingMiddle(a, b);
     const change = { range: { start: { line: start, character: 0 }, end: { line: Math.max(start, endA), character: 0 } }, rangeLength: 0, rangeOffset: 0, text: b.slice(start, endB).join('\n') };
     doc.text = text;
     doc.version++;

@@ -59,8 +59,8 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-/** Line operations turning `a` into `b`: common ends trimmed, an LCS over the middle. */
-export function lineOps(a: string[], b: string[]): Op[] {
+/** Where two line lists differ: the lines before `start` and from `endA` / `endB` on are the same in both. */
+export function differingMiddle(a: readonly string[], b: readonly string[]): { start: number; endA: number; endB: number } {
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let endA = a.length;
@@ -69,6 +69,12 @@ export function lineOps(a: string[], b: string[]): Op[] {
     endA--;
     endB--;
   }
+  return { start, endA, endB };
+}
+
+/** Line operations turning `a` into `b`: common ends trimmed, an LCS over the middle. */
+export function lineOps(a: string[], b: string[]): Op[] {
+  const { start, endA, endB } = differingMiddle(a, b);
   const ops: Op[] = [];
   for (let i = 0; i < start; i++) ops.push({ kind: 'same', text: b[i], newLine: i + 1 });
   const n = endA - start;
