@@ -52,10 +52,11 @@ import { Store } from './store/store';
 import { MaintenanceLease } from './store/lease';
 import { localPath } from './store/location';
 import type { ObjectStoreSettings } from './store/objectStorage';
-import { TeamMemory, teamStateDir } from './team/teamMemory';
+import { TeamMemory, teamStateFolder } from './team/teamMemory';
 import type { TeamStatus } from './team/teamMemory';
 import { TeamSharing } from './team/sharing';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
+import { storeIdentity } from './team/shareRows';
 import type { SharePreview } from './team/shareRows';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -265,10 +266,11 @@ export class MemoryEngine implements MemoryEngineApi {
     if (options.team) {
       // Next to the personal store's data (or under one named after it, for a store on object
       // storage), so two personal stores never share an outbox.
-      const base = store.local ? localPath(store.uri) : teamStateDir(path.join(os.homedir(), '.code-memory'), store.uri);
+      // Named after the store's location as parsed: `s3://team/acme` and `s3://team/acme/` share one.
+      const base = store.local ? localPath(store.uri) : await teamStateFolder(path.join(os.homedir(), '.code-memory'), store.uri, options.logger);
       const team = await TeamMemory.open({
         uri: options.team.uri,
-        stateDir: options.team.stateDir ?? teamStateDir(base, options.team.uri),
+        stateDir: options.team.stateDir ?? (await teamStateFolder(base, options.team.uri, options.logger)),
         dimension: store.dimension,
         env: options.team.env,
         objectStore: options.objectStore,
@@ -278,7 +280,8 @@ export class MemoryEngine implements MemoryEngineApi {
         // retrieve_memory's log entries quote team items by `team/<node id>`.
         onGone: (nodeIds) => engine.forgetTeamQuotes(nodeIds),
       });
-      engine.sharing = new TeamSharing(team, options.team.author);
+      // The personal store's identity goes into the keys of its shares (records' ids are per store).
+      engine.sharing = new TeamSharing(team, options.team.author, (create) => storeIdentity(store, create));
     }
     for (const forgotten of resumed) await engine.forgetShares(forgotten);
     await engine.takeLease();

@@ -8,7 +8,7 @@ import type { QueryEmbedder } from '../retrieve/hybrid';
 import { FilterError, sqlInt, sqlString } from '../store/filters';
 import { rowToCell } from '../store/mapping';
 import type { ProjectRepositories } from '../store/repos/repositories';
-import { sharePreview, teamNodeId, teamRow } from './shareRows';
+import { sharePreview, shareVector, teamNodeIds, teamRow } from './shareRows';
 import type { SharePreview, ShareSource } from './shareRows';
 import { REMOTE_WAIT_MS, within } from './teamMemory';
 import type { HitOrigin, TeamMemory, TeamStatus } from './teamMemory';
@@ -45,10 +45,34 @@ export interface TeamItem {
 export type TaggedHit = SearchHit & { origin?: HitOrigin };
 
 export class TeamSharing {
+  private identity: Promise<string> | null = null;
+
+  /** `storeIdentity`: the personal store's identity (shareRows.storeIdentity); made only when `create`. */
   constructor(
     readonly team: TeamMemory,
     readonly author: string,
+    private readonly storeIdentity: (create: boolean) => Promise<string | null>,
   ) {}
+
+  /** The store's identity, made the first time a record is previewed or shared. */
+  private store(): Promise<string> {
+    this.identity ??= this.storeIdentity(true).then(
+      (id) => id as string,
+      (e: unknown) => {
+        this.identity = null;
+        throw e;
+      },
+    );
+    return this.identity;
+  }
+
+  /** The store's identity if it has one (reads make none). */
+  private async storeIfAny(): Promise<string | null> {
+    if (this.identity) return this.identity;
+    const id = await this.storeIdentity(false);
+    if (id) this.identity ??= Promise.resolve(id);
+    return id;
+  }
 
   private async source(repos: ProjectRepositories, kind: SourceKind, id: number): Promise<ShareSource> {
     if (!SHAREABLE.includes(kind)) throw new FilterError(`only memories and session summaries can be shared, not '${String(kind)}'`);
@@ -60,55 +84,109 @@ export class TeamSharing {
   }
 
   async preview(repos: ProjectRepositories, kind: SourceKind, id: number): Promise<SharePreview> {
-    return sharePreview(await this.source(repos, kind, id), this.author);
+    return sharePreview(await this.source(repos, kind, id), this.author, await this.store());
   }
 
   /** Shares a record; with `confirmed`, only if what would leave is still exactly what the person saw and confirmed. */
   async share(repos: ProjectRepositories, kind: SourceKind, id: number, embedder: QueryEmbedder | null, confirmed?: SharePreview): Promise<ShareResult> {
     const source = await this.source(repos, kind, id);
-    const preview = sharePreview(source, this.author);
+    const preview = sharePreview(source, this.author, await this.store());
     if (confirmed && JSON.stringify(preview) !== JSON.stringify({ ...preview, ...pickPreview(confirmed) })) {
       throw new FilterError(`${kind} ${id} changed since its preview was shown: nothing was shared; preview it again`);
     }
-    if (!source.vector && embedder) {
-      // Not embedded locally yet: embed what is sent (the redacted text), so teammates' vector search finds it.
-      const [v] = await embedder.embed([`${preview.title}\n${preview.text}`]).catch(() => [null]);
-      if (v && v.length === embedder.dimension) Object.assign(source, { vector: v, embedModel: embedder.name });
-    }
-    await this.team.share([teamRow(source, preview, Date.now())]);
+    // The vector too is made from what the preview shows, never from the stored (unredacted) text.
+    const { vector, embedModel } = await shareVector(source, preview, embedder);
+    // Recorded before it is queued: unshare and forget find it by this record, whatever the author is then.
+    await this.team.ledger.add({ node_id: preview.node_id, project: preview.project, origin: preview.origin, shared_by: preview.shared_by });
+    await this.team.share([teamRow({ ...source, vector, embedModel }, preview, Date.now())]);
     return { preview, delivery: await this.deliver(), status: this.team.status() };
   }
 
+  /**
+   * Unshares one item: by node id, or the caller's shares of one of their records (as recorded
+   * when shared, whatever the author is now; else as keyed before records were kept). Throws
+   * when the team store answered that there is nothing to unshare, rather than saying 'sent'.
+   */
   async unshare(repos: ProjectRepositories, target: { node_id?: string; kind?: SourceKind; id?: number }): Promise<UnshareResult> {
-    let nodeId = target.node_id;
-    if (!nodeId) {
+    const project = repos.project;
+    // The look-up and the send share one wait on the team store (REMOTE_WAIT_MS), as other calls have.
+    const started = Date.now();
+    // (node id, the author it was shared as): unshared by author, so that no one removes another's item.
+    let targets: Array<{ node_id: string; shared_by: string }>;
+    let maybe = false;
+    if (target.node_id !== undefined) {
+      if (typeof target.node_id !== 'string' || !/^[0-9a-f-]{36}$/i.test(target.node_id)) throw new FilterError(`'${String(target.node_id)}' is not a team node id`);
+      const nodeId = target.node_id.toLowerCase();
+      const recorded = await this.team.ledger.get(nodeId);
+      if (recorded && recorded.project === project) targets = [{ node_id: nodeId, shared_by: recorded.shared_by }];
+      else {
+        const { sharedBy, answered } = await this.team.locate(project, [nodeId]);
+        const by = sharedBy.get(nodeId);
+        if (by !== undefined && by !== this.author) throw new FilterError(`team item ${nodeId} was shared by ${by}: only they can unshare it`);
+        if (by === undefined && answered) throw new FilterError(`no team item ${nodeId} in project ${project}: nothing was unshared`);
+        targets = [{ node_id: nodeId, shared_by: this.author }];
+        maybe = by === undefined;
+      }
+    } else {
       if (!target.kind || target.id === undefined) throw new FilterError('unshare needs a team node id, or the kind and id of your shared record');
-      nodeId = teamNodeId(repos.project, this.author, target.kind, Number(target.id));
+      if (!SHAREABLE.includes(target.kind)) throw new FilterError(`only memories and session summaries can be shared, not '${String(target.kind)}'`);
+      const id = Number(target.id);
+      const recorded = await this.team.ledger.of(project, `${target.kind}/${id}`);
+      const derived = teamNodeIds(project, this.author, target.kind, id, await this.storeIfAny()).filter((n) => !recorded.some((r) => r.node_id === n));
+      const { sharedBy, answered } = derived.length > 0 ? await this.team.locate(project, derived) : { sharedBy: new Map<string, string>(), answered: true };
+      targets = [...recorded.map((r) => ({ node_id: r.node_id, shared_by: r.shared_by })), ...derived.filter((n) => sharedBy.get(n) === this.author).map((n) => ({ node_id: n, shared_by: this.author }))];
+      if (targets.length === 0) {
+        if (answered) {
+          throw new FilterError(
+            `${target.kind} ${id} of project ${project} is not shared from this store as ${this.author}: nothing was unshared (an item shared under another git author or from another store: unshare it by its team node id from there)`,
+          );
+        }
+        // The team store cannot be asked now: the unshare waits in the queue, and purges only if it finds the item.
+        targets = derived.map((n) => ({ node_id: n, shared_by: this.author }));
+        maybe = true;
+      }
     }
-    if (!/^[0-9a-f-]{36}$/i.test(nodeId)) throw new FilterError(`'${nodeId}' is not a team node id`);
-    const item = await this.team.item(repos.project, nodeId.toLowerCase());
-    if (item && item.shared_by !== this.author) throw new FilterError(`team item ${nodeId.toLowerCase()} was shared by ${item.shared_by}: only they can unshare it`);
-    await this.team.unshare(repos.project, [nodeId.toLowerCase()], this.author);
-    return { node_id: nodeId.toLowerCase(), delivery: await this.deliver(), status: this.team.status() };
+    const byAuthor = new Map<string, string[]>();
+    for (const t of targets) byAuthor.set(t.shared_by, [...(byAuthor.get(t.shared_by) ?? []), t.node_id]);
+    for (const [by, ids] of byAuthor) await this.team.unshare(project, ids, by, { ifFound: maybe });
+    await this.team.ledger.remove(targets.map((t) => t.node_id));
+    return { node_id: targets[0].node_id, delivery: await this.deliver(Math.max(0, REMOTE_WAIT_MS - (Date.now() - started))), status: this.team.status() };
   }
 
   /**
    * After a forget: the caller's shares of the forgotten records (by kind and id; none when a
    * forget by id found nothing; null: every record of `project`, or of every project when that
-   * is null too) are dropped from the queue and unshared from the team store.
+   * is null too) are dropped from the queue and unshared from the team store: those recorded
+   * when shared, and those keyed as the records' shares would be (found in this copy or not).
    */
   async forgotten(project: string | null, records: Record<SourceKind, number[]> | null): Promise<void> {
     if (records && project === null) return;
-    const nodeIds = records ? (Object.entries(records) as Array<[SourceKind, number[]]>).flatMap(([kind, ids]) => ids.map((id) => teamNodeId(project as string, this.author, kind, id))) : null;
-    // A forget by id that found nothing touches no share.
-    if (nodeIds?.length === 0) return;
-    await this.team.forgetShares(project, nodeIds, this.author);
+    const ledger = await this.team.ledger.all();
+    let recorded = ledger.filter((e) => project === null || e.project === project);
+    let derived: string[] | null = null;
+    if (records) {
+      const store = await this.storeIfAny();
+      const origins = new Set<string>();
+      derived = [];
+      for (const [kind, ids] of Object.entries(records) as Array<[SourceKind, number[]]>) {
+        if (!SHAREABLE.includes(kind)) continue;
+        for (const id of ids) {
+          origins.add(`${kind}/${id}`);
+          derived.push(...teamNodeIds(project as string, this.author, kind, id, store));
+        }
+      }
+      recorded = recorded.filter((e) => origins.has(e.origin));
+      // A forget by id that found nothing shareable touches no share.
+      if (derived.length === 0) return;
+    }
+    await this.team.forgetShares(project, recorded, derived, this.author);
+    await this.team.ledger.remove(recorded.map((e) => e.node_id));
   }
 
   /** Tries to send the outbox now; an unreachable store leaves it queued. */
-  private async deliver(): Promise<'sent' | 'queued'> {
+  private async deliver(waitMs = REMOTE_WAIT_MS): Promise<'sent' | 'queued'> {
     // Unreachable, or silent past REMOTE_WAIT_MS: queued, it goes out when the store answers.
-    await within(this.team.sync().catch(() => undefined), REMOTE_WAIT_MS, () => undefined);
+    await within(this.team.sync().catch(() => undefined), waitMs, () => undefined);
     return this.team.status().pending === 0 ? 'sent' : 'queued';
   }
 
@@ -129,7 +207,14 @@ export class TeamSharing {
     }
     const tagged: TaggedHit[] = local.map((h) => ({ ...h, origin: { store: 'local' as const } }));
     if (team.length === 0) return tagged;
-    const mine = new Set(local.map((h) => teamNodeId(project, this.author, h.cell.source_kind, h.cell.source_id)));
+    // The caller's shares of these records: keyed with this store's identity, before it, or as recorded.
+    const store = await this.storeIfAny().catch(() => null);
+    const recorded = await this.team.ledger.all(false).catch(() => []);
+    const origins = new Set(local.map((h) => `${h.cell.source_kind}/${h.cell.source_id}`));
+    const mine = new Set([
+      ...local.flatMap((h) => teamNodeIds(project, this.author, h.cell.source_kind, h.cell.source_id, store)),
+      ...recorded.filter((e) => e.project === project && origins.has(e.origin)).map((e) => e.node_id),
+    ]);
     const merged: TaggedHit[] = [...tagged, ...team.filter((h) => !mine.has(h.cell.node_id))];
     return merged.sort((a, b) => b.score - a.score).slice(0, options.limit);
   }

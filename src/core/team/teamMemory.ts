@@ -11,6 +11,11 @@
 //   remote's version moves.
 // - An endpoint that ignores conditional PUT (see objectStorage.ts) is refused: state
 //   'refused', with the reason, and nothing is written to it; queued writes stay queued.
+// - Every read of the remote a caller waits for is bounded by REMOTE_WAIT_MS: a network that
+//   takes connections and answers nothing leaves the caller with the local copy.
+// - The state folder is named after the team store's location as parsed (`s3://team/acme` and
+//   `s3://team/acme/` are one store, with one outbox), and holds the ledger of the items this
+//   personal store shared (shareLedger.ts).
 
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -21,12 +26,14 @@ import { hybridSearch } from '../retrieve/hybrid';
 import type { QueryEmbedder } from '../retrieve/hybrid';
 import { cellFilterWhere, sqlString, sqlStringList } from '../store/filters';
 import { isLocalUri, localPath } from '../store/location';
-import { ObjectStoreRefused, displayUri, openObjectStorage } from '../store/objectStorage';
+import { ObjectStoreRefused, displayUri, openObjectStorage, parseObjectLocation } from '../store/objectStorage';
 import type { ObjectStoreSettings } from '../store/objectStorage';
 import { Outbox } from './outbox';
-import type { PendingEntry } from './outbox';
+import type { OutboxEntry, PendingEntry } from './outbox';
+import { ShareLedger } from './shareLedger';
 import { TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } from './teamTable';
 import type { TeamRow } from './teamTable';
+import type { Row } from '../store/store';
 import { briefError, errorMessage } from '../errorText';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
@@ -64,7 +71,7 @@ export interface TeamMemoryOptions {
   /** Rows per commit when the outbox goes out (default 500). */
   batchRows?: number;
   log?: (message: string) => void;
-  /** Items a refresh found gone (unshared or forgotten by their sharer): what of them the person's own store still quotes goes too. */
+  /** Items a refresh found gone (unshared or forgotten by their sharer; by node id, each gone from its project): what of them the person's own store still quotes goes too. */
   onGone?: (nodeIds: string[]) => Promise<void>;
 }
 
@@ -97,9 +104,66 @@ export async function within<T>(promise: Promise<T>, ms: number, timedOut: () =>
   }
 }
 
-/** The folder where a team store's outbox and cache live, under a base folder. */
+/**
+ * A store location as one string however it is spelled: an object store's scheme, bucket and
+ * prefix as parsed (no trailing or doubled slash, s3a: is s3:), a local folder's resolved path.
+ * One the parser refuses (credentials in it) is taken as given: the connect refuses it.
+ */
+export function storeLocationKey(uri: string): string {
+  const trimmed = uri.trim();
+  try {
+    if (isLocalUri(trimmed)) return localPath(trimmed);
+    const location = parseObjectLocation(trimmed);
+    if (location) return `${location.scheme}://${location.bucket}/${location.prefix}`;
+  } catch {
+    // refused at connect, with its reason
+  }
+  return trimmed;
+}
+
+function hashed(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/** The folder where a team store's outbox and cache live, under a base folder (one per store, however it is spelled). */
 export function teamStateDir(base: string, uri: string): string {
-  return path.join(base, 'team', createHash('sha256').update(uri).digest('hex').slice(0, 16));
+  return path.join(base, 'team', hashed(storeLocationKey(uri)));
+}
+
+/**
+ * teamStateDir, after adopting what an earlier version kept under the URI as spelled (it named
+ * the folder after the text, so `s3://team/acme/` had an outbox of its own): the folder is
+ * renamed, or when both exist its queued entries and ledger are moved over (the cache, a copy,
+ * is left to the next refresh). An adoption that fails leaves the old folder where it was.
+ */
+export async function teamStateFolder(base: string, uri: string, log?: (m: string) => void): Promise<string> {
+  const dir = teamStateDir(base, uri);
+  const legacy = path.join(base, 'team', hashed(uri));
+  if (legacy !== dir) await adoptState(legacy, dir).catch((e: unknown) => log?.(`team store state in ${legacy} was left there: ${errorMessage(e)}`));
+  return dir;
+}
+
+async function adoptState(from: string, to: string): Promise<void> {
+  if (!(await fsp.stat(from).then((st) => st.isDirectory(), () => false))) return;
+  if (!(await fsp.stat(to).then(() => true, () => false))) {
+    await fsp.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+    const renamed = await fsp.rename(from, to).then(() => true, () => false);
+    if (renamed) return;
+  }
+  await mergeState(from, to);
+  await fsp.rm(from, { recursive: true, force: true });
+}
+
+async function mergeState(from: string, to: string): Promise<void> {
+  await fsp.mkdir(to, { recursive: true, mode: 0o700 });
+  for (const entry of await fsp.readdir(from, { withFileTypes: true })) {
+    // The cache and its date are a copy of the team store; dot files are locks and temporary files.
+    if (entry.name === 'cache' || entry.name === CACHE_META || entry.name.startsWith('.')) continue;
+    const a = path.join(from, entry.name);
+    const b = path.join(to, entry.name);
+    if (entry.isDirectory()) await mergeState(a, b);
+    else if (!(await fsp.stat(b).then(() => true, () => false))) await fsp.rename(a, b);
+  }
 }
 
 export class TeamMemory {
@@ -117,6 +181,8 @@ export class TeamMemory {
   private readonly listeners = new Set<(s: TeamStatus) => void>();
   private readonly log: (m: string) => void;
   readonly outbox: Outbox;
+  /** The items this personal store shared (node id, record, author), for unshare and forget. */
+  readonly ledger: ShareLedger;
 
   private constructor(
     readonly options: TeamMemoryOptions,
@@ -124,6 +190,7 @@ export class TeamMemory {
   ) {
     this.log = options.log ?? (() => undefined);
     this.outbox = new Outbox(path.join(options.stateDir, 'outbox'));
+    this.ledger = new ShareLedger(path.join(options.stateDir, 'shared'));
   }
 
   /** Opens the local side at once and connects to the team store in the background. */
@@ -133,6 +200,8 @@ export class TeamMemory {
     const team = new TeamMemory(options, cache);
     const meta = await fsp.readFile(path.join(options.stateDir, CACHE_META), 'utf8').then((t) => JSON.parse(t) as { synced_at_epoch?: number }).catch(() => null);
     team.syncedAt = meta?.synced_at_epoch ?? null;
+    // A share killed while it was being queued left its text in a temporary file.
+    await team.outbox.sweep().catch((e: unknown) => team.log(`team outbox: temporary files left: ${errorMessage(e)}`));
     team.pendingCount = await team.outbox.count();
     void team.connect();
     const retry = setInterval(() => {
@@ -226,32 +295,56 @@ export class TeamMemory {
 
   /**
    * Removes items `sharedBy` shared from the team store (queued like a share) and from the local
-   * cache at once; queued shares of them never go out.
+   * cache at once; queued shares of them never go out. `ifFound`: the ids are only maybe shared
+   * (see OutboxEntry).
    */
-  async unshare(project: string, nodeIds: string[], sharedBy: string): Promise<void> {
+  async unshare(project: string, nodeIds: string[], sharedBy: string, options: { ifFound?: boolean } = {}): Promise<void> {
     if (nodeIds.length === 0) return;
-    await this.outbox.dropShares(new Set(nodeIds));
-    await this.outbox.add({ op: 'unshare', project, node_ids: nodeIds, shared_by: sharedBy });
-    await this.cache.remove(unshareWhere(project, nodeIds, sharedBy), { purgeAnyway: true });
+    const ids = new Set(nodeIds);
+    await this.outbox.sweep((r) => r.project === project && ids.has(r.node_id));
+    await this.outbox.dropShares(ids);
+    await this.outbox.add({ op: 'unshare', project, node_ids: nodeIds, shared_by: sharedBy, ...(options.ifFound ? { if_found: true } : {}) });
+    await this.cache.remove(unshareWhere(project, nodeIds, sharedBy), { purgeAnyway: options.ifFound !== true });
     this.pendingCount = await this.outbox.count();
     this.emit();
     void this.sync().catch(() => undefined);
   }
 
   /**
-   * Forgets `author`'s shares of these items (null: all of `project`, or of every project when
-   * that is null too): queued shares are dropped, shared ones unshared. Items never shared cost
-   * nothing.
+   * Forgets shares of forgotten records: queued shares are dropped, shared ones unshared.
+   * `recorded`: what the ledger says was shared (with the author each was shared as); `derived`:
+   * the keys `author`'s shares of the records would have (null: every share of `author` in
+   * `project`, or in every project when that is null too, as far as this cache and queue know).
+   * Every id is unshared, found here or not (the cache may be stale, or kept by another state
+   * folder): those neither recorded nor found only purge if the team store has them.
    */
-  async forgetShares(project: string | null, nodeIds: string[] | null, author: string): Promise<void> {
-    // Shared items are in the cache, queued ones in the outbox; unshare drops the queued shares.
+  async forgetShares(project: string | null, recorded: Array<{ node_id: string; project: string; shared_by: string }>, derived: string[] | null, author: string): Promise<void> {
+    const derivedIds = new Set(derived ?? []);
+    const recordedIds = new Set(recorded.map((r) => r.node_id));
     const wanted = (r: { node_id: string; project: string; shared_by: string }): boolean =>
-      r.shared_by === author && (project === null || r.project === project) && (nodeIds === null || nodeIds.includes(r.node_id));
+      recordedIds.has(r.node_id) || (r.shared_by === author && (project === null || r.project === project) && (derived === null || derivedIds.has(r.node_id)));
+    // A share of these killed while it was being queued: its temporary file goes.
+    await this.outbox.sweep(wanted);
+    // Shared items are in the cache, queued ones in the outbox; unshare drops the queued shares.
     const queued = (await this.outbox.pending()).flatMap((p) => (p.entry.op === 'share' ? p.entry.rows : []));
-    const cached = (await this.cache.rows(`shared_by = ${sqlString(author)}`, ['node_id', 'project', 'shared_by'])) as TeamRow[];
-    const byProject = new Map<string, Set<string>>();
-    for (const r of [...queued, ...cached].filter(wanted)) byProject.set(r.project, (byProject.get(r.project) ?? new Set()).add(r.node_id));
-    for (const [p, ids] of byProject) await this.unshare(p, [...ids], author);
+    const cached = (await this.cache.rows(null, ['node_id', 'project', 'shared_by'])) as TeamRow[];
+    // By project and author: (project, shared_by) -> node ids known to be shared.
+    const known = new Map<string, { project: string; shared_by: string; ids: Set<string> }>();
+    for (const r of [...recorded, ...queued, ...cached].filter(wanted)) {
+      const key = `${r.project}\0${r.shared_by}`;
+      const group = known.get(key) ?? { project: r.project, shared_by: r.shared_by, ids: new Set<string>() };
+      group.ids.add(r.node_id);
+      known.set(key, group);
+    }
+    const seen = new Set([...known.values()].flatMap((g) => [...g.ids]));
+    const maybe = [...derivedIds].filter((id) => !seen.has(id));
+    if (project !== null && maybe.length > 0) {
+      // One entry for the author's shares in the project: the maybe-shared keys go with the known ones.
+      const mine = known.get(`${project}\0${author}`);
+      if (mine) for (const id of maybe) mine.ids.add(id);
+      else await this.unshare(project, maybe, author, { ifFound: true });
+    }
+    for (const g of known.values()) await this.unshare(g.project, [...g.ids], g.shared_by);
   }
 
   /**
@@ -287,13 +380,18 @@ export class TeamMemory {
   private async flushOutbox(remote: TeamTable): Promise<void> {
     const batch = this.options.batchRows ?? 500;
     const pending = await this.outbox.pending();
+    // A share the team store keeps refusing (a row it cannot take) holds back later shares, to
+    // keep their order, but not later unshares: an unshare of a secret must not wait on it. (An
+    // unshare drops the queued shares of its items, so none of them is behind it.)
+    let shareFailed: unknown = null;
     let i = 0;
     while (i < pending.length) {
       const first = pending[i].entry;
       if (first.op === 'unshare') {
         // An unshare that finds nothing may follow one interrupted between its delete and its
-        // purge (this one retried, or the user asking again): it purges all the same.
-        await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: true });
+        // purge (this one retried, or the user asking again): it purges all the same, unless its
+        // ids were only maybe shared.
+        await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: first.if_found !== true });
         await this.outbox.done([pending[i]]);
         i++;
         continue;
@@ -302,25 +400,36 @@ export class TeamMemory {
       const group: PendingEntry[] = [];
       const rows: TeamRow[] = [];
       while (i < pending.length && pending[i].entry.op === 'share' && (group.length === 0 || rows.length < batch)) {
-        const e = pending[i].entry as { op: 'share'; rows: TeamRow[] };
+        const e = pending[i].entry as Extract<OutboxEntry, { op: 'share' }>;
         group.push(pending[i]);
         rows.push(...e.rows);
         i++;
       }
-      await remote.put(rows);
+      if (shareFailed !== null) continue;
+      try {
+        await remote.put(rows);
+      } catch (e) {
+        shareFailed = e;
+        this.log(`team store: ${group.length} queued share(s) not sent, later unshares go first: ${briefError(e)}`);
+        continue;
+      }
       await this.outbox.done(group);
       this.pendingCount = Math.max(0, this.pendingCount - group.length);
     }
+    if (shareFailed !== null) throw shareFailed;
   }
 
   private async refreshCache(remote: TeamTable): Promise<void> {
     const version = await remote.version();
     if (version === this.cachedVersion && this.syncedAt !== null) return;
     const rows = await remote.rows(null);
-    const before = (await this.cache.rows(null, ['node_id'])).map((r) => String(r.node_id));
+    // Gone is told by project and node id: a row of another project under the same node id (any
+    // writer of the bucket can add one) kept an unshared item's quotes in the request log.
+    const key = (r: Row): string => `${String(r.project)}\0${String(r.node_id)}`;
+    const before = await this.cache.rows(null, ['project', 'node_id']);
     const { kept, skipped } = await this.cache.replaceAll(rows);
-    const keptIds = new Set(kept);
-    const gone = before.filter((id) => !keptIds.has(id));
+    const keptItems = new Set(kept.map(key));
+    const gone = [...new Set(before.filter((r) => !keptItems.has(key(r))).map((r) => String(r.node_id)))];
     if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${errorMessage(e)}`));
     if (skipped.length > 0) this.log(`team store: ${skipped.length} item(s) that no client of this version writes were left out (${skipped.slice(0, 3).join('; ')})`);
     this.cachedVersion = version;
@@ -371,20 +480,73 @@ export class TeamMemory {
       .map((h) => ({ ...h, origin: { store: 'team' as const, shared_by: rows.get(h.cell.node_id)!.shared_by, shared_at_epoch: Number(rows.get(h.cell.node_id)!.shared_at_epoch) } }));
   }
 
+  /**
+   * A read of the remote a caller waits for: at most REMOTE_WAIT_MS (a network that takes
+   * connections and answers nothing held one for a minute). A failure, or no answer, means the
+   * store is offline until a reconnect proves otherwise; it is thrown.
+   */
+  private async remoteRead<T>(remote: TeamTable, read: (t: TeamTable) => Promise<T>): Promise<T> {
+    try {
+      return await within(read(remote), REMOTE_WAIT_MS, () => {
+        throw new Error(`no answer in ${REMOTE_WAIT_MS / 1000} s`);
+      });
+    } catch (e) {
+      if (this.remote === remote) this.lost(e);
+      throw e;
+    }
+  }
+
   /** One team item of the project (cache first, then the remote), or null. */
   async item(project: string, nodeId: string): Promise<TeamRow | null> {
     const where = `${projectWhere(project)} AND node_id = ${sqlString(nodeId)} AND ${TEAM_ITEM_WHERE}`;
     let rows = await this.cache.rows(where);
-    if (rows.length === 0 && this.remote) rows = await this.remote.rows(where).catch(() => []);
+    const remote = this.remote;
+    if (rows.length === 0 && remote) rows = await this.remoteRead(remote, (t) => t.rows(where)).catch(() => []);
     const row = rows.length > 0 ? teamRowOf(rows[0], teamItemsSchema(this.cache.dimension)) : null;
     return row === null || typeof row === 'string' ? null : row;
   }
 
-  /** The team items of a project, newest share first (cache, else the remote). */
+  /**
+   * Who shared each of these items of the project that exists: queued in this outbox, in the
+   * local copy, else in the team store (bounded). `answered`: the team store was asked about
+   * every id not found here and answered, so an id not found is not in it.
+   */
+  async locate(project: string, nodeIds: string[]): Promise<{ sharedBy: Map<string, string>; answered: boolean }> {
+    const ids = new Set(nodeIds);
+    const sharedBy = new Map<string, string>();
+    for (const p of await this.outbox.pending()) {
+      if (p.entry.op !== 'share') continue;
+      for (const r of p.entry.rows) if (r.project === project && ids.has(r.node_id)) sharedBy.set(r.node_id, r.shared_by);
+    }
+    const where = (list: string[]): string => `${projectWhere(project)} AND node_id IN ${sqlStringList(list)}`;
+    for (const r of await this.cache.rows(where([...ids]), ['node_id', 'shared_by'])) if (!sharedBy.has(String(r.node_id))) sharedBy.set(String(r.node_id), String(r.shared_by));
+    const missing = [...ids].filter((id) => !sharedBy.has(id));
+    if (missing.length === 0) return { sharedBy, answered: true };
+    const remote = this.remote;
+    if (!remote) return { sharedBy, answered: false };
+    try {
+      for (const r of await this.remoteRead(remote, (t) => t.rows(where(missing), ['node_id', 'shared_by']))) sharedBy.set(String(r.node_id), String(r.shared_by));
+      return { sharedBy, answered: true };
+    } catch {
+      return { sharedBy, answered: false };
+    }
+  }
+
+  /** The team items of a project, newest share first (cache, else the remote; the cache when the remote fails or does not answer in REMOTE_WAIT_MS). */
   async list(project: string): Promise<TeamRow[]> {
-    const source = this.syncedAt === null && this.remote ? this.remote : this.cache;
+    const where = `${projectWhere(project)} AND ${TEAM_ITEM_WHERE}`;
+    const remote = this.syncedAt === null ? this.remote : null;
+    let source = remote ?? this.cache;
+    let found: Row[];
+    try {
+      found = remote ? await this.remoteRead(remote, (t) => t.rows(where)) : await this.cache.rows(where);
+    } catch (e) {
+      if (!remote) throw e;
+      source = this.cache;
+      found = await this.cache.rows(where);
+    }
     const schema = teamItemsSchema(source.dimension);
-    const rows = (await source.rows(`${projectWhere(project)} AND ${TEAM_ITEM_WHERE}`)).map((r) => teamRowOf(r, schema)).filter((r): r is TeamRow => typeof r !== 'string');
+    const rows = found.map((r) => teamRowOf(r, schema)).filter((r): r is TeamRow => typeof r !== 'string');
     return rows.sort((a, b) => Number(b.shared_at_epoch) - Number(a.shared_at_epoch));
   }
 

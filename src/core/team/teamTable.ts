@@ -3,9 +3,15 @@
 // plus who shared it, when, and from which record of theirs. The remote store and its local read
 // cache are both a TeamTable.
 //
-// Rows are keyed by node_id, which is derived from the sharer, the project and the shared
-// record: sharing twice, or a retry after a crash that did commit, inserts nothing new
-// (insert-if-absent), and two writers' rows can never take each other's key.
+// Rows are keyed by node_id, which is derived from the sharer, the project, the sharer's
+// personal store and the shared record: sharing twice, or a retry after a crash that did
+// commit, inserts nothing new (insert-if-absent), and two writers' rows can never take each
+// other's key. Insert-if-absent is a read then a write: two writers putting the same item at
+// once both insert it, so a put removes such duplicates after its commit (dedupe).
+//
+// Rows are written in the remote table's schema as it is, not as this version makes it: a
+// column someone dropped is left out, a nullable column this version does not know is null
+// (else every put failed "Append with different schema" and the outbox stayed queued).
 
 import * as lancedb from '@lancedb/lancedb';
 import type { Connection, Table } from '@lancedb/lancedb';
@@ -115,14 +121,59 @@ export class TeamTable {
     // together: the last of an item is what it says now.
     const rows = [...new Map(shared.map((r) => [r.node_id, r])).values()];
     if (rows.length === 0) return;
-    const stored = new Map((await this.rows(`node_id IN ${sqlStringList(rows.map((r) => r.node_id))}`, [...CONTENT, 'node_id'])).map((r) => [String(r.node_id), r]));
+    const schema = await this.table.schema();
+    const columns = new Set(schema.fields.map((f) => f.name));
+    const content = CONTENT.filter((c) => columns.has(c));
+    const stored = new Map((await this.rows(`node_id IN ${sqlStringList(rows.map((r) => r.node_id))}`, [...content, 'node_id'])).map((r) => [String(r.node_id), r]));
     const changed = rows.filter((r) => {
       const old = stored.get(r.node_id);
-      return old !== undefined && CONTENT.some((c) => String(old[c] ?? '') !== String(r[c] ?? ''));
+      return old !== undefined && content.some((c) => String(old[c] ?? '') !== String(r[c] ?? ''));
     });
     if (changed.length > 0) await this.remove(`node_id IN ${sqlStringList(changed.map((r) => r.node_id))}`);
-    const data = rowsToArrow(teamItemsSchema(this.dimension), rows.map((r) => this.fit(r)));
+    const data = rowsToArrow(schema, rows.map((r) => this.fit(r)));
     await retryConflicts(() => this.table.mergeInsert('node_id').whenNotMatchedInsertAll().execute(data), 20);
+    await this.dedupe(rows);
+  }
+
+  /**
+   * Leaves one row per item (project, node_id, shared_by) of these rows: two writers that put
+   * the same item at once both found it absent and both inserted it. Every writer that finds
+   * copies keeps the same one (the latest share, then the lowest row address) and deletes the
+   * others by their address, which names a fragment that a compaction in between has replaced
+   * (fragment ids are never reused): such a delete finds nothing, and the check runs again. A
+   * copy that said something else (an edited share racing the old one) is purged as by `remove`.
+   */
+  private async dedupe(rows: TeamRow[]): Promise<void> {
+    const where = `node_id IN ${sqlStringList(rows.map((r) => r.node_id))}`;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const columns = new Set((await this.table.schema()).fields.map((f) => f.name));
+      const select = ['node_id', 'project', 'shared_by', 'shared_at_epoch', ...CONTENT].filter((c) => columns.has(c));
+      const found = (await retryVanished(() => this.table.query().where(where).withRowId().select(select).toArray())) as Row[];
+      const items = new Map<string, Row[]>();
+      for (const r of found) {
+        const key = `${String(r.project)}\0${String(r.node_id)}\0${String(r.shared_by ?? '')}`;
+        items.set(key, [...(items.get(key) ?? []), r]);
+      }
+      const doomed: bigint[] = [];
+      let otherContent = false;
+      for (const copies of items.values()) {
+        if (copies.length < 2) continue;
+        const rank = (r: Row): [number, bigint] => [Number(r.shared_at_epoch ?? 0), BigInt(r._rowid as bigint | number)];
+        copies.sort((a, b) => {
+          const [ea, ra] = rank(a);
+          const [eb, rb] = rank(b);
+          return eb - ea || (ra < rb ? -1 : ra > rb ? 1 : 0);
+        });
+        const [keep, ...rest] = copies;
+        for (const r of rest) {
+          doomed.push(BigInt(r._rowid as bigint | number));
+          if (CONTENT.some((c) => columns.has(c) && String(r[c] ?? '') !== String(keep[c] ?? ''))) otherContent = true;
+        }
+      }
+      if (doomed.length === 0) return;
+      await retryConflicts(() => this.table.delete(`${where} AND _rowid IN (${doomed.map(String).join(', ')})`), 20);
+      if (otherContent) await this.purge();
+    }
   }
 
   /** A vector of another dimension (a teammate on another model), or none, is stored as "not embedded". */
@@ -161,17 +212,22 @@ export class TeamTable {
     // hold deleted rows, told by their deletion files, whoever deleted them.
     if (doomed.length === 0 && !options.purgeAnyway) return 0;
     if (doomed.length > 0) await retryConflicts(() => this.table.delete(where), 20);
+    await this.purge();
+    return doomed.length;
+  }
+
+  /** Rewrites the fragments that hold deleted rows, rebuilds the FTS index and prunes every older version. */
+  private async purge(): Promise<void> {
     await rewriteFragments(this.table, await fragmentsWithDeletions(this.location, this.storageOptions, TEAM_TABLE));
     await ensureFtsIndex(this.table, true);
     // The delete's transaction quotes its predicate: an empty delete makes a newer version, so
     // that one is pruned with the rest.
     await retryConflicts(() => this.table.delete('false'), 20);
     await retryConflicts(() => this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 20);
-    return doomed.length;
   }
 
-  /** Replaces the whole content (the local cache after a download), keeping no older version: the node ids kept, and why rows were left out. */
-  async replaceAll(downloaded: Row[]): Promise<{ kept: string[]; skipped: string[] }> {
+  /** Replaces the whole content (the local cache after a download), keeping no older version: the items kept (project and node id), and why rows were left out. */
+  async replaceAll(downloaded: Row[]): Promise<{ kept: Array<{ project: string; node_id: string }>; skipped: string[] }> {
     const schema = teamItemsSchema(this.dimension);
     const rows: TeamRow[] = [];
     const skipped: string[] = [];
@@ -184,7 +240,7 @@ export class TeamTable {
     this.table = await this.db.createTable(TEAM_TABLE, data, { mode: 'overwrite', schema });
     await ensureFtsIndex(this.table, true);
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }).catch(() => undefined);
-    return { kept: rows.map((r) => r.node_id), skipped };
+    return { kept: rows.map((r) => ({ project: r.project, node_id: r.node_id })), skipped };
   }
 
   close(): void {
