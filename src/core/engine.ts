@@ -52,7 +52,7 @@ import { Store } from './store/store';
 import { MaintenanceLease } from './store/lease';
 import { localPath } from './store/location';
 import type { ObjectStoreSettings } from './store/objectStorage';
-import { TeamMemory, teamStateFolder } from './team/teamMemory';
+import { REMOTE_WAIT_MS, TeamMemory, teamStateFolder, within } from './team/teamMemory';
 import type { TeamStatus } from './team/teamMemory';
 import { TeamSharing } from './team/sharing';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
@@ -694,10 +694,16 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.sharing?.team.status() ?? null;
   }
 
-  /** Sends queued team writes and refreshes the team cache now; throws when the store cannot be reached. */
+  /**
+   * Sends queued team writes and refreshes the team cache now; throws when the store cannot be
+   * reached, or does not answer within REMOTE_WAIT_MS (a network that accepts connections and
+   * answers nothing; the sync goes on by itself, and what it did not send stays queued).
+   */
   async syncTeam(): Promise<TeamStatus | null> {
     if (!this.sharing) return null;
-    await this.sharing.team.sync();
+    await within(this.sharing.team.sync(), REMOTE_WAIT_MS, () => {
+      throw new Error(`the team store did not answer within ${REMOTE_WAIT_MS / 1000} s; queued writes stay queued`);
+    });
     return this.sharing.team.status();
   }
 

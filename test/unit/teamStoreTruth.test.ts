@@ -355,6 +355,10 @@ describe('team store: what leaves, and what unshare and forget find', function (
       const [node, un] = await Promise.all([timed(30_000, bob.getNode(randomUUID(), scope)), timed(30_000, bob.unshare({ node_id: randomUUID() }, scope).then((r) => r.delivery))]);
       process.stdout.write(`      getNode: ${node.value} after ${node.ms} ms; unshare: ${un.value} after ${un.ms} ms\n`);
       assert.ok(node.ms < 15_000 && un.ms < 15_000, `getNode: ${node.value} after ${node.ms} ms; unshare: ${un.value} after ${un.ms} ms`);
+      // A sync asked for (Show Team Store Status, the CLI's team command) says so in time too.
+      const started = Date.now();
+      await assert.rejects(bob.syncTeam(), /did not answer within 8 s/);
+      assert.ok(Date.now() - started < 15_000, `syncTeam took ${Date.now() - started} ms`);
     } finally {
       p.blackhole(false);
       await p.close();
