@@ -28,6 +28,7 @@ import { Schema } from 'apache-arrow';
 import { rowsToArrow } from '../store/arrowRows';
 import { cellsSchema } from '../store/schema';
 import { retryConflicts } from '../store/retry';
+import { embeddingText } from './embedder';
 import type { Embedder } from './embedder';
 
 export interface BackfillProgress {
@@ -64,12 +65,6 @@ export interface VectorBackfillOptions {
 
 export const DEFAULT_BACKFILL_BATCH = 8192;
 
-// Embedding text: what a reader sees, title first. Longer text is cut by each provider.
-function embeddingText(title: unknown, text: unknown): string {
-  const t = String(title ?? '').trim();
-  const body = String(text ?? '').trim();
-  return t && !body.startsWith(t) ? `${t}\n${body}` : body || t;
-}
 
 function sqlString(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;

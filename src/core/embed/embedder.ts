@@ -23,6 +23,13 @@ export interface Embedder {
 /** Where an `openai` embedder points when no server or model is named: a local Ollama's nomic-embed-text. */
 export const DEFAULT_OPENAI_EMBEDDING = { baseUrl: 'http://127.0.0.1:11434/v1', model: 'nomic-embed-text' } as const;
 
+/** The text a cell's vector is made of: what a reader sees, title first. Longer text is cut by each provider. */
+export function embeddingText(title: unknown, text: unknown): string {
+  const t = String(title ?? '').trim();
+  const body = String(text ?? '').trim();
+  return t && !body.startsWith(t) ? `${t}\n${body}` : body || t;
+}
+
 /** The vectors one after the other in one buffer, to cross a thread or a socket in one piece. */
 export function packVectors(vectors: Float32Array[], dimension: number): Float32Array<ArrayBuffer> {
   const packed = new Float32Array(vectors.length * dimension);

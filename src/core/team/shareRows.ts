@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import * as os from 'node:os';
 import { promisify } from 'node:util';
+import { embeddingText } from '../embed/embedder';
 import { redact, redactNullable } from '../capture/redact';
 import type { Cell, Layer, SourceKind } from '../model/records';
 import { parseJson } from '../store/mapping';
@@ -127,13 +128,6 @@ export function sharePreview(source: ShareSource, author: string, store: string)
     branch: redactNullable(c.branch),
     shared_by: author,
   };
-}
-
-/** The text a vector is made of, as the embedding queue makes it (embed/backfill.ts). */
-export function embeddingText(title: unknown, text: unknown): string {
-  const t = String(title ?? '').trim();
-  const body = String(text ?? '').trim();
-  return t && !body.startsWith(t) ? `${t}\n${body}` : body || t;
 }
 
 /** What embeds text for a share (the engine's embedder). */

@@ -17,6 +17,10 @@ import { errorMessage } from '../errorText';
 
 export const SHAREABLE: readonly SourceKind[] = ['memory', 'session_summary'];
 
+function checkShareable(kind: SourceKind): void {
+  if (!SHAREABLE.includes(kind)) throw new FilterError(`only memories and session summaries can be shared, not '${String(kind)}'`);
+}
+
 export interface ShareResult {
   preview: SharePreview;
   /** 'sent': in the team store now; 'queued': waits in the outbox for the store. */
@@ -75,7 +79,7 @@ export class TeamSharing {
   }
 
   private async source(repos: ProjectRepositories, kind: SourceKind, id: number): Promise<ShareSource> {
-    if (!SHAREABLE.includes(kind)) throw new FilterError(`only memories and session summaries can be shared, not '${String(kind)}'`);
+    checkShareable(kind);
     const rows = await repos.cells.table.rows(`source_kind = ${sqlString(kind)} AND source_id = ${sqlInt(Number(id))}`, { limit: 1 });
     if (rows.length === 0) throw new FilterError(`no ${kind} ${id} in project ${repos.project}`);
     const row = rows[0];
@@ -129,7 +133,7 @@ export class TeamSharing {
       }
     } else {
       if (!target.kind || target.id === undefined) throw new FilterError('unshare needs a team node id, or the kind and id of your shared record');
-      if (!SHAREABLE.includes(target.kind)) throw new FilterError(`only memories and session summaries can be shared, not '${String(target.kind)}'`);
+      checkShareable(target.kind);
       const id = Number(target.id);
       const recorded = await this.team.ledger.of(project, `${target.kind}/${id}`);
       const derived = teamNodeIds(project, this.author, target.kind, id, await this.storeIfAny()).filter((n) => !recorded.some((r) => r.node_id === n));
