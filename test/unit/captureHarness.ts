@@ -289,12 +289,14 @@ export class Harness {
     const engine = this.engine;
     const client = {
       observe: (list: Any, scope: Any) => engine.observe(list, scope),
+      currentSessionId: async (scope: Any) => engine.currentSessionId(scope),
       endCurrentSession: async (scope: Any, reason: Any) => {
         const sessionId = engine.currentSessionId(scope);
         return { sessionId, summary: await engine.endSession(scope, sessionId, reason) };
       },
     };
-    const engines = { get: async () => client, isOpen: true, peek: () => client, onDidOpen: new Emitter<void>().event, onDidClose: new Emitter<void>().event };
+    const storeUri = this.storeDir || `memory-of-${path.basename(this.options.folders[0] ?? 'harness')}`;
+    const engines = { get: async () => client, storeUri, isOpen: true, peek: () => client, onDidOpen: new Emitter<void>().event, onDidClose: new Emitter<void>().event };
     const memento = { get: <T>(k: string, fb: T): T => (this.memento.has(k) ? (this.memento.get(k) as T) : fb), update: async (k: string, v: unknown) => void this.memento.set(k, v) };
     withVscodeStub(this.stub, () => {
       /* eslint-disable @typescript-eslint/no-require-imports */

@@ -24,10 +24,11 @@ export class MaintenanceLease {
   private readonly token = randomUUID();
   private held = false;
 
-  /** `dir` null: object storage, where each process holds the lease. */
+  /** `dir` null: object storage, where each process holds the lease. `fileName`: a lease on other work than maintenance. */
   constructor(
     private readonly dir: string | null,
     private readonly ttlMs = TTL_MS,
+    private readonly fileName = 'maintenance.lease',
   ) {}
 
   get isHeld(): boolean {
@@ -35,7 +36,7 @@ export class MaintenanceLease {
   }
 
   private get file(): string {
-    return path.join(this.dir as string, 'maintenance.lease');
+    return path.join(this.dir as string, this.fileName);
   }
 
   /** Takes or renews the lease; true when this process holds it afterwards. Never throws. */

@@ -17,6 +17,8 @@ export interface CaptureStats {
   observations: number;
   /** Events never written: pushed out by newer ones, given up after maxAttempts, or left at dispose. */
   dropped: number;
+  /** Of those, the ones pushed out because the waiting events held more than maxPendingBytes. */
+  droppedForBytes: number;
   /** Failed writes, retried or not. */
   errors: number;
   lastError: string | null;
@@ -33,16 +35,38 @@ export interface CaptureQueueOptions {
    * counted: memory stays bounded at this plus the one batch being written.
    */
   maxPending: number;
+  /**
+   * The same bound in bytes (estimated: texts count two bytes a character): edits of large files
+   * carry their text, so a few thousand of them could hold gigabytes. Oldest are dropped first; an
+   * event larger than the whole bound alone is not kept.
+   */
+  maxPendingBytes: number;
   /** Writes of one batch before it is given up (and counted as dropped). */
   maxAttempts: number;
   /** Wait before a failed batch's first retry; doubled for each one after. */
   retryDelayMs: number;
 }
 
-const DEFAULTS: CaptureQueueOptions = { delayMs: 1500, maxBatch: 500, maxPending: 5000, maxAttempts: 3, retryDelayMs: 500 };
+const DEFAULTS: CaptureQueueOptions = { delayMs: 1500, maxBatch: 500, maxPending: 5000, maxPendingBytes: 64 * 1024 * 1024, maxAttempts: 3, retryDelayMs: 500 };
+
+/** An event's memory, roughly: its texts at two bytes a character, and a fixed cost for the rest. Cheap: string lengths only. */
+export function eventBytes(event: CaptureEvent): number {
+  let bytes = 64;
+  for (const value of Object.values(event)) {
+    if (typeof value === 'string') bytes += 16 + value.length * 2;
+    else if (Array.isArray(value)) for (const item of value as unknown[]) bytes += typeof item === 'string' ? 16 + item.length * 2 : 8;
+    else bytes += 8;
+  }
+  return bytes;
+}
+
+interface Waiting {
+  event: CaptureEvent;
+  bytes: number;
+}
 
 interface Batch {
-  events: CaptureEvent[];
+  events: Waiting[];
   /** Failed writes so far. */
   attempts: number;
 }
@@ -55,7 +79,8 @@ interface Batch {
  * happened. Knows nothing of VS Code, so it is tested in plain Node.
  */
 export class CaptureQueue {
-  private pending: CaptureEvent[] = [];
+  private pending: Waiting[] = [];
+  private pendingBytes = 0;
   /** The batch whose last write failed: the next to write, once `retryAt` has come. */
   private failed: Batch | undefined;
   private retryAt = 0;
@@ -76,6 +101,7 @@ export class CaptureQueue {
     drainSyncMs: 0,
     observations: 0,
     dropped: 0,
+    droppedForBytes: 0,
     errors: 0,
     lastError: null,
   };
@@ -92,10 +118,17 @@ export class CaptureQueue {
     return this.pending.length + (this.failed?.events.length ?? 0);
   }
 
+  /** Estimated bytes of the events waiting (a failed batch's included). */
+  get bytes(): number {
+    return this.pendingBytes;
+  }
+
   /** `startedAt` is performance.now() at the top of the handler, so the cost covers its own work. */
   push(event: CaptureEvent, startedAt?: number): void {
     if (this.disposed) return;
-    this.pending.push(event);
+    const bytes = eventBytes(event);
+    this.pending.push({ event, bytes });
+    this.pendingBytes += bytes;
     this.trim();
     const s = this.stats;
     s.events++;
@@ -116,6 +149,7 @@ export class CaptureQueue {
   clear(): void {
     this.pending = [];
     this.failed = undefined;
+    this.pendingBytes = 0;
   }
 
   /**
@@ -179,24 +213,41 @@ export class CaptureQueue {
     if (this.failed) {
       const batch = this.failed;
       this.failed = undefined;
+      for (const e of batch.events) this.pendingBytes -= e.bytes;
       return batch;
     }
     const events = this.pending.splice(0, this.options.maxBatch);
+    for (const e of events) this.pendingBytes -= e.bytes;
     return events.length > 0 ? { events, attempts: 0 } : undefined;
   }
 
-  /** Drops the oldest waiting events, a failed batch's first, until at most maxPending wait. */
+  /**
+   * Drops the oldest waiting events, a failed batch's first, until at most maxPending wait and
+   * they hold at most maxPendingBytes. Counted, and said in lastError; never waits.
+   */
   private trim(): void {
-    let excess = this.size - this.options.maxPending;
-    if (excess <= 0) return;
-    this.stats.dropped += excess;
-    if (this.failed) {
-      const fromFailed = Math.min(excess, this.failed.events.length);
-      this.failed.events.splice(0, fromFailed);
-      excess -= fromFailed;
-      if (this.failed.events.length === 0) this.failed = undefined;
+    const { maxPending, maxPendingBytes } = this.options;
+    let byCount = 0;
+    let byBytes = 0;
+    const failed = this.failed?.events ?? [];
+    let size = this.size;
+    // Counted first and cut once: dropping a whole failed batch must not splice it one by one.
+    let fromFailed = 0;
+    let fromPending = 0;
+    while (size > maxPending || (this.pendingBytes > maxPendingBytes && size > 0)) {
+      const dropped = fromFailed < failed.length ? failed[fromFailed++] : this.pending[fromPending++];
+      if (size > maxPending) byCount++;
+      else byBytes++;
+      this.pendingBytes -= dropped.bytes;
+      size--;
     }
-    this.pending.splice(0, excess);
+    if (byCount + byBytes === 0) return;
+    failed.splice(0, fromFailed);
+    if (this.failed && this.failed.events.length === 0) this.failed = undefined;
+    this.pending.splice(0, fromPending);
+    this.stats.dropped += byCount + byBytes;
+    this.stats.droppedForBytes += byBytes;
+    if (byBytes > 0) this.stats.lastError = `${this.stats.droppedForBytes} capture event(s) dropped: the events waiting to be written held more than ${Math.round(maxPendingBytes / 1024 / 1024)} MB`;
   }
 
   private retryOrDrop(batch: Batch): void {
@@ -206,6 +257,7 @@ export class CaptureQueue {
       return;
     }
     this.failed = { events: batch.events, attempts };
+    for (const e of batch.events) this.pendingBytes += e.bytes;
     this.retryAt = Date.now() + this.options.retryDelayMs * 2 ** (attempts - 1);
     this.trim();
   }
@@ -219,7 +271,7 @@ export class CaptureQueue {
     let syncEnd = 0;
     const run = (async () => {
       try {
-        const pendingWrite = this.sink(batch.events);
+        const pendingWrite = this.sink(batch.events.map((w) => w.event));
         syncEnd = performance.now();
         const written = await pendingWrite;
         this.stats.observations += written;

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { workspaceRelativePath } from '../../core/capture/paths';
 import { isSecretPath } from '../../core/capture/redact';
 import type { Observation } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
@@ -8,13 +9,14 @@ import { CaptureQueue } from './captureQueue';
 import type { CapturedLog } from './capturedLog';
 import { EditorCapture } from './editorCapture';
 import { enrichBatch, gitIgnoredEvents } from './enrich';
-import type { CaptureEvent } from './events';
+import type { CaptureEvent, EditEvent } from './events';
 import { ExcludeMatcher } from './excludes';
 import { FileCapture } from './fileCapture';
+import { FolderLeases, LEASED_KINDS } from './folderLeases';
 import { GitCapture } from './gitCapture';
-import { buildObservations } from './observationBuilder';
+import { buildObservations, editKey } from './observationBuilder';
 import type { CaptureRecorder, Located } from './recorder';
-import { relativePathIn } from './recorder';
+import { relativePathIn, repositoryRootAbove } from './recorder';
 import { TaskCapture } from './taskCapture';
 
 export type CaptureState = 'capturing' | 'paused' | 'disabled' | 'untrusted';
@@ -38,6 +40,9 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   readonly editors: EditorCapture;
   readonly git: GitCapture;
   private excludes: ExcludeMatcher;
+  private readonly leases: FolderLeases;
+  /** Per folder, the repository root above it (null: the folder is the root, or in none). */
+  private readonly roots = new Map<string, string | null>();
   private _active = false;
   private _state: CaptureState = 'capturing';
   private readonly _onDidChangeState = new vscode.EventEmitter<CaptureState>();
@@ -55,6 +60,7 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     private readonly memento: vscode.Memento,
   ) {
     this.excludes = new ExcludeMatcher(readConfig().exclude);
+    this.leases = new FolderLeases(() => this.engines.storeUri);
     this.queue = new CaptureQueue((events) => this.write(events));
     this.updateState();
     this.editors = new EditorCapture(this);
@@ -109,8 +115,11 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     if (!this._active && state !== 'paused') this.queue.clear();
     // Nothing done while capture is inactive may reach the store: baselines and the focus
     // timer from before are dropped, and work resumes from the editors as they are now.
-    if (wasActive && !this._active) this.editors?.suspend();
-    else if (!wasActive && this._active) this.editors?.resume();
+    if (wasActive && !this._active) {
+      this.editors?.suspend();
+      // Another window on the same folders records their file and checkout events meanwhile.
+      void this.leases?.release();
+    } else if (!wasActive && this._active) this.editors?.resume();
     void vscode.commands.executeCommand('setContext', 'codeMemory.capturePaused', state === 'paused');
     if (changed) this._onDidChangeState.fire(state);
   }
@@ -124,10 +133,26 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     if (uri.scheme !== 'file' && uri.scheme !== 'vscode-remote') return undefined;
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     if (!folder) return undefined;
-    const path = relativePathIn(folder, uri);
+    const inFolder = relativePathIn(folder, uri);
     // Secret files (by any spelling) are never captured, not even their names.
-    if (!path || this.excludes.isExcluded(path) || isSecretPath(path)) return undefined;
+    if (!inFolder || this.excludes.isExcluded(inFolder) || isSecretPath(inFolder)) return undefined;
+    const root = this.rootOf(folder);
+    const path = (root !== undefined && workspaceRelativePath(root, uri.path)) || inFolder;
+    if (path !== inFolder && (this.excludes.isExcluded(path) || isSecretPath(path))) return undefined;
     return { folder: folder.uri.toString(), path };
+  }
+
+  /** The folder event paths are relative to: the repository root above the folder, else the folder. */
+  baseOf(folder: string): string | undefined {
+    const f = vscode.workspace.workspaceFolders?.find((w) => w.uri.toString() === folder);
+    return f ? this.rootOf(f) : undefined;
+  }
+
+  private rootOf(folder: vscode.WorkspaceFolder): string | undefined {
+    if (folder.uri.scheme !== 'file') return undefined;
+    const key = folder.uri.toString();
+    if (!this.roots.has(key)) this.roots.set(key, repositoryRootAbove(folder.uri.fsPath) ?? null);
+    return this.roots.get(key) ?? undefined;
   }
 
   record(event: CaptureEvent, startedAt: number): void {
@@ -156,17 +181,22 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   async close(timeoutMs: number): Promise<void> {
     this.editors.checkpoint();
     await this.queue.drainAndDispose(timeoutMs);
+    await this.leases.release();
   }
 
   private async write(events: CaptureEvent[]): Promise<number> {
     const engine = await this.engines.get();
     // Build output and other files git ignores are not the user's work.
-    const ignored = await gitIgnoredEvents(events);
+    const ignored = await gitIgnoredEvents(events, (folder) => this.baseOf(folder));
     if (ignored.size > 0) events = events.filter((e) => !ignored.has(e));
+    events = await this.leasedOnly(events);
+    await this.rebaseEndedSessions(events, engine);
     const enrichment = await enrichBatch(events);
     for (const details of enrichment.commits.values()) details.files = details.files.filter((f) => !this.excludes.isExcluded(f) && !isSecretPath(f));
     const groups = buildObservations(events, { ...enrichment, branchOf: (f) => this.git.branchOf(f) });
     const batches: CapturedBatch[] = [];
+    /** The session each edit observation went to, by folder and grow key. */
+    const sessionOf = new Map<string, string>();
     let written = 0;
     for (const [folder, inputs] of groups) {
       const { project } = await this.scopes.scopeFor(folder);
@@ -175,18 +205,58 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       const byBranch = new Map<string | undefined, typeof inputs>();
       for (const input of inputs) byBranch.set(input.branch, [...(byBranch.get(input.branch) ?? []), input]);
       const observations: Observation[] = [];
-      for (const [branch, list] of byBranch) observations.push(...(await engine.observe(list, branch ? { project, branch } : { project })));
+      for (const [branch, list] of byBranch) {
+        const stored = await engine.observe(list, branch ? { project, branch } : { project });
+        list.forEach((input, i) => input.grow_key && stored[i] && sessionOf.set(`${folder}\0${input.grow_key}`, stored[i].memory_session_id));
+        observations.push(...stored);
+      }
       const scope = { project };
       written += observations.length;
       this.log.add(observations, scope);
       batches.push({ folder, project: scope.project, observations });
     }
+    for (const e of events) {
+      const session = e.kind === 'edit' && e.work !== undefined ? sessionOf.get(`${e.folder}\0edit:${editKey(e)}`) : undefined;
+      if (session) this.editors.noteSession((e as EditEvent).work!, session);
+    }
     if (batches.length > 0) this._onDidCapture.fire(batches);
     return written;
   }
 
+  /** Without the folder's lease, its file and checkout events are left to the window that holds it. */
+  private async leasedOnly(events: CaptureEvent[]): Promise<CaptureEvent[]> {
+    const folders = new Set(events.filter((e) => LEASED_KINDS.has(e.kind)).map((e) => e.folder));
+    const elsewhere = new Set<string>();
+    for (const folder of folders) if (!(await this.leases.holds(folder))) elsewhere.add(folder);
+    return elsewhere.size === 0 ? events : events.filter((e) => !(LEASED_KINDS.has(e.kind) && elsewhere.has(e.folder)));
+  }
+
+  /**
+   * Edits of a file whose earlier edits went to a session that has ended since, without this
+   * window ending it (the engine ends a session after idle time): the new session gets only
+   * what changed after the ended one last stored the file, not the ended session's change again.
+   */
+  private async rebaseEndedSessions(events: CaptureEvent[], engine: Awaited<ReturnType<EngineHost['get']>>): Promise<void> {
+    const edits = events.filter((e): e is EditEvent => e.kind === 'edit' && e.session !== undefined && e.work !== undefined && e.recorded !== undefined);
+    if (edits.length === 0) return;
+    const current = new Map<string, string>();
+    for (const folder of new Set(edits.map((e) => e.folder))) {
+      const { project } = await this.scopes.scopeFor(folder);
+      current.set(folder, await engine.currentSessionId({ project }));
+    }
+    // The first stale event of a work holds the text the ended session last stored.
+    const rebased = new Map<number, string | null>();
+    for (const e of edits) {
+      if (e.session === current.get(e.folder)) continue;
+      if (!rebased.has(e.work!)) rebased.set(e.work!, this.editors.rebase(e.work!, e.session!, e.recorded!));
+      e.before = rebased.get(e.work!) ?? null;
+      e.session = undefined;
+    }
+  }
+
   dispose(): void {
     for (const d of this.disposables) d.dispose();
+    void this.leases.release();
     this._onDidChangeState.dispose();
     this._onDidCapture.dispose();
   }

@@ -18,6 +18,8 @@ const MAX_PROBLEMS = 20;
  * of the session against that first state: one edit observation per file that grows.
  */
 interface FileWork {
+  /** Names this work in its events, so the writer can tell which work an event came from. */
+  id: number;
   folder: string;
   path: string;
   uri: vscode.Uri;
@@ -29,6 +31,10 @@ interface FileWork {
   saves: number;
   /** Changed since the last edit event. */
   dirty: boolean;
+  /** The text as of the last edit event (what the store holds), undefined before the first. */
+  recorded?: string | null;
+  /** The engine session the baseline belongs to, once an edit event of this work was written. */
+  session?: string;
 }
 
 /** Errors and warnings on a document, as short text with their line. */
@@ -48,6 +54,12 @@ export class EditorCapture implements vscode.Disposable {
   private focus: { uri: vscode.Uri; since: number } | undefined;
   private visible = new Set<string>();
   private readonly work = new Map<string, FileWork>();
+  private nextWorkId = 1;
+  /**
+   * Per document, how many times its work restarted within the session (after the file was
+   * rewritten on disk): each start is its own edit observation, and keeps the one before.
+   */
+  private readonly parts = new Map<string, number>();
 
   constructor(private readonly recorder: CaptureRecorder) {
     this.disposables.push(
@@ -57,6 +69,7 @@ export class EditorCapture implements vscode.Disposable {
       vscode.workspace.onDidChangeTextDocument((e) => this.onChange(e)),
       vscode.workspace.onDidSaveTextDocument((d) => this.onSave(d)),
       vscode.workspace.onDidCloseTextDocument((d) => this.onClose(d)),
+      vscode.workspace.onDidRenameFiles((e) => this.onRename(e)),
     );
     this.visible = new Set(vscode.window.visibleTextEditors.map((e) => e.document.uri.toString()));
     this.startFocus(vscode.window.activeTextEditor);
@@ -81,6 +94,7 @@ export class EditorCapture implements vscode.Disposable {
    */
   suspend(): void {
     this.work.clear();
+    this.parts.clear();
     this.focus = undefined;
   }
 
@@ -90,20 +104,52 @@ export class EditorCapture implements vscode.Disposable {
    */
   resume(): void {
     this.work.clear();
+    this.parts.clear();
     for (const doc of vscode.workspace.textDocuments) {
       if (!doc.isDirty) continue;
       const at = this.recorder.locate(doc.uri);
       if (!at) continue;
       const text = doc.getText();
       const baseline = doc.uri.scheme === 'file' && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
-      this.work.set(doc.uri.toString(), { folder: at.folder, path: at.path, uri: doc.uri, baseline, problemsBefore: problemsOf(doc.uri), lines: new Set(), changes: 0, saves: 0, dirty: false });
+      this.work.set(doc.uri.toString(), this.newWork(at, doc.uri, baseline));
     }
     this.startFocus(vscode.window.activeTextEditor);
   }
 
   /** The session of these folders (default: all) ended: the next change starts from the file as it is then. */
   resetSession(folders?: readonly string[]): void {
-    for (const [key, work] of this.work) if (!folders || folders.includes(work.folder)) this.work.delete(key);
+    for (const [key, work] of this.work) {
+      if (folders && !folders.includes(work.folder)) continue;
+      this.work.delete(key);
+      this.parts.delete(key);
+    }
+  }
+
+  /** The engine session an edit event of work `id` was written to. */
+  noteSession(id: number, session: string): void {
+    for (const work of this.work.values()) if (work.id === id) work.session ??= session;
+  }
+
+  /**
+   * The session of work `id` ended without this window ending it (the engine ended it when idle,
+   * or another window did): its baseline becomes `baseline`, the file as the ended session last
+   * stored it, and it belongs to no session until its next edit is written. Returns the baseline
+   * the work has now (rebased already by an earlier batch, it keeps that one).
+   */
+  rebase(id: number, ended: string, baseline: string | null): string | null {
+    for (const work of this.work.values()) {
+      if (work.id !== id) continue;
+      if (work.session !== ended) return work.baseline;
+      work.baseline = baseline;
+      work.session = undefined;
+      work.saves = 0;
+      work.changes = 0;
+    }
+    return baseline;
+  }
+
+  private newWork(at: { folder: string; path: string }, uri: vscode.Uri, baseline: string | null): FileWork {
+    return { id: this.nextWorkId++, folder: at.folder, path: at.path, uri, baseline, problemsBefore: problemsOf(uri), lines: new Set(), changes: 0, saves: 0, dirty: false };
   }
 
   private onActiveEditor(editor: vscode.TextEditor | undefined): void {
@@ -150,10 +196,14 @@ export class EditorCapture implements vscode.Disposable {
     const t0 = performance.now();
     const key = e.document.uri.toString();
     let work = this.work.get(key);
+    if (this.isReload(e, work)) {
+      this.onReload(e.document, work, t0);
+      return;
+    }
     if (!work) {
       const at = this.recorder.locate(e.document.uri);
       if (!at) return;
-      work = { folder: at.folder, path: at.path, uri: e.document.uri, baseline: this.readBaseline(e.document.uri), problemsBefore: problemsOf(e.document.uri), lines: new Set(), changes: 0, saves: 0, dirty: false };
+      work = this.newWork(at, e.document.uri, this.readBaseline(e.document.uri));
       this.work.set(key, work);
     }
     work.dirty = true;
@@ -167,6 +217,61 @@ export class EditorCapture implements vscode.Disposable {
       for (let l = start; l <= start + span && work.lines.size < MAX_LINES; l++) work.lines.add(l);
     }
     this.recorder.account(t0);
+  }
+
+  /**
+   * The editor reloaded the document because the file changed on disk (a formatter, a `git
+   * checkout`): the document had nothing unsaved, is not dirty after the change, the change is no
+   * undo or redo (those back to the saved text look the same), and the text is the file's.
+   */
+  private isReload(e: vscode.TextDocumentChangeEvent, work: FileWork | undefined): boolean {
+    if (e.document.isDirty || e.reason !== undefined || work?.dirty || e.document.uri.scheme !== 'file') return false;
+    try {
+      if (fs.statSync(e.document.uri.fsPath).size > MAX_EDIT_FILE_CHARS) return false;
+      return fs.readFileSync(e.document.uri.fsPath, 'utf8') === e.document.getText();
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Stored as what it is, a change on disk, with its diff where the text before is known (the
+   * file as this session last recorded it). The edit observation so far is kept as it is; the
+   * next change starts a new one from the file as it is now.
+   */
+  private onReload(document: vscode.TextDocument, work: FileWork | undefined, t0: number): void {
+    const key = document.uri.toString();
+    const at = this.recorder.locate(document.uri);
+    if (work) {
+      this.work.delete(key);
+      this.parts.set(key, (this.parts.get(key) ?? 0) + 1);
+    }
+    if (!at) return;
+    const before = work ? (work.recorded !== undefined ? work.recorded : work.baseline) : null;
+    const text = document.getText();
+    const after = text.length <= MAX_EDIT_FILE_CHARS ? text : null;
+    this.recorder.record({ kind: 'disk_change', folder: at.folder, path: at.path, reloaded: true, before, after, at: Date.now() }, t0);
+  }
+
+  private onRename(e: vscode.FileRenameEvent): void {
+    for (const { oldUri, newUri } of e.files) {
+      const from = oldUri.toString();
+      const to = newUri.toString();
+      for (const [key, work] of [...this.work]) {
+        // The file itself, or a file in a renamed folder.
+        if (key !== from && !key.startsWith(`${from}/`)) continue;
+        this.work.delete(key);
+        const part = this.parts.get(key);
+        this.parts.delete(key);
+        const uri = vscode.Uri.parse(to + key.slice(from.length));
+        const at = this.recorder.locate(uri);
+        // Moved out of the workspace, or to a name never captured: nothing more is recorded.
+        if (!at) continue;
+        const newKey = uri.toString();
+        this.work.set(newKey, { ...work, folder: at.folder, path: at.path, uri });
+        if (part !== undefined) this.parts.set(newKey, part);
+      }
+    }
   }
 
   /**
@@ -208,6 +313,9 @@ export class EditorCapture implements vscode.Disposable {
     // Unsaved work that is back to where the session started (typed, then undone): nothing to say.
     if (!saved && text !== undefined && text === work.baseline) return;
     const after = text !== undefined && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
+    const recorded = work.recorded;
+    work.recorded = after;
+    const part = this.parts.get(work.uri.toString());
     this.recorder.record(
       {
         kind: 'edit',
@@ -221,6 +329,10 @@ export class EditorCapture implements vscode.Disposable {
         after,
         saves: work.saves,
         problemsBefore: work.problemsBefore,
+        work: work.id,
+        session: work.session,
+        recorded,
+        part,
         at: Date.now(),
       },
       t0,

@@ -5,6 +5,7 @@ import type { EditContent } from '../../core/capture/editDiff';
 import { problemsOf } from './editorCapture';
 import type { CaptureEvent, EditEvent } from './events';
 import type { CommitDetails } from './observationBuilder';
+import { editKey } from './observationBuilder';
 
 const MAX_SYMBOLS = 20;
 const CONTAINERS = new Set([
@@ -125,8 +126,11 @@ export function gitIgnored(dir: string, paths: readonly string[]): Promise<Set<s
   });
 }
 
-/** File events (created, deleted, changed on disk) for paths git ignores, e.g. build output. */
-export async function gitIgnoredEvents(events: readonly CaptureEvent[]): Promise<Set<CaptureEvent>> {
+/**
+ * File events (created, deleted, changed on disk) for paths git ignores, e.g. build output.
+ * `baseOf`: the folder the events' paths are relative to, where it is not their workspace folder.
+ */
+export async function gitIgnoredEvents(events: readonly CaptureEvent[], baseOf: (folder: string) => string | undefined = () => undefined): Promise<Set<CaptureEvent>> {
   const byFolder = new Map<string, CaptureEvent[]>();
   for (const e of events) {
     if (e.kind !== 'create' && e.kind !== 'delete' && e.kind !== 'disk_change') continue;
@@ -140,7 +144,7 @@ export async function gitIgnoredEvents(events: readonly CaptureEvent[]): Promise
       const uri = vscode.Uri.parse(folder);
       if (uri.scheme !== 'file') return;
       const paths = [...new Set(list.map((e) => (e as { path: string }).path))];
-      const hits = await gitIgnored(uri.fsPath, paths);
+      const hits = await gitIgnored(baseOf(folder) ?? uri.fsPath, paths);
       for (const e of list) if (hits.has((e as { path: string }).path)) ignored.add(e);
     }),
   );
@@ -151,6 +155,7 @@ export interface BatchEnrichment {
   symbols: Map<string, string[]>;
   commits: Map<string, CommitDetails>;
   edits: Map<string, EditContent>;
+  diskEdits: Map<string, EditContent>;
   problems: Map<string, string[]>;
 }
 
@@ -159,22 +164,26 @@ export async function enrichBatch(events: readonly CaptureEvent[]): Promise<Batc
   const symbols = new Map<string, string[]>();
   const commits = new Map<string, CommitDetails>();
   const edits = new Map<string, EditContent>();
+  const diskEdits = new Map<string, EditContent>();
   const problems = new Map<string, string[]>();
   // An edit event carries the whole change of the session: the last one per file says it all.
   const lastEdit = new Map<string, EditEvent>();
-  for (const e of events) if (e.kind === 'edit') lastEdit.set(e.path, e);
+  for (const e of events) {
+    if (e.kind === 'edit') lastEdit.set(editKey(e), e);
+    if (e.kind === 'disk_change' && e.reloaded && e.before != null && e.after != null) diskEdits.set(e.path, describeEdit(e.path, e.before, e.after));
+  }
   const jobs: Promise<void>[] = [];
-  for (const e of lastEdit.values()) {
+  for (const [key, e] of lastEdit) {
     const uri = vscode.Uri.parse(e.uri);
     problems.set(e.path, problemsOf(uri));
     let lines = e.lines;
     if (e.before !== null && e.after !== null) {
       const content = describeEdit(e.path, e.before, e.after);
-      edits.set(e.path, content);
+      edits.set(key, content);
       // The hunks of the whole change, in today's line numbers, name the symbols.
       if (content.hunks.length > 0) lines = content.hunks.flatMap((h) => Array.from({ length: Math.max(1, h.added.length) }, (_, i) => h.line - 1 + i)).slice(0, 500);
     }
-    jobs.push(symbolsTouched(uri, lines).then((s) => void symbols.set(e.path, s)));
+    jobs.push(symbolsTouched(uri, lines).then((s) => void symbols.set(key, s)));
   }
   for (const e of events) {
     if (e.kind === 'commit' && !commits.has(e.sha)) {
@@ -183,5 +192,5 @@ export async function enrichBatch(events: readonly CaptureEvent[]): Promise<Batc
     }
   }
   await Promise.all(jobs);
-  return { symbols, commits, edits, problems };
+  return { symbols, commits, edits, diskEdits, problems };
 }

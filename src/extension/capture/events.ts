@@ -32,6 +32,14 @@ export interface EditEvent extends EventBase {
   saves: number;
   /** Problems (errors and warnings) on the file when the session first touched it. */
   problemsBefore: string[];
+  /** The editor's work on the file this event reports (one per file and session). */
+  work?: number;
+  /** The engine session `before` belongs to; undefined until an edit of this work was written. */
+  session?: string;
+  /** The text as of the work's previous edit event; undefined for its first. */
+  recorded?: string | null;
+  /** Set after the file was rewritten on disk in the session: the edit observation it starts. */
+  part?: number;
 }
 
 export interface DebugEvent extends EventBase {
@@ -46,6 +54,11 @@ export interface DebugEvent extends EventBase {
 export interface FileEvent extends EventBase {
   kind: 'create' | 'delete' | 'disk_change';
   path: string;
+  /** A file open in an editor, which reloaded it: not the watcher's echo of an editor's save. */
+  reloaded?: boolean;
+  /** For a reloaded file, the text before (where known) and after; null where unknown or too large. */
+  before?: string | null;
+  after?: string | null;
 }
 
 export interface RenameEvent extends EventBase {

@@ -84,25 +84,30 @@ export class GitCapture implements vscode.Disposable {
     }
   }
 
-  private folderOfRepo(root: vscode.Uri): string | undefined {
+  /**
+   * The workspace folders on the repository: the one it is in, else every folder inside it (the
+   * packages of a monorepo opened one folder each). All of them are on its branch.
+   */
+  private foldersOfRepo(root: vscode.Uri): string[] {
     const folder = vscode.workspace.getWorkspaceFolder(root);
-    if (folder) return folder.uri.toString();
-    // A workspace folder inside the repository (e.g. a package of a monorepo).
-    const inside = vscode.workspace.workspaceFolders?.find((f) => isSameOrInside(root.path, f.uri.path));
-    return inside?.uri.toString();
+    if (folder) return [folder.uri.toString()];
+    return (vscode.workspace.workspaceFolders ?? []).filter((f) => isSameOrInside(root.path, f.uri.path)).map((f) => f.uri.toString());
   }
 
   private watchRepository(repo: GitRepository): void {
-    const folder = this.folderOfRepo(repo.rootUri);
-    if (!folder) return;
+    const folders = this.foldersOfRepo(repo.rootUri);
+    if (folders.length === 0) return;
     const read = (): HeadState => ({ branch: repo.state.HEAD?.name ?? null, sha: repo.state.HEAD?.commit ?? null, repoRoot: repo.rootUri.fsPath });
-    this.heads.set(folder, read());
-    this._onDidChangeHead.fire(folder);
-    this.disposables.push(repo.state.onDidChange(() => this.update(folder, read())));
+    for (const folder of folders) {
+      this.heads.set(folder, read());
+      this._onDidChangeHead.fire(folder);
+    }
+    // Its commits and checkouts are recorded once, under the first folder: they share one project.
+    this.disposables.push(repo.state.onDidChange(() => folders.forEach((folder, i) => this.update(folder, read(), i === 0))));
   }
 
-  /** Called on every HEAD report; records a checkout or a commit when something moved. */
-  private update(folder: string, next: HeadState): void {
+  /** Called on every HEAD report; records a checkout or a commit when something moved (where `record`). */
+  private update(folder: string, next: HeadState, record = true): void {
     const t0 = performance.now();
     const prev = this.heads.get(folder);
     if (prev && prev.branch === next.branch && prev.sha === next.sha) return;
@@ -110,11 +115,11 @@ export class GitCapture implements vscode.Disposable {
     this._onDidChangeHead.fire(folder);
     if (!prev || (prev.sha === null && prev.branch === null)) return;
     if (prev.branch !== next.branch) {
-      if (this.recorder.active) {
+      if (record && this.recorder.active) {
         this.recorder.record({ kind: 'checkout', folder, from: prev.branch, branch: next.branch, sha: next.sha, at: Date.now() }, t0);
       }
       this._onDidChangeBranch.fire({ folder, from: prev.branch, to: next.branch });
-    } else if (next.sha && this.recorder.active) {
+    } else if (record && next.sha && this.recorder.active) {
       this.recorder.record({ kind: 'commit', folder, sha: next.sha, branch: next.branch, repoRoot: next.repoRoot, from: prev.sha, at: Date.now() }, t0);
     }
   }

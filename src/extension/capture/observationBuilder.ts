@@ -5,7 +5,7 @@
 import type { ObservationInput } from '../../core/api';
 import type { EditContent } from '../../core/capture/editDiff';
 import { firstFailingTest } from '../../core/capture/testOutput';
-import type { CaptureEvent, EditEvent } from './events';
+import type { CaptureEvent, EditEvent, FileEvent } from './events';
 
 export interface CommitDetails {
   subject: string;
@@ -19,8 +19,10 @@ export interface CommitDetails {
 export interface Enrichment {
   /** Symbols touched by an edit, keyed by the edit's path. */
   symbols: Map<string, string[]>;
-  /** What an edit changed against the file's state when the session first touched it. */
+  /** What an edit changed against the file's state when the session first touched it, keyed by editKey(). */
   edits?: Map<string, EditContent>;
+  /** What a file reloaded in an editor changed on disk, keyed by its path. */
+  diskEdits?: Map<string, EditContent>;
   /** Problems (errors, warnings) on an edited file after the edit. */
   problems?: Map<string, string[]>;
   /** Message and files of a commit, keyed by SHA. */
@@ -51,6 +53,11 @@ function headMoved(sha: string, branch: string | null, d: CommitDetails): Observ
     facts: [`HEAD moved from ${from.slice(0, 8)} to ${short}${ahead ? `, ${plural(ahead)} added` : ''}${behind ? `, ${plural(behind)} left` : ''}; no commit was made`],
     dedupe_key: `head:${from}:${sha}`,
   };
+}
+
+/** An edit observation's key within the batch: its path, and which part of the session's work on it. */
+export function editKey(e: EditEvent): string {
+  return e.part ? `${e.path}#${e.part}` : e.path;
 }
 
 /** Above this many file events of one kind in a batch, they become one grouped observation. */
@@ -89,6 +96,7 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
   const inputs: ObservationInput[] = [];
   const reads = new Map<string, { ms: number; at: number; focused: boolean }>();
   const edits = new Map<string, EditEvent[]>();
+  const reloads = new Map<string, FileEvent>();
   const renames: { from: string; to: string }[] = [];
   const files: Record<'create' | 'delete' | 'disk_change', { path: string; at: number }[]> = {
     create: [],
@@ -106,14 +114,19 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
         break;
       }
       case 'edit': {
-        const list = edits.get(e.path) ?? [];
+        const key = editKey(e);
+        const list = edits.get(key) ?? [];
         list.push(e);
-        edits.set(e.path, list);
+        edits.set(key, list);
         break;
       }
+      case 'disk_change':
+        // A reload in an editor is no echo of an editor's save: it is kept apart, with its diff.
+        if (e.reloaded) reloads.set(e.path, e);
+        else files.disk_change.push({ path: e.path, at: e.at });
+        break;
       case 'create':
       case 'delete':
-      case 'disk_change':
         files[e.kind].push({ path: e.path, at: e.at });
         break;
       case 'rename':
@@ -199,9 +212,10 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
     }
   }
 
-  for (const [path, list] of edits) inputs.push(editObservation(path, list, enrich));
+  for (const [key, list] of edits) inputs.push(editObservation(list[0].path, list, enrich, key));
+  for (const [path, e] of reloads) inputs.push(reloadObservation(path, e, enrich.diskEdits?.get(path)));
   // An edit in the editor already covers the watcher's echo of the same save.
-  const editedPaths = new Set(edits.keys());
+  const editedPaths = new Set([...edits.values()].map((list) => list[0].path));
   files.disk_change = files.disk_change.filter((f) => !editedPaths.has(f.path));
 
   for (const [path, r] of reads) {
@@ -245,10 +259,10 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
  * One edit observation per file and session: the last event carries the whole change since the
  * session first touched the file, so it replaces what earlier saves stored (grow_key).
  */
-export function editObservation(path: string, list: EditEvent[], enrich: Enrichment): ObservationInput {
+export function editObservation(path: string, list: EditEvent[], enrich: Enrichment, key = path): ObservationInput {
   const last = list[list.length - 1];
-  const symbols = enrich.symbols.get(path) ?? [];
-  const content = enrich.edits?.get(path);
+  const symbols = enrich.symbols.get(key) ?? [];
+  const content = enrich.edits?.get(key);
   const hunks = content?.hunks.length ?? 0;
   const lines = new Set<number>();
   for (const e of list) for (const l of e.lines) lines.add(l);
@@ -281,8 +295,26 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
     concepts: symbols.length || content?.identifiersAdded.length ? [...symbols, ...(content?.identifiersAdded ?? [])].slice(0, 20) : undefined,
     facts,
     search_extra: [symbols.join(' '), content?.searchText].filter(Boolean).join('\n') || undefined,
-    grow_key: `edit:${path}`,
+    grow_key: `edit:${key}`,
     created_at_epoch: last.at,
+  };
+}
+
+/** A file open in an editor changed on disk (a formatter, a checkout): what changed, where the text before is known. */
+function reloadObservation(path: string, e: FileEvent, content: EditContent | undefined): ObservationInput {
+  const hunks = content?.hunks.length ?? 0;
+  const facts = [`${path} changed on disk`];
+  if (content?.identifiersAdded.length) facts.push(`added in ${path}: ${content.identifiersAdded.slice(0, 12).join(', ')}`);
+  if (content?.identifiersRemoved.length) facts.push(`removed from ${path}: ${content.identifiersRemoved.slice(0, 12).join(', ')}`);
+  return {
+    type: 'edit',
+    title: `Changed on disk: ${path}`,
+    subtitle: hunks > 0 ? `while open in an editor · ${hunks} hunk${hunks === 1 ? '' : 's'}, +${content!.added} −${content!.removed} lines` : 'while open in an editor',
+    narrative: content?.narrative ?? undefined,
+    files_modified: [path],
+    facts,
+    search_extra: content?.searchText ?? undefined,
+    created_at_epoch: e.at,
   };
 }
 

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
 import type * as vscode from 'vscode';
 import { workspaceRelativePath } from '../../core/capture/paths';
 import type { CaptureEvent } from './events';
@@ -5,7 +7,10 @@ import type { CaptureEvent } from './events';
 export interface Located {
   /** Workspace folder URI as a string. */
   folder: string;
-  /** Workspace-relative path with forward slashes. */
+  /**
+   * Path with forward slashes, relative to the repository the folder is in (so two packages of a
+   * monorepo opened as two folders, one project, do not both have a `src/index.ts`), else to the folder.
+   */
   path: string;
 }
 
@@ -28,4 +33,20 @@ export function relativePathIn(folder: vscode.WorkspaceFolder, uri: vscode.Uri):
   const rel = workspaceRelativePath(folder.uri.path, uri.path);
   if (rel === undefined || NOISE.test(rel)) return undefined;
   return rel;
+}
+
+/**
+ * The root of the git repository a local folder is in, when that is above the folder (a package
+ * of a monorepo opened on its own); undefined when the folder is the root or in no repository.
+ * A `.git` folder or file (worktrees, submodules) marks a root. A few stat calls, once per folder.
+ */
+export function repositoryRootAbove(folder: string): string | undefined {
+  let dir = nodePath.dirname(folder);
+  if (fs.existsSync(nodePath.join(folder, '.git'))) return undefined;
+  for (;;) {
+    if (fs.existsSync(nodePath.join(dir, '.git'))) return dir;
+    const parent = nodePath.dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
 }
