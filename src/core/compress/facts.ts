@@ -269,6 +269,30 @@ export function extractFacts(text: string, topic: string | null): ExtractedFact[
   return out;
 }
 
+// "X must be A" names a value of X ("30 s", "utc", "written in go") or a property X has
+// ("documented", "backwards compatible", "thread-safe"). Values of X exclude each other;
+// properties do not: an API can be both documented and backwards compatible. A phrase ending in
+// an adjective names the property that adjective names ("fully documented" is about being
+// documented). Read from the words alone, so a name that looks like an adjective ("memcached")
+// counts as one: the two are then not retired, only flagged when they share files.
+const ADJECTIVE = /(?:ed|ible|able|ful|less|ous|ive|ant|ent|ic|al|safe|proof|free|aware|only|ready|compliant|friendly|based|backed|driven|agnostic)$/;
+const PLAIN_ADJECTIVES = new Set(['fast', 'quick', 'slow', 'small', 'short', 'long', 'simple', 'secure', 'pure', 'async', 'sync', 'private', 'strict', 'lazy', 'lean', 'clean', 'correct', 'accurate', 'robust', 'green', 'up-to-date']);
+
+/** The property an 'is' object names, or '' for a value of the subject itself. */
+function propertyOf(object: string): string {
+  const last = object.split(' ').pop() ?? '';
+  if (/\d/.test(object)) return '';
+  return ADJECTIVE.test(last) || PLAIN_ADJECTIVES.has(last) ? last : '';
+}
+
+/**
+ * Whether two different objects of one subject and predicate exclude each other: always, but for
+ * 'is' ("must be", "should be"), where only values of one property do.
+ */
+export function exclusiveObjects(predicate: string, a: string, b: string): boolean {
+  return predicate !== 'is' || propertyOf(a) === propertyOf(b);
+}
+
 /** Whether two objects name the same thing ("postgresql" and "postgresql 14"). */
 export function sameObject(a: string, b: string): boolean {
   return a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);

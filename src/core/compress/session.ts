@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { PREFERENCE_PATTERN, isDecision, statements } from './summariser';
 import { parseJson } from '../store/mapping';
 import { buildMemory } from './promote';
-import { applyMemoryFacts } from './supersede';
+import { applyMemoryFacts, projectWideBranch } from './supersede';
 import { redact } from '../capture/redact';
 
 const MERGE_MIN_GROUP = 3;
@@ -132,7 +132,7 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
   await repos.summaries.write(summary, row, branch, files);
 
   await mergeObservations(repos, observations, sessionId, now);
-  await promoteRecurring(repos, observations, scope, sessionId, now);
+  await promoteRecurring(repos, observations, scope, sessionId, branch, now);
   return summary;
 }
 
@@ -196,8 +196,12 @@ async function mergeObservations(repos: ProjectRepositories, observations: Obser
  * is dated from its evidence (the latest observation that says it; a git import's are the
  * commits' dates), not from when the session was summarised: what it supersedes, or what
  * supersedes it, is decided by when it was said (supersede.ts), whatever the order sessions end in.
+ * A session on a branch other than the default one promotes memories of that branch: what it
+ * decided holds there until it is said on the default branch too (then it is promoted again,
+ * project-wide).
  */
-async function promoteRecurring(repos: ProjectRepositories, observations: Observation[], scope: { project: string }, sessionId: string, now: number): Promise<void> {
+async function promoteRecurring(repos: ProjectRepositories, observations: Observation[], scope: { project: string }, sessionId: string, sessionBranch: string | null, now: number): Promise<void> {
+  const branch = projectWideBranch(sessionBranch) ? undefined : (sessionBranch ?? undefined);
   const candidates = new Map<string, { text: string; evidence: Set<number>; said: number; files: Set<string>; kind: 'decision' | 'convention' }>();
   for (const o of observations) {
     for (const s of statements(o)) {
@@ -216,7 +220,8 @@ async function promoteRecurring(repos: ProjectRepositories, observations: Observ
   // Recurrence across sessions: the same statement in earlier summaries of the project.
   const earlierText = (await repos.summaries.earlierStatements(sessionId)).map(normalise);
   const memories = await repos.memories.list({ includeSuppressed: true });
-  const known = new Set(memories.map((m) => normalise(m.text)));
+  // Known in this session's reach: a branch's memory does not stand for the project's.
+  const known = new Set(memories.filter((m) => projectWideBranch(m.branch) || m.branch === branch).map((m) => normalise(m.text)));
 
   let promoted = 0;
   for (const [key, c] of candidates) {
@@ -233,7 +238,7 @@ async function promoteRecurring(repos: ProjectRepositories, observations: Observ
     const title = c.text.length > 80 ? `${c.text.slice(0, 77)}...` : c.text;
     // Evidence dated after now (a client's clock) counts as said now.
     const said = Number.isFinite(c.said) && c.said > 0 ? Math.min(c.said, now) : now;
-    const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId }, scope, said, 'recurring');
+    const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId, branch }, scope, said, 'recurring');
     memory.updated_at_epoch = now;
     for (const f of memory.temporal_facts ?? []) f.learned_at_epoch = now;
     await applyMemoryFacts(repos.memories, memory, [...c.evidence]);

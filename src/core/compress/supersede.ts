@@ -1,5 +1,5 @@
-// Memories that stay true. A new memory supersedes an older one of the same project (not
-// one of another branch) when
+// Memories that stay true. A new memory supersedes an older one of the same project and scope
+// (both project-wide, or both of one branch) when
 //   - it carries the same topic_key (an agent or person said "this is the same topic"),
 //   - it names the older one in `supersedes` (an agent said what it replaces), or
 //   - its facts contradict every current fact of the older one, about the same files: same
@@ -13,12 +13,19 @@
 // Where the words are not enough (the same subject with other files, or decisions about the
 // same files that disagree without saying so), both memories are flagged with a possible
 // conflict for a person to review instead of a guess. Nothing is deleted.
+//
+// A memory of a branch and a project-wide one (a memory with no branch, or of the default
+// branch) never retire each other: what a branch decided holds on that branch only, until it is
+// recorded project-wide (merged). Where the same rules say one replaces the other, the branch
+// memory shadows the project-wide one, whichever was said first: it lists it in `supersedes`,
+// and the project-wide one stays current with its facts open; retrieval on that branch leaves
+// it out as history there (tools/timeline.ts). Memories of two branches never meet.
 
 import type { ConflictChoice, Memory, MemoryConflict, TemporalFact, TopicTrace } from '../model/records';
 import { FilterError } from '../store/filters';
 import { parseJson } from '../store/mapping';
 import type { MemoryRepository } from '../store/repos/memories';
-import { NO_LONGER, extractFacts, sameObject } from './facts';
+import { NO_LONGER, exclusiveObjects, extractFacts, sameObject } from './facts';
 import type { ExtractedFact } from './facts';
 
 const DECIDING_TYPES = new Set(['decision', 'convention', 'preference']);
@@ -45,6 +52,38 @@ function sameFiles(a: Memory, b: Memory): boolean {
 function sharesFiles(a: Memory, b: Memory): boolean {
   const fb = new Set(filesOf(b));
   return filesOf(a).some((f) => fb.has(f));
+}
+
+// The names git and the hosts give the default branch. A memory recorded there (a caller whose
+// scope names that branch) is what the project holds, as one recorded with no branch is. The
+// store does not know a repository's own default branch; a project whose default is named
+// otherwise gets its memories there treated as a branch's.
+const DEFAULT_BRANCHES = new Set(['main', 'master', 'trunk']);
+
+/** Whether a memory of this branch (null: none) holds project-wide rather than on its branch only. */
+export function projectWideBranch(branch: string | null): boolean {
+  return branch === null || DEFAULT_BRANCHES.has(branch);
+}
+
+function projectWide(m: Memory): boolean {
+  return projectWideBranch(m.branch);
+}
+
+/**
+ * How a new memory meets another one: in the same scope, as a branch memory over a project-wide
+ * one ('shadows'), as a project-wide one under a branch memory ('shadowed'), or not at all.
+ */
+type Meeting = 'same' | 'shadows' | 'shadowed' | null;
+
+function meeting(memory: Memory, other: Memory): Meeting {
+  if (memory.branch === other.branch || (projectWide(memory) && projectWide(other))) return 'same';
+  if (projectWide(other)) return 'shadows';
+  return projectWide(memory) ? 'shadowed' : null;
+}
+
+/** Records that branch memory `shadower` replaces project-wide memory `id` on its branch. */
+function addShadow(shadower: Memory, id: number): void {
+  shadower.supersedes = [...new Set([...(shadower.supersedes ?? []), id])];
 }
 
 function closeFact(f: TemporalFact, at: number): void {
@@ -102,7 +141,7 @@ function flagConflict(a: Memory, b: Memory, reason: string, at: number): void {
 function ends(e: ExtractedFact, f: TemporalFact, old: TemporalFact): boolean {
   if (old.status !== 'current') return false;
   if (e.replaces && sameObject(old.object, e.replaces) && (!e.subject || e.subject === old.subject)) return true;
-  return f.subject === old.subject && f.predicate === old.predicate && f.predicate !== NO_LONGER && f.object !== old.object;
+  return f.subject === old.subject && f.predicate === old.predicate && f.predicate !== NO_LONGER && f.object !== old.object && exclusiveObjects(f.predicate, f.object, old.object);
 }
 
 /**
@@ -130,29 +169,47 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   const explicitTopic = memory.topic_key;
   const facts = memory.temporal_facts ?? [];
   const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
-  // Memories of two different branches never replace each other; a project-wide one meets both.
-  const candidates = all.filter((m) => m.status === 'active' && (m.branch === null || memory.branch === null || m.branch === memory.branch));
+  const candidates = all.filter((m) => m.status === 'active' && meeting(memory, m) !== null);
   const newerThanThis = (m: Memory): boolean => m.created_at_epoch > at;
 
   const superseded = new Map<number, Memory>();
   const changed = new Map<number, Memory>();
   // Newer current memories that end this one (it is history from the start), newest first wins.
   const successors: Memory[] = [];
-  for (const id of named) superseded.set(id, byId.get(id)!);
+  // Memories met across the branch line: settled by shadowing, not retired (see the header).
+  const shadowed = new Set<number>();
+  const shadow = (other: Memory): void => {
+    shadowed.add(other.id);
+    if (meeting(memory, other) === 'shadows') addShadow(memory, other.id);
+    else {
+      addShadow(other, memory.id);
+      changed.set(other.id, other);
+    }
+  };
+  for (const id of named) {
+    const older = byId.get(id)!;
+    if (meeting(memory, older) === 'shadows') shadow(older);
+    else superseded.set(id, older);
+  }
   if (explicitTopic) {
     for (const m of candidates) {
-      if (m.topic_key !== explicitTopic || superseded.has(m.id)) continue;
-      if (newerThanThis(m)) successors.push(m);
+      if (m.topic_key !== explicitTopic || superseded.has(m.id) || shadowed.has(m.id)) continue;
+      if (meeting(memory, m) !== 'same') shadow(m);
+      else if (newerThanThis(m)) successors.push(m);
       else superseded.set(m.id, m);
     }
   }
 
   // Facts: contradictions about the same files close the older fact; about other files they are a question.
   for (const other of candidates) {
-    if (superseded.has(other.id) || successors.includes(other)) continue;
+    if (superseded.has(other.id) || shadowed.has(other.id) || successors.includes(other)) continue;
+    const across = meeting(memory, other) !== 'same';
     const reversed = newerThanThis(other);
     const olds = other.temporal_facts ?? [];
     let closedHere = 0;
+    // Across the branch line nothing closes: the facts each side would lose there.
+    const endedOld = new Set<TemporalFact>();
+    const endedOwn = new Set<TemporalFact>();
     let conflict: string | null = null;
     facts.forEach((f, i) => {
       const e = extracted[i];
@@ -172,13 +229,25 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
           // "Switched from A to B" names no subject: it is the subject of the fact it ends.
           Object.assign(f, e.predicate === NO_LONGER ? { subject: old.subject, predicate: NO_LONGER, object: e.object } : { subject: old.subject, predicate: old.predicate });
         }
+        closedHere++;
+        if (across) {
+          endedOld.add(old);
+          endedOwn.add(f);
+          continue;
+        }
         // The newer word holds: this memory's fact closes when the other one is newer.
         if (reversed) closeFact(f, other.created_at_epoch);
         else closeFact(old, at);
-        closedHere++;
       }
     });
-    if (closedHere > 0) {
+    if (across && closedHere > 0) {
+      // The project-wide side is shadowed when every fact of its that holds is ended there.
+      const target = meeting(memory, other) === 'shadows' ? olds.filter((o) => o.status === 'current' && !endedOld.has(o)) : facts.filter((x) => x.status === 'current' && !endedOwn.has(x));
+      if (target.length === 0) {
+        shadow(other);
+        continue;
+      }
+    } else if (closedHere > 0) {
       if (reversed) {
         if (facts.every((x) => x.status !== 'current')) successors.push(other);
         continue;
@@ -219,7 +288,8 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
   const olds = (other.temporal_facts ?? []).filter((f) => f.status === 'current');
   // "No longer uses A" says nothing against "uses B".
   for (const f of facts.filter((x) => x.predicate !== NO_LONGER)) {
-    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object));
+    // "Must be documented" says nothing against "must be backwards compatible": other properties.
+    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object) && (o.predicate !== f.predicate || exclusiveObjects(f.predicate, o.object, f.object)));
     if (old) return `both are about '${f.subject}': '${old.predicate} ${old.object}' and '${f.predicate} ${f.object}'`;
   }
   if (!DECIDING_TYPES.has(memory.memory_type) || !DECIDING_TYPES.has(other.memory_type) || !sharesFiles(memory, other)) return null;
@@ -240,7 +310,9 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
   const topic = memory.topic_key ?? memory.temporal_facts?.[0]?.subject ?? null;
   if (!topic) return;
   memory.topic_key = topic;
-  const previous = all.filter((m) => m.topic_key === topic).sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id)[0];
+  // A branch's trace goes on from the project's; the project's does not take in a branch's.
+  const inReach = (m: Memory): boolean => ['same', 'shadows'].includes(meeting(memory, m) ?? '');
+  const previous = all.filter((m) => m.topic_key === topic && inReach(m)).sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id)[0];
   const evidence = sourceIds.length > 0 ? [...sourceIds].sort((a, b) => a - b) : [memory.id];
   const own: TopicTrace = {
     id: memory.id,

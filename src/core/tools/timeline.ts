@@ -1,9 +1,13 @@
 // Retrieval that knows time, shared by recall_context and retrieve_memory: current memories
 // first; superseded ones left out unless the question asks for history ("what did we use
 // before", "when did we switch"), and then placed after the current ones, marked as history
-// with their dates. Memories with an unreviewed possible conflict are marked as such.
+// with their dates. Memories with an unreviewed possible conflict are marked as such. A caller
+// on a branch gets that branch's memories over the project-wide ones they replace there (the
+// branch memory lists them in `supersedes`, compress/supersede.ts): those are history on that
+// branch only, and current everywhere else.
 
 import type { SearchHit } from '../api';
+import { projectWideBranch } from '../compress/supersede';
 import type { Memory } from '../model/records';
 import { MIN_RELEVANCE } from './types';
 import type { ToolContext } from './types';
@@ -35,10 +39,14 @@ function day(epoch: number | null): string {
  * `isCurrent` tells whether the other side of a conflict still holds: a conflict with a memory
  * that became history (or was suppressed) is no question any more and is not shown.
  */
-export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true): string | null {
+export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true, shadowedBy: Memory | null = null): string | null {
   const parts: string[] = [];
   if (memory.status === 'superseded') {
     parts.push(`HISTORY: superseded by memory ${memory.superseded_by ?? '?'} on ${day(memory.valid_to_epoch)}; held from ${day(memory.created_at_epoch)} to ${day(memory.valid_to_epoch)}`);
+  } else if (shadowedBy) {
+    parts.push(`HISTORY on branch ${shadowedBy.branch ?? '?'}: replaced here by memory ${shadowedBy.id}; still current project-wide`);
+  } else if (!projectWideBranch(memory.branch) && memory.supersedes && memory.supersedes.length > 0) {
+    parts.push(`CURRENT on branch ${memory.branch} since ${day(memory.created_at_epoch)}; replaces memory ${memory.supersedes.join(', ')} on that branch`);
   } else if (memory.supersedes && memory.supersedes.length > 0) {
     parts.push(`CURRENT since ${day(memory.created_at_epoch)}; replaces memory ${memory.supersedes.join(', ')}`);
   } else if (history) {
@@ -47,6 +55,22 @@ export function timeNote(memory: Memory, history: boolean, isCurrent: (id: numbe
   const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open' && isCurrent(c.id));
   if (open.length > 0) parts.push(`POSSIBLE CONFLICT with memory ${open.map((c) => c.id).join(', ')} (${open[0].reason}); not reviewed, check before relying on it`);
   return parts.length > 0 ? parts.join('; ') : null;
+}
+
+/**
+ * For a caller on a branch: the project-wide memories among `found` that a current memory of that
+ * branch replaces there, each with that memory. Read only when there is one to ask about.
+ */
+async function shadowsOnBranch(ctx: ToolContext, found: Memory[]): Promise<Map<number, Memory>> {
+  const out = new Map<number, Memory>();
+  const branch = ctx.scope.branch;
+  const asked = new Set(found.filter((m) => projectWideBranch(m.branch) && m.status === 'active').map((m) => m.id));
+  if (!branch || projectWideBranch(branch) || asked.size === 0) return out;
+  for (const m of await ctx.engine.listMemories(ctx.scope)) {
+    if (m.branch !== branch || m.status !== 'active') continue;
+    for (const id of m.supersedes ?? []) if (asked.has(id) && !out.has(id)) out.set(id, m);
+  }
+  return out;
 }
 
 /** Searches the caller's scope and orders the hits by time as described above. */
@@ -62,10 +86,12 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
   const others = [...new Set([...memories.values()].flatMap((m) => (m.conflicts ?? []).filter((c) => c.resolution === 'open').map((c) => c.id)))].filter((id) => !memories.has(id));
   const status = new Map([...memories.values(), ...(others.length > 0 ? await ctx.engine.getMemories(others, ctx.scope, { includeSuppressed: true }) : [])].map((m) => [m.id, m.status]));
   const isCurrent = (id: number): boolean => status.get(id) === 'active';
+  const shadows = await shadowsOnBranch(ctx, [...memories.values()]);
   const timed = hits.map((hit): TimedHit => {
     const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
-    const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded';
-    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent) : null };
+    const shadowedBy = memory ? (shadows.get(memory.id) ?? null) : null;
+    const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded' || shadowedBy !== null;
+    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy) : null };
   });
   // A superseded cell can only come back for a history question; it goes after what holds now.
   const current = timed.filter((t) => !t.history);
