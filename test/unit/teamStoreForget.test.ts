@@ -64,10 +64,10 @@ describe('re-share while offline', function () {
     const s = await team.server();
     const alice: MemoryEngine = await team.person('Alice', s, { online: true });
     const scope = { project: PROJECT };
-    const m = await alice.remember({ title: 'Queue choice', text: 'We use RabbitMQ, password marker-v1-secret-oryx' }, scope);
+    const m = await alice.remember({ title: 'Queue choice', text: 'We use RabbitMQ, the host is marker-v1-secret-oryx' }, scope);
     await s.stop();
     assert.equal((await alice.share('memory', m.id, scope)).delivery, 'queued');
-    await alice.editMemory(scope, m.id, { text: 'We use RabbitMQ (password removed) marker-v2-oryx' });
+    await alice.editMemory(scope, m.id, { text: 'We use RabbitMQ (host removed) marker-v2-oryx' });
     assert.equal((await alice.share('memory', m.id, scope)).delivery, 'queued');
     const back = team.keep(await startS3Server({ directory: s.directory, port: s.port }));
     await until(async () => (await alice.teamStatus())?.state === 'online' && (await alice.teamStatus())?.pending === 0, 60_000);

@@ -2,7 +2,7 @@
 // redact() before it is written (and before it is indexed or embedded).
 
 import { createHash } from 'node:crypto';
-import { BASE64_BLOCK, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isSettingOfSecret } from './redactRules';
+import { BASE64_BLOCK, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isSettingOfSecret, publicBase64Spans } from './redactRules';
 import type { Rule } from './redactRules';
 
 export { REDACTED };
@@ -43,13 +43,30 @@ function applyRule(rule: Rule, text: string): string {
   return typeof rule.replace === 'string' ? text.replace(rule.pattern, rule.replace) : text.replace(rule.pattern, rule.replace);
 }
 
-/** The text with every recognised secret replaced by [REDACTED]. */
+function applyRules(text: string): string {
+  let out = text;
+  if (!MAYBE_SECRET.test(out)) return out;
+  for (const rule of RULES) out = applyRule(rule, out);
+  return out;
+}
+
+/**
+ * The text with every recognised secret replaced by [REDACTED]. Public base64 (a certificate, an
+ * image's data: see publicBase64Spans) is kept as it is, the text around it redacted.
+ */
 export function redact(text: string): string {
   let out = text;
   for (const secret of knownSecrets.keys()) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   if (!MAYBE_SECRET.test(out)) return out;
-  for (const rule of RULES) out = applyRule(rule, out);
-  return out;
+  const kept = publicBase64Spans(out);
+  if (kept.length === 0) return applyRules(out);
+  let redacted = '';
+  let at = 0;
+  for (const [start, end] of kept) {
+    redacted += applyRules(out.slice(at, start)) + out.slice(start, end);
+    at = end;
+  }
+  return redacted + applyRules(out.slice(at));
 }
 
 const WHOLE_SECRET_NAME = new RegExp(`^${SECRET_NAME}$`, 'i');
@@ -93,6 +110,13 @@ function swallow(match: string, kept = ''): string {
  */
 export function redactEachLine(lines: string[]): (string | null)[] {
   let text = lines.join('\n');
+  // Lines wholly inside public base64 (a certificate's body) are kept: blanked for the rules, which
+  // would take them for a key's body lines, and put back after.
+  const publicLines = linesInside(lines, publicBase64Spans(text));
+  if (publicLines.size > 0) {
+    const out = redactEachLine(lines.map((line, i) => (publicLines.has(i) ? '' : line)));
+    return out.map((line, i) => (publicLines.has(i) && line !== null ? lines[i] : line));
+  }
   const joined = text;
   if (text.includes('PRIVATE KEY')) text = text.replace(PRIVATE_KEY, (m) => swallow(m));
   if (lines.some((line) => line.length >= 40 && BASE64_LINE_START.test(line))) text = text.replace(BASE64_BLOCK, (m, lead: string) => swallow(m, lead));
@@ -109,6 +133,20 @@ export function redactEachLine(lines: string[]): (string | null)[] {
     inCurl = line.endsWith('\\') && (inCurl || /\bcurl\b/.test(line));
     return out;
   });
+}
+
+/** The indexes of the lines (joined by '\n') that lie wholly inside one of `spans` (sorted, apart). */
+function linesInside(lines: string[], spans: [number, number][]): Set<number> {
+  const inside = new Set<number>();
+  let span = 0;
+  let start = 0;
+  for (let i = 0; i < lines.length && span < spans.length; i++) {
+    const end = start + lines[i].length;
+    while (span < spans.length && spans[span][1] < end) span++;
+    if (span < spans.length && spans[span][0] <= start && lines[i] !== '') inside.add(i);
+    start = end + 1;
+  }
+  return inside;
 }
 
 /** The lines redacted (see redactEachLine), without those a secret spanning lines took. */

@@ -1,5 +1,9 @@
 // The rules redact() applies: what a secret looks like, one named rule a shape (see redact.ts for
-// how they are applied). Every rule is tested in redact.test.ts, on hostile input too.
+// how they are applied). Every rule is tested in redact.test.ts (the prose, header and public
+// base64 ones in redactProse.test.ts), on hostile input too.
+
+import { splitIdentifier, tokenize } from '../retrieve/textPrep';
+import { wordNeighbours } from '../retrieve/wordNeighbours';
 
 export const REDACTED = '[REDACTED]';
 
@@ -34,6 +38,12 @@ const END = '(?![A-Za-z0-9])';
  * the type for the value. Every part is bounded, so the regex stack stays small.
  */
 const TYPE = `&?(?:'[A-Za-z_]\\w*[ \\t]+)?(?:\\[\\]){0,3}[A-Za-z_$][\\w$.]*(?:<[\\w$.,[\\] <>|&?]{0,64}>|\\[[\\w$.,[\\] |]{0,64}\\])?(?:\\[\\])?\\??(?:[ \\t]*\\|[ \\t]*[A-Za-z_$][\\w$.]*(?:\\[\\])?){0,4}`;
+
+/**
+ * A type that a declaration gives a secret's name (password: string; token: string | undefined;
+ * api_key: SecretStr): a language's string types, by their exact spelling, as a secret is not.
+ */
+const TYPE_NAME = /^(?:string|String|number|boolean|bigint|unknown|object|bytes|integer|float|double|char|SecretStr|SecretBytes|SecretString|SecureString|Buffer|Uint8Array|ByteArray|CharArray)$/;
 
 /** Go's type after the name (var apiKey string = ...): one word, or a package's type (pkg.Type). */
 const GO_TYPE = '[A-Za-z_][\\w.]{0,64}';
@@ -100,6 +110,121 @@ function isBasicCredentials(value: string): boolean {
 const SECRET_WORDS = /^(?:[ \t]+(?=\S*[A-Z])(?=\S*[0-9])\S+)*/;
 
 /**
+ * What a value names rather than holds: a variable or a command's output ($DB_PASSWORD,
+ * ${token}, $(vault read ...), %TOKEN%), a template's slot ({{ secrets.TOKEN }}, {token}), a
+ * placeholder (<your-token>), a value already redacted.
+ */
+const REFERENCE = /^(?:[$%{<]|\[REDACTED\])/;
+/** A template's slot inside a value (Credential=${accessKeyId}/..., {{ token }}): code builds the value, it holds no secret. */
+const TEMPLATE_SLOT = /\$\{|\{\{/;
+/** Code, not a secret: a call (getPassword()), a member chain (process.env.SECRET, this.token). */
+const CODE_VALUE = new RegExp(`^(?:[A-Za-z_$][\\w$.]*\\(|${CODE_REFERENCE}$)`);
+/** A name in capitals (GITHUB_TOKEN, EOF): an environment variable or a constant. A secret in capitals has digits. */
+const CONSTANT_NAME = /^[A-Z][A-Z_]*$/;
+/** A path or a URL (~/.npmrc, /run/secrets/db, https://vault...): where a secret is kept (a URL's own password has its rule). */
+const PATH_OR_URL = /^(?:~?\.{0,2}\/|[A-Za-z]:\\|[A-Za-z][A-Za-z0-9+.-]*:\/\/)/;
+/** A version, a date, a time or an address (1.2.3, v2.0, 2024-01-31, 12:30, 10.0.0.1): numbers with separators. */
+const NUMBERS = /^v?\d+(?:[.:/-]\d+)+$/i;
+/** The names of software that hold digits (sha256, base64, utf-8, oauth2, x509, k8s, v2): the vocabulary below is split at digits, so it cannot hold them. */
+const DIGIT_TERM =
+  /^(?:sha(?:1|224|256|384|512)|sha3|md[45]|crc32|base(?:32|58|64)(?:url)?|utf(?:8|16|32)|ucs2|oauth[12]|http[23]|x509|(?:ed|x)(?:25519|448)|p(?:256|384|521)|secp256[kr]1|(?:rsa|aes|hs|rs|es|ps)\d{3,4}|pbkdf2|argon2(?:id|i|d)?|s3|ec2|k8s|i18n|l10n|[23]fa|u2f|fido2|webauthn2|e2e|ipv[46]|v\d{1,2}|1password|pkcs\d{1,2}|p12|log4j|es20\d\d|es[5-9]|python[23]|node\d{1,2})$/i;
+
+/** Words already looked up: prose repeats its few words, and a text of many (a log) would repeat the lookups. Bounded. */
+const knownWords = new Map<string, boolean>();
+
+/** Whether a word of letters is ordinary: a function word (the, too, not) or a word of software documentation (required, expired, hashed). */
+function isKnownWord(word: string): boolean {
+  // The tokenizer drops a term this long; no word is.
+  if (word.length > 40) return false;
+  const seen = knownWords.get(word);
+  if (seen !== undefined) return seen;
+  // Stemmed and stopped by the tokenizer the vocabulary was built with; a stop word comes back as no term.
+  const terms = tokenize(word, { splitIdentifiers: false, stem: true, stopWords: true });
+  const known = terms.every((term) => wordNeighbours().get(term).length > 0);
+  if (knownWords.size >= 4096) knownWords.clear();
+  knownWords.set(word, known);
+  return known;
+}
+
+/**
+ * Whether an unquoted value after a credential's name in prose is a secret: it has a secret's
+ * shape (a symbol, digits among letters, a PIN's four digits or more) or is not a word of
+ * software documentation (letmein). Not a reference, code, a constant's name, a path, a version,
+ * an English word or an identifier of such words (required, null, string, SecretStr, read-only,
+ * base64-encoded). The documentation vocabulary is the product's own (data/word-neighbours.txt,
+ * 13,862 stems), so the many words prose puts after "the token is" (expired, revoked, rotated,
+ * scoped, mounted...) are known without a list kept here; it fails closed: without the file
+ * every word is unknown, and redacted.
+ */
+function isSecretValue(value: string): boolean {
+  // The common case first: one word of prose.
+  if (/^[a-z]+$/.test(value)) return !isKnownWord(value);
+  if (REFERENCE.test(value) || CODE_VALUE.test(value) || CONSTANT_NAME.test(value) || PATH_OR_URL.test(value) || NUMBERS.test(value)) return false;
+  if (/^\d+$/.test(value)) return value.length >= 4;
+  // No word, nor an identifier of words, runs this long; and its words are not looked up one by one.
+  if (value.length > 100) return true;
+  // A symbol other than a word separator: Sup3rS3cret!, pa$$word, abc+def=.
+  if (/[^A-Za-z0-9_./:-]/.test(value)) return true;
+  // utf-8, SHA-256: a name's digits written apart from its letters.
+  for (const chunk of value.replace(/([A-Za-z])-(?=\d)/g, '$1').split(/[_./:-]+/)) {
+    if (!chunk) continue;
+    if (/\d/.test(chunk)) {
+      if (!DIGIT_TERM.test(chunk)) return true;
+    } else if (!splitIdentifier(chunk).every(isKnownWord)) return true;
+  }
+  return false;
+}
+
+/** Code that reads a credential: a call (getAuth()), a member chain on a receiver code reads settings from (req.headers.authorization). */
+const READ_CODE = new RegExp(`^(?:[A-Za-z_$][\\w$.]*\\(|${RECEIVER}(?:\\.[A-Za-z_$][\\w$]*){1,64}$)`);
+
+/**
+ * Whether an Authorization header's credentials without a scheme are a secret: whatever their
+ * shape (abc.def.ghi), but not a word of prose (authorization: required), a reference or code.
+ */
+function isRawCredential(value: string): boolean {
+  if (!value || REFERENCE.test(value) || READ_CODE.test(value)) return false;
+  return !/^[A-Za-z]+$/.test(value) || !splitIdentifier(value).every(isKnownWord);
+}
+
+/**
+ * A credential's name in prose: a word (password, pass phrase, api key), or the last part of an
+ * identifier (DB_PASSWORD, apiKey, client-secret), not a longer word (passwordless, tokenizer,
+ * secretary, max_tokens). The identifier starts only where a run of its characters starts, so a
+ * run is scanned once.
+ */
+const PROSE_PASSWORD = '(?:password|passwd|passphrase|pass[ \\t]phrase|passcode|pwd|pin[ \\t]code)';
+const PROSE_CREDENTIAL = `(?:${PROSE_PASSWORD}|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|licen[cs]e)[ \\t_-]?key|apikey|client[ \\t_-]?secret)`;
+/** What the credential is for, before the link: "the password for the staging db is ...". A few words, bounded. */
+const PROSE_WHOSE = '(?:[ \\t]+(?:for|on|in|of|to|at)(?:[ \\t]+[\\w.-]+){1,3})?';
+/** How prose gives a value: is, was, is now, set to, changed to, of, to (and a ':' after: "the secret is: ..."). */
+const PROSE_LINK = '(?:(?:(?:is|was|been|be)[ \\t]+)?(?:set|changed|reset|updated)[ \\t]+to|(?:is|was)(?:[ \\t]+(?:now|still|currently|actually))?|of|to)(?:[ \\t]*:)?';
+/** Sentence punctuation after a value (the password is hunter2.), not part of it; a '!' is often a password's. */
+const TRAILING_PUNCTUATION = /[.,;:?)\]}]+$/;
+/** A number that is a quantity (256 bits, 2048 bytes, 12 characters), not a PIN. */
+const QUANTITY = '\\d+[ \\t]+(?:bits?|bytes?|chars?|characters?|digits?|letters?|symbols?|words?|seconds?|minutes?|hours?|days?|ms|times|[kmg]b)\\b';
+
+/**
+ * Whether a value written in prose is a secret (see isSecretValue), judged by what comes before a
+ * bracket: after a word, one is markdown's or code's (Password flow](https://...), args[i]).
+ */
+function isSecretInProse(value: string): boolean {
+  const word = /^[^()[\]{}]*/.exec(value)![0];
+  return isSecretValue(word === value ? value.replace(/!+$/, '') : word);
+}
+
+/** The value of a credential named in prose, redacted when it is a secret; quoted, whatever its words. */
+function redactProseValue(match: string, head: string, quoted?: string, code?: string, bare?: string): string {
+  if (quoted) return REFERENCE.test(quoted.slice(1, -1)) ? match : `${head}${quoted[0]}${REDACTED}${quoted[0]}`;
+  if (code) return isSecretInProse(code.slice(1, -1)) ? `${head}\`${REDACTED}\`` : match;
+  let value = (bare ?? '').replace(TRAILING_PUNCTUATION, '');
+  // A closing bracket after one the value opened is the value's own: Sup3r(S3cret).
+  if (/[([{]/.test(value)) value = (bare ?? '').replace(/[.,;:?]+$/, '');
+  if (!isSecretInProse(value) || isSettingOfSecret(nameOf(head), value)) return match;
+  return `${head}${REDACTED}${(bare ?? '').slice(value.length)}`;
+}
+
+/**
  * htpasswd -b takes the password on its command line, last: htpasswd -b[c] file user password,
  * htpasswd -nb user password (-n writes to stdout: no file).
  */
@@ -142,6 +267,16 @@ function redactSecretData(body: string): string {
     return `${lead}${entry[1]}${quote}${REDACTED}${quote}${after}`;
   });
 }
+
+/** The schemes of an Authorization header (RFC 7235 and the registry's, and vendors' own). */
+const AUTH_SCHEME =
+  '(?:bearer|basic|token|digest|negotiate|ntlm|hoba|mutual|dpop|gnap|oauth|apikey|api-key|key|bot|sso-key|otp|ssws|splunk|signature|hmac(?:-sha\\d+)?|aws4-hmac-sha256|aws|sharedkey(?:lite)?|vapid|scram-sha-(?:1|256)|gsslogin)';
+/**
+ * One parameter of a header's credentials (Digest's response="...", AWS4's Signature=...): a
+ * quoted value, its quotes escaped as JSON inside a log line shows them, or a run. The quoted
+ * value stops at any quote, so an unclosed one is scanned to the next quote only.
+ */
+const AUTH_PARAM = `[A-Za-z][\\w-]*=(?:\\\\*"(?:[^"\\\\\\r\\n]|\\\\(?!"))*\\\\*"|[^\\s",\\\\]+)`;
 
 export interface Rule {
   name: string;
@@ -222,7 +357,7 @@ const PREFIXED_TOKENS: [trigger: string, token: string][] = [
 const UNQUOTED = `[^\\s"',;()[\\]{}<>]`;
 
 /** "-----BEGIN" in base64, as a PEM block given whole in base64 starts (kubeconfig's client-key-data, a Helm value, a CI variable). */
-const BASE64_PEM_START = 'LS0tLS1CRUdJTi';
+export const BASE64_PEM_START = 'LS0tLS1CRUdJTi';
 
 /**
  * Whether base64 text is a PEM private key (not a certificate, which is public): its first
@@ -231,6 +366,75 @@ const BASE64_PEM_START = 'LS0tLS1CRUdJTi';
 function isBase64PrivateKey(value: string): boolean {
   const head = Buffer.from(value.slice(0, 120).replace(/[^A-Za-z0-9+/]/g, ''), 'base64').toString('latin1');
   return /^-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY/.test(head);
+}
+
+/** A certificate's or a public key's PEM header: public, where a key's body lines would look the same. */
+const PUBLIC_PEM_BEGIN = /-----BEGIN ((?:[A-Z0-9]+ ){0,4}(?:CERTIFICATE(?: REQUEST)?|PUBLIC KEY|X509 CRL|PKCS7|SSH2 PUBLIC KEY|(?:DH|EC) PARAMETERS))-----/g;
+/** A line of a PEM body, wholly base64, after its line break (or one escaped as JSON writes it: \n). */
+const PEM_BODY_LINE = /(?:\r?\n|\\r?\\n)[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*(?=\r?\n|\\r?\\n)/y;
+const LINE_BREAK = /(?:\r?\n|\\r?\\n)[ \t]*/y;
+/** The data of an image, a font, a sound or a video given inline. */
+const MEDIA_DATA_URI = /\bdata:(?:image|font|audio|video)\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+){0,8};base64,/gi;
+const BASE64_REST = /[A-Za-z0-9+/]*={0,2}/y;
+/** A line that continues a data URI's base64: then spaces to the line's end, or the URI's end (a quote, a bracket). */
+const BASE64_NEXT_LINE = /\r?\n[ \t]*([A-Za-z0-9+/]+={0,2})(?:([ \t]*)(?=\r?\n|$)|(?=["')<;,\]}]))/y;
+
+/** What a sticky regex matches at `at`, or null. */
+function sticky(re: RegExp, text: string, at: number): string | null {
+  re.lastIndex = at;
+  return re.exec(text)?.[0] ?? null;
+}
+
+/**
+ * Where the data of a data URI at `from` ends: its line's base64, then the lines that continue
+ * it, as an encoder wraps them: whole lines of one width (40 or more), then a shorter last line
+ * that its padding or the URI's end shows is the last. Any other line is text.
+ */
+function dataUriEnd(text: string, from: number): number {
+  let end = from + sticky(BASE64_REST, text, from)!.length;
+  let width = 0;
+  for (;;) {
+    BASE64_NEXT_LINE.lastIndex = end;
+    const line = BASE64_NEXT_LINE.exec(text);
+    if (!line) return end;
+    const [whole, data, trailing] = line;
+    const last = trailing === undefined || data.endsWith('=');
+    if (width === 0 && data.length >= 40 && !last) width = data.length;
+    else if (!(last && (width === 0 || data.length <= width)) && data.length !== width) return end;
+    end += whole.length - (trailing?.length ?? 0);
+    if (last || data.length < width) return end;
+  }
+}
+
+/**
+ * The spans of `text` that hold public base64, which the rules for a key's body lines would take
+ * for a secret: a certificate or a public key in PEM, to its END line; the data of an image, a
+ * font, a sound or a video in a data: URI (not one that encodes a PEM key). Sorted, apart. Each
+ * scan stops at a character its span cannot hold ('-' for PEM, which every header starts with),
+ * so text is scanned once.
+ */
+export function publicBase64Spans(text: string): [start: number, end: number][] {
+  const spans: [number, number][] = [];
+  if (text.includes('-----BEGIN ')) {
+    for (const m of text.matchAll(PUBLIC_PEM_BEGIN)) {
+      let at = m.index + m[0].length;
+      for (let line = sticky(PEM_BODY_LINE, text, at); line; line = sticky(PEM_BODY_LINE, text, at)) at += line.length;
+      at += sticky(LINE_BREAK, text, at)?.length ?? 0;
+      const end = `-----END ${m[1]}-----`;
+      if (text.startsWith(end, at)) spans.push([m.index, at + end.length]);
+    }
+  }
+  if (/base64,/i.test(text)) {
+    for (const m of text.matchAll(MEDIA_DATA_URI)) {
+      const from = m.index + m[0].length;
+      if (!text.startsWith(BASE64_PEM_START, from)) spans.push([m.index, dataUriEnd(text, from)]);
+    }
+  }
+  // A data URI inside a certificate's span (or one after another's end) is already kept.
+  spans.sort((a, b) => a[0] - b[0]);
+  const apart: [number, number][] = [];
+  for (const span of spans) if (apart.length === 0 || span[0] >= apart[apart.length - 1][1]) apart.push(span);
+  return apart;
 }
 
 export const RULES: Rule[] = [
@@ -489,12 +693,21 @@ export const RULES: Rule[] = [
     trigger: KEYWORD,
   },
   {
-    // An Authorization header's credentials after a scheme the bearer rule does not know
-    // (Authorization: token ..., as GitHub takes it; Digest, ApiKey), or with no scheme at all
-    // when they hold a digit (prose after 'Authorization:' does not).
+    // An Authorization or Proxy-Authorization header's credentials, whatever their shape: after
+    // a scheme (Bearer abc.def.ghi, Basic, token, Digest's and AWS4's parameters) always, unless
+    // they name where the secret is (Bearer $TOKEN, Bearer ${token}, Bearer <token>); without a
+    // scheme when they are a secret (see isSecretValue; not prose: authorization: required).
+    // Also the header set in code: setRequestHeader('Authorization', 'Bearer ...'); not one code
+    // builds (`AWS4-HMAC-SHA256 Credential=${accessKeyId}/...`), nor a comparison (authorization === x).
     name: 'authorization header',
-    pattern: /(\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|otp)[ \t]+)?)(?!\[REDACTED\])(?=[^\s"',;]{0,200}[0-9])[^\s"',;]{8}[^\s"',;]*/gi,
-    replace: `$1${REDACTED}`,
+    pattern: new RegExp(
+      `(\\b(?:proxy-)?authorization(?:\\\\*["'\`])?[ \\t]*(?:[:=](?!=)[ \\t]*(?:\\\\*["'\`])?|,[ \\t]*\\\\*["'\`]))(?:(${AUTH_SCHEME}[ \\t]+)|(?!${AUTH_SCHEME}(?![\\w-])))(?!\\[REDACTED\\])(${AUTH_PARAM}(?:[ \\t]*,[ \\t]*${AUTH_PARAM}){0,32}|[\\w$%<{+/][^\\s"'\`,;:\\\\]*)`,
+      'gi',
+    ),
+    replace: (match, head: string, scheme: string | undefined, credentials: string) => {
+      if (REFERENCE.test(credentials) || TEMPLATE_SLOT.test(credentials) || (!scheme && !isRawCredential(credentials.replace(TRAILING_PUNCTUATION, '')))) return match;
+      return `${head}${scheme ?? ''}${REDACTED}`;
+    },
     trigger: 'authorization',
   },
   {
@@ -574,16 +787,34 @@ export const RULES: Rule[] = [
     // After ':' the value is on the name's line: on the next, the name is a YAML mapping's
     // (credentials:\n  username: bob). A value with spaces keeps its words that look random
     // (see SECRET_WORDS); words with '=' or ':' are not looked at, as they may be assignments.
+    // A type after ':' is a declaration, not a value (password: string, secret: SecretStr).
     name: 'secret assignment',
     pattern: new RegExp(
       `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE})(${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
       'gi',
     ),
     replace: (match, head: string, value: string, more: string) => {
-      if (isSettingOfSecret(nameOf(head), value)) return match;
+      if (isSettingOfSecret(nameOf(head), value) || (head.trimEnd().endsWith(':') && TYPE_NAME.test(value))) return match;
       const secretWords = SECRET_WORDS.exec(more)![0];
       return `${head}${REDACTED}${more.slice(secretWords.length)}`;
     },
     trigger: KEYWORD,
+  },
+  {
+    // A secret given in prose: "the database password is hunter2", "the secret is: 9f8e7d6c",
+    // "set the token to Zq9...", "passwd hunter2", 'use passphrase "correct horse battery staple"'.
+    // Only a value that is a secret is redacted (see isSecretValue): "the password is required",
+    // "the token is expired", "password is hashed with bcrypt" stay. A quoted value is a secret
+    // whatever its words; a `code span` is judged by what it holds (`null`); a bare value starts
+    // with a word's character, not an operator (password = getPassword(), password + salt).
+    // Without a linking word the value follows only a password's name ("password Sup3rS3cret!"):
+    // after token or secret it is a parser's or a product's word (Unexpected token 'export').
+    name: 'prose secret',
+    pattern: new RegExp(
+      `((?<![\\w$./\\\\-])(?!-)[A-Za-z0-9_-]*?(?:${PROSE_CREDENTIAL}${PROSE_WHOSE}[ \\t]+${PROSE_LINK}|${PROSE_PASSWORD})(?![\\w-])[ \\t]+)(?!\\[REDACTED\\]|${QUANTITY})(?:("[^"\\r\\n]+"|'[^'\\r\\n]+'(?![A-Za-z]))|(\`[^\`\\r\\n]+\`)|([\\w$%<][^\\s"'\`]*))`,
+      'gi',
+    ),
+    replace: redactProseValue,
+    trigger: PROSE_CREDENTIAL,
   },
 ];
