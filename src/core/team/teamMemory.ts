@@ -391,7 +391,7 @@ export class TeamMemory {
         // An unshare that finds nothing may follow one interrupted between its delete and its
         // purge (this one retried, or the user asking again): it purges all the same, unless its
         // ids were only maybe shared.
-        await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: first.if_found !== true });
+        await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: first.if_found !== true, nodeIds: first.node_ids });
         await this.outbox.done([pending[i]]);
         i++;
         continue;

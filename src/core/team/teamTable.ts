@@ -25,11 +25,15 @@ import { fragmentsWithDeletions } from '../store/deletionFiles';
 import { isLocalUri, localPath, refuseFile } from '../store/location';
 import { projection } from '../store/projection';
 import { cellsSchema } from '../store/schema';
-import { retryConflicts, retryVanished } from '../store/retry';
+import { retryConflicts, retryVanished, sleep } from '../store/retry';
 import { ensureFtsIndex } from '../store/store';
 import type { Row } from '../store/store';
+import { purgeLeftovers } from './tableObjects';
 
 export const TEAM_TABLE = 'team_items';
+
+/** How many purges an unshare runs before it leaves the removal queued for the next sync. */
+const PURGE_ATTEMPTS = 5;
 
 export function teamItemsSchema(dimension: number): Schema {
   return new Schema([
@@ -131,7 +135,7 @@ export class TeamTable {
     });
     if (changed.length > 0) await this.remove(`node_id IN ${sqlStringList(changed.map((r) => r.node_id))}`);
     const data = rowsToArrow(schema, rows.map((r) => this.fit(r)));
-    await retryConflicts(() => this.table.mergeInsert('node_id').whenNotMatchedInsertAll().execute(data), 20);
+    await retryCommit(() => this.table.mergeInsert('node_id').whenNotMatchedInsertAll().execute(data), 20);
     await this.dedupe(rows);
   }
 
@@ -171,7 +175,7 @@ export class TeamTable {
         }
       }
       if (doomed.length === 0) return;
-      await retryConflicts(() => this.table.delete(`${where} AND _rowid IN (${doomed.map(String).join(', ')})`), 20);
+      await retryCommit(() => this.table.delete(`${where} AND _rowid IN (${doomed.map(String).join(', ')})`), 20);
       if (otherContent) await this.purge();
     }
   }
@@ -204,16 +208,41 @@ export class TeamTable {
    * Deletes the rows and then purges them as forget does: the fragments that held them are
    * rewritten, the FTS index rebuilt, and every older version pruned, so their text is in no
    * file (or object) of the store afterwards. Returns how many rows went.
+   *
+   * With `nodeIds` (the items removed, none of which may stay), the purge is checked after it ran
+   * and repeated until no data object holds them (see tableObjects.ts): a teammate's commit racing
+   * it can leave a row in a fragment a kept version references, or in a file no version
+   * references. Throws when they are still held after PURGE_ATTEMPTS, so the caller keeps the
+   * removal to do again.
    */
-  async remove(where: string, options: { purgeAnyway?: boolean } = {}): Promise<number> {
+  async remove(where: string, options: { purgeAnyway?: boolean; nodeIds?: string[] } = {}): Promise<number> {
     const doomed = await this.table.query().where(where).withRowId().select([]).toArray();
     // A removal after one interrupted between its delete and its purge finds no row: with
     // `purgeAnyway` it purges all the same. Either way the fragments rewritten are those that
     // hold deleted rows, told by their deletion files, whoever deleted them.
     if (doomed.length === 0 && !options.purgeAnyway) return 0;
-    if (doomed.length > 0) await retryConflicts(() => this.table.delete(where), 20);
+    if (doomed.length > 0) await retryCommit(() => this.table.delete(where), 20);
     await this.purge();
+    if (options.nodeIds && options.nodeIds.length > 0) await this.purgeUntilGone(where, options.nodeIds);
     return doomed.length;
+  }
+
+  /** Purges again until no data object of the store holds `nodeIds` (abandoned writes holding them are deleted). */
+  private async purgeUntilGone(where: string, nodeIds: string[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      // An id a row still has (an item of another project under the same id, written by anyone
+      // who can write the bucket) is in the data legitimately: only the others are looked for.
+      const live = new Set((await this.rows(`node_id IN ${sqlStringList(nodeIds)}`, ['node_id'])).map((r) => String(r.node_id)));
+      const left = await purgeLeftovers(this.location, this.storageOptions, TEAM_TABLE, nodeIds.filter((id) => !live.has(id)));
+      if (left === null || left.referenced.length === 0) return;
+      if (attempt >= PURGE_ATTEMPTS) {
+        throw new Error(`unshared items are still in ${left.referenced.length} data object(s) of the team store after ${attempt} purges (a teammate writing at the same time): kept queued to purge again`);
+      }
+      await sleep(100 * attempt);
+      // A concurrent commit may have written the row again (rebased on a version before the delete).
+      if ((await this.count(where)) > 0) await retryCommit(() => this.table.delete(where), 20);
+      await this.purge();
+    }
   }
 
   /** Rewrites the fragments that hold deleted rows, rebuilds the FTS index and prunes every older version. */
@@ -222,8 +251,8 @@ export class TeamTable {
     await ensureFtsIndex(this.table, true);
     // The delete's transaction quotes its predicate: an empty delete makes a newer version, so
     // that one is pruned with the rest.
-    await retryConflicts(() => this.table.delete('false'), 20);
-    await retryConflicts(() => this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 20);
+    await retryCommit(() => this.table.delete('false'), 20);
+    await retryCommit(() => this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 20);
   }
 
   /** Replaces the whole content (the local cache after a download), keeping no older version: the items kept (project and node id), and why rows were left out. */
@@ -251,6 +280,22 @@ export class TeamTable {
 
 /** What a team item says: a row with other values in these is other content. */
 const CONTENT = ['title', 'text', 'search_text', 'files', 'type', 'layer', 'branch'];
+
+/**
+ * A commit retried on conflicts, and on the panic LanceDB 0.31 raises when the conflict check of
+ * a commit reads a version a teammate's cleanup has just pruned (conflict_resolver: "Dataset not
+ * found" unwrapped): that commit did not happen, and every commit here is safe to repeat.
+ */
+function retryCommit<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
+  return retryConflicts(async () => {
+    try {
+      return await fn();
+    } catch (e) {
+      if (/Panic in async function/.test(String((e as Error)?.message ?? e))) throw new Error(`retryable commit conflict (LanceDB panicked: ${String((e as Error)?.message ?? e)})`);
+      throw e;
+    }
+  }, attempts);
+}
 
 export function projectWhere(project: string): string {
   return `project = ${sqlString(project)}`;

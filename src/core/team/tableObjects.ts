@@ -1,0 +1,104 @@
+// What an unshare checks after its purge: which objects of the team table still hold the rows it
+// removed, found by their node ids' bytes (a node id is a UUID, written as it is in every data
+// file that holds the row).
+//
+// Two writers purging at once (each unshare rewrites the fragments holding deleted rows, then
+// compacts and prunes) left a removed item in the bucket: a teammate's rewrite or compaction that
+// read the table before our delete writes the item's row into a new data file, then loses its
+// commit to our delete; that file is referenced by no version, and LanceDB's cleanup keeps such
+// files for seven days (they might belong to a write still in flight). Or its commit is rebased
+// over ours and a kept version references a fragment holding the row. So the purge is checked: a
+// data object that holds a removed row and that no manifest left references is such an abandoned
+// write, and is deleted here (a write holding a row deleted before it committed can only fail);
+// one that a manifest references means the purge must run again.
+//
+// Data objects are read whole: a team table holds shared memories and summaries (kilobytes each).
+
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { isLocalUri, localPath } from '../store/location';
+import { listKeys, objectClient, parseObjectLocation } from '../store/objectStorage';
+
+/** The objects of one table (keys relative to the table's folder), to list, read and delete. */
+interface TableObjects {
+  list(): Promise<string[]>;
+  /** The object's bytes as text (UTF-8), or null when it is gone. */
+  read(key: string): Promise<string | null>;
+  remove(key: string): Promise<void>;
+}
+
+function tableObjects(uri: string, storageOptions: Record<string, string> | undefined, table: string): TableObjects | null {
+  if (isLocalUri(uri)) {
+    const root = path.join(localPath(uri), `${table}.lance`);
+    const walk = async (dir: string): Promise<string[]> => {
+      const out: string[] = [];
+      for (const e of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) out.push(...(await walk(full)));
+        else out.push(path.relative(root, full).split(path.sep).join('/'));
+      }
+      return out;
+    };
+    return {
+      list: () => walk(root),
+      read: (key) => fsp.readFile(path.join(root, key), 'utf8').catch(() => null),
+      remove: (key) => fsp.rm(path.join(root, key), { force: true }),
+    };
+  }
+  const location = parseObjectLocation(uri);
+  const client = location ? objectClient(location, storageOptions ?? {}, 10_000) : null;
+  if (!location || !client) return null;
+  const base = [location.prefix, `${table}.lance`].filter(Boolean).join('/');
+  return {
+    list: async () => (await listKeys(`the objects of ${table}`, client.send, client.listing, `${base}/`)).map((k) => k.slice(base.length + 1)),
+    read: async (key) => {
+      const got = await client.send('GET', `${base}/${key}`, {}, Buffer.alloc(0), {});
+      if (got.status === 404) return null;
+      if (got.status !== 200) throw new Error(`could not read ${key} of ${table}: HTTP ${got.status}`);
+      return got.body;
+    },
+    remove: async (key) => {
+      const got = await client.send('DELETE', `${base}/${key}`, {}, Buffer.alloc(0), {});
+      if (got.status >= 300 && got.status !== 404) throw new Error(`could not delete ${key} of ${table}: HTTP ${got.status}`);
+    },
+  };
+}
+
+export interface Leftovers {
+  /** Data objects a version left references that hold a removed row: the purge must run again. */
+  referenced: string[];
+  /** Data objects no version references that held a removed row: deleted. */
+  removed: string[];
+}
+
+/**
+ * The data objects of `table` that hold any of `nodeIds`: those no manifest references are
+ * deleted (abandoned writes), those referenced are returned. Null where the objects cannot be
+ * listed (gs://, Azure through another sign-in).
+ */
+export async function purgeLeftovers(uri: string, storageOptions: Record<string, string> | undefined, table: string, nodeIds: string[]): Promise<Leftovers | null> {
+  const objects = tableObjects(uri, storageOptions, table);
+  if (!objects || nodeIds.length === 0) return objects ? { referenced: [], removed: [] } : null;
+  const holders: string[] = [];
+  for (const key of (await objects.list()).filter((k) => k.startsWith('data/'))) {
+    const bytes = await objects.read(key);
+    if (bytes !== null && nodeIds.some((id) => bytes.includes(id))) holders.push(key);
+  }
+  if (holders.length === 0) return { referenced: [], removed: [] };
+  // Read the manifests after the data: a version committed in between is seen.
+  const manifests: string[] = [];
+  for (const key of (await objects.list()).filter((k) => k.startsWith('_versions/') && k.endsWith('.manifest'))) {
+    const text = await objects.read(key);
+    if (text !== null) manifests.push(text);
+  }
+  const leftovers: Leftovers = { referenced: [], removed: [] };
+  for (const key of holders) {
+    const name = key.slice('data/'.length);
+    if (manifests.some((m) => m.includes(name))) leftovers.referenced.push(key);
+    else {
+      await objects.remove(key);
+      leftovers.removed.push(key);
+    }
+  }
+  return leftovers;
+}
