@@ -54,7 +54,7 @@ import { localPath } from './store/location';
 import type { ObjectStoreSettings } from './store/objectStorage';
 import { REMOTE_WAIT_MS, TeamMemory, teamStateFolder, within } from './team/teamMemory';
 import type { TeamStatus } from './team/teamMemory';
-import { TeamSharing } from './team/sharing';
+import { TeamSharing, forgetInTeamFolders } from './team/sharing';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
 import { storeIdentity } from './team/shareRows';
 import type { SharePreview } from './team/shareRows';
@@ -159,6 +159,8 @@ export class MemoryEngine implements MemoryEngineApi {
   private readonly access: AccessQueue;
   private readonly trailing = new Set<Promise<void>>();
   private sharing: TeamSharing | null = null;
+  /** Where the folders of the team stores this store shared to are (`<base>/team/<hash>`). */
+  private teamBase: string | null = null;
   private readonly log: (msg: string) => void;
   private readonly sessionIdleMs: number;
   private readonly summariseOrphans: boolean;
@@ -263,11 +265,12 @@ export class MemoryEngine implements MemoryEngineApi {
         onCaughtUp: (embedded) => engine.scheduleUpkeep(embedded),
       });
     }
+    // Next to the personal store's data (or under one named after it, for a store on object storage).
+    engine.teamBase = store.local ? localPath(store.uri) : await teamStateFolder(path.join(os.homedir(), '.code-memory'), store.uri, options.logger);
     if (options.team) {
-      // Next to the personal store's data (or under one named after it, for a store on object
-      // storage), so two personal stores never share an outbox.
-      // Named after the store's location as parsed: `s3://team/acme` and `s3://team/acme/` share one.
-      const base = store.local ? localPath(store.uri) : await teamStateFolder(path.join(os.homedir(), '.code-memory'), store.uri, options.logger);
+      // Under the personal store's base, so two personal stores never share an outbox; named
+      // after the store's location as parsed: `s3://team/acme` and `s3://team/acme/` share one.
+      const base = engine.teamBase;
       const team = await TeamMemory.open({
         uri: options.team.uri,
         stateDir: options.team.stateDir ?? (await teamStateFolder(base, options.team.uri, options.logger)),
@@ -665,8 +668,11 @@ export class MemoryEngine implements MemoryEngineApi {
 
   /** What the team has of forgotten records goes too: queued shares never leave, shared copies are unshared. */
   private async forgetShares({ project, records }: Forgotten): Promise<void> {
-    if (!this.sharing) return;
-    await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${errorMessage(e)}`));
+    if (this.sharing) await this.sharing.forgotten(project, records).catch((e) => this.log(`forget: the team store's copies are left to unshare by hand: ${errorMessage(e)}`));
+    // The team stores shared to before, or while this process is not configured with them.
+    if (this.teamBase) {
+      await forgetInTeamFolders(this.teamBase, this.sharing?.team.options.stateDir ?? null, this.store.dimension, project, records, this.log).catch((e) => this.log(`forget: shares in other team stores' folders are left: ${errorMessage(e)}`));
+    }
   }
 
   private team(): TeamSharing {

@@ -2,6 +2,8 @@
 // reads, kept here so the engine stays a facade. Only memories and session summaries can be
 // shared; observations (raw activity) stay personal.
 
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import type { NodeDetail, SearchHit } from '../api';
 import type { Memory, SourceKind } from '../model/records';
 import type { QueryEmbedder } from '../retrieve/hybrid';
@@ -10,8 +12,9 @@ import { rowToCell } from '../store/mapping';
 import type { ProjectRepositories } from '../store/repos/repositories';
 import { sharePreview, shareVector, teamNodeIds, teamRow } from './shareRows';
 import type { SharePreview, ShareSource } from './shareRows';
-import { REMOTE_WAIT_MS, within } from './teamMemory';
-import type { HitOrigin, TeamMemory, TeamStatus } from './teamMemory';
+import { REMOTE_WAIT_MS, TeamMemory, within } from './teamMemory';
+import type { HitOrigin, TeamStatus } from './teamMemory';
+import { ShareLedger } from './shareLedger';
 import type { TeamRow } from './teamTable';
 import { errorMessage } from '../errorText';
 
@@ -274,4 +277,32 @@ function teamMemoryRecord(r: TeamRow): Memory {
 function pickPreview(p: SharePreview): SharePreview {
   const { node_id, project, origin, layer, type, title, text, files, branch, shared_by } = p;
   return { node_id, project, origin, layer, type, title, text, files, branch, shared_by };
+}
+
+/**
+ * A forget's team side in the folders of the team stores this personal store shared to other
+ * than `except` (the one the engine is configured with, if any), under `base`: a forget made
+ * while a team store is not configured here (the CLI without --team-store, a setting removed
+ * since) still takes its shares back. What a folder's ledger says was shared of the forgotten
+ * records leaves its cache and queue at once, and the unshares wait in its outbox for the next
+ * open with that team store. Folders with nothing shared of them are not touched.
+ */
+export async function forgetInTeamFolders(base: string, except: string | null, dimension: number, project: string | null, records: Record<SourceKind, number[]> | null, log: (m: string) => void): Promise<void> {
+  if (records && project === null) return;
+  const origins = records ? new Set(SHAREABLE.flatMap((kind) => (records[kind] ?? []).map((id) => `${kind}/${id}`))) : null;
+  const root = path.join(base, 'team');
+  for (const entry of await fsp.readdir(root, { withFileTypes: true }).catch(() => [])) {
+    const dir = path.join(root, entry.name);
+    if (!entry.isDirectory() || (except !== null && path.resolve(except) === path.resolve(dir))) continue;
+    const shared = (await new ShareLedger(path.join(dir, 'shared')).all()).filter((e) => (project === null || e.project === project) && (!origins || origins.has(e.origin)));
+    if (shared.length === 0) continue;
+    const team = await TeamMemory.open({ uri: null, stateDir: dir, dimension, log });
+    try {
+      // Only what was recorded: no author is known here to derive other keys from.
+      await team.forgetShares(project, shared, [], '');
+      await team.ledger.remove(shared.map((e) => e.node_id));
+    } finally {
+      await team.close();
+    }
+  }
 }

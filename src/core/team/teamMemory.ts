@@ -57,7 +57,8 @@ export interface HitOrigin {
 }
 
 export interface TeamMemoryOptions {
-  uri: string;
+  /** The team store; null: only this folder's outbox, ledger and cache, never connected (see forgetInTeamFolders). */
+  uri: string | null;
   /** Outbox and read cache live here (one folder per team store). */
   stateDir: string;
   /** Vector dimension of a new team store. */
@@ -203,6 +204,10 @@ export class TeamMemory {
     // A share killed while it was being queued left its text in a temporary file.
     await team.outbox.sweep().catch((e: unknown) => team.log(`team outbox: temporary files left: ${errorMessage(e)}`));
     team.pendingCount = await team.outbox.count();
+    if (options.uri === null) {
+      team.state = 'offline';
+      return team;
+    }
     void team.connect();
     const retry = setInterval(() => {
       if (team.state === 'offline') void team.connect();
@@ -220,11 +225,11 @@ export class TeamMemory {
   }
 
   get uri(): string {
-    return this.options.uri;
+    return this.options.uri ?? '';
   }
 
   status(): TeamStatus {
-    return { uri: displayUri(this.options.uri), state: this.state, pending: this.pendingCount, message: this.message, synced_at_epoch: this.syncedAt };
+    return { uri: displayUri(this.uri), state: this.state, pending: this.pendingCount, message: this.message, synced_at_epoch: this.syncedAt };
   }
 
   onStatus(listener: (s: TeamStatus) => void): () => void {
@@ -237,7 +242,7 @@ export class TeamMemory {
     this.state = state;
     this.message = message;
     if (changed) {
-      this.log(`team store ${displayUri(this.options.uri)}: ${state}${message ? ` (${message})` : ''}`);
+      this.log(`team store ${displayUri(this.uri)}: ${state}${message ? ` (${message})` : ''}`);
       this.emit();
     }
   }
@@ -249,14 +254,14 @@ export class TeamMemory {
 
   /** Connects (probe, open) unless connected; a refused store stays refused. */
   connect(): Promise<void> {
-    if (this.remote || this.state === 'refused' || this.closed) return Promise.resolve();
+    if (this.remote || this.state === 'refused' || this.closed || this.options.uri === null) return Promise.resolve();
     this.connecting ??= this.connectOnce().finally(() => (this.connecting = null));
     return this.connecting;
   }
 
   private async connectOnce(): Promise<void> {
     try {
-      const uri = this.options.uri;
+      const uri = this.uri;
       const location = isLocalUri(uri) ? localPath(uri) : uri;
       const storageOptions = isLocalUri(uri) ? undefined : await openObjectStorage(uri, undefined, this.options.env, this.options.objectStore);
       this.remote = await TeamTable.open(location, storageOptions, this.options.dimension);
@@ -271,7 +276,7 @@ export class TeamMemory {
   /** The remote, or an error that says why there is none (offline or refused). */
   private requireRemote(): TeamTable {
     if (this.remote) return this.remote;
-    throw new Error(this.state === 'refused' ? `team store refused: ${this.message}` : `team store ${displayUri(this.options.uri)} is ${this.state}${this.message ? ` (${this.message})` : ''}`);
+    throw new Error(this.state === 'refused' ? `team store refused: ${this.message}` : `team store ${displayUri(this.uri)} is ${this.state}${this.message ? ` (${this.message})` : ''}`);
   }
 
   /** A remote failure means the network is gone until a reconnect proves otherwise. */
