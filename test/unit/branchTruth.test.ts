@@ -1,10 +1,11 @@
 // Memories that stay true across branches, and requirements that are not exclusive: a memory
 // recorded on a branch replaces a project-wide one for callers on that branch only (the
 // project-wide one stays current everywhere else, until the fact is recorded project-wide);
-// "X must be A" and "X must be B" contradict only when A and B are values of one property.
+// "X must be A" and "X must be B" contradict only when A and B are values of one property
+// ("30 s" and "10 s"; opposites such as "public" and "private", "stateful" and "stateless").
 
 import * as assert from 'node:assert/strict';
-import { extractFacts, exclusiveObjects } from '../../src/core/compress/facts';
+import { extractFacts, exclusiveObjects, objectRelation } from '../../src/core/compress/facts';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
 import { recallContext } from '../../src/core/tools/recallContext';
@@ -209,7 +210,7 @@ describe('memories that stay true across branches (real engine)', function () {
     });
   });
 
-  describe('3. requirements about different properties are not exclusive', () => {
+  describe('3. requirements about different properties are not exclusive; opposites are', () => {
     it('"the API must be backwards compatible" and "the API must be documented" both hold', async () => {
       const s = fresh();
       const compat = await engine.remember({ memory_type: 'convention', title: 'API', text: 'The API must be backwards compatible' }, s.all);
@@ -229,6 +230,32 @@ describe('memories that stay true across branches (real engine)', function () {
       assert.equal((await memory(engine, s.all, thirty.id)).status, 'superseded');
     });
 
+    const opposites: [string, string, string][] = [
+      ['Endpoint', 'The admin endpoint must be public', 'The admin endpoint must be private'],
+      ['Service', 'The worker service must be stateless', 'The worker service must be stateful'],
+      ['Client', 'The storage client must be synchronous', 'The storage client must be asynchronous'],
+    ];
+    for (const [title, before, after] of opposites) {
+      it(`"${after}" replaces "${before}": opposites are two values of one property`, async () => {
+        const s = fresh();
+        const older = await engine.remember({ memory_type: 'convention', title, text: before }, s.all);
+        const newer = await engine.remember({ memory_type: 'convention', title, text: after }, s.all);
+        assert.deepEqual(newer.supersedes, [older.id]);
+        const o = await memory(engine, s.all, older.id);
+        assert.equal(o.status, 'superseded');
+        assert.equal(o.superseded_by, newer.id);
+      });
+    }
+
+    it('"must be configured" and "must be configurable" (one stem, the words do not tell): both stay, flagged as a possible conflict', async () => {
+      const s = fresh();
+      const configured = await engine.remember({ memory_type: 'convention', title: 'Proxy', text: 'The proxy must be configured' }, s.all);
+      const configurable = await engine.remember({ memory_type: 'convention', title: 'Proxy', text: 'The proxy must be configurable' }, s.all);
+      assert.equal((await memory(engine, s.all, configured.id)).status, 'active');
+      assert.equal(configurable.supersedes, null);
+      assert.deepEqual(openConflicts(configurable), [configured.id]);
+    });
+
     it('which objects of "must be" are values of one property', () => {
       const fact = (text: string): { subject: string; predicate: string; object: string } => {
         const [f] = extractFacts(text, null);
@@ -244,9 +271,42 @@ describe('memories that stay true across branches (real engine)', function () {
         ['written in go', 'written in rust', true],
         ['utc', 'local time', true],
         ['main', 'trunk', true],
+        // Opposites: a negating prefix, -ful/-less, or a pair with no shared stem.
+        ['public', 'private', true],
+        ['stateless', 'stateful', true],
+        ['synchronous', 'asynchronous', true],
+        ['sync', 'async', true],
+        ['mutable', 'immutable', true],
+        ['blocking', 'non-blocking', true],
+        ['safe', 'unsafe', true],
+        ['valid', 'invalid', true],
+        ['allowed', 'disallowed', true],
+        ['enabled', 'disabled', true],
+        ['optional', 'required', true],
+        ['internal', 'external', true],
+        ['local', 'remote', true],
+        ['online', 'offline', true],
+        ['lazy', 'eager', true],
+        ['fully documented', 'undocumented', true],
+        // Different properties, opposites among them or not.
+        ['public', 'documented', false],
+        ['private', 'stateless', false],
+        ['asynchronous', 'idempotent', false],
+        ['immutable', 'thread-safe', false],
+        ['thread-safe', 'null-safe', false],
+        ['signed', 'designed', false],
+        ['written in go', 'documented', false],
+        ['30 s', 'configurable', false],
       ];
-      for (const [a, b, exclusive] of pairs) assert.equal(exclusiveObjects('is', a, b), exclusive, `${a} / ${b}`);
+      for (const [a, b, exclusive] of pairs) {
+        assert.equal(exclusiveObjects('is', a, b), exclusive, `${a} / ${b}`);
+        assert.equal(exclusiveObjects('is', b, a), exclusive, `${b} / ${a}`);
+      }
       assert.equal(exclusiveObjects('uses', 'redis', 'memcached'), true);
+      // Neither clearly one property nor clearly two: a person looks.
+      const unclear: [string, string][] = [['configured', 'configurable'], ['redis', 'memcached'], ['shut', 'closed']];
+      for (const [a, b] of unclear) assert.equal(objectRelation('is', a, b), 'unclear', `${a} / ${b}`);
+      assert.equal(objectRelation('is', 'backwards compatible', 'documented'), 'independent');
     });
   });
 });

@@ -273,24 +273,90 @@ export function extractFacts(text: string, topic: string | null): ExtractedFact[
 // ("documented", "backwards compatible", "thread-safe"). Values of X exclude each other;
 // properties do not: an API can be both documented and backwards compatible. A phrase ending in
 // an adjective names the property that adjective names ("fully documented" is about being
-// documented). Read from the words alone, so a name that looks like an adjective ("memcached")
-// counts as one: the two are then not retired, only flagged when they share files.
+// documented). Opposite adjectives name one property too: "public" and "private" are its two
+// values. Read from the words alone, so a name that looks like an adjective ("memcached")
+// counts as one: where the words cannot tell (see objectRelation) the two are flagged, not retired.
 const ADJECTIVE = /(?:ed|ible|able|ful|less|ous|ive|ant|ent|ic|al|safe|proof|free|aware|only|ready|compliant|friendly|based|backed|driven|agnostic)$/;
 const PLAIN_ADJECTIVES = new Set(['fast', 'quick', 'slow', 'small', 'short', 'long', 'simple', 'secure', 'pure', 'async', 'sync', 'private', 'strict', 'lazy', 'lean', 'clean', 'correct', 'accurate', 'robust', 'green', 'up-to-date']);
 
-/** The property an 'is' object names, or '' for a value of the subject itself. */
+// Opposites that share no stem, so that no prefix or suffix shows them (those that do:
+// mutable/immutable, sync/async, blocking/non-blocking, stateful/stateless). Kept to pairs that
+// are two values of one property whenever a requirement names them; "fast"/"slow" and the like
+// are not here, since a requirement names those about different things.
+const ANTONYMS: [string, string][] = [
+  ['public', 'private'],
+  ['internal', 'external'],
+  ['implicit', 'explicit'],
+  ['optional', 'required'],
+  ['optional', 'mandatory'],
+  ['enabled', 'disabled'],
+  ['allowed', 'forbidden'],
+  ['permitted', 'forbidden'],
+  ['local', 'remote'],
+  ['online', 'offline'],
+  ['lazy', 'eager'],
+  ['open', 'closed'],
+  ['visible', 'hidden'],
+  ['static', 'dynamic'],
+];
+const OPPOSITE = new Map<string, Set<string>>();
+for (const [a, b] of ANTONYMS) {
+  for (const [x, y] of [[a, b], [b, a]]) OPPOSITE.set(x, (OPPOSITE.get(x) ?? new Set<string>()).add(y));
+}
+// Prefixes that negate an adjective: unsafe, invalid, immutable, illegal, irreversible,
+// non-blocking, asynchronous, disallowed.
+const NEGATIONS = ['non-', 'non', 'un', 'in', 'im', 'il', 'ir', 'dis', 'a'];
+// Endings an adjective is made with, stripped to find the stem two adjectives may share.
+const ENDINGS = /(?:ably|ibly|able|ible|ally|ness|less|ful|ous|ive|ing|ed|al|ic|ly|e)$/;
+
+/** The adjective an 'is' object ends in (the property it names), or '' for a value of the subject itself. */
 function propertyOf(object: string): string {
   const last = object.split(' ').pop() ?? '';
   if (/\d/.test(object)) return '';
-  return ADJECTIVE.test(last) || PLAIN_ADJECTIVES.has(last) ? last : '';
+  return ADJECTIVE.test(last) || PLAIN_ADJECTIVES.has(last) || OPPOSITE.has(last) ? last : '';
+}
+
+/** Whether adjective `b` is `a` with a negating prefix ("mutable", "immutable"). */
+function negates(a: string, b: string): boolean {
+  return NEGATIONS.some((p) => b === `${p}${a}` && a.length >= 4);
+}
+
+/** Whether two different adjectives are the two values of one property. */
+function opposites(a: string, b: string): boolean {
+  if (OPPOSITE.get(a)?.has(b) || negates(a, b) || negates(b, a)) return true;
+  // stateful / stateless, useful / useless.
+  const [ful, less] = a.endsWith('ful') ? [a, b] : [b, a];
+  return ful.endsWith('ful') && less.endsWith('less') && ful.slice(0, -3) === less.slice(0, -4) && ful.length > 5;
+}
+
+/** The stems an adjective may share with another, with and without a negating prefix. */
+function stems(word: string): string[] {
+  const bare = [word, ...NEGATIONS.filter((p) => p !== 'a' && word.startsWith(p)).map((p) => word.slice(p.length))];
+  return bare.map((w) => w.replace(ENDINGS, '')).filter((s) => s.length >= 4);
 }
 
 /**
- * Whether two different objects of one subject and predicate exclude each other: always, but for
- * 'is' ("must be", "should be"), where only values of one property do.
+ * How two different objects of one subject and predicate stand: 'exclusive' (two values of one
+ * thing: the newer replaces the older), 'independent' (both can hold), or 'unclear' (the words do
+ * not tell: a person should look). Objects of any predicate but 'is' exclude each other; of 'is'
+ * ("must be", "should be") values of one property do: two values ("30 s", "10 s"), one adjective
+ * ("fully documented", "partly documented"), or opposites ("public", "private"; "stateful",
+ * "stateless"). Two adjectives that share a stem otherwise ("configured", "configurable"), or an
+ * adjective against a bare word the list may not know as one ("closed", "shut"), are unclear.
  */
+export function objectRelation(predicate: string, a: string, b: string): 'exclusive' | 'independent' | 'unclear' {
+  if (predicate !== 'is' || a === b) return 'exclusive';
+  const pa = propertyOf(a);
+  const pb = propertyOf(b);
+  if (pa === pb || (pa && pb && opposites(pa, pb))) return 'exclusive';
+  if (pa && pb) return stems(pa).some((s) => stems(pb).includes(s)) ? 'unclear' : 'independent';
+  const value = pa ? b : a;
+  return /^[a-z][a-z-]*$/.test(value) ? 'unclear' : 'independent';
+}
+
+/** Whether two different objects of one subject and predicate exclude each other (see objectRelation). */
 export function exclusiveObjects(predicate: string, a: string, b: string): boolean {
-  return predicate !== 'is' || propertyOf(a) === propertyOf(b);
+  return objectRelation(predicate, a, b) === 'exclusive';
 }
 
 /** Whether two objects name the same thing ("postgresql" and "postgresql 14"). */

@@ -25,7 +25,7 @@ import type { ConflictChoice, Memory, MemoryConflict, TemporalFact, TopicTrace }
 import { FilterError } from '../store/filters';
 import { parseJson } from '../store/mapping';
 import type { MemoryRepository } from '../store/repos/memories';
-import { NO_LONGER, exclusiveObjects, extractFacts, sameObject } from './facts';
+import { NO_LONGER, exclusiveObjects, extractFacts, objectRelation, sameObject } from './facts';
 import type { ExtractedFact } from './facts';
 
 const DECIDING_TYPES = new Set(['decision', 'convention', 'preference']);
@@ -289,7 +289,8 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
   // "No longer uses A" says nothing against "uses B".
   for (const f of facts.filter((x) => x.predicate !== NO_LONGER)) {
     // "Must be documented" says nothing against "must be backwards compatible": other properties.
-    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object) && (o.predicate !== f.predicate || exclusiveObjects(f.predicate, o.object, f.object)));
+    // Where the words do not tell ("must be closed", "must be shut") it is a question.
+    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object) && (o.predicate !== f.predicate || objectRelation(f.predicate, o.object, f.object) !== 'independent'));
     if (old) return `both are about '${f.subject}': '${old.predicate} ${old.object}' and '${f.predicate} ${f.object}'`;
   }
   if (!DECIDING_TYPES.has(memory.memory_type) || !DECIDING_TYPES.has(other.memory_type) || !sharesFiles(memory, other)) return null;
