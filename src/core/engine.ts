@@ -34,8 +34,8 @@ import { buildMemory, memoryFacts } from './compress/promote';
 import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
-import { FilterError, projectWhere, sqlIntList, sqlString, validType } from './store/filters';
-import { forgetMark, forgetRecords, forgetsUnderWay, forgotSince, purgeRows } from './store/forget';
+import { FilterError, projectWhere, sqlString, validType } from './store/filters';
+import { forgetMark, forgetRecords, forgotSince, goneRecords, purgeRows, settleForgets } from './store/forget';
 import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
@@ -412,6 +412,8 @@ export class MemoryEngine implements MemoryEngineApi {
     const mark = await forgetMark(this.store);
     const summary = await compressSession({ repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens }, memorySessionId, reason);
     if (summary && (await forgotSince(this.store, mark))) await this.forgetAgain(repos, summary.id);
+    // The memories it promoted supersede others, which a forget may have removed meanwhile.
+    await settleForgets(this.repos, repos.project, mark, { memories: [...repos.memories.written] });
     return summary;
   }
 
@@ -421,12 +423,9 @@ export class MemoryEngine implements MemoryEngineApi {
    * since. Those observations are forgotten again, which takes with them what cites them.
    */
   private async forgetAgain(repos: ProjectRepositories, summaryId: number): Promise<void> {
-    const going = await forgetsUnderWay(this.store);
     const sources = await repos.summaries.sources([summaryId]);
-    if (sources.length === 0) return;
-    const present = new Set((await repos.observations.table.rows(`id IN ${sqlIntList(sources)}`, { select: ['id'] })).map((r) => Number(r.id)));
-    const gone = sources.filter((id) => !present.has(id) || going.has(id));
-    if (gone.length > 0) await forgetRecords(this.repos, { kind: 'observation', ids: gone }, { project: repos.project });
+    const gone = await goneRecords(this.store, repos, { observation: sources });
+    if (gone.observation.size > 0) await forgetRecords(this.repos, { kind: 'observation', ids: [...gone.observation] }, { project: repos.project });
   }
 
   // ---------------------------------------------------------------- writing
@@ -466,6 +465,9 @@ export class MemoryEngine implements MemoryEngineApi {
       return { project, p: prepareObservation(input, project, scope.branch, now, (branch, at) => this.sessions.current(project, branch, at).id) };
     });
     const results: Observation[] = new Array(events.length);
+    // Before anything is read: a forget in any process from here on is settled against it, by this
+    // call for the stored observations its duplicates bumped or grew, by the graph queue for the graph.
+    const mark = await forgetMark(this.store);
     const byProject = new Map<string, number[]>();
     prepared.forEach(({ project }, i) => {
       const list = byProject.get(project) ?? [];
@@ -475,7 +477,10 @@ export class MemoryEngine implements MemoryEngineApi {
     for (const [project, idx] of byProject) {
       const out = await this.repos.forProject(project).observations.insert(idx.map((i) => prepared[i].p), now);
       idx.forEach((i, k) => (results[i] = out.results[k]));
-      this.repos.graphQueue.push(out.written);
+      this.repos.graphQueue.push(out.written, mark);
+      const fresh = new Set(out.written);
+      const stored = [...new Set(out.results.filter((o) => !fresh.has(o)))];
+      if (stored.length > 0) await settleForgets(this.repos, project, mark, { observations: stored });
     }
     return results;
   }
@@ -486,6 +491,7 @@ export class MemoryEngine implements MemoryEngineApi {
     if (!input || typeof input.title !== 'string' || !input.title.trim() || typeof input.text !== 'string') {
       throw new FilterError('a memory needs a title and a text');
     }
+    const mark = await forgetMark(this.store);
     const [id] = await repos.ids.allocate(1);
     const memory = buildMemory(id, {
       ...input,
@@ -497,7 +503,21 @@ export class MemoryEngine implements MemoryEngineApi {
       topic_key: storedKey(input.topic_key, 'topic_key') ?? undefined,
       session_id: storedKey(input.session_id, 'session_id') ?? undefined,
     }, scope, Date.now(), 'explicit');
-    return applyMemoryFacts(repos.memories, memory, [], { supersedes: input.supersedes === undefined ? undefined : checkIds(input.supersedes) });
+    await applyMemoryFacts(repos.memories, memory, [], { supersedes: input.supersedes === undefined ? undefined : checkIds(input.supersedes) });
+    const [stored] = await this.settleMemories(repos, mark, [memory]);
+    return stored ?? memory;
+  }
+
+  /**
+   * A memory write reads other memories (and a promotion its observation) before it writes: a
+   * forget in any process in between is settled here (settleForgets): what the written memories
+   * took from records removed meanwhile (a topic trace quoting a forgotten memory, a memory
+   * promoted from a forgotten observation) goes again. Returns `memories` as stored now, less
+   * those that went too.
+   */
+  private async settleMemories(repos: ProjectRepositories, mark: ForgetMark, memories: Memory[]): Promise<Memory[]> {
+    if (!(await settleForgets(this.repos, repos.project, mark, { memories: [...repos.memories.written] }))) return memories;
+    return repos.memories.get(memories.map((m) => m.id), { includeSuppressed: true });
   }
 
   // ---------------------------------------------------------------- reading
@@ -604,7 +624,10 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async resolveConflict(scope: Scope, id: number, otherId: number, choice: ConflictChoice): Promise<Memory[]> {
     this.assertOpen();
-    return resolveConflict(this.scoped(scope).memories, Number(id), Number(otherId), choice, Date.now());
+    const repos = this.scoped(scope);
+    const mark = await forgetMark(this.store);
+    const both = await resolveConflict(repos.memories, Number(id), Number(otherId), choice, Date.now());
+    return this.settleMemories(repos, mark, both);
   }
 
   async editMemory(scope: Scope, id: number, changes: { title?: string; text?: string }): Promise<Memory> {
@@ -613,16 +636,21 @@ export class MemoryEngine implements MemoryEngineApi {
     const title = changes?.title === undefined ? undefined : String(changes.title).trim();
     const text = changes?.text === undefined ? undefined : String(changes.text);
     if (title === '' || text?.trim() === '') throw new FilterError('a memory needs a title and a text');
+    const mark = await forgetMark(this.store);
     const [memory] = await repos.memories.get([Number(id)], { includeSuppressed: true });
     if (!memory) throw new FilterError(`No memory ${id} in project ${repos.project}`);
     const now = Date.now();
     const next = { title: title === undefined ? undefined : redact(title), text: text === undefined ? undefined : redact(text) };
     const facts = memoryFacts(next.title ?? memory.title, next.text ?? memory.text, memory.topic_key, repos.project, now, 1);
-    return editMemory(repos.memories, memory, next, facts, now);
+    const [edited] = await this.settleMemories(repos, mark, [await editMemory(repos.memories, memory, next, facts, now)]);
+    if (!edited) throw new FilterError(`memory ${id} was forgotten while it was edited: the edit was not kept`);
+    return edited;
   }
 
   async promote(observationId: number, scope: Scope): Promise<Memory> {
     const repos = this.scoped(scope);
+    // Before the observation is read: a forget of it from here on takes the memory too.
+    const mark = await forgetMark(this.store);
     const [o] = await repos.observations.get([observationId]);
     if (!o) throw new Error(`No observation ${observationId} in project ${repos.project}`);
     const [id] = await repos.ids.allocate(1);
@@ -635,7 +663,9 @@ export class MemoryEngine implements MemoryEngineApi {
       files: observationFiles(o),
       session_id: o.memory_session_id,
     }, scope, Date.now(), 'promoted');
-    return applyMemoryFacts(repos.memories, memory, [o.id]);
+    const [promoted] = await this.settleMemories(repos, mark, [await applyMemoryFacts(repos.memories, memory, [o.id])]);
+    if (!promoted) throw new FilterError(`observation ${observationId} was forgotten while it was promoted: no memory was kept`);
+    return promoted;
   }
 
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {

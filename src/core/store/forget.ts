@@ -9,9 +9,11 @@
 //   FTS index is rebuilt, and every old version is pruned. The project's full-text index
 //   segments (lexicalSegments.ts) are deleted the same way, and their postings files with them.
 // - Writers that read records and write what derives from them later (a session's summary, the
-//   request log, index segments) take a ForgetMark before they read and ask forgotSince after
-//   they wrote: a forget in between, in any process, moved the meta table (its journal), and
-//   they take back what it would have removed.
+//   request log, index segments, the entity graph, memories that supersede or were promoted from
+//   others) take a ForgetMark before they read and ask forgotSince after they wrote: a forget in
+//   between, in any process, moved the meta table (its journal), and they take back what it would
+//   have removed (settleForgets forgets again the records gone meanwhile). Rows that must already
+//   be stored are rewritten, never upserted (Store.rewrite): a rewrite never brings a row back.
 // - The request is journalled in the meta table before the first delete, with what it will
 //   delete (the records derived from the forgotten ones, the graph entities they support)
 //   before the first row goes, and cleared after the purge: a forget interrupted by a crash is
@@ -23,12 +25,13 @@ import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
 import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
-import type { CompressedSource, Memory, Scope, SourceKind, TopicTrace } from '../model/records';
+import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
 import { deriveGraph } from './graph';
-import { parseJson, rowToObservation } from './mapping';
+import { parseJson, rowToMemory, rowToObservation } from './mapping';
 import { checkProject } from './projectTable';
+import type { ProjectTable } from './projectTable';
 import { processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
@@ -54,6 +57,11 @@ interface Journal {
   owner?: ProcessRef;
   /** A forget by id: everything it deletes, journalled before the first delete. */
   closure?: Closure;
+  /**
+   * A forget again (settleForgets) of records an earlier forget deleted: that forget purges what it
+   * deleted, this one what it deletes itself (what a writer derived from them meanwhile).
+   */
+  again?: boolean;
 }
 
 /** What a forget by id deletes, decided while the records are still there. */
@@ -76,7 +84,11 @@ class Purger {
   /** 'all': every fragment of the table is rewritten (a resumed forget cannot know which held the rows). */
   private readonly tables = new Map<TableName, 'deleted' | 'all'>();
 
-  constructor(private readonly store: Store) {}
+  /** `deletedOnly`: a table is purged only when rows were deleted from it here (a forget again). */
+  constructor(
+    private readonly store: Store,
+    private readonly deletedOnly = false,
+  ) {}
 
   get touched(): TableName[] {
     return [...this.tables.keys()];
@@ -93,8 +105,8 @@ class Purger {
    */
   async delete(name: TableName, where: string): Promise<number> {
     const table = this.store.table(name);
-    this.willRewrite(name);
     const n = await table.countRows(where);
+    if (n > 0 || !this.deletedOnly) this.willRewrite(name);
     if (n > 0) await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
     return n;
   }
@@ -183,17 +195,86 @@ export async function forgotSince(store: Store, mark: ForgetMark): Promise<boole
   return mark.pending || (await store.table(TABLES.meta).version()) !== mark.meta_version;
 }
 
-/**
- * Waits (up to ten seconds) for the forgets of running processes, this one included. Returns
- * the observations that forgets still under way then are deleting.
- */
-export async function forgetsUnderWay(store: Store): Promise<Set<number>> {
+/** Waits (up to ten seconds) for the forgets of running processes, this one included; returns those still running then. */
+async function forgetsUnderWay(store: Store): Promise<Journal[]> {
   const until = Date.now() + FORGET_WAIT_MS;
   for (;;) {
     const running = await runningJournals(store);
-    if (running.length === 0 || Date.now() >= until) return new Set(running.flatMap((j) => j.closure?.doomed.observation ?? []));
+    if (running.length === 0 || Date.now() >= until) return running;
     await sleep(100);
   }
+}
+
+function recordTable(repos: ProjectRepositories, kind: SourceKind): ProjectTable {
+  return kind === 'observation' ? repos.observations.table : kind === 'memory' ? repos.memories.table : repos.summaries.table;
+}
+
+/**
+ * Of the records a writer worked from, those a forget removed or is removing: waits for the
+ * forgets under way (see forgetsUnderWay), then reads which are still stored.
+ */
+export async function goneRecords(store: Store, repos: ProjectRepositories, ids: Partial<Record<SourceKind, number[]>>): Promise<Record<SourceKind, Set<number>>> {
+  const gone: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
+  const asked = (Object.keys(ids) as SourceKind[]).filter((k) => (ids[k] ?? []).length > 0);
+  if (asked.length === 0) return gone;
+  const running = await forgetsUnderWay(store);
+  const whole = running.some((j) => j.request.all || j.request.project === repos.project);
+  for (const kind of asked) {
+    const wanted = [...new Set(ids[kind])];
+    // A journal gets its closure once the forget has read it: until then its request says what goes.
+    const doomed = new Set(running.flatMap((j) => [...(j.closure?.doomed[kind] ?? []), ...((j.request.kind ?? 'observation') === kind ? (j.request.ids ?? []) : [])].map(Number)));
+    const stored = new Set<number>();
+    for (let i = 0; i < wanted.length; i += 1000) {
+      for (const r of await recordTable(repos, kind).rows(`id IN ${sqlIntList(wanted.slice(i, i + 1000))}`, { select: ['id'] })) stored.add(Number(r.id));
+    }
+    for (const id of wanted) if (whole || doomed.has(id) || !stored.has(id)) gone[kind].add(id);
+  }
+  return gone;
+}
+
+/** What a writer wrote from records it had read (see settleForgets). */
+export interface Written {
+  /** Observations whose graph it wrote, or that it rewrote (a near-duplicate's bump, a grown edit). */
+  observations?: Observation[];
+  /** Memories it wrote or rewrote. */
+  memories?: number[];
+}
+
+/** The memories a memory names: those it supersedes or is superseded by, its topic trace's, its conflicts'. */
+function linkedMemories(m: Memory): number[] {
+  return [...(m.supersedes ?? []), ...(m.superseded_by === null ? [] : [m.superseded_by]), ...(m.topic_trace ?? []).map((t) => t.id), ...(m.conflicts ?? []).map((c) => c.id)];
+}
+
+/**
+ * The other half of a forget mark, for writers whose rows stay tied to the records they read: the
+ * entity graph of observations, memories that supersede, quote or were promoted from others, a
+ * near-duplicate folded into a stored observation. Called after the write: when a forget ran
+ * since `mark` (in any process), the records the write stands on that are gone now (the
+ * observations it took, the memories and observations the written memories name) are forgotten
+ * again, which takes what derives from them, the write's own rows included, from every file.
+ * Returns whether anything was forgotten again.
+ */
+export async function settleForgets(repos: Repositories, project: string, mark: ForgetMark, written: Written): Promise<boolean> {
+  if (!(await forgotSince(repos.store, mark))) return false;
+  const scoped = repos.forProject(project);
+  const observations = new Set((written.observations ?? []).map((o) => o.id));
+  const memories = new Set(written.memories ?? []);
+  if (memories.size > 0) {
+    for (const r of await scoped.memories.table.rows(`id IN ${sqlIntList([...memories])}`)) {
+      for (const id of linkedMemories(rowToMemory(r))) memories.add(id);
+      for (const id of parseJson<number[]>(r.source_ids, [])) observations.add(Number(id));
+    }
+  }
+  const gone = await goneRecords(repos.store, scoped, { observation: [...observations], memory: [...memories] });
+  if (gone.observation.size === 0 && gone.memory.size === 0) return false;
+  // The entities derived from an observation are named after its files, concepts and commit: from
+  // the observation as the writer had it, since the stored one is gone.
+  const entities = deriveGraph((written.observations ?? []).filter((o) => gone.observation.has(o.id)), 0).entities.map((e) => String(e.id));
+  const closure = await closureOf(scoped, { observation: [...gone.observation], memory: [...gone.memory] }, entities);
+  if (!closure) return false;
+  const kind: SourceKind = gone.observation.size > 0 ? 'observation' : 'memory';
+  await begin(repos, { request: { kind, ids: [...gone[kind]] }, scope: { project }, owner: thisProcess(), closure, again: true });
+  return true;
 }
 
 /** Deletes rows and purges them from every file and old version, as a forget does. */
@@ -215,7 +296,11 @@ export interface Forgotten {
 
 export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<Forgotten> {
   validate(request, scope);
-  const journal: Journal = { request, scope, owner: thisProcess() };
+  return begin(repos, { request, scope, owner: thisProcess() });
+}
+
+/** Journals a forget, then runs it. */
+async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> {
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
   await repos.store.setMeta({ [key]: JSON.stringify(journal) });
   return finish(repos, key, journal, false);
@@ -330,7 +415,7 @@ function validate(request: ForgetRequest, scope: Scope | null): void {
 async function forgetNow(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<ForgetReport> {
   const { request, scope } = journal;
   const store = repos.store;
-  const purger = new Purger(store);
+  const purger = new Purger(store, journal.again === true);
   const report: ForgetReport = { observations: 0, session_summaries: 0, memories: 0, cells: 0, pruned: false };
   if (request.all || request.project !== undefined) {
     const where = request.all ? 'true' : `project = ${sqlString(request.project as string)}`;
@@ -355,14 +440,18 @@ async function forgetNow(repos: Repositories, key: string, journal: Journal, res
   return report;
 }
 
-/** Decides what a forget by id deletes while its records are still there. */
-async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: number[]): Promise<Closure | null> {
+/**
+ * Decides what a forget by id deletes while its records are still there. `again`: the records are
+ * gone already (settleForgets), and these graph entities were derived from them; what still cites
+ * or names them is decided all the same.
+ */
+async function closureOf(repos: ProjectRepositories, seed: Partial<Record<SourceKind, number[]>>, again: string[] | null = null): Promise<Closure | null> {
   const doomed: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
-  for (const id of ids) doomed[kind].add(id);
+  for (const kind of Object.keys(seed) as SourceKind[]) for (const id of seed[kind] ?? []) doomed[kind].add(id);
   // A summary is its session's observations compressed: forgotten alone, it would be written
   // again from them (when the session ends again, or by the sweep of sessions never ended), so
   // forgetting a summary forgets the session it summarises.
-  if (kind === 'session_summary') for (const id of await repos.summaries.sources(ids)) doomed.observation.add(id);
+  if (doomed.session_summary.size > 0) for (const id of await repos.summaries.sources([...doomed.session_summary])) doomed.observation.add(id);
   if (doomed.observation.size > 0) {
     // What was derived from a forgotten observation carries its text: merged observations,
     // session summaries and memories that cite it go too.
@@ -373,7 +462,7 @@ async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: numb
     for (const id of await repos.summaries.citing(doomed.observation)) doomed.session_summary.add(id);
     for (const id of await repos.memories.citing(doomed.observation)) doomed.memory.add(id);
   }
-  if (!(await anyRecord(repos, doomed))) return null;
+  if (!again && !(await anyRecord(repos, doomed))) return null;
   const observations = doomed.observation.size ? (await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`)).map(rowToObservation) : [];
   const derived = deriveGraph(observations, Date.now());
   const restore = observations
@@ -385,7 +474,7 @@ async function closureOf(repos: ProjectRepositories, kind: SourceKind, ids: numb
   if (doomed.memory.size > 0) for (const m of await repos.memories.get([...doomed.memory], { includeSuppressed: true })) successors[String(m.id)] = m.superseded_by;
   return {
     doomed: { observation: [...doomed.observation], session_summary: [...doomed.session_summary], memory: [...doomed.memory] },
-    entities: [...new Set([...derived.entities.map((e) => String(e.id)), ...[...doomed.memory].map((id) => `memory:${id}`)])],
+    entities: [...new Set([...derived.entities.map((e) => String(e.id)), ...[...doomed.memory].map((id) => `memory:${id}`), ...(again ?? [])])],
     restore,
     successors,
   };
@@ -395,7 +484,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   const p = `project = ${sqlString(repos.project)}`;
   if (!journal.closure) {
     const kind = (journal.request.kind ?? 'observation') as SourceKind;
-    const closure = await closureOf(repos, kind, (journal.request.ids ?? []).map(Number));
+    const closure = await closureOf(repos, { [kind]: (journal.request.ids ?? []).map(Number) });
     // None of the ids names a record of the project: nothing to delete, nothing else touched.
     if (!closure) return;
     journal.closure = closure;
@@ -448,8 +537,7 @@ async function forgetDocumentQuotes(repos: ProjectRepositories, purger: Purger, 
 async function anyRecord(repos: ProjectRepositories, doomed: Record<SourceKind, Set<number>>): Promise<boolean> {
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].size === 0) continue;
-    const table = k === 'observation' ? repos.observations.table : k === 'memory' ? repos.memories.table : repos.summaries.table;
-    if ((await table.rows(`id IN ${sqlIntList([...doomed[k]])}`, { select: ['id'] })).length > 0) return true;
+    if ((await recordTable(repos, k).rows(`id IN ${sqlIntList([...doomed[k]])}`, { select: ['id'] })).length > 0) return true;
   }
   return false;
 }

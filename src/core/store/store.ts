@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { createVectorIndex } from './annIndex';
 import type { AnnIndexKind } from './annIndex';
 import { plainRow, rowsToArrow } from './arrowRows';
-import { sqlString } from './filters';
+import { FilterError, sqlString } from './filters';
 import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
 import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
@@ -220,7 +220,10 @@ export class Store {
     });
   }
 
-  /** Writes rows, replacing those with the same `on` key; returns how many keys were new. */
+  /**
+   * Writes rows, replacing those with the same `on` key; returns how many keys were new. Not for
+   * rows that must already be stored (see rewrite): it would insert one a forget deleted.
+   */
   async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<number> {
     if (rows.length === 0) return 0;
     const data = rowsToArrow(this.schemaOf(name), rows);
@@ -228,6 +231,22 @@ export class Store {
       retryConflicts(() => this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data)),
     );
     return result.numInsertedRows;
+  }
+
+  /**
+   * Replaces stored rows of `project` by their `on` key, and only stored ones: a row that a forget
+   * (in any process) deleted since the caller read it is not written back. Returns how many rows
+   * were replaced. (A row of another project is refused, as ProjectTable refuses it.)
+   */
+  async rewrite(name: TableName, on: string, project: string, rows: Row[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const stamped = rows.map((r) => {
+      if (r.project !== undefined && r.project !== null && r.project !== project) throw new FilterError(`a row of project '${String(r.project)}' cannot be written to project '${project}'`);
+      return { ...r, project };
+    });
+    const data = rowsToArrow(this.schemaOf(name), stamped);
+    const result = await this.gate.mutate(name, () => retryConflicts(() => this.table(name).mergeInsert(on).whenMatchedUpdateAll().execute(data)));
+    return result.numUpdatedRows;
   }
 
   async rows(name: TableName, where: string | null, options: RowsOptions = {}): Promise<Row[]> {

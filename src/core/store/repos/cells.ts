@@ -57,10 +57,10 @@ export class CellRepository {
     this.onWrite();
   }
 
-  /** Writes cells by node id: a cell already stored is replaced (text, status), a new one added (`add` names new cells). */
-  async upsert(rows: Row[]): Promise<void> {
+  /** Replaces stored cells by node id (text, status); a cell no longer stored (its record forgotten meanwhile) is not written back. */
+  async rewrite(rows: Row[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.table.upsert('node_id', rows);
+    await this.store.rewrite(TABLES.cells, 'node_id', this.table.project, rows);
     this.onWrite();
   }
 

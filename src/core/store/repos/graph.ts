@@ -1,14 +1,19 @@
 // The entity graph of one project (files, symbols, commits, concepts and their edges), and the
 // queue that derives it off the write path: mergeInserts on entities and relationships cost more
-// than the observation write itself, so they are batched across calls.
+// than the observation write itself, so they are batched across calls. A queued observation may
+// be forgotten before its graph is written, by any process: the queue holds the forget mark taken
+// before the observation was stored, and settles forgets against it (see forget.ts).
 
 import type { Entity, Memory, Observation, Relationship } from '../../model/records';
 import { sqlStringList } from '../filters';
+import { forgetMark, forgotSince, goneRecords, settleForgets } from '../forget';
+import type { ForgetMark } from '../forget';
 import { deriveGraph } from '../graph';
 import { rowToEntity, rowToRelationship } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
+import type { Repositories } from './repositories';
 import { errorMessage } from '../../errorText';
 
 const BATCH = 2000;
@@ -88,20 +93,32 @@ export class GraphRepository {
   }
 }
 
+interface Queued {
+  observation: Observation;
+  /** Taken before the observation was stored. */
+  mark: ForgetMark;
+}
+
+/** The earlier of two marks: a forget since either is a forget since it. */
+function earlier(a: ForgetMark, b: ForgetMark): ForgetMark {
+  return { meta_version: Math.min(a.meta_version, b.meta_version), pending: a.pending || b.pending };
+}
+
 /** Observations wait here, across projects and calls, until their graph is written. */
 export class GraphQueue {
-  private queue: Observation[] = [];
+  private queue: Queued[] = [];
   private timer: NodeJS.Timeout | null = null;
   private run: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly graphOf: (project: string) => GraphRepository,
+    private readonly repos: Repositories,
     private readonly log: (message: string) => void,
   ) {}
 
-  push(observations: Observation[]): void {
+  /** `mark`: the forget mark taken before the observations were stored. */
+  push(observations: Observation[], mark: ForgetMark): void {
     if (observations.length === 0) return;
-    this.queue.push(...observations);
+    for (const observation of observations) this.queue.push({ observation, mark });
     if (this.queue.length >= BATCH) void this.drain();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.drain(), 1000);
@@ -118,20 +135,39 @@ export class GraphQueue {
     const run = this.run.then(async () => {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, BATCH);
-        const byProject = new Map<string, Observation[]>();
-        for (const o of batch) {
-          const list = byProject.get(String(o.project)) ?? [];
-          list.push(o);
-          byProject.set(String(o.project), list);
+        const byProject = new Map<string, { list: Observation[]; mark: ForgetMark }>();
+        for (const { observation, mark } of batch) {
+          const project = String(observation.project);
+          const entry = byProject.get(project);
+          if (entry) {
+            entry.list.push(observation);
+            entry.mark = earlier(entry.mark, mark);
+          } else byProject.set(project, { list: [observation], mark });
         }
-        for (const [project, list] of byProject) {
-          await this.graphOf(project)
-            .add(list)
-            .catch((e) => this.log(`graph update failed: ${errorMessage(e)}`));
+        for (const [project, { list, mark }] of byProject) {
+          await this.write(project, list, mark).catch((e) => this.log(`graph update failed: ${errorMessage(e)}`));
         }
       }
     });
     this.run = run;
     return run;
+  }
+
+  /**
+   * A forget since `mark` may have removed some of the observations: those are left out, and one
+   * that runs while the graph is written is settled after it (their entities forgotten again).
+   */
+  private async write(project: string, list: Observation[], mark: ForgetMark): Promise<void> {
+    const repos = this.repos.forProject(project);
+    let since = mark;
+    let kept = list;
+    if (await forgotSince(this.repos.store, mark)) {
+      since = await forgetMark(this.repos.store);
+      const gone = await goneRecords(this.repos.store, repos, { observation: list.map((o) => o.id) });
+      kept = list.filter((o) => !gone.observation.has(o.id));
+    }
+    if (kept.length === 0) return;
+    await repos.graph.add(kept);
+    await settleForgets(this.repos, project, since, { observations: kept });
   }
 }

@@ -12,8 +12,14 @@ import type { GraphRepository } from './graph';
 import { RecordRepository } from './records';
 
 export class MemoryRepository extends RecordRepository<Memory> {
+  /**
+   * The memories written or rewritten through this repository (one is made per call, see
+   * Repositories.forProject): what a forget that ran meanwhile may have to take back (settleForgets).
+   */
+  readonly written = new Set<number>();
+
   constructor(
-    store: Store,
+    private readonly store: Store,
     project: string,
     cells: CellRepository,
     private readonly graph: GraphRepository,
@@ -31,24 +37,29 @@ export class MemoryRepository extends RecordRepository<Memory> {
 
   /** Writes a new memory row and its L2 cell; decisions and conventions about files join the graph. */
   async write(memory: Memory, extra: { source_ids?: number[] } = {}): Promise<void> {
+    this.written.add(memory.id);
     await this.addWithCells([memoryToRow(memory, extra)], [memoryCell(memory, this.cells.dimension)]);
     const files = parseJson<string[]>(memory.files, []);
     if (files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
   }
 
-  /** Replaces a memory row in place and updates its cell (text or status changed). */
+  /**
+   * Replaces a stored memory row in place and updates its cell (text or status changed). A memory
+   * no longer stored (forgotten since the caller read it) is left gone: nothing is written.
+   */
   async rewrite(memory: Memory): Promise<void> {
-    const prev = (await this.table.rows(`id = ${sqlInt(memory.id)}`, { limit: 1 }))[0] ?? {};
-    await this.table.upsert('id', [
-      memoryToRow(memory, {
-        source_ids: prev.source_ids ? parseJson<number[]>(prev.source_ids, []) : undefined,
-        access_count: Number(prev.access_count ?? 0),
-        last_accessed_epoch: prev.last_accessed_epoch === null || prev.last_accessed_epoch === undefined ? null : Number(prev.last_accessed_epoch),
-      }),
-    ]);
+    this.written.add(memory.id);
+    const prev = (await this.table.rows(`id = ${sqlInt(memory.id)}`, { limit: 1 }))[0];
+    if (!prev) return;
+    const row = memoryToRow(memory, {
+      source_ids: prev.source_ids ? parseJson<number[]>(prev.source_ids, []) : undefined,
+      access_count: Number(prev.access_count ?? 0),
+      last_accessed_epoch: prev.last_accessed_epoch === null || prev.last_accessed_epoch === undefined ? null : Number(prev.last_accessed_epoch),
+    });
+    if ((await this.store.rewrite(TABLES.memories, 'id', this.project, [row])) === 0) return;
     // A decision's graph entity is labelled with its title: an edited title relabels it.
     const files = parseJson<string[]>(memory.files, []);
-    if (prev.title !== undefined && prev.title !== memory.title && files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
+    if (prev.title !== memory.title && files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
     const cell = memoryCell(memory, this.cells.dimension);
     if ((await this.cells.count('memory', [memory.id])) === 0) {
       await this.cells.add([cell]);

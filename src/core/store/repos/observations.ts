@@ -216,7 +216,8 @@ export class ObservationRepository extends RecordRepository<Observation> {
         const merged = [...new Set([...(JSON.parse(String(row.facts ?? '[]')) as string[]), ...facts])];
         return { ...row, occurrences: Number(row.occurrences ?? 1) + add, updated_at_epoch: now, facts: jsonList(merged) };
       });
-      await this.table.upsert('id', rows);
+      // A near-duplicate of an observation forgotten since it was read goes with it.
+      await this.store.rewrite(TABLES.observations, 'id', this.project, rows);
     }
     return { results: results as Observation[], written };
   }
@@ -241,23 +242,26 @@ export class ObservationRepository extends RecordRepository<Observation> {
 
   /**
    * Replaces grown observations' rows and their cells' text in place: same id, same node id (a
-   * client holding it still finds it); the vector is redone by the embedding queue.
+   * client holding it still finds it); the vector is redone by the embedding queue. Only stored
+   * observations: one forgotten since it was read stays gone, its next content with it.
    */
   private async replace(replaced: { o: Observation; extra: RowExtra }[]): Promise<void> {
     if (replaced.length === 0) return;
-    await this.table.upsert('id', replaced.map(({ o, extra }) => observationToRow(o, extra)));
+    await this.store.rewrite(TABLES.observations, 'id', this.project, replaced.map(({ o, extra }) => observationToRow(o, extra)));
     const ids = replaced.map(({ o }) => o.id);
+    const stored = new Set((await this.table.rows(`id IN ${sqlIntList(ids)}`, { select: ['id'] })).map((r) => Number(r.id)));
     const nodes = new Map<number, Row>();
     for (const r of await this.cells.table.rows(`source_kind = 'observation' AND source_id IN ${sqlIntList(ids)}`, { select: ['node_id', 'source_id', 'access_count', 'last_accessed_epoch'] })) nodes.set(Number(r.source_id), r);
     const kept: Row[] = [];
     const added: Row[] = [];
     for (const { o, extra } of replaced) {
+      if (!stored.has(o.id)) continue;
       const cell = observationCell(o, extra.search_extra ?? null, this.cells.dimension);
       const old = nodes.get(o.id);
       if (old) kept.push({ ...cell, node_id: old.node_id, access_count: old.access_count ?? 0, last_accessed_epoch: old.last_accessed_epoch ?? null });
       else added.push(cell);
     }
-    await this.cells.upsert(kept);
+    await this.cells.rewrite(kept);
     // A grown row whose cell a crash left out gets its one cell the way every record does.
     await this.cells.add(added);
   }

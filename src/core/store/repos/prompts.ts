@@ -3,6 +3,7 @@
 
 import { redact, redactKey } from '../../capture/redact';
 import { sqlInt, sqlString } from '../filters';
+import { forgetMark, forgotSince, purgeRows } from '../forget';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
 import type { Store } from '../store';
@@ -13,15 +14,27 @@ export const PROMPT_TTL_MS = 30 * 24 * 3600_000;
 export class PromptRepository {
   private readonly table: ProjectTable;
 
-  constructor(store: Store, project: string) {
+  constructor(
+    private readonly store: Store,
+    project: string,
+  ) {
     this.table = new ProjectTable(store, TABLES.sessionPrompts, project);
   }
 
+  /**
+   * A forget deletes the project's prompts (they ask about what it removed): a prompt written while
+   * one runs, in any process, is taken back from every file, as retrieve_memory's log entry is.
+   */
   async add(sessionId: string, prompt: string): Promise<void> {
+    const mark = await forgetMark(this.store);
     const now = Date.now();
     const id = redactKey(String(sessionId));
     const session = `session_id = ${sqlString(id)}`;
     await this.table.add([{ session_id: id, prompt: redact(String(prompt)), created_at_epoch: now }]);
+    if (await forgotSince(this.store, mark)) {
+      await purgeRows(this.store, TABLES.sessionPrompts, this.table.where(`${session} AND created_at_epoch = ${sqlInt(now)}`));
+      return;
+    }
     // Keep the last five per session and nothing older than 30 days.
     const times = (await this.table.rows(session, { select: ['created_at_epoch'] })).map((r) => Number(r.created_at_epoch)).sort((a, b) => b - a);
     if (times.length > PROMPTS_PER_SESSION) await this.table.delete(`${session} AND created_at_epoch < ${sqlInt(times[PROMPTS_PER_SESSION - 1])}`);

@@ -43,7 +43,7 @@ export class Repositories {
     private readonly options: RepositoriesOptions,
   ) {
     this.lexicalSegments = new LexicalSegments(store);
-    this.graphQueue = new GraphQueue((project) => new GraphRepository(store, project, this.graphCache), options.log);
+    this.graphQueue = new GraphQueue(this, options.log);
   }
 
   get ids(): IdAllocator {
