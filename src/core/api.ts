@@ -175,7 +175,8 @@ export interface MemoryEngineApi {
   listSessions(scope: Scope, limit?: number): Promise<SessionInfo[]>;
   /** Newest first; `type` narrows to one observation type (`document`: the project's documents). */
   listObservations(scope: Scope, options?: { sessionId?: string; limit?: number; type?: string }): Promise<Observation[]>;
-  listMemories(scope: Scope, options?: { includeSuppressed?: boolean }): Promise<Memory[]>;
+  /** `replacingOnBranch`: only the current memories of exactly the scope's branch that replace (shadow) others. */
+  listMemories(scope: Scope, options?: { includeSuppressed?: boolean; replacingOnBranch?: boolean }): Promise<Memory[]>;
   entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }>;
 
   // Curation.

@@ -606,8 +606,8 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.scoped(scope).observations.list({ ...options, branch: scope.branch });
   }
 
-  listMemories(scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Memory[]> {
-    return this.scoped(scope).memories.list({ ...options, branch: scope.branch });
+  listMemories(scope: Scope, options: { includeSuppressed?: boolean; replacingOnBranch?: boolean } = {}): Promise<Memory[]> {
+    return this.scoped(scope).memories.list({ includeSuppressed: options.includeSuppressed, branch: scope.branch, replacingOn: options.replacingOnBranch ? (scope.branch ?? undefined) : undefined });
   }
 
   async entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {

@@ -146,6 +146,31 @@ describe('memories that stay true across branches (real engine)', function () {
     });
   });
 
+  describe('1a. what a search on a branch reads', () => {
+    it('recall_context on a branch reads only the branch memories that replace others, not every memory of the project', async () => {
+      const s = fresh();
+      await engine.remember({ ...cache, text: 'We use Memcached for the cache' }, s.all);
+      for (let i = 0; i < 60; i++) await engine.remember({ memory_type: 'note', title: `Note ${i}`, text: `Unrelated note number ${i} about module m${i}` }, s.all);
+      let listed = 0;
+      const counting = new Proxy(engine, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver);
+          if (prop === 'listMemories') {
+            return async (...args: unknown[]) => {
+              const rows = await (v as (...a: unknown[]) => Promise<unknown[]>).apply(target, args);
+              listed += rows.length;
+              return rows;
+            };
+          }
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      }) as MemoryEngine;
+      const out = await recallContext(toolContext(counting, s.redis), { query: 'which cache do we use', max_items: 3 });
+      assert.ok(out.items.length > 0, 'control: found');
+      assert.equal(listed, 0, `one search on a branch listed ${listed} memories`);
+    });
+  });
+
   describe('1b. decisions promoted from sessions on a branch', () => {
     /** One session in `scope` that notes `text`, ended. */
     const session = async (scope: Scope, text: string): Promise<void> => {
@@ -207,6 +232,22 @@ describe('memories that stay true across branches (real engine)', function () {
       assert.equal(back.superseded_by, null);
       const onBranch = await currentInPack(engine, s.redis, 'which cache do we use');
       assert.deepEqual(onBranch.ids, [one.id], onBranch.text);
+    });
+
+    it('a project-wide successor forgotten while a branch memory shadows it: the older project-wide one is current again, not history of the branch memory', async () => {
+      const s = fresh();
+      const memcached = await engine.remember({ ...cache, text: 'We use Memcached for the cache' }, s.all);
+      const valkeyBranch = { project: s.all.project, branch: 'try-valkey' };
+      const redis = await engine.remember({ ...cache, text: 'We use Redis for the cache' }, s.all);
+      assert.equal((await memory(engine, s.all, memcached.id)).superseded_by, redis.id, 'control: Redis replaced Memcached project-wide');
+      const valkey = await engine.remember({ ...cache, text: 'We use Valkey for the cache' }, valkeyBranch);
+      assert.deepEqual(valkey.supersedes, [redis.id], 'control: the branch memory shadows Redis');
+      await engine.forget({ kind: 'memory', ids: [redis.id] }, s.all);
+      const back = await memory(engine, s.all, memcached.id);
+      assert.equal(back.superseded_by, null, `Memcached is history of memory ${back.superseded_by} (the branch memory is ${valkey.id})`);
+      assert.equal(back.status, 'active');
+      const onMain = await currentInPack(engine, s.main, 'which cache do we use');
+      assert.ok(onMain.ids.includes(memcached.id), onMain.text);
     });
   });
 

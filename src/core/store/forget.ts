@@ -561,11 +561,12 @@ async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doo
   if (doomed.size === 0) return;
   const all = await repos.memories.list({ includeSuppressed: true });
   const byId = new Map(all.map((m) => [m.id, m]));
-  // Each forgotten memory's successor: as journalled before the deletes, else the surviving
-  // memory that lists it in `supersedes`.
+  // Each forgotten memory's successor: as journalled before the deletes (null: it was current,
+  // whatever names it: a branch memory lists the project-wide one it shadows, compress/supersede.ts),
+  // else (a journal of an older build) the surviving memory that lists it in `supersedes`.
   const next = new Map<number, number>();
   for (const [id, s] of Object.entries(successors)) if (s !== null) next.set(Number(id), s);
-  for (const m of all) for (const id of m.supersedes ?? []) if (doomed.has(id) && !next.has(id)) next.set(id, m.id);
+  for (const m of all) for (const id of m.supersedes ?? []) if (doomed.has(id) && !next.has(id) && !(String(id) in successors)) next.set(id, m.id);
   /** The end of the chain from `id` on: the first surviving memory superseded by nothing, or null. */
   const chainEnd = (id: number): Memory | null => {
     const seen = new Set<number>();

@@ -66,7 +66,8 @@ async function shadowsOnBranch(ctx: ToolContext, found: Memory[]): Promise<Map<n
   const branch = ctx.scope.branch;
   const asked = new Set(found.filter((m) => projectWideBranch(m.branch) && m.status === 'active').map((m) => m.id));
   if (!branch || projectWideBranch(branch) || asked.size === 0) return out;
-  for (const m of await ctx.engine.listMemories(ctx.scope)) {
+  // Only the branch's current memories that replace others are read, not the project's.
+  for (const m of await ctx.engine.listMemories(ctx.scope, { replacingOnBranch: true })) {
     if (m.branch !== branch || m.status !== 'active') continue;
     for (const id of m.supersedes ?? []) if (asked.has(id) && !out.has(id)) out.set(id, m);
   }

@@ -27,9 +27,11 @@ export class MemoryRepository extends RecordRepository<Memory> {
     super(store, TABLES.memories, project, 'memory', cells, rowToMemory);
   }
 
-  async list(options: { includeSuppressed?: boolean; branch?: string } = {}): Promise<Memory[]> {
+  /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
+  async list(options: { includeSuppressed?: boolean; branch?: string; replacingOn?: string } = {}): Promise<Memory[]> {
     const parts: string[] = [];
     if (options.branch) parts.push(`(branch = ${sqlString(options.branch)} OR branch IS NULL)`);
+    if (options.replacingOn) parts.push(`branch = ${sqlString(options.replacingOn)} AND status = 'active' AND supersedes IS NOT NULL`);
     if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
     const rows = (await this.table.rows(parts.join(' AND ') || null)).map(rowToMemory);
     return rows.sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id);
