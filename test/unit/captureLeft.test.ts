@@ -1,7 +1,9 @@
 // Capture defects left by the last audit, each through the real capture (vscode stubbed), a real
 // engine and real git repositories (captureHarness.ts): a session the engine ended when idle
 // leaves no stale edit baseline, a file rewritten on disk while open is stored as what happened,
-// a renamed unsaved file is named by its new path, and the queue is bounded by bytes as well.
+// a renamed unsaved file is named by its new path, and the queue is bounded by bytes as well;
+// "Revert File" of unsaved edits is no change on disk, and one repository in two windows through
+// different folders (two packages, or the root and a package) stores its file and checkout events once.
 
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -260,5 +262,126 @@ describe('capture left by the audit: a monorepo opened as one folder per package
     await h.flush();
     const commits = (await h.observations(await h.project(0))).filter((o) => o.type === 'commit');
     assert.deepEqual(commits.map((o) => o.title), ['Bump both packages']);
+  });
+});
+
+describe('capture left by the audit: a revert of unsaved edits', function () {
+  this.timeout(120_000);
+  let root: string;
+  let ws: string;
+  let h: Harness | undefined;
+
+  beforeEach(() => {
+    root = tmp('cm-left4-');
+    ws = path.join(root, 'shop');
+    makeRepo(ws, { 'src/price.ts': A0 });
+  });
+  afterEach(async () => {
+    await h?.dispose();
+    h = undefined;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('unsaved edits recorded, then reverted in the editor: nothing is stored as changed on disk, and the unsaved edit stays as it was', async () => {
+    h = await new Harness({ folders: [ws] }).start();
+    const project = await h.project();
+    const doc = h.open(path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('n * 2', 'n * 7'));
+    // The focus moves away (or the idle checkpoint): the unsaved edit is recorded.
+    await h.flush();
+    // File: Revert File. The file on disk never changed; the document is clean and equals it.
+    assert.equal(fs.readFileSync(path.join(ws, 'src/price.ts'), 'utf8'), A0);
+    h.type(doc, A0, false);
+    await h.flush();
+    const obs = await h.observations(project);
+    assert.deepEqual(obs.filter((o) => /Changed on disk/.test(o.title ?? '')).map((o) => `${o.title} | ${o.subtitle}`), [], brief(obs));
+    // What was tried is kept (as not saved); the revert adds no edit of its own.
+    assert.deepEqual(obs.map((o) => o.title), ['Unsaved edits in src/price.ts'], brief(obs));
+    // Later a real rewrite on disk is still told from a revert.
+    fs.writeFileSync(path.join(ws, 'src/price.ts'), A0.replace('n * 2', 'n * 2 // FORMATTED'));
+    h.fsEvent('change', path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('n * 2', 'n * 2 // FORMATTED'), false);
+    await h.flush();
+    const later = await h.observations(project);
+    assert.deepEqual(later.filter((o) => /Changed on disk/.test(o.title ?? '')).map((o) => o.title), ['Changed on disk: src/price.ts'], brief(later));
+  });
+});
+
+describe('capture left by the audit: one repository in two windows through different folders', function () {
+  this.timeout(120_000);
+  let root: string;
+  let mono: string;
+  let storeDir: string;
+  const open: Harness[] = [];
+  const engines: MemoryEngine[] = [];
+
+  beforeEach(() => {
+    root = tmp('cm-left5-');
+    mono = path.join(root, 'mono');
+    storeDir = path.join(root, 'store');
+    makeRepo(mono, {
+      'packages/a/package.json': '{ "name": "a" }\n',
+      'packages/a/src/index.ts': 'export const a = 1;\n',
+      'packages/b/package.json': '{ "name": "b" }\n',
+      'packages/b/src/index.ts': 'export const b = 1;\n',
+    });
+  });
+  afterEach(async () => {
+    for (const w of open.splice(0)) await w.dispose();
+    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  /** A window on these folders: its own engine on the one store. */
+  async function window(folders: string[]): Promise<Harness> {
+    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    engines.push(engine);
+    const w = await new Harness({ folders, repoRoots: [mono], engine, storeDir }).start();
+    open.push(w);
+    return w;
+  }
+
+  it('packages a and b in two windows: a branch checkout of the repository is stored once', async () => {
+    const a = await window([path.join(mono, 'packages/a')]);
+    const b = await window([path.join(mono, 'packages/b')]);
+    assert.equal(await a.project(), await b.project(), 'control: one repository, one project');
+    git(mono, 'checkout', '-q', '-b', 'feature/x');
+    a.gitRefresh();
+    b.gitRefresh();
+    await a.flush();
+    await b.flush();
+    const obs = (await a.observations(await a.project())).filter((o) => o.type === 'checkout' || /Switched/.test(o.title ?? ''));
+    assert.deepEqual(obs.map((o) => o.title), ['Switched to feature/x'], brief(obs));
+  });
+
+  it('the repository root and packages/a in two windows: a file created in packages/a is stored once', async () => {
+    const whole = await window([mono]);
+    const pkg = await window([path.join(mono, 'packages/a')]);
+    assert.equal(await whole.project(), await pkg.project(), 'control: one repository, one project');
+    writeFiles(mono, { 'packages/a/src/fresh.ts': 'export {};\n' });
+    whole.fsEvent('create', path.join(mono, 'packages/a/src/fresh.ts'));
+    pkg.fsEvent('create', path.join(mono, 'packages/a/src/fresh.ts'));
+    await whole.flush();
+    await pkg.flush();
+    const obs = await whole.observations(await whole.project());
+    assert.deepEqual(obs.map((o) => o.title), ['Created packages/a/src/fresh.ts'], brief(obs));
+  });
+
+  it('while the window on packages/a holds the repository, the root window still records a file in packages/b (which the other does not watch)', async () => {
+    const whole = await window([mono]);
+    const pkg = await window([path.join(mono, 'packages/a')]);
+    writeFiles(mono, { 'packages/a/src/one.ts': 'export {};\n' });
+    pkg.fsEvent('create', path.join(mono, 'packages/a/src/one.ts'));
+    await pkg.flush();
+    whole.fsEvent('create', path.join(mono, 'packages/a/src/one.ts'));
+    await whole.flush();
+    // Only the root window's watcher sees packages/b (the harness fires both; the package window leaves it out).
+    writeFiles(mono, { 'packages/b/src/two.ts': 'export {};\n' });
+    pkg.fsEvent('create', path.join(mono, 'packages/b/src/two.ts'));
+    whole.fsEvent('create', path.join(mono, 'packages/b/src/two.ts'));
+    await pkg.flush();
+    await whole.flush();
+    const obs = await whole.observations(await whole.project());
+    assert.deepEqual(obs.map((o) => o.title).sort(), ['Created packages/a/src/one.ts', 'Created packages/b/src/two.ts'], brief(obs));
   });
 });

@@ -1,21 +1,30 @@
 // The maintenance lease: background work on a store (embedding backfill, compaction, index
 // builds, pruning) runs in one process at a time, so that every process that opens the store
 // does not embed the same rows and compact the same tables at once. The others only search.
+// Capture uses the same lease (another file name) for one window per repository.
 //
-// Local stores: a lease file in the store folder, created exclusively, renewed by its holder
-// (the file's `expires`), taken over when it expired or its holder is a dead process on this
-// host. Object storage has no exclusive create here, so every process there holds its own lease
+// Local stores: a lease file in the store folder, renewed by its holder (the file's `expires`),
+// taken over when it expired or its holder is a dead process on this host. Each look at the file
+// and the write that follows it (a renewal, a take-over, a release) is one step under the lease's
+// lock file (lockFile.ts, held for milliseconds): a compare-and-swap. Without it a renewal and a
+// take-over of the expired lease at the same moment both wrote it (the renewal's rename landed on
+// the file the taker had just created), and both processes held it. A process of a version
+// before the lock takes no lock, and may still race one that does.
+// Object storage has no exclusive create here, so every process there holds its own lease
 // (as before the lease existed): its writes stay correct, only the work is repeated.
 
 import { randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { LockFile } from './lockFile';
 import { processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 
 export interface LeaseInfo extends ProcessRef {
   token: string;
   expires: number;
+  /** What the holder says of its work (the capture lease: the folders it watches). */
+  detail?: unknown;
 }
 
 const TTL_MS = 30_000;
@@ -23,6 +32,9 @@ const TTL_MS = 30_000;
 export class MaintenanceLease {
   private readonly token = randomUUID();
   private held = false;
+  private lockFile: LockFile | undefined;
+  private detail: unknown;
+  private seen: LeaseInfo | null = null;
 
   /** `dir` null: object storage, where each process holds the lease. `fileName`: a lease on other work than maintenance. */
   constructor(
@@ -39,9 +51,19 @@ export class MaintenanceLease {
     return path.join(this.dir as string, this.fileName);
   }
 
-  /** Takes or renews the lease; true when this process holds it afterwards. Never throws. */
-  async refresh(): Promise<boolean> {
+  /** The holder another process is, as the last refresh that did not take the lease found it. */
+  get holder(): LeaseInfo | null {
+    return this.held ? null : this.seen;
+  }
+
+  /**
+   * Takes or renews the lease; true when this process holds it afterwards. Never throws.
+   * `detail`: written in the lease while this process holds it, for the others to read (`holder`).
+   */
+  async refresh(detail?: unknown): Promise<boolean> {
     if (this.dir === null) return true;
+    this.detail = detail;
+    this.seen = null;
     try {
       this.held = await this.tryHold();
     } catch {
@@ -50,38 +72,28 @@ export class MaintenanceLease {
     return this.held;
   }
 
+  /** The lock every read-then-write of the lease file is done under: a compare-and-swap. */
+  private get lock(): LockFile {
+    this.lockFile ??= new LockFile(`${this.file}.lock`);
+    return this.lockFile;
+  }
+
   private info(): LeaseInfo {
-    return { ...thisProcess(), token: this.token, expires: Date.now() + this.ttlMs };
+    return { ...thisProcess(), token: this.token, expires: Date.now() + this.ttlMs, ...(this.detail === undefined ? {} : { detail: this.detail }) };
   }
 
   private async tryHold(): Promise<boolean> {
-    const current = await this.read();
-    if (current && current.token === this.token) {
-      await this.write(this.file);
-      return true;
-    }
-    if (current && current.expires > Date.now() && processState(current) !== 'ended') return false;
-    if (current) {
-      // Expired or dead: move it aside atomically; only one contender wins the rename.
-      const aside = `${this.file}.${this.token}`;
-      try {
-        await fsp.rename(this.file, aside);
-      } catch {
+    return this.lock.withLock(async () => {
+      const current = await this.read();
+      const ours = current?.token === this.token;
+      if (!ours && current && current.expires > Date.now() && processState(current) !== 'ended') {
+        this.seen = current;
         return false;
       }
-      await fsp.unlink(aside).catch(() => undefined);
-    }
-    try {
-      const handle = await fsp.open(this.file, 'wx', 0o600);
-      try {
-        await handle.writeFile(JSON.stringify(this.info()));
-      } finally {
-        await handle.close();
-      }
+      // Ours to renew, or free (none, expired, its holder ended): no one else writes it meanwhile.
+      await this.write(this.file);
       return true;
-    } catch {
-      return false;
-    }
+    });
   }
 
   private async write(file: string): Promise<void> {
@@ -105,7 +117,11 @@ export class MaintenanceLease {
   async release(): Promise<void> {
     if (this.dir === null || !this.held) return;
     this.held = false;
-    const current = await this.read().catch(() => null);
-    if (current?.token === this.token) await fsp.unlink(this.file).catch(() => undefined);
+    await this.lock
+      .withLock(async () => {
+        const current = await this.read().catch(() => null);
+        if (current?.token === this.token) await fsp.unlink(this.file).catch(() => undefined);
+      })
+      .catch(() => undefined);
   }
 }

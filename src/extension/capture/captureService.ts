@@ -9,7 +9,7 @@ import { CaptureQueue } from './captureQueue';
 import type { CapturedLog } from './capturedLog';
 import { EditorCapture } from './editorCapture';
 import { enrichBatch, gitIgnoredEvents } from './enrich';
-import type { CaptureEvent, EditEvent } from './events';
+import type { CaptureEvent, EditEvent, FileEvent } from './events';
 import { ExcludeMatcher } from './excludes';
 import { FileCapture } from './fileCapture';
 import { FolderLeases, LEASED_KINDS } from './folderLeases';
@@ -223,12 +223,39 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     return written;
   }
 
-  /** Without the folder's lease, its file and checkout events are left to the window that holds it. */
+  /**
+   * Without the lease of the folder's repository, its checkouts are left to the window that holds
+   * it, and its file events too where that window watches the file (see folderLeases.ts).
+   */
   private async leasedOnly(events: CaptureEvent[]): Promise<CaptureEvent[]> {
-    const folders = new Set(events.filter((e) => LEASED_KINDS.has(e.kind)).map((e) => e.folder));
-    const elsewhere = new Set<string>();
-    for (const folder of folders) if (!(await this.leases.holds(folder))) elsewhere.add(folder);
-    return elsewhere.size === 0 ? events : events.filter((e) => !(LEASED_KINDS.has(e.kind) && elsewhere.has(e.folder)));
+    const keys = new Map<string, string>();
+    for (const e of events) if (LEASED_KINDS.has(e.kind) && !keys.has(e.folder)) keys.set(e.folder, this.leaseKeyOf(e.folder));
+    const holders = new Map<string, 'held' | readonly string[] | null>();
+    for (const key of new Set(keys.values())) holders.set(key, await this.leases.holds(key, this.foldersIn(key)));
+    return events.filter((e) => {
+      if (!LEASED_KINDS.has(e.kind)) return true;
+      const holder = holders.get(keys.get(e.folder) as string);
+      if (holder === 'held') return true;
+      return e.kind !== 'checkout' && !FolderLeases.watches(holder ?? null, (e as FileEvent).path);
+    });
+  }
+
+  /** The repository a folder's leased events belong to: its root above the folder, else the folder. */
+  private leaseKeyOf(folder: string): string {
+    const base = this.baseOf(folder);
+    return base !== undefined ? vscode.Uri.file(base).toString() : folder;
+  }
+
+  /** The workspace folders of this window in the repository `key`, as paths in it ('' for its root). */
+  private foldersIn(key: string): string[] {
+    const out: string[] = [];
+    for (const f of vscode.workspace.workspaceFolders ?? []) {
+      const folder = f.uri.toString();
+      if (this.leaseKeyOf(folder) !== key) continue;
+      const base = this.baseOf(folder);
+      out.push(base !== undefined ? (workspaceRelativePath(base, f.uri.path) ?? '') : '');
+    }
+    return out.length > 0 ? out : [''];
   }
 
   /**

@@ -48,6 +48,17 @@ export function problemsOf(uri: vscode.Uri): string[] {
   return out;
 }
 
+/** A local file as it is on disk now (which file, its size and time), undefined where it cannot be told. */
+function fileStamp(uri: vscode.Uri): string | undefined {
+  if (uri.scheme !== 'file') return undefined;
+  try {
+    const s = fs.statSync(uri.fsPath);
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Files read (focus and visibility, with time spent) and modified (edits, saves) in editors. */
 export class EditorCapture implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
@@ -60,6 +71,12 @@ export class EditorCapture implements vscode.Disposable {
    * rewritten on disk): each start is its own edit observation, and keeps the one before.
    */
   private readonly parts = new Map<string, number>();
+  /**
+   * Per document, the file (its inode, size and time) when capture last knew the document to be
+   * its text: when first seen, saved or reloaded. A document that becomes the file's text again
+   * while the file is still that one was reverted (or undone), not reloaded from disk.
+   */
+  private readonly onDisk = new Map<string, string>();
 
   constructor(private readonly recorder: CaptureRecorder) {
     this.disposables.push(
@@ -72,6 +89,7 @@ export class EditorCapture implements vscode.Disposable {
       vscode.workspace.onDidRenameFiles((e) => this.onRename(e)),
     );
     this.visible = new Set(vscode.window.visibleTextEditors.map((e) => e.document.uri.toString()));
+    for (const doc of vscode.workspace.textDocuments) this.noteOnDisk(doc.uri);
     this.startFocus(vscode.window.activeTextEditor);
   }
 
@@ -106,6 +124,8 @@ export class EditorCapture implements vscode.Disposable {
     this.work.clear();
     this.parts.clear();
     for (const doc of vscode.workspace.textDocuments) {
+      // Saves and reloads while inactive were seen or not: the files as they are now.
+      this.noteOnDisk(doc.uri);
       if (!doc.isDirty) continue;
       const at = this.recorder.locate(doc.uri);
       if (!at) continue;
@@ -170,6 +190,7 @@ export class EditorCapture implements vscode.Disposable {
     for (const editor of editors) {
       const key = editor.document.uri.toString();
       now.add(key);
+      this.noteOnDisk(editor.document.uri, false);
       if (this.visible.has(key) || editor === vscode.window.activeTextEditor || !this.recorder.active) continue;
       const at = this.recorder.locate(editor.document.uri);
       if (at) this.recorder.record({ kind: 'read', folder: at.folder, path: at.path, ms: 0, at: Date.now() }, t0);
@@ -178,6 +199,7 @@ export class EditorCapture implements vscode.Disposable {
   }
 
   private startFocus(editor: vscode.TextEditor | undefined): void {
+    if (editor) this.noteOnDisk(editor.document.uri, false);
     this.focus = editor && vscode.window.state.focused ? { uri: editor.document.uri, since: Date.now() } : undefined;
   }
 
@@ -195,6 +217,8 @@ export class EditorCapture implements vscode.Disposable {
     if (e.contentChanges.length === 0 || !this.recorder.active) return;
     const t0 = performance.now();
     const key = e.document.uri.toString();
+    // Typed in a document not seen before: the file is still the one it was loaded from.
+    if (e.document.isDirty) this.noteOnDisk(e.document.uri, false);
     let work = this.work.get(key);
     if (this.isReload(e, work)) {
       this.onReload(e.document, work, t0);
@@ -222,10 +246,14 @@ export class EditorCapture implements vscode.Disposable {
   /**
    * The editor reloaded the document because the file changed on disk (a formatter, a `git
    * checkout`): the document had nothing unsaved, is not dirty after the change, the change is no
-   * undo or redo (those back to the saved text look the same), and the text is the file's.
+   * undo or redo (those back to the saved text look the same), the file is another than when the
+   * document was last loaded or saved (else it is "Revert File" of unsaved text: the document
+   * went back to the file, which never changed), and the text is the file's.
    */
   private isReload(e: vscode.TextDocumentChangeEvent, work: FileWork | undefined): boolean {
     if (e.document.isDirty || e.reason !== undefined || work?.dirty || e.document.uri.scheme !== 'file') return false;
+    const known = this.onDisk.get(e.document.uri.toString());
+    if (known !== undefined && known === fileStamp(e.document.uri)) return false;
     try {
       if (fs.statSync(e.document.uri.fsPath).size > MAX_EDIT_FILE_CHARS) return false;
       return fs.readFileSync(e.document.uri.fsPath, 'utf8') === e.document.getText();
@@ -241,6 +269,7 @@ export class EditorCapture implements vscode.Disposable {
    */
   private onReload(document: vscode.TextDocument, work: FileWork | undefined, t0: number): void {
     const key = document.uri.toString();
+    this.noteOnDisk(document.uri);
     const at = this.recorder.locate(document.uri);
     if (work) {
       this.work.delete(key);
@@ -271,7 +300,22 @@ export class EditorCapture implements vscode.Disposable {
         this.work.set(newKey, { ...work, folder: at.folder, path: at.path, uri });
         if (part !== undefined) this.parts.set(newKey, part);
       }
+      for (const key of [...this.onDisk.keys()]) {
+        if (key !== from && !key.startsWith(`${from}/`)) continue;
+        this.onDisk.delete(key);
+        // The renamed file is the same file (its inode, size and time): known at its new name.
+        this.noteOnDisk(vscode.Uri.parse(to + key.slice(from.length)), false);
+      }
     }
+  }
+
+  /** Notes the file of a document as it is now (`always` false: only where none is noted yet). */
+  private noteOnDisk(uri: vscode.Uri, always = true): void {
+    const key = uri.toString();
+    if (!always && this.onDisk.has(key)) return;
+    const stamp = fileStamp(uri);
+    if (stamp === undefined) this.onDisk.delete(key);
+    else this.onDisk.set(key, stamp);
   }
 
   /**
@@ -292,6 +336,7 @@ export class EditorCapture implements vscode.Disposable {
 
   private onSave(document: vscode.TextDocument): void {
     const t0 = performance.now();
+    this.noteOnDisk(document.uri);
     const work = this.work.get(document.uri.toString());
     if (!work || !work.dirty) return;
     work.saves++;
@@ -301,6 +346,7 @@ export class EditorCapture implements vscode.Disposable {
   private onClose(document: vscode.TextDocument): void {
     const t0 = performance.now();
     const key = document.uri.toString();
+    this.onDisk.delete(key);
     const work = this.work.get(key);
     // A document closed while dirty: its edits were abandoned or saved elsewhere; keep what happened.
     if (work?.dirty && document.isDirty) this.emitEdit(work, document, false, t0);

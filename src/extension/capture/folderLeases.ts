@@ -1,8 +1,15 @@
-// Which window records a folder's file-watcher and checkout events. Every window open on a folder
-// has its own file watcher and Git extension, so each sees the same files created, deleted and
-// changed on disk and the same branch switches, and each would store them: twice. One window per
-// folder and store holds a lease and records those; the others leave them out. Editor events
-// (reads, edits) are each window's own and are never leased.
+// Which window records a repository's file-watcher and checkout events. Every window open on a
+// folder has its own file watcher and Git extension, so each sees the same files created, deleted
+// and changed on disk and the same branch switches, and each would store them: twice. One window
+// per repository and store holds a lease and records those; the others leave them out. Editor
+// events (reads, edits) are each window's own and are never leased.
+//
+// Keyed by repository (the root above the folder, else the folder): windows on one repository
+// through different folders (two packages, or the root and a package) see its checkouts alike,
+// and a file in a package from both. Their paths are the repository's, so one project. A window
+// watches its folders only, so the holder writes the folders it watches in the lease: another
+// window leaves out a file event only when the holder watches that path (the root window records
+// a file in packages/b itself while a window on packages/a holds the lease).
 //
 // The lease is the store's file lease (MaintenanceLease), in the temp folder rather than the
 // store's, so that capture creates nothing in a store the engine has not opened yet. Renewed by
@@ -14,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isSameOrInside } from '../../core/capture/paths';
 import { MaintenanceLease } from '../../core/store/lease';
 import type { CaptureKind } from './events';
 
@@ -30,9 +38,13 @@ export class FolderLeases {
     private readonly dir = path.join(os.tmpdir(), `code-memory-capture-leases-${process.getuid?.() ?? os.userInfo().username}`),
   ) {}
 
-  /** Takes or renews the folder's lease; true when this window records its leased events. */
-  async holds(folder: string): Promise<boolean> {
-    const name = `${createHash('sha256').update(`${this.storeUri()}\0${folder}`).digest('hex').slice(0, 32)}.lease`;
+  /**
+   * Takes or renews the lease of a repository (`key`: its root, else the folder) for this window,
+   * which watches `folders` in it (paths in the repository, '' for all of it). 'held': this window
+   * records its leased events; else the folders the holder watches (null: unknown, all of them).
+   */
+  async holds(key: string, folders: readonly string[] = ['']): Promise<'held' | readonly string[] | null> {
+    const name = `${createHash('sha256').update(`${this.storeUri()}\0${key}`).digest('hex').slice(0, 32)}.lease`;
     let lease = this.leases.get(name);
     if (!lease) {
       lease = new MaintenanceLease(this.dir, undefined, name);
@@ -42,9 +54,16 @@ export class FolderLeases {
       await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
     } catch {
       // No place for a lease: recording twice is better than recording nothing.
-      return true;
+      return 'held';
     }
-    return lease.refresh();
+    if (await lease.refresh({ folders })) return 'held';
+    const theirs = (lease.holder?.detail as { folders?: unknown } | undefined)?.folders;
+    return Array.isArray(theirs) && theirs.every((f) => typeof f === 'string') ? (theirs as string[]) : null;
+  }
+
+  /** Whether a holder watching `folders` (null: all) sees a file at `path` in the repository. */
+  static watches(folders: readonly string[] | null, path: string): boolean {
+    return folders === null || folders.some((f) => f === '' || isSameOrInside(f, path));
   }
 
   /** Gives every lease up, so another window records the folders at once. */
