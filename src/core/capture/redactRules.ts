@@ -109,12 +109,19 @@ function isBasicCredentials(value: string): boolean {
  */
 const SECRET_WORDS = /^(?:[ \t]+(?=\S*[A-Z])(?=\S*[0-9])\S+)*/;
 
+// A format's slot is bounded (%08.3f, %(name)s): its flags and its width are both digits, which unbounded would be read every way.
+/** Where a variable's name ends: the value's end, a space, a path's or a sentence's punctuation ($HOME/.npmrc, $TOKEN.). */
+const REFERENCE_END = `(?![^\\s/.,;:)\\]}'"\`-])`;
 /**
  * What a value names rather than holds: a variable or a command's output ($DB_PASSWORD,
- * ${token}, $(vault read ...), %TOKEN%), a template's slot ({{ secrets.TOKEN }}, {token}), a
- * placeholder (<your-token>), a value already redacted.
+ * ${token}, $(vault read ...), %TOKEN%, $1), a template's or a format's slot ({{ secrets.TOKEN }},
+ * {token}, {}, %s, %(name)s), a placeholder (<your-token>), a value already redacted. Only in a
+ * variable's or a slot's shape: a leading '$', '%' or '{' alone makes none ($uperS3cret!,
+ * %Zx81!qq, {eyJhbGci...}).
  */
-const REFERENCE = /^(?:[$%{<]|\[REDACTED\])/;
+const REFERENCE = new RegExp(
+  `^(?:\\$(?:(?:[A-Za-z_]\\w*|\\d)${REFERENCE_END}|\\{|\\()|%[A-Za-z_]\\w*%|%(?:\\([\\w.]{1,64}\\))?[-+ #0]{0,4}\\d{0,4}(?:\\.\\d{1,4})?[sdifxXoeEgGcrv]${REFERENCE_END}|\\{\\{|\\{\\w*\\}${REFERENCE_END}|<|\\[REDACTED\\])`,
+);
 /** A template's slot inside a value (Credential=${accessKeyId}/..., {{ token }}): code builds the value, it holds no secret. */
 const TEMPLATE_SLOT = /\$\{|\{\{/;
 /** Code, not a secret: a call (getPassword()), a member chain (process.env.SECRET, this.token). */
@@ -183,7 +190,7 @@ const READ_CODE = new RegExp(`^(?:[A-Za-z_$][\\w$.]*\\(|${RECEIVER}(?:\\.[A-Za-z
  * shape (abc.def.ghi), but not a word of prose (authorization: required), a reference or code.
  */
 function isRawCredential(value: string): boolean {
-  if (!value || REFERENCE.test(value) || READ_CODE.test(value)) return false;
+  if (!value || REFERENCE.test(value) || READ_CODE.test(value) || PATH_OR_URL.test(value)) return false;
   return !/^[A-Za-z]+$/.test(value) || !splitIdentifier(value).every(isKnownWord);
 }
 
@@ -199,6 +206,8 @@ const PROSE_CREDENTIAL = `(?:${PROSE_PASSWORD}|secret|token|credentials?|(?:api|
 const PROSE_WHOSE = '(?:[ \\t]+(?:for|on|in|of|to|at)(?:[ \\t]+[\\w.-]+){1,3})?';
 /** How prose gives a value: is, was, is now, set to, changed to, of, to (and a ':' after: "the secret is: ..."). */
 const PROSE_LINK = '(?:(?:(?:is|was|been|be)[ \\t]+)?(?:set|changed|reset|updated)[ \\t]+to|(?:is|was)(?:[ \\t]+(?:now|still|currently|actually))?|of|to)(?:[ \\t]*:)?';
+/** A prose head that ends in the link 'to' or 'of' alone (not 'set to', 'changed to'); looked behind only at a 'to' or an 'of'. */
+const BARE_TO_OR_OF = /\b(?:to|of)(?<!(?:set|changed|reset|updated)[ \t]+(?:to|of))(?:[ \t]*:)?[ \t]+$/i;
 /** Sentence punctuation after a value (the password is hunter2.), not part of it; a '!' is often a password's. */
 const TRAILING_PUNCTUATION = /[.,;:?)\]}]+$/;
 /** A number that is a quantity (256 bits, 2048 bytes, 12 characters), not a PIN. */
@@ -209,6 +218,9 @@ const QUANTITY = '\\d+[ \\t]+(?:bits?|bytes?|chars?|characters?|digits?|letters?
  * bracket: after a word, one is markdown's or code's (Password flow](https://...), args[i]).
  */
 function isSecretInProse(value: string): boolean {
+  if (REFERENCE.test(value)) return false;
+  // A '$' or '%' not in a variable's shape is the secret's own ($uperS3cret!, %Zx81!qq).
+  if (/^[$%]/.test(value)) return true;
   const word = /^[^()[\]{}]*/.exec(value)![0];
   return isSecretValue(word === value ? value.replace(/!+$/, '') : word);
 }
@@ -220,6 +232,8 @@ function redactProseValue(match: string, head: string, quoted?: string, code?: s
   let value = (bare ?? '').replace(TRAILING_PUNCTUATION, '');
   // A closing bracket after one the value opened is the value's own: Sup3r(S3cret).
   if (/[([{]/.test(value)) value = (bare ?? '').replace(/[.,;:?]+$/, '');
+  // After a bare 'to' or 'of' a number is a quantity or an issue's (the max token to 4096, the token of 12345 bug), not a PIN.
+  if (/^\d+$/.test(value) && BARE_TO_OR_OF.test(head)) return match;
   if (!isSecretInProse(value) || isSettingOfSecret(nameOf(head), value)) return match;
   return `${head}${REDACTED}${(bare ?? '').slice(value.length)}`;
 }
@@ -358,14 +372,59 @@ const UNQUOTED = `[^\\s"',;()[\\]{}<>]`;
 
 /** "-----BEGIN" in base64, as a PEM block given whole in base64 starts (kubeconfig's client-key-data, a Helm value, a CI variable). */
 export const BASE64_PEM_START = 'LS0tLS1CRUdJTi';
+/**
+ * "-----BEGIN" in base64 after up to 8 bytes of white space (base64 of "\n-----BEGIN ..." is
+ * Ci0tLS0tQkVHSU4...): at each of the three alignments, after the characters that encode the
+ * white space. Bounded, so each run of base64 characters costs a fixed look at its start.
+ */
+const BASE64_PEM_BEGIN = `(?:[A-Za-z0-9+/]{4}){0,2}(?:${BASE64_PEM_START}|[A-Za-z0-9+/]{2}0tLS0tQkVHSU4|[A-Za-z0-9+/]{3}tLS0tLUJFR0lO)`;
+
+/** Base64 text decoded: its characters only (a '\n' escape as JSON writes it dropped first), at most `chars` of them. */
+function decodeBase64(text: string, chars: number): Buffer {
+  return Buffer.from(text.replace(/\\[rn]/g, '').replace(/[^A-Za-z0-9+/]/g, '').slice(0, chars), 'base64');
+}
 
 /**
  * Whether base64 text is a PEM private key (not a certificate, which is public): its first
- * characters decode to a BEGIN line that names a PRIVATE KEY. Only a bounded prefix is decoded.
+ * characters decode to a BEGIN line, after white space, that names a PRIVATE KEY. Only a bounded
+ * prefix is decoded.
  */
 function isBase64PrivateKey(value: string): boolean {
-  const head = Buffer.from(value.slice(0, 120).replace(/[^A-Za-z0-9+/]/g, ''), 'base64').toString('latin1');
-  return /^-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY/.test(head);
+  return /^\s*-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY/.test(decodeBase64(value, 160).toString('latin1'));
+}
+
+/** A DER element's header at `at`: its tag, and where its content starts; null past the bytes. */
+function derHeader(der: Buffer, at: number): { tag: number; content: number } | null {
+  if (at + 1 >= der.length) return null;
+  const len = der[at + 1];
+  return { tag: der[at], content: at + 2 + (len & 0x80 ? len & 0x7f : 0) };
+}
+
+/** The OIDs of password-based encryption (PKCS#5's PBES1/PBES2, PKCS#12's PBE): an EncryptedPrivateKeyInfo's algorithm. */
+const PBE_OID = [Buffer.from('2a864886f70d0105', 'hex'), Buffer.from('2a864886f70d010c', 'hex')];
+
+/**
+ * Whether the body of a PEM block labelled public (a certificate, a public key) is one: it
+ * decodes to DER (a SEQUENCE, or an EC PARAMETERS' OID) that is no private key's. A private key's
+ * DER opens with a one-byte INTEGER, its version (PKCS#1, PKCS#8, SEC 1), or, encrypted (PKCS#8's
+ * EncryptedPrivateKeyInfo), with a password-based encryption's OID; OpenSSH's with its magic.
+ * An SSH2 public key's body is no DER and holds no key's.
+ */
+function isPublicPemBody(label: string, body: string): boolean {
+  const der = decodeBase64(body, 64);
+  if (der.toString('latin1').startsWith('openssh-key-v1')) return false;
+  if (label.endsWith('SSH2 PUBLIC KEY')) return true;
+  if (der[0] === 0x06) return label.endsWith('PARAMETERS');
+  const outer = derHeader(der, 0);
+  if (!outer || outer.tag !== 0x30) return false;
+  const first = derHeader(der, outer.content);
+  if (!first) return false;
+  if (first.tag === 0x02 && der[outer.content + 1] === 0x01) return false;
+  if (first.tag !== 0x30) return true;
+  const algorithm = derHeader(der, first.content);
+  if (!algorithm || algorithm.tag !== 0x06) return true;
+  const oid = der.subarray(algorithm.content, algorithm.content + 8);
+  return !PBE_OID.some((pbe) => pbe.equals(oid));
 }
 
 /** A certificate's or a public key's PEM header: public, where a key's body lines would look the same. */
@@ -373,11 +432,23 @@ const PUBLIC_PEM_BEGIN = /-----BEGIN ((?:[A-Z0-9]+ ){0,4}(?:CERTIFICATE(?: REQUE
 /** A line of a PEM body, wholly base64, after its line break (or one escaped as JSON writes it: \n). */
 const PEM_BODY_LINE = /(?:\r?\n|\\r?\\n)[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*(?=\r?\n|\\r?\\n)/y;
 const LINE_BREAK = /(?:\r?\n|\\r?\\n)[ \t]*/y;
-/** The data of an image, a font, a sound or a video given inline. */
-const MEDIA_DATA_URI = /\bdata:(?:image|font|audio|video)\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+){0,8};base64,/gi;
+/** The data of an image or a font given inline (a sound's or a video's has no signature looked for here, and is redacted). */
+const MEDIA_DATA_URI = /\bdata:(?:image|font)\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+){0,8};base64,/gi;
 const BASE64_REST = /[A-Za-z0-9+/]*={0,2}/y;
 /** A line that continues a data URI's base64: then spaces to the line's end, or the URI's end (a quote, a bracket). */
 const BASE64_NEXT_LINE = /\r?\n[ \t]*([A-Za-z0-9+/]+={0,2})(?:([ \t]*)(?=\r?\n|$)|(?=["')<;,\]}]))/y;
+/**
+ * How the data of an image or a font starts, in base64: PNG, JPEG, GIF, WOFF and WOFF2, SVG
+ * (<svg, <?xml). Data that starts otherwise (a token, a key's base64 labelled as an image) is
+ * not kept.
+ */
+const MEDIA_SIGNATURE = /^(?:iVBORw0KGgo|\/9j\/|R0lGOD|d09G|PHN2Zy|PD94)/;
+/**
+ * A data URI under a secret's name (token=data:image/png;base64,..., "password": "data:..."):
+ * the name says the value is a secret, whatever it is labelled. Looked for in the few characters
+ * before the URI on its line.
+ */
+const UNDER_SECRET_NAME = new RegExp(`${SECRET_NAME}(?:\\\\*["'\`])?\\]?[ \\t]*(?:${ASSIGN}|=>|:)[ \\t]*(?:\\\\*["'\`(])?$`, 'i');
 
 /** What a sticky regex matches at `at`, or null. */
 function sticky(re: RegExp, text: string, at: number): string | null {
@@ -386,48 +457,77 @@ function sticky(re: RegExp, text: string, at: number): string | null {
 }
 
 /**
- * Where the data of a data URI at `from` ends: its line's base64, then the lines that continue
- * it, as an encoder wraps them: whole lines of one width (40 or more), then a shorter last line
- * that its padding or the URI's end shows is the last. Any other line is text.
+ * Whether bytes are one whole image or font, from its signature to its end: PNG's IEND chunk,
+ * JPEG's end of image, GIF's trailer, a WOFF's length in its header, an SVG's closing tag. Key
+ * material or any text given after (or before) the data leaves no whole file.
+ */
+function isWholeMedia(data: Buffer): boolean {
+  const text = data.toString('latin1');
+  if (text.startsWith('\x89PNG\r\n\x1a\n')) return text.endsWith('IEND\xae\x42\x60\x82');
+  if (text.startsWith('\xff\xd8\xff')) return text.endsWith('\xff\xd9');
+  if (text.startsWith('GIF8')) return text.endsWith(';');
+  if (text.startsWith('wOFF') || text.startsWith('wOF2')) return data.length >= 12 && data.readUInt32BE(8) === data.length;
+  if (text.startsWith('<svg') || text.startsWith('<?xml')) return /<\/svg>\s*$/.test(text);
+  return false;
+}
+
+/**
+ * Where the data of a data URI at `from` ends, or -1 when it is not kept. Its line's base64 is
+ * kept when it starts with an image's or a font's signature. Lines after it continue it only as
+ * an encoder wraps them, lines of one width, then a last line no longer (that the URI's end or
+ * padding may close), and only when the data over all of them decodes to one whole image or
+ * font (see isWholeMedia): a key's body or a secret on the lines after an image's data is no
+ * part of it. When in doubt the lines are left to the rules, which redact what looks like a key.
  */
 function dataUriEnd(text: string, from: number): number {
-  let end = from + sticky(BASE64_REST, text, from)!.length;
+  const first = sticky(BASE64_REST, text, from)!;
+  const end = from + first.length;
+  const data = [first];
   let width = 0;
+  let at = end;
   for (;;) {
-    BASE64_NEXT_LINE.lastIndex = end;
+    BASE64_NEXT_LINE.lastIndex = at;
     const line = BASE64_NEXT_LINE.exec(text);
-    if (!line) return end;
-    const [whole, data, trailing] = line;
-    const last = trailing === undefined || data.endsWith('=');
-    if (width === 0 && data.length >= 40 && !last) width = data.length;
-    else if (!(last && (width === 0 || data.length <= width)) && data.length !== width) return end;
-    end += whole.length - (trailing?.length ?? 0);
-    if (last || data.length < width) return end;
+    if (!line) break;
+    const [whole, lineData, trailing] = line;
+    if (width === 0) {
+      if (lineData.length < 40) break;
+      width = lineData.length;
+    } else if (lineData.length > width) break;
+    data.push(lineData);
+    at += whole.length - (trailing?.length ?? 0);
+    if (trailing === undefined || lineData.endsWith('=') || lineData.length < width) break;
   }
+  const joined = data.join('');
+  if (!MEDIA_SIGNATURE.test(joined)) return -1;
+  return at > end && isWholeMedia(Buffer.from(joined, 'base64')) ? at : end;
 }
 
 /**
  * The spans of `text` that hold public base64, which the rules for a key's body lines would take
- * for a secret: a certificate or a public key in PEM, to its END line; the data of an image, a
- * font, a sound or a video in a data: URI (not one that encodes a PEM key). Sorted, apart. Each
- * scan stops at a character its span cannot hold ('-' for PEM, which every header starts with),
- * so text is scanned once.
+ * for a secret: a certificate or a public key in PEM, to its END line, whose body decodes to no
+ * private key (see isPublicPemBody); the data of an image or a font in a data: URI (see
+ * dataUriEnd), not one under a secret's name. Sorted, apart. Each scan stops at a character its
+ * span cannot hold ('-' for PEM, which every header starts with), so text is scanned once.
  */
 export function publicBase64Spans(text: string): [start: number, end: number][] {
   const spans: [number, number][] = [];
   if (text.includes('-----BEGIN ')) {
     for (const m of text.matchAll(PUBLIC_PEM_BEGIN)) {
-      let at = m.index + m[0].length;
+      const bodyStart = m.index + m[0].length;
+      let at = bodyStart;
       for (let line = sticky(PEM_BODY_LINE, text, at); line; line = sticky(PEM_BODY_LINE, text, at)) at += line.length;
       at += sticky(LINE_BREAK, text, at)?.length ?? 0;
       const end = `-----END ${m[1]}-----`;
-      if (text.startsWith(end, at)) spans.push([m.index, at + end.length]);
+      if (text.startsWith(end, at) && isPublicPemBody(m[1], text.slice(bodyStart, Math.min(at, bodyStart + 200)))) spans.push([m.index, at + end.length]);
     }
   }
   if (/base64,/i.test(text)) {
     for (const m of text.matchAll(MEDIA_DATA_URI)) {
-      const from = m.index + m[0].length;
-      if (!text.startsWith(BASE64_PEM_START, from)) spans.push([m.index, dataUriEnd(text, from)]);
+      const before = text.slice(Math.max(0, m.index - 64), m.index);
+      if (UNDER_SECRET_NAME.test(before.slice(before.lastIndexOf('\n') + 1))) continue;
+      const end = dataUriEnd(text, m.index + m[0].length);
+      if (end >= 0) spans.push([m.index, end]);
     }
   }
   // A data URI inside a certificate's span (or one after another's end) is already kept.
@@ -443,9 +543,9 @@ export const RULES: Rule[] = [
     // A PEM private key given whole in base64, under any name (client-key-data: LS0tLS1CRUdJTi...).
     // The run starts only where a run of base64 characters starts, so each run is scanned once.
     name: 'base64 private key',
-    pattern: new RegExp(`(?<![A-Za-z0-9+/])${BASE64_PEM_START}[A-Za-z0-9+/]*={0,2}`, 'g'),
+    pattern: new RegExp(`(?<![A-Za-z0-9+/])${BASE64_PEM_BEGIN}[A-Za-z0-9+/]*={0,2}`, 'g'),
     replace: (match) => (isBase64PrivateKey(match) ? REDACTED : match),
-    trigger: BASE64_PEM_START,
+    trigger: `${BASE64_PEM_START}|0tLS0tQkVHSU4|tLS0tLUJFR0lO`,
   },
   {
     // The value of a name ending in -key-data, _key_data or KeyData (kubeconfig's client-key-data,
@@ -697,11 +797,12 @@ export const RULES: Rule[] = [
     // a scheme (Bearer abc.def.ghi, Basic, token, Digest's and AWS4's parameters) always, unless
     // they name where the secret is (Bearer $TOKEN, Bearer ${token}, Bearer <token>); without a
     // scheme when they are a secret (see isSecretValue; not prose: authorization: required).
+    // The credentials may hold a ':' (admin:hunter22, Key id:secret).
     // Also the header set in code: setRequestHeader('Authorization', 'Bearer ...'); not one code
     // builds (`AWS4-HMAC-SHA256 Credential=${accessKeyId}/...`), nor a comparison (authorization === x).
     name: 'authorization header',
     pattern: new RegExp(
-      `(\\b(?:proxy-)?authorization(?:\\\\*["'\`])?[ \\t]*(?:[:=](?!=)[ \\t]*(?:\\\\*["'\`])?|,[ \\t]*\\\\*["'\`]))(?:(${AUTH_SCHEME}[ \\t]+)|(?!${AUTH_SCHEME}(?![\\w-])))(?!\\[REDACTED\\])(${AUTH_PARAM}(?:[ \\t]*,[ \\t]*${AUTH_PARAM}){0,32}|[\\w$%<{+/][^\\s"'\`,;:\\\\]*)`,
+      `(\\b(?:proxy-)?authorization(?:\\\\*["'\`])?[ \\t]*(?:[:=](?!=)[ \\t]*(?:\\\\*["'\`])?|,[ \\t]*\\\\*["'\`]))(?:(${AUTH_SCHEME}[ \\t]+)|(?!${AUTH_SCHEME}(?![\\w-])))(?!\\[REDACTED\\])(${AUTH_PARAM}(?:[ \\t]*,[ \\t]*${AUTH_PARAM}){0,32}|[\\w$%<{+/][^\\s"'\`,;\\\\]*)`,
       'gi',
     ),
     replace: (match, head: string, scheme: string | undefined, credentials: string) => {
@@ -788,9 +889,10 @@ export const RULES: Rule[] = [
     // (credentials:\n  username: bob). A value with spaces keeps its words that look random
     // (see SECRET_WORDS); words with '=' or ':' are not looked at, as they may be assignments.
     // A type after ':' is a declaration, not a value (password: string, secret: SecretStr).
+    // A data: URI is one value to its end (token=data:image/png;base64,...), whatever it is labelled.
     name: 'secret assignment',
     pattern: new RegExp(
-      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE})(${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
+      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE})(data:[^\\s,"'<>]{0,100},[^\\s"'<>]*|${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
       'gi',
     ),
     replace: (match, head: string, value: string, more: string) => {

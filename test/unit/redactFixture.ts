@@ -1,0 +1,26 @@
+// Shared by the redaction tests: hostile inputs of about a megabyte, each redacted to what it
+// should be in well under a second (the patterns are linear in the text, not quadratic).
+
+import * as assert from 'node:assert/strict';
+import { redact } from '../../src/core/capture/redact';
+
+export const MB = 1024 * 1024;
+
+/** `unit` repeated to about one megabyte, then `tail`. */
+export function megabyteOf(unit: string, tail = ''): string {
+  return unit.repeat(Math.ceil(MB / unit.length)) + tail;
+}
+
+/** One spec a hostile text: redacted to what `expected` says, in well under a second (linear, not quadratic). */
+export function redactsHostileFast(hostile: [what: string, text: string, expected: (text: string) => string][]): void {
+  for (const [what, text, expected] of hostile) {
+    it(`redacts ~1 MB of ${what} in well under a second`, () => {
+      const start = performance.now();
+      const out = redact(text);
+      const ms = performance.now() - start;
+      const want = expected(text);
+      assert.ok(out === want, `${what}: got ${out.length} characters starting ${JSON.stringify(out.slice(0, 60))}, want ${want.length} starting ${JSON.stringify(want.slice(0, 60))}`);
+      assert.ok(ms < 2000, `${what}: ${Math.round(ms)} ms`);
+    });
+  }
+}
