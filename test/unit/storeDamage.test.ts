@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
 import { MemoryEngine } from '../../src/core/engine';
 import { TABLES } from '../../src/core/store/schema';
 import { CliBundle } from './cliFixture';
@@ -14,6 +15,36 @@ process.env.LANCEDB_LOG ??= 'error';
 
 const bundle = new CliBundle('test-store-damage');
 const project = 'github.com/acme/corrupt';
+
+/** A store holding 5 observations, the summary of their session and a memory, each with its search cell: the cells of each kind, by source_kind. */
+async function seedRecords(store: string): Promise<Record<string, number>> {
+  const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+  try {
+    const scope = { project };
+    const session = engine.currentSessionId(scope);
+    await engine.observe(Array.from({ length: 5 }, (_, i) => ({ type: 'note', title: `ledger decision number ${i} zebrafish`, narrative: `zebrafish ledger ${i}` })), scope);
+    assert.ok(await engine.endSession(scope, session, 'request'), 'control: the session was summarised');
+    await engine.remember({ memory_type: 'decision', title: 'zebrafish ledger', text: 'The zebrafish ledger keeps every decision' }, scope);
+    await engine.flush();
+  } finally {
+    await engine.close();
+  }
+  return cellsByKind(store);
+}
+
+/** The search cells of each kind, read with LanceDB alone (no open of the store, no repair). */
+async function cellsByKind(store: string): Promise<Record<string, number>> {
+  const db = await lancedb.connect(store);
+  try {
+    const cells = await db.openTable(TABLES.cells);
+    const out: Record<string, number> = {};
+    for (const kind of ['observation', 'session_summary', 'memory']) out[kind] = await cells.countRows(`source_kind = '${kind}'`);
+    cells.close();
+    return out;
+  } finally {
+    db.close();
+  }
+}
 
 function notes(tag: string, n: number): string {
   return `${Array.from({ length: n }, (_, i) => JSON.stringify({ type: 'note', title: `${tag} note ${i}`, narrative: `${'padding '.repeat(40)} ${tag} ${i}` })).join('\n')}\n`;
@@ -58,6 +89,67 @@ describe('store damage and a full disk', function () {
       `doctor exited 0 ("${doctor.stdout.replace(/\s+/g, ' ').slice(0, 300)}") on a store whose observations table went from 30 rows to ${observations}`,
     );
     assert.ok(cells >= 30 || observations === 30, `the open's repair deleted ${30 - cells} search cells, the only copy left of records whose table lost its newest version`);
+  });
+
+  const kinds = { [TABLES.observations]: 'observation', [TABLES.sessionSummaries]: 'session_summary', [TABLES.memories]: 'memory' } as const;
+  for (const [table, kind] of Object.entries(kinds)) {
+    it(`a store whose ${table} table folder is gone (fewer records than the orphan cells a race may leave): the open refuses it as damaged, naming the table, makes no empty table in its place and keeps the search cells, the only copy of the text; doctor calls it damaged`, async () => {
+      const store = tmp(`gone-${table}`);
+      const before = await seedRecords(store);
+      assert.ok(before[kind] > 0 && before[kind] <= 20, `control: ${before[kind]} ${kind} cells`);
+      fs.rmSync(path.join(store, `${table}.lance`), { recursive: true, force: true });
+      const missing = new RegExp(`corrupt: its table ${table} is missing \\(no ${table}\\.lance in `);
+
+      await assert.rejects(MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 }), missing);
+      const search = await bundle.run(['search', 'zebrafish', '--store', store, '--project', project, '--embedder', 'none']);
+      assert.equal(search.code, 1, search.stdout);
+      assert.match(search.stderr, missing);
+      assert.match(search.stderr, /`code-memory doctor` with the same --store says which table/);
+      const doctor = await bundle.run(['doctor', '--store', store, '--project', project, '--embedder', 'none', '--json']);
+      assert.equal(doctor.code, 1, doctor.stdout);
+      const check = (JSON.parse(doctor.stdout).checks as Array<{ name: string; ok: boolean; detail: string; fix?: string }>).find((c) => c.name === 'store');
+      assert.equal(check?.ok, false);
+      assert.match(check?.detail ?? '', /damaged/);
+      assert.match(check?.detail ?? '', missing);
+      assert.match(check?.fix ?? '', /Restore the store folder from a backup/);
+
+      assert.ok(!fs.existsSync(path.join(store, `${table}.lance`)), `an empty ${table} table was made in place of the lost one`);
+      assert.deepEqual(await cellsByKind(store), before, 'the search cells changed');
+    });
+  }
+
+  it('a records table the open has to create next to stored cells (a store without a meta table is taken for the first layout, and not refused) does not lose those cells to the repair as race leftovers', async () => {
+    const store = tmp('created');
+    const before = await seedRecords(store);
+    assert.ok(before.memory > 0 && before.memory <= 20, 'control: a few memory cells');
+    for (const t of [TABLES.meta, TABLES.memories]) fs.rmSync(path.join(store, `${t}.lance`), { recursive: true, force: true });
+    const log: string[] = [];
+    const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => log.push(m) });
+    try {
+      assert.equal(await engine.store.count(TABLES.memories), 0, 'control: the memories table was created empty');
+      assert.equal(await engine.store.count(TABLES.cells, `source_kind = 'memory'`), before.memory, `the repair deleted the memory cells, the only copy of the lost memories:\n${log.join('\n')}`);
+      assert.ok(log.some((l) => /search cell\(s\) of memory records .* have no record/.test(l)), log.join('\n'));
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('tables a store may lack (added by a later version, or rebuilt from the records) are created by the open, with no records lost', async () => {
+    const store = tmp('optional');
+    const before = await seedRecords(store);
+    const optional = [TABLES.cells, TABLES.sessionPrompts, TABLES.requestLog, TABLES.entities, TABLES.relationships, TABLES.lexicalSegments];
+    for (const t of optional) fs.rmSync(path.join(store, `${t}.lance`), { recursive: true, force: true });
+    const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      for (const t of optional) assert.ok(fs.existsSync(path.join(store, `${t}.lance`)), `${t} was not created`);
+      assert.equal(await engine.store.count(TABLES.observations), 5);
+      // The open's repair gives every record its cell again.
+      assert.deepEqual(await cellsByKind(store), before);
+      const hits = await engine.search('zebrafish', { scope: { project }, layers: ['L0'], limit: 10 });
+      assert.ok(hits.length > 0, 'search finds the records again');
+    } finally {
+      await engine.close();
+    }
   });
 
   it('doctor on a store with a garbage manifest names it damaged and says to restore it, not to check that the folder is writable', async () => {

@@ -1,6 +1,8 @@
 // Forward migrations between schema versions. Each step is idempotent (a crash halfway, or two
 // processes upgrading at once, leaves a store the next open can finish), and the version in the
-// meta table is written only after the step succeeded.
+// meta table is written only after the step succeeded. A table a new version adds is created by
+// the store's open where it is missing; only the records tables (RECORD_TABLES in store.ts), which
+// every store has, are never created in a store that has a schema version (the open refuses it).
 
 import type { Connection, Table } from '@lancedb/lancedb';
 import { MEMORY_V4_FIELDS, OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';

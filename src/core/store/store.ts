@@ -18,7 +18,7 @@ import type { IdAllocator } from './ids';
 import { isLocalUri, localPath, storeFolder } from './location';
 import { objectLock } from './objectLock';
 import { fragmentsWithDeletions } from './deletionFiles';
-import { openObjectStorage } from './objectStorage';
+import { displayUri, openObjectStorage } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { projection } from './projection';
@@ -79,6 +79,12 @@ function cacheSession(): lancedb.Session {
   return new lancedb.Session(BigInt(INDEX_CACHE_BYTES), BigInt(METADATA_CACHE_BYTES));
 }
 
+/**
+ * The tables of records, which every store has had since the first layout: their rows exist
+ * nowhere else but in the search cells (see refuseMissingRecordTables).
+ */
+export const RECORD_TABLES = [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const;
+
 export class Store {
   /** Holds this process's updates and deletes of a table while it compacts that table. */
   readonly gate = new RewriteGate();
@@ -94,6 +100,8 @@ export class Store {
     readonly local: boolean,
     private readonly log: (m: string) => void,
     private readonly upkeep: { connect: UpkeepJob['connect']; inChildFrom: number; children: UpkeepProcess },
+    /** The tables this open created, not found in the store (all of them for a new store). */
+    readonly createdAtOpen: ReadonlySet<TableName> = new Set(),
   ) {}
 
   static async open(options: StoreOpenOptions): Promise<Store> {
@@ -132,6 +140,7 @@ export class Store {
     } else if (names.size > 0) {
       version = 1; // tables without a meta table: the first layout
     }
+    if (storedVersion !== null) await refuseMissingRecordTables(db, names, options.uri);
     if (version < SCHEMA_VERSION) {
       log(`upgrading store ${options.uri} from schema v${version} to v${SCHEMA_VERSION}`);
       version = await migrate(db, version, log);
@@ -148,7 +157,10 @@ export class Store {
 
     const tables = new Map<TableName, Table>();
     const schemas = currentSchemas(dimension);
+    const existing = new Set(await db.tableNames());
+    const created = new Set<TableName>();
     for (const name of Object.values(TABLES)) {
+      if (!existing.has(name)) created.add(name);
       tables.set(name, await openOrCreate(db, name, schemas[name]));
     }
     await dropFtsIndex(tables.get(TABLES.cells) as Table, log);
@@ -164,7 +176,7 @@ export class Store {
       ids = new RandomBlockAllocator(async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false));
     }
     const upkeep = { connect, inChildFrom: options.upkeepInChildFrom ?? UPKEEP_IN_CHILD_FROM, children: new UpkeepProcess() };
-    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log, upkeep);
+    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log, upkeep, created);
     store.current = opened;
     // Every write is a new table version: an open writes only what changed.
     if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });
@@ -452,6 +464,32 @@ async function refuseTablesWithoutVersions(dir: string): Promise<void> {
     if ((await entries(path.join(folder, '_versions'))).some((f) => f.endsWith('.manifest'))) continue;
     throw new Error(`the store is corrupt: table ${name} has data files and no version manifest (${path.join(folder, '_versions')} is gone or empty); nothing was changed`);
   }
+}
+
+/**
+ * An open writes the schema version to the meta table only after it created every table, the
+ * records tables first (TABLES' order). So a store whose meta holds a version, and which has any
+ * table besides the meta and the records tables, had every records table: one that is not listed
+ * now was lost (its folder deleted, or not restored with the rest), and would be created anew,
+ * empty, whereupon the repair of search cells deleted the only copy of its records' text as a
+ * race's leftovers. The open stops instead, before anything is written. (The cells table is not
+ * required: its cells are rebuilt from the records, by the same repair. Tables that later versions
+ * added, such as lexical_segments, are created by the open where missing.) Listed once more before
+ * refusing: `names` may have been read while another process was still creating the store.
+ */
+async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri: string): Promise<void> {
+  const others = (listed: Set<string>): boolean => [...listed].some((n) => n !== TABLES.meta && !(RECORD_TABLES as readonly string[]).includes(n));
+  if (!others(names) || RECORD_TABLES.every((n) => names.has(n))) return;
+  const listed = new Set(await db.tableNames());
+  const missing = RECORD_TABLES.filter((n) => !listed.has(n));
+  if (missing.length === 0 || !others(listed)) return;
+  const folders = missing.map((n) => `${n}.lance`).join(', ');
+  const one = missing.length === 1;
+  throw new Error(
+    `the store is corrupt: its ${one ? 'table' : 'tables'} ${missing.join(', ')} ${one ? 'is' : 'are'} missing (no ${folders} in ${displayUri(uri)}), ` +
+      `which every store has; nothing was changed (the search cells may hold the only copy left of ${one ? 'its' : 'their'} records' text). ` +
+      `Restore the store folder (with ${folders}) from a backup, or move it aside and rebuild the store; it is not opened with ${one ? 'an empty table' : 'empty tables'} in ${one ? 'its' : 'their'} place.`,
+  );
 }
 
 /** The listed tables that open: a folder another process is creating has no version yet. */

@@ -14,6 +14,7 @@ import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { CELL_COLUMNS, rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
+import type { TableName } from '../schema';
 import { retryVanished } from '../retry';
 import type { Row, Store } from '../store';
 
@@ -27,6 +28,9 @@ export interface CellSearch {
 
 /** Cells without a record that races alone can leave, at most (see removeStray). */
 const ORPHANS_FROM_RACES = 20;
+
+/** The table holding the records of each kind of cell. */
+const RECORDS_TABLE_OF: Record<SourceKind, TableName> = { observation: TABLES.observations, session_summary: TABLES.sessionSummaries, memory: TABLES.memories };
 
 /** Whether this many cells without a record, of `cells`, say records were lost rather than raced. */
 export function orphansLookLost(orphans: number, cells: number): boolean {
@@ -88,12 +92,20 @@ export class CellRepository {
     // A race leaves a few cells without a record; many means the records table lost rows (a
     // version gone with a crashed disk, a folder restored in part): those cells may be the only
     // copy of the text left, so they stay, and `doctor` says so.
-    if (orphansLookLost(orphans.length, cells.length)) onSuspect?.(orphans.length);
+    // And a records table this open created, in a store whose cells it found, is one that was
+    // lost (refuseMissingRecordTables in store.ts stops such an open): its cells are kept too.
+    if (orphans.length > 0 && (orphansLookLost(orphans.length, cells.length) || this.recordsTableNew(kind))) onSuspect?.(orphans.length);
     else stray.push(...orphans);
     // A row id names one stored copy; one a compaction has moved since names nothing (the next
     // repair looks again).
     for (let i = 0; i < stray.length; i += 1000) await this.table.delete(`_rowid IN (${stray.slice(i, i + 1000).join(', ')})`);
     return stray.length;
+  }
+
+  /** Whether this open created the records table of `kind` while the cells were already stored. */
+  private recordsTableNew(kind: SourceKind): boolean {
+    const created = this.store.createdAtOpen;
+    return created.has(RECORDS_TABLE_OF[kind]) && !created.has(TABLES.cells);
   }
 
   private bySource(kind: SourceKind, ids: number[]): string {
