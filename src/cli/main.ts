@@ -8,6 +8,7 @@ import type { CommandImpl, CommandSpec, OptionSpec } from './command';
 import { COMMAND_SPECS } from './commands/specs';
 import { errorMessage, globalOptionsFrom, isUsageError, looksDamaged } from './options';
 import type { Io } from './options';
+import { exitWhenFlushed, guardOutput } from './output';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   store: { type: 'string', description: 'Store location: a folder or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
@@ -135,15 +136,14 @@ if (require.main === module) {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // An EPIPE on stdout (its reader gone) is reported by the command's next write and at exit.
+  guardOutput(process.stdout);
+  guardOutput(process.stderr);
   main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, controller.signal).then(
-    (code) => {
-      process.exitCode = code;
-      // Native handles (LanceDB, worker threads) may linger after close; a CLI run is over.
-      setTimeout(() => process.exit(code), 50).unref();
-    },
+    (code) => exitWhenFlushed(code),
     (error: unknown) => {
       process.stderr.write(`error: ${errorMessage(error)}\n`);
-      process.exit(1);
+      exitWhenFlushed(1);
     },
   );
 }

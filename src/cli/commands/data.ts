@@ -1,11 +1,12 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
-import { importGitHistory } from '../../core/capture/gitImport';
+import { GitImportError, importGitHistory } from '../../core/capture/gitImport';
 import { createReadStream, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
 import { writePrivateLines } from '../../core/privateFiles';
+import { ImportFileError, MAX_IMPORT_LINE_BYTES } from '../../core/store/portability';
 import type { ImportReport } from '../../core/store/portability';
 import type { SourceKind } from '../../core/model/records';
 import { describeIssues } from '../../core/tools/types';
@@ -14,6 +15,11 @@ import type { CommandImpl } from '../command';
 import { UsageError } from '../options';
 import type { Io } from '../options';
 import { openEngine, resolveScope, writeJson } from '../context';
+import { boundedLines, LineTooLongError } from '../lines';
+import { writeOut } from '../output';
+
+/** What git import refuses about the folder or revision given: bad input (exit 2), not a failure. */
+const BAD_REPOSITORY = /^(Repository folder not found|Not a git repository|Revision not found)\b/;
 
 function progressBar(io: Io, label: string): (done: number, total: number) => void {
   const tty = Boolean((io.stderr as NodeJS.WriteStream).isTTY);
@@ -55,6 +61,9 @@ export const importGitCommand: CommandImpl = {
       if (options.json) writeJson(io, report);
       else io.stdout.write(`Imported ${result.imported} commit(s) into '${scope.project}' (${result.skipped} already there, ${result.sessions} session(s)) in ${report.seconds} s.\n`);
       return 0;
+    } catch (error) {
+      if (error instanceof GitImportError && BAD_REPOSITORY.test(error.message)) throw new UsageError(error.message);
+      throw error;
     } finally {
       await engine.close();
     }
@@ -115,9 +124,10 @@ export const exportCommand: CommandImpl = {
     const scope = values['all-projects'] ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
+      // To stdout, each line waits for a slow reader (writeOut) before the next is written.
       const n = values.out
-        ? await writePrivateLines(values.out as string, (write) => engine.exportJsonl(write, scope))
-        : await engine.exportJsonl((line) => io.stdout.write(line.endsWith('\n') ? line : `${line}\n`), scope);
+        ? await exportToFile(values.out as string, (write) => engine.exportJsonl(write, scope))
+        : await engine.exportJsonl((line) => writeOut(io.stdout, line.endsWith('\n') ? line : `${line}\n`), scope);
       io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
       return 0;
     } finally {
@@ -125,6 +135,33 @@ export const exportCommand: CommandImpl = {
     }
   },
 };
+
+/**
+ * writePrivateLines to the path the user gave, whose errors name that path, not the temporary
+ * file beside it that is renamed over it: a folder that does not exist is bad input (exit 2).
+ */
+async function exportToFile(file: string, produce: (write: (line: string) => void) => Promise<number>): Promise<number> {
+  try {
+    return await writePrivateLines(file, produce);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    // Only the errors of the file written (its temporary file is named after it).
+    if (typeof e.path !== 'string' || !e.code || !e.path.startsWith(file)) throw error;
+    const why = e.code === 'ENOENT' ? `the folder ${path.dirname(path.resolve(file))} does not exist` : e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied' : e.code === 'EISDIR' ? 'it is a folder' : e.code;
+    if (e.code === 'ENOENT' || e.code === 'ENOTDIR' || e.code === 'EISDIR') throw new UsageError(`cannot write ${file}: ${why}`);
+    throw new Error(`cannot write ${file}: ${why}`);
+  }
+}
+
+/** The lines of the file to import, each at most MAX_IMPORT_LINE_BYTES: a longer one is refused with its line number as it is read. */
+async function* importLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
+  try {
+    yield* boundedLines(input, MAX_IMPORT_LINE_BYTES);
+  } catch (error) {
+    if (error instanceof LineTooLongError) throw new ImportFileError(`Import line ${error.lineNo} is longer than ${MAX_IMPORT_LINE_BYTES / 1024 / 1024} MiB, more than any record holds; fix or remove it and import again (nothing was imported)`);
+    throw error;
+  }
+}
 
 export const importCommand: CommandImpl = {
   name: 'import',
@@ -147,9 +184,9 @@ export const importCommand: CommandImpl = {
     const project = options.project;
     const engine = await openEngine(options, io, true);
     try {
-      // A file is read twice (checked whole, then written); stdin is held in memory meanwhile. The
-      // reader starts once the store is open: lines it reads before it is iterated are lost.
-      const lines = file === '-' ? createInterface({ input: io.stdin, crlfDelay: Infinity }) : () => createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+      // A file is read twice (checked whole, then written); stdin is held in memory meanwhile. Lines
+      // are read (each at most MAX_IMPORT_LINE_BYTES) only once the store is open and the import iterates them.
+      const lines = file === '-' ? importLines(io.stdin) : () => importLines(createReadStream(file));
       let report: ImportReport = { imported: 0, already_there: 0, other_projects: 0 };
       await engine.importJsonl(lines, { project, onReport: (r) => (report = r) });
       await engine.flush();

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
-import { DOCUMENT_TYPE } from '../model/records';
+import { DOCUMENT_TYPE, MAX_FIELD_CHARS } from '../model/records';
 import type { Scope } from '../model/records';
 import { GitImportError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, isObjectId, runGit } from './git';
 import type { FormatSeparators } from './git';
@@ -141,7 +141,8 @@ function parseRecord(record: string, sep: FormatSeparators): GitCommit | null {
   const parentShas = (parents ?? '').split(' ').filter(Boolean);
   if (!isObjectId(sha) || !parentShas.every(isObjectId)) return null;
   // Redacted whole before it is cut into subject and body: a secret may span the two.
-  const msg = redact((message ?? '').replace(/\r/g, '').trim());
+  // Cut where an import of an export would refuse it (a message of a megabyte is no message).
+  const msg = redact((message ?? '').replace(/\r/g, '').trim().slice(0, MAX_FIELD_CHARS));
   const nl = msg.indexOf('\n');
   const subject = (nl < 0 ? msg : msg.slice(0, nl)).trim();
   const body = nl < 0 ? '' : msg.slice(nl + 1).trim();

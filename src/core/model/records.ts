@@ -10,6 +10,12 @@ export interface Scope {
 export type Layer = 'L0' | 'L1' | 'L2';
 
 /**
+ * The longest text Code Memory keeps in one field of a record: a git import cuts a commit message
+ * there, and an import refuses a longer one (a hand-made or damaged export).
+ */
+export const MAX_FIELD_CHARS = 1_000_000;
+
+/**
  * The observation type of the project's documents (README and docs sections, doc comments):
  * searched as a layer of its own, never returned as a fact unless asked for by type.
  */

@@ -15,7 +15,7 @@ import { Type } from 'apache-arrow';
 import type { Field } from 'apache-arrow';
 import { NO_NUL } from '../capture/prepare';
 import { redact, redactJson, redactKey } from '../capture/redact';
-import { MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
+import { MAX_FIELD_CHARS, MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
 import { SHA_PATTERN, sqlIntList, typeProblem } from './filters';
@@ -27,6 +27,12 @@ import type { TableName } from './schema';
 import type { Row, Store } from './store';
 
 export const EXPORT_FORMAT = 'code-memory-export';
+
+/**
+ * The longest line an import reads (bytes): far above any record (see MAX_FIELD_CHARS),
+ * so a line past it is refused as it is read, before it is held whole.
+ */
+export const MAX_IMPORT_LINE_BYTES = 16 * 1024 * 1024;
 
 type RecordKind = 'observation' | 'session_summary' | 'memory';
 
@@ -66,14 +72,18 @@ const UPSERT_KEYS: Record<string, string[]> = {
   session_prompt: ['project', 'session_id', 'created_at_epoch', 'prompt'],
 };
 
-export async function exportJsonl(store: Store, write: (line: string) => void, scope: Scope | null): Promise<number> {
-  write(JSON.stringify({ kind: EXPORT_FORMAT, schema_version: SCHEMA_VERSION, exported_at: new Date().toISOString(), project: scope?.project ?? null }));
+/**
+ * Writes the export one line at a time. A `write` that returns a promise (stdout waiting for a
+ * slow reader) is awaited before the next line.
+ */
+export async function exportJsonl(store: Store, write: (line: string) => void | Promise<void>, scope: Scope | null): Promise<number> {
+  await write(JSON.stringify({ kind: EXPORT_FORMAT, schema_version: SCHEMA_VERSION, exported_at: new Date().toISOString(), project: scope?.project ?? null }));
   let n = 0;
   for (const { kind, table, record } of KINDS) {
     const rows = scope ? await new ProjectTable(store, table, scope.project).rows(null) : await store.rows(table, null);
     if (record) rows.sort((a, b) => Number(a.id) - Number(b.id));
     for (const r of rows) {
-      write(JSON.stringify({ kind, record: r }));
+      await write(JSON.stringify({ kind, record: r }));
       n++;
     }
   }
@@ -202,6 +212,12 @@ const VALUE_TYPES: Partial<Record<Type, { name: string; test: (v: unknown) => bo
   [Type.Bool]: { name: 'true or false', test: (v) => typeof v === 'boolean' },
 };
 
+/** The fields of a record longer than MAX_FIELD_CHARS, or null. */
+function oversized(r: Row): string | null {
+  const long = Object.entries(r).filter(([, v]) => typeof v === 'string' && v.length > MAX_FIELD_CHARS).map(([k]) => k);
+  return long.length > 0 ? `${long.join(', ')} longer than ${MAX_FIELD_CHARS} characters, more than Code Memory stores in a field` : null;
+}
+
 /** What is wrong with a record against its table's columns, or null: the store needs every required column, of its type. */
 function problemsOf(spec: KindSpec, r: Row): string | null {
   const missing: string[] = [];
@@ -237,12 +253,15 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
   if (badType) wrong.push(`type: ${badType}`);
   if (typeof r.supersedes === 'string' && !isIdList(parseJson<unknown>(r.supersedes, null))) wrong.push('supersedes is not a JSON list of memory ids');
   if (typeof r.conflicts === 'string' && !isConflictList(parseJson<unknown>(r.conflicts, null))) wrong.push('conflicts is not a JSON list of {id, reason, resolution}');
+  const overLimit = oversized(r);
+  if (overLimit) wrong.push(overLimit);
   const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];
   return problems.length > 0 ? problems.join('; ') : null;
 }
 
 /** One line of the file read, redacted and checked; null for the header and blank lines. Throws ImportFileError. */
-function readLine(raw: string, lineNo: number): ImportLine | null {
+function readLine(raw: string, lineNo: number): ImportLine | 'header' | null {
+  if (raw.length > MAX_IMPORT_LINE_BYTES) throw new ImportFileError(`Import line ${lineNo} is longer than ${MAX_IMPORT_LINE_BYTES} bytes, more than any record holds; fix or remove it and import again (nothing was imported)`);
   const line = raw.trim();
   if (!line) return null;
   let parsed: unknown;
@@ -260,7 +279,7 @@ function readLine(raw: string, lineNo: number): ImportLine | null {
     if (Number(version) > SCHEMA_VERSION) {
       throw new ImportFileError(`The export has schema version ${Number(version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
     }
-    return null;
+    return 'header';
   }
   const kind = typeof parsed.kind === 'string' ? parsed.kind : null;
   const spec = KINDS.find((k) => k.kind === kind);
@@ -392,12 +411,14 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
   const toPlace: Record<RecordKind, Placed[]> = { observation: [], session_summary: [], memory: [] };
   const lineOfId: Record<RecordKind, Map<number, number>> = { observation: new Map(), session_summary: new Map(), memory: new Map() };
   let lineNo = 0;
+  let header = false;
   for await (const raw of typeof lines === 'function' ? lines() : lines) {
     lineNo++;
     if (typeof lines !== 'function') held.push(raw);
     const read = readLine(raw, lineNo);
-    const kind = read?.spec.record;
-    if (!read || !kind) continue;
+    if (read === 'header') header = true;
+    if (!read || read === 'header' || !read.spec.record) continue;
+    const kind = read.spec.record;
     const r = read.record;
     const id = Number(r.id);
     const first = lineOfId[kind].get(id);
@@ -405,6 +426,8 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
     lineOfId[kind].set(id, lineNo);
     if (inScope(r)) toPlace[kind].push({ id, project: String(r.project), epoch: Number(r.created_at_epoch), key: contentKey(kind, r) });
   }
+  // An empty file, or one that is not an export (no header line), is a mistake, not an import of nothing.
+  if (!header) throw new ImportFileError(`${lineNo === 0 ? 'The file is empty' : 'The file has no code-memory-export header line'}: it is not an export of Code Memory (nothing was imported)`);
   const { renumbered, stored } = await place(repos, toPlace);
   report.already_there = stored.observation.size + stored.session_summary.size + stored.memory.size;
 
@@ -437,7 +460,7 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
   lineNo = 0;
   for await (const raw of typeof lines === 'function' ? lines() : held) {
     const read = readLine(raw, ++lineNo);
-    if (!read) continue;
+    if (!read || read === 'header') continue;
     const { spec, record } = read;
     if (!inScope(record)) {
       report.other_projects++;
