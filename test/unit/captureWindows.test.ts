@@ -1,5 +1,5 @@
-// Capture defects left by the last audit, each through the real capture (vscode stubbed), a real
-// engine and real git repositories (captureHarness.ts): a session the engine ended when idle
+// Capture across sessions, reloads, renames, windows and repositories, each through the real
+// capture (vscode stubbed), a real engine and real git repositories (captureHarness.ts): a session the engine ended when idle
 // leaves no stale edit baseline, a file rewritten on disk while open is stored as what happened,
 // a renamed unsaved file is named by its new path, and the queue is bounded by bytes as well;
 // "Revert File" of unsaved edits is no change on disk, and one repository in two windows through
@@ -16,7 +16,7 @@ import { Harness, Uri, brief, git, makeRepo, tmp, writeFiles } from './captureHa
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
 
-describe('capture left by the audit', function () {
+describe('capture across sessions and windows', function () {
   this.timeout(120_000);
   let root: string;
   let ws: string;
@@ -151,7 +151,7 @@ describe('capture left by the audit', function () {
   });
 });
 
-describe('capture left by the audit: two windows', function () {
+describe('capture across sessions and windows: two windows', function () {
   this.timeout(120_000);
   let root: string;
   let ws: string;
@@ -215,7 +215,7 @@ describe('capture left by the audit: two windows', function () {
   });
 });
 
-describe('capture left by the audit: a monorepo opened as one folder per package', function () {
+describe('capture across sessions and windows: a monorepo opened as one folder per package', function () {
   this.timeout(120_000);
   let root: string;
   let mono: string;
@@ -265,7 +265,7 @@ describe('capture left by the audit: a monorepo opened as one folder per package
   });
 });
 
-describe('capture left by the audit: a revert of unsaved edits', function () {
+describe('capture across sessions and windows: a revert of unsaved edits', function () {
   this.timeout(120_000);
   let root: string;
   let ws: string;
@@ -307,7 +307,7 @@ describe('capture left by the audit: a revert of unsaved edits', function () {
   });
 });
 
-describe('capture left by the audit: one repository in two windows through different folders', function () {
+describe('capture across sessions and windows: one repository in two windows through different folders', function () {
   this.timeout(120_000);
   let root: string;
   let mono: string;
