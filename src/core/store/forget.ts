@@ -35,7 +35,7 @@ import type { ProjectTable } from './projectTable';
 import { processState, thisProcess } from './processRef';
 import type { ProcessRef } from './processRef';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
-import { TABLES } from './schema';
+import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
 import { retryConflicts, sleep } from './retry';
 import { ensureFtsIndex, ensureScalarIndexes } from './store';
@@ -44,11 +44,6 @@ import type { Store } from './store';
 /** Journals are meta rows `pending_forget:<uuid>`, one per forget (two processes may forget at once); `pending_forget` alone is an older build's. */
 const JOURNAL_KEY = 'pending_forget';
 const DATA_TABLES: TableName[] = Object.values(TABLES).filter((t) => t !== TABLES.meta);
-const RECORD_TABLES: Record<SourceKind, TableName> = {
-  observation: TABLES.observations,
-  session_summary: TABLES.sessionSummaries,
-  memory: TABLES.memories,
-};
 
 interface Journal {
   request: ForgetRequest;
@@ -384,7 +379,7 @@ function isClosure(c: unknown): boolean {
       (!!successors && typeof successors === 'object' && Object.entries(successors).every(([k, v]) => Number.isSafeInteger(Number(k)) && (v === null || Number.isSafeInteger(v))))) &&
     !!doomed &&
     typeof doomed === 'object' &&
-    Object.keys(RECORD_TABLES).every((kind) => isIdList(doomed[kind as SourceKind])) &&
+    Object.keys(RECORD_TABLE_OF).every((kind) => isIdList(doomed[kind as SourceKind])) &&
     Array.isArray(entities) &&
     entities.every((e) => typeof e === 'string') &&
     isIdList(restore)
@@ -405,7 +400,7 @@ function validate(request: ForgetRequest, scope: Scope | null): void {
   }
   if (request.ids && request.ids.length > 0) {
     if (!scope) throw new FilterError('forgetting records by id needs a scope (project)');
-    if (!(String(request.kind ?? 'observation') in RECORD_TABLES)) throw new FilterError(`unknown kind '${String(request.kind)}'`);
+    if (!(String(request.kind ?? 'observation') in RECORD_TABLE_OF)) throw new FilterError(`unknown kind '${String(request.kind)}'`);
     request.ids.forEach((id) => sqlInt(Number(id)));
     return;
   }
@@ -496,7 +491,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].length === 0) continue;
     const list = sqlIntList(doomed[k]);
-    const n = await purger.delete(RECORD_TABLES[k], `${p} AND id IN ${list}`);
+    const n = await purger.delete(RECORD_TABLE_OF[k], `${p} AND id IN ${list}`);
     if (k === 'observation') report.observations = n;
     else if (k === 'session_summary') report.session_summaries = n;
     else report.memories = n;

@@ -12,7 +12,7 @@ import type { Repositories } from './repos/repositories';
 import { pruneSessionPrompts } from './repos/prompts';
 import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestLog';
 import type { RequestLogRetention } from './repos/requestLog';
-import { TABLES } from './schema';
+import { RECORD_TABLES, TABLES } from './schema';
 import type { TableName } from './schema';
 import { VERSIONS_KEPT_MS, ensureScalarIndexes } from './store';
 import { errorMessage } from '../errorText';
@@ -53,7 +53,7 @@ export class Maintenance {
   /** Projects that have records, from the record tables' project columns (and the cells', with `cells`). */
   async projects(options: { cells?: boolean } = {}): Promise<string[]> {
     const projects = new Set<string>();
-    const tables = [TABLES.observations, TABLES.sessionSummaries, TABLES.memories, ...(options.cells ? [TABLES.cells] : [])];
+    const tables = [...RECORD_TABLES, ...(options.cells ? [TABLES.cells] : [])];
     for (const name of tables) for (const p of await this.projectsIn(name)) projects.add(p);
     return [...projects].sort();
   }
@@ -81,7 +81,7 @@ export class Maintenance {
     // there is nothing to look for.
     const store = this.repos.store;
     let records = 0;
-    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) records += await store.count(name);
+    for (const name of RECORD_TABLES) records += await store.count(name);
     const cells = await store.count(TABLES.cells);
     // Equal, or off by exactly the cells the last repair kept as lost records' only copy.
     if (records === cells || (this.keptOrphans > 0 && cells - records === this.keptOrphans)) return 0;

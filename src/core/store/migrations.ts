@@ -1,7 +1,7 @@
 // Forward migrations between schema versions. Each step is idempotent (a crash halfway, or two
 // processes upgrading at once, leaves a store the next open can finish), and the version in the
 // meta table is written only after the step succeeded. A table a new version adds is created by
-// the store's open where it is missing; only the records tables (RECORD_TABLES in store.ts), which
+// the store's open where it is missing; only the records tables (RECORD_TABLES in schema.ts), which
 // every store has, are never created in a store that has a schema version (the open refuses it).
 
 import type { Connection, Table } from '@lancedb/lancedb';

@@ -4,6 +4,7 @@
 
 import { Binary, Bool, Field, FixedSizeList, Float32, Float64, Int32, Int64, Schema, Utf8 } from 'apache-arrow';
 import type { DataType } from 'apache-arrow';
+import type { SourceKind } from '../model/records';
 
 export const SCHEMA_VERSION = 4;
 
@@ -21,6 +22,19 @@ export const TABLES = {
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
+
+/** The table of each kind of record. */
+export const RECORD_TABLE_OF = {
+  observation: TABLES.observations,
+  session_summary: TABLES.sessionSummaries,
+  memory: TABLES.memories,
+} as const satisfies Record<SourceKind, TableName>;
+
+/**
+ * The tables of records, which every store has had since the first layout: their rows exist
+ * nowhere else but in the search cells (see refuseMissingRecordTables in store.ts).
+ */
+export const RECORD_TABLES = [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const;
 
 const req = (name: string, type: DataType): Field => new Field(name, type, false);
 const opt = (name: string, type: DataType): Field => new Field(name, type, true);

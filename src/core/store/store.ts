@@ -26,7 +26,7 @@ import { retryConflicts, retryVanished, sleep } from './retry';
 import { RewriteGate } from './rewriteGate';
 import { UpkeepProcess } from './upkeepProcess';
 import type { UpkeepJob } from './upkeepProcess';
-import { SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
+import { RECORD_TABLES, SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
 import { briefError, errorMessage } from '../errorText';
 
@@ -78,12 +78,6 @@ const METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 function cacheSession(): lancedb.Session {
   return new lancedb.Session(BigInt(INDEX_CACHE_BYTES), BigInt(METADATA_CACHE_BYTES));
 }
-
-/**
- * The tables of records, which every store has had since the first layout: their rows exist
- * nowhere else but in the search cells (see refuseMissingRecordTables).
- */
-export const RECORD_TABLES = [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const;
 
 export class Store {
   /** Holds this process's updates and deletes of a table while it compacts that table. */
@@ -355,7 +349,7 @@ export class Store {
   /** Largest id in any table with int64 ids (0 when empty). */
   async maxId(): Promise<number> {
     let max = 0;
-    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) {
+    for (const name of RECORD_TABLES) {
       for (const r of await this.rows(name, null, { select: ['id'] })) max = Math.max(max, Number(r.id));
     }
     return max;
@@ -363,7 +357,7 @@ export class Store {
 
   async idRangeUsed(lo: number, hi: number): Promise<boolean> {
     const where = `id >= ${lo} AND id < ${hi}`;
-    for (const name of [TABLES.observations, TABLES.sessionSummaries, TABLES.memories] as const) {
+    for (const name of RECORD_TABLES) {
       if ((await this.count(name, where)) > 0) return true;
     }
     return false;

@@ -13,8 +13,7 @@ import { cellNodeId } from '../cells';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { CELL_COLUMNS, rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
-import { TABLES } from '../schema';
-import type { TableName } from '../schema';
+import { RECORD_TABLE_OF, TABLES } from '../schema';
 import { retryVanished } from '../retry';
 import type { Row, Store } from '../store';
 
@@ -28,9 +27,6 @@ export interface CellSearch {
 
 /** Cells without a record that races alone can leave, at most (see removeStray). */
 const ORPHANS_FROM_RACES = 20;
-
-/** The table holding the records of each kind of cell. */
-const RECORDS_TABLE_OF: Record<SourceKind, TableName> = { observation: TABLES.observations, session_summary: TABLES.sessionSummaries, memory: TABLES.memories };
 
 /** Whether this many cells without a record, of `cells`, say records were lost rather than raced. */
 export function orphansLookLost(orphans: number, cells: number): boolean {
@@ -105,7 +101,7 @@ export class CellRepository {
   /** Whether this open created the records table of `kind` while the cells were already stored. */
   private recordsTableNew(kind: SourceKind): boolean {
     const created = this.store.createdAtOpen;
-    return created.has(RECORDS_TABLE_OF[kind]) && !created.has(TABLES.cells);
+    return created.has(RECORD_TABLE_OF[kind]) && !created.has(TABLES.cells);
   }
 
   private bySource(kind: SourceKind, ids: number[]): string {
