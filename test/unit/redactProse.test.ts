@@ -49,6 +49,12 @@ describe('capture: secrets given in prose', () => {
     // A leading '$' or '%' not in a variable's shape ($NAME, ${...}, $(...), %NAME%) is the secret's own.
     ['the password is $uperS3cret!', `the password is ${REDACTED}`],
     ['the password is %Zx81!qq', `the password is ${REDACTED}`],
+    // A password given as one ordinary word that ends its clause and does not say how it is.
+    ['the password is dragon', `the password is ${REDACTED}`],
+    ['the password for staging is tiger.', `the password for staging is ${REDACTED}.`],
+    ['the admin password is monkey and the user is bob', `the admin password is ${REDACTED} and the user is bob`],
+    ['the password was changed to sunshine', `the password was changed to ${REDACTED}`],
+    ['the wifi passphrase was set to Welcome', `the wifi passphrase was set to ${REDACTED}`],
   ];
   for (const [text, expected] of leaks) {
     it(`redacts ${JSON.stringify(text)}`, () => {
@@ -98,6 +104,13 @@ describe('capture: secrets given in prose', () => {
     'the token in the header is expired; the password for each user is hashed',
     '- [Username and Password flow](https://docs.example.com/auth)',
     'the source argument for a token is `args[token.index]`',
+    // One word after a password's 'is' that says how it is, or is not the end of the clause.
+    'the password is mandatory; the passphrase is optional; the password is unique.',
+    'the password is checked, the password is broken, the password is reset',
+    'the password is sent. The password is plaintext. The password is string',
+    'the password is found in the vault',
+    'the token is welcome and the secret is dragon',
+    'password dragon; password field',
   ];
   for (const text of kept) {
     it(`keeps ${JSON.stringify(text)}`, () => {

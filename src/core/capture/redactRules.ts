@@ -204,10 +204,44 @@ const PROSE_PASSWORD = '(?:password|passwd|passphrase|pass[ \\t]phrase|passcode|
 const PROSE_CREDENTIAL = `(?:${PROSE_PASSWORD}|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|licen[cs]e)[ \\t_-]?key|apikey|client[ \\t_-]?secret)`;
 /** What the credential is for, before the link: "the password for the staging db is ...". A few words, bounded. */
 const PROSE_WHOSE = '(?:[ \\t]+(?:for|on|in|of|to|at)(?:[ \\t]+[\\w.-]+){1,3})?';
-/** How prose gives a value: is, was, is now, set to, changed to, of, to (and a ':' after: "the secret is: ..."). */
-const PROSE_LINK = '(?:(?:(?:is|was|been|be)[ \\t]+)?(?:set|changed|reset|updated)[ \\t]+to|(?:is|was)(?:[ \\t]+(?:now|still|currently|actually))?|of|to)(?:[ \\t]*:)?';
+/** How prose says what a credential is: is, was, is now, set to, changed to. */
+const PROSE_GIVE = '(?:(?:(?:is|was|been|be)[ \\t]+)?(?:set|changed|reset|updated)[ \\t]+to|(?:is|was)(?:[ \\t]+(?:now|still|currently|actually))?)';
+/** How prose gives a value: PROSE_GIVE, or of, to (and a ':' after: "the secret is: ..."). */
+const PROSE_LINK = `(?:${PROSE_GIVE}|of|to)(?:[ \\t]*:)?`;
 /** A prose head that ends in the link 'to' or 'of' alone (not 'set to', 'changed to'); looked behind only at a 'to' or an 'of'. */
 const BARE_TO_OR_OF = /\b(?:to|of)(?<!(?:set|changed|reset|updated)[ \t]+(?:to|of))(?:[ \t]*:)?[ \t]+$/i;
+/** A head that gives a password's value (the password for staging is, set the passphrase to): not a token's or a key's, whose prose describes them (the token is expired). */
+const PASSWORD_GIVEN = new RegExp(`${PROSE_PASSWORD}${PROSE_WHOSE}[ \\t]+${PROSE_GIVE}(?:[ \\t]*:)?[ \\t]+$`, 'i');
+/** Where a clause ends after a value: the text's or the line's end, punctuation, a conjunction. */
+const CLAUSE_END = '[ \\t]*(?:$|[\\r\\n.,;:!?)\\]]|(?:and|but|so|or|then)\\b)';
+/** Endings of words that say how a password is (required, hashed, missing, configurable, sensitive, optional, dangerous, careless, weakly): an adjective's or a participle's. */
+const DESCRIBING_ENDING = /(?:ed|en|ing|able|ible|ive|al|ous|ful|less|ent|ant|ic|ure|ory|ary|ly|ish|ile|id|wn)$/;
+/** Words without such an ending that say how a password is, not what it is. */
+const PASSWORD_STATES = new Set(
+  [
+    'empty blank null none nil unset wrong right ok okay fine good bad weak strong long short new old same different unique simple complex hard easy common enough',
+    'secret private public plaintext cleartext plain clear mandatory correct incorrect invalid valid insecure secure safe unsafe visible missing there here random default too case stale fresh',
+    // Participles without a regular ending.
+    'set reset sent kept lost read put cut left built held made found told sold stuck bound spent meant shut split spread',
+    // What a password is as data.
+    'string text bytes number integer hash salt field',
+  ].join(' ').split(' '),
+);
+
+/**
+ * Whether a password is given in prose as one ordinary word that ends its clause ("the password
+ * is dragon.", "set the passphrase to swordfish"): a word of the documentation vocabulary is no
+ * secret's shape, but after a password's "is" a word that is no function word and does not say
+ * how the password is (required, hashed, empty, too short) is its value.
+ */
+function isWordGivenAsPassword(head: string, value: string): boolean {
+  if (!/^[A-Za-z]{3,40}$/.test(value) || !PASSWORD_GIVEN.test(head)) return false;
+  const word = value.toLowerCase();
+  if (PASSWORD_STATES.has(word) || DESCRIBING_ENDING.test(word)) return false;
+  // A stop word (the, not, also) leaves the tokenizer no term.
+  return tokenize(word, { splitIdentifiers: false, stem: true, stopWords: true }).length > 0;
+}
+
 /** Sentence punctuation after a value (the password is hunter2.), not part of it; a '!' is often a password's. */
 const TRAILING_PUNCTUATION = /[.,;:?)\]}]+$/;
 /** A number that is a quantity (256 bits, 2048 bytes, 12 characters), not a PIN. */
@@ -226,7 +260,7 @@ function isSecretInProse(value: string): boolean {
 }
 
 /** The value of a credential named in prose, redacted when it is a secret; quoted, whatever its words. */
-function redactProseValue(match: string, head: string, quoted?: string, code?: string, bare?: string): string {
+function redactProseValue(match: string, head: string, quoted?: string, code?: string, bare?: string, clauseEnd?: string): string {
   if (quoted) return REFERENCE.test(quoted.slice(1, -1)) ? match : `${head}${quoted[0]}${REDACTED}${quoted[0]}`;
   if (code) return isSecretInProse(code.slice(1, -1)) ? `${head}\`${REDACTED}\`` : match;
   let value = (bare ?? '').replace(TRAILING_PUNCTUATION, '');
@@ -234,7 +268,8 @@ function redactProseValue(match: string, head: string, quoted?: string, code?: s
   if (/[([{]/.test(value)) value = (bare ?? '').replace(/[.,;:?]+$/, '');
   // After a bare 'to' or 'of' a number is a quantity or an issue's (the max token to 4096, the token of 12345 bug), not a PIN.
   if (/^\d+$/.test(value) && BARE_TO_OR_OF.test(head)) return match;
-  if (!isSecretInProse(value) || isSettingOfSecret(nameOf(head), value)) return match;
+  if (isSettingOfSecret(nameOf(head), value)) return match;
+  if (!isSecretInProse(value) && !(clauseEnd !== undefined && isWordGivenAsPassword(head, value))) return match;
   return `${head}${REDACTED}${(bare ?? '').slice(value.length)}`;
 }
 
@@ -913,7 +948,7 @@ export const RULES: Rule[] = [
     // after token or secret it is a parser's or a product's word (Unexpected token 'export').
     name: 'prose secret',
     pattern: new RegExp(
-      `((?<![\\w$./\\\\-])(?!-)[A-Za-z0-9_-]*?(?:${PROSE_CREDENTIAL}${PROSE_WHOSE}[ \\t]+${PROSE_LINK}|${PROSE_PASSWORD})(?![\\w-])[ \\t]+)(?!\\[REDACTED\\]|${QUANTITY})(?:("[^"\\r\\n]+"|'[^'\\r\\n]+'(?![A-Za-z]))|(\`[^\`\\r\\n]+\`)|([\\w$%<][^\\s"'\`]*))`,
+      `((?<![\\w$./\\\\-])(?!-)[A-Za-z0-9_-]*?(?:${PROSE_CREDENTIAL}${PROSE_WHOSE}[ \\t]+${PROSE_LINK}|${PROSE_PASSWORD})(?![\\w-])[ \\t]+)(?!\\[REDACTED\\]|${QUANTITY})(?:("[^"\\r\\n]+"|'[^'\\r\\n]+'(?![A-Za-z]))|(\`[^\`\\r\\n]+\`)|([\\w$%<][^\\s"'\`]*))(?:(?=(${CLAUSE_END}))|)`,
       'gi',
     ),
     replace: redactProseValue,
