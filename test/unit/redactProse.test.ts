@@ -55,6 +55,9 @@ describe('capture: secrets given in prose', () => {
     ['the admin password is monkey and the user is bob', `the admin password is ${REDACTED} and the user is bob`],
     ['the password was changed to sunshine', `the password was changed to ${REDACTED}`],
     ['the wifi passphrase was set to Welcome', `the wifi passphrase was set to ${REDACTED}`],
+    // Random text right after a token's or a key's name, with no link word.
+    ['use token abc123def456ghi789 for staging', `use token ${REDACTED} for staging`],
+    ["the api key 'Zq9x8W7v6U5t4S3r' works", `the api key '${REDACTED}' works`],
   ];
   for (const [text, expected] of leaks) {
     it(`redacts ${JSON.stringify(text)}`, () => {
@@ -111,6 +114,8 @@ describe('capture: secrets given in prose', () => {
     'the password is found in the vault',
     'the token is welcome and the secret is dragon',
     'password dragon; password field',
+    // After a token's or a key's name alone: a word, a name, a short id.
+    "Unexpected token 'export'; the token ID; kubectl get secret db-creds-0123456789abcdef; token a1b2c3",
   ];
   for (const text of kept) {
     it(`keeps ${JSON.stringify(text)}`, () => {

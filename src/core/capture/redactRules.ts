@@ -242,6 +242,13 @@ function isWordGivenAsPassword(head: string, value: string): boolean {
   return tokenize(word, { splitIdentifiers: false, stem: true, stopWords: true }).length > 0;
 }
 
+/** A head that names a token, a secret or a key with no link word before its value (use token ...): not a password's. */
+const CREDENTIAL_ALONE = new RegExp(`(?:${PROSE_CREDENTIAL})(?<!${PROSE_PASSWORD})[ \\t]+$`, 'i');
+/** A value random text would be: 16 characters or more of letters and digits both, with no word's punctuation. */
+const RANDOM_SHAPE = /^(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9_+/=-]{16,}$/;
+/** A name of lowercase words and numbers (db-creds-0123456789, release-2024-01-31): a resource's, not a secret. */
+const KEBAB_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)+$/;
+
 /** Sentence punctuation after a value (the password is hunter2.), not part of it; a '!' is often a password's. */
 const TRAILING_PUNCTUATION = /[.,;:?)\]}]+$/;
 /** A number that is a quantity (256 bits, 2048 bytes, 12 characters), not a PIN. */
@@ -261,6 +268,12 @@ function isSecretInProse(value: string): boolean {
 
 /** The value of a credential named in prose, redacted when it is a secret; quoted, whatever its words. */
 function redactProseValue(match: string, head: string, quoted?: string, code?: string, bare?: string, clauseEnd?: string): string {
+  // After a token's or a key's name alone, a parser's or a product's word (Unexpected token 'export', the token ID): only random text is a value.
+  if (CREDENTIAL_ALONE.test(head)) {
+    const value = (quoted ?? code)?.slice(1, -1) ?? (bare ?? '').replace(TRAILING_PUNCTUATION, '');
+    if (!RANDOM_SHAPE.test(value) || KEBAB_NAME.test(value)) return match;
+    return `${head}${match.slice(head.length).replace(value, REDACTED)}`;
+  }
   if (quoted) return REFERENCE.test(quoted.slice(1, -1)) ? match : `${head}${quoted[0]}${REDACTED}${quoted[0]}`;
   if (code) return isSecretInProse(code.slice(1, -1)) ? `${head}\`${REDACTED}\`` : match;
   let value = (bare ?? '').replace(TRAILING_PUNCTUATION, '');
@@ -944,11 +957,12 @@ export const RULES: Rule[] = [
     // "the token is expired", "password is hashed with bcrypt" stay. A quoted value is a secret
     // whatever its words; a `code span` is judged by what it holds (`null`); a bare value starts
     // with a word's character, not an operator (password = getPassword(), password + salt).
-    // Without a linking word the value follows only a password's name ("password Sup3rS3cret!"):
-    // after token or secret it is a parser's or a product's word (Unexpected token 'export').
+    // Without a linking word a value follows a password's name ("password Sup3rS3cret!"); after a
+    // token's or a key's it is a parser's or a product's word (Unexpected token 'export') unless
+    // it is random text ("use token a1b2c3d4e5f6g7h8i9").
     name: 'prose secret',
     pattern: new RegExp(
-      `((?<![\\w$./\\\\-])(?!-)[A-Za-z0-9_-]*?(?:${PROSE_CREDENTIAL}${PROSE_WHOSE}[ \\t]+${PROSE_LINK}|${PROSE_PASSWORD})(?![\\w-])[ \\t]+)(?!\\[REDACTED\\]|${QUANTITY})(?:("[^"\\r\\n]+"|'[^'\\r\\n]+'(?![A-Za-z]))|(\`[^\`\\r\\n]+\`)|([\\w$%<][^\\s"'\`]*))(?:(?=(${CLAUSE_END}))|)`,
+      `((?<![\\w$./\\\\-])(?!-)[A-Za-z0-9_-]*?(?:${PROSE_CREDENTIAL}${PROSE_WHOSE}[ \\t]+${PROSE_LINK}|${PROSE_CREDENTIAL})(?![\\w-])[ \\t]+)(?!\\[REDACTED\\]|${QUANTITY})(?:("[^"\\r\\n]+"|'[^'\\r\\n]+'(?![A-Za-z]))|(\`[^\`\\r\\n]+\`)|([\\w$%<][^\\s"'\`]*))(?:(?=(${CLAUSE_END}))|)`,
       'gi',
     ),
     replace: redactProseValue,
