@@ -411,7 +411,7 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.flush();
     const mark = await forgetMark(this.store);
     const summary = await compressSession({ repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens }, memorySessionId, reason);
-    if (summary && (await forgotSince(this.store, mark))) await this.forgetAgain(repos, summary.id);
+    if (summary && (await forgotSince(this.store, mark, repos.project))) await this.forgetAgain(repos, summary.id);
     // The memories it promoted supersede others, which a forget may have removed meanwhile.
     await settleForgets(this.repos, repos.project, mark, { memories: [...repos.memories.written] });
     return summary;
@@ -764,7 +764,7 @@ export class MemoryEngine implements MemoryEngineApi {
     if (!since || typeof since !== 'object') return;
     // A forget that ran while the call searched may have removed what its answer quotes: the
     // entry goes, from every file.
-    if (await forgotSince(this.store, since)) {
+    if (await forgotSince(this.store, since, repos.project)) {
       await purgeRows(this.store, TABLES.requestLog, `project = ${sqlString(repos.project)} AND request_id = ${sqlString(String(entry.request_id))}`);
     }
   }

@@ -10,9 +10,10 @@
 //   segments (lexicalSegments.ts) are deleted the same way, and their postings files with them.
 // - Writers that read records and write what derives from them later (a session's summary, the
 //   request log, index segments, the entity graph, memories that supersede or were promoted from
-//   others) take a ForgetMark before they read and ask forgotSince after they wrote: a forget in
-//   between, in any process, moved the meta table (its journal), and they take back what it would
-//   have removed (settleForgets forgets again the records gone meanwhile). Rows that must already
+//   others) take a ForgetMark before they read and ask forgotSince after they wrote: a forget of
+//   their project (or of everything) in between, in any process, moved the meta table (its
+//   journal and its project's stamp), and they take back what it would have removed
+//   (settleForgets forgets again the records gone meanwhile); one of another project does not. Rows that must already
 //   be stored are rewritten, never upserted (Store.rewrite): a rewrite never brings a row back.
 // - The request is journalled in the meta table before the first delete, with what it will
 //   delete (the records derived from the forgotten ones, the graph entities they support)
@@ -21,7 +22,7 @@
 //   finds, since the crash may have come after the deletes and before the purge. A journal whose
 //   process is still running on this host is its own: another process's open leaves it alone.
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
 import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
@@ -152,20 +153,48 @@ export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'a
 /**
  * Where a writer of text derived from records (a session summary, the request log, index
  * segments) stood towards forgets when it began to read them: the meta table's version, which a
- * forget moves before its first delete (its journal), and whether a forget was under way.
- * Plain data, so that it can cross to the engine's thread.
+ * forget moves before its first delete (its journal and its stamp), when, and which projects
+ * forgets under way were forgetting. Plain data, so that it can cross to the engine's thread.
  */
 export interface ForgetMark {
   meta_version: number;
-  pending: boolean;
+  /** When the mark was taken (ms). */
+  at: number;
+  /** The stamp keys (see stampKey) of the forgets under way then. */
+  pending: string[];
 }
 
 /** How long a writer waits for the forgets of running processes before it checks what they left (a forget by id takes a second or two). */
 const FORGET_WAIT_MS = 10_000;
 
+/**
+ * Meta rows `forgot_at:<digest of a project>` (`forgot_at:*`: everything) hold when a forget of
+ * that project last began, written with its journal, so that a writer can tell a forget of its
+ * own project from one of another project after both journal and forget are gone. A digest: the
+ * meta table keeps no forgotten project's name.
+ */
+const STAMP_KEY = 'forgot_at';
+/** Clocks of two hosts on one store (object storage) may differ by this much; a stamp this much older than a mark still counts. */
+const CLOCK_SKEW_MS = 5_000;
+
+function stampKey(project: string | null): string {
+  return `${STAMP_KEY}:${project === null ? '*' : createHash('sha256').update(project).digest('hex')}`;
+}
+
+/** The project a journalled forget removes records of; null for everything (or a forget by id without a scope). */
+function journalProject(journal: Journal): string | null {
+  return journal.request.all ? null : (journal.request.project ?? journal.scope?.project ?? null);
+}
+
 export async function forgetMark(store: Store): Promise<ForgetMark> {
+  const at = Date.now();
   const meta_version = await store.table(TABLES.meta).version();
-  return { meta_version, pending: (await runningJournals(store)).length > 0 };
+  return { meta_version, at, pending: [...new Set((await runningJournals(store)).map((j) => stampKey(journalProject(j))))] };
+}
+
+/** The earlier of two marks: a forget since either is a forget since it. */
+export function earlierMark(a: ForgetMark, b: ForgetMark): ForgetMark {
+  return { meta_version: Math.min(a.meta_version, b.meta_version), at: Math.min(a.at, b.at), pending: [...new Set([...a.pending, ...b.pending])] };
 }
 
 /**
@@ -182,12 +211,18 @@ async function runningJournals(store: Store): Promise<Journal[]> {
 }
 
 /**
- * Whether a forget may have run between `mark` and now. A writer that read records before a
- * forget and wrote after it would put their text back: it asks this after writing, and on true
- * takes back whatever of its write a forget would have removed (see purgeRows and the callers).
+ * Whether a forget of `project` (or of everything) may have run between `mark` and now. A writer
+ * that read records before a forget and wrote after it would put their text back: it asks this
+ * after writing, and on true takes back whatever of its write a forget would have removed (see
+ * purgeRows and the callers). A forget in another project leaves the writer's rows alone.
  */
-export async function forgotSince(store: Store, mark: ForgetMark): Promise<boolean> {
-  return mark.pending || (await store.table(TABLES.meta).version()) !== mark.meta_version;
+export async function forgotSince(store: Store, mark: ForgetMark, project: string): Promise<boolean> {
+  const mine = [stampKey(null), stampKey(project)];
+  // A mark that came across a thread damaged says nothing: as if a forget ran.
+  if (!Array.isArray(mark?.pending) || mark.pending.some((key) => mine.includes(key))) return true;
+  if ((await store.table(TABLES.meta).version()) === mark.meta_version) return false;
+  const stamps = await store.metaEntries(`${STAMP_KEY}:`);
+  return stamps.some(([key, at]) => mine.includes(key) && !(Number(at) < mark.at - CLOCK_SKEW_MS));
 }
 
 /** Waits (up to ten seconds) for the forgets of running processes, this one included; returns those still running then. */
@@ -250,7 +285,7 @@ function linkedMemories(m: Memory): number[] {
  * Returns whether anything was forgotten again.
  */
 export async function settleForgets(repos: Repositories, project: string, mark: ForgetMark, written: Written): Promise<boolean> {
-  if (!(await forgotSince(repos.store, mark))) return false;
+  if (!(await forgotSince(repos.store, mark, project))) return false;
   const scoped = repos.forProject(project);
   const observations = new Set((written.observations ?? []).map((o) => o.id));
   const memories = new Set(written.memories ?? []);
@@ -297,7 +332,7 @@ export async function forgetRecords(repos: Repositories, request: ForgetRequest,
 /** Journals a forget, then runs it. */
 async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> {
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
-  await repos.store.setMeta({ [key]: JSON.stringify(journal) });
+  await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: String(Date.now()) });
   return finish(repos, key, journal, false);
 }
 
@@ -354,6 +389,7 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
     // A damaged closure is decided again from the records still there; the resumed forget
     // rewrites every table in any case.
     if (journal.closure !== undefined && !isClosure(journal.closure)) delete journal.closure;
+    await repos.store.setMeta({ [stampKey(journalProject(journal))]: String(Date.now()) });
     done.push(await finish(repos, key, journal, true));
   }
   return done;

@@ -46,7 +46,7 @@ export const DEFAULT_LEXICON_MIN_DELTA = 1000;
 export async function indexProjectLexicon(cells: Table, segments: LexicalSegments, project: string, options: LexiconIndexOptions): Promise<boolean | 'rebuild'> {
   const mark = await forgetMark(segments.store);
   const done = await indexProject(cells, segments, project, options);
-  if (done === true && (await forgotSince(segments.store, mark))) {
+  if (done === true && (await forgotSince(segments.store, mark, project))) {
     // Rows read before a forget (in any process) that ended before the segments were published:
     // they may hold the forgotten words. They go as a forget's do, and the project is searched
     // from its cells until the next upkeep indexes it again.

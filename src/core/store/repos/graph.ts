@@ -6,7 +6,7 @@
 
 import type { Entity, Memory, Observation, Relationship } from '../../model/records';
 import { sqlStringList } from '../filters';
-import { forgetMark, forgotSince, goneRecords, settleForgets } from '../forget';
+import { earlierMark, forgetMark, forgotSince, goneRecords, settleForgets } from '../forget';
 import type { ForgetMark } from '../forget';
 import { deriveGraph } from '../graph';
 import { rowToEntity, rowToRelationship } from '../mapping';
@@ -99,10 +99,6 @@ interface Queued {
   mark: ForgetMark;
 }
 
-/** The earlier of two marks: a forget since either is a forget since it. */
-function earlier(a: ForgetMark, b: ForgetMark): ForgetMark {
-  return { meta_version: Math.min(a.meta_version, b.meta_version), pending: a.pending || b.pending };
-}
 
 /** Observations wait here, across projects and calls, until their graph is written. */
 export class GraphQueue {
@@ -141,7 +137,7 @@ export class GraphQueue {
           const entry = byProject.get(project);
           if (entry) {
             entry.list.push(observation);
-            entry.mark = earlier(entry.mark, mark);
+            entry.mark = earlierMark(entry.mark, mark);
           } else byProject.set(project, { list: [observation], mark });
         }
         for (const [project, { list, mark }] of byProject) {
@@ -161,7 +157,7 @@ export class GraphQueue {
     const repos = this.repos.forProject(project);
     let since = mark;
     let kept = list;
-    if (await forgotSince(this.repos.store, mark)) {
+    if (await forgotSince(this.repos.store, mark, project)) {
       since = await forgetMark(this.repos.store);
       const gone = await goneRecords(this.repos.store, repos, { observation: list.map((o) => o.id) });
       kept = list.filter((o) => !gone.observation.has(o.id));

@@ -16,7 +16,7 @@ export class PromptRepository {
 
   constructor(
     private readonly store: Store,
-    project: string,
+    private readonly project: string,
   ) {
     this.table = new ProjectTable(store, TABLES.sessionPrompts, project);
   }
@@ -31,7 +31,7 @@ export class PromptRepository {
     const id = redactKey(String(sessionId));
     const session = `session_id = ${sqlString(id)}`;
     await this.table.add([{ session_id: id, prompt: redact(String(prompt)), created_at_epoch: now }]);
-    if (await forgotSince(this.store, mark)) {
+    if (await forgotSince(this.store, mark, this.project)) {
       await purgeRows(this.store, TABLES.sessionPrompts, this.table.where(`${session} AND created_at_epoch = ${sqlInt(now)}`));
       return;
     }
