@@ -35,6 +35,7 @@ import { TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } 
 import type { TeamRow } from './teamTable';
 import type { Row } from '../store/store';
 import { briefError, errorMessage } from '../errorText';
+import { redact, redactJson, redactKey } from '../capture/redact';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
 
@@ -427,7 +428,9 @@ export class TeamMemory {
   private async refreshCache(remote: TeamTable): Promise<void> {
     const version = await remote.version();
     if (version === this.cachedVersion && this.syncedAt !== null) return;
-    const rows = await remote.rows(null);
+    // A teammate's item is written to this machine's disk with this build's redaction: one shared
+    // by an older build (fewer rules) or put in the bucket by hand may hold a secret.
+    const rows = (await remote.rows(null)).map(redactedTeamRow);
     // Gone is told by project and node id: a row of another project under the same node id (any
     // writer of the bucket can add one) kept an unshared item's quotes in the request log.
     const key = (r: Row): string => `${String(r.project)}\0${String(r.node_id)}`;
@@ -574,4 +577,13 @@ export class TeamMemory {
 
 function unshareWhere(project: string, nodeIds: string[], sharedBy: string | undefined): string {
   return `${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}${sharedBy === undefined ? '' : ` AND shared_by = ${sqlString(sharedBy)}`}`;
+}
+
+/** The text fields of a downloaded team item redacted as a share redacts them; an identifier (branch, type) as one. */
+function redactedTeamRow(row: Row): Row {
+  const out: Row = { ...row };
+  for (const name of ['title', 'text', 'search_text', 'shared_by']) if (typeof out[name] === 'string') out[name] = redact(out[name] as string);
+  if (typeof out.files === 'string') out.files = redactJson(out.files);
+  for (const name of ['branch', 'type']) if (typeof out[name] === 'string') out[name] = redactKey(out[name] as string);
+  return out;
 }
