@@ -2,7 +2,7 @@
 // redact() before it is written (and before it is indexed or embedded).
 
 import { createHash } from 'node:crypto';
-import { BASE64_BLOCK, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isSettingOfSecret, publicBase64Spans } from './redactRules';
+import { BASE64_BLOCK, JWK_PRIVATE_MEMBERS, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isSettingOfSecret, publicBase64Spans } from './redactRules';
 import type { Rule } from './redactRules';
 
 export { REDACTED };
@@ -35,18 +35,30 @@ export function registerSecret(secret: string): () => void {
   };
 }
 
-/** Whether any rule could match: one scan instead of one per rule, for the many texts (a diff's lines) that hold no secret. */
-const MAYBE_SECRET = new RegExp([...new Set(RULES.map((r) => r.trigger))].join('|'), 'i');
+/** The rules tried where their own trigger is found (see Rule.ownTrigger), with it. */
+const OWN_TRIGGER_RULES = new Map(RULES.filter((r) => r.ownTrigger).map((r) => [r, new RegExp(r.trigger, 'i')]));
+/** Whether any other rule could match: one scan instead of one per rule, for the many texts (a diff's lines) that hold no secret. */
+const MAYBE_SECRET = new RegExp([...new Set(RULES.filter((r) => !r.ownTrigger).map((r) => r.trigger))].join('|'), 'i');
 
 function applyRule(rule: Rule, text: string): string {
   if (rule.when && !rule.when.test(text)) return text;
   return typeof rule.replace === 'string' ? text.replace(rule.pattern, rule.replace) : text.replace(rule.pattern, rule.replace);
 }
 
+/** Whether any rule could match `text`. */
+function maybeSecret(text: string): boolean {
+  if (MAYBE_SECRET.test(text)) return true;
+  for (const trigger of OWN_TRIGGER_RULES.values()) if (trigger.test(text)) return true;
+  return false;
+}
+
 function applyRules(text: string): string {
   let out = text;
-  if (!MAYBE_SECRET.test(out)) return out;
-  for (const rule of RULES) out = applyRule(rule, out);
+  const any = MAYBE_SECRET.test(out);
+  for (const rule of RULES) {
+    const own = OWN_TRIGGER_RULES.get(rule);
+    if (own ? own.test(out) : any) out = applyRule(rule, out);
+  }
   return out;
 }
 
@@ -57,7 +69,7 @@ function applyRules(text: string): string {
 export function redact(text: string): string {
   let out = text;
   for (const secret of knownSecrets.keys()) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  if (!MAYBE_SECRET.test(out)) return out;
+  if (!maybeSecret(out)) return out;
   const kept = publicBase64Spans(out);
   if (kept.length === 0) return applyRules(out);
   let redacted = '';
@@ -192,6 +204,13 @@ function stringifyRedacted(root: unknown): string {
     const { value, secret } = item;
     if (typeof value === 'string') out.push(JSON.stringify(secret ? REDACTED : redact(value)));
     else if (Array.isArray(value)) {
+      // A list of one-line strings (an observation's facts) is redacted as lines, as observe's
+      // lists are (cleanList): a private key given one line per item goes whole, BEGIN to END.
+      // (A key's lines after its first are dropped, as there.)
+      if (!secret && value.length > 1 && value.every((v) => typeof v === 'string' && !v.includes('\n'))) {
+        out.push(JSON.stringify(redactLines(value as string[])));
+        continue;
+      }
       out.push('[');
       work.push(']');
       for (let i = value.length - 1; i >= 0; i--) {
@@ -201,11 +220,13 @@ function stringifyRedacted(root: unknown): string {
     } else if (value !== null && typeof value === 'object') {
       // Written as text: a key '__proto__' stays a key.
       const entries = Object.entries(value);
+      // A JSON Web Key's private members (d, p, q..., a symmetric key's k) hold no secret's name.
+      const jwk = typeof (value as Record<string, unknown>).kty === 'string';
       out.push('{');
       work.push('}');
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, v] = entries[i];
-        const underSecret = secret || (isSecretName(key) && !(typeof v === 'string' && isSettingOfSecret(key, v)));
+        const underSecret = secret || (jwk && JWK_PRIVATE_MEMBERS.has(key)) || (isSecretName(key) && !(typeof v === 'string' && isSettingOfSecret(key, v)));
         work.push({ value: v, secret: underSecret });
         work.push(`${JSON.stringify(redactKey(key))}:`);
         if (i > 0) work.push(',');
@@ -238,17 +259,31 @@ export function secretKinds(text: string): string[] {
 }
 
 /**
+ * A dotenv file (the default exclude glob .env*): .env and .env.<anything> (.env.local), any name
+ * that starts with .env (.envrc, direnv's; .env_local, .env-prod, .environment), and one named for
+ * its environment (prod.env). Not a document about one (.envrc.md, .env-setup.txt), which the
+ * glob would take too.
+ */
+const DOTENV_FILE = /^(?:\.env(?:\..*)?|\.env[^.][^/]*?(?<!\.(?:md|markdown|txt|rst|adoc))|[^.][^/]*\.env)$/i;
+/**
+ * An SSH key's file (the default exclude glob id_*): id_ and a name, without an extension or with
+ * a key's (.pub) or a copy's (.bak, .old, .orig): id_rsa, id_ed25519_sk.pub, id_deploy, id_github.
+ * Not source whose name starts with id_ (id_utils.ts, id_test.go).
+ */
+const SSH_KEY_FILE = /^id_[A-Za-z0-9_-]+(?:\.(?:pub|bak|old|orig))?$/i;
+
+/**
  * Files whose very path marks them as secret (the default exclude globs: .env*, *.pem, *.key,
- * ssh keys, secrets folders; and credential stores: .netrc, .pgpass, .git-credentials). The
- * extension never captures them; this also guards events that arrive from elsewhere (agent hooks,
- * the CLI).
+ * id_*, secrets/, read as DOTENV_FILE and SSH_KEY_FILE say; keystores: *.p12, *.pfx; and
+ * credential stores: .netrc, .pgpass, .git-credentials). The extension never captures them; this
+ * also guards events that arrive from elsewhere (agent hooks, the CLI, git history).
  */
 export function isSecretPath(file: string): boolean {
   const parts = file.replace(/\\/g, '/').split('/').filter(Boolean);
   const base = parts[parts.length - 1] ?? '';
-  if (/^\.env(?:\..*)?$/i.test(base)) return true;
+  if (DOTENV_FILE.test(base)) return true;
   if (/\.(?:pem|key|p12|pfx)$/i.test(base)) return true;
-  if (/^id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:\.pub)?$/i.test(base)) return true;
+  if (SSH_KEY_FILE.test(base)) return true;
   // Files of plain-text credentials: machine passwords (curl, ftp, git), PostgreSQL's, git's store.
   if (/^(?:[._]netrc|\.pgpass|\.git-credentials)$/i.test(base)) return true;
   return parts.slice(0, -1).some((p) => /^\.?secrets?$/i.test(p));

@@ -1,6 +1,7 @@
 // The rules redact() applies: what a secret looks like, one named rule a shape (see redact.ts for
 // how they are applied). Every rule is tested in redact.test.ts (the prose, header and public
-// base64 ones in redactProse.test.ts), on hostile input too.
+// base64 ones in redactProse.test.ts; program options, vendor formats, JWKs, base64 DER and
+// encoded secrets in redactFormats.test.ts), on hostile input too.
 
 import { splitIdentifier, tokenize } from '../retrieve/textPrep';
 import { wordNeighbours } from '../retrieve/wordNeighbours';
@@ -16,7 +17,9 @@ export const REDACTED = '[REDACTED]';
 
 const NAME_CHAR = '[A-Za-z0-9_.-]';
 // 'pass' only as the last part of a name (SMTP_PASS, db.pass): inside a word or before another
-// part it is ordinary English or code (bypass, passes, pass_through).
+// part it is ordinary English or code (bypass, passes, pass_through). Joined to a word before it
+// only for a few that make a password's name (SSHPASS, which sshpass -e reads; PGPASS, ROOTPASS,
+// storepass): compass, bypass and surpass are English.
 // A name ending in 'key' only after a word that makes it a secret (ENCRYPTION_KEY, jwtSigningKey,
 // APP_KEY): most keys in code name a row, a cache entry or a map slot (primary_key, sort_key,
 // cacheKey, dedupe_key), and case cannot tell signingKey from hotkey where the rules ignore it.
@@ -24,7 +27,7 @@ const NAME_CHAR = '[A-Za-z0-9_.-]';
 // crypto or cipher, whose keys in code are mostly WebCrypto objects (cryptoKey = await ...).
 // The qualifier is looked for behind a 'key', which is rare enough to keep the pre-scan quick.
 const KEY_NAME = `key(?!${NAME_CHAR})(?<=(?:encrypt(?:ion)?|decrypt(?:ion)?|signing|jwt|hmac|master|licen[cs]e|subscription|webhook|deploy|(?<![A-Za-z0-9])(?:app|aes|ssh|auth|admin|root|server|service))[_.-]?key)`;
-const KEYWORD = `(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|credentials?|sharedaccesssignature|(?<![A-Za-z0-9])pass(?!${NAME_CHAR})|${KEY_NAME})`;
+const KEYWORD = `(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|credentials?|sharedaccesssignature|(?<![A-Za-z0-9])(?:ssh|pg|db|smtp|imap|ftp|sftp|mail|redis|mysql|mongo|vnc|ldap|bind|admin|root|user|proxy|store|vpn|wifi)?pass(?!${NAME_CHAR})|${KEY_NAME})`;
 /** A whole run of name characters that contains a secret keyword, such as DB_PASSWORD or app.api-key. */
 export const SECRET_NAME = `(?<!${NAME_CHAR})(?=${NAME_CHAR}*?${KEYWORD})${NAME_CHAR}+`;
 const JWT_CHAR = '[A-Za-z0-9_-]';
@@ -100,6 +103,30 @@ function nameOf(head: string): string {
 function isBasicCredentials(value: string): boolean {
   if (/^[\x20-\x7e]+:[\x20-\x7e]+$/.test(Buffer.from(value, 'base64').toString('latin1'))) return true;
   return value.length >= 16 && /[0-9+/]/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value);
+}
+
+/**
+ * An unquoted value that is code: a path (Rust's String::from(...), Config::new(), C++'s
+ * std::string) or an index (tokens[i], passwords[user]), of names of letters only: a secret
+ * has digits among its letters, which such a name has not.
+ */
+const CODE_PATH_OR_INDEX = '[A-Za-z_$][A-Za-z_$]*(?:<[^<>\\n]{0,64}>)?::[A-Za-z_<]|[A-Za-z_$][A-Za-z_$]*\\[';
+/** A value wholly one template's slot: Helm's and Go's {{ .Values.db.password }}, Jinja's {{ db_password }}, Actions' ${{ secrets.TOKEN }}. */
+const WHOLE_TEMPLATE_SLOT = /^\$?\{\{[^{}\n]{1,200}\}\}$/;
+
+/**
+ * Whether an assignment stores a parameter in an object's field (this.apiKey = apiKey;,
+ * self.token = token, this.secret = newSecret): code, whose unquoted value is a variable. Only on
+ * this, self or cls, and only a name of letters (a secret has digits), or the field's own name.
+ */
+function isParameterStored(name: string, value: string): boolean {
+  const field = /^(?:this|self|cls)\.([A-Za-z_$][\w$]*)$/.exec(name);
+  return field !== null && (/^[A-Za-z_$][A-Za-z_$]*$/.test(value) || value.toLowerCase() === field[1].toLowerCase());
+}
+
+/** Whether a user name is a token: digits among letters, both cases or 32 characters or more (a hex token). */
+function isTokenShaped(user: string): boolean {
+  return /[0-9]/.test(user) && /[A-Za-z]/.test(user) && ((/[a-z]/.test(user) && /[A-Z]/.test(user)) || user.length >= 32) && !/^[a-z0-9]+(?:-[a-z0-9]+)+$/.test(user);
 }
 
 /**
@@ -351,6 +378,11 @@ export interface Rule {
   when?: RegExp;
   /** A match may span lines: redactLines applies the rule to its lines joined, before each line alone. */
   spansLines?: boolean;
+  /**
+   * Its trigger is in most text (a run of 16 base64 characters: any long identifier): the rule is
+   * tried where its own trigger is found, and that trigger does not send text through every rule.
+   */
+  ownTrigger?: boolean;
 }
 
 // Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
@@ -585,6 +617,141 @@ export function publicBase64Spans(text: string): [start: number, end: number][] 
   return apart;
 }
 
+/** A DER element's tag, where its content starts and its length; null when its header runs past the bytes. */
+function derElement(der: Buffer, at: number): { tag: number; content: number; length: number } | null {
+  if (at + 1 >= der.length) return null;
+  const first = der[at + 1];
+  if (!(first & 0x80)) return { tag: der[at], content: at + 2, length: first };
+  const bytes = first & 0x7f;
+  if (bytes === 0 || bytes > 3 || at + 2 + bytes > der.length) return null;
+  let length = 0;
+  for (let i = 0; i < bytes; i++) length = length * 256 + der[at + 2 + i];
+  return { tag: der[at], content: at + 2 + bytes, length };
+}
+
+/**
+ * Whether bytes are the DER of a private key, whole: one SEQUENCE that spans them all, opening
+ * with a one-byte INTEGER, its version (0 or 1: PKCS#1, PKCS#8, SEC 1), and then an INTEGER
+ * (PKCS#1's modulus), a SEQUENCE (PKCS#8's algorithm) or an OCTET STRING (SEC 1's key); or,
+ * encrypted (PKCS#8's EncryptedPrivateKeyInfo), with a password-based encryption's OID. A
+ * certificate or a public key (SPKI, PKCS#1's RSAPublicKey) opens otherwise.
+ */
+function isDerPrivateKey(der: Buffer): boolean {
+  const outer = derElement(der, 0);
+  if (!outer || outer.tag !== 0x30 || outer.content + outer.length !== der.length) return false;
+  const first = derElement(der, outer.content);
+  if (!first) return false;
+  if (first.tag === 0x02 && first.length === 1 && der[first.content] <= 1) {
+    const next = derElement(der, first.content + 1);
+    return next !== null && [0x02, 0x04, 0x30].includes(next.tag);
+  }
+  // EncryptedPrivateKeyInfo: its algorithm (a SEQUENCE) opens with the OID.
+  if (first.tag !== 0x30) return false;
+  const oid = derElement(der, first.content);
+  return oid !== null && oid.tag === 0x06 && PBE_OID.some((pbe) => pbe.equals(der.subarray(oid.content, oid.content + 8)));
+}
+
+/** The longest base64 run decoded to find the DER of a private key (an RSA key of 16,384 bits is under 13,000 characters). */
+const DER_BASE64_MAX = 16384;
+
+/** Whether a run of base64 is the DER of a private key (see isDerPrivateKey), under whatever name it is given. */
+function isBase64DerPrivateKey(value: string): boolean {
+  return value.length <= DER_BASE64_MAX && value.length % 4 === 0 && isDerPrivateKey(Buffer.from(value, 'base64'));
+}
+
+/** The members of a JSON Web Key that are secret (RFC 7518): a private key's (d, p, q, dp, dq, qi, oth) and a symmetric key's (k). */
+export const JWK_PRIVATE_MEMBERS = new Set(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']);
+
+/** The longest base64 value decoded to look for a secret in its text; a longer one is left to the rules for a key's lines. */
+const ENCODED_SECRET_MAX = 4096;
+/** Text, the lines of a config file, as base64 of it decodes to: printable, no control character but a line's. */
+const PRINTABLE_TEXT = /^[\x20-\x7e\t\r\n]+$/;
+/** Decoded values already judged: a log repeats one, and a text of many would decode and redact each again. Bounded. */
+const encodedSecrets = new Map<string, boolean>();
+/** Set while the rules run over decoded text: base64 inside it is not decoded again (one level only). */
+let decoding = false;
+/** The rules but the encoded-secret rule, each with its trigger: decoded text is tried only by the rules whose trigger it holds. */
+let decodedRules: { rule: Rule; trigger: RegExp }[] | undefined;
+
+/**
+ * Whether a base64 value holds a secret once decoded: it decodes to printable text (a database
+ * URL, a config file, docker's config.json) that the rules would change. Decoded once, its
+ * result kept; only one level deep, and only a value of a plausible length (16 to 4096
+ * characters, whole base64 quanta).
+ */
+function isEncodedSecret(value: string): boolean {
+  if (decoding || value.length > ENCODED_SECRET_MAX || value.length % 4 !== 0) return false;
+  const known = encodedSecrets.get(value);
+  if (known !== undefined) return known;
+  const text = Buffer.from(value, 'base64').toString('latin1');
+  let secret = false;
+  decodedRules ??= RULES.filter((r) => r.name !== 'encoded secret').map((rule) => ({ rule, trigger: new RegExp(rule.trigger, 'i') }));
+  if (text.length >= 8 && PRINTABLE_TEXT.test(text)) {
+    decoding = true;
+    try {
+      secret = decodedRules.some(
+        ({ rule, trigger }) =>
+          trigger.test(text) && (!rule.when || rule.when.test(text)) && (typeof rule.replace === 'string' ? text.replace(rule.pattern, rule.replace) : text.replace(rule.pattern, rule.replace)) !== text,
+      );
+    } finally {
+      decoding = false;
+    }
+  }
+  if (encodedSecrets.size >= 4096) encodedSecrets.clear();
+  encodedSecrets.set(value, secret);
+  return secret;
+}
+
+/**
+ * Programs that take a password or a key as an option's value: [the programs (as a command line
+ * names them), their option, how the value follows it]. 'attached' only right after the option
+ * (mysql -pSECRET: a word after '-p ' is the database), 'spaced' only after a space or '=' (an
+ * option of several letters: openssl's -k is not -keyout), 'any' either way.
+ */
+const PASSWORD_OPTIONS: [programs: string, option: string, follows: 'attached' | 'spaced' | 'any'][] = [
+  ['mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb|mariadb-dump|mariadb-admin', '-p', 'attached'],
+  ['sshpass|docker login|podman login|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|twine', '-p', 'any'],
+  ['redis-cli', '-a', 'any'],
+  ['sqlcmd|bcp|osql', '-P', 'any'],
+  // GitHub's secret value, Azure's storage account key and a service principal's secret.
+  ['gh secret set', '--body|-b', 'any'],
+  ['az', '--account-key', 'spaced'],
+  ['az login', '-p', 'spaced'],
+  // LDAP's bind password, an archive's password, a key's new and old passphrase.
+  ['ldapsearch|ldapadd|ldapmodify|ldapdelete|ldapmodrdn|ldapcompare|ldapwhoami|ldappasswd|ldapexop', '-w', 'any'],
+  ['zip|unzip|zipcloak|zipsplit', '-P', 'any'],
+  ['7z|7za|7zr', '-p', 'attached'],
+  ['ssh-keygen', '-N|-P', 'any'],
+  // openssl enc -k: a password (its -pass pass:... is an assignment to 'pass', see KEYWORD).
+  ['openssl', '-k', 'spaced'],
+  ['keytool', '-storepass|-keypass|-srcstorepass|-deststorepass|-srckeypass|-destkeypass|-new', 'spaced'],
+];
+
+/**
+ * PASSWORD_OPTIONS as regex alternatives: each option once per way its value follows, with the
+ * programs that take it looked back for together (one bounded look back per option on the line,
+ * not one per program).
+ */
+function passwordOptionAlternatives(): string {
+  const programsOf = new Map<string, string[]>();
+  for (const [programs, options, follows] of PASSWORD_OPTIONS) {
+    for (const option of options.split('|')) {
+      const key = `${option} ${follows}`;
+      programsOf.set(key, [...(programsOf.get(key) ?? []), programs]);
+    }
+  }
+  const after = { attached: '', spaced: '(?:=|[ \\t]+)', any: '(?:=|[ \\t]*)' };
+  return [...programsOf]
+    .map(([key, programs]) => {
+      const [option, follows] = key.split(' ') as [string, keyof typeof after];
+      return `${option}(?<=\\b(?:${programs.join('|')})\\b[^\\n]{0,200}${option})${after[follows]}`;
+    })
+    .join('|');
+}
+
+/** A cookie in curl's option value; the value may hold the quote that opened it, which stays. */
+const COOKIE_PAIR_IN_OPTION = /(?<![^\s;,"'])([^\s=;,"']+)=(?!\[REDACTED\])[^;,"']*/g;
+
 export const RULES: Rule[] = [
   { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: 'PRIVATE KEY' },
   {
@@ -604,6 +771,39 @@ export const RULES: Rule[] = [
     pattern: /((?<![A-Za-z0-9_.-])(?:[A-Za-z0-9_.-]*(?:[-_](?:key|Key|KEY)[-_](?:data|Data|DATA)|KeyData)|keyData)["']?[ \t]*[:=][ \t]*["']?)(?!\[REDACTED\])[A-Za-z0-9+/_-]{16}[A-Za-z0-9+/_-]*={0,2}(?![A-Za-z0-9+/_.=~-])/g,
     replace: `$1${REDACTED}`,
     trigger: '[-_]key[-_]data|keydata',
+  },
+  {
+    // A private key as one run of base64 DER (PKCS#8, PKCS#1, SEC 1; "key": "MIIEvQIBADANBgkq...",
+    // tls_key=MHcCAQEE...), under any name: told from a certificate or a public key by decoding
+    // it (see isDerPrivateKey). A DER SEQUENCE's base64 starts with 'M'; the run starts only
+    // where a run of base64 characters starts, so each run is scanned once.
+    name: 'base64 der private key',
+    pattern: /(?<![A-Za-z0-9+/_-])M[A-Za-z0-9+/]{40}[A-Za-z0-9+/]*={0,2}(?![A-Za-z0-9+/=_-])/g,
+    replace: (match) => (isBase64DerPrivateKey(match) ? REDACTED : match),
+    trigger: 'MI[IG]|M[A-Za-z0-9+/]{2}CAQ',
+  },
+  {
+    // A private JSON Web Key's secret members (see JWK_PRIVATE_MEMBERS) in a JSON object with a
+    // "kty": "d", "p", "q"... but not the public "n", "e", "x", "y", "kid". The quotes may be
+    // escaped, as JSON inside a log line shows them; the escapes are read from where their run
+    // starts, so a run of backslashes is scanned once.
+    name: 'private jwk',
+    pattern: /((?<!\\)(\\*)"(?:d|p|q|dp|dq|qi|k)\2"[ \t]*:[ \t]*\2")(?!\[REDACTED\])[A-Za-z0-9_=-]{8}[A-Za-z0-9_=-]*(?=\2")/g,
+    replace: `$1${REDACTED}`,
+    trigger: '"(?:d|p|q|dp|dq|qi|k)\\\\*"',
+    when: /"kty\\*"[ \t]*:/,
+    spansLines: true,
+  },
+  {
+    // A secret in base64 under any name (a Kubernetes Secret's DATABASE_URL: cG9zdGdyZXM6Ly9...
+    // without its kind: Secret in view, a CI variable): base64 that decodes to text the rules
+    // would change (see isEncodedSecret). The run starts only where a run of base64 characters
+    // starts, so each run is scanned once.
+    name: 'encoded secret',
+    pattern: /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{16}[A-Za-z0-9+/]*={0,2}(?![A-Za-z0-9+/=_-])/g,
+    replace: (match) => (isEncodedSecret(match) ? REDACTED : match),
+    trigger: '[A-Za-z0-9+/]{16}',
+    ownTrigger: true,
   },
   { name: 'base64 block', pattern: BASE64_BLOCK, replace: `$1${REDACTED}`, trigger: BASE64_TRIGGER },
   {
@@ -643,6 +843,39 @@ export const RULES: Rule[] = [
     pattern: /(\s(?:-u|--user)(?<=\bcurl\b(?:[^\n]|\\\r?\n){0,300})(?:\s+|=)?["']?[^\s:"']*:)[^\s"']+/g,
     replace: `$1${REDACTED}`,
     trigger: 'curl',
+  },
+  {
+    // A Discord webhook's token, after its id (discord.com/api/webhooks/<id>/<token>; discordapp.com too).
+    name: 'discord webhook',
+    pattern: /\b(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)(?!\[REDACTED\])[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*/gi,
+    replace: `$1${REDACTED}`,
+    trigger: 'discord',
+  },
+  {
+    // A Telegram bot token: the bot's id, ':', then 35 characters that start with 'A'
+    // (7012345678:AAH...), alone or in the Bot API's URLs (api.telegram.org/bot<token>/sendMessage).
+    name: 'telegram bot token',
+    pattern: /(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])/g,
+    replace: REDACTED,
+    trigger: '[0-9]{5}:A',
+  },
+  {
+    // The signature of a presigned URL (S3's X-Amz-Signature, GCS's X-Goog-Signature, CloudFront's
+    // and others' Signature=): the URL grants access until it expires. The credential's id and
+    // the other parameters are no secret.
+    name: 'url signature',
+    pattern: /([?&;](?:X-Amz-Signature|X-Goog-Signature|Signature)=)(?!\[REDACTED\])[A-Za-z0-9%+/=_~.-]{16}[A-Za-z0-9%+/=_~.-]*/gi,
+    replace: `$1${REDACTED}`,
+    trigger: 'Signature=',
+  },
+  {
+    // A token as a URL's user, with no password (https://<token>@github.com/...), which git and
+    // GitHub accept: only a user of a token's shape, 20 characters or more with digits among
+    // letters of both cases (or 32 or more, as a hex token), not a name (git@, deploy-bot@).
+    name: 'url token user',
+    pattern: /(:\/\/)([A-Za-z0-9_-]{20,255})@/g,
+    replace: (match, head: string, user: string) => (isTokenShaped(user) ? `${head}${REDACTED}@` : match),
+    trigger: '://',
   },
   { name: 'slack webhook', pattern: /\b(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/gi, replace: `$1${REDACTED}`, trigger: 'hooks\\.slack\\.com' },
   {
@@ -690,14 +923,30 @@ export const RULES: Rule[] = [
     trigger: '[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.',
   },
   {
-    // A password given on a command line: mysql -pSECRET (attached: a word after '-p ' is the
-    // database), sshpass -p SECRET, docker login -p SECRET, mongosh -p, twine -p, redis-cli -a,
-    // sqlcmd -P. The look back for the program runs only at the option and is bounded.
+    // A password or a key given as a program's option (see PASSWORD_OPTIONS): mysql -pSECRET,
+    // sshpass -p SECRET, zip -P 'SECRET', keytool -storepass SECRET, gh secret set X --body SECRET.
+    // A quoted value keeps its quotes. The look back for the program runs only at the option and
+    // is bounded.
     name: 'command-line password',
-    pattern:
-      /((?:^|\s)(?:-p(?:(?<=\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}-p)|(?<=\b(?:sshpass|docker login|podman login|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|twine)\b[^\n]{0,200}-p)\s*)|-a(?<=\bredis-cli\b[^\n]{0,200}-a)\s*|-P(?<=\b(?:sqlcmd|bcp|osql)\b[^\n]{0,200}-P)\s*))[^\s"'-][^\s"']{2}[^\s"']*/g,
+    pattern: new RegExp(`((?:^|\\s)(?:${passwordOptionAlternatives()}))(?!\\[REDACTED\\])(?:(["'])(?!\\[REDACTED\\])[^"'\\n]+\\2|[^\\s"'-][^\\s"']{2}[^\\s"']*)`, 'g'),
+    replace: (_match, head: string, quote: string | undefined) => `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`,
+    // Programs as words: 'az', 'zip' or 'mongo' inside a word (lazy, gzip, mongoose) is no command.
+    trigger: `\\b(?:${PASSWORD_OPTIONS.map(([programs]) => programs).join('|')})\\b`,
+  },
+  {
+    // Samba's user%password (smbclient //host/share -U bob%SECRET, rpcclient, net ... -U): the user stays.
+    name: 'smb user password',
+    pattern: /((?:^|\s)(?:-U|--user=?)(?<=\b(?:smbclient|rpcclient|smbcacls|smbget|smbmap|net)\b[^\n]{0,200}(?:-U|--user=?))[ \t]*["']?[^\s%"']{1,256}%)(?!\[REDACTED\])[^\s"']+/g,
     replace: `$1${REDACTED}`,
-    trigger: 'mysql|mysqldump|mariadb|sshpass|docker login|podman login|mongo|twine|redis-cli|sqlcmd|bcp|osql',
+    trigger: '\\b(?:smbclient|rpcclient|smbcacls|smbget|smbmap|net)\\b',
+  },
+  {
+    // curl's cookies on its command line (curl -b 'session=SECRET', --cookie "a=1; b=2"): each
+    // cookie's value goes, as in a Cookie header. A value without '=' is a cookie jar's path, kept.
+    name: 'curl cookie',
+    pattern: /((?:^|\s)(?:-b|--cookie)(?<=\bcurl\b[^\n]{0,200}(?:-b|--cookie))[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g,
+    replace: (match, head: string, value: string) => (value.includes('=') ? head + value.replace(COOKIE_PAIR_IN_OPTION, (pair, name: string) => (COOKIE_ATTRIBUTE.test(name) || pair.endsWith(REDACTED) ? pair : `${name}=${REDACTED}`)) : match),
+    trigger: 'curl',
   },
   // The words after htpasswd, bounded: a line of a million words is not rescanned per word.
   { name: 'htpasswd password', pattern: /\bhtpasswd((?:[ \t]+[^\s;|&]+){1,12})/g, replace: redactHtpasswd, trigger: 'htpasswd' },
@@ -825,10 +1074,32 @@ export const RULES: Rule[] = [
     trigger: 'ConvertTo-SecureString',
   },
   {
+    // The secret a JWT is signed or verified with, given as a literal: jwt.sign(payload, "value"),
+    // jwt.verify(token, 'value'), PyJWT's jwt.encode(payload, "value", algorithm=...) and
+    // jwt.decode. The first argument is a name, a member chain, a string or a flat object
+    // ({ sub: user.id }), bounded. Not a template that builds the secret (`${prefix}`).
+    name: 'jwt secret argument',
+    pattern: /(\b(?:jwt|jsonwebtoken)\.(?:sign|verify|encode|decode)[ \t]*\([ \t]*(?:\{[^{}\n]{0,500}\}|[^,(){}\n"'`]{1,200}|(["'`])[^"'`\n]{0,500}\2)[ \t]*,[ \t]*)(["'`])(?!\[REDACTED\])((?:(?!\3)[^\n\x5c]|\x5c[^\n]){1,500})\3/gi,
+    replace: (match, head: string, _q1: string, quote: string, value: string) => (TEMPLATE_SLOT.test(value) || REFERENCE.test(value) ? match : `${head}${quote}${REDACTED}${quote}`),
+    trigger: 'jwt|jsonwebtoken',
+  },
+  {
+    // A secret's literal wrapped in a conversion to a string type: Rust's let token =
+    // String::from("value") (also SecretString::new, Some), Python's SecretStr("value"),
+    // Java's new String("value"). The code around the literal stays.
+    name: 'wrapped secret literal',
+    pattern: new RegExp(
+      `(${SECRET_NAME}(?:[ \\t]*:[ \\t]*${TYPE})?[ \\t]*${ASSIGN}[ \\t]*(?:(?:std::string::)?(?:String|SecretString|SecretBox|Secret|Box|Arc|Rc|Cow)::(?:from|new)|Some|SecretStr|SecretBytes|new[ \\t]+String|String|str)[ \\t]*\\([ \\t]*)(["'])(?!\\[REDACTED\\])${quotedChar(2)}{4}${quotedChar(2)}*\\2`,
+      'gi',
+    ),
+    replace: `$1$2${REDACTED}$2`,
+    trigger: KEYWORD,
+  },
+  {
     // A default after a secret's lookup: process.env.API_KEY || "value", os.getenv("TOKEN") or
-    // 'value', config.password ?? "value".
+    // 'value', config.password ?? "value", Kotlin's System.getenv("TOKEN") ?: "value".
     name: 'secret fallback',
-    pattern: new RegExp(`(${SECRET_NAME}["'\\])\\]]{0,3}[ \\t]*(?:\\|\\||\\?\\?|\\bor\\b)[ \\t]*)(["'])(?!\\[REDACTED\\])${quotedChar(2)}{4}${quotedChar(2)}*\\2`, 'gi'),
+    pattern: new RegExp(`(${SECRET_NAME}["'\\])\\]]{0,3}[ \\t]*(?:\\|\\||\\?\\?|\\?:|\\bor\\b)[ \\t]*)(["'])(?!\\[REDACTED\\])${quotedChar(2)}{4}${quotedChar(2)}*\\2`, 'gi'),
     replace: `$1$2${REDACTED}$2`,
     trigger: KEYWORD,
   },
@@ -921,10 +1192,11 @@ export const RULES: Rule[] = [
     // ENV['TOKEN'] ||= "value"; and with the quotes escaped, as JSON inside a log line shows them:
     // {\"db_password\": \"value\"}. The value may hold escaped quotes (see quotedChar), and may
     // be on the next line (a formatter wraps a long one: const DB_PASSWORD =\n  "value").
-    // Not a setting about a secret (token_type: "Bearer").
+    // Not a setting about a secret (token_type: "Bearer"), nor a template's reference to one
+    // ("{{ .Values.db.password }}", "${{ secrets.TOKEN }}", see WHOLE_TEMPLATE_SLOT).
     name: 'quoted secret assignment',
     pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])(${quotedChar(2)}{4}${quotedChar(2)}*)\\2`, 'gi'),
-    replace: (match, head: string, quote: string, value: string) => (isSettingOfSecret(nameOf(head), value) ? match : `${head}${quote}${REDACTED}${quote}`),
+    replace: (match, head: string, quote: string, value: string) => (isSettingOfSecret(nameOf(head), value) || WHOLE_TEMPLATE_SLOT.test(value) ? match : `${head}${quote}${REDACTED}${quote}`),
     trigger: KEYWORD,
     spansLines: true,
   },
@@ -938,13 +1210,16 @@ export const RULES: Rule[] = [
     // (see SECRET_WORDS); words with '=' or ':' are not looked at, as they may be assignments.
     // A type after ':' is a declaration, not a value (password: string, secret: SecretStr).
     // A data: URI is one value to its end (token=data:image/png;base64,...), whatever it is labelled.
+    // Nor is a path or an index (String::from(...), Config::new(), tokens[i]; see
+    // CODE_PATH_OR_INDEX), nor a constructor storing its parameter (this.apiKey = apiKey;, see
+    // isParameterStored).
     name: 'secret assignment',
     pattern: new RegExp(
-      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE})(data:[^\\s,"'<>]{0,100},[^\\s"'<>]*|${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
+      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE}|${CODE_PATH_OR_INDEX})(data:[^\\s,"'<>]{0,100},[^\\s"'<>]*|${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
       'gi',
     ),
     replace: (match, head: string, value: string, more: string) => {
-      if (isSettingOfSecret(nameOf(head), value) || (head.trimEnd().endsWith(':') && TYPE_NAME.test(value))) return match;
+      if (isSettingOfSecret(nameOf(head), value) || (head.trimEnd().endsWith(':') && TYPE_NAME.test(value)) || isParameterStored(nameOf(head), value)) return match;
       const secretWords = SECRET_WORDS.exec(more)![0];
       return `${head}${REDACTED}${more.slice(secretWords.length)}`;
     },
