@@ -61,7 +61,8 @@ export class HashedEmbedder implements Embedder {
 function splitIdentifier(word: string): string[] {
   return word
     .replace(/([a-z\d])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    // Written so that each capital is looked at once: ([A-Z]+)([A-Z][a-z]) rescans a run of capitals from each of its letters.
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .split(/[\s_]+/)
     .filter((p) => p.length > 0)
     .map((p) => p.toLowerCase());

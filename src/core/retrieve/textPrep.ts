@@ -31,7 +31,8 @@ export const MAX_INDEX_CHARS = 12_000;
 export function splitIdentifier(token: string): string[] {
   return token
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    // Written so that each capital is looked at once: ([A-Z]+)([A-Z][a-z]) rescans a run of capitals from each of its letters.
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
     .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
     .split(/[^A-Za-z0-9]+/)

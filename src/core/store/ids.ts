@@ -7,6 +7,10 @@
 // The counter is advanced under the store's lock file (lockFile.ts), never taken from a live
 // holder: two processes that read the same counter would hand out the same ids.
 // The counter and its temporary files are readable by their owner only.
+//
+// Ids are JavaScript numbers: past Number.MAX_SAFE_INTEGER (2^53 - 1) two ids can be the same
+// number. No allocator hands out an id above it: a claim that would pass it is refused
+// (IdSpaceError), and an import keeps its records' ids only up to MAX_KEPT_ID.
 
 import { randomInt } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -28,6 +32,25 @@ export interface IdAllocator {
 }
 
 const OWNER_ONLY = 0o600;
+
+/**
+ * The largest id an import keeps (2^52): a record with a larger id gets a fresh one. Keeping an
+ * id moves the local counter past it, so a kept id near 2^53 would leave the store a handful of
+ * ids before they pass Number.MAX_SAFE_INTEGER (an old build then handed out the same id twice).
+ * Up to 2^52, at least 2^52 ids (4.5e15) stay free above any kept id. A local store counts from 1,
+ * so its own exports never come near it; an export of a store on object storage holds ids of
+ * random blocks up to 2^53 - 1 (see RandomBlockAllocator), and those above 2^52 are renumbered
+ * like any id taken: the file is not refused.
+ */
+export const MAX_KEPT_ID = 2 ** 52;
+
+/** The store has no id left below Number.MAX_SAFE_INTEGER for a claim (nothing was written). */
+export class IdSpaceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IdSpaceError';
+  }
+}
 
 /** Block allocator over a counter file in a local store folder. */
 export class LocalBlockAllocator implements IdAllocator {
@@ -58,6 +81,7 @@ export class LocalBlockAllocator implements IdAllocator {
   }
 
   async ensureAtLeast(floor: number): Promise<void> {
+    if (!Number.isSafeInteger(floor)) throw new IdSpaceError(`The id counter cannot move to ${floor}: ids go up to ${Number.MAX_SAFE_INTEGER} (nothing was written)`);
     await this.lock.withLock(async () => {
       const current = await this.readCounter();
       if (current < floor) await this.writeCounter(floor);
@@ -66,6 +90,9 @@ export class LocalBlockAllocator implements IdAllocator {
 
   async reserve(ids: number[]): Promise<[number, number] | null> {
     if (ids.length === 0) return null;
+    // The counter moves past the largest: one near 2^53 would use the store's ids up.
+    const wrong = ids.find((id) => !(Number.isSafeInteger(id) && id >= 1 && id <= MAX_KEPT_ID));
+    if (wrong !== undefined) throw new IdSpaceError(`An import can keep ids from 1 to ${MAX_KEPT_ID} only, not ${wrong}: give that record a fresh id (nothing was reserved)`);
     return this.lock.withLock(async () => {
       const floor = await this.readCounter();
       const top = Math.max(...ids) + 1;
@@ -76,6 +103,7 @@ export class LocalBlockAllocator implements IdAllocator {
   }
 
   private async allocateNow(count: number): Promise<number[]> {
+    if (!(Number.isSafeInteger(count) && count >= 0)) throw new RangeError(`Cannot allocate ${count} ids`);
     const ids: number[] = [];
     while (ids.length < count) {
       if (this.next >= this.end) await this.claim(Math.max(this.blockSize, count - ids.length));
@@ -90,6 +118,13 @@ export class LocalBlockAllocator implements IdAllocator {
       // A counter file damaged or restored from an older copy would hand out ids that stored
       // records hold: a block some record already uses starts above every stored id instead.
       if (this.rangeUsed && (await this.rangeUsed(start, start + size))) start = Math.max(start, await this.initialFloor());
+      // Past 2^53 - 1 ids are no longer distinct numbers: refused before the counter moves.
+      if (!(Number.isSafeInteger(start) && start + size <= Number.MAX_SAFE_INTEGER)) {
+        throw new IdSpaceError(
+          `The store has no ids left: the next ${size} would pass ${Number.MAX_SAFE_INTEGER}, the largest id Code Memory hands out ` +
+            `(the next free id is ${start}: an import by an older build kept a record's id that high). Nothing was written.`,
+        );
+      }
       await this.writeCounter(start + size);
       this.next = start;
       this.end = start + size;

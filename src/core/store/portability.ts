@@ -5,10 +5,10 @@
 // Import reads the file twice: first every line is parsed, redacted and checked against its
 // table's columns, and every record placed (see place); only then is anything written, so a
 // bad line refuses the whole file. The same record imported again (same project and time, and
-// the same id or content) is skipped; a record whose id is taken gets a fresh one, and every
-// reference to it in the file (summaries' and memories' source ids, merged observations'
-// sources, topic traces, supersession links and conflicts) follows, in whatever order the
-// file holds them.
+// the same id or content) is skipped; a record whose id is taken, or above MAX_KEPT_ID (2^52:
+// see ids.ts), gets a fresh one, and every reference to it in the file (summaries' and memories'
+// source ids, merged observations' sources, topic traces, supersession links and conflicts)
+// follows, in whatever order the file holds them.
 
 import { createHash } from 'node:crypto';
 import { Type } from 'apache-arrow';
@@ -19,6 +19,7 @@ import { MAX_FIELD_CHARS, MEMORY_TYPES, RECORD_STATUSES } from '../model/records
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
 import { SHA_PATTERN, sqlIntList, typeProblem } from './filters';
+import { MAX_KEPT_ID } from './ids';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable, checkProject } from './projectTable';
 import type { Repositories } from './repos/repositories';
@@ -340,7 +341,10 @@ interface Placed {
  * follow whatever the order of the file. A record already stored (same project and time, and the
  * same id or the same content) is not written again, and references to it point at the stored
  * one. Any other keeps its id when no process can hand it out any more (the id allocator
- * reserves it) and no stored or imported record holds it, else it gets a fresh id.
+ * reserves it), no stored or imported record holds it and it is at most MAX_KEPT_ID, else it gets
+ * a fresh id. Keeping a larger one would move a local store's id counter so near
+ * Number.MAX_SAFE_INTEGER that its ids ran out; an export of a store on object storage holds
+ * such ids (random blocks up to 2^53), so they are renumbered, not refused.
  */
 async function place(repos: Repositories, records: Record<RecordKind, Placed[]>): Promise<{ renumbered: Renumbered; stored: Record<RecordKind, Set<number>> }> {
   const renumbered: Renumbered = { observation: new Map(), session_summary: new Map(), memory: new Map() };
@@ -371,10 +375,10 @@ async function place(repos: Repositories, records: Record<RecordKind, Placed[]>)
     for (let i = 0; i < fresh.length; i += BATCH) {
       const ids = fresh.slice(i, i + BATCH);
       const taken = new Set((await repos.store.rows(table, `id IN ${sqlIntList(ids)}`, { select: ['id'] })).map((r) => Number(r.id)));
-      const range = await repos.ids.reserve(ids.filter((id) => !taken.has(id) && !used.has(id) && !isOwned(id)));
+      const range = await repos.ids.reserve(ids.filter((id) => id <= MAX_KEPT_ID && !taken.has(id) && !used.has(id) && !isOwned(id)));
       if (range) owned.push(range);
       const clashes = ids.filter((id) => {
-        if (taken.has(id) || used.has(id) || !isOwned(id)) return true;
+        if (id > MAX_KEPT_ID || taken.has(id) || used.has(id) || !isOwned(id)) return true;
         used.add(id);
         return false;
       });

@@ -32,11 +32,14 @@ export const nodeFilterSchema = z
 
 export const recallInput = z.strictObject({
   text: boundedText(MAX_QUERY_CHARS).describe('The query text, embedded server-side.'),
-  // The contract bounds k below only: a larger k is served as the most this server returns.
+  // The contract bounds k below only: a larger k is served as the most this server returns. Any
+  // whole number from 1 (2^53 and 1e300 too: zod's int() stops at 2^53 - 1 and would publish that
+  // maximum); JSON Schema's integer is the same: a number without a fraction.
   k: z
     .number()
-    .int()
     .min(1)
+    .refine(Number.isInteger, { message: 'Invalid input: expected a whole number' })
+    .meta({ type: 'integer' })
     .default(10)
     .transform((k) => Math.min(k, MAX_K))
     .describe(`Number of neighbours to return (minimum 1; at most ${MAX_K} are returned).`),

@@ -8,6 +8,7 @@ import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { Cell, Entity, Relationship } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
+import { redact, redactKey } from '../capture/redact';
 import { countTokens, truncateToTokens } from '../tokens';
 import { cellLocation, parseFiles } from './recallContext';
 import { searchInTime } from './timeline';
@@ -197,6 +198,77 @@ function sessionKey(id: string): string {
   return id.length <= MAX_SESSION_ID_CHARS && !id.includes('\u0000') ? id : `sha256-${createHash('sha256').update(id, 'utf8').digest('hex')}`;
 }
 
+/** What the request log keeps of a call's arguments: see loggedArguments. */
+const LOG_DEPTH = 8;
+const LOG_ENTRIES = 100;
+const LOG_VALUES = 2_000;
+const LOG_STRING_CHARS = 2 * MAX_PROMPT_CHARS; // a valid prompt's code points, in UTF-16 units
+const LOG_TOTAL_CHARS = 100_000;
+const LOG_KEY_CHARS = 256;
+
+/**
+ * The arguments of a call as JSON for the request log, bounded: objects and lists at most
+ * LOG_DEPTH deep and LOG_ENTRIES long, strings cut at LOG_STRING_CHARS (all of them at
+ * LOG_TOTAL_CHARS), with a note where something was left out. Valid arguments (a prompt of at
+ * most 8,000 characters and a session id) are logged whole. Built with a stack of its own: JSON
+ * nested thousands deep, which JSON.parse takes, overflowed JSON.stringify's call stack, and the
+ * call went unlogged. A string is redacted before it is cut (a secret cut in two would pass for
+ * text), and the log redacts what it writes as ever (keys that name a secret hide their values).
+ */
+function loggedArguments(args: unknown): string {
+  try {
+    return boundedJson(args);
+  } catch {
+    // A getter or a proxy of an in-process caller that throws.
+    return JSON.stringify({ '[not logged]': 'arguments that could not be read' });
+  }
+}
+
+function boundedJson(args: unknown): string {
+  const root: { value?: unknown } = {};
+  const work: { value: unknown; depth: number; put: (v: unknown) => void }[] = [{ value: args, depth: 0, put: (v) => (root.value = v) }];
+  let values = 0;
+  let chars = 0;
+  while (work.length > 0) {
+    const { value, depth, put } = work.pop()!;
+    if (++values > LOG_VALUES) put(`[not logged: more than ${LOG_VALUES} values]`);
+    else if (typeof value === 'string') {
+      const room = Math.min(LOG_STRING_CHARS, Math.max(0, LOG_TOTAL_CHARS - chars));
+      const kept = value.length <= room ? value : `${room > 0 ? redact(value).slice(0, room) : ''}… [cut: ${value.length} characters]`;
+      chars += Math.min(value.length, room);
+      put(kept);
+    } else if (typeof value === 'bigint') put(String(value));
+    else if (value === null || typeof value !== 'object') put(value); // undefined and functions: left out, as JSON leaves them
+    else if (depth >= LOG_DEPTH) put(`[not logged: ${Array.isArray(value) ? 'a list' : 'an object'} nested deeper than ${LOG_DEPTH} levels]`);
+    else if (Array.isArray(value)) {
+      const out: unknown[] = new Array<unknown>(Math.min(value.length, LOG_ENTRIES)).fill(null);
+      if (value.length > LOG_ENTRIES) out.push(`[not logged: ${value.length - LOG_ENTRIES} more items]`);
+      put(out);
+      for (let i = Math.min(value.length, LOG_ENTRIES) - 1; i >= 0; i--) work.push({ value: value[i] as unknown, depth: depth + 1, put: (v) => (out[i] = v) });
+    } else {
+      // No prototype: a key '__proto__' stays a key.
+      const out = Object.create(null) as Record<string, unknown>;
+      const entries = Object.entries(value);
+      const shown = entries.slice(0, LOG_ENTRIES);
+      for (const [key] of shown) out[logKey(key)] = null; // the keys in their order
+      if (entries.length > LOG_ENTRIES) out['[not logged]'] = `${entries.length - LOG_ENTRIES} more keys`;
+      put(out);
+      for (let i = shown.length - 1; i >= 0; i--) {
+        const [key, v] = shown[i];
+        const name = logKey(key);
+        // A key cut short might no longer name the secret its value is: the value is left out.
+        const under = name === key ? v : '[not logged: the value of a key cut short]';
+        work.push({ value: under, depth: depth + 1, put: (x) => (out[name] = x) });
+      }
+    }
+  }
+  return JSON.stringify(root.value) ?? '{}';
+}
+
+function logKey(key: string): string {
+  return key.length <= LOG_KEY_CHARS ? key : `${redactKey(key).slice(0, LOG_KEY_CHARS)}… [cut: ${key.length} characters]`;
+}
+
 export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promise<RetrieveMemoryOutput> {
   const started = Date.now();
   const requestId = randomUUID();
@@ -229,7 +301,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
       tool: 'retrieve_memory',
       project: ctx.scope.project,
       session_id: sessionId,
-      arguments: JSON.stringify(rawArgs ?? {}),
+      arguments: loggedArguments(rawArgs ?? {}),
       response: JSON.stringify(out),
       status: out.status,
       duration_ms: Date.now() - started,

@@ -162,15 +162,29 @@ export class ObservationRepository extends RecordRepository<Observation> {
       }
     }
 
+    // Within one batch, a dedupe key given again is what it is in a later call: skipped, the
+    // input answered with what the key's first input became (not counted as an occurrence).
+    // Grow keys are settled above.
+    const sameKey = new Map<number, number>();
+    const firstWithKey = new Map<string, number>();
+    for (const i of all) {
+      const key = prepared[i].dedupe;
+      if (!key || results[i] || foldInto.has(i) || lastGrow.has(key)) continue;
+      const first = firstWithKey.get(key);
+      if (first === undefined) firstWithKey.set(key, i);
+      else sameKey.set(i, first);
+    }
+    const open = (i: number): boolean => !results[i] && !sameKey.has(i);
+
     // Near-duplicates (same session, type, files and normalised title, within the window)
     // bump the stored observation instead of adding another.
     const bumps = new Map<number, { row: Row; add: number; facts: string[] }>();
-    const fps = [...new Set(all.filter((i) => !results[i]).map((i) => prepared[i].fp).filter((f): f is string => !!f))];
+    const fps = [...new Set(all.filter(open).map((i) => prepared[i].fp).filter((f): f is string => !!f))];
     if (fps.length > 0) {
       const since = Math.min(...prepared.map((p) => p.obs.created_at_epoch)) - this.duplicateWindowMs;
       const existing = await this.table.rows(`fingerprint IN ${sqlStringList(fps)} AND status = 'active' AND created_at_epoch >= ${sqlInt(since)}`);
       for (const i of all) {
-        if (results[i]) continue;
+        if (!open(i)) continue;
         const p = prepared[i];
         const match = existing.find(
           (r) => r.fingerprint === p.fp && r.memory_session_id === p.obs.memory_session_id && Math.abs(Number(r.created_at_epoch) - p.obs.created_at_epoch) <= this.duplicateWindowMs,
@@ -187,14 +201,14 @@ export class ObservationRepository extends RecordRepository<Observation> {
     // Within one batch, the second of two near-duplicates folds into the first.
     const firstByFp = new Map<string, number>();
     prepared.forEach((p, i) => {
-      if (results[i] || !p.fp) return;
+      if (!open(i) || !p.fp) return;
       const key = `${p.obs.memory_session_id}\u0000${p.fp}`;
       const first = firstByFp.get(key);
       if (first === undefined) firstByFp.set(key, i);
       else foldInto.set(i, first);
     });
 
-    const fresh = all.filter((i) => !results[i] && !foldInto.has(i));
+    const fresh = all.filter((i) => open(i) && !foldInto.has(i));
     const ids = fresh.length > 0 ? await this.ids.allocate(fresh.length) : [];
     const occurrences = new Map<number, number>();
     for (const first of foldInto.values()) occurrences.set(first, (occurrences.get(first) ?? 1) + 1);
@@ -208,6 +222,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
       extras.push({ search_extra: p.extra, dedupe_key: p.dedupe, fingerprint: p.fp, occurrences: occurrences.get(i) ?? 1 });
     });
     for (const [dup, first] of foldInto) results[dup] = results[first];
+    for (const [dup, first] of sameKey) results[dup] = results[first];
 
     await this.write(written, extras);
     await this.replace(replaced);
