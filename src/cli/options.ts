@@ -2,7 +2,7 @@
 // help text need them before any command's implementation is loaded.
 
 import { fileURLToPath } from 'node:url';
-import { defaultStoreUri } from '../core/store/location';
+import { defaultStoreUri, expandHome } from '../core/store/location';
 import { parseObjectLocation } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
@@ -51,10 +51,13 @@ export interface Io {
 export const EMBEDDERS = ['use-lite', 'hashed', 'openai', 'none'] as const;
 
 /**
- * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); other
- * locations as given. A file URI that names no local path is a usage error, not a crash later.
+ * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); a
+ * folder starting with `~` or `~/` in the home folder, as the extension's settings have it (an
+ * agent's config gives --store and the environment with no shell to expand them); other locations
+ * as given. A file URI that names no local path is a usage error, not a crash later.
  */
-function storeLocation(uri: string, from: string): string {
+function storeLocation(given: string, from: string): string {
+  const uri = expandHome(given);
   // LanceDB takes other schemes too (memory:// keeps nothing once the process ends, others fail
   // later with its own words): only the ones the product promises are taken.
   if (!parseObjectLocation(uri) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {

@@ -4,6 +4,7 @@
 import { PassThrough } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngineApi } from '../core/api';
 import { redact } from '../core/capture/redact';
 import type { Scope } from '../core/model/records';
@@ -24,9 +25,10 @@ export interface StdioServerOptions {
 /**
  * stdin's complete lines up to `maxBytes` each, as they come; a longer line is dropped as it
  * streams in (never held whole) and reported once. The SDK's reader closes the whole connection
- * on a line over its 10 MiB buffer; behind this it never sees one.
+ * on a line over its 10 MiB buffer; behind this it never sees one. A line `accept` refuses (it
+ * answered it itself) is not passed on.
  */
-function boundedLines(input: Readable, maxBytes: number, onOversized: () => void): PassThrough {
+function boundedLines(input: Readable, maxBytes: number, onOversized: () => void, accept: (line: Buffer) => boolean): PassThrough {
   const out = new PassThrough();
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -53,7 +55,8 @@ function boundedLines(input: Readable, maxBytes: number, onOversized: () => void
         skipping = false;
         onOversized();
       } else {
-        out.write(pending.length === 1 ? pending[0] : Buffer.concat(pending));
+        const line = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+        if (accept(line)) out.write(line);
         pending = [];
         pendingBytes = 0;
       }
@@ -77,8 +80,35 @@ function parseErrorText(error: Error): string {
   return `the line is not valid JSON${at ? ` (at character ${Number(at[1]) + 1})` : ''}`;
 }
 
-function jsonRpcError(code: number, message: string): string {
-  return `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`;
+function jsonRpcError(code: number, message: string, id: string | number | null = null): string {
+  return `${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`;
+}
+
+const INVALID_REQUEST = 'invalid request: not a JSON-RPC 2.0 message (a request has "jsonrpc": "2.0", a method, an id, and params that are an object)';
+const INVALID_PARAMS = 'invalid params: params must be an object, and its "_meta", if any, an object as MCP defines it (a "progressToken" is a string or an integer)';
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/**
+ * The answer to a valid JSON-RPC 2.0 request (an id that is a string or an integer, a method,
+ * params an object or an array, nothing else) that the SDK would refuse whole for what MCP asks of
+ * its params (params no object, a `_meta` of another shape): its reader reports such a message
+ * with no id, and a client waiting on that id would wait forever. Answered here under its id, with
+ * -32602. Undefined for any other line (valid, not JSON, not a valid JSON-RPC request, a
+ * notification, a response), which the SDK reads (and answers, when it refuses it, with id null).
+ */
+function invalidParamsAnswer(line: Buffer): string | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(line.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !(typeof m.id === 'string' || Number.isSafeInteger(m.id))) return undefined;
+  if (typeof m.params !== 'object' || m.params === null || !Object.keys(m).every((k) => REQUEST_KEYS.has(k))) return undefined;
+  if (JSONRPCMessageSchema.safeParse(message).success) return undefined;
+  return jsonRpcError(-32602, INVALID_PARAMS, m.id as string | number);
 }
 
 /** Serves until stdin closes or the signal is aborted; resolves then. */
@@ -95,10 +125,21 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     }),
   });
   const { stdin, stdout } = process;
-  const lines = boundedLines(stdin, MAX_LINE_BYTES, () => {
-    options.log?.(`mcp: skipped a request line over ${MAX_LINE_BYTES} bytes`);
-    stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${MAX_LINE_BYTES} bytes`));
-  });
+  const lines = boundedLines(
+    stdin,
+    MAX_LINE_BYTES,
+    () => {
+      options.log?.(`mcp: skipped a request line over ${MAX_LINE_BYTES} bytes`);
+      stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${MAX_LINE_BYTES} bytes`));
+    },
+    (line) => {
+      const answer = invalidParamsAnswer(line);
+      if (answer === undefined) return true;
+      options.log?.('mcp: refused a request whose params are not as MCP defines them');
+      stdout.write(answer);
+      return false;
+    },
+  );
   // One line is never over MAX_LINE_BYTES here; the SDK's own limit only has to be above it.
   const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: MAX_LINE_BYTES + 64 * 1024 });
   // A line that is not JSON, or not JSON-RPC: the SDK skips it; the client hears why.
@@ -107,8 +148,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     // The SDK's complaint about a message that is not JSON-RPC is a dump of its schema: the log
     // keeps it (redacted, as the schema's complaints may name a key of the message).
     options.log?.(`mcp: ${parse ? parseErrorText(error) : redact(error.message)}`);
-    const invalid = 'invalid request: not a JSON-RPC 2.0 message (a request has "jsonrpc": "2.0", a method, an id, and params that are an object)';
-    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${parseErrorText(error)}` : invalid));
+    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${parseErrorText(error)}` : INVALID_REQUEST));
   };
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -1,9 +1,8 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
-import { GitImportError, importGitHistory } from '../../core/capture/gitImport';
-import { createReadStream, statSync } from 'node:fs';
+import { importGitHistory } from '../../core/capture/gitImport';
+import { createReadStream } from 'node:fs';
 import * as path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
 import { writePrivateLines } from '../../core/privateFiles';
 import { ImportFileError, MAX_IMPORT_LINE_BYTES } from '../../core/store/portability';
@@ -15,11 +14,9 @@ import type { CommandImpl } from '../command';
 import { UsageError } from '../options';
 import type { Io } from '../options';
 import { openEngine, resolveScope, writeJson } from '../context';
+import { checkInputFile, checkInputFolder, gitInputError } from '../inputs';
 import { boundedLines, LineTooLongError } from '../lines';
 import { writeOut } from '../output';
-
-/** What git import refuses about the folder or revision given: bad input (exit 2), not a failure. */
-const BAD_REPOSITORY = /^(Repository folder not found|Not a git repository|Revision not found)\b/;
 
 function progressBar(io: Io, label: string): (done: number, total: number) => void {
   const tty = Boolean((io.stderr as NodeJS.WriteStream).isTTY);
@@ -43,7 +40,7 @@ export const importGitCommand: CommandImpl = {
   name: 'import-git',
   async run({ options, values, positionals, io, signal }) {
     const repo = path.resolve(positionals[0] ?? options.cwd);
-    if (!statSync(repo, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`'${repo}' is not a folder: give the path of a git repository`);
+    checkInputFolder(repo, 'give the path of a git repository');
     const scope = await resolveScope(options, repo);
     const engine = await openEngine(options, io, true);
     const started = Date.now();
@@ -62,13 +59,29 @@ export const importGitCommand: CommandImpl = {
       else io.stdout.write(`Imported ${result.imported} commit(s) into '${scope.project}' (${result.skipped} already there, ${result.sessions} session(s)) in ${report.seconds} s.\n`);
       return 0;
     } catch (error) {
-      if (error instanceof GitImportError && BAD_REPOSITORY.test(error.message)) throw new UsageError(error.message);
-      throw error;
+      throw gitInputError(error);
     } finally {
       await engine.close();
     }
   },
 };
+
+/**
+ * The longest stdin line `observe` reads: more than the largest observation its input rules take
+ * (some 1.3 million characters, each at most 12 bytes in JSON), as an import line is. A longer
+ * line (a hook piping a binary) is refused as it streams in, never held whole.
+ */
+const MAX_OBSERVE_LINE_BYTES = 16 * 1024 * 1024;
+
+/** stdin's lines for `observe`, each at most MAX_OBSERVE_LINE_BYTES: a longer one is a usage error naming its line. */
+async function* observeLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
+  try {
+    yield* boundedLines(input, MAX_OBSERVE_LINE_BYTES);
+  } catch (error) {
+    if (error instanceof LineTooLongError) throw new UsageError(`nothing stored: line ${error.lineNo} is longer than ${MAX_OBSERVE_LINE_BYTES / 1024 / 1024} MiB, more than any observation holds (give one JSON object per line)`);
+    throw error;
+  }
+}
 
 export const observeCommand: CommandImpl = {
   name: 'observe',
@@ -77,7 +90,7 @@ export const observeCommand: CommandImpl = {
     const problems: string[] = [];
     let lineNo = 0;
     if ((io.stdin as NodeJS.ReadStream).isTTY) io.stderr.write('Reading observations as JSON lines from stdin; end with Ctrl+D.\n');
-    for await (const read of createInterface({ input: io.stdin, crlfDelay: Infinity })) {
+    for await (const read of observeLines(io.stdin)) {
       lineNo++;
       // A file saved by some Windows editors starts with a BOM, which JSON.parse refuses.
       const line = lineNo === 1 ? read.replace(/^\uFEFF/, '') : read;
@@ -167,20 +180,8 @@ export const importCommand: CommandImpl = {
   name: 'import',
   async run({ options, positionals, io }) {
     const file = positionals[0] ?? '-';
-    if (file !== '-') {
-      // Checked before the store opens: a wrong path is a usage error, not a crash mid-import.
-      let isFile = false;
-      try {
-        isFile = statSync(file).isFile();
-      } catch (error) {
-        io.stderr.write(`error: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
-        return 2;
-      }
-      if (!isFile) {
-        io.stderr.write(`error: ${file} is not a file (give a JSON Lines file, or - for stdin)\n`);
-        return 2;
-      }
-    }
+    // Checked before the store opens: a wrong path is a usage error, not a crash mid-import.
+    if (file !== '-') checkInputFile(file, 'give a JSON Lines file, or - for stdin');
     const project = options.project;
     const engine = await openEngine(options, io, true);
     try {

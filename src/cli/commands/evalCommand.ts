@@ -1,12 +1,41 @@
 // `eval`: retrieval quality on a repository's history and a question file, through the real tools.
 
-import { writeFileSync } from 'node:fs';
+import { createReadStream, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { formatReport } from '../../core/eval/format';
 import { EVAL_TOOLS } from '../../core/eval/evalTools';
 import type { EvalTool } from '../../core/eval/evalTools';
+import { parseQuestions } from '../../core/eval/queries';
+import type { EvalQuestion } from '../../core/eval/queries';
 import { runEval } from '../../core/eval/runEval';
 import type { CommandImpl } from '../command';
 import { writeJson } from '../context';
+import { checkInputFile, checkInputFolder, gitInputError } from '../inputs';
+import { boundedLines, LineTooLongError } from '../lines';
+import { UsageError } from '../options';
+
+/** The longest question line read: a question, its gold commits and files take far less. */
+const MAX_QUESTION_LINE_BYTES = 1024 * 1024;
+
+/**
+ * The question file, read as import reads its file (each line bounded as it streams in): a path
+ * that names no readable file, a line too long or a question that is not one is bad input (exit 2).
+ */
+async function readQuestions(file: string): Promise<EvalQuestion[]> {
+  checkInputFile(file, 'give a JSON Lines question file');
+  const lines: string[] = [];
+  try {
+    for await (const line of boundedLines(createReadStream(file), MAX_QUESTION_LINE_BYTES)) lines.push(line);
+  } catch (error) {
+    if (error instanceof LineTooLongError) throw new UsageError(`${file}:${error.lineNo}: the line is longer than ${MAX_QUESTION_LINE_BYTES / 1024 / 1024} MiB; each line must be one question object.`);
+    throw error;
+  }
+  try {
+    return parseQuestions(lines.join('\n'), file);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
 
 export const evalCommand: CommandImpl = {
   name: 'eval',
@@ -26,9 +55,12 @@ export const evalCommand: CommandImpl = {
       io.stderr.write('error: --k must be an integer from 1 to 50\n');
       return 2;
     }
+    // Checked before the history is imported: a wrong path is bad input, found in seconds.
+    checkInputFolder(path.resolve(String(values.repo)), 'give the path of a git repository');
+    const queries = await readQuestions(String(values.queries));
     const report = await runEval({
       repo: String(values.repo),
-      queries: String(values.queries),
+      queries,
       rev: values.rev as string | undefined,
       embedder: options.embedding ?? 'none',
       reranker: options.reranker,
@@ -36,6 +68,8 @@ export const evalCommand: CommandImpl = {
       k,
       includeMerges: Boolean(values.merges),
       log: (m) => io.stderr.write(`${m}\n`),
+    }).catch((error: unknown) => {
+      throw gitInputError(error);
     });
     if (values.out) writeFileSync(String(values.out), `${JSON.stringify(report, null, 2)}\n`);
     if (options.json) writeJson(io, report);

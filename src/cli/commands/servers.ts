@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writePrivateFile } from '../../core/privateFiles';
 import { isLocalUri, localPath } from '../../core/store/location';
+import { processStarted, processState } from '../../core/store/processRef';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
 import { UsageError, portOption } from '../options';
@@ -19,8 +20,20 @@ export function serverInfoPath(storeUri: string): string {
 
 interface ServerInfo {
   pid?: number;
+  /**
+   * When the server's process started, as processRef records it (Linux: `<boot id>/<ticks>`):
+   * with it, a pid that a crashed server left and an unrelated process got since is told from
+   * the server's. Absent in a file of an older build, or where it cannot be read.
+   */
+  process_started?: string;
   project?: string;
   token?: string;
+}
+
+/** This process as a token file names it: its pid, and when it started where that can be read. */
+function thisServer(): { pid: number; process_started?: string } {
+  const started = processStarted(process.pid);
+  return { pid: process.pid, ...(started ? { process_started: started } : {}) };
 }
 
 function readServerInfo(file: string): ServerInfo | null {
@@ -31,10 +44,17 @@ function readServerInfo(file: string): ServerInfo | null {
   }
 }
 
-/** The server a token file names, if its process still runs (a file a crash left is taken over). */
+/**
+ * The server a token file names, if its process still runs (a file a crash left is taken over).
+ * A file that says when its process started names that process only: its pid, now another's (a
+ * crash, a reboot, pids handed out again), is no server's. A file without it (of an older build)
+ * is judged by its pid alone.
+ */
 function runningServerIn(file: string): ServerInfo | null {
   const info = readServerInfo(file);
   if (!info || !Number.isInteger(info.pid) || info.pid === process.pid) return null;
+  // The file is in the store's folder, or in this user's home: its server ran on this host.
+  if (typeof info.process_started === 'string') return processState({ pid: info.pid!, host: os.hostname(), started: info.process_started }) === 'running' ? info : null;
   try {
     process.kill(info.pid!, 0);
     return info;
@@ -59,7 +79,7 @@ function claimServerInfo(file: string, project: string): void {
     new UsageError(`${file} names another running server (pid ${other.pid}, project '${other.project}'); give this one a file of its own with --token-file`);
   for (let attempt = 0; attempt < 5; attempt++) {
     const tmp = `${file}.${process.pid}.claim`;
-    writePrivateFile(tmp, `${JSON.stringify({ project, pid: process.pid, starting: true })}\n`);
+    writePrivateFile(tmp, `${JSON.stringify({ project, ...thisServer(), starting: true })}\n`);
     try {
       linkSync(tmp, file);
       return;
@@ -123,7 +143,7 @@ export const serveCommand: CommandImpl = {
       if (readServerInfo(infoPath)?.pid === process.pid) rmSync(infoPath, { force: true });
       throw error;
     }
-    const info = { url: server.url, base_url: server.baseUrl, token: server.token, project: scope.project, store: options.store, pid: process.pid, started_at: new Date().toISOString() };
+    const info = { url: server.url, base_url: server.baseUrl, token: server.token, project: scope.project, store: options.store, ...thisServer(), started_at: new Date().toISOString() };
     writePrivateFile(infoPath, `${JSON.stringify(info, null, 2)}\n`);
     if (options.json) {
       io.stdout.write(`${JSON.stringify({ url: server.url, base_url: server.baseUrl, port: server.port, project: scope.project, token_file: infoPath })}\n`);

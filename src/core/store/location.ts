@@ -13,16 +13,21 @@ export type PathApi = Pick<typeof path, 'join' | 'resolve'>;
 
 export function defaultStoreUri(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir(), paths: PathApi = path): string {
   const fromEnv = env.CODE_MEMORY_STORE?.trim();
-  if (fromEnv) return fromEnv;
+  if (fromEnv) return expandHome(fromEnv, home);
   return paths.join(home, '.code-memory', 'store');
 }
 
-/** True for a local folder (a path or file:// URI), false for s3://, gs://, az://, db:// etc. */
-/** A location as a user writes it in a setting: a leading ~ is the home folder. */
-export function expandHome(location: string, home: string = process.env.HOME ?? process.env.USERPROFILE ?? '~'): string {
-  return location.replace(/^~(?=$|[\\/])/, home);
+/**
+ * A location as a user writes it in a setting, an argument or the environment: a leading `~`
+ * (alone, or before a slash or a backslash) is the home folder, the one the default store is in.
+ * An agent's config passes `--store ~/x` or CODE_MEMORY_STORE=~/x with no shell to expand it, and
+ * a folder named `~` in the current folder is never what was meant. `~user` and a later `~` stay.
+ */
+export function expandHome(location: string, home: string = os.homedir()): string {
+  return /^~(?=$|[\\/])/.test(location) ? `${home}${location.slice(1)}` : location;
 }
 
+/** True for a local folder (a path or file:// URI), false for s3://, gs://, az://, db:// etc. */
 export function isLocalUri(uri: string): boolean {
   if (/^file:\/\//i.test(uri)) return true;
   // A Windows drive path (C:\x, C:/x) is a local folder, not a URI with scheme "c".
