@@ -142,6 +142,27 @@ describe('the stdio server fed bad lines', function () {
     assert.deepEqual(wrong, []);
   });
 
+  it('answers a valid JSON-RPC request whose params MCP refuses (a _meta of another shape, params an array) under its own id (-32602), and goes on', async () => {
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['tools/call with an object progressToken', { jsonrpc: '2.0', id: 50, method: 'tools/call', params: { name: 'recall', arguments: { text: 'x' }, _meta: { progressToken: { x: 1 } } } }],
+      ['tools/list with _meta an array', { jsonrpc: '2.0', id: 'list-53', method: 'tools/list', params: { _meta: [] } }],
+      ['tools/list with params an array', { jsonrpc: '2.0', id: 54, method: 'tools/list', params: [] }],
+      ['tools/call with _meta a string', { jsonrpc: '2.0', id: 55, method: 'tools/call', params: { name: 'recall', arguments: { text: 'x' }, _meta: 'x' } }],
+    ];
+    const wrong: string[] = [];
+    for (const [label, request] of cases) {
+      c.write(`${JSON.stringify(request)}\n`);
+      const answer = (await c.waitForId(request.id, 20_000)) as { error?: { code: number; message: string } } | undefined;
+      if (!answer) wrong.push(`${label}: no answer under id ${JSON.stringify(request.id)}`);
+      else if (answer.error?.code !== -32602 || /\n/.test(answer.error.message)) wrong.push(`${label}: ${JSON.stringify(answer).slice(0, 300)}`);
+    }
+    assert.deepEqual(wrong, [], c.lines.join('\n').slice(-3000));
+    // Each answered once, and a valid request with a _meta of MCP's shape is still served.
+    for (const [, request] of cases) assert.equal(c.lines.filter((l) => l.includes(`"id":${JSON.stringify(request.id)},`)).length, 1);
+    c.write(`${JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: { _meta: { progressToken: 'p1' } } })}\n`);
+    assert.ok(((await c.waitForId(99, 20_000)) as { result?: { tools?: unknown[] } } | undefined)?.result?.tools?.length, c.stderr());
+  });
+
   it('writes only JSON-RPC lines to stdout', () => {
     const bad = c.lines.filter((l) => {
       try {
