@@ -13,7 +13,7 @@ import { DOCUMENT_TYPE, MAX_FIELD_CHARS } from '../model/records';
 import type { Scope } from '../model/records';
 import { GitImportError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, isObjectId, runGit } from './git';
 import type { FormatSeparators } from './git';
-import { redact } from './redact';
+import { clipRedacted, redact } from './redact';
 import { diffSearchText, parseUnifiedDiff, touchedNames } from '../retrieve/diffText';
 import { SymbolDocs, documentObservation, readProjectDocuments } from './projectDocs';
 import type { ProjectDocument } from './projectDocs';
@@ -117,7 +117,7 @@ export async function pullRequestTexts(repoPath: string, rev: string): Promise<M
     if (ps.length !== 2 || !ps.every(isObjectId) || !hasOwnMessage(subject, body)) continue;
     const merged = (await runGit(repoPath, ['rev-list', '--no-merges', '--end-of-options', `${ps[0]}..${ps[1]}`])).split('\n').filter(Boolean);
     if (merged.length === 0 || merged.length > MAX_PULL_REQUEST_COMMITS) continue;
-    const text = msg.slice(0, MAX_PULL_REQUEST_TEXT);
+    const text = clipRedacted(msg, MAX_PULL_REQUEST_TEXT);
     for (const c of merged) if (!out.has(c)) out.set(c, text);
   }
   return out;
@@ -134,19 +134,30 @@ async function isInformativeMerge(repoPath: string, c: GitCommit): Promise<boole
   }
 }
 
-function parseRecord(record: string, sep: FormatSeparators): GitCommit | null {
+/**
+ * Text of a message read past the cut at MAX_FIELD_CHARS, so that a secret the cut falls inside is
+ * still seen whole by redaction (a private key is a few kilobytes); what lies further is never kept.
+ */
+const MESSAGE_READ_PAST_CUT = 64 * 1024;
+
+/**
+ * One record of `git log` output. `secretManifests`: the paths known to be Kubernetes Secrets,
+ * kept up to date across the records of one history read oldest first (see parseUnifiedDiff).
+ */
+function parseRecord(record: string, sep: FormatSeparators, secretManifests?: Set<string>): GitCommit | null {
   const headerEnd = record.indexOf(sep.endOfHeader);
   if (headerEnd < 0) return null;
   const [sha, parents, authorName, authorEmail, committedAt, message] = record.slice(0, headerEnd).split(sep.field);
   const parentShas = (parents ?? '').split(' ').filter(Boolean);
   if (!isObjectId(sha) || !parentShas.every(isObjectId)) return null;
   // Redacted whole before it is cut into subject and body: a secret may span the two.
-  // Cut where an import of an export would refuse it (a message of a megabyte is no message).
-  const msg = redact((message ?? '').replace(/\r/g, '').trim().slice(0, MAX_FIELD_CHARS));
+  // Cut where an import of an export would refuse it (a message of a megabyte is no message),
+  // after it is redacted: a secret the cut falls inside would no longer look like one.
+  const msg = clipRedacted(redact((message ?? '').replace(/\r/g, '').trim().slice(0, MAX_FIELD_CHARS + MESSAGE_READ_PAST_CUT)), MAX_FIELD_CHARS).trim();
   const nl = msg.indexOf('\n');
   const subject = (nl < 0 ? msg : msg.slice(0, nl)).trim();
   const body = nl < 0 ? '' : msg.slice(nl + 1).trim();
-  const diffs = parseUnifiedDiff(record.slice(headerEnd + sep.endOfHeader.length));
+  const diffs = parseUnifiedDiff(record.slice(headerEnd + sep.endOfHeader.length), secretManifests);
   return {
     sha,
     parents: parentShas,
@@ -190,8 +201,12 @@ export async function* readGitCommits(
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  // Kubernetes Secrets seen so far: the output is oldest first and without renames, so a file's
+  // first diff holds its kind line, and its later ones (a rotated value) are redacted as a Secret's.
+  // Costs a set of paths and a look at the diff's lines that say Secret; no git call.
+  const secretManifests = new Set<string>();
   const commitIn = (record: string): GitCommit | null => {
-    const c = parseRecord(record, sep);
+    const c = parseRecord(record, sep, secretManifests);
     return c && reachable.has(c.sha) ? c : null;
   };
   const R = sep.record;

@@ -288,3 +288,21 @@ export function isSecretPath(file: string): boolean {
   if (/^(?:[._]netrc|\.pgpass|\.git-credentials)$/i.test(base)) return true;
   return parts.slice(0, -1).some((p) => /^\.?secrets?$/i.test(p));
 }
+
+/**
+ * Redacted text cut to at most `max` characters, `ellipsis` included, never inside a [REDACTED]
+ * marker (the cut then falls before it). The text is redacted whole first (see redactClipped): a
+ * secret cut first (27 of a token's 36 characters) no longer looks like one to the rules.
+ */
+export function clipRedacted(text: string, max: number, ellipsis = ''): string {
+  if (text.length <= max) return text;
+  let cut = Math.max(0, max - ellipsis.length);
+  const marker = text.lastIndexOf(REDACTED, cut - 1);
+  if (marker >= 0 && marker + REDACTED.length > cut) cut = marker;
+  return `${text.slice(0, cut)}${ellipsis}`;
+}
+
+/** `text` redacted whole, then cut (see clipRedacted). */
+export function redactClipped(text: string, max: number, ellipsis = ''): string {
+  return clipRedacted(redact(text), max, ellipsis);
+}

@@ -1,6 +1,10 @@
 // The first failing test in a test run's output: its name and the first line of its message.
 // Knows the report formats of mocha, node:test (spec and TAP), jest and vitest, pytest, go test
 // and cargo test. Reads only the bounded tail the capture keeps; returns null when it sees none.
+// Names and messages are redacted before they are cut (a token the cut fell inside would no longer
+// look like one), and again where the observation is prepared.
+
+import { redactClipped } from './redact';
 
 export interface TestFailure {
   name: string;
@@ -12,9 +16,9 @@ export interface TestFailure {
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007]*\u0007/g;
 const MAX = 300;
 
+/** Trimmed, redacted whole, then cut to MAX characters (never inside a [REDACTED] marker). */
 function clip(s: string): string {
-  const t = s.trim();
-  return t.length > MAX ? `${t.slice(0, MAX - 1)}…` : t;
+  return redactClipped(s.trim(), MAX, '…');
 }
 
 /** The first non-blank line at or after `from` that reads like an error message. */

@@ -4,7 +4,7 @@
 // and so are files whose path marks them as secret (.env, keys). Every line is redacted whole
 // before it is cut or split into words: a secret alone, or a piece of one, looks like any word.
 
-import { REDACTED, isSecretPath, redact, redactEachLine } from '../capture/redact';
+import { REDACTED, clipRedacted, isSecretPath, redactEachLine } from '../capture/redact';
 
 export interface FileDiff {
   path: string;
@@ -43,10 +43,31 @@ export function isSkippedFile(path: string): boolean {
 }
 
 /**
+ * A line that cannot be a section's header, as a hunk's header (the nearest line above that starts
+ * with a letter) may be: one of base64 characters only, no space (a private key's or a
+ * certificate's body line, its short last line): 16 or more of them, or fewer with padding ('=')
+ * or with digits and both cases (Zq9Tail7==). Code's one-word lines (else, end, BEGIN) are not.
+ */
+export function isBase64Line(line: string): boolean {
+  const t = line.trim();
+  return /^[A-Za-z0-9+/]{16,}={0,2}$/.test(t) || /^[A-Za-z0-9+/]{2,}={1,2}$/.test(t) || /^(?=[^\d]*\d)(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])[A-Za-z0-9+/]{8,}$/.test(t);
+}
+
+/** A Kubernetes manifest's kind line for a Secret (kind: Secret, "kind": "Secret",). */
+const SECRET_KIND = /^[ \t]*[-{]?[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?Secret["']?[ \t]*(?:[,}#]|$)/;
+
+/**
  * Parses `git log -p` / `git diff` output (unified format) into per-file changes, every line
  * redacted and then cut. A file with a secret path keeps its path and none of its lines.
+ *
+ * `secretManifests`, where given, holds the paths of the files known to be Kubernetes Secrets
+ * (kind: Secret) and is kept up to date: a file whose diff shows that line is added to it. A
+ * Secret's data is redacted only in text that says the manifest is one, and a diff of a rotated
+ * value with git's context shows its data lines alone: a caller that reads a history oldest first
+ * (as git import does, and without renames, so a file's first diff is all of it) passes the same
+ * set for every commit, and a later change of a Secret's data is redacted as the Secret's.
  */
-export function parseUnifiedDiff(diff: string): FileDiff[] {
+export function parseUnifiedDiff(diff: string, secretManifests?: Set<string>): FileDiff[] {
   const files: FileDiff[] = [];
   // Each file's lines in the diff's order, a hunk's start as '@', for redactedSides.
   const order = new Map<FileDiff, DiffLine[]>();
@@ -73,23 +94,24 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
     }
     if (isSecretPath(cur.path)) continue;
     if (line.startsWith('@@')) {
-      const ctx = /^@@[^@]*@@\s?(.*)$/.exec(line)?.[1]?.trim();
-      if (ctx) cur.hunkContexts.push(redact(ctx).slice(0, MAX_LINE_CHARS));
-      order.get(cur)!.push({ kind: '@', text: '' });
+      // The header (the nearest line above the hunk that starts with a letter) is redacted with
+      // the hunk's lines below it (redactedSides).
+      order.get(cur)!.push({ kind: '@', text: /^@@[^@]*@@\s?(.*)$/.exec(line)?.[1]?.trim() ?? '' });
       continue;
     }
-    if (lines >= MAX_LINES_PER_FILE) continue;
     const kind = line[0];
+    if (secretManifests && (kind === '+' || kind === '-' || kind === ' ') && line.includes('Secret') && SECRET_KIND.test(line.slice(1))) secretManifests.add(cur.path);
+    if (lines >= MAX_LINES_PER_FILE) continue;
     if (kind === '+' || kind === '-' || kind === ' ') {
       lines++;
       order.get(cur)!.push({ kind, text: line.slice(1) });
     }
   }
-  return files.filter((f) => f.path !== '').map((f) => ({ ...f, ...redactedSides(order.get(f)!) }));
+  return files.filter((f) => f.path !== '').map((f) => ({ ...f, ...redactedSides(order.get(f)!, secretManifests?.has(f.path) ?? false) }));
 }
 
 interface DiffLine {
-  /** '+' added, '-' removed, ' ' unchanged, '@' the start of a hunk. */
+  /** '+' added, '-' removed, ' ' unchanged, '@' the start of a hunk (its header as text, or ''). */
   kind: '+' | '-' | ' ' | '@';
   text: string;
 }
@@ -101,17 +123,39 @@ interface DiffLine {
  * unchanged line above, which redaction of the changed lines alone never saw. Hunks stay apart (a
  * blank line between them), and a line is redacted whole before it is cut (a secret cut at the
  * line's limit would no longer look like one).
+ *
+ * Each hunk's header (a line of the file above the hunk) is read just above the hunk's lines: it
+ * is often what makes them secret (variable "db_password" { above a changed default, data: above
+ * a Secret's values), and it may itself be a line of a secret (a private key's last body line,
+ * the nearest line above that starts with a letter), which is then no header. A header is kept
+ * only where both sides redact it alike, and never a line of base64 alone. A file known to be a
+ * Kubernetes Secret (`secretManifest`) is read with its kind line above its lines, which is what
+ * the rule for a Secret's data looks for.
  */
-function redactedSides(lines: DiffLine[]): Pick<FileDiff, 'added' | 'removed' | 'context'> {
-  const side = (left: DiffLine['kind']): DiffLine[] => {
+function redactedSides(lines: DiffLine[], secretManifest: boolean): Pick<FileDiff, 'added' | 'removed' | 'context' | 'hunkContexts'> {
+  const side = (left: DiffLine['kind']): { kept: DiffLine[]; redacted: (string | null)[] } => {
     const kept = lines.filter((l) => l.kind !== left);
-    const redacted = redactEachLine(kept.map((l) => l.text));
-    // A line a private key's [REDACTED] took is left out.
-    return kept.flatMap((l, i) => (redacted[i] === null ? [] : [{ kind: l.kind, text: redacted[i].slice(0, MAX_LINE_CHARS) }]));
+    const texts: string[] = secretManifest ? ['kind: Secret'] : [];
+    const at: number[] = [];
+    for (const l of kept) {
+      // A blank line where a hunk starts, then its header.
+      if (l.kind === '@') texts.push('');
+      at.push(texts.length);
+      texts.push(l.text);
+    }
+    const all = redactEachLine(texts);
+    return { kept, redacted: at.map((k) => all[k]) };
   };
-  const of = (ls: DiffLine[], kind: DiffLine['kind']): string[] => ls.filter((l) => l.kind === kind).map((l) => l.text);
   const after = side('-');
-  return { added: of(after, '+'), context: of(after, ' '), removed: of(side('+'), '-') };
+  const before = side('+');
+  const cut = (text: string | null): string | null => (text === null ? null : clipRedacted(text, MAX_LINE_CHARS));
+  const of = (s: { kept: DiffLine[]; redacted: (string | null)[] }, kind: DiffLine['kind']): string[] =>
+    // A line a private key's [REDACTED] took is left out.
+    s.kept.flatMap((l, i) => (l.kind === kind && s.redacted[i] !== null ? [cut(s.redacted[i])!] : []));
+  const headers = (s: { kept: DiffLine[]; redacted: (string | null)[] }): (string | null)[] => s.kept.flatMap((l, i) => (l.kind === '@' ? [s.redacted[i]] : []));
+  const afterHeaders = headers(after);
+  const hunkContexts = headers(before).flatMap((h, i) => (h && h === afterHeaders[i] && !isBase64Line(h) ? [cut(h.trim())!] : []));
+  return { added: of(after, '+'), context: of(after, ' '), removed: of(before, '-'), hunkContexts };
 }
 
 const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };

@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
 import { MAX_EDIT_FILE_CHARS } from '../../core/capture/editDiff';
+import { redact } from '../../core/capture/redact';
+import { clipRedacted } from '../../core/capture/redact';
 import type { CaptureRecorder } from './recorder';
 
 /** Focus shorter than this is a flick through editors, not reading. */
@@ -10,6 +12,10 @@ const MIN_READ_MS = 1000;
 const MAX_LINES = 500;
 /** Bound on the problems remembered per file. */
 const MAX_PROBLEMS = 20;
+/** Bound on a problem's message. */
+const MAX_PROBLEM_CHARS = 200;
+/** A problem's message read for redaction: past the cut, so that a secret the cut falls inside is seen whole; bounded, as this runs in an editor's change handler. */
+const MAX_PROBLEM_READ = 4096;
 
 /**
  * A file's work in the current session: its text when the session first touched it (read from
@@ -37,12 +43,15 @@ interface FileWork {
   session?: string;
 }
 
-/** Errors and warnings on a document, as short text with their line. */
+/**
+ * Errors and warnings on a document, as short text with their line: each message redacted (its
+ * first MAX_PROBLEM_READ characters, a secret may span its lines), then its first line cut.
+ */
 export function problemsOf(uri: vscode.Uri): string[] {
   const out: string[] = [];
   for (const d of vscode.languages.getDiagnostics(uri)) {
     if (d.severity > vscode.DiagnosticSeverity.Warning) continue;
-    out.push(`${d.message.split('\n')[0].slice(0, 200)} (line ${d.range.start.line + 1})`);
+    out.push(`${clipRedacted(redact(d.message.slice(0, MAX_PROBLEM_READ)).split('\n')[0], MAX_PROBLEM_CHARS)} (line ${d.range.start.line + 1})`);
     if (out.length >= MAX_PROBLEMS) break;
   }
   return out;

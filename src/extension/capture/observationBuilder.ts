@@ -4,7 +4,9 @@
 
 import type { ObservationInput } from '../../core/api';
 import type { EditContent } from '../../core/capture/editDiff';
+import { REDACTED, redact } from '../../core/capture/redact';
 import { firstFailingTest } from '../../core/capture/testOutput';
+import { clipRedacted } from '../../core/capture/redact';
 import type { CaptureEvent, EditEvent, FileEvent } from './events';
 
 export interface CommitDetails {
@@ -62,6 +64,23 @@ export function editKey(e: EditEvent): string {
 
 /** Above this many file events of one kind in a batch, they become one grouped observation. */
 const GROUP_ABOVE = 5;
+/** Bound on a terminal command kept as the narrative, and on its first line as the title. */
+const MAX_COMMAND_CHARS = 300;
+const MAX_TITLE_COMMAND_CHARS = 80;
+/** Text read past a cut, so that a secret the cut falls inside is seen whole (a private key is a few kilobytes). */
+const READ_PAST_CUT = 64 * 1024;
+
+/**
+ * A commit's subject and body as git import keeps them: the message redacted whole, then split at
+ * its first line. Redacted apart, a private key opened in the subject would leave its body lines
+ * (the key's) in the body, which alone no rule takes for a key's.
+ */
+function redactedMessage(d: CommitDetails | undefined): CommitDetails | undefined {
+  if (!d || (!d.subject && !d.body)) return d;
+  const msg = redact(d.body ? `${d.subject}\n\n${d.body}` : d.subject);
+  const nl = msg.indexOf('\n');
+  return { ...d, subject: (nl < 0 ? msg : msg.slice(0, nl)).trim(), body: nl < 0 ? '' : msg.slice(nl + 1).trim() };
+}
 
 export function buildObservations(events: readonly CaptureEvent[], enrich: Enrichment): Map<string, ObservationInput[]> {
   const byFolder = new Map<string, CaptureEvent[]>();
@@ -140,7 +159,7 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
         });
         break;
       case 'commit': {
-        const d = enrich.commits.get(e.sha);
+        const d = redactedMessage(enrich.commits.get(e.sha));
         // `commit --amend` replaces HEAD by one commit on the same parent: still a commit made.
         const amended = d?.moved?.ahead === 1 && d.moved.behind === 1;
         if (d?.moved && !amended) {
@@ -190,16 +209,20 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
       }
       case 'terminal': {
         const outcome = e.exitCode === null ? 'ran' : e.exitCode === 0 ? 'succeeded' : `failed (exit ${e.exitCode})`;
-        const command = e.command.length > 300 ? `${e.command.slice(0, 300)}…` : e.command;
+        // Redacted whole, then cut (here and for the title): a token the cut fell inside would no
+        // longer look like one. A private key that takes the command's lines leaves its first.
+        // Redaction reads a bounded way past the cut: what lies further is never kept.
+        const redacted = redact(e.command.slice(0, MAX_COMMAND_CHARS + READ_PAST_CUT));
+        const command = clipRedacted(redacted, MAX_COMMAND_CHARS + 1, '…');
         const isTest = looksLikeTest(command);
         const failure = e.exitCode ? firstFailingTest(e.output) : null;
         inputs.push({
           type: 'terminal',
-          title: `\`${firstLine(command)}\` ${outcome}`,
+          title: `\`${firstLine(redacted)}\` ${outcome}`,
           subtitle: failure ? `first failing test: ${failure.name}` : (e.cwd ?? undefined),
           narrative: failure ? `${command}\n${failureText(failure)}` : command,
           concepts: isTest ? ['test'] : undefined,
-          facts: [`${isTest ? 'tests' : 'command'} \`${firstLine(command)}\` ${outcome}`, ...(failure ? [failureFact(failure)] : [])],
+          facts: [`${isTest ? 'tests' : 'command'} \`${firstLine(redacted)}\` ${outcome}`, ...(failure ? [failureFact(failure)] : [])],
           created_at_epoch: e.at,
         });
         break;
@@ -282,8 +305,9 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
   if (after) {
     const before = new Set(last.problemsBefore);
     const now = new Set(after);
-    for (const p of after.filter((x) => !before.has(x)).slice(0, 5)) facts.push(`problem introduced in ${path}: ${p}`);
-    for (const p of last.problemsBefore.filter((x) => !now.has(x)).slice(0, 5)) facts.push(`problem cleared in ${path}: ${p}`);
+    const secrets = content?.secrets ?? [];
+    for (const p of after.filter((x) => !before.has(x)).slice(0, 5)) facts.push(`problem introduced in ${path}: ${redactProblem(p, secrets)}`);
+    for (const p of last.problemsBefore.filter((x) => !now.has(x)).slice(0, 5)) facts.push(`problem cleared in ${path}: ${redactProblem(p, secrets)}`);
   }
   const saved = last.saved || (last.saves > 0 && list.some((e) => e.saved));
   return {
@@ -298,6 +322,57 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
     grow_key: `edit:${key}`,
     created_at_epoch: last.at,
   };
+}
+
+/** The least length of a piece of a secret that a problem's message loses (a message cut at its limit ends in one). */
+const MIN_SECRET_PIECE = 8;
+
+/**
+ * A linter's words for having found a secret (eslint-plugin-no-secrets: Found a string with
+ * entropy 4.9 : "..."; a hard-coded password, a possible API key): what such a message quotes is
+ * the secret, whether or not the edit's lines showed it as one.
+ */
+const SECRET_FINDING = /\bentropy\b|\b(?:hard-?coded|possible|potential|detected|found|exposed|leaked)\b[^"'`]{0,40}?\b(?:secrets?|passwords?|credentials?|api[ _-]?keys?|tokens?|private keys?)\b/i;
+
+/**
+ * A problem's message (an edit's fact) with the edit's secrets taken out. A linter that finds a
+ * secret quotes it, and the quote alone has nothing that tells a rule it is one; the edited lines
+ * do: `secrets` is what redaction took out of them (EditContent.secrets). Each of them in the
+ * message, and each run of MIN_SECRET_PIECE or more characters of one (a message cut inside it),
+ * becomes [REDACTED]; so does a quote of MIN_SECRET_PIECE or more characters in a message that says
+ * it found a secret (SECRET_FINDING). The message is redacted by the rules too (prepare.ts).
+ */
+export function redactProblem(message: string, secrets: readonly string[]): string {
+  const spans: [number, number][] = [];
+  for (const secret of secrets) {
+    if (secret.length < MIN_SECRET_PIECE) {
+      // A short secret only as a word of its own: four characters may be part of any word.
+      if (secret.trim().length < 4) continue;
+      const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      for (const m of message.matchAll(new RegExp(`(?<![A-Za-z0-9_])${escaped}(?![A-Za-z0-9_])`, 'g'))) spans.push([m.index, m.index + secret.length]);
+      continue;
+    }
+    for (let i = 0; i + MIN_SECRET_PIECE <= message.length; i++) {
+      if (!secret.includes(message.slice(i, i + MIN_SECRET_PIECE))) continue;
+      let end = i + MIN_SECRET_PIECE;
+      while (end < message.length && secret.includes(message.slice(i, end + 1))) end++;
+      spans.push([i, end]);
+      i = end - 1;
+    }
+  }
+  if (SECRET_FINDING.test(message)) {
+    for (const m of message.matchAll(/(["'`])([^"'`\n]{8,}?)\1/g)) spans.push([m.index + 1, m.index + 1 + m[2].length]);
+  }
+  if (spans.length === 0) return message;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    if (end <= at) continue;
+    out += `${message.slice(at, Math.max(at, start))}${start >= at ? REDACTED : ''}`;
+    at = end;
+  }
+  return out + message.slice(at);
 }
 
 /** A file open in an editor changed on disk (a formatter, a checkout): what changed, where the text before is known. */
@@ -389,9 +464,9 @@ function commonFolder(paths: string[]): string | undefined {
   return n > 0 ? `in ${first.slice(0, n).join('/')}/` : undefined;
 }
 
+/** The first line of text already redacted, cut (never inside a [REDACTED] marker). */
 function firstLine(s: string): string {
-  const line = s.split('\n')[0];
-  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
+  return clipRedacted(s.split('\n')[0], MAX_TITLE_COMMAND_CHARS + 1, '…');
 }
 
 function looksLikeTest(command: string): boolean {
