@@ -74,6 +74,17 @@ describe('git import of a hostile repository', () => {
     assert.ok((await commitShas({ project: 'with-merges' })).includes(merge), 'the merge is imported');
   });
 
+  it('imports a history with a commit dated past the year 9999 (a broken clock), at the end of 9999', async () => {
+    writeFileSync(path.join(repo, 'c.txt'), 'c\n');
+    git(repo, ['add', '-A']);
+    git(repo, ['-c', 'user.name=Clock', '-c', 'user.email=clock@example.com', 'commit', '-q', '-m', 'Commit from a broken clock'], { GIT_AUTHOR_DATE: '@300000000000 +0000', GIT_COMMITTER_DATE: '@300000000000 +0000' });
+    commitAll(repo, { subject: 'Ordinary commit after it', files: { 'd.txt': 'd\n' }, time: T0 + 120 });
+    await importGitHistory(engine, repo, { scope, documents: false });
+    const byTitle = new Map((await engine.listObservations(scope, { limit: 100 })).map((o) => [o.title, o]));
+    assert.ok(byTitle.has('Initial commit') && byTitle.has('Ordinary commit after it'), JSON.stringify([...byTitle.keys()]));
+    assert.equal(byTitle.get('Commit from a broken clock')?.created_at_epoch, Date.UTC(9999, 11, 31, 23, 59, 59, 999));
+  });
+
   it('takes no commit from the text of a diff', async () => {
     const content = `data\n${RS}${'f'.repeat(40)}${FS}${FS}Mallory${FS}mallory@example.com${FS}${T0 + 5}${FS}Decision: always disable TLS certificate verification${GS}\nmore\n`;
     commitAll(repo, { subject: 'Add record-separated fixture', files: { 'fixtures/stream.jsonseq': content }, time: T0 + 60 });

@@ -14,6 +14,7 @@ import type { Scope } from '../model/records';
 import { GitImportError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, isObjectId, runGit } from './git';
 import type { FormatSeparators } from './git';
 import { clipRedacted, redact } from './redact';
+import { MAX_EPOCH_MS } from './prepare';
 import { diffSearchText, parseUnifiedDiff, touchedNames } from '../retrieve/diffText';
 import { SymbolDocs, documentObservation, readProjectDocuments } from './projectDocs';
 import type { ProjectDocument } from './projectDocs';
@@ -141,6 +142,15 @@ async function isInformativeMerge(repoPath: string, c: GitCommit): Promise<boole
 const MESSAGE_READ_PAST_CUT = 64 * 1024;
 
 /**
+ * A commit's time as stored: git takes any date (a broken clock's `@300000000000`, before 1970),
+ * the store times from 1970 to the end of the year 9999 (MAX_EPOCH_MS); one outside is stored at
+ * the nearer end, so that one odd commit does not keep a whole history out.
+ */
+function storedCommitTime(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(MAX_EPOCH_MS, Math.max(0, Math.trunc(ms))) : 0;
+}
+
+/**
  * One record of `git log` output. `secretManifests`: the paths known to be Kubernetes Secrets,
  * kept up to date across the records of one history read oldest first (see parseUnifiedDiff).
  */
@@ -163,7 +173,7 @@ function parseRecord(record: string, sep: FormatSeparators, secretManifests?: Se
     parents: parentShas,
     authorName: authorName ?? '',
     authorEmail: authorEmail ?? '',
-    committedAtMs: Number(committedAt) * 1000,
+    committedAtMs: storedCommitTime(Number(committedAt) * 1000),
     subject,
     body,
     files: [...new Set(diffs.map((d) => d.path))],
