@@ -10,6 +10,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
+import { findTool } from '../../src/core/tools/registry';
 import { retrieveMemoryTool } from '../../src/core/tools/retrieveMemory';
 import { observe, observeTool, rememberTool } from '../../src/core/tools/write';
 import { createMcpServer } from '../../src/mcp/mcpServer';
@@ -168,6 +169,25 @@ describe('hostile input at the SDK\'s edges', function () {
     }
     assert.equal((await engine.stats(scope)).observations, before);
     assert.ok((await engine.listSessions(scope)).length > 0);
+  });
+
+  it('refuses a lone surrogate in a key, a path or a filter value, which the store would keep as U+FFFD (two keys becoming one)', async () => {
+    const before = (await engine.stats(scope)).observations;
+    for (const [field, value] of [['memory_session_id', 's-\ud801'], ['dedupe_key', 'k-\udc00'], ['branch', 'b-\ud83d'], ['files_read', ['src/\udc01.ts']]] as Array<[string, unknown]>) {
+      const r = await observeTool.run(toolContext(engine, scope), { observations: [{ type: 'note', title: 'fine' }, { type: 'note', title: 'half a pair', [field]: value }] });
+      assert.match(r.text, new RegExp(`^invalid_arguments: observations\\.1\\.${field}(\\.0)?: may not contain NUL characters or lone surrogates`));
+      await assert.rejects(engine.observe([{ type: 'note', title: 'half a pair', [field]: value }], scope), /lone surrogates/);
+    }
+    const r = await findTool('recall')!.run(toolContext(engine, scope), { text: 'half a pair', filter: { session_id: 's-\ud801' } });
+    assert.match(r.text, /^invalid_arguments: .*lone surrogates/);
+    // A whole pair is text like any other.
+    const ok = await observeTool.run(toolContext(engine, scope), { observations: [{ type: 'note', title: 'a whole pair', dedupe_key: 'k-\ud83d\ude00' }] });
+    assert.equal(ok.isError, false, ok.text);
+    assert.equal((await engine.stats(scope)).observations, before + 1);
+    // retrieve_memory serves any session id: two that differ only there keep two prompt histories.
+    await engine.addPrompt(scope, 'chat-\ud801', 'first half');
+    await engine.addPrompt(scope, 'chat-\udc01', 'second half');
+    assert.deepEqual([await engine.recentPrompts(scope, 'chat-\ud801', 5), await engine.recentPrompts(scope, 'chat-\udc01', 5)], [['first half'], ['second half']]);
   });
 
   it('remember refuses a NUL in its branch, topic_key, session_id or a file path, storing nothing', async () => {

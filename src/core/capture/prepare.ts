@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import type { Observation } from '../model/records';
-import { FilterError, SHA_PATTERN, sqlInt, validType } from '../store/filters';
+import { FilterError, LONE_SURROGATE, SHA_PATTERN, sqlInt, validType } from '../store/filters';
 import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
 import { countTokens } from '../tokens';
@@ -29,11 +29,15 @@ function normaliseTitle(title: string): string {
 }
 
 /**
- * What an identifier or a file path may not hold: NUL. No SQL literal can carry it (sqlString
- * refuses it), so a stored value holding one could never be named by a filter again. The tool
- * schemas check the same rule up front.
+ * What an identifier or a file path may not hold: NUL, which no SQL literal can carry (sqlString
+ * refuses it), and a lone surrogate (half of a UTF-16 pair), which the store writes as U+FFFD: a
+ * stored value holding either could never be named by a filter again, and two keys differing only
+ * there would be one. The tool schemas check the same rule up front.
  */
-export const NO_NUL = { test: (value: string): boolean => !value.includes('\u0000'), message: 'may not contain NUL characters' };
+export const IDENTIFIER_TEXT = {
+  test: (value: string): boolean => !value.includes('\u0000') && !LONE_SURROGATE.test(value),
+  message: 'may not contain NUL characters or lone surrogates (text that is not valid Unicode)',
+};
 
 /** Passes of redaction at most over one text (see redactSettled); each after the first only where the one before changed it. */
 const MAX_REDACTION_PASSES = 4;
@@ -73,7 +77,7 @@ export function cleanList(values: unknown, name: string): string[] {
 
 /** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped, NUL refused. */
 export function cleanPaths(values: unknown, name: string): string[] {
-  if (Array.isArray(values) && values.some((v) => !NO_NUL.test(String(v)))) throw new FilterError(`${name} ${NO_NUL.message}`);
+  if (Array.isArray(values) && values.some((v) => !IDENTIFIER_TEXT.test(String(v)))) throw new FilterError(`${name} ${IDENTIFIER_TEXT.message}`);
   return [...new Set(cleanList(values, name).map(storedPath))].filter((f) => !isSecretPath(f));
 }
 
@@ -94,7 +98,7 @@ function fingerprint(type: string, title: string | null, files: string[]): strin
  * (redactKey), and refused when it holds NUL, which no filter on it could ever name again.
  */
 export function storedKey(value: string | null | undefined, name: string): string | null {
-  if (typeof value === 'string' && !NO_NUL.test(value)) throw new FilterError(`${name} ${NO_NUL.message}`);
+  if (typeof value === 'string' && !IDENTIFIER_TEXT.test(value)) throw new FilterError(`${name} ${IDENTIFIER_TEXT.message}`);
   return redactKeyNullable(value);
 }
 

@@ -21,9 +21,14 @@ export class FilterError extends Error {
 }
 
 /** A SQL string literal. NUL cannot appear in a literal, so it is rejected. */
+/** Half of a UTF-16 surrogate pair alone: no UTF-8 text holds it (the store writes U+FFFD for it). */
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export function sqlString(value: string): string {
   if (typeof value !== 'string') throw new FilterError(`expected a string, got ${typeof value}`);
   if (value.includes('\u0000')) throw new FilterError('a filter value may not contain NUL characters');
+  // It would be compared as U+FFFD: 's-\ud801' would find 's-\udc01' too.
+  if (LONE_SURROGATE.test(value)) throw new FilterError('a filter value may not contain lone surrogates (text that is not valid Unicode)');
   return `'${value.replace(/'/g, "''")}'`;
 }
 

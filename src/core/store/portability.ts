@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from 'apache-arrow';
 import type { Field } from 'apache-arrow';
-import { NO_NUL } from '../capture/prepare';
+import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { redact, redactJson, redactKey } from '../capture/redact';
 import { MAX_FIELD_CHARS, MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
@@ -176,10 +176,10 @@ const FILE_FIELDS = ['files', 'files_read', 'files_modified'];
 /** The key fields and file paths of a record that hold NUL, which no filter could name again (as capture refuses it). */
 function nulFields(r: Row): string[] {
   const found: string[] = [];
-  for (const name of KEY_FIELDS) if (typeof r[name] === 'string' && !NO_NUL.test(r[name] as string)) found.push(name);
+  for (const name of KEY_FIELDS) if (typeof r[name] === 'string' && !IDENTIFIER_TEXT.test(r[name] as string)) found.push(name);
   for (const name of FILE_FIELDS) {
     const paths = typeof r[name] === 'string' ? parseJson<unknown>(r[name], null) : null;
-    if (Array.isArray(paths) && paths.some((f) => typeof f === 'string' && !NO_NUL.test(f))) found.push(name);
+    if (Array.isArray(paths) && paths.some((f) => typeof f === 'string' && !IDENTIFIER_TEXT.test(f))) found.push(name);
   }
   return found;
 }
@@ -242,7 +242,7 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
     // Past the year 9999 (or before 1970) no Date prints it, and every read that shows the time fails.
     else if (field.name.endsWith('_epoch') && typeof value === 'number' && (value < 0 || value > MAX_EPOCH_MS)) wrong.push(`${field.name} ${value} ${EPOCH_RULE}`);
   }
-  for (const name of nulFields(r)) wrong.push(`${name} ${NO_NUL.message}`);
+  for (const name of nulFields(r)) wrong.push(`${name} ${IDENTIFIER_TEXT.message}`);
   if (typeof r.commit_sha === 'string' && !SHA_PATTERN.test(r.commit_sha)) wrong.push(`commit_sha ${JSON.stringify(r.commit_sha).slice(0, 40)} is not 4 to 64 hex digits`);
   for (const name of spec.filled ?? []) if (typeof r[name] === 'string' && (r[name] as string).trim() === '') wrong.push(`${name} is empty`);
   for (const [name, values] of Object.entries(spec.oneOf ?? {})) {

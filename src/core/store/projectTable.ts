@@ -4,7 +4,7 @@
 // Ids that clients or git choose (session ids, dedupe keys) are therefore keys within a
 // project: the same session id in two projects names two sessions.
 
-import { NO_NUL } from '../capture/prepare';
+import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { redact } from '../capture/redact';
 import { FilterError, sqlString } from './filters';
 import type { TableName } from './schema';
@@ -14,7 +14,7 @@ import type { Row, RowsOptions, Store } from './store';
 export function checkProject(project: unknown): string {
   if (typeof project !== 'string' || project.length === 0) throw new FilterError('a scope needs a project name');
   if (project.length > 512) throw new FilterError('a project name is at most 512 characters');
-  if (!NO_NUL.test(project)) throw new FilterError(`a project name ${NO_NUL.message}`);
+  if (!IDENTIFIER_TEXT.test(project)) throw new FilterError(`a project name ${IDENTIFIER_TEXT.message}`);
   // Every row carries its project's name as it is: a name holding a secret would store the secret.
   if (redact(project) !== project) throw new FilterError('a project name must not hold a secret (a token, key or password): name the project without it');
   return project;

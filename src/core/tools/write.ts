@@ -3,7 +3,7 @@
 
 import * as z from 'zod/v4';
 import type { ObservationInput } from '../api';
-import { NO_NUL } from '../capture/prepare';
+import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { MEMORY_TYPES } from '../model/records';
 import { SHA_PATTERN, typeProblem } from '../store/filters';
 import { epochMs } from './epoch';
@@ -12,7 +12,7 @@ import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 // What the engine would refuse is refused here too, so that a call (or `code-memory observe`'s
 // stdin, which the CLI writes in chunks) fails whole, before anything is stored.
-const noNul = (value: string): string | undefined => (NO_NUL.test(value) ? undefined : NO_NUL.message);
+const noNul = (value: string): string | undefined => (IDENTIFIER_TEXT.test(value) ? undefined : IDENTIFIER_TEXT.message);
 const text = (max: number) => boundedText(max, { min: 0 });
 /** A branch, session id or key: filters must be able to name it again. */
 const key = (max: number) => boundedText(max, { min: 0, refuse: noNul });
