@@ -443,3 +443,18 @@ export function brief(list: Observation[]): string {
   return list.map((o) => `#${o.id} ${o.type} ${o.title} | ${o.subtitle ?? ''} | files=${o.files_modified ?? ''}${o.files_read ?? ''} | branch=${o.branch}`).join('\n');
 }
 
+/** A command run in a terminal of the harness's window (shell integration's start and end events), with its output and exit code. */
+export async function runInTerminal(h: Harness, command: string, cwd: string, pid: number, exitCode = 0, output = ''): Promise<void> {
+  const execution = {
+    commandLine: { value: command },
+    cwd: Uri.file(cwd),
+    read: async function* () {
+      yield output;
+    },
+  };
+  const terminal = { processId: Promise.resolve(pid) };
+  h.e.shellStart.fire({ execution, terminal });
+  await new Promise((r) => setTimeout(r, 10));
+  h.e.shellEnd.fire({ execution, terminal, exitCode });
+  await new Promise((r) => setTimeout(r, 10));
+}

@@ -7,25 +7,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Harness, Uri, brief, git, makeRepo, summaryText, tmp, writeFiles } from './captureHarness';
+import { Harness, brief, git, makeRepo, runInTerminal, summaryText, tmp, writeFiles } from './captureHarness';
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
 const MOCHA_FAIL = ['', '  billing', '    1) rounds invoices', '', '  0 passing (5ms)', '  1 failing', '', '  1) billing', '       rounds invoices:', '', '      AssertionError [ERR_ASSERTION]: 10.01 !== 10', ''].join('\n');
 
-async function runInTerminal(h: Harness, command: string, cwd: string, pid: number, exitCode = 0, output = ''): Promise<void> {
-  const execution = {
-    commandLine: { value: command },
-    cwd: Uri.file(cwd),
-    read: async function* () {
-      yield output;
-    },
-  };
-  const terminal = { processId: Promise.resolve(pid) };
-  h.e.shellStart.fire({ execution, terminal });
-  await new Promise((r) => setTimeout(r, 10));
-  h.e.shellEnd.fire({ execution, terminal, exitCode });
-  await new Promise((r) => setTimeout(r, 10));
-}
 
 describe('capture truth: what the extension stores', function () {
   this.timeout(120_000);

@@ -7,7 +7,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Harness, Uri, git, makeRepo, tmp } from './captureHarness';
+import type { Uri} from './captureHarness';
+import { Harness, git, makeRepo, runInTerminal, tmp } from './captureHarness';
 import { filesContaining } from './diskFixture';
 import { commitAll, git as gitIn, makeRepo as makeHistory } from './gitImportFixture';
 import { describeEdit, editHunks } from '../../src/core/capture/editDiff';
@@ -26,20 +27,6 @@ process.env.LANCEDB_LOG ??= 'error';
 const T0 = 1_700_000_000;
 const b64 = (v: string): string => Buffer.from(v).toString('base64');
 
-async function runInTerminal(h: Harness, command: string, cwd: string, pid: number, exitCode = 0, output = ''): Promise<void> {
-  const execution = {
-    commandLine: { value: command },
-    cwd: Uri.file(cwd),
-    read: async function* () {
-      yield output;
-    },
-  };
-  const terminal = { processId: Promise.resolve(pid) };
-  h.e.shellStart.fire({ execution, terminal });
-  await new Promise((r) => setTimeout(r, 10));
-  h.e.shellEnd.fire({ execution, terminal, exitCode });
-  await new Promise((r) => setTimeout(r, 10));
-}
 
 /** The needles found under `dir`, each with the files that hold it. */
 function leaks(dir: string, needles: Record<string, string>): Record<string, string[]> {
