@@ -273,6 +273,21 @@ function isWordGivenAsPassword(head: string, value: string): boolean {
 const CREDENTIAL_ALONE = new RegExp(`(?:${PROSE_CREDENTIAL})(?<!${PROSE_PASSWORD})[ \\t]+$`, 'i');
 /** A value random text would be: 16 characters or more of letters and digits both, with no word's punctuation. */
 const RANDOM_SHAPE = /^(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9_+/=-]{16,}$/;
+/**
+ * Whether a value is a name made of words: a constant's or an environment variable's
+ * (NPM_TOKEN_V2_PUBLISH, GOOGLE_MAPS_KEY_2024), or an identifier whose parts of three letters or
+ * more are two or more words of the documentation vocabulary (OAuth2AuthorizedClientService). A
+ * random token has no such parts.
+ */
+function isNameOfWords(value: string): boolean {
+  if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(value)) return true;
+  // Written as code writes a name: in camel case, its words most of its letters.
+  if (!/[a-z][A-Z]|[A-Z][a-z]/.test(value)) return false;
+  const words = splitIdentifier(value).filter((part) => /^[a-z]{3}[a-z]*$/.test(part));
+  const inWords = words.reduce((n, w) => n + w.length, 0);
+  return words.length >= 2 && inWords >= 0.8 * value.replace(/[^A-Za-z]/g, '').length && words.every(isKnownWord);
+}
+
 /** A name of lowercase words and numbers (db-creds-0123456789, release-2024-01-31): a resource's, not a secret. */
 const KEBAB_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)+$/;
 
@@ -298,7 +313,7 @@ function redactProseValue(match: string, head: string, quoted?: string, code?: s
   // After a token's or a key's name alone, a parser's or a product's word (Unexpected token 'export', the token ID): only random text is a value.
   if (CREDENTIAL_ALONE.test(head)) {
     const value = (quoted ?? code)?.slice(1, -1) ?? (bare ?? '').replace(TRAILING_PUNCTUATION, '');
-    if (!RANDOM_SHAPE.test(value) || KEBAB_NAME.test(value)) return match;
+    if (!RANDOM_SHAPE.test(value) || KEBAB_NAME.test(value) || isNameOfWords(value)) return match;
     return `${head}${match.slice(head.length).replace(value, REDACTED)}`;
   }
   if (quoted) return REFERENCE.test(quoted.slice(1, -1)) ? match : `${head}${quoted[0]}${REDACTED}${quoted[0]}`;
@@ -387,7 +402,26 @@ export interface Rule {
 
 // Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
 // the regex stack small on a header of a million words (see the unquoted rule's member chain).
-export const PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?-----|$)/g;
+const PEM_PRIVATE = '(?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?';
+/** Before a key's line: a diff's mark, indentation, a string's quote. After it: an escaped line break, a quote, a concatenation. */
+const KEY_LINE_LEAD = '[-+ \\t"\'`]*';
+const KEY_LINE_TRAIL = '(?:\\\\[nr]|["\'`,;+) \\t])*';
+/**
+ * A line of a key's body: base64 (16 characters or more, or fewer with padding), a PEM header
+ * (Proc-Type: 4,ENCRYPTED), or nothing (the blank line after the headers).
+ */
+const KEY_BODY_LINE = `${KEY_LINE_LEAD}(?:[A-Za-z0-9+/]{16}[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]{1,15}={1,2}|[A-Za-z][A-Za-z-]{0,39}:[^\\n]{0,200})?${KEY_LINE_TRAIL}`;
+const PEM_END = `${KEY_LINE_LEAD}-----END ${PEM_PRIVATE}-----`;
+/**
+ * A private key in PEM: its BEGIN line, then to its END line on the same line (a JSON string's
+ * escaped line breaks), or the lines of its body that follow (a short last line only just before
+ * its END) and its END line if it has one. A key cut short (a field's length) goes to where its
+ * body stops, and a BEGIN line alone (a constant of code, a test's fixture) takes nothing after it.
+ */
+export const PRIVATE_KEY = new RegExp(
+  `-----BEGIN ${PEM_PRIVATE}-----(?:[^\\n]*?-----END ${PEM_PRIVATE}-----|[^\\n]*(?:\\n${KEY_BODY_LINE}(?=\\n|$))*(?:\\n${KEY_LINE_LEAD}[A-Za-z0-9+/]{1,15}${KEY_LINE_TRAIL}(?=\\n${PEM_END}))?(?:\\n${PEM_END})?)`,
+  'g',
+);
 
 // A line that is wholly a run of 40 or more base64 characters, both cases among them: a line of a
 // key's body. The run stops at the line's end, so a line costs one scan.
@@ -855,7 +889,9 @@ export const RULES: Rule[] = [
     // A Telegram bot token: the bot's id, ':', then 35 characters that start with 'A'
     // (7012345678:AAH...), alone or in the Bot API's URLs (api.telegram.org/bot<token>/sendMessage).
     name: 'telegram bot token',
-    pattern: /(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])/g,
+    // Not after a ':' (an AWS ARN's account id and name: arn:aws:sns:us-east-1:123456789012:Alerts...),
+    // and random: a digit, '_' or '-' among its characters, which a name of words has not.
+    pattern: /(?<![0-9:])[0-9]{5,16}:A(?=[A-Za-z]{0,40}[0-9_-])[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])/g,
     replace: REDACTED,
     trigger: '[0-9]{5}:A',
   },
@@ -929,7 +965,12 @@ export const RULES: Rule[] = [
     // is bounded.
     name: 'command-line password',
     pattern: new RegExp(`((?:^|\\s)(?:${passwordOptionAlternatives()}))(?!\\[REDACTED\\])(?:(["'])(?!\\[REDACTED\\])[^"'\\n]+\\2|[^\\s"'-][^\\s"']{2}[^\\s"']*)`, 'g'),
-    replace: (_match, head: string, quote: string | undefined) => `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`,
+    replace: (match, head: string, quote: string | undefined) => {
+      // A variable's reference ($PASS, "$TOKEN", %KEY%) names where the secret is.
+      const value = match.slice(head.length);
+      if (REFERENCE.test(quote ? value.slice(1, -1) : value)) return match;
+      return `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`;
+    },
     // Programs as words: 'az', 'zip' or 'mongo' inside a word (lazy, gzip, mongoose) is no command.
     trigger: `\\b(?:${PASSWORD_OPTIONS.map(([programs]) => programs).join('|')})\\b`,
   },

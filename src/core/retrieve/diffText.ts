@@ -50,7 +50,8 @@ export function isSkippedFile(path: string): boolean {
  */
 export function isBase64Line(line: string): boolean {
   const t = line.trim();
-  return /^[A-Za-z0-9+/]{16,}={0,2}$/.test(t) || /^[A-Za-z0-9+/]{2,}={1,2}$/.test(t) || /^(?=[^\d]*\d)(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])[A-Za-z0-9+/]{8,}$/.test(t);
+  // Sixteen letters alone are a word (Internationalization, Acknowledgements): base64 of that length has a digit, '+', '/' or '='.
+  return /^(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{16,}={0,2}$/.test(t) || /^[A-Za-z0-9+/]{2,}={1,2}$/.test(t) || /^(?=[^\d]*\d)(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])[A-Za-z0-9+/]{8,}$/.test(t);
 }
 
 /** A Kubernetes manifest's kind line for a Secret (kind: Secret, "kind": "Secret",). */

@@ -32,6 +32,14 @@ export function sqlString(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
+/**
+ * A SQL literal of text to store (an update's value, not a filter's): half a surrogate pair is
+ * written as U+FFFD, as the store writes it in a row it adds; a filter refuses it (sqlString).
+ */
+export function sqlText(value: string): string {
+  return sqlString(String(value).replace(new RegExp(LONE_SURROGATE.source, 'g'), '\ufffd'));
+}
+
 /** A SQL integer literal; only safe integers pass. */
 export function sqlInt(value: number): string {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
@@ -53,7 +61,8 @@ export function sqlStringList(values: readonly string[]): string {
 /** A LIKE pattern that matches `needle` literally anywhere in the column. */
 export function sqlContains(column: string, needle: string): string {
   const escaped = needle.replace(/[\\%_]/g, (c) => `\\${c}`);
-  return `${column} LIKE ${sqlString(`%${escaped}%`)} ESCAPE '\\'`;
+  // Matched against stored text, in which half a surrogate pair reads U+FFFD.
+  return `${column} LIKE ${sqlText(`%${escaped}%`)} ESCAPE '\\'`;
 }
 
 export function validLayer(layer: string): Layer {

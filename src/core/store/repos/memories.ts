@@ -3,7 +3,7 @@
 
 import type { Memory } from '../../model/records';
 import { memoryCell } from '../cells';
-import { sqlInt, sqlString } from '../filters';
+import { sqlInt, sqlString, sqlText } from '../filters';
 import { memoryToRow, parseJson, rowToMemory } from '../mapping';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
@@ -68,11 +68,11 @@ export class MemoryRepository extends RecordRepository<Memory> {
       return;
     }
     await this.cells.update('memory', [memory.id], {
-      title: sqlString(String(cell.title)),
-      text: sqlString(String(cell.text)),
-      search_text: sqlString(String(cell.search_text)),
-      status: sqlString(String(cell.status)),
-      type: sqlString(String(cell.type)),
+      title: sqlText(String(cell.title)),
+      text: sqlText(String(cell.text)),
+      search_text: sqlText(String(cell.search_text)),
+      status: sqlText(String(cell.status)),
+      type: sqlText(String(cell.type)),
       embed_model: "''",
     });
   }
