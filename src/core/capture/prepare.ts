@@ -102,6 +102,20 @@ export function storedKey(value: string | null | undefined, name: string): strin
   return redactKeyNullable(value);
 }
 
+/** Longest session id kept as given; a longer one is keyed by its digest (sessionKey). */
+const MAX_SESSION_ID_CHARS = 256;
+
+/**
+ * A client's session id as the store keys it (retrieve_memory serves any text as one: the
+ * contract sets no limit): as given when it is short, holds no secret, NUL or half a surrogate
+ * pair; otherwise a digest of its UTF-16 code units, so each id still names one session and the
+ * same id the same one (a digest of UTF-8 would take two half pairs for one U+FFFD).
+ */
+export function sessionKey(id: string): string {
+  const asGiven = id.length <= MAX_SESSION_ID_CHARS && IDENTIFIER_TEXT.test(id) && redactKey(id) === id;
+  return asGiven ? id : `sha256-${createHash('sha256').update(id, 'utf16le').digest('hex').slice(0, 32)}`;
+}
+
 /** The stored key of a growing observation: its key within its session (and so its project). */
 function growKey(input: ObservationInput, session: string): string | null {
   if (input.grow_key === undefined || input.grow_key === null) return null;

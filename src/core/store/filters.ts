@@ -20,10 +20,10 @@ export class FilterError extends Error {
   }
 }
 
-/** A SQL string literal. NUL cannot appear in a literal, so it is rejected. */
 /** Half of a UTF-16 surrogate pair alone: no UTF-8 text holds it (the store writes U+FFFD for it). */
 export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** A SQL string literal. NUL cannot appear in a literal, so it is rejected. */
 export function sqlString(value: string): string {
   if (typeof value !== 'string') throw new FilterError(`expected a string, got ${typeof value}`);
   if (value.includes('\u0000')) throw new FilterError('a filter value may not contain NUL characters');

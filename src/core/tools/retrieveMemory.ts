@@ -3,11 +3,12 @@
 // prompts over 8,000 characters are rejected; retrieval has a 120 s budget (retrieval_timeout);
 // the session's last 5 prompts are kept and its last 3 feed triage; every call is logged.
 
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { Cell, Entity, Relationship } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
+import { sessionKey } from '../capture/prepare';
 import { redact, redactKey } from '../capture/redact';
 import { countTokens, truncateToTokens } from '../tokens';
 import { cellLocation, parseFiles } from './recallContext';
@@ -24,7 +25,6 @@ const MAX_FACTS = 12;
 const MAX_DOCUMENTS = 3;
 const DOCUMENT_TOKENS = 400;
 const PRIOR_PROMPTS = 3;
-const MAX_SESSION_ID_CHARS = 256;
 
 export const retrieveMemoryInput = z.strictObject({
   prompt: boundedText(MAX_PROMPT_CHARS).describe('Natural-language description of the context your agent needs. Maximum length: 8,000 characters.'),
@@ -188,14 +188,6 @@ function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeo
   }
   lines.push('---', `*Retrieved ${r.total_items} items | Avg relevance: ${Math.round(r.avg_relevance_score * 100)}% | Coverage: ${r.coverage_assessment}*`);
   return lines.join('\n');
-}
-
-/**
- * Any string names a conversation (the contract sets no limit); a long one, or one with a NUL no
- * filter could name, is kept as its digest: the same for the same id.
- */
-function sessionKey(id: string): string {
-  return id.length <= MAX_SESSION_ID_CHARS && !id.includes('\u0000') ? id : `sha256-${createHash('sha256').update(id, 'utf8').digest('hex')}`;
 }
 
 /** What the request log keeps of a call's arguments: see loggedArguments. */

@@ -1,9 +1,9 @@
 // The last prompts of a session, for rewriting short follow-ups. Kept per project: a session id
 // is chosen by the client, so the same id from another project's caller is another session.
 
-import { createHash } from 'node:crypto';
-import { redact, redactKey } from '../../capture/redact';
-import { LONE_SURROGATE, sqlInt, sqlString } from '../filters';
+import { sessionKey } from '../../capture/prepare';
+import { redact } from '../../capture/redact';
+import { sqlInt, sqlString } from '../filters';
 import { forgetMark, forgotSince, purgeRows } from '../forget';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
@@ -11,16 +11,6 @@ import type { Store } from '../store';
 
 export const PROMPTS_PER_SESSION = 5;
 export const PROMPT_TTL_MS = 30 * 24 * 3600_000;
-
-/**
- * A session id as the history keys it: redacted (redactKey), and one that holds half a surrogate
- * pair, which the store would write as U+FFFD (and no filter may name), as a digest of its UTF-16
- * code units: retrieve_memory serves any session id, and each still names one session.
- */
-function sessionKey(sessionId: string): string {
-  const key = redactKey(String(sessionId));
-  return LONE_SURROGATE.test(key) ? `unpaired-${createHash('sha256').update(key, 'utf16le').digest('hex').slice(0, 24)}` : key;
-}
 
 export class PromptRepository {
   private readonly table: ProjectTable;
@@ -39,7 +29,7 @@ export class PromptRepository {
   async add(sessionId: string, prompt: string): Promise<void> {
     const mark = await forgetMark(this.store);
     const now = Date.now();
-    const id = sessionKey(sessionId);
+    const id = sessionKey(String(sessionId));
     const session = `session_id = ${sqlString(id)}`;
     await this.table.add([{ session_id: id, prompt: redact(String(prompt)), created_at_epoch: now }]);
     if (await forgotSince(this.store, mark, this.project)) {
@@ -55,7 +45,7 @@ export class PromptRepository {
   /** Newest first, none older than 30 days. */
   async recent(sessionId: string, limit: number): Promise<string[]> {
     const since = Date.now() - PROMPT_TTL_MS;
-    const rows = await this.table.rows(`session_id = ${sqlString(sessionKey(sessionId))} AND created_at_epoch >= ${sqlInt(since)}`);
+    const rows = await this.table.rows(`session_id = ${sqlString(sessionKey(String(sessionId)))} AND created_at_epoch >= ${sqlInt(since)}`);
     rows.sort((a, b) => Number(b.created_at_epoch) - Number(a.created_at_epoch));
     return rows.slice(0, Math.max(0, Math.min(PROMPTS_PER_SESSION, limit))).map((r) => String(r.prompt));
   }
