@@ -360,6 +360,10 @@ describe('capture: secret shapes a second audit found the rules missing', () => 
       'variable "db_password" {\n  type    = string\n  default = "Zq9TfDefaultSecret"\n}\nvariable "region" {\n  default = "eu-west-1"\n}',
       `variable "db_password" {\n  type    = string\n  default = "${REDACTED}"\n}\nvariable "region" {\n  default = "eu-west-1"\n}`,
     ],
+    [
+      'variable "api_token" {\n  description = "a {braced} note"\n  default = "Zq9Tf{Braced}Secret"\n}',
+      `variable "api_token" {\n  description = "a {braced} note"\n  default = "${REDACTED}"\n}`,
+    ],
     ['machine api.github.com login bob password Zq9NetrcPassword', `machine api.github.com login bob password ${REDACTED}`],
     ['machine api.github.com\n  login bob\n  password Zq9NetrcMultiLine', `machine api.github.com\n  login bob\n  password ${REDACTED}`],
     ['db.example.com:5432:app:admin:Zq9PgPassFileLine', `db.example.com:5432:app:admin:${REDACTED}`],

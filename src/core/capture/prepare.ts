@@ -9,7 +9,7 @@ import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
 import { countTokens } from '../tokens';
 import { storedPath } from './paths';
-import { isSecretPath, redact, redactKey, redactKeyNullable, redactLines } from './redact';
+import { isSecretPath, redact, redactKey, redactKeyNullable, redactLines, redactNullable } from './redact';
 
 /**
  * Times callers give (observation times, recall's since/until, imported records): milliseconds
@@ -39,30 +39,6 @@ export const IDENTIFIER_TEXT = {
   message: 'may not contain NUL characters or lone surrogates (text that is not valid Unicode)',
 };
 
-/** Passes of redaction at most over one text (see redactSettled); each after the first only where the one before changed it. */
-const MAX_REDACTION_PASSES = 4;
-
-/**
- * The text redacted until redaction no longer changes it (at most MAX_REDACTION_PASSES passes). A
- * rule's match may hide a second value behind the first: variable "db_password" { default = "new"
- * ... default = "old" } (both sides of a diff under one header) matches the first default only,
- * and the second is matched once the first reads [REDACTED], which the rules pass over. A text
- * with no secret costs one pass, as before; one with a secret, one more.
- */
-export function redactSettled(text: string): string {
-  let before = text;
-  let out = redact(text);
-  for (let pass = 1; pass < MAX_REDACTION_PASSES && out !== before; pass++) {
-    before = out;
-    out = redact(out);
-  }
-  return out;
-}
-
-function redactSettledNullable(text: string | null | undefined): string | null {
-  return text === null || text === undefined ? null : redactSettled(text);
-}
-
 export function cleanList(values: unknown, name: string): string[] {
   if (values === undefined || values === null) return [];
   if (!Array.isArray(values)) throw new FilterError(`${name} must be a list of strings`);
@@ -70,9 +46,7 @@ export function cleanList(values: unknown, name: string): string[] {
   // redacted whole, from its BEGIN item to its END item.
   const items = values.map((v) => String(v));
   const redacted = items.some((v) => v.includes('\n')) ? items.map(redact) : redactLines(items);
-  // An item redaction changed may hide a second secret behind the first (see redactSettled).
-  const settled = redacted.length === items.length ? redacted.map((v, i) => (v === items[i] ? v : redactSettled(v))) : redacted.map(redactSettled);
-  return [...new Set(settled.map((v) => v.trim()).filter(Boolean))];
+  return [...new Set(redacted.map((v) => v.trim()).filter(Boolean))];
 }
 
 /** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped, NUL refused. */
@@ -151,8 +125,8 @@ export function prepareObservation(
   const filesModified = cleanPaths(input.files_modified, 'files_modified');
   const facts = cleanList(input.facts, 'facts');
   const concepts = cleanList(input.concepts, 'concepts');
-  const title = redactSettledNullable(input.title?.trim() || null);
-  const narrative = redactSettledNullable(input.narrative ?? null);
+  const title = redactNullable(input.title?.trim() || null);
+  const narrative = redactNullable(input.narrative ?? null);
   const grow = growKey(input, session);
   const obs: Omit<Observation, 'id'> = {
     memory_session_id: session,
@@ -160,7 +134,7 @@ export function prepareObservation(
     project,
     type,
     title,
-    subtitle: redactSettledNullable(input.subtitle ?? null),
+    subtitle: redactNullable(input.subtitle ?? null),
     narrative,
     facts: jsonList(facts),
     concepts: jsonList(concepts),
@@ -177,7 +151,7 @@ export function prepareObservation(
   };
   return {
     obs,
-    extra: redactSettledNullable(input.search_extra ?? null),
+    extra: redactNullable(input.search_extra ?? null),
     dedupe: grow ?? storedKey(input.dedupe_key, 'dedupe_key'),
     grows: grow !== null,
     fp: input.dedupe_key || grow ? null : fingerprint(type, title, [...filesModified, ...filesRead]),

@@ -484,6 +484,9 @@ const PREFIXED_TOKENS: [trigger: string, token: string][] = [
 /** An unquoted value's characters: it ends at a space, a quote, a separator or a bracket. */
 const UNQUOTED = `[^\\s"',;()[\\]{}<>]`;
 
+/** A default's quoted value in a Terraform variable's block (see the rule 'terraform secret default'). */
+const TERRAFORM_DEFAULT = /(\bdefault[ \t]*=[ \t]*")(?!\[REDACTED\])(?:[^"\x5c\n]|\x5c[^\n])+(?=")/g;
+
 /** "-----BEGIN" in base64, as a PEM block given whole in base64 starts (kubeconfig's client-key-data, a Helm value, a CI variable). */
 export const BASE64_PEM_START = 'LS0tLS1CRUdJTi';
 /**
@@ -1213,10 +1216,12 @@ export const RULES: Rule[] = [
   },
   {
     // A Terraform variable named for a secret with a default: variable "db_password" { default = "value" }.
-    // Only a simple block: the default before any nested block, within 1000 characters.
+    // Only a simple block: its defaults before any nested block, within 1000 characters (a quoted
+    // value may hold braces); every one of them (a diff's two sides under one header give the old
+    // default and the new).
     name: 'terraform secret default',
-    pattern: new RegExp(`(\\bvariable[ \\t]+"${SECRET_NAME}"[ \\t]*\\{[^{}]{0,1000}?\\bdefault[ \\t]*=[ \\t]*")(?!\\[REDACTED\\])(?:[^"\\x5c\\n]|\\x5c[^\\n])+(?=")`, 'gi'),
-    replace: `$1${REDACTED}`,
+    pattern: new RegExp(`(\\bvariable[ \\t]+"${SECRET_NAME}"[ \\t]*\\{)((?:[^{}"]|"(?:[^"\\x5c\\n]|\\x5c[^\\n])*"){0,1000})`, 'gi'),
+    replace: (_match, head: string, body: string) => head + body.replace(TERRAFORM_DEFAULT, `$1${REDACTED}`),
     trigger: 'variable',
     spansLines: true,
   },
