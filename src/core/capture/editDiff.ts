@@ -130,21 +130,22 @@ export function editHunks(before: string, after: string): EditHunk[] {
 }
 
 /**
- * The hunks of the change and what redaction took out of its lines. Each side's file is redacted
- * whole, line by line (redactEachLine), once: a changed line is read as the file reads, with what
- * makes it secret however far above it is (kind: Secret above a Secret's data, variable
- * "db_password" { above its default, a private key's BEGIN line above its body). Costs one
- * redaction of the text before and after per edit event that changed something (about 4 ms for
- * 20 kB of code, 200 ms for the 1 MB a file may have), in the capture's drain.
+ * The hunks of the change and what redaction took out of its lines. Each side's file is read
+ * whole by redactEachLine, once: a changed line is read as the file reads, with what makes it
+ * secret however far above it is (kind: Secret above a Secret's data, variable "db_password" {
+ * above its default, a private key's BEGIN line above its body); only the lines near a change are
+ * then redacted each (the rest of the file is never stored, and its header line is redacted when
+ * chosen).
  */
 function editChange(before: string, after: string): { hunks: EditHunk[]; secrets: string[] } {
   const oldLines = splitLines(before);
   const newLines = splitLines(after);
   const ops = lineOps(oldLines, newLines);
   if (!ops.some((op) => op.kind !== 'same')) return { hunks: [], secrets: [] };
-  const oldRedacted = redactEachLine(oldLines);
-  const newRedacted = redactEachLine(newLines);
-  const { text, secrets } = redactedChanges(ops, oldRedacted, newRedacted);
+  const near = nearChanges(ops);
+  const oldRedacted = redactEachLine(oldLines, new Set(near.filter((i) => ops[i].kind !== 'add').map((i) => ops[i].oldLine - 1)));
+  const newRedacted = redactEachLine(newLines, new Set(near.filter((i) => ops[i].kind !== 'del').map((i) => ops[i].newLine - 1)));
+  const { text, secrets } = redactedChanges(ops, near, oldRedacted, newRedacted);
   const hunks: EditHunk[] = [];
   let cur: EditHunk | null = null;
   let gap = 0;
@@ -167,29 +168,35 @@ function editChange(before: string, after: string): { hunks: EditHunk[]; secrets
 /** Unchanged lines on either side of a change that redaction reads with it. */
 const REDACTION_CONTEXT = 3;
 
+/** The places in `ops` of the changed lines and of the unchanged ones within REDACTION_CONTEXT of one, in order. */
+function nearChanges(ops: Op[]): number[] {
+  const near = new Set<number>();
+  ops.forEach((op, i) => {
+    if (op.kind !== 'same') for (let k = Math.max(0, i - REDACTION_CONTEXT); k <= Math.min(ops.length - 1, i + REDACTION_CONTEXT); k++) near.add(k);
+  });
+  return [...near].sort((a, b) => a - b);
+}
+
 /**
  * The changed lines, by their place in `ops`, redacted, and what redaction took out of them. Each
- * line is its side's file redacted whole (`oldRedacted` for a removed line, `newRedacted` for an
+ * line is its side's file redacted (read whole, `near` lines each) (`oldRedacted` for a removed line, `newRedacted` for an
  * added one; null where a private key took it), then redacted again with the unchanged lines
  * around it on its side, as they read in that file: a value changed alone on its line has its name
  * on the unchanged line above (a formatter's wrap). Runs of lines far apart are redacted apart.
  * Redacted whole, where an assignment still shows what its value is (a secret cut at the line's
  * limit would no longer look like one), then cut.
  */
-function redactedChanges(ops: Op[], oldRedacted: (string | null)[], newRedacted: (string | null)[]): { text: Map<number, string>; secrets: string[] } {
-  const near = new Set<number>();
-  ops.forEach((op, i) => {
-    if (op.kind !== 'same') for (let k = Math.max(0, i - REDACTION_CONTEXT); k <= Math.min(ops.length - 1, i + REDACTION_CONTEXT); k++) near.add(k);
-  });
+function redactedChanges(ops: Op[], near: number[], oldRedacted: (string | null)[], newRedacted: (string | null)[]): { text: Map<number, string>; secrets: string[] } {
+  const isNear = new Set(near);
   const out = new Map<number, string>();
   const secrets = new Set<string>();
   for (const left of ['del', 'add'] as const) {
     const file = left === 'del' ? newRedacted : oldRedacted;
     const picked: number[] = [];
     const lines: string[] = [];
-    for (const i of [...near].sort((a, b) => a - b)) {
+    for (const i of near) {
       // A blank line where the runs part (a line of the other side is no gap).
-      if (i > 0 && !near.has(i - 1) && lines.length) {
+      if (i > 0 && !isNear.has(i - 1) && lines.length) {
         picked.push(-1);
         lines.push('');
       }

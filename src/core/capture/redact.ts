@@ -118,15 +118,17 @@ function swallow(match: string, kept = ''): string {
  * name, a YAML block scalar, a Secret's data, an env list's name then value) first run on the
  * lines joined, as each line alone would have lost the name that makes its value a secret; and a
  * curl command spans the lines it continues onto ('\' at the end of a line), so a -u there is
- * read as curl's.
+ * read as curl's. Given `only`, the spanning rules still read every line, and only the lines it
+ * names are redacted each alone: the others come back as those rules left them, no line's secret
+ * taken (what a caller reads of a whole file is a few lines around a change).
  */
-export function redactEachLine(lines: string[]): (string | null)[] {
+export function redactEachLine(lines: string[], only?: ReadonlySet<number>): (string | null)[] {
   let text = lines.join('\n');
   // Lines wholly inside public base64 (a certificate's body) are kept: blanked for the rules, which
   // would take them for a key's body lines, and put back after.
   const publicLines = linesInside(lines, publicBase64Spans(text));
   if (publicLines.size > 0) {
-    const out = redactEachLine(lines.map((line, i) => (publicLines.has(i) ? '' : line)));
+    const out = redactEachLine(lines.map((line, i) => (publicLines.has(i) ? '' : line)), only);
     return out.map((line, i) => (publicLines.has(i) && line !== null ? lines[i] : line));
   }
   const joined = text;
@@ -137,13 +139,14 @@ export function redactEachLine(lines: string[]): (string | null)[] {
   // Every rule above keeps the line breaks; should one not, no line of these is kept rather than a misplaced one.
   if (split.length !== lines.length) return lines.map((_, i) => (i === 0 ? REDACTED : null));
   let inCurl = false;
-  return split.map((line) => {
+  return split.map((line, i) => {
     if (line === SWALLOWED) return null;
-    let out = redact(line);
-    // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u.
-    if (inCurl && out.includes('-u')) out = applyRule(CURL_USER, `curl ${out}`).slice('curl '.length);
+    const continuesCurl = inCurl;
     inCurl = line.endsWith('\\') && (inCurl || /\bcurl\b/.test(line));
-    return out;
+    if (only && !only.has(i)) return line;
+    const out = redact(line);
+    // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u.
+    return continuesCurl && out.includes('-u') ? applyRule(CURL_USER, `curl ${out}`).slice('curl '.length) : out;
   });
 }
 
