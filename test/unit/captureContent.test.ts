@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describeEdit, editHunks } from '../../src/core/capture/editDiff';
 import { GitFreshness, freshnessWeight } from '../../src/core/capture/freshness';
-import { firstFailingTest } from '../../src/core/capture/testOutput';
+import { firstFailingTest, outputTail } from '../../src/core/capture/testOutput';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { ExtractiveSummariser } from '../../src/core/compress/summariser';
 import { MemoryEngine } from '../../src/core/engine';
@@ -72,6 +72,21 @@ describe('capture content: what an edit changed', () => {
 });
 
 describe('capture content: the first failing test of a run', () => {
+  it('keeps the tail of a long output from the start of a line: no part of a line the cut falls inside', () => {
+    const key = 'ghp_Zq9TailCutInsideTheTokenAbcdef0123';
+    const failure = '  ● deploy › pushes the image\n\n    PushError: the registry refused the upload\n';
+    const output = `${'progress line\n'.repeat(3000)}Authorization: token ${key}\n${failure}`;
+    const cut = output.indexOf(key) + 10;
+    const tail = outputTail(output, output.length - cut);
+    assert.equal(tail, failure, 'the line the cut falls inside is left out, the lines after it kept whole');
+    assert.deepEqual(firstFailingTest(tail), { name: 'deploy › pushes the image', message: 'PushError: the registry refused the upload' });
+    // A cut at a line's start keeps that line; output of one line goes from the first space after the cut.
+    assert.equal(outputTail('abc\ndef\n', 4), 'def\n');
+    assert.equal(outputTail(`x ${key} refused by the server`, 30), 'refused by the server');
+    assert.equal(outputTail(key, 10), '');
+    assert.equal(outputTail('short', 10), 'short');
+  });
+
   it('reads node:test, jest, vitest, pytest, go and cargo reports', () => {
     assert.deepEqual(firstFailingTest('▶ math\n  ✖ multiplies (1.2ms)\n    AssertionError [ERR_ASSERTION]: 6 !== 7\n\n      at TestContext.<anonymous>'), { name: 'multiplies', message: 'AssertionError [ERR_ASSERTION]: 6 !== 7' });
     assert.deepEqual(firstFailingTest('TAP version 13\nnot ok 1 - multiplies\n  ---\n  error: \'6 !== 7\'\n  ...'), { name: 'multiplies', message: '6 !== 7' });

@@ -6,6 +6,24 @@
 
 import { redactClipped } from './redact';
 
+/** The tail of a command's output kept for finding the first failing test (characters). */
+export const OUTPUT_TAIL = 32_000;
+
+/**
+ * The last `chars` characters of a command's output, from a line's start: the part of a line a cut
+ * falls inside is left out (a token or a password cut there would no longer look like one to
+ * redaction); in output of one long line, from the first space after the cut.
+ */
+export function outputTail(text: string, chars = OUTPUT_TAIL): string {
+  if (text.length <= chars) return text;
+  const cut = text.length - chars;
+  if (/\s/.test(text[cut - 1])) return text.slice(cut);
+  const lineStart = text.indexOf('\n', cut);
+  if (lineStart >= 0) return text.slice(lineStart + 1);
+  const space = text.slice(cut).search(/\s/);
+  return space < 0 ? '' : text.slice(cut + space + 1);
+}
+
 export interface TestFailure {
   name: string;
   message: string | null;

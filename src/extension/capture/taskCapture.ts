@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { OUTPUT_TAIL, outputTail } from '../../core/capture/testOutput';
 import type { CaptureRecorder } from './recorder';
 
-/** The tail of a command's output kept for finding the first failing test (bytes of text). */
-const OUTPUT_TAIL = 32_000;
 /**
  * Read-only navigation a terminal is full of: not outcomes. One simple command only (no `;`,
  * `&&`, pipes or redirections), so `cd src && npm test` is still recorded.
@@ -61,7 +60,7 @@ export class TaskCapture implements vscode.Disposable {
       try {
         for await (const chunk of e.execution.read()) {
           buffer.text += chunk;
-          if (buffer.text.length > OUTPUT_TAIL * 2) buffer.text = buffer.text.slice(-OUTPUT_TAIL);
+          if (buffer.text.length > OUTPUT_TAIL * 2) buffer.text = outputTail(buffer.text);
         }
       } catch {
         // the terminal went away: keep what was read
@@ -99,7 +98,7 @@ export class TaskCapture implements vscode.Disposable {
     const t0 = performance.now();
     const buffer = this.outputs.get(e.execution);
     this.outputs.delete(e.execution);
-    const output = buffer ? buffer.text.slice(-OUTPUT_TAIL) : null;
+    const output = buffer ? outputTail(buffer.text) : null;
     // A task's own command is reported with the task, not as a terminal command of its own.
     const pid = buffer ? await buffer.pid : undefined;
     const waiting = [...this.tasks.values()].filter((r) => r.output === null);
