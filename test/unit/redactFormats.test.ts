@@ -7,7 +7,7 @@
 
 import * as assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { REDACTED, isSecretPath, redact, redactJson, redactLines } from '../../src/core/capture/redact';
+import { REDACTED, isSecretPath, redact, redactEachLine, redactJson, redactLines } from '../../src/core/capture/redact';
 import { MB, megabyteOf, redactsHostileFast } from './redactFixture';
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
@@ -358,4 +358,39 @@ describe('capture: a JSON list of lines is redacted as lines', () => {
     assert.equal(redactJson(JSON.stringify(facts)), JSON.stringify(facts));
     assert.equal(redactJson(JSON.stringify({ passwords: ['a', 'b'] })), JSON.stringify({ passwords: [REDACTED, REDACTED] }));
   });
+});
+
+describe('capture: a secret split over literals joined by + or .', () => {
+  const leaks: [string, string][] = [
+    ["const token = 'ghp_Zq9SplitFirstHalfXk' +\n  'Zq9SplitSecondHalfXk2';", `const token = '${REDACTED}' +\n  '${REDACTED}';`],
+    ['$apiKey = "sk_live_Zq9Php" . "Zq9PhpSecondHalf";', `$apiKey = "${REDACTED}" . "${REDACTED}";`],
+    ['API_KEY = "Zq9PyFirst" + "Zq9PySecond" + "Zq9PyThird"', `API_KEY = "${REDACTED}" + "${REDACTED}" + "${REDACTED}"`],
+  ];
+  for (const [text, want] of leaks) {
+    it(`redacts every part of ${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), want);
+    });
+  }
+
+  it('redacts the second literal in a diff side, where it is a line of its own', () => {
+    assert.deepEqual(redactEachLine(["const token = 'ghp_Zq9SplitFirstHalfXk' +", "  'Zq9SplitSecondHalfXk2';"]), [`const token = '${REDACTED}' +`, `  '${REDACTED}';`]);
+  });
+
+  // Code after the value is kept: a variable joined on, a method called on the literal.
+  const kept: [string, string][] = [
+    ["const token = 'ghp_Zq9JoinedVarXk' + suffix;", `const token = '${REDACTED}' + suffix;`],
+    ["const secret = 'Zq9Replaced'.replace('a', 'b');", `const secret = '${REDACTED}'.replace('a', 'b');`],
+    ["max_tokens: '4096' + 'x'", "max_tokens: '4096' + 'x'"],
+  ];
+  for (const [text, want] of kept) {
+    it(`keeps the code around ${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), want);
+    });
+  }
+
+  const JOINS = Math.ceil(MB / " + 'ab'".length);
+  redactsHostileFast([
+    ['literals joined onto a secret, the last unclosed', `const token = 'Zq9Start'${" + 'ab'".repeat(JOINS)} + "unclosed`, () => `const token = '${REDACTED}'${` + '${REDACTED}'`.repeat(JOINS)} + "unclosed`],
+    ['joins without a literal after a secret', `const token = 'Zq9Start'${megabyteOf(' + ')}`, (t) => `const token = '${REDACTED}'${t.slice("const token = 'Zq9Start'".length)}`],
+  ]);
 });

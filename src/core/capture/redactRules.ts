@@ -81,6 +81,15 @@ const CODE_REFERENCE = `(?:${RECEIVER}(?:\\.[A-Za-z_$][\\w$]*){1,64}|[A-Za-z_$][
  */
 const quotedChar = (n: number): string => `(?:[^"'\\x5c\\n]|\\x5c{3}["']|(?!\\x5c{3}["']|\\${n})\\x5c[^\\n]|(?!\\${n})["'])`;
 
+/** A string literal of one line, its quote captured as group `n` of the pattern it is part of. */
+const literal = (n: number): string => `(["'])(?:[^"'\\x5c\\n]|\\x5c[^\\n]|(?!\\${n})["'])*\\${n}`;
+/**
+ * Literals joined onto a value by '+' or '.' (PHP), on its line or the next ones: a secret split
+ * over two literals (a long token a formatter wrapped) is redacted in each part. Its literals'
+ * quote is group 5, as the rule 'quoted secret assignment' numbers its groups.
+ */
+const JOINED_LITERALS = `(?:\\s*[+.]\\s*${literal(5)})*`;
+
 /** What a name says about a secret rather than holding it: max_tokens, TOKEN_TTL, token_type, password_hash, SESSION_SECRET_ROTATION. */
 const SETTING_PART = /(?:^|[_.-])(?:tokens|ttl|type|hash|algorithm|alg|rotation|expiry|expires|expiration|lifetime|timeout|length|size|count|limit)$/;
 /** A plain setting: a word, or a number with an optional unit (Bearer, bcrypt, weekly, 4096, 3600s). A secret mixes digits into its letters. */
@@ -1241,8 +1250,9 @@ export const RULES: Rule[] = [
     // Not a setting about a secret (token_type: "Bearer"), nor a template's reference to one
     // ("{{ .Values.db.password }}", "${{ secrets.TOKEN }}", see WHOLE_TEMPLATE_SLOT).
     name: 'quoted secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])(${quotedChar(2)}{4}${quotedChar(2)}*)\\2`, 'gi'),
-    replace: (match, head: string, quote: string, value: string) => (isSettingOfSecret(nameOf(head), value) || WHOLE_TEMPLATE_SLOT.test(value) ? match : `${head}${quote}${REDACTED}${quote}`),
+    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])(${quotedChar(2)}{4}${quotedChar(2)}*)\\2(${JOINED_LITERALS})`, 'gi'),
+    replace: (match, head: string, quote: string, value: string, joined: string) =>
+      isSettingOfSecret(nameOf(head), value) || WHOLE_TEMPLATE_SLOT.test(value) ? match : `${head}${quote}${REDACTED}${quote}${joined.replace(new RegExp(literal(1), 'g'), `$1${REDACTED}$1`)}`,
     trigger: KEYWORD,
     spansLines: true,
   },
