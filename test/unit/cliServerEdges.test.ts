@@ -7,9 +7,9 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { processStarted } from '../../src/core/store/processRef';
+import { processStarted, processStartedAt } from '../../src/core/store/processRef';
 import { CliBundle } from './cliFixture';
 import { makeGitRepo, removeDir, tempDir } from './mcpFixture';
 import type { TestRepo } from './mcpFixture';
@@ -136,7 +136,17 @@ describe('code-memory CLI and servers at their edges', function () {
       assert.equal(await exitOf(taken.child), 0);
       assert.ok(!existsSync(file));
 
-      // A file naming a process that runs and started when it says: refused, as a file without a start time (an older build's) is.
+      // An older build's file (no start time), written an hour before the process its pid names now started: taken over.
+      writeFileSync(file, `${JSON.stringify({ url: 'http://127.0.0.1:9/v1/mcp/memory', token: 'older', project: 'ghost', pid: sleeper.pid })}\n`, { mode: 0o600 });
+      const anHourBefore = new Date(processStartedAt(sleeper.pid!)! - 3600_000);
+      utimesSync(file, anHourBefore, anHourBefore);
+      const older = await serve();
+      assert.equal(older.code, null, `serve refused: ${older.out}`);
+      assert.equal((JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid, older.child.pid);
+      older.child.kill('SIGTERM');
+      assert.equal(await exitOf(older.child), 0);
+
+      // A file naming a process that runs and started when it says: refused, as a file without a start time (an older build's) written since is.
       for (const running of [{ pid: sleeper.pid, process_started: started }, { pid: sleeper.pid }]) {
         writeFileSync(file, `${JSON.stringify({ url: 'http://127.0.0.1:9/v1/mcp/memory', token: 'live', project: 'alive', ...running })}\n`, { mode: 0o600 });
         const refused = await serve();

@@ -2,12 +2,12 @@
 
 import { startHttpServer } from '../../mcp/httpServer';
 import { runStdioServer } from '../../mcp/stdioServer';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writePrivateFile } from '../../core/privateFiles';
 import { isLocalUri, localPath } from '../../core/store/location';
-import { processStarted, processState } from '../../core/store/processRef';
+import { processStarted, processStartedAt, processState } from '../../core/store/processRef';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
 import { UsageError, portOption } from '../options';
@@ -36,6 +36,15 @@ function thisServer(): { pid: number; process_started?: string } {
   return { pid: process.pid, ...(started ? { process_started: started } : {}) };
 }
 
+/** When a file was last written, in ms since the epoch; infinity when it cannot be read (no process is known to have started after it). */
+function writtenAt(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 function readServerInfo(file: string): ServerInfo | null {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as ServerInfo;
@@ -44,17 +53,22 @@ function readServerInfo(file: string): ServerInfo | null {
   }
 }
 
+/** Slack between a process's start as /proc gives it (to the boot time's second) and a file's time. */
+const START_SLACK_MS = 2000;
+
 /**
  * The server a token file names, if its process still runs (a file a crash left is taken over).
  * A file that says when its process started names that process only: its pid, now another's (a
  * crash, a reboot, pids handed out again), is no server's. A file without it (of an older build)
- * is judged by its pid alone.
+ * names no process that started after the file was written, which its server did not.
  */
 function runningServerIn(file: string): ServerInfo | null {
   const info = readServerInfo(file);
   if (!info || !Number.isInteger(info.pid) || info.pid === process.pid) return null;
   // The file is in the store's folder, or in this user's home: its server ran on this host.
   if (typeof info.process_started === 'string') return processState({ pid: info.pid!, host: os.hostname(), started: info.process_started }) === 'running' ? info : null;
+  const startedAt = processStartedAt(info.pid!);
+  if (startedAt !== undefined && startedAt > writtenAt(file) + START_SLACK_MS) return null;
   try {
     process.kill(info.pid!, 0);
     return info;

@@ -53,6 +53,30 @@ export function processStarted(pid: number): string | undefined {
   return readStat(pid)?.started;
 }
 
+/** Clock ticks per second of /proc's times (USER_HZ: 100 on every Linux architecture Node runs on). */
+const USER_HZ = 100;
+let bootTimeMs: number | null | undefined;
+
+/** When this machine booted, in ms since the epoch (/proc/stat's btime); null where it cannot be read. */
+function readBootTime(): number | null {
+  if (bootTimeMs === undefined) {
+    try {
+      const btime = /^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1];
+      bootTimeMs = btime ? Number(btime) * 1000 : null;
+    } catch {
+      bootTimeMs = null;
+    }
+  }
+  return bootTimeMs;
+}
+
+/** When `pid` started, in ms since the epoch (to the second the boot time is given in); undefined when it cannot be read. */
+export function processStartedAt(pid: number): number | undefined {
+  const ticks = processStarted(pid)?.split('/')[1];
+  const boot = readBootTime();
+  return ticks === undefined || boot === null ? undefined : boot + (Number(ticks) * 1000) / USER_HZ;
+}
+
 function pidNamespace(): string | undefined {
   try {
     return fs.readlinkSync('/proc/self/ns/pid');
