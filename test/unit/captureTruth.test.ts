@@ -211,6 +211,24 @@ describe('capture truth: what the extension stores', function () {
     assert.doesNotMatch(ended?.summary?.next_steps ?? '', /src\/price\.ts/, summaryText(ended?.summary));
   });
 
+  it('unsaved edits recorded at a checkpoint, then undone back to the file, are kept as reverted: no unsaved work, no file changed', async () => {
+    h = await new Harness({ folders: [ws] }).start();
+    const doc = h.open(path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('n * 2', 'n * 22'));
+    // An agent's call flushes capture: the unsaved work is recorded as it is then.
+    await h.flush();
+    const before = await h.observations(await h.project());
+    assert.deepEqual(before.filter((o) => o.type === 'edit').map((o) => o.title), ['Unsaved edits in src/price.ts'], brief(before));
+    h.type(doc, A0, false);
+    const [ended] = await h.endSession(0);
+    const obs = await h.observations(await h.project());
+    const edits = obs.filter((o) => o.type === 'edit');
+    assert.deepEqual(edits.map((o) => o.title), ['Reverted unsaved edits in src/price.ts'], brief(obs));
+    assert.match(edits[0].narrative ?? '', /n \* 22/, 'what was tried is kept');
+    assert.deepEqual(JSON.parse(String(edits[0].files_modified ?? '[]')), [], 'no file was modified');
+    assert.doesNotMatch(ended?.summary?.next_steps ?? '', /src\/price\.ts/, summaryText(ended?.summary));
+  });
+
   it('an edit saved on main, then a commit and `checkout -b` within the batch delay, is stored on main', async () => {
     h = await new Harness({ folders: [ws] }).start();
     const doc = h.open(path.join(ws, 'src/price.ts'));

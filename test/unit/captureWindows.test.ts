@@ -282,7 +282,7 @@ describe('capture across sessions and windows: a revert of unsaved edits', funct
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('unsaved edits recorded, then reverted in the editor: nothing is stored as changed on disk, and the unsaved edit stays as it was', async () => {
+  it('unsaved edits recorded, then reverted in the editor: nothing is stored as changed on disk, and the unsaved edit is told as reverted', async () => {
     h = await new Harness({ folders: [ws] }).start();
     const project = await h.project();
     const doc = h.open(path.join(ws, 'src/price.ts'));
@@ -295,8 +295,9 @@ describe('capture across sessions and windows: a revert of unsaved edits', funct
     await h.flush();
     const obs = await h.observations(project);
     assert.deepEqual(obs.filter((o) => /Changed on disk/.test(o.title ?? '')).map((o) => `${o.title} | ${o.subtitle}`), [], brief(obs));
-    // What was tried is kept (as not saved); the revert adds no edit of its own.
-    assert.deepEqual(obs.map((o) => o.title), ['Unsaved edits in src/price.ts'], brief(obs));
+    // What was tried is kept, told as reverted; the revert adds no edit of its own.
+    assert.deepEqual(obs.map((o) => o.title), ['Reverted unsaved edits in src/price.ts'], brief(obs));
+    assert.match(obs[0].narrative ?? '', /n \* 7/, brief(obs));
     // Later a real rewrite on disk is still told from a revert.
     fs.writeFileSync(path.join(ws, 'src/price.ts'), A0.replace('n * 2', 'n * 2 // FORMATTED'));
     h.fsEvent('change', path.join(ws, 'src/price.ts'));

@@ -365,10 +365,13 @@ export class EditorCapture implements vscode.Disposable {
     work.dirty = false;
     if (!this.recorder.active) return;
     const text = document?.getText();
-    // Unsaved work that is back to where the session started (typed, then undone): nothing to say.
-    if (!saved && text !== undefined && text === work.baseline) return;
-    const after = text !== undefined && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
     const recorded = work.recorded;
+    // Unsaved work back to where the session started (typed, then undone or reverted): nothing to
+    // say, unless an earlier event told of it; the observation then tells what was tried (the text
+    // that event recorded) as reverted.
+    const reverted = !saved && text !== undefined && text === work.baseline;
+    if (reverted && (work.saves > 0 || recorded === undefined || recorded === work.baseline)) return;
+    const after = text !== undefined && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
     work.recorded = after;
     const part = this.parts.get(work.uri.toString());
     this.recorder.record(
@@ -381,8 +384,9 @@ export class EditorCapture implements vscode.Disposable {
         changes: work.changes,
         saved,
         before: work.baseline,
-        after,
+        after: reverted ? (recorded ?? null) : after,
         saves: work.saves,
+        ...(reverted ? { reverted } : {}),
         problemsBefore: work.problemsBefore,
         work: work.id,
         session: work.session,

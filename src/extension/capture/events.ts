@@ -30,6 +30,8 @@ export interface EditEvent extends EventBase {
   after: string | null;
   /** Saves of this file in the session so far. */
   saves: number;
+  /** Unsaved work an earlier event told of, now back to the file as the session found it (undone, reverted). */
+  reverted?: boolean;
   /** Problems (errors and warnings) on the file when the session first touched it. */
   problemsBefore: string[];
   /** The editor's work on the file this event reports (one per file and session). */

@@ -310,6 +310,13 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
     for (const p of last.problemsBefore.filter((x) => !now.has(x)).slice(0, 5)) facts.push(`problem cleared in ${path}: ${redactProblem(p, secrets)}`);
   }
   const saved = last.saved || (last.saves > 0 && list.some((e) => e.saved));
+  const searchExtra = [symbols.join(' '), content?.searchText].filter(Boolean).join('\n') || undefined;
+  // Unsaved work told of before, now undone: the observation it grew keeps what was tried, and
+  // says that no file was modified (a session's summary then tells of no change there, nor of
+  // work left to save).
+  if (last.reverted) {
+    return { type: 'edit', title: `Reverted unsaved edits in ${path}${where}`, subtitle: ['not saved, reverted', ...counts.slice(1)].join(' · '), narrative: content?.narrative ?? undefined, search_extra: searchExtra, grow_key: `edit:${key}`, created_at_epoch: last.at };
+  }
   return {
     type: 'edit',
     title: `${saved ? 'Edited' : 'Unsaved edits in'} ${path}${where}`,
@@ -318,7 +325,7 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
     files_modified: [path],
     concepts: symbols.length || content?.identifiersAdded.length ? [...symbols, ...(content?.identifiersAdded ?? [])].slice(0, 20) : undefined,
     facts,
-    search_extra: [symbols.join(' '), content?.searchText].filter(Boolean).join('\n') || undefined,
+    search_extra: searchExtra,
     grow_key: `edit:${key}`,
     created_at_epoch: last.at,
   };
