@@ -368,6 +368,21 @@ describe('capture across sessions and windows: one repository in two windows thr
     assert.deepEqual(obs.map((o) => o.title), ['Created packages/a/src/fresh.ts'], brief(obs));
   });
 
+  it('three windows (packages/a, packages/b, the root): a file created in packages/b is stored once, as is a branch checkout', async () => {
+    const pkgA = await window([path.join(mono, 'packages/a')]);
+    const pkgB = await window([path.join(mono, 'packages/b')]);
+    const whole = await window([mono]);
+    writeFiles(mono, { 'packages/b/src/fresh.ts': 'export {};\n' });
+    // Each window whose folder holds the file sees it (the package a window does not watch packages/b).
+    pkgB.fsEvent('create', path.join(mono, 'packages/b/src/fresh.ts'));
+    whole.fsEvent('create', path.join(mono, 'packages/b/src/fresh.ts'));
+    git(mono, 'checkout', '-q', '-b', 'feature/three');
+    for (const w of [pkgA, pkgB, whole]) w.gitRefresh();
+    for (const w of [pkgA, pkgB, whole]) await w.flush();
+    const obs = await whole.observations(await whole.project());
+    assert.deepEqual(obs.map((o) => o.title).sort(), ['Created packages/b/src/fresh.ts', 'Switched to feature/three'], brief(obs));
+  });
+
   it('while the window on packages/a holds the repository, the root window still records a file in packages/b (which the other does not watch)', async () => {
     const whole = await window([mono]);
     const pkg = await window([path.join(mono, 'packages/a')]);

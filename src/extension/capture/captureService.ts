@@ -224,19 +224,19 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   }
 
   /**
-   * Without the lease of the folder's repository, its checkouts are left to the window that holds
-   * it, and its file events too where that window watches the file (see folderLeases.ts).
+   * A repository's checkouts are recorded by the window ranked first on it, and a file event by
+   * the first window that watches the file (see folderLeases.ts).
    */
   private async leasedOnly(events: CaptureEvent[]): Promise<CaptureEvent[]> {
     const keys = new Map<string, string>();
     for (const e of events) if (LEASED_KINDS.has(e.kind) && !keys.has(e.folder)) keys.set(e.folder, this.leaseKeyOf(e.folder));
-    const holders = new Map<string, 'held' | readonly string[] | null>();
-    for (const key of new Set(keys.values())) holders.set(key, await this.leases.holds(key, this.foldersIn(key)));
+    const ahead = new Map<string, (readonly string[] | null)[]>();
+    for (const key of new Set(keys.values())) ahead.set(key, await this.leases.ranksBefore(key, this.foldersIn(key)));
     return events.filter((e) => {
       if (!LEASED_KINDS.has(e.kind)) return true;
-      const holder = holders.get(keys.get(e.folder) as string);
-      if (holder === 'held') return true;
-      return e.kind !== 'checkout' && !FolderLeases.watches(holder ?? null, (e as FileEvent).path);
+      const before = ahead.get(keys.get(e.folder) as string) ?? [];
+      if (before.length === 0) return true;
+      return e.kind !== 'checkout' && !before.some((folders) => FolderLeases.watches(folders, (e as FileEvent).path));
     });
   }
 
