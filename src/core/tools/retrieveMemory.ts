@@ -173,7 +173,7 @@ async function find(ctx: ToolContext, query: string, decision: TriageResult['dec
 function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeof fact>[]): string {
   const t = out.triage!;
   const r = out.retrieval!;
-  const lines = ['# Retrieved Project Context', '', `**Query:** ${oneLine(prompt, 500)}`, '', `**Summary:** ${r.context_summary}`, ''];
+  const lines = ['# Retrieved Company Context', '', `**Query:** ${oneLine(prompt, 500)}`, '', `**Summary:** ${r.context_summary}`, ''];
   lines.push('## How This Context Was Found', `**Reasoning:** ${t.reasoning}`);
   if (t.rewritten_query && t.rewritten_query !== prompt.trim()) lines.push(`**Rewritten query:** ${oneLine(t.rewritten_query, 500)}`);
   lines.push(`**Sections searched:** ${out.phase1!.targeted_sections.map((s) => s.tree_path.split(' > ').slice(1).join(' > ')).join(', ') || 'none'}`, '');
