@@ -1,7 +1,7 @@
 // Retrieval that knows time, shared by recall_context and retrieve_memory: current memories
 // first; superseded ones left out unless the question asks for history ("what did we use
-// before", "when did we switch"), and then placed after the current ones, marked as history
-// with their dates. Memories with an unreviewed possible conflict are marked as such. A caller
+// before", "when did we switch"), and then ranked by relevance with the current ones (never above
+// the memory that replaced them), marked as history with their dates. Memories with an unreviewed possible conflict are marked as such. A caller
 // on a branch gets that branch's memories over the project-wide ones they replace there (the
 // branch memory lists them in `supersedes`, compress/supersede.ts): those are history on that
 // branch only, and current everywhere else.
@@ -24,7 +24,7 @@ export interface TimedHit {
   hit: SearchHit;
   /** The memory behind an L2 memory cell, else null. */
   memory: Memory | null;
-  /** Superseded: shown only for history questions, after the current items. */
+  /** Superseded: shown only for history questions, marked as history. */
   history: boolean;
   /** How the item stands in time, in words for the tool text ("superseded by memory 2 on ..."), or null. */
   note: string | null;
@@ -88,14 +88,41 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
   const status = new Map([...memories.values(), ...(others.length > 0 ? await ctx.engine.getMemories(others, ctx.scope, { includeSuppressed: true }) : [])].map((m) => [m.id, m.status]));
   const isCurrent = (id: number): boolean => status.get(id) === 'active';
   const shadows = await shadowsOnBranch(ctx, [...memories.values()]);
+  const replacedBy = new Map<TimedHit, number>();
   const timed = hits.map((hit): TimedHit => {
     const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
     const shadowedBy = memory ? (shadows.get(memory.id) ?? null) : null;
     const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded' || shadowedBy !== null;
-    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy) : null };
+    const t = { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy) : null };
+    const by = shadowedBy?.id ?? memory?.superseded_by;
+    if (superseded && by !== null && by !== undefined) replacedBy.set(t, by);
+    return t;
   });
-  // A superseded cell can only come back for a history question; it goes after what holds now.
-  const current = timed.filter((t) => !t.history);
-  const past = timed.filter((t) => t.history).sort((a, b) => (b.memory?.valid_to_epoch ?? 0) - (a.memory?.valid_to_epoch ?? 0));
-  return [...current, ...(history ? past : [])];
+  // A superseded cell can only come back for a history question, which asks about it.
+  return history ? rankedWithHistory(timed, replacedBy) : timed.filter((t) => !t.history);
+}
+
+/**
+ * The hits of a history question ranked by relevance, what holds now and what it replaced
+ * together, so that ranks and scores agree; a replaced memory never above the one that replaced
+ * it (where both were found, its score is at most that one's, and on a tie what holds now goes
+ * first): "what did we use before X" shows X, then what X replaced.
+ */
+function rankedWithHistory(timed: TimedHit[], replacedBy: Map<TimedHit, number>): TimedHit[] {
+  const score = new Map(timed.map((t) => [t, t.hit.score]));
+  const byMemory = new Map(timed.filter((t) => t.memory).map((t) => [t.memory!.id, t]));
+  // A chain (A replaced by B, B by C) settles within as many passes as it has links.
+  for (let pass = 0, changed = true; changed && pass < timed.length; pass++) {
+    changed = false;
+    for (const [t, by] of replacedBy) {
+      const newer = byMemory.get(by);
+      if (newer && score.get(newer)! < score.get(t)!) {
+        score.set(t, score.get(newer)!);
+        changed = true;
+      }
+    }
+  }
+  return timed
+    .map((t) => (score.get(t) === t.hit.score ? t : { ...t, hit: { ...t.hit, score: score.get(t)! } }))
+    .sort((a, b) => b.hit.score - a.hit.score || Number(a.history) - Number(b.history));
 }
