@@ -124,6 +124,27 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
 }
 
+/** An Accept header that takes JSON: none, any type, application/json or application/*. */
+const TAKES_JSON = /(?:^|,)\s*(?:\*\/\*|application\/(?:json|\*))\s*(?:;[^,]*)?(?=,|$)/i;
+
+/**
+ * A plain JSON client's request as the transport takes it: the SDK refuses (406) a POST whose
+ * Accept does not name both application/json and text/event-stream, but this server answers every
+ * request with JSON (enableJsonResponse), never a stream, so a caller that sends no Accept, any
+ * type or application/json alone (the contract's raw JSON-RPC request names no header) is served.
+ * One that takes no JSON (text/html) is still refused. The transport reads the raw headers.
+ */
+function acceptJson(req: IncomingMessage): void {
+  const accept = req.headers.accept;
+  if (accept !== undefined && (!TAKES_JSON.test(accept) || /text\/event-stream/i.test(accept))) return;
+  const both = 'application/json, text/event-stream';
+  const raw: string[] = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() !== 'accept') raw.push(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  raw.push('Accept', both);
+  req.rawHeaders.splice(0, req.rawHeaders.length, ...raw);
+  req.headers.accept = both;
+}
+
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   // An IPv6 address as a URL writes it ([::1]) is the address to bind.
   const host = (options.host ?? '127.0.0.1').replace(/^\[(.+)\]$/, '$1');
@@ -268,6 +289,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     // (never validated), the account's: clients send it back, and retrieve_memory keys prompt
     // history on it when a call has no session_id, as the contract's handshake fallback describes.
     if (isInitialize(parsed.value)) res.setHeader('mcp-session-id', accountSession);
+    acceptJson(req);
     const mcp = createMcpServer({ context, specs });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -211,7 +211,15 @@ describe('MCP over Streamable HTTP (SDK client)', function () {
       assert.equal(body.id, null);
       assert.match(body.error.message, pattern);
     };
-    await refused(await post(ping(1), { accept: 'application/json' }), 406, /Not Acceptable/);
+    await refused(await post(ping(1), { accept: 'text/html' }), 406, /Not Acceptable/);
+    // This server answers with JSON only: a plain JSON client (no Accept, any type, JSON alone) is served.
+    for (const accept of [undefined, '*/*', 'application/json', 'application/json; charset=utf-8']) {
+      const headers: Record<string, string> = { Authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' };
+      if (accept !== undefined) headers.accept = accept;
+      const served = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify(ping(3)) });
+      assert.equal(served.status, 200, `accept ${accept}`);
+      assert.deepEqual(await served.json(), { jsonrpc: '2.0', id: 3, result: {} });
+    }
     await refused(await post(ping(1), { 'content-type': 'text/plain' }), 415, /Unsupported Media Type/);
     await refused(await post(ping(1), { 'mcp-protocol-version': '1999-01-01' }), 400, /Unsupported protocol version: 1999-01-01/);
     await refused(await post({ hello: 'world' }), 400, /Invalid JSON-RPC message/);
