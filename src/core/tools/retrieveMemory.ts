@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
+import type { ForgetMark } from '../store/forget';
 import type { Cell, Entity, Relationship } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
 import { sessionKey } from '../capture/prepare';
@@ -261,6 +262,24 @@ function logKey(key: string): string {
   return key.length <= LOG_KEY_CHARS ? key : `${redactKey(key).slice(0, LOG_KEY_CHARS)}… [cut: ${key.length} characters]`;
 }
 
+/** A call's forget mark, taken before anything is read: the log entry quotes what the search finds (see logRequest). */
+type Marked = { mark?: ForgetMark };
+
+/**
+ * The answer to a valid prompt: the session's earlier prompts (none where they cannot be read:
+ * the prompt is then taken as it is), the triage, the search. The prompt is written to the
+ * session's history while the search runs; the next call's read of it waits for the write.
+ */
+async function answer(ctx: ToolContext, prompt: string, sessionId: string | null, requestId: string, started: number, marked: Marked): Promise<RetrieveMemoryOutput> {
+  marked.mark = await ctx.engine.forgetMark().catch(() => undefined);
+  const note = (what: string) => (error: unknown) => ctx.log?.(`retrieve_memory: prompt history ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+  const prior = sessionId ? await ctx.engine.recentPrompts(ctx.scope, sessionId, PRIOR_PROMPTS).catch((error: unknown) => (note('read')(error), [])) : [];
+  const decided = triage(prompt, prior);
+  if (sessionId) void ctx.engine.addPrompt(ctx.scope, sessionId, prompt).catch(note('write'));
+  const found = await find(ctx, decided.rewritten_query, decided.decision, prompt);
+  return build(ctx, prompt, decided, found, requestId, started);
+}
+
 export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promise<RetrieveMemoryOutput> {
   const started = Date.now();
   const requestId = randomUUID();
@@ -270,38 +289,37 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
   const given = Object.prototype.hasOwnProperty.call(raw, 'session_id') ? raw.session_id : undefined;
   const sessionId = (typeof given === 'string' && given ? sessionKey(given) : null) || ctx.transportSessionId || null;
   let out: RetrieveMemoryOutput;
-  // Before anything is read: the log entry quotes what the search finds (see logRequest).
-  const mark = await ctx.engine.forgetMark().catch(() => undefined);
+  // The contract's budget is the whole call's: every read below runs within it.
+  const deadline = started + (ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS);
+  const left = (): number => Math.max(0, deadline - Date.now());
+  const marked: Marked = {};
   try {
     if (!parsed.success) throw new ToolError('invalid_arguments', `${describeIssues(parsed.error)}. Only 'prompt' (at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')} characters) and 'session_id' are accepted.`);
     const { prompt } = parsed.data;
-    const prior = sessionId ? await ctx.engine.recentPrompts(ctx.scope, sessionId, PRIOR_PROMPTS) : [];
-    const decided = triage(prompt, prior);
-    // Written while the search runs; the next call's recentPrompts waits for it.
-    if (sessionId) void ctx.engine.addPrompt(ctx.scope, sessionId, prompt).catch((error: unknown) => ctx.log?.(`retrieve_memory: prompt history write failed: ${error instanceof Error ? error.message : String(error)}`));
-    const budget = ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS;
-    const found = await withTimeout(find(ctx, decided.rewritten_query, decided.decision, prompt), budget);
-    out = build(ctx, prompt, decided, found, requestId, started);
+    out = await withTimeout(answer(ctx, prompt, sessionId, requestId, started, marked), left());
   } catch (error) {
     const code = errorCode(error);
     const message = error instanceof Error ? error.message : String(error);
     out = { status: 'error', error_code: code, error_message: message };
   }
-  try {
-    await ctx.engine.logRequest({
-      request_id: requestId,
-      tool: 'retrieve_memory',
-      project: ctx.scope.project,
-      session_id: sessionId,
-      arguments: loggedArguments(rawArgs ?? {}),
-      response: JSON.stringify(out),
-      status: out.status,
-      duration_ms: Date.now() - started,
-      created_at_epoch: started,
-    }, mark);
-  } catch (error) {
-    ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const logged = ctx.engine
+    .logRequest(
+      {
+        request_id: requestId,
+        tool: 'retrieve_memory',
+        project: ctx.scope.project,
+        session_id: sessionId,
+        arguments: loggedArguments(rawArgs ?? {}),
+        response: JSON.stringify(out),
+        status: out.status,
+        duration_ms: Date.now() - started,
+        created_at_epoch: started,
+      },
+      marked.mark,
+    )
+    .catch((error: unknown) => ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`));
+  // Written before the answer within the budget; a write that outlasts it ends after the answer.
+  await withTimeout(logged, left()).catch(() => undefined);
   return out;
 }
 
