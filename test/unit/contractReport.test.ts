@@ -30,3 +30,29 @@ describe('contract: retrieve_memory report and fact ranks', function () {
     for (let i = 1; i < facts.length; i++) assert.ok(facts[i - 1].relevance_score >= facts[i].relevance_score, JSON.stringify(facts.map((f) => f.relevance_score)));
   });
 });
+
+describe('contract: get_observations takes any list of ids up to its limit', function () {
+  this.timeout(180_000);
+  let ids: number[] = [];
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      ids = (await engine.observe([{ type: 'note', title: 'Gardening note one', narrative: 'Tomatoes need water.' }, { type: 'note', title: 'Gardening note two', narrative: 'Basil needs sun.' }], SCOPE)).map((o) => o.id);
+      await engine.flush();
+    },
+  });
+
+  it('an empty list is an empty answer, not an error', async () => {
+    const r = await h.call('get_observations', { ids: [] });
+    assert.equal(r.isError, false, r.content[0].text?.slice(0, 200));
+    assert.deepEqual(r.structuredContent, { details: [] });
+  });
+
+  it('an id asked twice is answered twice, in the order asked; a missing one is named once', async () => {
+    const r = await h.call('get_observations', { ids: [ids[1], ids[0], ids[1]], source: 'observation' });
+    assert.equal(r.isError, false, r.content[0].text?.slice(0, 200));
+    assert.deepEqual((r.structuredContent!.details as Array<{ id: number }>).map((d) => d.id), [ids[1], ids[0], ids[1]]);
+    const missing = await h.call('get_observations', { ids: [ids[0], 999_999, 999_999], source: 'observation' });
+    assert.equal(missing.isError, true);
+    assert.match(missing.content[0].text ?? '', /with id 999999 in this scope/);
+  });
+});

@@ -102,7 +102,7 @@ describe('engine: vectors and reads at scale', function () {
     const [a, b, c] = await engine.observe(['alpha', 'beta', 'gamma'].map((title) => ({ type: 'note', title })), scope);
     const ctx = { engine, scope, transportSessionId: 't' };
     const out = await getObservations(ctx, { ids: [c.id, a.id, c.id], source: 'observation' });
-    assert.deepEqual(out.details.map((d) => (d as { id: number }).id), [c.id, a.id]);
+    assert.deepEqual(out.details.map((d) => (d as { id: number }).id), [c.id, a.id, c.id], 'one detail per id asked, in the order asked');
     assert.equal(typeof (out.details[0] as { last_accessed_epoch: unknown }).last_accessed_epoch, 'number');
     await engine.flush();
     const read = async (e: MemoryEngine): Promise<Record<number, number | null>> =>

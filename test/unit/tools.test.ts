@@ -116,7 +116,7 @@ describe('tools (plain functions over a real engine)', () => {
       await rejects(getObservations(toolContext(engine, scope), { ids: [ids.otherId], source: 'observation' }), 'not_found');
       await rejects(getObservations(toolContext(engine, scope), { ids: [ids.memoryId], project: other.project }), 'not_found');
       await rejects(getObservations(toolContext(engine, scope), { ids: [1], source: 'secrets' }), 'invalid_source');
-      for (const bad of [["1 OR 1=1"], [-1], [1.5], [], 'x', [Number.MAX_SAFE_INTEGER + 2]]) {
+      for (const bad of [["1 OR 1=1"], [-1], [1.5], 'x', [Number.MAX_SAFE_INTEGER + 2]]) {
         await rejects(getObservations(toolContext(engine, scope), { ids: bad }), 'invalid_arguments');
       }
       const [foreign] = await engine.getObservations([ids.otherId], other);

@@ -14,7 +14,7 @@ const str = z.string();
 const nstr = z.string().nullable();
 
 export const getObservationsInput = z.strictObject({
-  ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(MAX_IDS).describe('List of observation IDs to fetch'),
+  ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).max(MAX_IDS).describe('List of observation IDs to fetch'),
   // A plain string so that an unknown source is this tool's error, not a schema rejection.
   source: z.string().max(64).default('memory').describe("Source type: 'memory', 'observation', or 'session_summary' (default: 'memory')"),
   project: z.string().max(512).optional().describe('Project name filter'),
@@ -98,7 +98,7 @@ export function sessionSummaryDetailOf(summary: SessionSummary): Record<string, 
 
 function inOrder<T extends { id: number }>(ids: number[], rows: T[], source: string, filterProject: string | undefined, project: (row: T) => string | null): T[] {
   const byId = new Map(rows.filter((r) => filterProject === undefined || project(r) === filterProject).map((r) => [r.id, r]));
-  const missing = ids.filter((id) => !byId.has(id));
+  const missing = [...new Set(ids.filter((id) => !byId.has(id)))];
   if (missing.length) {
     throw new ToolError(
       'not_found',
@@ -114,10 +114,13 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
   if (!SOURCES.includes(source)) {
     throw new ToolError('invalid_source', `unknown source '${args.source}'; use 'memory', 'observation' or 'session_summary'`);
   }
-  const ids = [...new Set(args.ids)];
+  // One detail per id asked, in the order asked (an id asked twice, twice); each row read once.
+  const asked = args.ids;
+  const ids = [...new Set(asked)];
+  if (ids.length === 0) return { details: [] } as GetObservationsOutput;
   const { engine, scope } = ctx;
   if (source === 'memory') {
-    const rows = inOrder(ids, await engine.getMemories(ids, scope, { includeSuppressed: args.include_suppressed }), 'memory', args.project, (r) => r.project);
+    const rows = inOrder(asked, await engine.getMemories(ids, scope, { includeSuppressed: args.include_suppressed }), 'memory', args.project, (r) => r.project);
     // Required: a failed access update fails the call.
     try {
       await engine.touch('memory', ids, scope);
@@ -127,7 +130,7 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
     return { details: rows.map(memoryDetailOf) } as GetObservationsOutput;
   }
   if (source === 'observation') {
-    const rows = inOrder(ids, await engine.getObservations(ids, scope, { includeSuppressed: args.include_suppressed }), 'observation', args.project, (r) => r.project);
+    const rows = inOrder(asked, await engine.getObservations(ids, scope, { includeSuppressed: args.include_suppressed }), 'observation', args.project, (r) => r.project);
     const now = Date.now();
     let touched = true;
     try {
@@ -140,7 +143,7 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
     const details = rows.map((row) => observationDetailOf(touched ? { ...row, last_accessed_epoch: Math.max(now, row.last_accessed_epoch ?? 0) } : row));
     return { details } as GetObservationsOutput;
   }
-  const rows = inOrder(ids, await engine.getSessionSummaries(ids, scope, { includeSuppressed: args.include_suppressed }), 'session_summary', args.project, (r) => r.project);
+  const rows = inOrder(asked, await engine.getSessionSummaries(ids, scope, { includeSuppressed: args.include_suppressed }), 'session_summary', args.project, (r) => r.project);
   return { details: rows.map(sessionSummaryDetailOf) } as GetObservationsOutput;
 }
 
