@@ -394,3 +394,40 @@ describe('capture: a secret split over literals joined by + or .', () => {
     ['joins without a literal after a secret', `const token = 'Zq9Start'${megabyteOf(' + ')}`, (t) => `const token = '${REDACTED}'${t.slice("const token = 'Zq9Start'".length)}`],
   ]);
 });
+
+describe('capture: a password echoed into a command, a Vault token as an argument, jarsigner', () => {
+  const leaks: [string, string][] = [
+    ['echo Zq9DockerPwXk2 | docker login -u bob --password-stdin registry.acme.io', `echo ${REDACTED} | docker login -u bob --password-stdin registry.acme.io`],
+    ["printf '%s' 'Zq9HelmPwXk2' | helm registry login ghcr.io -u bob --password-stdin", `printf '%s' '${REDACTED}' | helm registry login ghcr.io -u bob --password-stdin`],
+    ['echo -n Zq9NoNewlineXk2 | docker login --password-stdin', `echo -n ${REDACTED} | docker login --password-stdin`],
+    ['ansible-vault view secrets.yml --vault-password-file <(echo Zq9VaultPwXk2)', `ansible-vault view secrets.yml --vault-password-file <(echo ${REDACTED})`],
+    ['vault login hvs.Zq9abcdefghijklmnop', `vault login ${REDACTED}`],
+    ['vault login -no-print Zq9TokenAfterFlag12', `vault login -no-print ${REDACTED}`],
+    ['jarsigner -storepass Zq9JarPwXk2 app.jar alias', `jarsigner -storepass ${REDACTED} app.jar alias`],
+  ];
+  for (const [text, want] of leaks) {
+    it(`redacts ${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), want);
+    });
+  }
+
+  const kept = [
+    'echo "$CR_PAT" | docker login ghcr.io -u bob --password-stdin',
+    'cat ~/token.txt | docker login -u bob --password-stdin',
+    'vault login -',
+    'vault login $VAULT_TOKEN',
+    'vault login -method=oidc',
+    'echo hello world | grep hello',
+    'echo done | tee log.txt',
+  ];
+  for (const text of kept) {
+    it(`keeps ${JSON.stringify(text)}`, () => {
+      assert.equal(redact(text), text);
+    });
+  }
+
+  redactsHostileFast([
+    ['echoes without a login after them', megabyteOf('echo abcdef '), (t) => t],
+    ['vault login options without a value', megabyteOf('vault login -a '), (t) => t],
+  ]);
+});

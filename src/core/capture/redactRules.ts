@@ -770,8 +770,14 @@ const PASSWORD_OPTIONS: [programs: string, option: string, follows: 'attached' |
   ['ssh-keygen', '-N|-P', 'any'],
   // openssl enc -k: a password (its -pass pass:... is an assignment to 'pass', see KEYWORD).
   ['openssl', '-k', 'spaced'],
-  ['keytool', '-storepass|-keypass|-srcstorepass|-deststorepass|-srckeypass|-destkeypass|-new', 'spaced'],
+  ['keytool|jarsigner', '-storepass|-keypass|-srcstorepass|-deststorepass|-srckeypass|-destkeypass|-new', 'spaced'],
 ];
+
+/**
+ * A value echoed into a command (echo, printf with its format, their flags), quoted or not: group
+ * 1 is what comes before it, group 3 its quote (group 2 the format's).
+ */
+const ECHOED = `((?:^|[\\s(;&|])(?:echo|printf)(?:[ \\t]+-[neE]{1,3})*[ \\t]+(?:(["']?)%s(?:\\\\n)?\\2[ \\t]+)?)(["']?)(?![$%]|\\[REDACTED\\])[^\\s"'|;&<>()]{3,}\\3`;
 
 /**
  * PASSWORD_OPTIONS as regex alternatives: each option once per way its value follows, with the
@@ -985,6 +991,30 @@ export const RULES: Rule[] = [
     },
     // Programs as words: 'az', 'zip' or 'mongo' inside a word (lazy, gzip, mongoose) is no command.
     trigger: `\\b(?:${PASSWORD_OPTIONS.map(([programs]) => programs).join('|')})\\b`,
+  },
+  {
+    // A password echoed into a command that reads it from its input: echo SECRET | docker login
+    // -u bob --password-stdin, printf '%s' ... | helm registry login --password-stdin. A
+    // variable's reference ("$TOKEN") names where the secret is and stays.
+    name: 'echoed password',
+    pattern: new RegExp(`${ECHOED}(?=[ \\t]*\\|[^|\\n]{0,200}--password-stdin\\b)`, 'g'),
+    replace: (_match, head: string, _format: string, quote: string) => `${head}${quote}${REDACTED}${quote}`,
+    trigger: 'password-stdin',
+  },
+  {
+    // A password file made of an echo: ansible-vault view --vault-password-file <(echo SECRET).
+    name: 'echoed password file',
+    pattern: new RegExp(`(?<=--(?:vault-)?pass(?:word)?-file[ \\t=]+<)${ECHOED}(?=\\))`, 'g'),
+    replace: (_match, head: string, _format: string, quote: string) => `${head}${quote}${REDACTED}${quote}`,
+    trigger: 'pass(?:word)?-file',
+  },
+  {
+    // HashiCorp Vault's login with the token as its argument: vault login SECRET (an option, a
+    // method's key=value pairs, '-' for the input or a reference stays).
+    name: 'vault login token',
+    pattern: /(\bvault[ \t]+login(?:[ \t]+-[\w-]+(?:=\S*)?)*[ \t]+)(["']?)(?![-$%]|\[REDACTED\])([^\s"'=]{8,})\2(?=\s|$)/g,
+    replace: `$1$2${REDACTED}$2`,
+    trigger: 'vault',
   },
   {
     // Samba's user%password (smbclient //host/share -U bob%SECRET, rpcclient, net ... -U): the user stays.
