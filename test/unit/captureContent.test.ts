@@ -85,6 +85,10 @@ describe('capture content: the first failing test of a run', () => {
     assert.equal(outputTail(`x ${key} refused by the server`, 30), 'refused by the server');
     assert.equal(outputTail(key, 10), '');
     assert.equal(outputTail('short', 10), 'short');
+    // A report of one line longer than the tail, then a line break: its part after the cut, from a space.
+    const report = `{"testResults": [${'{"name": "t", "status": "passed"}, '.repeat(2000)}{"name": "last", "status": "failed"}]}`;
+    const reportTail = outputTail(`$ npx jest --json\n${report}\n`);
+    assert.ok(reportTail.length > 30_000 && report.endsWith(reportTail.trimEnd()), `${reportTail.length} characters kept`);
   });
 
   it('reads node:test, jest, vitest, pytest, go and cargo reports', () => {

@@ -50,6 +50,18 @@ describe("retrieve_memory's budget covers the whole call", function () {
     assert.ok(logged.some((e) => e.session_id === 'budget-2' && e.status === 'ok'), JSON.stringify(logged.map((e) => e.session_id)));
   });
 
+  it('a call out of time writes no prompt after its answer (a forget that follows the answer would miss it)', async () => {
+    const { engine: slow, ended } = slowed('recentPrompts', 2500);
+    const out = await retrieveMemory(toolContext(slow, SCOPE, { retrieveTimeoutMs: 500 }), { prompt: 'a question that ran out of time', session_id: 'budget-late' });
+    assert.equal(out.error_code, 'retrieval_timeout');
+    while (!ended()) await new Promise((r) => setTimeout(r, 100));
+    await engine.flush();
+    assert.deepEqual(await engine.recentPrompts(SCOPE, 'budget-late', 5), []);
+    // Control: the same session's prompt is written when the call answers in time.
+    await retrieveMemory(toolContext(engine, SCOPE), { prompt: 'a question in time', session_id: 'budget-late' });
+    assert.deepEqual(await engine.recentPrompts(SCOPE, 'budget-late', 5), ['a question in time']);
+  });
+
   it('a prompt history that cannot be read leaves the prompt taken as it is: the call still answers', async () => {
     const broken = Object.create(engine, { recentPrompts: { value: () => Promise.reject(new Error('prompt history unreadable')) } }) as MemoryEngine;
     const out = await retrieveMemory(toolContext(broken, SCOPE), { prompt: 'LanceDB vector store', session_id: 'budget-3' });

@@ -143,10 +143,11 @@ export function redactEachLine(lines: string[], only?: ReadonlySet<number>): (st
     if (line === SWALLOWED) return null;
     const continuesCurl = inCurl;
     inCurl = line.endsWith('\\') && (inCurl || /\bcurl\b/.test(line));
-    if (only && !only.has(i)) return line;
-    const out = redact(line);
-    // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u.
-    return continuesCurl && out.includes('-u') ? applyRule(CURL_USER, `curl ${out}`).slice('curl '.length) : out;
+    // 'curl ' ahead of the line puts its -u in curl's context; the rule keeps what precedes -u. On
+    // every line: a caller may redact a line it did not name alone (a hunk's header), and that
+    // alone no longer knows the curl it continues.
+    const asCurl = (text: string): string => (continuesCurl && text.includes('-u') ? applyRule(CURL_USER, `curl ${text}`).slice('curl '.length) : text);
+    return asCurl(only && !only.has(i) ? line : redact(line));
   });
 }
 

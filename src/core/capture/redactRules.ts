@@ -85,10 +85,11 @@ const quotedChar = (n: number): string => `(?:[^"'\\x5c\\n]|\\x5c{3}["']|(?!\\x5
 const literal = (n: number): string => `(["'])(?:[^"'\\x5c\\n]|\\x5c[^\\n]|(?!\\${n})["'])*\\${n}`;
 /**
  * Literals joined onto a value by '+' or '.' (PHP), on its line or the next ones: a secret split
- * over two literals (a long token a formatter wrapped) is redacted in each part. Its literals'
- * quote is group 5, as the rule 'quoted secret assignment' numbers its groups.
+ * over two literals (a long token a formatter wrapped) is redacted in each part. Not a literal
+ * that is a key (a diff's '+' line of the same setting: "password": "new"), whose value is its
+ * own. Its literals' quote is group 5, as the rule 'quoted secret assignment' numbers its groups.
  */
-const JOINED_LITERALS = `(?:\\s*[+.]\\s*${literal(5)})*`;
+const JOINED_LITERALS = `(?:\\s*[+.]\\s*${literal(5)}(?![ \\t]*(?::|=>|=(?!=))))*`;
 
 /** What a name says about a secret rather than holding it: max_tokens, TOKEN_TTL, token_type, password_hash, SESSION_SECRET_ROTATION. */
 const SETTING_PART = /(?:^|[_.-])(?:tokens|ttl|type|hash|algorithm|alg|rotation|expiry|expires|expiration|lifetime|timeout|length|size|count|limit)$/;
@@ -774,10 +775,10 @@ const PASSWORD_OPTIONS: [programs: string, option: string, follows: 'attached' |
 ];
 
 /**
- * A value echoed into a command (echo, printf with its format, their flags), quoted or not: group
- * 1 is what comes before it, group 3 its quote (group 2 the format's).
+ * A value echoed into a command (echo, printf with its format, their flags), quoted (any text on
+ * its line) or not: group 1 is what comes before it, group 3 its quote (group 2 the format's).
  */
-const ECHOED = `((?:^|[\\s(;&|])(?:echo|printf)(?:[ \\t]+-[neE]{1,3})*[ \\t]+(?:(["']?)%s(?:\\\\n)?\\2[ \\t]+)?)(["']?)(?![$%]|\\[REDACTED\\])[^\\s"'|;&<>()]{3,}\\3`;
+const ECHOED = `((?:^|[\\s(;&|])(?:echo|printf)(?:[ \\t]+-[neE]{1,3})*[ \\t]+(?:(["']?)%s(?:\\\\n)?\\2[ \\t]+)?)(?:(["'])(?![$%]|\\[REDACTED\\])(?:(?!\\3)[^\\n]){3,}\\3|(?![$%]|\\[REDACTED\\])[^\\s"'|;&<>()]{3,})`;
 
 /**
  * PASSWORD_OPTIONS as regex alternatives: each option once per way its value follows, with the
@@ -997,22 +998,23 @@ export const RULES: Rule[] = [
     // -u bob --password-stdin, printf '%s' ... | helm registry login --password-stdin. A
     // variable's reference ("$TOKEN") names where the secret is and stays.
     name: 'echoed password',
-    pattern: new RegExp(`${ECHOED}(?=[ \\t]*\\|[^|\\n]{0,200}--password-stdin\\b)`, 'g'),
-    replace: (_match, head: string, _format: string, quote: string) => `${head}${quote}${REDACTED}${quote}`,
+    pattern: new RegExp(`${ECHOED}(?=[ \\t]*\\|[^\\n]{0,200}--password-stdin\\b)`, 'g'),
+    replace: (_match, head: string, _format: string, quote?: string) => `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`,
     trigger: 'password-stdin',
   },
   {
     // A password file made of an echo: ansible-vault view --vault-password-file <(echo SECRET).
     name: 'echoed password file',
     pattern: new RegExp(`(?<=--(?:vault-)?pass(?:word)?-file[ \\t=]+<)${ECHOED}(?=\\))`, 'g'),
-    replace: (_match, head: string, _format: string, quote: string) => `${head}${quote}${REDACTED}${quote}`,
+    replace: (_match, head: string, _format: string, quote?: string) => `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`,
     trigger: 'pass(?:word)?-file',
   },
   {
-    // HashiCorp Vault's login with the token as its argument: vault login SECRET (an option, a
-    // method's key=value pairs, '-' for the input or a reference stays).
+    // HashiCorp Vault's login with the token as its argument: vault login SECRET, a token's shape
+    // (letters and digits: "vault login whenever it expires" is prose); an option, a method's
+    // key=value pairs, '-' for the input or a reference stays.
     name: 'vault login token',
-    pattern: /(\bvault[ \t]+login(?:[ \t]+-[\w-]+(?:=\S*)?)*[ \t]+)(["']?)(?![-$%]|\[REDACTED\])([^\s"'=]{8,})\2(?=\s|$)/g,
+    pattern: /(\bvault[ \t]+login(?:[ \t]+-[\w-]+(?:=\S*)?)*[ \t]+)(["']?)(?![-$%]|\[REDACTED\])(?=[^\s"'=]*\d)(?=[^\s"'=]*[A-Za-z])([^\s"'=]{8,})\2(?=\s|$)/g,
     replace: `$1$2${REDACTED}$2`,
     trigger: 'vault',
   },
@@ -1256,10 +1258,11 @@ export const RULES: Rule[] = [
   {
     // A Terraform variable named for a secret with a default: variable "db_password" { default = "value" }.
     // Only a simple block: its defaults before any nested block, within 1000 characters (a quoted
-    // value may hold braces); every one of them (a diff's two sides under one header give the old
+    // value may hold braces; a quote a line leaves open, in a comment or half typed, is a
+    // character); every one of them (a diff's two sides under one header give the old
     // default and the new).
     name: 'terraform secret default',
-    pattern: new RegExp(`(\\bvariable[ \\t]+"${SECRET_NAME}"[ \\t]*\\{)((?:[^{}"]|"(?:[^"\\x5c\\n]|\\x5c[^\\n])*"){0,1000})`, 'gi'),
+    pattern: new RegExp(`(\\bvariable[ \\t]+"${SECRET_NAME}"[ \\t]*\\{)((?:[^{}"]|"(?:[^"\\x5c\\n]|\\x5c[^\\n])*"|"(?=[^"\\n]*(?:\\n|$))){0,1000})`, 'gi'),
     replace: (_match, head: string, body: string) => head + body.replace(TERRAFORM_DEFAULT, `$1${REDACTED}`),
     trigger: 'variable',
     spansLines: true,

@@ -19,9 +19,10 @@ export function outputTail(text: string, chars = OUTPUT_TAIL): string {
   const cut = text.length - chars;
   if (/\s/.test(text[cut - 1])) return text.slice(cut);
   const lineStart = text.indexOf('\n', cut);
-  if (lineStart >= 0) return text.slice(lineStart + 1);
+  if (lineStart >= 0 && text.slice(lineStart + 1).trim() !== '') return text.slice(lineStart + 1);
+  // The cut falls in the last line (a long one-line report): from its first space after the cut.
   const space = text.slice(cut).search(/\s/);
-  return space < 0 ? '' : text.slice(cut + space + 1);
+  return space < 0 || cut + space + 1 >= text.length ? '' : text.slice(cut + space + 1);
 }
 
 export interface TestFailure {

@@ -262,19 +262,25 @@ function logKey(key: string): string {
   return key.length <= LOG_KEY_CHARS ? key : `${redactKey(key).slice(0, LOG_KEY_CHARS)}… [cut: ${key.length} characters]`;
 }
 
-/** A call's forget mark, taken before anything is read: the log entry quotes what the search finds (see logRequest). */
-type Marked = { mark?: ForgetMark };
+/**
+ * A call as its steps see it: its forget mark, taken before anything is read (the log entry
+ * quotes what the search finds; see logRequest), and whether it has answered already (out of
+ * time: what is left of its steps writes nothing, as a forget that follows the answer could no
+ * longer take a late write back).
+ */
+type Call = { mark?: ForgetMark; answered?: boolean };
 
 /**
  * The answer to a valid prompt: the session's earlier prompts (none where they cannot be read:
  * the prompt is then taken as it is), the triage, the search. The prompt is written to the
  * session's history while the search runs; the next call's read of it waits for the write.
  */
-async function answer(ctx: ToolContext, prompt: string, sessionId: string | null, requestId: string, started: number, marked: Marked): Promise<RetrieveMemoryOutput> {
-  marked.mark = await ctx.engine.forgetMark().catch(() => undefined);
+async function answer(ctx: ToolContext, prompt: string, sessionId: string | null, requestId: string, started: number, call: Call): Promise<RetrieveMemoryOutput> {
+  call.mark = await ctx.engine.forgetMark().catch(() => undefined);
   const note = (what: string) => (error: unknown) => ctx.log?.(`retrieve_memory: prompt history ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
   const prior = sessionId ? await ctx.engine.recentPrompts(ctx.scope, sessionId, PRIOR_PROMPTS).catch((error: unknown) => (note('read')(error), [])) : [];
   const decided = triage(prompt, prior);
+  if (call.answered) throw new ToolError('retrieval_timeout', 'answered already');
   if (sessionId) void ctx.engine.addPrompt(ctx.scope, sessionId, prompt).catch(note('write'));
   const found = await find(ctx, decided.rewritten_query, decided.decision, prompt);
   return build(ctx, prompt, decided, found, requestId, started);
@@ -292,12 +298,13 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
   // The contract's budget is the whole call's: every read below runs within it.
   const deadline = started + (ctx.retrieveTimeoutMs ?? RETRIEVE_TIMEOUT_MS);
   const left = (): number => Math.max(0, deadline - Date.now());
-  const marked: Marked = {};
+  const call: Call = {};
   try {
     if (!parsed.success) throw new ToolError('invalid_arguments', `${describeIssues(parsed.error)}. Only 'prompt' (at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')} characters) and 'session_id' are accepted.`);
     const { prompt } = parsed.data;
-    out = await withTimeout(answer(ctx, prompt, sessionId, requestId, started, marked), left());
+    out = await withTimeout(answer(ctx, prompt, sessionId, requestId, started, call), left());
   } catch (error) {
+    call.answered = true;
     const code = errorCode(error);
     const message = error instanceof Error ? error.message : String(error);
     out = { status: 'error', error_code: code, error_message: message };
@@ -315,7 +322,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
         duration_ms: Date.now() - started,
         created_at_epoch: started,
       },
-      marked.mark,
+      call.mark,
     )
     .catch((error: unknown) => ctx.log?.(`retrieve_memory: request log write failed: ${error instanceof Error ? error.message : String(error)}`));
   // Written before the answer within the budget; a write that outlasts it ends after the answer.
