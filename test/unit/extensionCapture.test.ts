@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import type { CaptureEvent } from '../../src/extension/capture/events';
 import { DEFAULT_EXCLUDES, ExcludeMatcher, globToRegExp } from '../../src/extension/capture/excludes';
 import type { Enrichment } from '../../src/extension/capture/observationBuilder';
-import { buildObservations, lineRanges } from '../../src/extension/capture/observationBuilder';
+import { buildObservations, editGrowKey, fileKey, lineRanges } from '../../src/extension/capture/observationBuilder';
 import { describeEdit } from '../../src/core/capture/editDiff';
 
 const F = 'file:///ws';
@@ -57,7 +57,7 @@ describe('extension capture: events to observations', () => {
       { kind: 'edit', folder: F, path: 'src/a.ts', uri: `${F}/src/a.ts`, lines: [9, 10, 11, 40], changes: 7, saved: true, before: null, after: null, saves: 1, problemsBefore: [], at: 2 },
       { kind: 'disk_change', folder: F, path: 'src/a.ts', at: 3 },
     ];
-    const inputs = buildObservations(events, enrich({ symbols: new Map([['src/a.ts', ['Cache.evict', 'hash']]]) })).get(F) ?? [];
+    const inputs = buildObservations(events, enrich({ symbols: new Map([[fileKey(F, 'src/a.ts'), ['Cache.evict', 'hash']]]) })).get(F) ?? [];
     assert.equal(inputs.length, 1, JSON.stringify(inputs.map((i) => i.title)));
     assert.equal(inputs[0].type, 'edit');
     assert.equal(inputs[0].title, 'Edited src/a.ts (Cache.evict, hash)');
@@ -72,9 +72,9 @@ describe('extension capture: events to observations', () => {
     const edit = (at: number, saves: number): CaptureEvent => ({ kind: 'edit', folder: F, path: 'src/math.ts', uri: `${F}/src/math.ts`, lines: [1, 2, 3], changes: 74, saved: true, before, after, saves, problemsBefore: ["Cannot find name 'multipy'. (line 9)"], at });
     const content = describeEdit('src/math.ts', before, after);
     const [input] = buildObservations([edit(1, 1), edit(2, 2)], enrich({
-      symbols: new Map([['src/math.ts', ['multiply']]]),
-      edits: new Map([['src/math.ts', content]]),
-      problems: new Map([['src/math.ts', ["'i' is declared but never used. (line 4)"]]]),
+      symbols: new Map([[fileKey(F, 'src/math.ts'), ['multiply']]]),
+      edits: new Map([[fileKey(F, 'src/math.ts'), content]]),
+      problems: new Map([[fileKey(F, 'src/math.ts'), ["'i' is declared but never used. (line 4)"]]]),
     })).get(F) ?? [];
     assert.equal(input.title, 'Edited src/math.ts (multiply)');
     assert.equal(input.subtitle, '2 saves · 1 hunk, +5 −1 lines');
@@ -98,7 +98,8 @@ describe('extension capture: events to observations', () => {
       { kind: 'delete', folder: F, path: 'src/old/util.ts', at: 10 },
       { kind: 'create', folder: F, path: 'src/lib/util.ts', at: 11 },
     ];
-    const inputs = buildObservations(events, enrich()).get(F) ?? [];
+    const same = 'b'.repeat(40);
+    const inputs = buildObservations(events, enrich({ contentIds: new Map([[fileKey(F, 'src/old/util.ts'), same], [fileKey(F, 'src/lib/util.ts'), same]]) })).get(F) ?? [];
     const titles = inputs.map((i) => i.title);
     assert.ok(titles.includes('Renamed src/old/util.ts to src/lib/util.ts'), titles.join(' | '));
     assert.ok(titles.includes('Changed on disk: 8 files'), titles.join(' | '));
@@ -106,17 +107,58 @@ describe('extension capture: events to observations', () => {
     assert.equal(inputs.length, 2);
   });
 
+  it('keeps a delete and a create of the same file name apart unless their contents say they are one file', () => {
+    const events: CaptureEvent[] = [
+      { kind: 'delete', folder: F, path: 'src/old/index.ts', at: 1 },
+      { kind: 'create', folder: F, path: 'src/new-widget/index.ts', at: 2 },
+    ];
+    const titles = (ids?: [string, string][]): string[] => (buildObservations(events, enrich({ contentIds: ids && new Map(ids) })).get(F) ?? []).map((i) => i.title!).sort();
+    const apart = ['Created src/new-widget/index.ts', 'Deleted src/old/index.ts'];
+    assert.deepEqual(titles(), apart, 'nothing known of the contents');
+    assert.deepEqual(titles([[fileKey(F, 'src/old/index.ts'), 'a'.repeat(40)], [fileKey(F, 'src/new-widget/index.ts'), 'c'.repeat(40)]]), apart, 'different contents');
+    assert.deepEqual(titles([[fileKey(F, 'src/new-widget/index.ts'), 'c'.repeat(40)]]), apart, 'the deleted file unknown');
+    assert.deepEqual(titles([[fileKey(F, 'src/old/index.ts'), 'c'.repeat(40)], [fileKey(F, 'src/new-widget/index.ts'), 'c'.repeat(40)]]), ['Renamed src/old/index.ts to src/new-widget/index.ts']);
+    assert.deepEqual(titles([[fileKey('file:///other', 'src/old/index.ts'), 'c'.repeat(40)], [fileKey(F, 'src/new-widget/index.ts'), 'c'.repeat(40)]]), apart, "another folder's file");
+  });
+
+  it('gives an edit of a very long path a grow key within the engine\'s limit, the same for the same path', () => {
+    const long = `${'d'.repeat(1200)}/price.ts`;
+    const edit = (path: string, at: number): CaptureEvent => ({ kind: 'edit', folder: F, path, uri: `${F}/${path}`, lines: [1], changes: 1, saved: true, before: null, after: null, saves: 1, problemsBefore: [], at });
+    const key = (path: string, at: number): string => (buildObservations([edit(path, at)], enrich()).get(F) ?? [])[0].grow_key!;
+    assert.equal(key('src/a.ts', 1), 'edit:src/a.ts');
+    assert.match(key(long, 1), /^edit:sha256:[0-9a-f]{64}$/);
+    assert.equal(key(long, 1), key(long, 2));
+    assert.notEqual(key(long, 1), key(`${long}x`, 1));
+    assert.equal(editGrowKey('x'.repeat(995)).length, 1000);
+    assert.match(editGrowKey('x'.repeat(996)), /^edit:sha256:/);
+  });
+
   it('describes commits from their details and makes them idempotent by SHA', () => {
     const sha = 'a'.repeat(40);
     const events: CaptureEvent[] = [{ kind: 'commit', folder: F, sha, branch: 'feature/x', repoRoot: '/ws', at: 5 }];
     const details = { subject: 'Fix cache eviction', body: 'Evict least recently used first.', files: ['src/cache.ts'], author: 'Ada' };
-    const [input] = buildObservations(events, enrich({ commits: new Map([[sha, details]]) })).get(F) ?? [];
+    const [input] = buildObservations(events, enrich({ commits: new Map([[fileKey(F, sha), details]]) })).get(F) ?? [];
     assert.equal(input.type, 'commit');
     assert.equal(input.title, 'Fix cache eviction');
     assert.equal(input.subtitle, 'aaaaaaaa on feature/x by Ada');
     assert.equal(input.branch, 'feature/x');
     assert.equal(input.dedupe_key, `commit:${sha}`);
     assert.deepEqual(input.files_modified, ['src/cache.ts']);
+  });
+
+  it("keeps each folder's enrichment to its own observations (two repositories with the same paths and SHA)", () => {
+    const G = 'file:///api';
+    const sha = 'c'.repeat(40);
+    const edit = (folder: string): CaptureEvent => ({ kind: 'edit', folder, path: 'src/index.ts', uri: `${folder}/src/index.ts`, lines: [0], changes: 1, saved: true, before: null, after: null, saves: 1, problemsBefore: [], at: 1 });
+    const commit = (folder: string): CaptureEvent => ({ kind: 'commit', folder, sha, branch: 'main', repoRoot: folder.slice(7), at: 2 });
+    const groups = buildObservations([edit(F), edit(G), commit(F), commit(G)], enrich({
+      symbols: new Map([[fileKey(F, 'src/index.ts'), ['shopRate']], [fileKey(G, 'src/index.ts'), ['apiTimeout']]]),
+      problems: new Map([[fileKey(G, 'src/index.ts'), ['api problem']]]),
+      commits: new Map([[fileKey(F, sha), { subject: 'Shop work', body: '', files: ['src/index.ts'], author: null }], [fileKey(G, sha), { subject: 'Api work', body: '', files: ['src/index.ts'], author: null, moved: { from: 'd'.repeat(40), ahead: 1, behind: 0 } }]]),
+    }));
+    assert.deepEqual((groups.get(F) ?? []).map((i) => i.title), ['Shop work', 'Edited src/index.ts (shopRate)']);
+    assert.deepEqual((groups.get(G) ?? []).map((i) => i.title), ['HEAD moved on main: pulled/merged 1 commit', 'Edited src/index.ts (apiTimeout)']);
+    assert.doesNotMatch(JSON.stringify(groups.get(F)), /api/);
   });
 
   it('reports task and terminal outcomes', () => {

@@ -14,7 +14,8 @@ import { ExcludeMatcher } from './excludes';
 import { FileCapture } from './fileCapture';
 import { FolderLeases, LEASED_KINDS } from './folderLeases';
 import { GitCapture } from './gitCapture';
-import { buildObservations, editKey } from './observationBuilder';
+import type { ObservationInput } from '../../core/api';
+import { buildObservations, editGrowKey, editKey } from './observationBuilder';
 import type { CaptureRecorder, Located } from './recorder';
 import { relativePathIn, repositoryRootAbove } from './recorder';
 import { TaskCapture } from './taskCapture';
@@ -191,7 +192,7 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     if (ignored.size > 0) events = events.filter((e) => !ignored.has(e));
     events = await this.leasedOnly(events);
     await this.rebaseEndedSessions(events, engine);
-    const enrichment = await enrichBatch(events);
+    const enrichment = await enrichBatch(events, (folder) => this.baseOf(folder));
     for (const details of enrichment.commits.values()) details.files = details.files.filter((f) => !this.excludes.isExcluded(f) && !isSecretPath(f));
     const groups = buildObservations(events, { ...enrichment, branchOf: (f) => this.git.branchOf(f) });
     const batches: CapturedBatch[] = [];
@@ -206,9 +207,9 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       for (const input of inputs) byBranch.set(input.branch, [...(byBranch.get(input.branch) ?? []), input]);
       const observations: Observation[] = [];
       for (const [branch, list] of byBranch) {
-        const stored = await engine.observe(list, branch ? { project, branch } : { project });
-        list.forEach((input, i) => input.grow_key && stored[i] && sessionOf.set(`${folder}\0${input.grow_key}`, stored[i].memory_session_id));
-        observations.push(...stored);
+        const stored = await this.observeEach(engine, list, branch ? { project, branch } : { project });
+        list.forEach((input, i) => input.grow_key && stored[i] && sessionOf.set(`${folder}\0${input.grow_key}`, stored[i]!.memory_session_id));
+        for (const o of stored) if (o) observations.push(o);
       }
       const scope = { project };
       written += observations.length;
@@ -216,11 +217,42 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       batches.push({ folder, project: scope.project, observations });
     }
     for (const e of events) {
-      const session = e.kind === 'edit' && e.work !== undefined ? sessionOf.get(`${e.folder}\0edit:${editKey(e)}`) : undefined;
+      const session = e.kind === 'edit' && e.work !== undefined ? sessionOf.get(`${e.folder}\0${editGrowKey(editKey(e))}`) : undefined;
       if (session) this.editors.noteSession((e as EditEvent).work!, session);
     }
     if (batches.length > 0) this._onDidCapture.fire(batches);
     return written;
+  }
+
+  /**
+   * Writes `inputs` in one call; where the engine refuses it (it refuses a whole call for one input
+   * it cannot store), writes them one by one, so that one bad observation does not lose the batch:
+   * what is refused is left out (null at its index) and counted as an error of the queue. Where
+   * none of them can be written, the store is failing rather than an input: that error is thrown,
+   * and the queue retries the batch.
+   */
+  private async observeEach(engine: Awaited<ReturnType<EngineHost['get']>>, inputs: ObservationInput[], scope: { project: string; branch?: string }): Promise<(Observation | null)[]> {
+    try {
+      return await engine.observe(inputs, scope);
+    } catch (err) {
+      if (inputs.length < 2) throw err;
+      const out: (Observation | null)[] = [];
+      const refused: string[] = [];
+      for (const input of inputs) {
+        try {
+          out.push((await engine.observe([input], scope))[0] ?? null);
+        } catch (e) {
+          out.push(null);
+          refused.push(`${input.type}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      if (refused.length === inputs.length) throw err;
+      const stats = this.queue.stats;
+      stats.errors += refused.length;
+      stats.lastError = `observation refused: ${refused[refused.length - 1]}`;
+      for (const r of refused) this.log.note(`Capture could not store an observation (${r}); the rest of its batch was stored.`);
+      return out;
+    }
   }
 
   /**

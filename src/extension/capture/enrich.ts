@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import { describeEdit } from '../../core/capture/editDiff';
 import type { EditContent } from '../../core/capture/editDiff';
 import { problemsOf } from './editorCapture';
 import type { CaptureEvent, EditEvent } from './events';
 import type { CommitDetails } from './observationBuilder';
-import { editKey } from './observationBuilder';
+import { editKey, fileKey } from './observationBuilder';
 
 const MAX_SYMBOLS = 20;
 const CONTAINERS = new Set([
@@ -71,10 +73,11 @@ export async function commitDetails(repoRoot: string, sha: string, from?: string
     const raw = await git.raw(['show', '-s', '--format=%an%x00%P%x00%s%x00%b', sha]);
     const [author, parentList, subject, body] = raw.split('\0');
     const parents = (parentList ?? '').trim().split(/\s+/).filter(Boolean);
-    const files = (await git.raw(['-c', 'core.quotepath=off', 'diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha]))
-      .split('\n')
-      .map((f) => f.trim())
-      .filter(Boolean);
+    // NUL-separated (-z): names are as they are, never C-quoted (a quote, a tab, a newline in one).
+    // A merge is listed against its first parent: what it brought into the branch (diff-tree
+    // prints nothing for a commit of several parents).
+    const range = parents.length > 1 ? [parents[0], sha] : ['--root', sha];
+    const files = (await git.raw(['diff-tree', '--no-commit-id', '--name-only', '-r', '-z', ...range])).split('\0').filter(Boolean);
     const details: CommitDetails = { subject: (subject ?? '').trim(), body: (body ?? '').trim(), files, author: author?.trim() || null };
     if (from && parents[0] !== from) {
       // Not a commit made on top of the old HEAD: a pull, merge, reset or rebase moved HEAD.
@@ -127,6 +130,50 @@ export function gitIgnored(dir: string, paths: readonly string[]): Promise<Set<s
 }
 
 /**
+ * The directory (relative to `dir`, '' for `dir` itself) of the innermost repository that holds
+ * `path`: a submodule or a clone nested in the folder has a `.git` of its own. `known` caches
+ * what each directory is.
+ */
+function repositoryOf(dir: string, path: string, known: Map<string, boolean>): string {
+  const parts = path.split('/').slice(0, -1);
+  for (let n = parts.length; n > 0; n--) {
+    const sub = parts.slice(0, n).join('/');
+    let isRepo = known.get(sub);
+    if (isRepo === undefined) {
+      isRepo = fs.existsSync(nodePath.join(dir, sub, '.git'));
+      known.set(sub, isRepo);
+    }
+    if (isRepo) return sub;
+  }
+  return '';
+}
+
+/**
+ * The paths (relative to `dir`) that git ignores, each asked of the repository that holds it:
+ * git refuses (exit 128) a whole check-ignore call that names a path inside a submodule, so the
+ * paths of a nested repository are asked of that repository, by their paths in it.
+ */
+export async function gitIgnoredByRepository(dir: string, paths: readonly string[]): Promise<Set<string>> {
+  const known = new Map<string, boolean>();
+  const byRepo = new Map<string, string[]>();
+  for (const p of paths) {
+    const repo = repositoryOf(dir, p, known);
+    const list = byRepo.get(repo) ?? [];
+    list.push(p);
+    byRepo.set(repo, list);
+  }
+  const ignored = new Set<string>();
+  await Promise.all(
+    [...byRepo].map(async ([repo, list]) => {
+      const prefix = repo ? `${repo}/` : '';
+      const hits = await gitIgnored(repo ? nodePath.join(dir, repo) : dir, list.map((p) => p.slice(prefix.length)));
+      for (const h of hits) ignored.add(prefix + h);
+    }),
+  );
+  return ignored;
+}
+
+/**
  * File events (created, deleted, changed on disk) for paths git ignores, e.g. build output.
  * `baseOf`: the folder the events' paths are relative to, where it is not their workspace folder.
  */
@@ -144,15 +191,90 @@ export async function gitIgnoredEvents(events: readonly CaptureEvent[], baseOf: 
       const uri = vscode.Uri.parse(folder);
       if (uri.scheme !== 'file') return;
       const paths = [...new Set(list.map((e) => (e as { path: string }).path))];
-      const hits = await gitIgnored(baseOf(folder) ?? uri.fsPath, paths);
+      const hits = await gitIgnoredByRepository(baseOf(folder) ?? uri.fsPath, paths);
       for (const e of list) if (hits.has((e as { path: string }).path)) ignored.add(e);
     }),
   );
   return ignored;
 }
 
+/** Delete and create pairs of one batch and folder looked at as a possible rename (bounded cost). */
+const MAX_RENAME_CANDIDATES = 200;
+
+/** Base name of a path relative to the folder. */
+function baseName(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1);
+}
+
+/**
+ * Git's blob ids of the files a batch deleted and created under the same base name in one folder,
+ * keyed by fileKey(folder, path): for a deleted file, what the index (else HEAD) holds of it; for a
+ * created one, what it holds now. Equal ids say a delete and a create are one file moved (git mv,
+ * mv); a name alone does not. Where git cannot say, nothing is known and nothing is paired.
+ */
+export async function renameContent(events: readonly CaptureEvent[], baseOf: (folder: string) => string | undefined = () => undefined): Promise<Map<string, string>> {
+  const byFolder = new Map<string, { deleted: Set<string>; created: Set<string> }>();
+  for (const e of events) {
+    if (e.kind !== 'create' && e.kind !== 'delete') continue;
+    const f = byFolder.get(e.folder) ?? { deleted: new Set<string>(), created: new Set<string>() };
+    (e.kind === 'delete' ? f.deleted : f.created).add(e.path);
+    byFolder.set(e.folder, f);
+  }
+  const ids = new Map<string, string>();
+  await Promise.all(
+    [...byFolder].map(async ([folder, { deleted, created }]) => {
+      const names = new Set([...deleted].map(baseName));
+      const made = [...created].filter((p) => !deleted.has(p) && names.has(baseName(p))).slice(0, MAX_RENAME_CANDIDATES);
+      if (made.length === 0) return;
+      const madeNames = new Set(made.map(baseName));
+      const gone = [...deleted].filter((p) => !created.has(p) && madeNames.has(baseName(p))).slice(0, MAX_RENAME_CANDIDATES);
+      const uri = vscode.Uri.parse(folder);
+      if (uri.scheme !== 'file') return;
+      const dir = baseOf(folder) ?? uri.fsPath;
+      try {
+        const { simpleGit } = await import('simple-git');
+        const git = simpleGit({ baseDir: dir });
+        // Pathspecs taken literally: a name with `*` or `[` is that name, not a pattern.
+        const listed = async (args: string[]): Promise<Map<string, string>> => {
+          const out = new Map<string, string>();
+          const raw = await git.raw(['--literal-pathspecs', ...args, '--', ...gone]).catch(() => '');
+          for (const entry of raw.split('\0')) {
+            const tab = entry.indexOf('\t');
+            if (tab < 0) continue;
+            // ls-files -s: <mode> <blob> <stage>; ls-tree: <mode> <type> <blob>.
+            const blob = entry.slice(0, tab).split(' ').find((w) => /^[0-9a-f]{40,64}$/.test(w));
+            if (blob) out.set(entry.slice(tab + 1), blob);
+          }
+          return out;
+        };
+        const index = await listed(['ls-files', '-s', '-z']);
+        const head = await listed(['ls-tree', '-r', '-z', 'HEAD']);
+        for (const p of gone) {
+          const blob = index.get(p) ?? head.get(p);
+          if (blob) ids.set(fileKey(folder, p), blob);
+        }
+        const present = made.filter((p) => {
+          try {
+            return fs.statSync(nodePath.join(dir, p)).isFile();
+          } catch {
+            return false;
+          }
+        });
+        if (present.length === 0) return;
+        const hashes = (await git.raw(['hash-object', '--', ...present]).catch(() => '')).split('\n').map((x) => x.trim()).filter(Boolean);
+        if (hashes.length === present.length) present.forEach((p, i) => ids.set(fileKey(folder, p), hashes[i]));
+      } catch {
+        // Not a repository, no git: no pairing.
+      }
+    }),
+  );
+  return ids;
+}
+
 export interface BatchEnrichment {
   symbols: Map<string, string[]>;
+  /** Blob ids of files deleted and created in the batch, where a rename is possible (renameContent). */
+  contentIds: Map<string, string>;
   commits: Map<string, CommitDetails>;
   edits: Map<string, EditContent>;
   diskEdits: Map<string, EditContent>;
@@ -160,7 +282,7 @@ export interface BatchEnrichment {
 }
 
 /** Everything a batch needs beyond the raw events; runs in the drain, never in a handler. */
-export async function enrichBatch(events: readonly CaptureEvent[]): Promise<BatchEnrichment> {
+export async function enrichBatch(events: readonly CaptureEvent[], baseOf: (folder: string) => string | undefined = () => undefined): Promise<BatchEnrichment> {
   const symbols = new Map<string, string[]>();
   const commits = new Map<string, CommitDetails>();
   const edits = new Map<string, EditContent>();
@@ -169,13 +291,13 @@ export async function enrichBatch(events: readonly CaptureEvent[]): Promise<Batc
   // An edit event carries the whole change of the session: the last one per file says it all.
   const lastEdit = new Map<string, EditEvent>();
   for (const e of events) {
-    if (e.kind === 'edit') lastEdit.set(editKey(e), e);
-    if (e.kind === 'disk_change' && e.reloaded && e.before != null && e.after != null) diskEdits.set(e.path, describeEdit(e.path, e.before, e.after));
+    if (e.kind === 'edit') lastEdit.set(fileKey(e.folder, editKey(e)), e);
+    if (e.kind === 'disk_change' && e.reloaded && e.before != null && e.after != null) diskEdits.set(fileKey(e.folder, e.path), describeEdit(e.path, e.before, e.after));
   }
   const jobs: Promise<void>[] = [];
   for (const [key, e] of lastEdit) {
     const uri = vscode.Uri.parse(e.uri);
-    problems.set(e.path, problemsOf(uri));
+    problems.set(fileKey(e.folder, e.path), problemsOf(uri));
     let lines = e.lines;
     if (e.before !== null && e.after !== null) {
       const content = describeEdit(e.path, e.before, e.after);
@@ -186,11 +308,15 @@ export async function enrichBatch(events: readonly CaptureEvent[]): Promise<Batc
     jobs.push(symbolsTouched(uri, lines).then((s) => void symbols.set(key, s)));
   }
   for (const e of events) {
-    if (e.kind === 'commit' && !commits.has(e.sha)) {
-      commits.set(e.sha, { subject: '', body: '', files: [], author: null });
-      jobs.push(commitDetails(e.repoRoot, e.sha, e.from).then((d) => void (d ? commits.set(e.sha, d) : commits.delete(e.sha))));
+    // Keyed by folder too: two clones in one window may both reach a SHA, one by a commit, one by a pull.
+    const key = e.kind === 'commit' ? fileKey(e.folder, e.sha) : '';
+    if (e.kind === 'commit' && !commits.has(key)) {
+      commits.set(key, { subject: '', body: '', files: [], author: null });
+      jobs.push(commitDetails(e.repoRoot, e.sha, e.from).then((d) => void (d ? commits.set(key, d) : commits.delete(key))));
     }
   }
+  let contentIds = new Map<string, string>();
+  jobs.push(renameContent(events, baseOf).then((ids) => void (contentIds = ids)));
   await Promise.all(jobs);
-  return { symbols, commits, edits, diskEdits, problems };
+  return { symbols, contentIds, commits, edits, diskEdits, problems };
 }

@@ -2,6 +2,7 @@
 // together (several focus periods on one file, many files changed by one checkout) so that
 // the store holds one observation per meaningful thing, not one per keystroke or watcher event.
 
+import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../../core/api';
 import type { EditContent } from '../../core/capture/editDiff';
 import { REDACTED, redact } from '../../core/capture/redact';
@@ -18,16 +19,22 @@ export interface CommitDetails {
   moved?: { from: string; ahead: number | null; behind: number | null };
 }
 
+/**
+ * Every map of an Enrichment is keyed by folder and path (fileKey): two workspace folders (two
+ * repositories in one window) may each hold a src/index.ts, and nothing of one may reach the other's observation.
+ */
 export interface Enrichment {
-  /** Symbols touched by an edit, keyed by the edit's path. */
+  /** Symbols touched by an edit, keyed by fileKey(folder, editKey()). */
   symbols: Map<string, string[]>;
-  /** What an edit changed against the file's state when the session first touched it, keyed by editKey(). */
+  /** What an edit changed against the file's state when the session first touched it, keyed by fileKey(folder, editKey()). */
   edits?: Map<string, EditContent>;
-  /** What a file reloaded in an editor changed on disk, keyed by its path. */
+  /** What a file reloaded in an editor changed on disk, keyed by fileKey(folder, path). */
   diskEdits?: Map<string, EditContent>;
-  /** Problems (errors, warnings) on an edited file after the edit. */
+  /** Problems (errors, warnings) on an edited file after the edit, keyed by fileKey(folder, path). */
   problems?: Map<string, string[]>;
-  /** Message and files of a commit, keyed by SHA. */
+  /** Git blob ids of files deleted and created in the batch, keyed by fileKey(folder, path): equal ids make a rename. */
+  contentIds?: Map<string, string>;
+  /** Message and files of a commit, keyed by fileKey(folder, SHA). */
   commits: Map<string, CommitDetails>;
   /** Branch of the folder at the time of the batch. */
   branchOf: (folder: string) => string | null;
@@ -60,6 +67,23 @@ function headMoved(sha: string, branch: string | null, d: CommitDetails): Observ
 /** An edit observation's key within the batch: its path, and which part of the session's work on it. */
 export function editKey(e: EditEvent): string {
   return e.part ? `${e.path}#${e.part}` : e.path;
+}
+
+/** The longest grow_key the engine takes (prepare.ts). */
+const MAX_GROW_KEY_CHARS = 1000;
+
+/**
+ * The grow_key of an edit observation, from its editKey(): `edit:<path>`, or for a path too long for
+ * the engine's limit `edit:sha256:<hex>` of it (the same path, the same key; never refused).
+ */
+export function editGrowKey(key: string): string {
+  const plain = `edit:${key}`;
+  return plain.length <= MAX_GROW_KEY_CHARS ? plain : `edit:sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
+/** The key of a file's enrichment in a batch: its workspace folder and its path (or editKey()). */
+export function fileKey(folder: string, path: string): string {
+  return `${folder}\0${path}`;
 }
 
 /** Above this many file events of one kind in a batch, they become one grouped observation. */
@@ -102,7 +126,7 @@ export function buildObservations(events: readonly CaptureEvent[], enrich: Enric
     }
     const inputs: ObservationInput[] = [];
     for (const [branch, group] of byBranch) {
-      const built = buildForFolder(group, enrich);
+      const built = buildForFolder(folder, group, enrich);
       for (const input of built) if (input.branch === undefined && branch) input.branch = branch;
       inputs.push(...built);
     }
@@ -111,7 +135,7 @@ export function buildObservations(events: readonly CaptureEvent[], enrich: Enric
   return out;
 }
 
-function buildForFolder(events: CaptureEvent[], enrich: Enrichment): ObservationInput[] {
+function buildForFolder(folder: string, events: CaptureEvent[], enrich: Enrichment): ObservationInput[] {
   const inputs: ObservationInput[] = [];
   const reads = new Map<string, { ms: number; at: number; focused: boolean }>();
   const edits = new Map<string, EditEvent[]>();
@@ -159,7 +183,7 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
         });
         break;
       case 'commit': {
-        const d = redactedMessage(enrich.commits.get(e.sha));
+        const d = redactedMessage(enrich.commits.get(fileKey(e.folder, e.sha)));
         // `commit --amend` replaces HEAD by one commit on the same parent: still a commit made.
         const amended = d?.moved?.ahead === 1 && d.moved.behind === 1;
         if (d?.moved && !amended) {
@@ -236,7 +260,7 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
   }
 
   for (const [key, list] of edits) inputs.push(editObservation(list[0].path, list, enrich, key));
-  for (const [path, e] of reloads) inputs.push(reloadObservation(path, e, enrich.diskEdits?.get(path)));
+  for (const [path, e] of reloads) inputs.push(reloadObservation(path, e, enrich.diskEdits?.get(fileKey(e.folder, path))));
   // An edit in the editor already covers the watcher's echo of the same save.
   const editedPaths = new Set([...edits.values()].map((list) => list[0].path));
   files.disk_change = files.disk_change.filter((f) => !editedPaths.has(f.path));
@@ -256,10 +280,15 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
   const renamed = new Set(renames.flatMap((r) => [r.from, r.to]));
   files.create = files.create.filter((f) => !renamed.has(f.path));
   files.delete = files.delete.filter((f) => !renamed.has(f.path));
-  // Another process's rename (git mv, mv) is a delete and a create of the same file name.
+  // Another process's rename (git mv, mv) is a delete and a create of the same file name and the
+  // same content (what git holds of the deleted file is what the created one holds): a name
+  // alone (two index.ts) is no rename.
+  const idOf = (path: string): string | undefined => enrich.contentIds?.get(fileKey(folder, path));
   for (const d of [...files.delete]) {
     const name = d.path.slice(d.path.lastIndexOf('/') + 1);
-    const c = files.create.find((f) => f.path !== d.path && f.path.slice(f.path.lastIndexOf('/') + 1) === name);
+    const id = idOf(d.path);
+    if (!id) continue;
+    const c = files.create.find((f) => f.path !== d.path && f.path.slice(f.path.lastIndexOf('/') + 1) === name && idOf(f.path) === id);
     if (!c) continue;
     files.delete.splice(files.delete.indexOf(d), 1);
     files.create.splice(files.create.indexOf(c), 1);
@@ -284,8 +313,8 @@ function buildForFolder(events: CaptureEvent[], enrich: Enrichment): Observation
  */
 export function editObservation(path: string, list: EditEvent[], enrich: Enrichment, key = path): ObservationInput {
   const last = list[list.length - 1];
-  const symbols = enrich.symbols.get(key) ?? [];
-  const content = enrich.edits?.get(key);
+  const symbols = enrich.symbols.get(fileKey(last.folder, key)) ?? [];
+  const content = enrich.edits?.get(fileKey(last.folder, key));
   const hunks = content?.hunks.length ?? 0;
   const lines = new Set<number>();
   for (const e of list) for (const l of e.lines) lines.add(l);
@@ -301,7 +330,7 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
   if (content?.identifiersRemoved.length) facts.push(`removed from ${path}: ${content.identifiersRemoved.slice(0, 12).join(', ')}`);
   for (const c of content?.comments.slice(0, 5) ?? []) facts.push(`comment in ${path}: ${c}`);
   if (content?.strings.length) facts.push(`strings in ${path}: ${content.strings.slice(0, 5).map((x) => `"${x}"`).join(', ')}`);
-  const after = enrich.problems?.get(path);
+  const after = enrich.problems?.get(fileKey(last.folder, path));
   if (after) {
     const before = new Set(last.problemsBefore);
     const now = new Set(after);
@@ -315,7 +344,7 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
   // says that no file was modified (a session's summary then tells of no change there, nor of
   // work left to save).
   if (last.reverted) {
-    return { type: 'edit', title: `Reverted unsaved edits in ${path}${where}`, subtitle: ['not saved, reverted', ...counts.slice(1)].join(' · '), narrative: content?.narrative ?? undefined, search_extra: searchExtra, grow_key: `edit:${key}`, created_at_epoch: last.at };
+    return { type: 'edit', title: `Reverted unsaved edits in ${path}${where}`, subtitle: ['not saved, reverted', ...counts.slice(1)].join(' · '), narrative: content?.narrative ?? undefined, search_extra: searchExtra, grow_key: editGrowKey(key), created_at_epoch: last.at };
   }
   return {
     type: 'edit',
@@ -326,7 +355,7 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
     concepts: symbols.length || content?.identifiersAdded.length ? [...symbols, ...(content?.identifiersAdded ?? [])].slice(0, 20) : undefined,
     facts,
     search_extra: searchExtra,
-    grow_key: `edit:${key}`,
+    grow_key: editGrowKey(key),
     created_at_epoch: last.at,
   };
 }
