@@ -58,10 +58,16 @@ export class Uri {
 }
 
 export class RelativePattern {
+  /** A workspace folder, or (as VS Code also takes) a folder's Uri, kept here in a folder's shape. */
+  readonly base: { uri: Uri };
+  readonly baseUri: Uri;
   constructor(
-    readonly base: unknown,
+    base: Uri | { uri: Uri },
     readonly pattern: string,
-  ) {}
+  ) {
+    this.base = base instanceof Uri ? { uri: base } : base;
+    this.baseUri = this.base.uri;
+  }
 }
 
 export interface Doc {
