@@ -248,5 +248,66 @@ describe('capture truth: what the extension stores', function () {
     assert.equal(byTitle['Seven'], 'main', brief(obs));
     assert.equal(byTitle['Edited src/other.ts'], 'feature/other', brief(obs));
   });
-});
 
+  it('typed (unsaved) on main, then `git checkout -b`, then saved: the save is stored as an edit on the new branch', async () => {
+    h = await new Harness({ folders: [ws] }).start();
+    const doc = h.open(path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('n * 2', 'n * 3'));
+    git(ws, 'checkout', '-q', '-b', 'feature/x');
+    h.gitRefresh();
+    await new Promise((r) => setTimeout(r, 50));
+    h.save(doc);
+    await h.flush();
+    const obs = await h.observations(await h.project());
+    const edits = obs.filter((o) => o.type === 'edit');
+    assert.deepEqual(edits.map((o) => `${o.title} | ${o.branch}`), ['Edited src/price.ts | feature/x'], brief(obs));
+    assert.match(edits[0].narrative ?? '', /n \* 3/, brief(obs));
+  });
+
+  it('saved, then typed and undone back to the saved text: the edit stays "Edited", with no "Unsaved edits" at the next checkpoint', async () => {
+    h = await new Harness({ folders: [ws] }).start();
+    const project = await h.project();
+    const doc = h.open(path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('n * 2', 'n * 3'));
+    h.save(doc);
+    await h.flush();
+    const saved = doc.text;
+    h.type(doc, saved.replace('n * 3', 'n * 33'));
+    // Undone back to the saved text: the document is clean again.
+    h.type(doc, saved, false);
+    await h.flush();
+    const obs = await h.observations(project);
+    assert.deepEqual(obs.filter((o) => o.type === 'edit').map((o) => o.title), ['Edited src/price.ts'], brief(obs));
+    assert.doesNotMatch(JSON.stringify(obs), /n \* 33/, brief(obs));
+  });
+
+  it('a UTF-8 file with a byte order mark (the editor shows its text without it): a one-line edit is one hunk of one line', async () => {
+    writeFiles(ws, { 'src/bom.ts': `\uFEFF${A0}` });
+    h = await new Harness({ folders: [ws] }).start();
+    const doc = h.open(path.join(ws, 'src/bom.ts'), { text: A0 });
+    h.type(doc, A0.replace('n * 2', 'n * 3'));
+    h.save(doc);
+    await h.flush();
+    const edit = (await h.observations(await h.project())).find((o) => o.type === 'edit');
+    assert.ok(edit);
+    assert.match(edit.subtitle ?? '', /1 hunk, \+1 −1 lines/, `${edit.subtitle}\n${edit.narrative}`);
+  });
+
+  it('a Latin-1 file the editor decoded: its edit holds no mis-decoded text (no diff against the file read as UTF-8)', async () => {
+    const text = '// café crème\nexport const prix = 2;\n// déjà vu\n';
+    fs.writeFileSync(path.join(ws, 'src/prix.ts'), Buffer.from(text, 'latin1'));
+    h = await new Harness({ folders: [ws] }).start();
+    const doc = h.open(path.join(ws, 'src/prix.ts'), { text });
+    h.type(doc, text.replace('prix = 2', 'prix = 3'));
+    // Saved in its own encoding.
+    fs.writeFileSync(path.join(ws, 'src/prix.ts'), Buffer.from(doc.text, 'latin1'));
+    doc.isDirty = false;
+    h.e.saveDoc.fire(doc);
+    await h.flush();
+    const obs = await h.observations(await h.project());
+    const edit = obs.find((o) => o.type === 'edit');
+    assert.ok(edit, brief(obs));
+    assert.equal(edit.title, 'Edited src/prix.ts');
+    assert.doesNotMatch(JSON.stringify(obs), /\uFFFD|\\ufffd/i, `${edit.subtitle}\n${edit.narrative}`);
+  });
+});

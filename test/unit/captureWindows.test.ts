@@ -12,7 +12,7 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import { CaptureQueue } from '../../src/extension/capture/captureQueue';
 import type { CaptureEvent } from '../../src/extension/capture/events';
-import { Harness, Uri, brief, git, makeRepo, tmp, writeFiles } from './captureHarness';
+import { Harness, Uri, brief, git, makeRepo, runInTerminal, tmp, writeFiles } from './captureHarness';
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
 
@@ -399,5 +399,50 @@ describe('capture across sessions and windows: one repository in two windows thr
     await whole.flush();
     const obs = await whole.observations(await whole.project());
     assert.deepEqual(obs.map((o) => o.title).sort(), ['Created packages/a/src/one.ts', 'Created packages/b/src/two.ts'], brief(obs));
+  });
+});
+
+describe('capture across sessions and windows: two projects in one window', function () {
+  this.timeout(120_000);
+  let root: string;
+  let shop: string;
+  let api: string;
+  let h: Harness | undefined;
+
+  beforeEach(() => {
+    root = tmp('cm-left6-');
+    shop = path.join(root, 'shop');
+    api = path.join(root, 'api');
+    makeRepo(shop, { 'src/price.ts': A0 });
+    makeRepo(api, { 'src/a.ts': 'export const a = 1;\n' });
+  });
+  afterEach(async () => {
+    await h?.dispose();
+    h = undefined;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a task of one name (npm: test) in each folder, ending in the other order: each task is stored with its own output', async () => {
+    h = await new Harness({ folders: [shop, api] }).start();
+    const task = (folder: string) => ({ name: 'test', source: 'npm', group: { id: 'test' }, scope: { uri: Uri.file(folder) } });
+    const shopTask = task(shop);
+    const apiTask = task(api);
+    h.e.taskStart.fire({ execution: { task: shopTask }, processId: 501 });
+    h.e.taskStart.fire({ execution: { task: apiTask }, processId: 502 });
+    const failing = (name: string) => `FAILED tests/test_${name}.py::test_${name} - assert 1 == 2\n1 failed\n`;
+    await runInTerminal(h, 'npm test', shop, 501, 1, failing('shop'));
+    await runInTerminal(h, 'npm test', api, 502, 1, failing('api'));
+    // The api task ends first.
+    h.e.taskEnd.fire({ execution: { task: apiTask }, exitCode: 1 });
+    h.e.taskEnd.fire({ execution: { task: shopTask }, exitCode: 1 });
+    await new Promise((r) => setTimeout(r, 50));
+    await h.flush();
+    const shopTasks = (await h.observations(await h.project(0))).filter((o) => o.type === 'task');
+    const apiTasks = (await h.observations(await h.project(1))).filter((o) => o.type === 'task');
+    assert.equal(shopTasks.length, 1, brief(shopTasks));
+    assert.equal(apiTasks.length, 1, brief(apiTasks));
+    assert.match(shopTasks[0].subtitle ?? '', /test_shop/, brief(shopTasks));
+    assert.doesNotMatch(shopTasks[0].subtitle ?? '', /test_api/, brief(shopTasks));
+    assert.match(apiTasks[0].subtitle ?? '', /test_api/, brief(apiTasks));
   });
 });

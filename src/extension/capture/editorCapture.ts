@@ -68,6 +68,12 @@ function fileStamp(uri: vscode.Uri): string | undefined {
   }
 }
 
+/** A local file's text as the editor shows it: read as UTF-8, without a leading byte order mark. */
+function diskText(fsPath: string): string {
+  const text = fs.readFileSync(fsPath, 'utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** Files read (focus and visibility, with time spent) and modified (edits, saves) in editors. */
 export class EditorCapture implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
@@ -145,12 +151,19 @@ export class EditorCapture implements vscode.Disposable {
     this.startFocus(vscode.window.activeTextEditor);
   }
 
-  /** The session of these folders (default: all) ended: the next change starts from the file as it is then. */
+  /**
+   * The session of these folders (default: all) ended (or the branch switched): the next change
+   * starts from the file as it is then. A document with unsaved text keeps its work, started
+   * afresh from the file on disk now, so its next save is an edit of the new session.
+   */
   resetSession(folders?: readonly string[]): void {
-    for (const [key, work] of this.work) {
+    for (const [key, work] of [...this.work]) {
       if (folders && !folders.includes(work.folder)) continue;
       this.work.delete(key);
       this.parts.delete(key);
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+      if (!doc?.isDirty) continue;
+      this.work.set(key, { ...this.newWork(work, work.uri, this.readBaseline(work.uri, doc)), problemsBefore: work.problemsBefore, lines: work.lines, changes: work.changes, dirty: true });
     }
   }
 
@@ -236,7 +249,7 @@ export class EditorCapture implements vscode.Disposable {
     if (!work) {
       const at = this.recorder.locate(e.document.uri);
       if (!at) return;
-      work = this.newWork(at, e.document.uri, this.readBaseline(e.document.uri));
+      work = this.newWork(at, e.document.uri, this.readBaseline(e.document.uri, e.document));
       this.work.set(key, work);
     }
     work.dirty = true;
@@ -265,7 +278,7 @@ export class EditorCapture implements vscode.Disposable {
     if (known !== undefined && known === fileStamp(e.document.uri)) return false;
     try {
       if (fs.statSync(e.document.uri.fsPath).size > MAX_EDIT_FILE_CHARS) return false;
-      return fs.readFileSync(e.document.uri.fsPath, 'utf8') === e.document.getText();
+      return diskText(e.document.uri.fsPath) === e.document.getText();
     } catch {
       return false;
     }
@@ -332,11 +345,14 @@ export class EditorCapture implements vscode.Disposable {
    * Read at once, in the handler: a read that finished later could see the first save instead.
    * One small local read per file and session; remote or large files get no content.
    */
-  private readBaseline(uri: vscode.Uri): string | null {
+  private readBaseline(uri: vscode.Uri, document?: vscode.TextDocument): string | null {
     if (uri.scheme !== 'file') return null;
     try {
       if (fs.statSync(uri.fsPath).size > MAX_EDIT_FILE_CHARS) return null;
-      return fs.readFileSync(uri.fsPath, 'utf8');
+      const text = diskText(uri.fsPath);
+      // Not UTF-8 (a Latin-1 file, say) while the editor decoded it: no text before rather than garbage.
+      if (document && text.includes('\uFFFD') && !document.getText().includes('\uFFFD')) return null;
+      return text;
     } catch {
       // Not on disk yet: a new file starts empty.
       return '';
@@ -366,6 +382,9 @@ export class EditorCapture implements vscode.Disposable {
     if (!this.recorder.active) return;
     const text = document?.getText();
     const recorded = work.recorded;
+    // Typed after a save, then undone back to it: the document is clean and is what was last
+    // recorded, so nothing is unsaved and nothing new happened.
+    if (!saved && document !== undefined && !document.isDirty && text === recorded) return;
     // Unsaved work back to where the session started (typed, then undone or reverted): nothing to
     // say, unless an earlier event told of it; the observation then tells what was tried (the text
     // that event recorded) as reverted.

@@ -13,11 +13,18 @@ const NAVIGATION = /^(?:ls|ll|la|dir|cd|pushd|popd|pwd|clear|cls|history|exit|gi
 const OUTPUT_WAIT_MS = 3000;
 
 interface TaskRun {
+  /** The task's execution: the same object in its start and end events. */
+  execution: vscode.TaskExecution;
   name: string;
   /** Output of the task's command, once its shell execution ended. */
   output: string | null;
   /** Set when the task ended before its command's output arrived. */
   onOutput?: () => void;
+}
+
+/** Which folder (or workspace, or global scope) a task belongs to. */
+function scopeKey(task: vscode.Task): string {
+  return typeof task.scope === 'object' ? task.scope.uri.toString() : String(task.scope);
 }
 
 /**
@@ -37,7 +44,7 @@ export class TaskCapture implements vscode.Disposable {
     this.disposables.push(
       vscode.tasks.onDidStartTaskProcess((e) => {
         if (e.processId === undefined) return;
-        this.tasks.set(e.processId, { name: e.execution.task.name, output: null });
+        this.tasks.set(e.processId, { execution: e.execution, name: e.execution.task.name, output: null });
         this.taskShells.add(e.processId);
         if (this.taskShells.size > 100) this.taskShells.delete(this.taskShells.values().next().value as number);
       }),
@@ -71,7 +78,7 @@ export class TaskCapture implements vscode.Disposable {
   private onTaskEnd(e: vscode.TaskProcessEndEvent): void {
     const t0 = performance.now();
     const task = e.execution.task;
-    const pid = [...this.tasks.entries()].find(([, run]) => run.name === task.name)?.[0];
+    const pid = this.runOf(e.execution);
     const run = pid !== undefined ? this.tasks.get(pid) : undefined;
     const record = (startedAt = t0): void => {
       if (pid !== undefined) this.tasks.delete(pid);
@@ -94,6 +101,20 @@ export class TaskCapture implements vscode.Disposable {
     };
   }
 
+  /**
+   * The process id of the run of this execution: the same execution object (or task object) as
+   * at its start. Tasks of one name run in several folders (`npm: test` in each), so a name alone
+   * tells them apart only within its own folder.
+   */
+  private runOf(execution: vscode.TaskExecution): number | undefined {
+    const runs = [...this.tasks.entries()];
+    const same =
+      runs.find(([, r]) => r.execution === execution) ??
+      runs.find(([, r]) => r.execution.task === execution.task) ??
+      runs.find(([, r]) => r.name === execution.task.name && scopeKey(r.execution.task) === scopeKey(execution.task));
+    return same?.[0];
+  }
+
   private async onShellEnd(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
     const t0 = performance.now();
     const buffer = this.outputs.get(e.execution);
@@ -101,7 +122,11 @@ export class TaskCapture implements vscode.Disposable {
     const output = buffer ? outputTail(buffer.text) : null;
     // A task's own command is reported with the task, not as a terminal command of its own.
     const pid = buffer ? await buffer.pid : undefined;
-    const waiting = [...this.tasks.values()].filter((r) => r.output === null);
+    // A reused task terminal: the latest task still waiting for output, of the command's folder where told.
+    const cwdFolder = e.execution.cwd ? vscode.workspace.getWorkspaceFolder(e.execution.cwd)?.uri.toString() : undefined;
+    const unserved = [...this.tasks.values()].filter((r) => r.output === null);
+    const inFolder = cwdFolder === undefined ? [] : unserved.filter((r) => scopeKey(r.execution.task) === cwdFolder);
+    const waiting = inFolder.length > 0 ? inFolder : unserved;
     const run = pid === undefined ? undefined : (this.tasks.get(pid) ?? (this.taskShells.has(pid) ? waiting[waiting.length - 1] : undefined));
     if (run) {
       run.output = output ?? '';
