@@ -146,6 +146,21 @@ describe('code-memory CLI and servers at their edges', function () {
       older.child.kill('SIGTERM');
       assert.equal(await exitOf(older.child), 0);
 
+      // The same file naming a server whose process started after the file's time (a clock set back): still refused.
+      const server = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)', 'serve']);
+      try {
+        writeFileSync(file, `${JSON.stringify({ url: 'http://127.0.0.1:9/v1/mcp/memory', token: 'skewed', project: 'alive', pid: server.pid })}\n`, { mode: 0o600 });
+        utimesSync(file, anHourBefore, anHourBefore);
+        const skewed = await serve();
+        if (skewed.code === null) {
+          skewed.child.kill('SIGTERM');
+          await exitOf(skewed.child);
+        }
+        assert.equal(skewed.code, 2, skewed.out);
+      } finally {
+        server.kill('SIGKILL');
+      }
+
       // A file naming a process that runs and started when it says: refused, as a file without a start time (an older build's) written since is.
       for (const running of [{ pid: sleeper.pid, process_started: started }, { pid: sleeper.pid }]) {
         writeFileSync(file, `${JSON.stringify({ url: 'http://127.0.0.1:9/v1/mcp/memory', token: 'live', project: 'alive', ...running })}\n`, { mode: 0o600 });

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writePrivateFile } from '../../core/privateFiles';
 import { isLocalUri, localPath } from '../../core/store/location';
-import { processStarted, processStartedAt, processState } from '../../core/store/processRef';
+import { processCommandLine, processStarted, processStartedAt, processState } from '../../core/store/processRef';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
 import { UsageError, portOption } from '../options';
@@ -60,15 +60,18 @@ const START_SLACK_MS = 2000;
  * The server a token file names, if its process still runs (a file a crash left is taken over).
  * A file that says when its process started names that process only: its pid, now another's (a
  * crash, a reboot, pids handed out again), is no server's. A file without it (of an older build)
- * names no process that started after the file was written, which its server did not.
+ * names no process that started after the file was written and is no server, which its server
+ * did not.
  */
 function runningServerIn(file: string): ServerInfo | null {
   const info = readServerInfo(file);
   if (!info || !Number.isInteger(info.pid) || info.pid === process.pid) return null;
   // The file is in the store's folder, or in this user's home: its server ran on this host.
   if (typeof info.process_started === 'string') return processState({ pid: info.pid!, host: os.hostname(), started: info.process_started }) === 'running' ? info : null;
+  // A clock set back since the file was written would make its server look newer than the file:
+  // a process whose command line is a server's ('serve') is taken for it whatever the times say.
   const startedAt = processStartedAt(info.pid!);
-  if (startedAt !== undefined && startedAt > writtenAt(file) + START_SLACK_MS) return null;
+  if (startedAt !== undefined && startedAt > writtenAt(file) + START_SLACK_MS && !/\bserve\b/.test(processCommandLine(info.pid!) ?? 'serve')) return null;
   try {
     process.kill(info.pid!, 0);
     return info;

@@ -77,6 +77,15 @@ export function processStartedAt(pid: number): number | undefined {
   return ticks === undefined || boot === null ? undefined : boot + (Number(ticks) * 1000) / USER_HZ;
 }
 
+/** The command line of `pid` (its arguments joined by spaces); undefined when it cannot be read (not Linux, no such process). */
+export function processCommandLine(pid: number): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return undefined;
+  }
+}
+
 function pidNamespace(): string | undefined {
   try {
     return fs.readlinkSync('/proc/self/ns/pid');
