@@ -229,6 +229,23 @@ describe('capture truth: what the extension stores', function () {
     assert.doesNotMatch(ended?.summary?.next_steps ?? '', /src\/price\.ts/, summaryText(ended?.summary));
   });
 
+  it('an edit saved, then changed back by hand and saved, is kept as reverted with what was tried (no empty edit)', async () => {
+    h = await new Harness({ folders: [ws] }).start();
+    const doc = h.open(path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('n * 2', 'n * 3'));
+    h.save(doc);
+    await h.flush();
+    h.type(doc, A0);
+    h.save(doc);
+    const [ended] = await h.endSession(0);
+    const obs = await h.observations(await h.project());
+    const edits = obs.filter((o) => o.type === 'edit');
+    assert.deepEqual(edits.map((o) => o.title), ['Reverted edits in src/price.ts'], brief(obs));
+    assert.match(edits[0].narrative ?? '', /n \* 3/, 'what was tried is kept');
+    assert.doesNotMatch(edits[0].subtitle ?? '', /0 hunks/, brief(obs));
+    assert.doesNotMatch(`${ended?.summary?.completed ?? ''}\n${ended?.summary?.next_steps ?? ''}`, /src\/price\.ts/, summaryText(ended?.summary));
+  });
+
   it('an edit saved on main, then a commit and `checkout -b` within the batch delay, is stored on main', async () => {
     h = await new Harness({ folders: [ws] }).start();
     const doc = h.open(path.join(ws, 'src/price.ts'));

@@ -385,11 +385,12 @@ export class EditorCapture implements vscode.Disposable {
     // Typed after a save, then undone back to it: the document is clean and is what was last
     // recorded, so nothing is unsaved and nothing new happened.
     if (!saved && document !== undefined && !document.isDirty && text === recorded) return;
-    // Unsaved work back to where the session started (typed, then undone or reverted): nothing to
-    // say, unless an earlier event told of it; the observation then tells what was tried (the text
-    // that event recorded) as reverted.
-    const reverted = !saved && text !== undefined && text === work.baseline;
-    if (reverted && (work.saves > 0 || recorded === undefined || recorded === work.baseline)) return;
+    // Back to where the session started (typed, then undone or reverted; or changed back by hand
+    // and saved): nothing to say, unless an earlier event told of other text; the observation then
+    // tells what was tried (the text that event recorded) as reverted. Unsaved text back to the
+    // start after a save is not the file's state (the save is): nothing to say either.
+    const reverted = text !== undefined && text === work.baseline;
+    if (reverted && (recorded === undefined || recorded === work.baseline || (!saved && work.saves > 0))) return;
     const after = text !== undefined && text.length <= MAX_EDIT_FILE_CHARS ? text : null;
     work.recorded = after;
     const part = this.parts.get(work.uri.toString());

@@ -344,7 +344,8 @@ export function editObservation(path: string, list: EditEvent[], enrich: Enrichm
   // says that no file was modified (a session's summary then tells of no change there, nor of
   // work left to save).
   if (last.reverted) {
-    return { type: 'edit', title: `Reverted unsaved edits in ${path}${where}`, subtitle: ['not saved, reverted', ...counts.slice(1)].join(' · '), narrative: content?.narrative ?? undefined, search_extra: searchExtra, grow_key: editGrowKey(key), created_at_epoch: last.at };
+    const title = last.saves > 0 ? `Reverted edits in ${path}${where}` : `Reverted unsaved edits in ${path}${where}`;
+    return { type: 'edit', title, subtitle: [last.saves > 0 ? `${last.saves} saves, changed back` : 'not saved, reverted', ...counts.slice(1)].join(' · '), narrative: content?.narrative ?? undefined, search_extra: searchExtra, grow_key: editGrowKey(key), created_at_epoch: last.at };
   }
   return {
     type: 'edit',
