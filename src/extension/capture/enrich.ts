@@ -235,9 +235,10 @@ export async function renameContent(events: readonly CaptureEvent[], baseOf: (fo
         const { simpleGit } = await import('simple-git');
         const git = simpleGit({ baseDir: dir });
         // Pathspecs taken literally: a name with `*` or `[` is that name, not a pattern.
-        const listed = async (args: string[]): Promise<Map<string, string>> => {
+        const listed = async (args: string[], paths: string[]): Promise<Map<string, string>> => {
           const out = new Map<string, string>();
-          const raw = await git.raw(['--literal-pathspecs', ...args, '--', ...gone]).catch(() => '');
+          if (paths.length === 0) return out;
+          const raw = await git.raw(['--literal-pathspecs', ...args, '--', ...paths]).catch(() => '');
           for (const entry of raw.split('\0')) {
             const tab = entry.indexOf('\t');
             if (tab < 0) continue;
@@ -247,8 +248,9 @@ export async function renameContent(events: readonly CaptureEvent[], baseOf: (fo
           }
           return out;
         };
-        const index = await listed(['ls-files', '-s', '-z']);
-        const head = await listed(['ls-tree', '-r', '-z', 'HEAD']);
+        // HEAD is asked only of what the index no longer holds (a `git rm`, a `git mv`).
+        const index = await listed(['ls-files', '-s', '-z'], gone);
+        const head = await listed(['ls-tree', '-r', '-z', 'HEAD'], gone.filter((p) => !index.has(p)));
         for (const p of gone) {
           const blob = index.get(p) ?? head.get(p);
           if (blob) ids.set(fileKey(folder, p), blob);
