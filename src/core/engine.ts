@@ -34,7 +34,7 @@ import { buildMemory, memoryFacts } from './compress/promote';
 import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
-import { FilterError, projectWhere, sqlString, validType } from './store/filters';
+import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
 import { forgetMark, forgetRecords, forgotSince, goneRecords, purgeRows, settleForgets } from './store/forget';
 import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
@@ -586,7 +586,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async listSessions(scope: Scope, limit = 20): Promise<SessionInfo[]> {
     const repos = this.scoped(scope);
-    const spans = await repos.observations.sessionSpans(scope.branch ? `(branch = ${sqlString(scope.branch)} OR branch IS NULL)` : null);
+    const spans = await repos.observations.sessionSpans(branchWhere(scope.branch));
     const sessions: SessionInfo[] = [...spans.values()]
       .sort((a, b) => b.first - a.first)
       .slice(0, Math.max(1, Math.min(500, limit)))

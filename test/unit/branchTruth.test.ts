@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import { extractFacts, exclusiveObjects, objectRelation } from '../../src/core/compress/facts';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
+import { recall } from '../../src/core/tools/recall';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { openTestEngine, removeDir, toolContext } from './mcpFixture';
@@ -348,6 +349,33 @@ describe('memories that stay true across branches (real engine)', function () {
       const unclear: [string, string][] = [['configured', 'configurable'], ['redis', 'memcached'], ['shut', 'closed']];
       for (const [a, b] of unclear) assert.equal(objectRelation('is', a, b), 'unclear', `${a} / ${b}`);
       assert.equal(objectRelation('is', 'backwards compatible', 'documented'), 'independent');
+    });
+  });
+  describe('4. what was recorded on the default branch holds on every branch', () => {
+    it('a caller on a feature branch finds memories and observations of main, not those of another branch', async () => {
+      const s = fresh();
+      const feature = { project: s.all.project, branch: 'feature-x' };
+      const other = { project: s.all.project, branch: 'spike-y' };
+      const onMain = await engine.remember({ ...cache, text: 'We use Memcached for the session cache' }, s.main);
+      const onOther = await engine.remember({ memory_type: 'decision', title: 'Queue', text: 'We use RabbitMQ for the session queue' }, other);
+      const [seen] = await engine.observe([{ type: 'edit', title: 'Tuned the session cache eviction', files_modified: ['src/cache.ts'] }], s.main);
+      await engine.observe([{ type: 'edit', title: 'Tried a session queue consumer', files_modified: ['src/queue.ts'] }], other);
+      await engine.settled();
+
+      const pack = await recallContext(toolContext(engine, feature), { query: 'session cache and session queue' });
+      const memories = pack.items.filter((i) => i.source_kind === 'memory').map((i) => i.source_id);
+      assert.ok(memories.includes(onMain.id), `main's memory on feature-x: ${JSON.stringify(pack.items)}`);
+      assert.ok(!memories.includes(onOther.id), "spike-y's memory reached feature-x");
+
+      const nodes = (await recall(toolContext(engine, feature), { text: 'session cache eviction session queue consumer', k: 20 })).nodes;
+      const observations = await Promise.all(nodes.map((n) => engine.getNode(n.node_id, feature)));
+      const titles = observations.map((n) => n?.cell.title);
+      assert.ok(titles.includes(seen.title ?? ''), `main's observation on feature-x: ${JSON.stringify(titles)}`);
+      assert.ok(!titles.includes('Tried a session queue consumer'), "spike-y's observation reached feature-x");
+
+      assert.deepEqual((await engine.listMemories(feature)).map((m) => m.id).sort(), [onMain.id]);
+      assert.deepEqual((await engine.listObservations(feature)).map((o) => o.id), [seen.id]);
+      assert.deepEqual((await engine.listSessions(feature)).map((x) => x.memory_session_id), [seen.memory_session_id]);
     });
   });
 });

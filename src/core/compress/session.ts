@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
 import { PREFERENCE_PATTERN, isDecision, statements } from './summariser';
 import { parseJson } from '../store/mapping';
 import { buildMemory } from './promote';
-import { applyMemoryFacts, projectWideBranch } from './supersede';
+import { projectWideBranch } from '../model/branches';
+import { applyMemoryFacts } from './supersede';
 import { redact } from '../capture/redact';
 
 const MERGE_MIN_GROUP = 3;

@@ -21,6 +21,7 @@
 // and the project-wide one stays current with its facts open; retrieval on that branch leaves
 // it out as history there (tools/timeline.ts). Memories of two branches never meet.
 
+import { projectWideBranch } from '../model/branches';
 import type { ConflictChoice, Memory, MemoryConflict, TemporalFact, TopicTrace } from '../model/records';
 import { FilterError } from '../store/filters';
 import { parseJson } from '../store/mapping';
@@ -54,16 +55,6 @@ function sharesFiles(a: Memory, b: Memory): boolean {
   return filesOf(a).some((f) => fb.has(f));
 }
 
-// The names git and the hosts give the default branch. A memory recorded there (a caller whose
-// scope names that branch) is what the project holds, as one recorded with no branch is. The
-// store does not know a repository's own default branch; a project whose default is named
-// otherwise gets its memories there treated as a branch's.
-const DEFAULT_BRANCHES = new Set(['main', 'master', 'trunk']);
-
-/** Whether a memory of this branch (null: none) holds project-wide rather than on its branch only. */
-export function projectWideBranch(branch: string | null): boolean {
-  return branch === null || DEFAULT_BRANCHES.has(branch);
-}
 
 function projectWide(m: Memory): boolean {
   return projectWideBranch(m.branch);

@@ -5,6 +5,7 @@
 import type { NodeFilter } from '../api';
 import { storedPath } from '../capture/paths';
 import { redact } from '../capture/redact';
+import { DEFAULT_BRANCHES } from '../model/branches';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Layer, Scope } from '../model/records';
 
@@ -105,9 +106,13 @@ export function projectWhere(scope: Scope): string {
   return [`project = ${sqlString(scope.project)}`, ...(branch ? [branch] : [])].join(' AND ');
 }
 
-/** Records without a branch (memories, imports) belong to every branch of the project. */
+/**
+ * What a caller on `branch` sees: the records of that branch and those that hold project-wide
+ * (no branch: memories, imports; or a default branch's: model/branches.ts). Another branch's
+ * records hold on that branch only. No branch: every record of the project.
+ */
 export function branchWhere(branch: string | undefined | null): string | null {
-  return branch ? `(branch = ${sqlString(branch)} OR branch IS NULL)` : null;
+  return branch ? `(branch = ${sqlString(branch)} OR branch IS NULL OR branch IN ${sqlStringList([...DEFAULT_BRANCHES])})` : null;
 }
 
 /** Which statuses a cell search sees: active only by default; superseded ones for history; or all. */

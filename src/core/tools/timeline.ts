@@ -7,7 +7,7 @@
 // branch only, and current everywhere else.
 
 import type { SearchHit } from '../api';
-import { projectWideBranch } from '../compress/supersede';
+import { projectWideBranch } from '../model/branches';
 import type { Memory } from '../model/records';
 import { MIN_RELEVANCE } from './types';
 import type { ToolContext } from './types';

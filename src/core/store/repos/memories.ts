@@ -3,7 +3,7 @@
 
 import type { Memory } from '../../model/records';
 import { memoryCell } from '../cells';
-import { sqlInt, sqlString, sqlText } from '../filters';
+import { branchWhere, sqlInt, sqlString, sqlText } from '../filters';
 import { memoryToRow, parseJson, rowToMemory } from '../mapping';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
@@ -30,7 +30,7 @@ export class MemoryRepository extends RecordRepository<Memory> {
   /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
   async list(options: { includeSuppressed?: boolean; branch?: string; replacingOn?: string } = {}): Promise<Memory[]> {
     const parts: string[] = [];
-    if (options.branch) parts.push(`(branch = ${sqlString(options.branch)} OR branch IS NULL)`);
+    if (options.branch) parts.push(branchWhere(options.branch)!);
     if (options.replacingOn) parts.push(`branch = ${sqlString(options.replacingOn)} AND status = 'active' AND supersedes IS NOT NULL`);
     if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
     const rows = (await this.table.rows(parts.join(' AND ') || null)).map(rowToMemory);

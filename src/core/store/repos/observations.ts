@@ -5,7 +5,7 @@
 import type { Observation } from '../../model/records';
 import { DOCUMENT_TYPE } from '../../model/records';
 import { observationCell } from '../cells';
-import { sqlContains, sqlInt, sqlIntList, sqlString, sqlStringList, validType } from '../filters';
+import { branchWhere, sqlContains, sqlInt, sqlIntList, sqlString, sqlStringList, validType } from '../filters';
 import { OBSERVATION_COLUMNS, jsonList, observationToRow, rowToObservation } from '../mapping';
 import { TABLES } from '../schema';
 import type { IdAllocator } from '../ids';
@@ -49,7 +49,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
   async list(options: { sessionId?: string; branch?: string; limit?: number; type?: string } = {}): Promise<Observation[]> {
     let where = `status <> 'suppressed'`;
     if (options.type !== undefined) where += ` AND type = ${sqlString(validType(options.type))}`;
-    if (options.branch) where += ` AND (branch = ${sqlString(options.branch)} OR branch IS NULL)`;
+    if (options.branch) where += ` AND ${branchWhere(options.branch)}`;
     if (options.sessionId !== undefined) where += ` AND memory_session_id = ${sqlString(options.sessionId)}`;
     const rows = (await this.table.rows(where)).map(rowToObservation);
     rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
