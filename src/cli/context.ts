@@ -1,6 +1,6 @@
 // What every CLI command's implementation shares: the scope, opening the engine, output.
 
-import { projectScopeFor } from '../core/capture/project';
+import { defaultBranchFor, projectScopeFor } from '../core/capture/project';
 import { startEmbedder } from '../core/embed/start';
 import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
@@ -10,10 +10,16 @@ import type { Scope } from '../core/model/records';
 import type { GlobalOptions, Io } from './options';
 import { gitAuthor } from '../core/team/shareRows';
 
-/** The project a command reads and writes: --project, else the folder's git remote or name. */
+/**
+ * The project a command reads and writes: --project, else the folder's git remote or name; with
+ * the repository's default branch when the folder is a clone of that project.
+ */
 export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
-  const project = options.project ?? (await projectScopeFor(path.resolve(folder)));
-  return options.branch ? { project, branch: options.branch } : { project };
+  const here = path.resolve(folder);
+  const ofFolder = await projectScopeFor(here);
+  const project = options.project ?? ofFolder;
+  const defaultBranch = project === ofFolder ? await defaultBranchFor(here) : null;
+  return { project, ...(options.branch ? { branch: options.branch } : {}), ...(defaultBranch ? { defaultBranch } : {}) };
 }
 
 /**

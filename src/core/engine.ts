@@ -366,7 +366,7 @@ export class MemoryEngine implements MemoryEngineApi {
   /** The repositories of the scope's project: every read and write below goes through them. */
   private scoped(scope: Scope): ProjectRepositories {
     if (!scope || typeof scope !== 'object') throw new FilterError('a scope needs a project name');
-    return this.repos.forProject(checkProject(scope.project));
+    return this.repos.forProject(checkProject(scope.project), scope.defaultBranch);
   }
 
   // ---------------------------------------------------------------- sessions
@@ -475,7 +475,7 @@ export class MemoryEngine implements MemoryEngineApi {
       byProject.set(project, list);
     });
     for (const [project, idx] of byProject) {
-      const out = await this.repos.forProject(project).observations.insert(idx.map((i) => prepared[i].p), now);
+      const out = await this.repos.forProject(project, events[idx[0]].scope.defaultBranch).observations.insert(idx.map((i) => prepared[i].p), now);
       idx.forEach((i, k) => (results[i] = out.results[k]));
       this.repos.graphQueue.push(out.written, mark);
       const fresh = new Set(out.written);
@@ -527,7 +527,7 @@ export class MemoryEngine implements MemoryEngineApi {
     const limit = searchLimit(options);
     const repos = this.scoped(options.scope);
     // With a reranker, the first stage fetches its candidates and the reranker picks the `limit`.
-    const search = this.cellSearch(options, this.reranker ? this.reranker.fetchFor(limit) : limit);
+    const search = this.cellSearch(repos, options, this.reranker ? this.reranker.fetchFor(limit) : limit);
     const local = await repos.cells.search(String(text ?? ''), this.queryEmbedder, search);
     const hits = this.sharing ? await this.sharing.search(local, repos.project, String(text ?? ''), this.queryEmbedder, { ...search, project: repos.project }, this.log) : local;
     return this.reranker ? this.reranker.rerank(String(text ?? ''), hits, limit) : hits;
@@ -538,11 +538,13 @@ export class MemoryEngine implements MemoryEngineApi {
     // A reranker reads the hits' text, and the team's hits are told apart from the caller's own
     // shared copies by the local hits' sources: both need the cells.
     if (this.reranker || this.sharing) return (await this.search(text, options)).map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance }));
-    return this.scoped(options.scope).cells.rank(String(text ?? ''), this.queryEmbedder, this.cellSearch(options, searchLimit(options)));
+    const repos = this.scoped(options.scope);
+    return repos.cells.rank(String(text ?? ''), this.queryEmbedder, this.cellSearch(repos, options, searchLimit(options)));
   }
 
-  private cellSearch(options: SearchOptions, limit: number): CellSearch {
-    return { branch: options.scope.branch, filter: options.filter, layers: options.layers, limit, includeSuperseded: options.includeSuperseded === true };
+  private cellSearch(repos: ProjectRepositories, options: SearchOptions, limit: number): CellSearch {
+    const { branch } = options.scope;
+    return { branch, defaultBranch: repos.defaultBranch, filter: options.filter, layers: options.layers, limit, includeSuperseded: options.includeSuperseded === true };
   }
 
   getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {
@@ -586,7 +588,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async listSessions(scope: Scope, limit = 20): Promise<SessionInfo[]> {
     const repos = this.scoped(scope);
-    const spans = await repos.observations.sessionSpans(branchWhere(scope.branch));
+    const spans = await repos.observations.sessionSpans(branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }));
     const sessions: SessionInfo[] = [...spans.values()]
       .sort((a, b) => b.first - a.first)
       .slice(0, Math.max(1, Math.min(500, limit)))
@@ -603,11 +605,14 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   listObservations(scope: Scope, options: { sessionId?: string; limit?: number; type?: string } = {}): Promise<Observation[]> {
-    return this.scoped(scope).observations.list({ ...options, branch: scope.branch });
+    const repos = this.scoped(scope);
+    return repos.observations.list({ ...options, branch: scope.branch, defaultBranch: repos.defaultBranch });
   }
 
   listMemories(scope: Scope, options: { includeSuppressed?: boolean; replacingOnBranch?: boolean } = {}): Promise<Memory[]> {
-    return this.scoped(scope).memories.list({ includeSuppressed: options.includeSuppressed, branch: scope.branch, replacingOn: options.replacingOnBranch ? (scope.branch ?? undefined) : undefined });
+    const repos = this.scoped(scope);
+    const { branch } = scope;
+    return repos.memories.list({ includeSuppressed: options.includeSuppressed, branch, defaultBranch: repos.defaultBranch, replacingOn: options.replacingOnBranch ? (branch ?? undefined) : undefined });
   }
 
   async entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {

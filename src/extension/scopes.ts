@@ -51,8 +51,9 @@ export class ScopeService implements vscode.Disposable {
 async function computeScope(uri: vscode.Uri): Promise<Scope> {
   if (uri.scheme !== 'file') return { project: path.posix.basename(uri.path) || 'workspace' };
   try {
-    const { projectScopeFor } = await import('../core/capture/project');
-    return { project: await projectScopeFor(uri.fsPath) };
+    const { defaultBranchFor, projectScopeFor } = await import('../core/capture/project');
+    const [project, defaultBranch] = await Promise.all([projectScopeFor(uri.fsPath), defaultBranchFor(uri.fsPath)]);
+    return defaultBranch ? { project, defaultBranch } : { project };
   } catch {
     return { project: path.basename(uri.fsPath) || 'workspace' };
   }

@@ -378,4 +378,23 @@ describe('memories that stay true across branches (real engine)', function () {
       assert.deepEqual((await engine.listSessions(feature)).map((x) => x.memory_session_id), [seen.memory_session_id]);
     });
   });
+  describe("5. a repository whose default branch is its own (develop), as its callers name it", () => {
+    it('records there hold project-wide: a decision on develop retires the project-wide one, and feature branches see it', async () => {
+      const s = fresh();
+      const develop = { project: s.all.project, branch: 'develop', defaultBranch: 'develop' };
+      const memcached = await engine.remember({ ...cache, text: 'We use Memcached for the cache' }, s.all);
+      const redis = await engine.remember({ ...cache, text: 'We use Redis for the cache' }, develop);
+      assert.equal(redis.branch, 'develop');
+      const old = await memory(engine, s.all, memcached.id);
+      assert.equal(old.status, 'superseded', 'retired, not shadowed on develop only');
+      assert.equal(old.superseded_by, redis.id);
+
+      // Learned for the project: a later caller that does not name it gets the same answer.
+      const [seen] = await engine.observe([{ type: 'edit', title: 'Moved the cache client to Redis', files_modified: ['src/cache.ts'] }], { project: s.all.project, branch: 'develop' });
+      const feature = { project: s.all.project, branch: 'feature-x' };
+      assert.deepEqual((await engine.listObservations(feature)).map((o) => o.id), [seen.id]);
+      const onFeature = await currentInPack(engine, feature, 'which cache do we use');
+      assert.ok(onFeature.ids.includes(redis.id) && !onFeature.ids.includes(memcached.id), onFeature.text);
+    });
+  });
 });

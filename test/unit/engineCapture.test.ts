@@ -6,7 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { REDACTED, isSecretPath, redact } from '../../src/core/capture/redact';
-import { normaliseRemote, projectScopeFor } from '../../src/core/capture/project';
+import { defaultBranchFor, normaliseRemote, projectScopeFor } from '../../src/core/capture/project';
+import { resolveScope } from '../../src/cli/context';
+import { globalOptionsFrom } from '../../src/cli/options';
 import { defaultStoreUri } from '../../src/core/store/location';
 import { TABLES } from '../../src/core/store/schema';
 
@@ -60,6 +62,31 @@ describe('capture: project names and store location', () => {
     execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'git@github.com:Acme/Widget.git']);
     assert.equal(await projectScopeFor(repo), 'github.com/acme/widget');
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+  it("takes a repository's default branch from its remote's HEAD, and gives it with the folder's scope", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-default-branch-'));
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
+    try {
+      git('init', '-q', '--initial-branch=develop', 'upstream');
+      git('-C', 'upstream', '-c', 'user.name=A', '-c', 'user.email=a@example.com', 'commit', '-q', '--allow-empty', '-m', 'first');
+      git('clone', '-q', 'upstream', 'clone');
+      const clone = path.join(dir, 'clone');
+      git('-C', clone, 'remote', 'set-url', 'origin', 'git@github.com:Acme/Flow.git');
+      assert.equal(await defaultBranchFor(clone), 'develop');
+      git('-C', clone, 'checkout', '-q', '-b', 'feature-x');
+      assert.equal(await defaultBranchFor(clone), 'develop', 'the current branch is not the default');
+      const options = (args: Record<string, unknown>) => ({ ...globalOptionsFrom(args, {}), cwd: clone });
+      assert.deepEqual(await resolveScope(options({ branch: 'feature-x' })), { project: 'github.com/acme/flow', branch: 'feature-x', defaultBranch: 'develop' });
+      assert.deepEqual(await resolveScope(options({ project: 'github.com/acme/flow' })), { project: 'github.com/acme/flow', defaultBranch: 'develop' });
+      // Another project named by --project: the folder's default branch is not its own.
+      assert.deepEqual(await resolveScope(options({ project: 'github.com/acme/other' })), { project: 'github.com/acme/other' });
+      git('-C', clone, 'remote', 'set-head', 'origin', '--delete');
+      assert.equal(await defaultBranchFor(clone), null, 'no remote HEAD: unknown');
+      assert.equal(await defaultBranchFor(path.join(dir, 'upstream')), null, 'no remote: unknown');
+      assert.equal(await defaultBranchFor(dir), null, 'not a repository');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
   it('puts the store in the home folder unless CODE_MEMORY_STORE says otherwise', () => {
     assert.equal(defaultStoreUri({}), path.join(os.homedir(), '.code-memory', 'store'));

@@ -41,17 +41,32 @@ export function normaliseRemote(remote: string): string | null {
   return `${host.toLowerCase()}/${r.toLowerCase()}`;
 }
 
+/** The remote that names the project: origin, else the first one; null without a remote. */
+async function projectRemote(folder: string): Promise<string | null> {
+  const names = (await git(folder, ['remote']))?.split(/\r?\n/).filter(Boolean) ?? [];
+  return names.includes('origin') ? 'origin' : (names[0] ?? null);
+}
+
 export async function projectScopeFor(folder: string): Promise<string> {
-  const remotes = await git(folder, ['remote']);
-  if (remotes) {
-    const names = remotes.split(/\r?\n/).filter(Boolean);
-    const name = names.includes('origin') ? 'origin' : names[0];
+  const name = await projectRemote(folder);
+  if (name) {
     const url = await git(folder, ['remote', 'get-url', name]);
     const normalised = url ? normaliseRemote(url) : null;
     if (normalised) return normalised;
   }
   const top = await git(folder, ['rev-parse', '--show-toplevel']);
   return path.basename(top || path.resolve(folder));
+}
+
+/**
+ * The repository's default branch: where its remote's HEAD points (`refs/remotes/origin/HEAD`,
+ * set by clone and `git remote set-head`); null without one (the usual names then stand for it).
+ */
+export async function defaultBranchFor(folder: string): Promise<string | null> {
+  const name = await projectRemote(folder);
+  if (!name) return null;
+  const ref = await git(folder, ['symbolic-ref', '--quiet', '--short', `refs/remotes/${name}/HEAD`]);
+  return ref?.startsWith(`${name}/`) ? ref.slice(name.length + 1) || null : null;
 }
 
 export async function currentBranch(folder: string): Promise<string | null> {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { PREFERENCE_PATTERN, isDecision, statements } from './summariser';
 import { parseJson } from '../store/mapping';
 import { buildMemory } from './promote';
-import { projectWideBranch } from '../model/branches';
+import { memoryBranch, projectWideBranch } from '../model/branches';
 import { applyMemoryFacts } from './supersede';
 import { redact } from '../capture/redact';
 
@@ -202,7 +202,7 @@ async function mergeObservations(repos: ProjectRepositories, observations: Obser
  * project-wide).
  */
 async function promoteRecurring(repos: ProjectRepositories, observations: Observation[], scope: { project: string }, sessionId: string, sessionBranch: string | null, now: number): Promise<void> {
-  const branch = projectWideBranch(sessionBranch) ? undefined : (sessionBranch ?? undefined);
+  const branch = memoryBranch(sessionBranch, repos.defaultBranch);
   const candidates = new Map<string, { text: string; evidence: Set<number>; said: number; files: Set<string>; kind: 'decision' | 'convention' }>();
   for (const o of observations) {
     for (const s of statements(o)) {
@@ -222,7 +222,7 @@ async function promoteRecurring(repos: ProjectRepositories, observations: Observ
   const earlierText = (await repos.summaries.earlierStatements(sessionId)).map(normalise);
   const memories = await repos.memories.list({ includeSuppressed: true });
   // Known in this session's reach: a branch's memory does not stand for the project's.
-  const known = new Set(memories.filter((m) => projectWideBranch(m.branch) || m.branch === branch).map((m) => normalise(m.text)));
+  const known = new Set(memories.filter((m) => projectWideBranch(m.branch, repos.defaultBranch) || m.branch === branch).map((m) => normalise(m.text)));
 
   let promoted = 0;
   for (const [key, c] of candidates) {

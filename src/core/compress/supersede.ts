@@ -56,17 +56,15 @@ function sharesFiles(a: Memory, b: Memory): boolean {
 }
 
 
-function projectWide(m: Memory): boolean {
-  return projectWideBranch(m.branch);
-}
-
 /**
  * How a new memory meets another one: in the same scope, as a branch memory over a project-wide
  * one ('shadows'), as a project-wide one under a branch memory ('shadowed'), or not at all.
  */
 type Meeting = 'same' | 'shadows' | 'shadowed' | null;
 
-function meeting(memory: Memory, other: Memory): Meeting {
+/** `defaultBranch`: the repository's own default branch where known (model/branches.ts). */
+function meeting(memory: Memory, other: Memory, defaultBranch: string | null): Meeting {
+  const projectWide = (m: Memory): boolean => projectWideBranch(m.branch, defaultBranch);
   if (memory.branch === other.branch || (projectWide(memory) && projectWide(other))) return 'same';
   if (projectWide(other)) return 'shadows';
   return projectWide(memory) ? 'shadowed' : null;
@@ -160,7 +158,8 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   const explicitTopic = memory.topic_key;
   const facts = memory.temporal_facts ?? [];
   const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
-  const candidates = all.filter((m) => m.status === 'active' && meeting(memory, m) !== null);
+  const meets = (m: Memory): Meeting => meeting(memory, m, memories.defaultBranch);
+  const candidates = all.filter((m) => m.status === 'active' && meets(m) !== null);
   const newerThanThis = (m: Memory): boolean => m.created_at_epoch > at;
 
   const superseded = new Map<number, Memory>();
@@ -171,7 +170,7 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   const shadowed = new Set<number>();
   const shadow = (other: Memory): void => {
     shadowed.add(other.id);
-    if (meeting(memory, other) === 'shadows') addShadow(memory, other.id);
+    if (meets(other) === 'shadows') addShadow(memory, other.id);
     else {
       addShadow(other, memory.id);
       changed.set(other.id, other);
@@ -179,13 +178,13 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   };
   for (const id of named) {
     const older = byId.get(id)!;
-    if (meeting(memory, older) === 'shadows') shadow(older);
+    if (meets(older) === 'shadows') shadow(older);
     else superseded.set(id, older);
   }
   if (explicitTopic) {
     for (const m of candidates) {
       if (m.topic_key !== explicitTopic || superseded.has(m.id) || shadowed.has(m.id)) continue;
-      if (meeting(memory, m) !== 'same') shadow(m);
+      if (meets(m) !== 'same') shadow(m);
       else if (newerThanThis(m)) successors.push(m);
       else superseded.set(m.id, m);
     }
@@ -194,7 +193,7 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   // Facts: contradictions about the same files close the older fact; about other files they are a question.
   for (const other of candidates) {
     if (superseded.has(other.id) || shadowed.has(other.id) || successors.includes(other)) continue;
-    const across = meeting(memory, other) !== 'same';
+    const across = meets(other) !== 'same';
     const reversed = newerThanThis(other);
     const olds = other.temporal_facts ?? [];
     let closedHere = 0;
@@ -233,7 +232,7 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
     });
     if (across && closedHere > 0) {
       // The project-wide side is shadowed when every fact of its that holds is ended there.
-      const target = meeting(memory, other) === 'shadows' ? olds.filter((o) => o.status === 'current' && !endedOld.has(o)) : facts.filter((x) => x.status === 'current' && !endedOwn.has(x));
+      const target = meets(other) === 'shadows' ? olds.filter((o) => o.status === 'current' && !endedOld.has(o)) : facts.filter((x) => x.status === 'current' && !endedOwn.has(x));
       if (target.length === 0) {
         shadow(other);
         continue;
@@ -267,7 +266,7 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
     changed.set(successor.id, successor);
     for (const o of closeConflictsOf(memory, lookup)) changed.set(o.id, o);
   }
-  extendTopicTrace(memory, all, sourceIds, now);
+  extendTopicTrace(memory, all, sourceIds, now, meets);
   // The new memory first: a successor link never points at a memory that is not stored.
   await memories.write(memory, { source_ids: sourceIds });
   for (const m of changed.values()) await memories.rewrite(m);
@@ -298,12 +297,12 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
  * they were said (a promoted memory's evidence may be older than the latest segment); only the
  * last segment, if its memory is current, is current.
  */
-function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], now: number): void {
+function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], now: number, meets: (m: Memory) => Meeting): void {
   const topic = memory.topic_key ?? memory.temporal_facts?.[0]?.subject ?? null;
   if (!topic) return;
   memory.topic_key = topic;
   // A branch's trace goes on from the project's; the project's does not take in a branch's.
-  const inReach = (m: Memory): boolean => ['same', 'shadows'].includes(meeting(memory, m) ?? '');
+  const inReach = (m: Memory): boolean => ['same', 'shadows'].includes(meets(m) ?? '');
   const previous = all.filter((m) => m.topic_key === topic && inReach(m)).sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id)[0];
   const evidence = sourceIds.length > 0 ? [...sourceIds].sort((a, b) => a - b) : [memory.id];
   const own: TopicTrace = {

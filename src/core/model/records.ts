@@ -5,6 +5,11 @@
 export interface Scope {
   project: string;
   branch?: string;
+  /**
+   * The repository's default branch, when the caller knows it (git's `origin/HEAD`): what is
+   * recorded there holds project-wide, as what is recorded on `main` does (model/branches.ts).
+   */
+  defaultBranch?: string;
 }
 
 export type Layer = 'L0' | 'L1' | 'L2';

@@ -5,7 +5,7 @@
 import type { NodeFilter } from '../api';
 import { storedPath } from '../capture/paths';
 import { redact } from '../capture/redact';
-import { DEFAULT_BRANCHES } from '../model/branches';
+import { projectWideBranches } from '../model/branches';
 import { DOCUMENT_TYPE } from '../model/records';
 import type { Layer, Scope } from '../model/records';
 
@@ -102,7 +102,7 @@ export function projectWhere(scope: Scope): string {
   if (!scope || typeof scope.project !== 'string' || scope.project.length === 0) {
     throw new FilterError('a scope needs a project name');
   }
-  const branch = branchWhere(scope.branch);
+  const branch = branchWhere(scope);
   return [`project = ${sqlString(scope.project)}`, ...(branch ? [branch] : [])].join(' AND ');
 }
 
@@ -111,8 +111,14 @@ export function projectWhere(scope: Scope): string {
  * (no branch: memories, imports; or a default branch's: model/branches.ts). Another branch's
  * records hold on that branch only. No branch: every record of the project.
  */
-export function branchWhere(branch: string | undefined | null): string | null {
-  return branch ? `(branch = ${sqlString(branch)} OR branch IS NULL OR branch IN ${sqlStringList([...DEFAULT_BRANCHES])})` : null;
+export function branchWhere({ branch, defaultBranch }: BranchScope): string | null {
+  return branch ? `(branch = ${sqlString(branch)} OR branch IS NULL OR branch IN ${sqlStringList(projectWideBranches(defaultBranch))})` : null;
+}
+
+/** The caller's branch, and the repository's default branch where it is known (Scope). */
+export interface BranchScope {
+  branch?: string | null;
+  defaultBranch?: string | null;
 }
 
 /** Which statuses a cell search sees: active only by default; superseded ones for history; or all. */
@@ -126,11 +132,11 @@ export interface StatusOptions {
  * optional filter and layers. Throws FilterError on a value it cannot make safe.
  */
 export function scopeWhere(scope: Scope, filter?: NodeFilter, layers?: Layer[], options?: StatusOptions): string {
-  return `${projectWhere({ project: scope.project })} AND ${cellFilterWhere(scope.branch, filter, layers, options)}`;
+  return `${projectWhere({ project: scope.project })} AND ${cellFilterWhere(scope, filter, layers, options)}`;
 }
 
 /** scopeWhere without the project, which the repository's ProjectTable puts first. */
-export function cellFilterWhere(branch: string | undefined, filter?: NodeFilter, layers?: Layer[], options?: StatusOptions): string {
+export function cellFilterWhere(branch: BranchScope, filter?: NodeFilter, layers?: Layer[], options?: StatusOptions): string {
   const parts: string[] = [];
   const b = branchWhere(branch);
   if (b) parts.push(b);

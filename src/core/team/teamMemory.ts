@@ -451,8 +451,8 @@ export class TeamMemory {
    * Hybrid search over the team items of one project. The cache once filled, else the remote;
    * the cache again when the remote fails. Each hit carries who shared it.
    */
-  async search(text: string, embedder: QueryEmbedder | null, options: { project: string; branch?: string; layers?: Layer[]; filter?: NodeFilter; limit: number }): Promise<Array<SearchHit & { origin: HitOrigin }>> {
-    const where = `${projectWhere(options.project)} AND ${TEAM_ITEM_WHERE} AND (${cellFilterWhere(options.branch, options.filter, options.layers)})`;
+  async search(text: string, embedder: QueryEmbedder | null, options: { project: string; branch?: string; defaultBranch?: string | null; layers?: Layer[]; filter?: NodeFilter; limit: number }): Promise<Array<SearchHit & { origin: HitOrigin }>> {
+    const where = `${projectWhere(options.project)} AND ${TEAM_ITEM_WHERE} AND (${cellFilterWhere(options, options.filter, options.layers)})`;
     // A search on a copy older than the refresh interval asks for a refresh, without waiting for it.
     if (this.state === 'online' && this.syncedAt !== null && Date.now() - this.syncedAt > (this.options.refreshMs ?? 30_000) && (this.options.refreshMs ?? 30_000) > 0) {
       void this.sync().catch(() => undefined);

@@ -39,13 +39,13 @@ function day(epoch: number | null): string {
  * `isCurrent` tells whether the other side of a conflict still holds: a conflict with a memory
  * that became history (or was suppressed) is no question any more and is not shown.
  */
-export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true, shadowedBy: Memory | null = null): string | null {
+export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true, shadowedBy: Memory | null = null, defaultBranch?: string): string | null {
   const parts: string[] = [];
   if (memory.status === 'superseded') {
     parts.push(`HISTORY: superseded by memory ${memory.superseded_by ?? '?'} on ${day(memory.valid_to_epoch)}; held from ${day(memory.created_at_epoch)} to ${day(memory.valid_to_epoch)}`);
   } else if (shadowedBy) {
     parts.push(`HISTORY on branch ${shadowedBy.branch ?? '?'}: replaced here by memory ${shadowedBy.id}; still current project-wide`);
-  } else if (!projectWideBranch(memory.branch) && memory.supersedes && memory.supersedes.length > 0) {
+  } else if (!projectWideBranch(memory.branch, defaultBranch) && memory.supersedes && memory.supersedes.length > 0) {
     parts.push(`CURRENT on branch ${memory.branch} since ${day(memory.created_at_epoch)}; replaces memory ${memory.supersedes.join(', ')} on that branch`);
   } else if (memory.supersedes && memory.supersedes.length > 0) {
     parts.push(`CURRENT since ${day(memory.created_at_epoch)}; replaces memory ${memory.supersedes.join(', ')}`);
@@ -63,9 +63,9 @@ export function timeNote(memory: Memory, history: boolean, isCurrent: (id: numbe
  */
 async function shadowsOnBranch(ctx: ToolContext, found: Memory[]): Promise<Map<number, Memory>> {
   const out = new Map<number, Memory>();
-  const branch = ctx.scope.branch;
-  const asked = new Set(found.filter((m) => projectWideBranch(m.branch) && m.status === 'active').map((m) => m.id));
-  if (!branch || projectWideBranch(branch) || asked.size === 0) return out;
+  const { branch, defaultBranch } = ctx.scope;
+  const asked = new Set(found.filter((m) => projectWideBranch(m.branch, defaultBranch) && m.status === 'active').map((m) => m.id));
+  if (!branch || projectWideBranch(branch, defaultBranch) || asked.size === 0) return out;
   // Only the branch's current memories that replace others are read, not the project's.
   for (const m of await ctx.engine.listMemories(ctx.scope, { replacingOnBranch: true })) {
     if (m.branch !== branch || m.status !== 'active') continue;
@@ -93,7 +93,7 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
     const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
     const shadowedBy = memory ? (shadows.get(memory.id) ?? null) : null;
     const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded' || shadowedBy !== null;
-    const t = { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy) : null };
+    const t = { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy, ctx.scope.defaultBranch) : null };
     const by = shadowedBy?.id ?? memory?.superseded_by;
     if (superseded && by !== null && by !== undefined) replacedBy.set(t, by);
     return t;

@@ -47,5 +47,5 @@ export async function invokeTool(
   const scope = await scopes.current();
   if (!scope) return { text: 'No folder is open, so there is no project memory to search.', isError: true };
   const engine = await engines.get();
-  return engine.invokeTool(toolName, { project: scope.project }, input, `vscode-lm:${vscode.env.sessionId}`);
+  return engine.invokeTool(toolName, scope, input, `vscode-lm:${vscode.env.sessionId}`);
 }

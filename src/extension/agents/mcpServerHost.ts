@@ -83,12 +83,12 @@ export class McpServerHost implements vscode.Disposable {
     const repoRoot = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
     let server: ServerAddress;
     try {
-      server = await engine.startHttpServer({ scope: { project: scope.project }, port, token, repoRoot });
+      server = await engine.startHttpServer({ scope, port, token, repoRoot });
     } catch (err) {
       if (port === 0) throw err;
       // The configured port is taken (another window?): a random port still works for VS Code.
       this.log(`Port ${port} is not available (${err instanceof Error ? err.message : String(err)}); using a random port.`);
-      server = await engine.startHttpServer({ scope: { project: scope.project }, port: 0, token, repoRoot });
+      server = await engine.startHttpServer({ scope, port: 0, token, repoRoot });
     }
     this.project = scope.project;
     this.log(`MCP server for ${scope.project} listening on ${server.url}`);

@@ -19,6 +19,8 @@ import type { Row, Store } from '../store';
 
 export interface CellSearch {
   branch?: string;
+  /** The repository's default branch, where known: its records hold on every branch (Scope). */
+  defaultBranch?: string | null;
   filter?: NodeFilter;
   layers?: Layer[];
   limit: number;
@@ -140,9 +142,9 @@ export class CellRepository {
   }
 
   private searchArgs(text: string, embedder: QueryEmbedder | null, options: CellSearch): Parameters<typeof rankNodes> {
-    const where = this.table.where(cellFilterWhere(options.branch, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
+    const where = this.table.where(cellFilterWhere(options, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
     const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
-    const expandFrom = this.table.where(cellFilterWhere(options.branch, { type: DOCUMENT_TYPE }));
+    const expandFrom = this.table.where(cellFilterWhere(options, { type: DOCUMENT_TYPE }));
     return [ctx, text, where, options.limit, { expandFrom }];
   }
 }

@@ -23,14 +23,16 @@ export class MemoryRepository extends RecordRepository<Memory> {
     project: string,
     cells: CellRepository,
     private readonly graph: GraphRepository,
+    /** The repository's own default branch where its callers named it (ProjectRepositories). */
+    readonly defaultBranch: string | null = null,
   ) {
     super(store, TABLES.memories, project, 'memory', cells, rowToMemory);
   }
 
   /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
-  async list(options: { includeSuppressed?: boolean; branch?: string; replacingOn?: string } = {}): Promise<Memory[]> {
+  async list(options: { includeSuppressed?: boolean; branch?: string; defaultBranch?: string | null; replacingOn?: string } = {}): Promise<Memory[]> {
     const parts: string[] = [];
-    if (options.branch) parts.push(branchWhere(options.branch)!);
+    if (options.branch) parts.push(branchWhere(options)!);
     if (options.replacingOn) parts.push(`branch = ${sqlString(options.replacingOn)} AND status = 'active' AND supersedes IS NOT NULL`);
     if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
     const rows = (await this.table.rows(parts.join(' AND ') || null)).map(rowToMemory);

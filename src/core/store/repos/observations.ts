@@ -46,10 +46,10 @@ export class ObservationRepository extends RecordRepository<Observation> {
     super(store, TABLES.observations, project, 'observation', cells, rowToObservation, OBSERVATION_COLUMNS);
   }
 
-  async list(options: { sessionId?: string; branch?: string; limit?: number; type?: string } = {}): Promise<Observation[]> {
+  async list(options: { sessionId?: string; branch?: string; defaultBranch?: string | null; limit?: number; type?: string } = {}): Promise<Observation[]> {
     let where = `status <> 'suppressed'`;
     if (options.type !== undefined) where += ` AND type = ${sqlString(validType(options.type))}`;
-    if (options.branch) where += ` AND ${branchWhere(options.branch)}`;
+    if (options.branch) where += ` AND ${branchWhere(options)}`;
     if (options.sessionId !== undefined) where += ` AND memory_session_id = ${sqlString(options.sessionId)}`;
     const rows = (await this.table.rows(where)).map(rowToObservation);
     rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
