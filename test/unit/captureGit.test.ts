@@ -5,14 +5,14 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { commitsInReflog as CommitsInReflog } from '../../src/extension/capture/gitCapture';
+import type { commitsInReflog as CommitsInReflog, reflogSince as ReflogSince } from '../../src/extension/capture/gitCapture';
 import { Harness, RelativePattern, brief, git, makeRepo, tmp, writeFiles } from './captureHarness';
 import { withVscodeStub } from './vscodeStub';
 
 // gitCapture.ts imports `vscode`; its reflog reader uses none of it.
-const { commitsInReflog } = withVscodeStub({}, () => {
+const { commitsInReflog, reflogSince } = withVscodeStub({}, () => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('../../src/extension/capture/gitCapture') as { commitsInReflog: typeof CommitsInReflog };
+  return require('../../src/extension/capture/gitCapture') as { commitsInReflog: typeof CommitsInReflog; reflogSince: typeof ReflogSince };
 });
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
@@ -175,6 +175,143 @@ describe('capture of branches and commits', function () {
       assert.deepEqual(commitsInReflog(path.join(ws, '.git'), before, after, 'fix'), [{ sha: after, from: before, branch: 'fix' }]);
       assert.deepEqual(commitsInReflog(path.join(ws, '.git'), 'f'.repeat(40), after, 'fix'), []);
       assert.deepEqual(commitsInReflog(path.join(root, 'no-such-repo/.git'), before, after, 'fix'), []);
+    });
+  });
+
+  describe('a branch left and re-entered between two HEAD reports', () => {
+    let ws: string;
+    beforeEach(() => {
+      ws = path.join(root, 'shop');
+      makeRepo(ws, { 'src/price.ts': A0 });
+    });
+
+    /** The commits and checkouts git capture records, as `subject @ branch` and `from -> to`. */
+    function gitRecords(harness: Harness): string[] {
+      const seen: string[] = [];
+      const record = harness.capture.record.bind(harness.capture);
+      harness.capture.record = (e: { kind: string; sha?: string; branch?: string | null; from?: string | null }, t0: number) => {
+        if (e.kind === 'commit') seen.push(`${git(ws, 'log', '-1', '--format=%s', e.sha!)} @ ${e.branch}`);
+        if (e.kind === 'checkout') seen.push(`${e.from} -> ${e.branch}`);
+        record(e, t0);
+      };
+      return seen;
+    }
+
+    function commit(message: string, n: number): void {
+      writeFiles(ws, { 'src/price.ts': A0.replace('n * 2', `n * ${n}`) });
+      git(ws, 'commit', '-q', '-am', message);
+    }
+
+    it('`git checkout -b tmp; git commit; git checkout main`: HEAD is back where it was, the commit on tmp is stored once', async () => {
+      h = await new Harness({ folders: [ws] }).start();
+      const seen = gitRecords(h);
+      git(ws, 'checkout', '-q', '-b', 'tmp');
+      commit('On tmp', 5);
+      git(ws, 'checkout', '-q', 'main');
+      h.gitRefresh();
+      h.gitRefresh();
+      await h.flush();
+      assert.deepEqual(seen, ['On tmp @ tmp']);
+      const obs = await h.observations(await h.project());
+      assert.deepEqual(obs.filter((o) => o.type === 'commit').map((o) => `${o.title} @ ${o.branch}`), ['On tmp @ tmp'], brief(obs));
+    });
+
+    it('commits on main, on a side branch, and on main again in one report: each stored once, on its branch', async () => {
+      h = await new Harness({ folders: [ws] }).start();
+      const seen = gitRecords(h);
+      commit('One', 5);
+      git(ws, 'checkout', '-q', '-b', 'side');
+      commit('Side', 6);
+      git(ws, 'checkout', '-q', 'main');
+      commit('Two', 7);
+      h.gitRefresh();
+      await h.flush();
+      assert.deepEqual(seen, ['One @ main', 'Side @ side', 'Two @ main']);
+      const obs = await h.observations(await h.project());
+      assert.deepEqual(obs.filter((o) => o.type === 'commit').map((o) => `${o.title} @ ${o.branch}`).sort(), ['One @ main', 'Side @ side', 'Two @ main'], brief(obs));
+      assert.ok(!obs.some((o) => /^HEAD moved/.test(o.title ?? '')), brief(obs));
+    });
+
+    it('HEAD left the commit of the last report and came back to it: the commits made in between are all stored', async () => {
+      h = await new Harness({ folders: [ws] }).start();
+      const seen = gitRecords(h);
+      git(ws, 'checkout', '-q', '-b', 'tmp');
+      commit('On tmp', 5);
+      git(ws, 'checkout', '-q', 'main');
+      commit('On main', 6);
+      h.gitRefresh();
+      await h.flush();
+      assert.deepEqual(seen, ['On tmp @ tmp', 'On main @ main']);
+    });
+
+    it('a checkout after an excursion on another branch: the checkout and every commit, then nothing again on later reports', async () => {
+      h = await new Harness({ folders: [ws] }).start();
+      const seen = gitRecords(h);
+      git(ws, 'checkout', '-q', '-b', 'a');
+      commit('A1', 5);
+      git(ws, 'checkout', '-q', 'main');
+      git(ws, 'checkout', '-q', '-b', 'b');
+      commit('B1', 6);
+      h.gitRefresh();
+      h.gitRefresh();
+      assert.deepEqual(seen, ['main -> b', 'A1 @ a', 'B1 @ b']);
+      commit('B2', 7);
+      h.gitRefresh();
+      h.gitRefresh();
+      assert.deepEqual(seen, ['main -> b', 'A1 @ a', 'B1 @ b', 'B2 @ b']);
+      await h.flush();
+    });
+
+    it('a pull in the same report as an excursion: one HEAD move on main, the commit on the other branch still stored', async () => {
+      git(ws, 'checkout', '-q', '-b', 'theirs');
+      commit('Theirs 1', 8);
+      commit('Theirs 2', 9);
+      git(ws, 'checkout', '-q', 'main');
+      h = await new Harness({ folders: [ws] }).start();
+      const seen = gitRecords(h);
+      git(ws, 'checkout', '-q', '-b', 'tmp');
+      commit('On tmp', 5);
+      git(ws, 'checkout', '-q', 'main');
+      git(ws, 'merge', '-q', '--ff-only', 'theirs');
+      h.gitRefresh();
+      await h.flush();
+      // The HEAD move is recorded as a 'commit' event to Theirs 2 from main's HEAD before (not its parent).
+      assert.deepEqual(seen, ['On tmp @ tmp', 'Theirs 2 @ main']);
+      const obs = await h.observations(await h.project());
+      assert.ok(obs.some((o) => o.type === 'checkout' && /^HEAD moved on main/.test(o.title ?? '')), brief(obs));
+      assert.deepEqual(obs.filter((o) => o.type === 'commit').map((o) => `${o.title} @ ${o.branch}`), ['On tmp @ tmp'], brief(obs));
+    });
+  });
+
+  describe('reading HEAD\'s reflog from the mark of the last report', () => {
+    it('walks from the mark, not from the last visit of the HEAD before; a report behind the reflog leaves the rest to the next', () => {
+      const ws = path.join(root, 'shop');
+      makeRepo(ws, { 'src/price.ts': A0 });
+      const gitDir = path.join(ws, '.git');
+      const x = git(ws, 'rev-parse', 'HEAD');
+      const start = reflogSince(gitDir, undefined, null, x, 'main');
+      assert.deepEqual(start.commits, []);
+      assert.ok(start.mark);
+      git(ws, 'checkout', '-q', '-b', 'tmp');
+      writeFiles(ws, { 'src/price.ts': A0.replace('n * 2', 'n * 5') });
+      git(ws, 'commit', '-q', '-am', 'On tmp');
+      const t = git(ws, 'rev-parse', 'HEAD');
+      git(ws, 'checkout', '-q', 'main');
+      writeFiles(ws, { 'src/price.ts': A0.replace('n * 2', 'n * 6') });
+      git(ws, 'commit', '-q', '-am', 'On main');
+      const m = git(ws, 'rev-parse', 'HEAD');
+      // Without a mark, only back to the last entry that left x: the commit on tmp is not seen.
+      assert.deepEqual(commitsInReflog(gitDir, x, m, 'main'), [{ sha: m, from: x, branch: 'main' }]);
+      // A report still at x (behind the reflog): the excursion back to x is in it, the commit on main is not.
+      const behind = reflogSince(gitDir, start.mark, x, x, 'main');
+      assert.deepEqual(behind.commits, [{ sha: t, from: x, branch: 'tmp' }]);
+      const next = reflogSince(gitDir, behind.mark, x, m, 'main');
+      assert.deepEqual(next.commits, [{ sha: m, from: x, branch: 'main' }]);
+      assert.equal(next.others, false);
+      // Seen again from the same mark: nothing new.
+      assert.deepEqual(reflogSince(gitDir, next.mark, m, m, 'main').commits, []);
+      // A mark the reflog no longer holds (expired, rewritten): back to the last entry that left `from`.
+      assert.deepEqual(reflogSince(gitDir, { line: 'gone', sha: 'f'.repeat(40), size: 1 }, x, m, 'main').commits, [{ sha: m, from: x, branch: 'main' }]);
     });
   });
 
