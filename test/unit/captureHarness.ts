@@ -76,7 +76,35 @@ export interface Doc {
   isDirty: boolean;
   version: number;
   languageId: string;
+  /** VS Code's id of the encoding the document was opened with and is saved in ('utf8' unless told). */
+  encoding: string;
   getText(): string;
+}
+
+/** Encodings the harness writes and decodes, as VS Code (iconv-lite) does for the characters tests use. */
+const LATIN = new Set(['iso88591', 'windows1252', 'iso885915', 'iso885916']);
+
+/** `text` as VS Code saves it in `encoding`. */
+export function encodeText(text: string, encoding = 'utf8'): Buffer {
+  if (LATIN.has(encoding)) return Buffer.from(text, 'latin1');
+  if (encoding === 'utf8bom') return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, 'utf8')]);
+  if (encoding === 'utf16le') return Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+  return Buffer.from(text, 'utf8');
+}
+
+/**
+ * `vscode.workspace.decode(bytes, { encoding })`: throws for binary content, as VS Code does; the
+ * Latin encodings agree with Latin-1 on the letters tests use. Resolves a moment later, as the
+ * real one (a call to the main process) does.
+ */
+async function decodeText(bytes: Uint8Array, options: { encoding?: string }): Promise<string> {
+  await new Promise((r) => setTimeout(r, 5));
+  const buf = Buffer.from(bytes);
+  const encoding = options.encoding ?? 'utf8';
+  if (!encoding.startsWith('utf16') && buf.includes(0)) throw new Error('binary content');
+  if (LATIN.has(encoding)) return buf.toString('latin1');
+  if (encoding === 'utf16le') return buf.toString('utf16le').replace(/^\uFEFF/, '');
+  return buf.toString('utf8').replace(/^\uFEFF/, '');
 }
 
 interface Watcher {
@@ -137,6 +165,8 @@ function readHead(root: string): { name?: string; commit?: string } | undefined 
 export interface HarnessOptions {
   /** Workspace folders (absolute paths). */
   folders: string[];
+  /** Leave `vscode.workspace.decode` out, as a host before VS Code 1.100 does. */
+  noDecode?: boolean;
   /** Repository roots the Git extension reports (default: every folder that has a .git). */
   repoRoots?: string[];
   trusted?: boolean;
@@ -245,6 +275,7 @@ export class Harness {
           return { onDidCreate: w.create.event, onDidChange: w.change.event, onDidDelete: w.del.event, dispose() {} };
         },
         fs: { stat: async (uri: Uri) => fs.promises.stat(uri.fsPath) },
+        ...(this.options.noDecode ? {} : { decode: decodeText }),
         onDidGrantWorkspaceTrust: h.e.trust.event,
         onDidChangeConfiguration: h.e.config.event,
         onDidChangeWorkspaceFolders: h.e.folders.event,
@@ -335,12 +366,12 @@ export class Harness {
   // ---------------------------------------------------------------- editor actions
 
   /** Opens a document (from disk, or with the given text) and makes it the active editor. */
-  open(file: string, opts: { text?: string; scheme?: string; focus?: boolean } = {}): Doc {
+  open(file: string, opts: { text?: string; scheme?: string; focus?: boolean; encoding?: string } = {}): Doc {
     const uri = opts.scheme && opts.scheme !== 'file' ? new Uri(opts.scheme, '', file) : Uri.file(file);
     let doc = this.docs.find((d) => d.uri.toString() === uri.toString());
     if (!doc) {
       const text = opts.text ?? (uri.scheme === 'file' && fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
-      const d: Doc = { uri, text, isDirty: false, version: 1, languageId: 'typescript', getText: () => d.text };
+      const d: Doc = { uri, text, isDirty: false, version: 1, languageId: 'typescript', encoding: opts.encoding ?? 'utf8', getText: () => d.text };
       doc = d;
       this.docs.push(doc);
     }
@@ -367,7 +398,7 @@ export class Harness {
   }
 
   save(doc: Doc): void {
-    fs.writeFileSync(doc.uri.fsPath, doc.text);
+    fs.writeFileSync(doc.uri.fsPath, encodeText(doc.text, doc.encoding));
     doc.isDirty = false;
     this.e.saveDoc.fire(doc);
     this.fsEvent('change', doc.uri.fsPath);

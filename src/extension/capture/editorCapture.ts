@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 import { MAX_EDIT_FILE_CHARS } from '../../core/capture/editDiff';
 import { redact } from '../../core/capture/redact';
 import { clipRedacted } from '../../core/capture/redact';
+import { readFileText } from './fileText';
 import type { CaptureRecorder } from './recorder';
+import type { SaveJournal } from './saveJournal';
 
 /** Focus shorter than this is a flick through editors, not reading. */
 const MIN_READ_MS = 1000;
@@ -68,11 +70,8 @@ function fileStamp(uri: vscode.Uri): string | undefined {
   }
 }
 
-/** A local file's text as the editor shows it: read as UTF-8, without a leading byte order mark. */
-function diskText(fsPath: string): string {
-  const text = fs.readFileSync(fsPath, 'utf8');
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
+/** The text before a change: known, none (null), or still being decoded by VS Code. */
+type Baseline = string | null | Promise<string | null>;
 
 /** Files read (focus and visibility, with time spent) and modified (edits, saves) in editors. */
 export class EditorCapture implements vscode.Disposable {
@@ -93,7 +92,11 @@ export class EditorCapture implements vscode.Disposable {
    */
   private readonly onDisk = new Map<string, string>();
 
-  constructor(private readonly recorder: CaptureRecorder) {
+  constructor(
+    private readonly recorder: CaptureRecorder,
+    /** Where this window's saves are noted for the other windows on the files (saveJournal.ts). */
+    private readonly journal?: SaveJournal,
+  ) {
     this.disposables.push(
       vscode.window.onDidChangeActiveTextEditor((e) => this.onActiveEditor(e)),
       vscode.window.onDidChangeVisibleTextEditors((e) => this.onVisibleEditors(e)),
@@ -163,7 +166,8 @@ export class EditorCapture implements vscode.Disposable {
       this.parts.delete(key);
       const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
       if (!doc?.isDirty) continue;
-      this.work.set(key, { ...this.newWork(work, work.uri, this.readBaseline(work.uri, doc)), problemsBefore: work.problemsBefore, lines: work.lines, changes: work.changes, dirty: true });
+      const next = this.startWork(work, work.uri, this.readBaseline(work.uri, doc));
+      this.work.set(key, Object.assign(next, { problemsBefore: work.problemsBefore, lines: work.lines, changes: work.changes, dirty: true }));
     }
   }
 
@@ -192,6 +196,21 @@ export class EditorCapture implements vscode.Disposable {
 
   private newWork(at: { folder: string; path: string }, uri: vscode.Uri, baseline: string | null): FileWork {
     return { id: this.nextWorkId++, folder: at.folder, path: at.path, uri, baseline, problemsBefore: problemsOf(uri), lines: new Set(), changes: 0, saves: 0, dirty: false };
+  }
+
+  /**
+   * Work from `baseline`. One VS Code is still decoding (an encoding Node has no decoder for) is
+   * filled in once decoded, unless an edit event of the work was written meanwhile: that event
+   * told of no text before, and the next tells the same.
+   */
+  private startWork(at: { folder: string; path: string }, uri: vscode.Uri, baseline: Baseline): FileWork {
+    const work = this.newWork(at, uri, baseline instanceof Promise ? null : baseline);
+    if (baseline instanceof Promise) {
+      void baseline.then((text) => {
+        if (work.recorded === undefined && work.baseline === null) work.baseline = text;
+      });
+    }
+    return work;
   }
 
   private onActiveEditor(editor: vscode.TextEditor | undefined): void {
@@ -249,7 +268,7 @@ export class EditorCapture implements vscode.Disposable {
     if (!work) {
       const at = this.recorder.locate(e.document.uri);
       if (!at) return;
-      work = this.newWork(at, e.document.uri, this.readBaseline(e.document.uri, e.document));
+      work = this.startWork(at, e.document.uri, this.readBaseline(e.document.uri, e.document));
       this.work.set(key, work);
     }
     work.dirty = true;
@@ -270,7 +289,8 @@ export class EditorCapture implements vscode.Disposable {
    * checkout`): the document had nothing unsaved, is not dirty after the change, the change is no
    * undo or redo (those back to the saved text look the same), the file is another than when the
    * document was last loaded or saved (else it is "Revert File" of unsaved text: the document
-   * went back to the file, which never changed), and the text is the file's.
+   * went back to the file, which never changed), and the text is the file's (in the document's
+   * encoding; one only VS Code decodes is not told here, and the change is taken as an edit).
    */
   private isReload(e: vscode.TextDocumentChangeEvent, work: FileWork | undefined): boolean {
     if (e.document.isDirty || e.reason !== undefined || work?.dirty || e.document.uri.scheme !== 'file') return false;
@@ -278,7 +298,9 @@ export class EditorCapture implements vscode.Disposable {
     if (known !== undefined && known === fileStamp(e.document.uri)) return false;
     try {
       if (fs.statSync(e.document.uri.fsPath).size > MAX_EDIT_FILE_CHARS) return false;
-      return diskText(e.document.uri.fsPath) === e.document.getText();
+      // Told here and now, on every change of a clean document: not by VS Code, a moment later.
+      const text = readFileText(e.document.uri.fsPath, e.document, false);
+      return typeof text === 'string' && text === e.document.getText();
     } catch {
       return false;
     }
@@ -343,16 +365,15 @@ export class EditorCapture implements vscode.Disposable {
   /**
    * The file on disk at the first change is the text before it (the change is not saved yet).
    * Read at once, in the handler: a read that finished later could see the first save instead.
-   * One small local read per file and session; remote or large files get no content.
+   * One small local read per file and session; remote, large or binary files get no content. The
+   * bytes are decoded in the document's encoding (a Latin-1 file the editor opened as Latin-1),
+   * so that the text before is what the editor showed, not a mis-decoding of it.
    */
-  private readBaseline(uri: vscode.Uri, document?: vscode.TextDocument): string | null {
+  private readBaseline(uri: vscode.Uri, document?: vscode.TextDocument): Baseline {
     if (uri.scheme !== 'file') return null;
     try {
       if (fs.statSync(uri.fsPath).size > MAX_EDIT_FILE_CHARS) return null;
-      const text = diskText(uri.fsPath);
-      // Not UTF-8 (a Latin-1 file, say) while the editor decoded it: no text before rather than garbage.
-      if (document && text.includes('\uFFFD') && !document.getText().includes('\uFFFD')) return null;
-      return text;
+      return readFileText(uri.fsPath, document);
     } catch {
       // Not on disk yet: a new file starts empty.
       return '';
@@ -361,6 +382,8 @@ export class EditorCapture implements vscode.Disposable {
 
   private onSave(document: vscode.TextDocument): void {
     const t0 = performance.now();
+    // Noted even while capture is inactive: a save made while paused is not another window's to store.
+    if (document.uri.scheme === 'file') void this.journal?.noteSave(document.uri.fsPath);
     this.noteOnDisk(document.uri);
     const work = this.work.get(document.uri.toString());
     if (!work || !work.dirty) return;
