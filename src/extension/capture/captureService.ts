@@ -14,6 +14,7 @@ import { ExcludeMatcher } from './excludes';
 import { FileCapture } from './fileCapture';
 import { FolderLeases, LEASED_KINDS } from './folderLeases';
 import { GitCapture } from './gitCapture';
+import { SaveJournal } from './saveJournal';
 import type { ObservationInput } from '../../core/api';
 import { buildObservations, editGrowKey, editKey } from './observationBuilder';
 import type { CaptureRecorder, Located } from './recorder';
@@ -42,6 +43,7 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   readonly git: GitCapture;
   private excludes: ExcludeMatcher;
   private readonly leases: FolderLeases;
+  private readonly journal: SaveJournal;
   /** Per folder, the repository root above it (null: the folder is the root, or in none). */
   private readonly roots = new Map<string, string | null>();
   private _active = false;
@@ -62,9 +64,10 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   ) {
     this.excludes = new ExcludeMatcher(readConfig().exclude);
     this.leases = new FolderLeases(() => this.engines.storeUri);
+    this.journal = new SaveJournal(() => this.engines.storeUri);
     this.queue = new CaptureQueue((events) => this.write(events));
     this.updateState();
-    this.editors = new EditorCapture(this);
+    this.editors = new EditorCapture(this, this.journal);
     this.git = new GitCapture(this);
     this.disposables.push(
       this.queue,
@@ -172,6 +175,8 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   /** Records the current focus period and unsaved edits, then writes everything pending. */
   async checkpoint(): Promise<void> {
     this.editors.checkpoint();
+    // This window's saves are noted for the other windows by the time what it did is written.
+    await this.journal.settled();
     await this.queue.flush();
   }
 
@@ -191,6 +196,7 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     const ignored = await gitIgnoredEvents(events, (folder) => this.baseOf(folder));
     if (ignored.size > 0) events = events.filter((e) => !ignored.has(e));
     events = await this.leasedOnly(events);
+    events = await this.withoutWindowSaves(events);
     await this.rebaseEndedSessions(events, engine);
     const enrichment = await enrichBatch(events, (folder) => this.baseOf(folder));
     for (const details of enrichment.commits.values()) details.files = details.files.filter((f) => !this.excludes.isExcluded(f) && !isSecretPath(f));
@@ -270,6 +276,30 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       if (before.length === 0) return true;
       return e.kind !== 'checkout' && !before.some((folders) => FolderLeases.watches(folders, (e as FileEvent).path));
     });
+  }
+
+  /**
+   * A change on disk that is a save made in another window of this product (which stores it as
+   * its edit; saveJournal.ts) is left out: this window's watcher cannot tell it from a write by
+   * another process, which is kept. The file is compared as it is now, when the batch is written.
+   */
+  private async withoutWindowSaves(events: CaptureEvent[]): Promise<CaptureEvent[]> {
+    const changes: { event: CaptureEvent; file: string; at: number }[] = [];
+    for (const e of events) {
+      const file = e.kind === 'disk_change' ? this.fileOf(e.folder, e.path) : undefined;
+      if (file !== undefined) changes.push({ event: e, file, at: e.at });
+    }
+    if (changes.length === 0) return events;
+    const saved = await this.journal.savedByAnotherWindow(changes);
+    const out = new Set(changes.filter((_, i) => saved[i]).map((c) => c.event));
+    return out.size === 0 ? events : events.filter((e) => !out.has(e));
+  }
+
+  /** The local file of an event's path (relative to the folder's repository root, else the folder). */
+  private fileOf(folder: string, path: string): string | undefined {
+    const f = vscode.workspace.workspaceFolders?.find((w) => w.uri.toString() === folder);
+    if (!f || f.uri.scheme !== 'file') return undefined;
+    return vscode.Uri.joinPath(vscode.Uri.file(this.rootOf(f) ?? f.uri.fsPath), path).fsPath;
   }
 
   /** The repository a folder's leased events belong to: its root above the folder, else the folder. */

@@ -33,6 +33,14 @@ export const LEASED_KINDS: ReadonlySet<CaptureKind> = new Set<CaptureKind>(['cre
 /** Windows on one repository that rank themselves (see ranksBefore); one past them records as if every rank before it watched nothing it does not see. */
 const MAX_RANKS = 8;
 
+/**
+ * The folder the leases (and the journal of saves, saveJournal.ts) are in: one per user, as a
+ * folder another user made (0700) would take every lease from this one.
+ */
+export function captureLeaseDir(): string {
+  return path.join(os.tmpdir(), `code-memory-capture-leases-${process.getuid?.() ?? os.userInfo().username}`);
+}
+
 /** The folders a lease's holder watches, as it wrote them; null when unknown (all of them). */
 function foldersOf(detail: unknown): readonly string[] | null {
   const folders = (detail as { folders?: unknown } | undefined)?.folders;
@@ -46,8 +54,7 @@ export class FolderLeases {
   constructor(
     /** The store the events go to: windows on other stores each record their own. */
     private readonly storeUri: () => string,
-    // One folder per user: a folder another user made (0700) would take every lease from this one.
-    private readonly dir = path.join(os.tmpdir(), `code-memory-capture-leases-${process.getuid?.() ?? os.userInfo().username}`),
+    private readonly dir = captureLeaseDir(),
   ) {}
 
   /**
