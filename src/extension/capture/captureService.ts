@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { workspaceRelativePath } from '../../core/capture/paths';
 import { isSecretPath } from '../../core/capture/redact';
-import type { Observation } from '../../core/model/records';
+import type { Observation, Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 import { affectsConfig, readConfig } from '../config';
@@ -206,14 +206,16 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     const sessionOf = new Map<string, string>();
     let written = 0;
     for (const [folder, inputs] of groups) {
-      const { project } = await this.scopes.scopeFor(folder);
+      // The folder's scope names the repository's default branch, if it knows it (records there hold project-wide).
+      const folderScope = await this.scopes.scopeFor(folder);
+      const { project } = folderScope;
       // Grouped by branch: the engine keeps one session per project and branch, and a new
       // branch ends the previous session (compressing it) on its own.
       const byBranch = new Map<string | undefined, typeof inputs>();
       for (const input of inputs) byBranch.set(input.branch, [...(byBranch.get(input.branch) ?? []), input]);
       const observations: Observation[] = [];
       for (const [branch, list] of byBranch) {
-        const stored = await this.observeEach(engine, list, branch ? { project, branch } : { project });
+        const stored = await this.observeEach(engine, list, branch ? { ...folderScope, branch } : folderScope);
         list.forEach((input, i) => input.grow_key && stored[i] && sessionOf.set(`${folder}\0${input.grow_key}`, stored[i]!.memory_session_id));
         for (const o of stored) if (o) observations.push(o);
       }
@@ -237,7 +239,7 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
    * none of them can be written, the store is failing rather than an input: that error is thrown,
    * and the queue retries the batch.
    */
-  private async observeEach(engine: Awaited<ReturnType<EngineHost['get']>>, inputs: ObservationInput[], scope: { project: string; branch?: string }): Promise<(Observation | null)[]> {
+  private async observeEach(engine: Awaited<ReturnType<EngineHost['get']>>, inputs: ObservationInput[], scope: Scope): Promise<(Observation | null)[]> {
     try {
       return await engine.observe(inputs, scope);
     } catch (err) {
