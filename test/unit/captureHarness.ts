@@ -205,6 +205,8 @@ export class Harness {
   readonly repos: StubRepo[] = [];
   readonly memento = new Map<string, unknown>();
   readonly outputLines: string[] = [];
+  /** Each output channel's lines as it shows them now (clear() empties them), by name. */
+  readonly channels = new Map<string, string[]>();
   activeEditor: { document: Doc } | undefined;
   visibleEditors: { document: Doc }[] = [];
   trusted: boolean;
@@ -217,6 +219,8 @@ export class Harness {
   private ownEngine = false;
   // The loaded extension modules' instances.
   capture!: Any;
+  /** What the window shows of capture ("Code Memory: Captured"). */
+  captured!: Any;
   sessions!: Any;
   scopes!: Any;
 
@@ -292,7 +296,12 @@ export class Harness {
           return h.visibleEditors;
         },
         state: { focused: true },
-        createOutputChannel: () => ({ appendLine: (l: string) => h.outputLines.push(l), info: (l: string) => h.outputLines.push(l), show() {}, dispose() {} }),
+        createOutputChannel: (name: string) => {
+          const lines: string[] = [];
+          h.channels.set(name, lines);
+          const add = (l: string): void => void (lines.push(l), h.outputLines.push(l));
+          return { appendLine: add, info: add, clear: () => void (lines.length = 0), show() {}, dispose() {} };
+        },
         onDidChangeActiveTextEditor: h.e.activeEditor.event,
         onDidChangeVisibleTextEditors: h.e.visibleEditors.event,
         onDidChangeWindowState: h.e.windowState.event,
@@ -348,6 +357,7 @@ export class Harness {
       // so the cache is seeded with the same rule the extension runs (projectScopeFor).
       for (const f of this.folders) this.scopes.cache.set(f.uri.toString(), projectScopeFor(f.uri.fsPath).then((project: string) => ({ project })));
       const log = new CapturedLog();
+      this.captured = log;
       this.capture = new CaptureService(engines, this.scopes, log, memento);
       this.sessions = new SessionTracker(this.capture, engines, this.scopes, log);
     });

@@ -28,6 +28,24 @@ export class CapturedLog implements vscode.Disposable {
     if (this.recent.length > CapturedLog.KEEP) this.recent.splice(0, this.recent.length - CapturedLog.KEEP);
   }
 
+  /**
+   * After a forget: what this window showed of the records that are gone goes from the list and
+   * the channel (written again from what is left; earlier lines than the list holds go with it).
+   * `kept` answers which of a project's observation ids the store still holds.
+   */
+  async prune(kept: (project: string, ids: number[]) => Promise<Set<number>>): Promise<void> {
+    const byProject = new Map<string, number[]>();
+    for (const { project, observation } of this.recent) byProject.set(project, [...(byProject.get(project) ?? []), observation.id]);
+    const left = new Map<string, Set<number>>();
+    for (const [project, ids] of byProject) left.set(project, await kept(project, ids));
+    const still = this.recent.filter((e) => left.get(e.project)?.has(e.observation.id));
+    if (still.length === this.recent.length) return;
+    this.recent.length = 0;
+    this.channel.clear();
+    this.channel.appendLine(`${new Date().toLocaleTimeString()}  (written again after a forget: what was forgotten is no longer shown)`);
+    for (const e of still) this.add([e.observation], { project: e.project });
+  }
+
   note(message: string): void {
     this.channel.appendLine(`${new Date().toLocaleTimeString()}  ${message}`);
   }

@@ -52,13 +52,20 @@ export function forgetCommand(c: Container): CommandDefinition {
       if (ok !== 'Forget') return undefined;
       const engine = await c.engines.get();
       const report = await engine.forget(plan.request, plan.scoped && project ? { project } : null);
-      c.sessionsView.refresh();
-      c.memoriesView.refresh();
-      c.requestLogView.refresh();
+      await afterForget(c);
       void vscode.window.showInformationMessage(
         `Forgot ${report.observations} observations, ${report.session_summaries} session summaries and ${report.memories} memories.`,
       );
       return report;
     },
   };
+}
+
+/** What the window shows of the store, after a forget: the views, and the captured log without what went. */
+export async function afterForget(c: Container): Promise<void> {
+  c.sessionsView.refresh();
+  c.memoriesView.refresh();
+  c.requestLogView.refresh();
+  const engine = await c.engines.get();
+  await c.captured.prune(async (project, ids) => new Set((await engine.getObservations(ids, { project }, { includeSuppressed: true })).map((o) => o.id)));
 }

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { CommandDefinition, Container } from '../container';
+import { afterForget } from './forget';
 import { itemTarget } from './itemTarget';
 
 export function forgetItemCommand(c: Container): CommandDefinition {
@@ -14,8 +15,7 @@ export function forgetItemCommand(c: Container): CommandDefinition {
       }
       const engine = await c.engines.get();
       const report = await engine.forget({ kind: t.kind, ids: [t.id] }, t.scope);
-      c.sessionsView.refresh();
-      c.memoriesView.refresh();
+      await afterForget(c);
       void vscode.window.setStatusBarMessage(`Forgot ${t.label}`, 3000);
       return report;
     },
