@@ -111,6 +111,21 @@ function isHighSurrogate(c: number): boolean {
 }
 
 /**
+ * Where to cut `text` at most `at` UTF-16 units in: `at`, or one unit earlier when the unit
+ * before it is the first half of a surrogate pair (an emoji, a character outside the Basic
+ * Multilingual Plane), so no cut leaves half a character, which is not valid Unicode.
+ */
+export function codePointCut(text: string, at: number): number {
+  const end = Math.max(0, Math.min(text.length, Math.floor(at)));
+  return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) ? end - 1 : end;
+}
+
+/** The first `max` UTF-16 units of `text` at most, cut at a character boundary (see codePointCut). */
+export function cutText(text: string, max: number): string {
+  return text.length <= max ? text : text.slice(0, codePointCut(text, max));
+}
+
+/**
  * The o200k token count of `text`: exact, except for words over MAX_WORD_CHARS characters
  * (one run of a letter, a blob), estimated in linear time (see MAX_WORD_CHARS).
  */

@@ -36,6 +36,18 @@ describe('retrieval evaluation', () => {
       assert.throws(() => parseQuestions('{"question": "q", "gold_commits": []}', 'qs.jsonl'), /gold_commits/);
       assert.equal(parseQuestions('\n{"question": "q", "gold_commits": ["abcd123"]}\n')[0].id, 'q2');
     });
+
+    it('refuses a line that is no object, and a question longer than the tools take, naming the line', () => {
+      const ok = '{"question": "q", "gold_commits": ["abcd123"]}';
+      assert.throws(() => parseQuestions(`${ok}\nnull\n`, 'qs.jsonl'), /^Error: qs\.jsonl:2: null is not a question/);
+      assert.throws(() => parseQuestions(`${ok}\n[]\n`, 'qs.jsonl'), /^Error: qs\.jsonl:2: a list is not a question/);
+      assert.throws(() => parseQuestions(`${ok}\n7\n`, 'qs.jsonl'), /^Error: qs\.jsonl:2: a number is not a question/);
+      const long = (question: string): string => JSON.stringify({ question, gold_commits: ['abcd123'] });
+      assert.throws(() => parseQuestions(`${ok}\n${long('w'.repeat(8001))}\n`, 'qs.jsonl'), /qs\.jsonl:2: "question" is longer than 8,000 characters/);
+      // Characters, as the tools count them: 8,000 emoji are 16,000 UTF-16 units.
+      assert.equal(parseQuestions(long('\u{1F600}'.repeat(8000)))[0].question.length, 16_000);
+      assert.throws(() => parseQuestions(long('\u{1F600}'.repeat(8001))), /longer than 8,000 characters/);
+    });
   });
 
   describe('end to end on a repository the test creates', function () {

@@ -190,6 +190,20 @@ describe('hostile input at the SDK\'s edges', function () {
     assert.deepEqual([await engine.recentPrompts(scope, 'chat-\ud801', 5), await engine.recentPrompts(scope, 'chat-\udc01', 5)], [['first half'], ['second half']]);
   });
 
+  it('recall refuses a lone surrogate in any filter value, filter.files too (a path with U+FFFD is not found for it)', async () => {
+    await engine.observe([{ type: 'note', title: 'Edited the odd file of the wombat parser', files_modified: ['src/odd\ufffd.ts'] }], scope);
+    await engine.flush();
+    const recall = findTool('recall')!;
+    for (const filter of [{ branch: 'b-\ud801' }, { session_id: 's-\udc01' }, { files: ['src/odd\ud801.ts'] }, { files: ['src/fine.ts', 'src/odd\udc00.ts'] }]) {
+      const r = await recall.run(toolContext(engine, scope), { text: 'wombat parser', filter });
+      assert.equal(r.isError, true, `${JSON.stringify(filter)} was served: ${r.text}`);
+      assert.match(r.text, /^invalid_arguments: .*lone surrogates/, JSON.stringify(filter));
+    }
+    // A whole pair is a path like any other.
+    const ok = await recall.run(toolContext(engine, scope), { text: 'wombat parser', filter: { files: ['src/odd\ud83d\ude00.ts'] } });
+    assert.equal(ok.isError, false, ok.text);
+  });
+
   it('remember refuses a NUL in its branch, topic_key, session_id or a file path, storing nothing', async () => {
     const before = (await engine.stats(scope)).memories;
     for (const [field, value] of [['branch', 'a\u0000b'], ['topic_key', 'a\u0000b'], ['session_id', 'a\u0000b'], ['files', ['src/a\u0000b.ts']]] as Array<[string, unknown]>) {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { importGitHistory } from '../../src/core/capture/gitImport';
@@ -142,6 +142,43 @@ describe('project documents', () => {
     assert.doesNotMatch(linked, /document section/);
     const one = new SymbolDocs([...symbolDocs('tinyweb/app.py', APP_PY), { path: 'tinyweb/x.py', title: 'handle_teardown', text: 'Handles the teardown of everything.' }], 1);
     assert.equal(one.textFor(['handle_teardown', 'teardown_request']), 'Handles the teardown of everything.', 'at most perCommit doc comments, most touched first');
+  });
+
+  describe('read from git', () => {
+    let repo: string;
+    afterEach(() => rmSync(repo, { recursive: true, force: true }));
+
+    it("reads regular files only: a symbolic link's blob (the path it points to) is no document", async () => {
+      ({ repo } = makeRepo([{ subject: 'Guide', files: { 'docs/guide.md': '# Guide\n\nThe retry policy waits longer after each failed upload attempt, at most five times.\n' }, time: T0 }]));
+      symlinkSync('../../shared/handbook/engineering/onboarding/the-complete-guide-to-our-release-process.md', path.join(repo, 'docs', 'release.md'));
+      symlinkSync('guide.md', path.join(repo, 'docs', 'README.md'));
+      commitAll(repo, { subject: 'Link the release guide', files: {}, time: T0 + 60 });
+      const docs = await readProjectDocuments(repo, 'HEAD');
+      assert.ok(docs.some((d) => d.path === 'docs/guide.md'), 'the real document is read');
+      assert.deepEqual(docs.filter((d) => d.path !== 'docs/guide.md'), [], 'a link was stored as a document');
+    });
+
+    it('never reads a blob over maxFileBytes: the listing gives its size, so a huge README is not held in memory', async () => {
+      const guide = '# Guide\n\nThe retry policy waits longer after each failed upload attempt, at most five times.\n';
+      ({ repo } = makeRepo([{ subject: 'Guide', files: { 'GUIDE.md': guide }, time: T0 }]));
+      // 48 MB of prose; git stores it compressed to well under a megabyte.
+      writeFileSync(path.join(repo, 'README.md'), 'The parser reads each line of the file and splits it at commas.\n'.repeat(750_000));
+      commitAll(repo, { subject: 'A long readme', files: {}, time: T0 + 60 });
+      rmSync(path.join(repo, 'README.md'));
+      global.gc?.();
+      const base = process.memoryUsage().arrayBuffers;
+      let peak = base;
+      const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 2);
+      let docs;
+      try {
+        docs = await readProjectDocuments(repo, 'HEAD');
+      } finally {
+        clearInterval(timer);
+      }
+      assert.deepEqual(docs.map((d) => d.path), ['GUIDE.md']);
+      const grewMb = (peak - base) / 1024 / 1024;
+      assert.ok(grewMb < 16, `reading the documents buffered ${grewMb.toFixed(0)} MB for a 48 MB README it skips`);
+    });
   });
 
   describe('imported with the history', () => {

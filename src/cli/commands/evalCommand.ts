@@ -1,6 +1,6 @@
 // `eval`: retrieval quality on a repository's history and a question file, through the real tools.
 
-import { createReadStream, writeFileSync } from 'node:fs';
+import { createReadStream, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { formatReport } from '../../core/eval/format';
 import { EVAL_TOOLS } from '../../core/eval/evalTools';
@@ -13,6 +13,7 @@ import { writeJson } from '../context';
 import { checkInputFile, checkInputFolder, gitInputError } from '../inputs';
 import { boundedLines, LineTooLongError } from '../lines';
 import { UsageError } from '../options';
+import { wholeNumber } from '../wholeNumber';
 
 /** The longest question line read: a question, its gold commits and files take far less. */
 const MAX_QUESTION_LINE_BYTES = 1024 * 1024;
@@ -37,6 +38,38 @@ async function readQuestions(file: string): Promise<EvalQuestion[]> {
   }
 }
 
+/** Why `file` cannot be written (a usage error, as export --out says it), or undefined. */
+function outProblem(file: string, code: string | undefined): string | undefined {
+  if (code === 'ENOENT') return `the folder ${path.dirname(path.resolve(file))} does not exist`;
+  if (code === 'ENOTDIR') return `${path.dirname(path.resolve(file))} is not a folder`;
+  if (code === 'EISDIR') return 'it is a folder';
+  return undefined;
+}
+
+/** Checked before the run, which takes minutes: --out in a folder that does not exist is bad input (exit 2). */
+function checkOutFile(file: string): void {
+  if (!file) throw new UsageError('--out needs a file path');
+  let code: string | undefined;
+  try {
+    const dir = statSync(path.dirname(path.resolve(file)));
+    if (!dir.isDirectory()) code = 'ENOTDIR';
+    else if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) code = 'EISDIR';
+  } catch (error) {
+    code = (error as NodeJS.ErrnoException).code ?? 'ENOENT';
+  }
+  const why = outProblem(file, code);
+  if (why) throw new UsageError(`cannot write ${file}: ${why}`);
+}
+
+function writeOutFile(file: string, text: string): void {
+  try {
+    writeFileSync(file, text);
+  } catch (error) {
+    const why = outProblem(file, (error as NodeJS.ErrnoException).code);
+    throw why ? new UsageError(`cannot write ${file}: ${why}`) : error;
+  }
+}
+
 export const evalCommand: CommandImpl = {
   name: 'eval',
   async run({ options, values, io }) {
@@ -50,14 +83,16 @@ export const evalCommand: CommandImpl = {
       io.stderr.write(`error: unknown tool(s) ${unknown.join(', ')}; use ${EVAL_TOOLS.join(', ')}\n`);
       return 2;
     }
-    const k = values.k === undefined ? 10 : Number(values.k);
-    if (!Number.isInteger(k) || k < 1 || k > 50) {
+    const k = values.k === undefined ? 10 : wholeNumber(values.k, 1, 50);
+    if (k === undefined) {
       io.stderr.write('error: --k must be an integer from 1 to 50\n');
       return 2;
     }
     // Checked before the history is imported: a wrong path is bad input, found in seconds.
     checkInputFolder(path.resolve(String(values.repo)), 'give the path of a git repository');
     const queries = await readQuestions(String(values.queries));
+    const out = values.out === undefined ? undefined : String(values.out);
+    if (out !== undefined) checkOutFile(out);
     const report = await runEval({
       repo: String(values.repo),
       queries,
@@ -71,7 +106,7 @@ export const evalCommand: CommandImpl = {
     }).catch((error: unknown) => {
       throw gitInputError(error);
     });
-    if (values.out) writeFileSync(String(values.out), `${JSON.stringify(report, null, 2)}\n`);
+    if (out !== undefined) writeOutFile(out, `${JSON.stringify(report, null, 2)}\n`);
     if (options.json) writeJson(io, report);
     else io.stdout.write(`${formatReport(report, { perQuestion: Boolean(values['per-question']) })}\n`);
     return 0;

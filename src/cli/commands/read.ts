@@ -3,6 +3,7 @@
 import type { Layer } from '../../core/model/records';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
+import { wholeNumber } from '../wholeNumber';
 
 const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -48,9 +49,8 @@ export const searchCommand: CommandImpl = {
       io.stderr.write('error: give the text to search for\n');
       return 2;
     }
-    // Digits only: Number() also reads '0x10', '1e1' and ' 5'.
-    const limit = values.limit === undefined ? 10 : /^[0-9]{1,3}$/.test(String(values.limit)) ? Number(values.limit) : NaN;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+    const limit = values.limit === undefined ? 10 : wholeNumber(values.limit, 1, 200);
+    if (limit === undefined) {
       io.stderr.write('error: --limit must be an integer from 1 to 200\n');
       return 2;
     }

@@ -9,13 +9,15 @@ import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
 import { UsageError } from '../options';
 import type { GlobalOptions, Io } from '../options';
+import { cutText } from '../../core/tokens';
+import { wholeNumber } from '../wholeNumber';
 
 function record(values: Record<string, unknown>): { kind: SourceKind; id: number } | null {
   const given = (['memory', 'summary'] as const).filter((k) => values[k] !== undefined);
   if (given.length > 1) throw new UsageError('give --memory or --summary, not both');
   if (given.length === 0) return null;
-  const id = Number(values[given[0]]);
-  if (!Number.isSafeInteger(id) || id < 1) throw new UsageError(`--${given[0]} must be a positive integer id`);
+  const id = wholeNumber(values[given[0]], 1, Number.MAX_SAFE_INTEGER);
+  if (id === undefined) throw new UsageError(`--${given[0]} must be a positive integer id`);
   return { kind: given[0] === 'memory' ? 'memory' : 'session_summary', id };
 }
 
@@ -99,7 +101,7 @@ export const teamCommand: CommandImpl = {
       if (options.json) writeJson(io, { status, items });
       else {
         io.stdout.write(`${statusLine(status)}\n${items.length} shared item(s) in ${scope.project}${status.state === 'online' ? '' : ' (from the local cache)'}\n`);
-        for (const i of items) io.stdout.write(`  ${i.node_id}  ${new Date(i.shared_at_epoch).toISOString().slice(0, 10)}  ${i.shared_by}  ${i.title.replace(/\s+/g, ' ').slice(0, 80)}\n`);
+        for (const i of items) io.stdout.write(`  ${i.node_id}  ${new Date(i.shared_at_epoch).toISOString().slice(0, 10)}  ${i.shared_by}  ${cutText(i.title.replace(/\s+/g, ' '), 80)}\n`);
       }
       return error && status.state === 'refused' ? 1 : 0;
     });

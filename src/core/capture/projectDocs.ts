@@ -11,6 +11,7 @@ import type { ObservationInput } from '../api';
 import { isSkippedFile } from '../retrieve/diffText';
 import { isObjectId, runGit } from './git';
 import { isSecretPath, redact } from './redact';
+import { codePointCut, cutText } from '../tokens';
 
 import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 
@@ -64,7 +65,12 @@ function pieces(text: string, max: number): string[] {
       cur = '';
     }
     if (p.length > max) {
-      for (let i = 0; i < p.length; i += max) out.push(p.slice(i, i + max));
+      for (let i = 0; i < p.length; ) {
+        // Never between the two halves of a surrogate pair (see codePointCut).
+        const end = Math.max(codePointCut(p, i + max), i + 2);
+        out.push(p.slice(i, end));
+        i = end;
+      }
       continue;
     }
     cur = cur ? `${cur}\n\n${p}` : p;
@@ -97,7 +103,7 @@ export function documentSections(path: string, content: string, maxChars = DEFAU
   const open = (level: number, text: string): void => {
     flush();
     while (headings.length && headings[headings.length - 1].level >= level) headings.pop();
-    headings.push({ level, text: redact(text).replace(/[`*_]/g, '').trim().slice(0, 120) });
+    headings.push({ level, text: cutText(redact(text).replace(/[`*_]/g, '').trim(), 120) });
   };
   let fence: string | null = null;
   for (let i = 0; i < lines.length; i++) {
@@ -148,7 +154,7 @@ export function symbolDocs(path: string, content: string, maxChars = DEFAULT_DOC
   const out: ProjectDocument[] = [];
   const push = (title: string, text: string): void => {
     if (text.replace(/[^\p{L}\p{N}]/gu, '').length < 20) return;
-    out.push({ path, title, text: redact(text).slice(0, maxChars) });
+    out.push({ path, title, text: cutText(redact(text), maxChars) });
   };
   if (/\.pyi?$/i.test(path)) {
     const classes: Array<{ indent: number; name: string }> = [];
@@ -194,10 +200,11 @@ export function symbolDocs(path: string, content: string, maxChars = DEFAULT_DOC
   return out;
 }
 
-/** A file of the tree at one revision: its path and the id of its blob. */
+/** A file of the tree at one revision: its path, the id of its blob and its size in bytes. */
 interface TreeFile {
   path: string;
   oid: string;
+  size: number;
 }
 
 interface Blob {
@@ -206,7 +213,8 @@ interface Blob {
 }
 
 /**
- * Reads the files' blobs with one `git cat-file --batch`, skipping binary or oversized ones.
+ * Reads the files' blobs with one `git cat-file --batch`, skipping binary or oversized ones (the
+ * caller leaves out files the tree lists as oversized, so no large blob is asked for).
  * Blobs are asked for by object id and each reply is matched by the id in its header: a path,
  * whatever characters it holds, is never part of the request.
  */
@@ -246,22 +254,25 @@ async function readBlobs(repoPath: string, files: TreeFile[], maxBytes: number):
 }
 
 /**
- * The blobs of the tree at `rev`, from `git ls-tree -r -z` (NUL-separated, so a name may hold
- * any character). Names with control characters are left out: no document is named that way.
+ * The regular files of the tree at `rev` with their sizes, from `git ls-tree -r -l -z`
+ * (NUL-separated, so a name may hold any character). Only modes 100644 and 100755: a symbolic
+ * link's blob is the path it points to, not a document. Names with control characters are left
+ * out: no document is named that way.
  */
 async function treeFiles(repoPath: string, rev: string): Promise<TreeFile[]> {
-  const listing = await runGit(repoPath, ['ls-tree', '-r', '-z', '--end-of-options', rev]);
+  const listing = await runGit(repoPath, ['ls-tree', '-r', '-l', '-z', '--end-of-options', rev]);
   const out: TreeFile[] = [];
   for (const entry of listing.split('\0')) {
-    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(entry);
-    if (m && isObjectId(m[1]) && !/\p{Cc}/u.test(m[2])) out.push({ path: m[2], oid: m[1] });
+    const m = /^100(?:644|755) blob ([0-9a-f]+) +(\d+)\t(.*)$/s.exec(entry);
+    if (m && isObjectId(m[1]) && !/\p{Cc}/u.test(m[3])) out.push({ path: m[3], oid: m[1], size: Number(m[2]) });
   }
   return out;
 }
 
 /** The project's documents at `rev`: document sections first, then the symbols' doc comments. */
 export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limits: ProjectDocsLimits = DEFAULT_DOCS_LIMITS): Promise<ProjectDocument[]> {
-  const files = await treeFiles(repoPath, rev);
+  // Sizes come with the listing: a blob over maxFileBytes (a 4 GB README) is never read.
+  const files = (await treeFiles(repoPath, rev)).filter((f) => f.size <= limits.maxFileBytes);
   const docs = files.filter((f) => isDocumentPath(f.path));
   const code = files.filter((f) => !isDocumentPath(f.path) && isDocumentedCodePath(f.path));
   const chosen = [...docs, ...code].slice(0, limits.maxFiles);
@@ -286,7 +297,7 @@ export class SymbolDocs {
       // Names too short or too common to say which symbol is meant are left out; an overridden
       // method keeps its first doc comment.
       if (name.length < 4 || /^__\w+__$/.test(name) || this.byName.has(name)) continue;
-      this.byName.set(name, d.text.slice(0, chars));
+      this.byName.set(name, cutText(d.text, chars));
     }
   }
 

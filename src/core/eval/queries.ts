@@ -2,6 +2,13 @@
 // the public development set ({id, question, gold_commits, gold_files?, kind?}).
 
 import { readFileSync } from 'node:fs';
+import { MAX_PROMPT_CHARS } from '../tools/retrieveMemory';
+
+/**
+ * The longest question, in characters (code points): what every tool asked takes (retrieve_memory's
+ * prompt, the least of them). A longer one is refused with its line before the history is imported.
+ */
+export const MAX_QUESTION_CHARS = MAX_PROMPT_CHARS;
 
 export interface EvalQuestion {
   id: string;
@@ -16,14 +23,21 @@ export function parseQuestions(text: string, source = 'questions'): EvalQuestion
   text.split('\n').forEach((line, i) => {
     const t = line.trim();
     if (!t) return;
-    let q: Partial<EvalQuestion>;
+    let parsed: unknown;
     try {
-      q = JSON.parse(t) as Partial<EvalQuestion>;
+      parsed = JSON.parse(t);
     } catch {
       throw new Error(`${source}:${i + 1}: not valid JSON. Each line must be one question object.`);
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new Error(`${source}:${i + 1}: ${parsed === null ? 'null' : Array.isArray(parsed) ? 'a list' : `a ${typeof parsed}`} is not a question. Each line must be one question object.`);
+    }
+    const q = parsed as Partial<EvalQuestion>;
     if (typeof q.question !== 'string' || !q.question.trim()) {
       throw new Error(`${source}:${i + 1}: "question" must be a non-empty string.`);
+    }
+    if (q.question.length > MAX_QUESTION_CHARS && (q.question.length > 2 * MAX_QUESTION_CHARS || [...q.question].length > MAX_QUESTION_CHARS)) {
+      throw new Error(`${source}:${i + 1}: "question" is longer than ${MAX_QUESTION_CHARS.toLocaleString('en-US')} characters, the most the tools take.`);
     }
     if (!Array.isArray(q.gold_commits) || q.gold_commits.length === 0 || !q.gold_commits.every((g) => typeof g === 'string' && /^[0-9a-f]{4,40}$/i.test(g))) {
       throw new Error(`${source}:${i + 1}: "gold_commits" must be a non-empty array of commit shas.`);

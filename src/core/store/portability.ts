@@ -17,6 +17,7 @@ import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { redact, redactJson, redactKey } from '../capture/redact';
 import { MAX_FIELD_CHARS, MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
+import { cutText } from '../tokens';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
 import { SHA_PATTERN, sqlIntList, typeProblem } from './filters';
 import { MAX_KEPT_ID } from './ids';
@@ -200,6 +201,34 @@ function redactRecord(record: Row): Row {
   return out;
 }
 
+/**
+ * How deep the JSON of one field may nest. The product's own nest three levels at most (a
+ * memory's topic trace: a list of objects holding lists of ids).
+ */
+const MAX_JSON_DEPTH = 32;
+
+/**
+ * Whether `root` nests deeper than MAX_JSON_DEPTH. Walked with a stack of its own: JSON.parse
+ * takes JSON nested a million deep, which a recursive walk, and JSON.stringify, cannot handle.
+ */
+function nestsTooDeep(root: unknown): boolean {
+  const work: Array<[unknown, number]> = [[root, 0]];
+  while (work.length > 0) {
+    const [value, depth] = work.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_JSON_DEPTH) return true;
+    for (const v of Array.isArray(value) ? value : Object.values(value)) work.push([v, depth + 1]);
+  }
+  return false;
+}
+
+/** The fields of a record given as JSON, or as text holding JSON, that nest deeper than MAX_JSON_DEPTH. */
+function tooDeepFields(r: Row): string[] {
+  return Object.entries(r)
+    .filter(([, v]) => nestsTooDeep(typeof v === 'string' && /^\s*[[{]/.test(v) ? parseJson<unknown>(v, null) : v))
+    .map(([k]) => k);
+}
+
 /** A checked line of the file: its kind and the record as it will be stored (before renumbering). */
 interface ImportLine {
   spec: KindSpec;
@@ -238,15 +267,15 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
       continue;
     }
     const type = VALUE_TYPES[field.type.typeId as Type];
-    if (type && !type.test(value)) wrong.push(`${field.name} ${JSON.stringify(value).slice(0, 40)} is not ${type.name}`);
+    if (type && !type.test(value)) wrong.push(`${field.name} ${cutText(JSON.stringify(value), 40)} is not ${type.name}`);
     // Past the year 9999 (or before 1970) no Date prints it, and every read that shows the time fails.
     else if (field.name.endsWith('_epoch') && typeof value === 'number' && (value < 0 || value > MAX_EPOCH_MS)) wrong.push(`${field.name} ${value} ${EPOCH_RULE}`);
   }
   for (const name of nulFields(r)) wrong.push(`${name} ${IDENTIFIER_TEXT.message}`);
-  if (typeof r.commit_sha === 'string' && !SHA_PATTERN.test(r.commit_sha)) wrong.push(`commit_sha ${JSON.stringify(r.commit_sha).slice(0, 40)} is not 4 to 64 hex digits`);
+  if (typeof r.commit_sha === 'string' && !SHA_PATTERN.test(r.commit_sha)) wrong.push(`commit_sha ${cutText(JSON.stringify(r.commit_sha), 40)} is not 4 to 64 hex digits`);
   for (const name of spec.filled ?? []) if (typeof r[name] === 'string' && (r[name] as string).trim() === '') wrong.push(`${name} is empty`);
   for (const [name, values] of Object.entries(spec.oneOf ?? {})) {
-    if (typeof r[name] === 'string' && !values.includes(r[name] as string)) wrong.push(`${name} ${JSON.stringify(r[name]).slice(0, 40)} is not one of ${values.join(', ')}`);
+    if (typeof r[name] === 'string' && !values.includes(r[name] as string)) wrong.push(`${name} ${cutText(JSON.stringify(r[name]), 40)} is not one of ${values.join(', ')}`);
   }
   if (spec.record && Number.isSafeInteger(r.id) && Number(r.id) <= 0) wrong.push(`id ${Number(r.id)} is not positive`);
   // As capture holds them: views show a type as a class name and these links as memory ids.
@@ -254,6 +283,16 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
   if (badType) wrong.push(`type: ${badType}`);
   if (typeof r.supersedes === 'string' && !isIdList(parseJson<unknown>(r.supersedes, null))) wrong.push('supersedes is not a JSON list of memory ids');
   if (typeof r.conflicts === 'string' && !isConflictList(parseJson<unknown>(r.conflicts, null))) wrong.push('conflicts is not a JSON list of {id, reason, resolution}');
+  // The JSON the write pass reads and rewrites (remapReferences, the memory's cell): checked
+  // here, so that no line fails once lines before it are written.
+  if (spec.record !== 'observation' && hasText(r.source_ids) && !isIdList(parseJson<unknown>(r.source_ids, null))) wrong.push('source_ids is not a JSON list of observation ids');
+  if (spec.kind === 'memory' && hasText(r.topic_trace) && !isTraceList(parseJson<unknown>(r.topic_trace, null))) wrong.push('topic_trace is not a JSON list of {id, evidence_event_ids, ...}');
+  if (spec.kind === 'memory' && hasText(r.temporal_facts) && !isObjectList(parseJson<unknown>(r.temporal_facts, null))) wrong.push('temporal_facts is not a JSON list of objects');
+  if (spec.kind === 'observation' && hasText(r.compressed_sources) && !isObjectList(parseJson<unknown>(r.compressed_sources, null))) wrong.push('compressed_sources is not a JSON list of objects');
+  for (const name of FILE_FIELDS) {
+    const paths = hasText(r[name]) ? parseJson<unknown>(r[name], []) : [];
+    if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string')) wrong.push(`${name} is not a JSON list of paths`);
+  }
   const overLimit = oversized(r);
   if (overLimit) wrong.push(overLimit);
   const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];
@@ -275,7 +314,7 @@ function readLine(raw: string, lineNo: number): ImportLine | 'header' | null {
   if (parsed.kind === EXPORT_FORMAT) {
     const version = parsed.schema_version;
     if (!Number.isSafeInteger(version) || Number(version) < 1) {
-      throw new ImportFileError(`Import line ${lineNo}: the header's schema version ${redactJson(JSON.stringify(version ?? null)).slice(0, 40)} is not a positive whole number; fix it and import again (nothing was imported)`);
+      throw new ImportFileError(`Import line ${lineNo}: the header's schema version ${cutText(redactJson(JSON.stringify(version ?? null)), 40)} is not a positive whole number; fix it and import again (nothing was imported)`);
     }
     if (Number(version) > SCHEMA_VERSION) {
       throw new ImportFileError(`The export has schema version ${Number(version)}; this Code Memory reads up to ${SCHEMA_VERSION}. Update Code Memory first.`);
@@ -285,12 +324,19 @@ function readLine(raw: string, lineNo: number): ImportLine | 'header' | null {
   const kind = typeof parsed.kind === 'string' ? parsed.kind : null;
   const spec = KINDS.find((k) => k.kind === kind);
   // The error quotes an unknown kind (stderr, the log): redacted whole first, then cut.
-  if (!spec) throw new ImportFileError(`Import line ${lineNo}: ${kind === null ? 'no record kind' : `unknown record kind '${redact(kind).slice(0, 40)}'`} (nothing was imported)`);
+  if (!spec) throw new ImportFileError(`Import line ${lineNo}: ${kind === null ? 'no record kind' : `unknown record kind '${cutText(redact(kind), 40)}'`} (nothing was imported)`);
   if (!isObject(parsed.record)) throw new ImportFileError(`Import line ${lineNo}: the ${spec.kind} line has no record object (nothing was imported)`);
   const given = parsed.record as Row;
   if (kind === 'session_prompt' && !given.project) return null; // prompts of a v2 export have no project
   // Only the table's columns are kept; JSON given as such is stored as text, as the tables hold it.
-  const record = redactRecord(Object.fromEntries(spec.fields.filter((f) => f.name in given).map((f) => [f.name, given[f.name]])));
+  const kept: Row = Object.fromEntries(spec.fields.filter((f) => f.name in given).map((f) => [f.name, given[f.name]]));
+  // Before anything serialises it (redaction, renumbering): JSON.stringify of JSON nested
+  // thousands deep overflows the call stack.
+  const deep = tooDeepFields(kept);
+  if (deep.length > 0) {
+    throw new ImportFileError(`Import line ${lineNo}: the ${spec.kind} record's ${deep.join(', ')} ${deep.length > 1 ? 'nest' : 'nests'} deeper than ${MAX_JSON_DEPTH} levels, more than any record of Code Memory holds; fix or remove it and import again (nothing was imported)`);
+  }
+  const record = redactRecord(kept);
   for (const field of spec.fields) {
     const value = record[field.name];
     if (field.type.typeId === Type.Utf8 && value !== null && typeof value === 'object') record[field.name] = JSON.stringify(value);
@@ -307,6 +353,19 @@ function readLine(raw: string, lineNo: number): ImportLine | 'header' | null {
 
 function isIdList(value: unknown): boolean {
   return Array.isArray(value) && value.every((id) => Number.isSafeInteger(id) && id > 0);
+}
+
+function hasText(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function isObjectList(value: unknown): boolean {
+  return Array.isArray(value) && value.every(isObject);
+}
+
+/** A memory's topic trace: objects with the id of a memory and, if any, a list of observation ids. */
+function isTraceList(value: unknown): boolean {
+  return isObjectList(value) && (value as Array<Record<string, unknown>>).every((t) => Number.isSafeInteger(t.id) && (t.evidence_event_ids === undefined || t.evidence_event_ids === null || isIdList(t.evidence_event_ids)));
 }
 
 function isConflictList(value: unknown): boolean {

@@ -4,14 +4,21 @@
 import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
-import { SHA_PATTERN } from '../store/filters';
+import { LONE_SURROGATE, SHA_PATTERN } from '../store/filters';
 import { checkEpoch } from './epoch';
 import { MAX_QUERY_CHARS, ToolError, boundedText, errorResult, parseArgs, searchedQuery } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 // The engine returns at most 200 hits per search.
 const MAX_K = 200;
-const shortText = z.string().min(1).max(512).refine((s) => !s.includes('\u0000'), 'may not contain NUL characters');
+// Half a surrogate pair would be compared as U+FFFD, the store's spelling of it: refused, as the
+// store's filters refuse it (sqlString), so a path or key never finds another.
+const shortText = z
+  .string()
+  .min(1)
+  .max(512)
+  .refine((s) => !s.includes('\u0000'), 'may not contain NUL characters')
+  .refine((s) => !LONE_SURROGATE.test(s), 'may not contain lone surrogates (text that is not valid Unicode)');
 // The store's own rule for type names (src/core/store/filters.ts): checked here so the caller gets a schema error.
 const typeName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/, "letters, digits, '_', '-', '.', ':' only, starting with a letter");
 const layer = z.enum(['L0', 'L1', 'L2']);

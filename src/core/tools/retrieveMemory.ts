@@ -11,7 +11,7 @@ import type { Cell, Entity, Relationship } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
 import { sessionKey } from '../capture/prepare';
 import { redact, redactKey } from '../capture/redact';
-import { countTokens, truncateToTokens } from '../tokens';
+import { countTokens, cutText, truncateToTokens } from '../tokens';
 import { cellLocation, parseFiles } from './recallContext';
 import { searchInTime } from './timeline';
 import type { TimedHit } from './timeline';
@@ -94,7 +94,7 @@ function round2(n: number): number {
 
 function oneLine(s: string, max = 300): string {
   const flat = s.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max ? `${cutText(flat, max - 1)}…` : flat;
 }
 
 function statementOf(cell: Cell, note: string | null): string {
@@ -227,7 +227,7 @@ function boundedJson(args: unknown): string {
     if (++values > LOG_VALUES) put(`[not logged: more than ${LOG_VALUES} values]`);
     else if (typeof value === 'string') {
       const room = Math.min(LOG_STRING_CHARS, Math.max(0, LOG_TOTAL_CHARS - chars));
-      const kept = value.length <= room ? value : `${room > 0 ? redact(value).slice(0, room) : ''}… [cut: ${value.length} characters]`;
+      const kept = value.length <= room ? value : `${room > 0 ? cutText(redact(value), room) : ''}… [cut: ${value.length} characters]`;
       chars += Math.min(value.length, room);
       put(kept);
     } else if (typeof value === 'bigint') put(String(value));
@@ -259,7 +259,7 @@ function boundedJson(args: unknown): string {
 }
 
 function logKey(key: string): string {
-  return key.length <= LOG_KEY_CHARS ? key : `${redactKey(key).slice(0, LOG_KEY_CHARS)}… [cut: ${key.length} characters]`;
+  return key.length <= LOG_KEY_CHARS ? key : `${cutText(redactKey(key), LOG_KEY_CHARS)}… [cut: ${key.length} characters]`;
 }
 
 /**
