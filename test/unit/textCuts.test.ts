@@ -7,6 +7,9 @@ import type { Scope } from '../../src/core/model/records';
 import { SymbolDocs, documentSections, symbolDocs } from '../../src/core/capture/projectDocs';
 import { LONE_SURROGATE } from '../../src/core/store/filters';
 import { codePointCut, cutText } from '../../src/core/tokens';
+import { summaryCell } from '../../src/core/store/cells';
+import { triage } from '../../src/core/tools/triage';
+import type { SessionSummary } from '../../src/core/model/records';
 import { findTool } from '../../src/core/tools/registry';
 import { openTestEngine, removeDir, toolContext } from './mcpFixture';
 
@@ -14,6 +17,17 @@ const EMOJI = '\u{1F600}';
 
 describe('text cuts at a character boundary', function () {
   this.timeout(120_000);
+
+  it("a session's title and a follow-up's rewritten query are cut between characters", () => {
+    const request = `${'a'.repeat(119)}${EMOJI} and more`;
+    const summary = { id: 1, memory_session_id: 's-1', project: 'p', request, created_at: '', created_at_epoch: 0 } as unknown as SessionSummary;
+    const title = String(summaryCell(summary, null, [], 4).title);
+    assert.ok(!LONE_SURROGATE.test(title), JSON.stringify(title.slice(-4)));
+    for (let pad = 0; pad < 4; pad++) {
+      const out = triage('and that one?', [`${'b'.repeat(pad)}${EMOJI.repeat(400)}`]);
+      assert.ok(out.rewritten_query && !LONE_SURROGATE.test(out.rewritten_query), `pad ${pad}`);
+    }
+  });
 
   it('cutText and codePointCut never end after the first half of a surrogate pair', () => {
     const s = `ab${EMOJI}cd`;

@@ -4,6 +4,7 @@ import type { Layer } from '../../core/model/records';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
 import { wholeNumber } from '../wholeNumber';
+import { cutText } from '../../core/tokens';
 
 const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -71,7 +72,7 @@ export const searchCommand: CommandImpl = {
         for (const h of hits) {
           const sha = h.cell.commit_sha ? ` ${h.cell.commit_sha.slice(0, 10)}` : '';
           const team = h.origin?.store === 'team' ? `  [team, shared by ${h.origin.shared_by ?? 'unknown'}]` : '';
-          io.stdout.write(`${h.score.toFixed(2)}  ${h.cell.node_id}  ${h.cell.source_kind}/${h.cell.source_id}${sha}  ${h.cell.title.replace(/\s+/g, ' ').slice(0, 100)}${team}\n`);
+          io.stdout.write(`${h.score.toFixed(2)}  ${h.cell.node_id}  ${h.cell.source_kind}/${h.cell.source_id}${sha}  ${cutText(h.cell.title.replace(/\s+/g, ' '), 100)}${team}\n`);
         }
       }
       return 0;

@@ -28,6 +28,7 @@ import { parseJson } from '../store/mapping';
 import type { MemoryRepository } from '../store/repos/memories';
 import { NO_LONGER, exclusiveObjects, extractFacts, objectRelation, sameObject } from './facts';
 import type { ExtractedFact } from './facts';
+import { cutText } from '../tokens';
 
 const DECIDING_TYPES = new Set(['decision', 'convention', 'preference']);
 // Wording that says something changed, without a fact the extractor could read.
@@ -309,7 +310,7 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
     id: memory.id,
     topic_key: topic,
     title: memory.title,
-    summary: memory.text.length > 400 ? `${memory.text.slice(0, 397)}...` : memory.text,
+    summary: memory.text.length > 400 ? `${cutText(memory.text, 397)}...` : memory.text,
     status: 'current',
     segment_index: 0,
     covered_from_event_id: evidence[0],

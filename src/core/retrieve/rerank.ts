@@ -8,6 +8,7 @@ import type { SearchHit } from '../api';
 import { postJson } from '../modelServer';
 import { displayUri } from '../store/objectStorage';
 import { redact, registerSecret } from '../capture/redact';
+import { cutText } from '../tokens';
 
 /** Plain data, so that it can cross to the engine's worker thread. */
 export interface RerankerConfig {
@@ -43,7 +44,7 @@ interface RerankResponse {
 export function rerankDocument(hit: SearchHit): string {
   const { title, text } = hit.cell;
   const doc = title && !text.startsWith(title) ? `${title}\n${text}` : text || title;
-  return doc.slice(0, RERANK_DOCUMENT_CHARS);
+  return cutText(doc, RERANK_DOCUMENT_CHARS);
 }
 
 /**
@@ -116,7 +117,7 @@ export class Reranker {
   async scores(query: string, documents: string[]): Promise<number[]> {
     const json = (await postJson(
       this.requestUrl,
-      { ...(this.config.model ? { model: this.config.model } : {}), query: query.slice(0, RERANK_QUERY_CHARS), documents, top_n: documents.length },
+      { ...(this.config.model ? { model: this.config.model } : {}), query: cutText(query, RERANK_QUERY_CHARS), documents, top_n: documents.length },
       { label: 'Reranker', apiKey: this.config.apiKey, timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS },
     )) as RerankResponse | null;
     const results = json?.results;

@@ -8,6 +8,7 @@ import { prepareIndexText } from '../retrieve/textPrep';
 import type { Memory, Observation, SessionSummary, SourceKind } from '../model/records';
 import { parseJson } from './mapping';
 import type { Row } from './store';
+import { cutText } from '../tokens';
 
 function lines(...parts: (string | null | undefined)[]): string {
   return parts.filter((p): p is string => typeof p === 'string' && p.trim().length > 0).join('\n');
@@ -94,7 +95,7 @@ export function summaryText(s: SessionSummary): string {
 }
 
 export function summaryCell(s: SessionSummary, branch: string | null, files: string[], dimension: number): Row {
-  const title = s.request ? `Session: ${s.request.split('\n')[0].slice(0, 120)}` : `Session ${s.memory_session_id}`;
+  const title = s.request ? `Session: ${cutText(s.request.split('\n')[0], 120)}` : `Session ${s.memory_session_id}`;
   const text = summaryText(s);
   return {
     ...baseCell(dimension),

@@ -5,6 +5,7 @@
 import type { Observation } from '../model/records';
 import { parseJson } from './mapping';
 import type { Row } from './store';
+import { cutText } from '../tokens';
 
 const MAX_CO_CHANGED = 20;
 
@@ -32,7 +33,7 @@ export function deriveGraph(observations: Observation[], now: number): { entitie
     const branchId = o.branch ? entity(project, 'branch', o.branch) : null;
     let anchor: string | null = null;
     if (o.commit_sha) {
-      anchor = entity(project, 'commit', o.commit_sha.slice(0, 12), { title: (o.title ?? '').slice(0, 200) });
+      anchor = entity(project, 'commit', o.commit_sha.slice(0, 12), { title: cutText(o.title ?? '', 200) });
       if (branchId) edge(project, anchor, branchId, 'on_branch');
       const author = /(?:^|\n)author:\s*([^\n<]+)/i.exec(o.narrative ?? '')?.[1]?.trim();
       if (author) edge(project, entity(project, 'author', author), anchor, 'authored');

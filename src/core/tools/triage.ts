@@ -2,6 +2,8 @@
 // follow-up, what self-contained query should be searched? Deterministic and cheap: no model
 // call per request.
 
+import { cutText } from '../tokens';
+
 export interface TriageResult {
   decision: 'retrieve' | 'skip';
   reasoning: string;
@@ -32,7 +34,7 @@ export function triage(prompt: string, prior: string[]): TriageResult {
   const followUp = recent.length > 0 && count <= 14 && (FOLLOW_UP_START.test(text) || PRONOUN.test(text));
   if (followUp) {
     const context = recent.join(' / ');
-    const rewritten = `${text} (follow-up to: ${context})`.slice(0, MAX_REWRITE_CHARS);
+    const rewritten = cutText(`${text} (follow-up to: ${context})`, MAX_REWRITE_CHARS);
     return {
       decision: 'retrieve',
       reasoning: `The prompt reads as a follow-up to the session's previous ${recent.length === 1 ? 'prompt' : `${recent.length} prompts`}, so the search query includes them.`,
