@@ -177,10 +177,14 @@ export function looksLikeNetwork(message: string): boolean {
   return /error sending request|did not answer|is busy or failing|after \d+ retr|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|timed out|connection (refused|reset|closed)|status code: (5\d\d|429)|HTTP (5\d\d|429)/i.test(message);
 }
 
-/** Whether an error opening a store says its files are damaged (rather than missing rights or credentials, or a network). */
+/**
+ * Whether an error opening or reading a store says its files are damaged (rather than missing
+ * rights or credentials, or a network). LanceDB 0.31 panics on some damaged files (a garbled
+ * bitmap index: "Panic in async function"): a panic of a store read is taken for damage too.
+ */
 export function looksDamaged(message: string): boolean {
   return (
-    /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)/i.test(message) &&
+    /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) &&
     !looksLikeRights(message) &&
     !looksLikeNetwork(message)
   );

@@ -2,6 +2,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
 
 /** Every file under `dir` whose bytes contain `needle` (ASCII, case-insensitive). */
 export function filesContaining(dir: string, needle: string): string[] {
@@ -31,4 +32,42 @@ export function letterWord(n: number): string {
     v = Math.floor(v / 26);
   } while (v > 0);
   return `qz${s}t`;
+}
+
+/**
+ * Garbles the middle third of every file of `table`'s scalar indexes (bitmap, btree: the index
+ * folders without a vector index's auxiliary.idx), as a bad disk block would. Returns the files.
+ */
+export function garbleScalarIndexes(store: string, table: string): string[] {
+  const indices = path.join(store, `${table}.lance`, '_indices');
+  const garbled: string[] = [];
+  for (const folder of fs.existsSync(indices) ? fs.readdirSync(indices) : []) {
+    const names = fs.readdirSync(path.join(indices, folder));
+    if (names.includes('auxiliary.idx')) continue;
+    for (const name of names) {
+      const file = path.join(indices, folder, name);
+      const buf = fs.readFileSync(file);
+      buf.fill(0x5a, Math.floor(buf.length / 3), Math.floor((2 * buf.length) / 3));
+      fs.writeFileSync(file, buf);
+      garbled.push(file);
+    }
+  }
+  return garbled;
+}
+
+/**
+ * A store of 400 notes in project 'annp' (no vectors) whose cells' scalar indexes hold them all,
+ * then garbled (garbleScalarIndexes): the project's bitmap makes LanceDB 0.31 panic.
+ */
+export async function storeWithGarbledIndexes(store: string): Promise<void> {
+  const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+  try {
+    const words = ['parser', 'retry', 'theme', 'locale', 'cache', 'upload', 'token', 'schema'];
+    await engine.observe(Array.from({ length: 400 }, (_, i) => ({ type: 'note', title: `${words[i % 8]} note ${i}`, narrative: `about the ${words[i % 8]} and ${words[(i * 3) % 8]}` })), { project: 'annp' });
+    await engine.flush();
+    await engine.optimize();
+  } finally {
+    await engine.close();
+  }
+  if (garbleScalarIndexes(store, 'cells').length === 0) throw new Error('no scalar index was built on the cells');
 }

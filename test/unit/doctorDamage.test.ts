@@ -7,7 +7,9 @@ import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { TABLES } from '../../src/core/store/schema';
 import { runMain } from './cliInProcess';
-import { filesContaining } from './diskFixture';
+import { filesContaining, storeWithGarbledIndexes } from './diskFixture';
+import { findTool } from '../../src/core/tools/registry';
+import { toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -86,5 +88,54 @@ describe('a table that lost every version (its _versions folder gone)', function
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('doctor and a damaged scalar index', function () {
+  this.timeout(300_000);
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-doctor-index-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  type Check = { name: string; ok: boolean; detail: string; fix?: string };
+  const storeCheck = (out: string): Check => (JSON.parse(out).checks as Check[]).find((c) => c.name === 'store')!;
+
+  it('a garbled scalar index file of the cells table (LanceDB panics on it): doctor names the index, rebuilds it from the rows, and the reads answer again with nothing lost', async () => {
+    await storeWithGarbledIndexes(dir);
+    const scope = { project: 'annp' };
+    const recall = async (): Promise<{ isError: boolean; text: string; nodes: number }> => {
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      try {
+        const r = await findTool('recall')!.run(toolContext(engine, scope), { text: 'parser', k: 5 });
+        return { isError: r.isError, text: r.text, nodes: r.isError ? 0 : (r.structured as { nodes: unknown[] }).nodes.length };
+      } finally {
+        await engine.close();
+      }
+    };
+    assert.equal((await recall()).isError, true, 'control: the garbled index breaks recall');
+
+    const doctor = await runMain(['doctor', '--store', dir, '--project', 'annp', '--embedder', 'none', '--json']);
+    assert.equal(doctor.code, 1, doctor.out);
+    const check = storeCheck(doctor.out);
+    assert.equal(check.ok, false);
+    assert.match(check.detail, /damaged index(es)? of table cells: \w+_idx on \w+/, JSON.stringify(check));
+    assert.match(check.detail, /project_idx on project \(/, JSON.stringify(check));
+    assert.match(check.detail, /rebuilt from the table's rows; nothing was lost/, JSON.stringify(check));
+    assert.doesNotMatch(`${check.detail} ${check.fix}`, /writable|Restore the store folder/, JSON.stringify(check));
+    assert.match(check.fix ?? '', /code-memory doctor/);
+
+    const after = await recall();
+    assert.equal(after.isError, false, after.text);
+    assert.equal(after.nodes, 5);
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      assert.equal((await engine.stats(scope)).observations, 400);
+    } finally {
+      await engine.close();
+    }
+    const again = await runMain(['doctor', '--store', dir, '--project', 'annp', '--embedder', 'none', '--json']);
+    assert.equal(storeCheck(again.out).ok, true, again.out);
   });
 });

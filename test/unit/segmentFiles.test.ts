@@ -16,6 +16,38 @@ async function* entries(pairs: Array<[string, Uint8Array]>): AsyncIterable<[stri
 
 const bytes = (...xs: number[]): Uint8Array => Uint8Array.from(xs);
 
+interface Entry {
+  term: string;
+  at: number;
+  length: number;
+}
+
+/** The entries of a postings file: each term and where its postings lie. */
+function entriesOf(buf: Buffer): Entry[] {
+  const slotsAt = Number(buf.readBigUInt64LE(16));
+  const out: Entry[] = [];
+  let at = 24;
+  while (at < slotsAt) {
+    const tl = buf.readUInt32LE(at);
+    const term = buf.subarray(at + 4, at + 4 + tl).toString('utf8');
+    const pl = buf.readUInt32LE(at + 4 + tl);
+    out.push({ term, at: at + 8 + tl, length: pl });
+    at += 8 + tl + pl;
+  }
+  return out;
+}
+
+/** The same file in the layout before checksums (magic CMPOST02, slots of hash and offset). */
+function oldLayout(buf: Buffer): Buffer {
+  const slots = buf.readUInt32LE(8);
+  const slotsAt = Number(buf.readBigUInt64LE(16));
+  const out = Buffer.alloc(slotsAt + slots * 12);
+  buf.copy(out, 0, 0, slotsAt);
+  out.write('CMPOST02', 0, 'latin1');
+  for (let i = 0; i < slots; i++) buf.copy(out, slotsAt + i * 12, slotsAt + i * 16, slotsAt + i * 16 + 12);
+  return out;
+}
+
 describe('full-text segments: postings files', function () {
   this.timeout(120_000);
   let dir: string;
@@ -116,6 +148,61 @@ describe('full-text segments: postings files', function () {
       assert.deepEqual(await segments.postings('alpha', heads, terms), fromTable);
       const hits = await engine.search('middleware locale', { scope, limit: 3 });
       assert.ok(hits.length === 3 && hits.every((h) => /middleware|locale/.test(h.cell.title + h.cell.text)), JSON.stringify(hits.map((h) => h.cell.title)));
+    });
+
+    it('a file whose payload bytes were damaged (two terms\' postings swapped) is dropped, read around, and written again', async () => {
+      const words = ['parser', 'option', 'completion', 'environment', 'middleware', 'locale', 'zebra', 'validation'];
+      // Each word in its own notes, so that every term's postings differ.
+      const notes = Array.from({ length: 80 }, (_, i) => ({ type: 'note', title: `${words[i % 8]} record ${i}`, narrative: `only about ${words[i % 8]}` }));
+      await engine.observe(notes, scope);
+      await engine.optimize();
+      const segments = engine.repos.lexicalSegments;
+      const { segments: ids } = await segments.manifest('alpha');
+      const file = path.join(dir, POSTINGS_FILES_DIR, `${ids[0]}.postings`);
+      const buf = fs.readFileSync(file);
+      const stems = words.map((w) => prepareQueryText(w).split(' ')[0]);
+      const all = entriesOf(buf).filter((e) => stems.includes(e.term));
+      let pair: [Entry, Entry] | null = null;
+      for (const a of all) for (const b of all) if (!pair && a !== b && a.length === b.length && !buf.subarray(a.at, a.at + a.length).equals(buf.subarray(b.at, b.at + b.length))) pair = [a, b];
+      assert.ok(pair, `no two entries of one length among ${JSON.stringify(all)}`);
+      const [a, b] = pair;
+      const pa = Buffer.from(buf.subarray(a.at, a.at + a.length));
+      buf.subarray(b.at, b.at + b.length).copy(buf, a.at);
+      pa.copy(buf, b.at);
+      segments.files!.close();
+      fs.writeFileSync(file, buf);
+
+      const heads = (await segments.heads('alpha', ids))!;
+      const terms = [a.term, b.term];
+      const fromTable = await tableOnly(segments).postings('alpha', heads, terms);
+      assert.deepEqual(await segments.postings('alpha', heads, terms), fromTable);
+      assert.equal(fs.existsSync(file), false, 'the damaged file is dropped');
+      const hits = await engine.search(a.term, { scope, limit: 50 });
+      assert.equal(hits.length, 10);
+      assert.ok(hits.every((h) => h.cell.title.startsWith(words[stems.indexOf(a.term)])), JSON.stringify(hits.map((h) => h.cell.title)));
+      // The next upkeep copies the segment again, and reads from the new file equal the table.
+      await engine.optimize();
+      assert.equal(fs.existsSync(file), true);
+      assert.deepEqual(await segments.postings('alpha', heads, terms), fromTable);
+    });
+
+    it('a file of the layout before checksums is not trusted: it is dropped and written again', async () => {
+      await engine.observe(Array.from({ length: 40 }, (_, i) => ({ type: 'note', title: `gnomon ${i} sundial` })), scope);
+      await engine.optimize();
+      const segments = engine.repos.lexicalSegments;
+      const { segments: ids } = await segments.manifest('alpha');
+      const file = path.join(dir, POSTINGS_FILES_DIR, `${ids[0]}.postings`);
+      // The older layout: same header, 12-byte slots without a checksum.
+      const heads = (await segments.heads('alpha', ids))!;
+      const terms = prepareQueryText('gnomon sundial').split(' ');
+      const fromTable = await tableOnly(segments).postings('alpha', heads, terms);
+      segments.files!.close();
+      fs.writeFileSync(file, oldLayout(fs.readFileSync(file)));
+      assert.deepEqual(await segments.postings('alpha', heads, terms), fromTable);
+      assert.equal(fs.existsSync(file), false, 'the old file is dropped');
+      await engine.optimize();
+      assert.equal(fs.readFileSync(file).subarray(0, 8).toString('latin1'), 'CMPOST03');
+      assert.deepEqual(await segments.postings('alpha', heads, terms), fromTable);
     });
 
     it('forgetting a project deletes its postings files', async () => {

@@ -10,6 +10,10 @@ import * as lancedb from '@lancedb/lancedb';
 import { MemoryEngine } from '../../src/core/engine';
 import { TABLES } from '../../src/core/store/schema';
 import { CliBundle } from './cliFixture';
+import { runMain } from './cliInProcess';
+import { storeWithGarbledIndexes } from './diskFixture';
+import { findTool } from '../../src/core/tools/registry';
+import { toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -215,5 +219,39 @@ describe('store damage and a full disk', function () {
     } finally {
       execFileSync('umount', [mountPoint]);
     }
+  });
+});
+
+describe('a damaged scalar index of the cells table', function () {
+  this.timeout(300_000);
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-damage-index-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('a read that makes LanceDB panic on it: the tools and the CLI say the store looks damaged and point at doctor, never a bare internal error', async () => {
+    await storeWithGarbledIndexes(dir);
+    const scope = { project: 'annp' };
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    const said: string[] = [];
+    try {
+      for (const [name, args] of [
+        ['recall', { text: 'parser retry', k: 5 }],
+        ['recall_context', { query: 'parser retry' }],
+      ] as const) {
+        const r = await findTool(name)!.run(toolContext(engine, scope), args);
+        said.push(`${name}: ${r.isError} ${r.text.slice(0, 300)}`);
+        if (!r.isError) continue;
+        assert.match(r.text, /^internal_error: the store's files look damaged \(.+\); run `code-memory doctor`/, said.join('\n'));
+        assert.doesNotMatch(r.text, /\n\s+at |panicked|RUST_BACKTRACE/, said.join('\n'));
+      }
+    } finally {
+      await engine.close();
+    }
+    assert.ok(said.some((s) => s.includes(': true ')), `control: no read failed on the garbled index:\n${said.join('\n')}`);
+    const search = await runMain(['search', 'parser retry', '--store', dir, '--project', 'annp', '--embedder', 'none']);
+    assert.equal(search.code, 1, search.out);
+    assert.match(search.err, /The store's files look damaged: `code-memory doctor` with the same --store says which/, search.err);
   });
 });

@@ -13,6 +13,7 @@ import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights, portOpti
 import { displayUri } from '../../core/store/objectStorage';
 import { orphansLookLost } from '../../core/store/repos/cells';
 import { serverInfoPath } from './servers';
+import type { StoreTableCheck } from '../../core/store/store';
 
 interface Check {
   name: string;
@@ -34,6 +35,10 @@ function gitVersion(): Promise<string | null> {
 }
 
 const NETWORK_FIX = 'Check that the object store is reachable from this machine (its endpoint, the network, a proxy), then run doctor again; nothing in the store was changed.';
+const INDEX_REBUILT_FIX =
+  'Run code-memory doctor again to confirm the store reads cleanly. An index damaged again points at the disk: check it, and keep a backup (code-memory export).';
+const INDEX_FIX =
+  "Make sure the store folder is writable and run code-memory doctor again: it rebuilds a damaged index from the table's rows and changes nothing else. Should the rebuild keep failing, restore the store folder from a backup.";
 const DAMAGED_FIX = 'Restore the store folder from a backup, or move it aside and rebuild it (code-memory import <export file>, code-memory import-git); the damaged folder is left as it is.';
 
 export const doctorCommand: CommandImpl = {
@@ -49,9 +54,11 @@ export const doctorCommand: CommandImpl = {
       const started = Date.now();
       const engine = await openEngine({ ...options, embedder: 'none' }, io, false);
       try {
-        const s = await engine.stats(null);
-        const tables = await engine.verifyStore();
+        // The tables first: a damaged index fails the counts of stats, and verifyStore names it
+        // (and rebuilds it from the rows, see Store.verify).
+        const tables: StoreTableCheck[] = await engine.verifyStore();
         const unreadable = tables.filter((t) => t.error).map((t) => ({ table: t.table, error: errorMessage(t.error) }));
+        const indexes = tables.flatMap((t) => (t.indexes ?? []).map((i) => ({ ...i, table: t.table })));
         // Every record has one search cell: many more cells than records means records were lost
         // (a few are a race's leftovers the repair removes).
         const rows = (name: string): number => tables.find((t) => t.table === name)?.rows ?? 0;
@@ -65,6 +72,22 @@ export const doctorCommand: CommandImpl = {
             detail: `${where}: ${damage ? 'damaged, ' : ''}${unreadable.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
             fix: damage ? DAMAGED_FIX : unreadable.every((t) => looksLikeNetwork(t.error)) ? NETWORK_FIX : rightsFix,
           });
+        } else if (indexes.length > 0) {
+          const rebuilt = indexes.every((i) => i.rebuilt);
+          const byTable = [...new Set(indexes.map((i) => i.table))].map(
+            (table) =>
+              `damaged ${indexes.filter((i) => i.table === table).length === 1 ? 'index' : 'indexes'} of table ${table}: ` +
+              indexes
+                .filter((i) => i.table === table)
+                .map((i) => `${i.name} on ${i.column} (${i.damage})${i.rebuilt ? '' : `, not rebuilt (${i.rebuildError})`}`)
+                .join(', '),
+          );
+          checks.push({
+            name: 'store',
+            ok: false,
+            detail: `${where}: ${byTable.join('; ')}; ${rebuilt ? "rebuilt from the table's rows; nothing was lost (an index holds only what the rows hold)" : "the table's rows read whole, so nothing is lost"}`,
+            fix: rebuilt ? INDEX_REBUILT_FIX : INDEX_FIX,
+          });
         } else if (orphansLookLost(orphans, rows(TABLES.cells))) {
           checks.push({
             name: 'store',
@@ -73,6 +96,7 @@ export const doctorCommand: CommandImpl = {
             fix: DAMAGED_FIX,
           });
         } else {
+          const s = await engine.stats(null);
           checks.push({ name: 'store', ok: true, detail: `${where}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); every table read in ${Date.now() - started} ms` });
         }
       } finally {

@@ -14,14 +14,19 @@
 // Layout (little-endian): magic, slot count (u32), entry count (u32), offset of the slots (u64),
 // then the entries, each the term's length (u32), the term (UTF-8), the postings' length (u32)
 // and the postings as the table stores them; then the slots, an open-addressing hash table of
-// (FNV-1a of the term, u32; the entry's offset, u64; 0 for an empty slot).
+// (FNV-1a of the term, u32; the entry's offset, u64, 0 for an empty slot; the CRC-32 of the
+// whole entry, u32). A read checks the CRC of the bytes it read, so damaged postings are never
+// served: the file is dropped and the table read (the next upkeep writes it again). Files of the
+// layout before the CRC (magic CMPOST02) are dropped the same way when first read.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { crc32 } from 'node:zlib';
 
-const MAGIC = Buffer.from('CMPOST02', 'latin1');
+const MAGIC = Buffer.from('CMPOST03', 'latin1');
 const HEADER = 24;
-const SLOT = 12;
+/** A slot: the term's hash (u32), the entry's offset (u64), the entry's CRC-32 (u32). */
+const SLOT = 16;
 /** An entry's head before its term and postings: the two lengths. */
 const ENTRY_HEAD = 8;
 /** Terms this long or shorter are compared in a scratch buffer (longer ones, rare, in one of their own). */
@@ -104,6 +109,7 @@ class SegmentFile {
       if (at + need + size > this.slotsAt) throw new BadFile('a postings entry out of range');
       const postings = new Uint8Array(size);
       this.read(postings, size, at + need);
+      if (crc32(postings, crc32(entry.subarray(0, need))) !== slot.readUInt32LE(12)) throw new BadFile('a postings entry that fails its checksum');
       return postings;
     }
     return undefined;
@@ -188,6 +194,7 @@ export class SegmentFiles {
     try {
       const hashes: number[] = [];
       const offsets: number[] = [];
+      const sums: number[] = [];
       let at = HEADER;
       for await (const [term, postings] of entries) {
         const bytes = Buffer.from(term, 'utf8');
@@ -199,6 +206,7 @@ export class SegmentFiles {
         fs.writeSync(fd, postings, 0, postings.byteLength, at + head.length);
         hashes.push(fnv1a(bytes));
         offsets.push(at);
+        sums.push(crc32(postings, crc32(head)));
         at += head.length + postings.byteLength;
       }
       // At most half full, so a missing term ends its probe at an empty slot soon.
@@ -210,6 +218,7 @@ export class SegmentFiles {
         while (table.readBigUInt64LE(i * SLOT + 4) !== 0n) i = (i + 1) % slots;
         table.writeUInt32LE(hashes[k], i * SLOT);
         table.writeBigUInt64LE(BigInt(offsets[k]), i * SLOT + 4);
+        table.writeUInt32LE(sums[k], i * SLOT + 12);
       }
       fs.writeSync(fd, table, 0, table.length, at);
       const head = Buffer.alloc(HEADER);

@@ -3,7 +3,7 @@
 
 import type { TableCheck } from '../api';
 import * as lancedb from '@lancedb/lancedb';
-import type { Connection, Table } from '@lancedb/lancedb';
+import type { Connection, IndexConfig, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
@@ -295,20 +295,54 @@ export class Store {
 
   /**
    * Reads every row of every table, all columns, a batch at a time: a damaged data file fails
-   * here, named by its table (a count or an indexed read can pass over it).
+   * here, named by its table (a count or an indexed read can pass over it). Then checks each
+   * scalar index of a table read whole (see checkScalarIndexes): one that fails a read, or
+   * answers other than the rows, is damaged, and is rebuilt from the rows (an index holds
+   * nothing the rows do not, and a damaged one fails every read filtered on its column, and
+   * the table's optimize), then checked again; the check names it either way.
    */
-  async verify(): Promise<TableCheck[]> {
-    const out: TableCheck[] = [];
+  async verify(): Promise<StoreTableCheck[]> {
+    const out: StoreTableCheck[] = [];
     for (const name of Object.values(TABLES)) {
       let rows = 0;
+      // One version throughout, so that another process's writes meanwhile are no mismatch.
+      let table: Table | null = null;
       try {
-        for await (const batch of this.table(name).query()) rows += batch.numRows;
-        out.push({ table: name, rows });
+        table = await this.db.openTable(name);
+        await table.checkout(await table.version());
+        const scalar = (await table.listIndices()).filter((i) => SCALAR_INDEX_TYPES.has(i.indexType) && i.columns.length === 1);
+        const seen = scalar.map((i) => new ColumnValues(i.columns[0], i.indexType === 'Bitmap'));
+        for await (const batch of table.query()) {
+          rows += batch.numRows;
+          for (const values of seen) values.add(batch);
+        }
+        const damaged = await checkScalarIndexes(table, scalar, seen);
+        if (damaged.length > 0) await this.rebuildScalarIndexes(name, damaged);
+        out.push(damaged.length > 0 ? { table: name, rows, indexes: damaged } : { table: name, rows });
       } catch (error) {
         out.push({ table: name, rows, error: briefError(error) });
+      } finally {
+        table?.close();
       }
     }
     return out;
+  }
+
+  /** Builds the damaged indexes again from the table's rows (`replace` writes a new index; the old files go with old versions), then checks each once more. */
+  private async rebuildScalarIndexes(name: TableName, damaged: IndexCheck[]): Promise<void> {
+    const table = this.table(name);
+    for (const index of damaged) {
+      try {
+        await retryConflicts(() => table.createIndex(index.column, { config: index.type === 'Bitmap' ? lancedb.Index.bitmap() : lancedb.Index.btree(), replace: true }));
+        const [rebuilt] = (await table.listIndices()).filter((i) => i.columns.length === 1 && i.columns[0] === index.column && SCALAR_INDEX_TYPES.has(i.indexType));
+        const still = rebuilt ? await checkScalarIndexes(table, [rebuilt], [null]) : [];
+        if (still.length > 0) index.rebuildError = still[0].damage;
+        else index.rebuilt = true;
+      } catch (error) {
+        index.rebuildError = briefError(error);
+      }
+      this.log(`index ${index.name} of table ${name} was damaged (${index.damage}); ${index.rebuilt ? 'rebuilt it from the rows' : `rebuilding it failed: ${index.rebuildError}`}`);
+    }
   }
 
   async count(name: TableName, where?: string): Promise<number> {
@@ -582,4 +616,103 @@ export async function ensureFtsIndex(cells: Table, replace = false): Promise<voi
   const indices = await cells.listIndices();
   if (!replace && indices.some((i) => i.columns.includes('search_text'))) return;
   await retryConflicts(() => cells.createIndex('search_text', { config: lancedb.Index.fts(), replace: true }));
+}
+
+/** A scalar index doctor found damaged (Store.verify): what failed, and whether it was rebuilt. */
+export interface IndexCheck {
+  name: string;
+  column: string;
+  type: string;
+  /** What the check saw: a read through it failed (LanceDB's message), or it answered other than the rows. */
+  damage: string;
+  rebuilt?: boolean;
+  rebuildError?: string;
+}
+
+/** A table's check with the scalar indexes found damaged in it. */
+export interface StoreTableCheck extends TableCheck {
+  indexes?: IndexCheck[];
+}
+
+/** The scalar index kinds the store builds (SCALAR_INDEXES), as listIndices names them. */
+const SCALAR_INDEX_TYPES = new Set(['BTree', 'Bitmap']);
+/** Values of a bitmap column whose counts are compared with the index's answers; the rest are read through it unchecked. */
+const CHECKED_VALUES = 1000;
+
+/** A SQL literal for a value read from a column, or null for a kind compared no further (floats, dates, lists). */
+function literal(value: unknown): string | null {
+  if (typeof value === 'string') return sqlString(value);
+  if (typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value))) return String(value);
+  return null;
+}
+
+/** What a whole read of the table saw in an indexed column: rows by value (a bitmap's), or the non-null rows and one value (a btree's). */
+class ColumnValues {
+  readonly counts = new Map<string, number>();
+  nonNull = 0;
+  some: string | null = null;
+
+  constructor(
+    readonly column: string,
+    private readonly byValue: boolean,
+  ) {}
+
+  add(batch: RecordBatch): void {
+    const vector = batch.getChild(this.column);
+    if (!vector) return;
+    for (let i = 0; i < batch.numRows; i++) {
+      const value: unknown = vector.get(i);
+      if (value === null || value === undefined) continue;
+      this.nonNull++;
+      if (!this.byValue) {
+        this.some ??= literal(value);
+        continue;
+      }
+      const key = literal(value);
+      if (key === null) continue;
+      const n = this.counts.get(key);
+      if (n !== undefined) this.counts.set(key, n + 1);
+      else if (this.counts.size < CHECKED_VALUES) this.counts.set(key, 1);
+    }
+  }
+}
+
+/**
+ * The indexes among `indices` that fail: their statistics cannot be read, or a count through
+ * them fails (a garbled bitmap makes LanceDB 0.31 panic: "Panic in async function") or differs
+ * from the rows the whole read saw (`seen`, by index; null: only that the reads succeed). A
+ * bitmap is read for each value seen; a btree over its whole range.
+ */
+async function checkScalarIndexes(table: Table, indices: IndexConfig[], seen: Array<ColumnValues | null>): Promise<IndexCheck[]> {
+  const damaged: IndexCheck[] = [];
+  for (const [k, index] of indices.entries()) {
+    const column = index.columns[0];
+    const values = seen[k];
+    // The store's indexed columns are plain lower-case names (SCALAR_INDEXES).
+    const name = column;
+    const fail = (damage: string): number => damaged.push({ name: index.name, column, type: index.indexType, damage });
+    try {
+      await table.indexStats(index.name);
+      if (index.indexType === 'Bitmap') {
+        const counts = values ? values.counts : new Map((await table.query().select([column]).limit(CHECKED_VALUES).toArray()).map((r: Row) => [literal(r[column]), -1]));
+        for (const [value, want] of counts) {
+          if (value === null) continue;
+          const got = await table.countRows(`${name} = ${value}`);
+          if (want >= 0 && got !== want) {
+            fail(`it finds ${got} row(s) with ${column} = ${value}, the table holds ${want}`);
+            break;
+          }
+        }
+      } else {
+        const some = values ? values.some : literal((await table.query().where(`${name} IS NOT NULL`).select([column]).limit(1).toArray())[0]?.[column]);
+        if (some === null) continue;
+        // Both sides of one value: every non-null row, read through the whole index.
+        const got = await table.countRows(`${name} >= ${some} OR ${name} < ${some}`);
+        if (values && got !== values.nonNull) fail(`it finds ${got} row(s) with a ${column}, the table holds ${values.nonNull}`);
+      }
+    } catch (error) {
+      fail(briefError(error));
+    }
+  }
+  return damaged;
 }

@@ -131,7 +131,25 @@ export function errorCode(error: unknown): string {
   return 'internal_error';
 }
 
-export function errorResult(error: unknown): ToolResult {
+/**
+ * LanceDB 0.31 panics on some damaged store files (a garbled bitmap index: "Panic in async
+ * function", bitmap.rs/mask.rs unwraps); its message says nothing of the cause.
+ */
+const STORE_PANIC = /Panic in async function|panicked at/i;
+
+/**
+ * The message a failed call answers: the error's own, or, for a store read that made LanceDB
+ * panic (damaged files), one that says so and what to run. (retrieve_memory and the REST routes
+ * should answer it too: they print `error.message` today.)
+ */
+export function errorText(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return { text: `${errorCode(error)}: ${message}`, isError: true };
+  if (errorCode(error) !== 'internal_error' || !STORE_PANIC.test(message)) return message;
+  // The panic's own text is one line: no Rust location or backtrace reaches the client.
+  const said = message.split('\n')[0].slice(0, 200);
+  return `the store's files look damaged (${said}); run \`code-memory doctor\` with the same store: it names the damaged table or index, rebuilds a damaged index, and says how to recover the rest`;
+}
+
+export function errorResult(error: unknown): ToolResult {
+  return { text: `${errorCode(error)}: ${errorText(error)}`, isError: true };
 }
