@@ -17,7 +17,7 @@ import { searchInTime } from './timeline';
 import type { TimedHit } from './timeline';
 import { triage } from './triage';
 import type { TriageResult } from './triage';
-import { ToolError, boundedText, describeIssues, errorCode } from './types';
+import { ToolError, boundedText, describeIssues, errorCode, errorText } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 export const MAX_PROMPT_CHARS = 8000;
@@ -305,9 +305,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
     out = await withTimeout(answer(ctx, prompt, sessionId, requestId, started, call), left());
   } catch (error) {
     call.answered = true;
-    const code = errorCode(error);
-    const message = error instanceof Error ? error.message : String(error);
-    out = { status: 'error', error_code: code, error_message: message };
+    out = { status: 'error', error_code: errorCode(error), error_message: errorText(error) };
   }
   const logged = ctx.engine
     .logRequest(
