@@ -246,6 +246,11 @@ describe('a damaged scalar index of the cells table', function () {
         assert.match(r.text, /^internal_error: the store's files look damaged \(.+\); run `code-memory doctor`/, said.join('\n'));
         assert.doesNotMatch(r.text, /\n\s+at |panicked|RUST_BACKTRACE/, said.join('\n'));
       }
+      const rm = await findTool('retrieve_memory')!.run(toolContext(engine, scope), { prompt: 'how does the parser retry?' });
+      const answer = rm.structured as { status: string; error_message?: string };
+      said.push(`retrieve_memory: ${answer.status} ${answer.error_message ?? ''}`);
+      assert.equal(answer.status, 'error', said.join('\n'));
+      assert.match(String(answer.error_message), /^the store's files look damaged \(.+\); run `code-memory doctor`/, said.join('\n'));
     } finally {
       await engine.close();
     }
