@@ -134,7 +134,7 @@ export const statsSpec: CommandSpec = {
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
-  summary: 'Check the store, the embedding model, the reranker, the port and git; say what to fix',
+  summary: 'Check the store (and rebuild a damaged index from its rows), the embedding model, the reranker, the port and git; say what to fix',
   usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|openai|none] [--rerank-endpoint <url>] [--json]',
   options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' }, ...RERANK_OPTIONS },
 };
