@@ -477,6 +477,39 @@ export class Harness {
   }
 }
 
+/**
+ * Windows on one store, as VS Code windows are: each with its own engine (each window's engine
+ * thread) on the store folder `storeDir()` names. What a test opened is closed after it: make
+ * one at the top of a describe block, before the hook that removes the folders.
+ */
+export class Windows {
+  private readonly harnesses: Harness[] = [];
+  private readonly engines: MemoryEngine[] = [];
+
+  constructor(private readonly storeDir: () => string) {
+    afterEach(async () => {
+      for (const h of this.harnesses.splice(0)) await h.dispose();
+      for (const e of this.engines.splice(0)) await e.close().catch(() => undefined);
+    });
+  }
+
+  /** A window on `folders`, started. */
+  async open(options: Omit<HarnessOptions, 'engine' | 'storeDir'>): Promise<Harness> {
+    const storeDir = this.storeDir();
+    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    this.engines.push(engine);
+    const h = await new Harness({ ...options, engine, storeDir }).start();
+    this.harnesses.push(h);
+    return h;
+  }
+
+  /** Closes a window before the test ends (its engine stays open, as a thread outliving its window's capture). */
+  async close(h: Harness): Promise<void> {
+    this.harnesses.splice(this.harnesses.indexOf(h), 1);
+    await h.dispose();
+  }
+}
+
 export function tmp(prefix: string): string {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
 }

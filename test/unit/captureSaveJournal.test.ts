@@ -7,10 +7,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HashedEmbedder } from '../../src/core/embed/hashed';
-import { MemoryEngine } from '../../src/core/engine';
 import { SaveJournal } from '../../src/extension/capture/saveJournal';
-import { Harness, brief, git, makeRepo, tmp, writeFiles } from './captureHarness';
+import type { Harness } from './captureHarness';
+import { Windows, brief, git, makeRepo, tmp, writeFiles } from './captureHarness';
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
 
@@ -19,31 +18,16 @@ describe('capture: saves of another window are not changes on disk', function ()
   let root: string;
   let ws: string;
   let file: string;
-  const open: Harness[] = [];
-  const engines: MemoryEngine[] = [];
-  let storeDir: string;
+  const windows = new Windows(() => path.join(root, 'store'));
+  const window = (): Promise<Harness> => windows.open({ folders: [ws] });
 
   beforeEach(() => {
     root = tmp('cm-saves-');
     ws = path.join(root, 'shop');
     file = path.join(ws, 'src/price.ts');
-    storeDir = path.join(root, 'store');
     makeRepo(ws, { 'src/price.ts': A0 });
   });
-  afterEach(async () => {
-    for (const h of open.splice(0)) await h.dispose();
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-
-  /** A window: its own engine (as each window's engine thread is) on the one store. */
-  async function window(): Promise<Harness> {
-    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
-    engines.push(engine);
-    const h = await new Harness({ folders: [ws], engine, storeDir }).start();
-    open.push(h);
-    return h;
-  }
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
   async function titles(h: Harness): Promise<string[]> {
     return (await h.observations(await h.project())).map((o) => o.title ?? '').sort();

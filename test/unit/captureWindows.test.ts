@@ -8,11 +8,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HashedEmbedder } from '../../src/core/embed/hashed';
-import { MemoryEngine } from '../../src/core/engine';
 import { CaptureQueue } from '../../src/extension/capture/captureQueue';
 import type { CaptureEvent } from '../../src/extension/capture/events';
-import { Harness, Uri, brief, git, makeRepo, runInTerminal, tmp, writeFiles } from './captureHarness';
+import { Harness, Windows, Uri, brief, git, makeRepo, runInTerminal, tmp, writeFiles } from './captureHarness';
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
 
@@ -155,30 +153,15 @@ describe('capture across sessions and windows: two windows', function () {
   this.timeout(120_000);
   let root: string;
   let ws: string;
-  const open: Harness[] = [];
-  const engines: MemoryEngine[] = [];
-  let storeDir: string;
+  const windows = new Windows(() => path.join(root, 'store'));
+  const window = (): Promise<Harness> => windows.open({ folders: [ws] });
 
   beforeEach(() => {
     root = tmp('cm-left2-');
     ws = path.join(root, 'shop');
-    storeDir = path.join(root, 'store');
     makeRepo(ws, { 'src/price.ts': A0 });
   });
-  afterEach(async () => {
-    for (const h of open.splice(0)) await h.dispose();
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-
-  /** A window: its own engine (as each window's engine thread is) on the one store. */
-  async function window(): Promise<Harness> {
-    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
-    engines.push(engine);
-    const h = await new Harness({ folders: [ws], engine, storeDir }).start();
-    open.push(h);
-    return h;
-  }
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
   it('two windows on one folder store a file created on disk and a branch checkout once', async () => {
     const a = await window();
@@ -205,8 +188,7 @@ describe('capture across sessions and windows: two windows', function () {
     await b.flush();
     // As at deactivation: what is pending is written, then the folder's lease is given up.
     await a.capture.close(1000);
-    await a.dispose();
-    open.splice(open.indexOf(a), 1);
+    await windows.close(a);
     writeFiles(ws, { 'src/later.ts': 'export {};\n' });
     b.fsEvent('create', path.join(ws, 'src/later.ts'));
     await b.flush();
@@ -312,14 +294,13 @@ describe('capture across sessions and windows: one repository in two windows thr
   this.timeout(120_000);
   let root: string;
   let mono: string;
-  let storeDir: string;
-  const open: Harness[] = [];
-  const engines: MemoryEngine[] = [];
+  const windows = new Windows(() => path.join(root, 'store'));
+  /** A window on these folders: its own engine on the one store. */
+  const window = (folders: string[]): Promise<Harness> => windows.open({ folders, repoRoots: [mono] });
 
   beforeEach(() => {
     root = tmp('cm-left5-');
     mono = path.join(root, 'mono');
-    storeDir = path.join(root, 'store');
     makeRepo(mono, {
       'packages/a/package.json': '{ "name": "a" }\n',
       'packages/a/src/index.ts': 'export const a = 1;\n',
@@ -327,20 +308,7 @@ describe('capture across sessions and windows: one repository in two windows thr
       'packages/b/src/index.ts': 'export const b = 1;\n',
     });
   });
-  afterEach(async () => {
-    for (const w of open.splice(0)) await w.dispose();
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-
-  /** A window on these folders: its own engine on the one store. */
-  async function window(folders: string[]): Promise<Harness> {
-    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
-    engines.push(engine);
-    const w = await new Harness({ folders, repoRoots: [mono], engine, storeDir }).start();
-    open.push(w);
-    return w;
-  }
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
   it('packages a and b in two windows: a branch checkout of the repository is stored once', async () => {
     const a = await window([path.join(mono, 'packages/a')]);
