@@ -200,6 +200,14 @@ export interface MemoryEngineApi {
   teamStatus(): Promise<TeamStatus | null>;
   syncTeam(): Promise<TeamStatus | null>;
 
+  /**
+   * Of the dedupe keys an import is about to store (`commit:<sha>`, `doc:<hash>`), those of the
+   * commits and documents forgotten in the project: an import skips them.
+   */
+  forgottenImports(scope: Scope, dedupeKeys: string[]): Promise<Set<string>>;
+  /** Removes documents a newer revision replaced, from every table and file, without a forget's tombstone. */
+  replaceDocuments(scope: Scope, ids: number[]): Promise<ForgetReport>;
+
   // Session prompts (last 5 per session of a project, 30 days) and the request log.
   addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void>;
   recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]>;
@@ -253,6 +261,8 @@ export const REMOTE_ENGINE_METHODS = [
   'editMemory',
   'promote',
   'forget',
+  'forgottenImports',
+  'replaceDocuments',
   'previewShare',
   'share',
   'unshare',

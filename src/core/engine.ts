@@ -35,7 +35,7 @@ import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supers
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
-import { forgetMark, forgetRecords, forgotSince, goneRecords, purgeRows, settleForgets } from './store/forget';
+import { forgetMark, forgetRecords, forgotSince, forgottenImports, forgottenStatements, goneRecords, purgeRows, replaceDocuments, settleForgets } from './store/forget';
 import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
@@ -410,7 +410,12 @@ export class MemoryEngine implements MemoryEngineApi {
     this.sessions.close(repos.project, memorySessionId);
     await this.flush();
     const mark = await forgetMark(this.store);
-    const summary = await compressSession({ repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens }, memorySessionId, reason);
+    const summary = await compressSession(
+      // A promoted memory the user forgot is not promoted again from the evidence it had then.
+      { repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens, forgottenStatements: (keys) => forgottenStatements(this.store, repos.project, keys) },
+      memorySessionId,
+      reason,
+    );
     if (summary && (await forgotSince(this.store, mark, repos.project))) await this.forgetAgain(repos, summary.id);
     // The memories it promoted supersede others, which a forget may have removed meanwhile.
     await settleForgets(this.repos, repos.project, mark, { memories: [...repos.memories.written] });
@@ -674,6 +679,17 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
+    await this.beforeForget();
+    const forgotten = await forgetRecords(this.repos, request, scope);
+    if (request.all) this.sessions.clear();
+    else if (request.project) this.sessions.clear(request.project);
+    else if (forgotten.project !== null) this.endForgottenSessions(forgotten.project, forgotten.sessions);
+    await this.forgetShares(forgotten);
+    return forgotten.report;
+  }
+
+  /** What a forget waits for: writes under way land first, so that it removes them too. */
+  private async beforeForget(): Promise<void> {
     this.assertOpen();
     await this.flush();
     // A prompt or log entry still on its way would land after the forget, with the text in it.
@@ -682,11 +698,43 @@ export class MemoryEngine implements MemoryEngineApi {
     // Let the embedding queue and compaction finish their batch first.
     await this.backfill?.idle();
     await this.maintenance.idle();
-    const forgotten = await forgetRecords(this.repos, request, scope);
-    if (request.all) this.sessions.clear();
-    else if (request.project) this.sessions.clear(request.project);
-    await this.forgetShares(forgotten);
-    return forgotten.report;
+  }
+
+  /**
+   * Of the dedupe keys an import is about to store (`commit:<sha>`, `doc:<hash>`), those of
+   * commits and documents forgotten in the scope's project: an import skips them (store/forget.ts
+   * forgottenImports). A forget of the whole project clears the list.
+   */
+  async forgottenImports(scope: Scope, dedupeKeys: string[]): Promise<Set<string>> {
+    this.assertOpen();
+    const repos = this.scoped(scope);
+    return forgottenImports(this.store, repos.project, (Array.isArray(dedupeKeys) ? dedupeKeys : []).filter((k) => typeof k === 'string'));
+  }
+
+  /**
+   * Removes documents an earlier import stored that its newer revision replaced: from every table
+   * and file like a forget, but no tombstone is kept and the request log and prompts stay
+   * (store/forget.ts replaceDocuments). Ids of anything but a document are left alone.
+   */
+  async replaceDocuments(scope: Scope, ids: number[]): Promise<ForgetReport> {
+    const project = this.scoped(scope).project;
+    const list = checkIds(ids);
+    await this.beforeForget();
+    const replaced = await replaceDocuments(this.repos, project, list);
+    await this.forgetShares(replaced);
+    return replaced.report;
+  }
+
+  /**
+   * A forget by id removed observations of sessions still open here: those sessions take no more
+   * observations (SessionRegistry.retire), so the next capture starts a new one. Capture diffs a
+   * file against the text its session recorded (the extension's edit baseline), which holds what
+   * was forgotten, and starts again from the file as it is once the session has changed. What is
+   * left of a retired session is summarised when it would have been (idle, shutdown), from the
+   * observations still stored: the forgotten ones are gone.
+   */
+  private endForgottenSessions(project: string, sessionIds: string[]): void {
+    for (const id of sessionIds) this.sessions.retire(project, id);
   }
 
   // ---------------------------------------------------------------- team store

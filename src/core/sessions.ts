@@ -14,6 +14,11 @@ export interface OpenSession {
 
 export class SessionRegistry {
   private readonly open = new Map<string, OpenSession>();
+  /**
+   * Sessions retired by a forget (see retire): no longer open to observations, still this
+   * process's to end, when idle or at shutdown. Keyed by project and session id.
+   */
+  private readonly retired = new Map<string, OpenSession>();
 
   constructor(private readonly onBranchSwitch: (ended: OpenSession) => void) {}
 
@@ -34,25 +39,51 @@ export class SessionRegistry {
     return created;
   }
 
-  /** Forgets the session as open (it is being ended). */
+  /** Forgets the session as open, or retired (it is being ended). */
   close(project: string, sessionId: string): void {
     if (this.open.get(project)?.id === sessionId) this.open.delete(project);
+    this.retired.delete(retiredKey(project, sessionId));
   }
 
+  /**
+   * The open session `sessionId` of the project takes no more observations: the next one starts
+   * a new session (a forget removed some of its observations, and capture diffs a file against
+   * what its session recorded, forgotten text included). It is still ended like an open one, when
+   * idle or at shutdown (idle, all). Returns whether it was the open session.
+   */
+  retire(project: string, sessionId: string): boolean {
+    const open = this.open.get(project);
+    if (open?.id !== sessionId) return false;
+    this.open.delete(project);
+    this.retired.set(retiredKey(project, sessionId), open);
+    return true;
+  }
+
+  /** Whether this process is to end the session: open, or retired and not ended yet. */
   isOpen(project: string, sessionId: string): boolean {
-    return this.open.get(project)?.id === sessionId;
+    return this.open.get(project)?.id === sessionId || this.retired.has(retiredKey(project, sessionId));
   }
 
   idle(now: number, idleMs: number): OpenSession[] {
-    return [...this.open.values()].filter((s) => now - s.lastActivity >= idleMs);
+    return this.all().filter((s) => now - s.lastActivity >= idleMs);
   }
 
+  /** The sessions this process is to end: the open ones and the retired ones. */
   all(): OpenSession[] {
-    return [...this.open.values()];
+    return [...this.open.values(), ...this.retired.values()];
   }
 
   clear(project?: string): void {
-    if (project === undefined) this.open.clear();
-    else this.open.delete(project);
+    if (project === undefined) {
+      this.open.clear();
+      this.retired.clear();
+      return;
+    }
+    this.open.delete(project);
+    for (const [key, s] of this.retired) if (s.project === project) this.retired.delete(key);
   }
+}
+
+function retiredKey(project: string, sessionId: string): string {
+  return `${project}\u0000${sessionId}`;
 }

@@ -66,6 +66,16 @@ export interface GitCommit {
 
 const DEFAULT_SESSION_GAP_MS = 2 * 60 * 60 * 1000;
 const BATCH_SIZE = 200;
+/** The most ids one replaceDocuments call takes (the engine's limit on ids). */
+const REPLACE_BATCH = 1000;
+
+/** `inputs` less those the user forgot (an earlier import's commit or document, forgotten since). */
+async function notForgotten(engine: MemoryEngineApi, scope: Scope, inputs: ObservationInput[]): Promise<ObservationInput[]> {
+  const keys = inputs.map((i) => i.dedupe_key).filter((k): k is string => typeof k === 'string');
+  if (keys.length === 0) return inputs;
+  const forgotten = await engine.forgottenImports(scope, keys);
+  return forgotten.size === 0 ? inputs : inputs.filter((i) => !(typeof i.dedupe_key === 'string' && forgotten.has(i.dedupe_key)));
+}
 
 export { GitImportError };
 
@@ -336,10 +346,15 @@ export async function importGitHistory(
 
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
-    const stored = await engine.observe(batch, scope);
-    imported += stored.length;
-    skipped += batch.length - stored.length;
+    // A commit the user forgot is not stored again.
+    const wanted = await notForgotten(engine, scope, batch);
+    skipped += batch.length - wanted.length;
     batch = [];
+    if (wanted.length === 0) return;
+    for (const input of wanted) if (input.memory_session_id) sessionIds.add(input.memory_session_id);
+    const stored = await engine.observe(wanted, scope);
+    imported += stored.length;
+    skipped += wanted.length - stored.length;
   };
 
   for await (const c of readGitCommits(repoPath, { rev, includeMerges: options.includeMerges, signal: options.signal })) {
@@ -353,7 +368,6 @@ export async function importGitHistory(
       skipped++;
     } else {
       known.add(c.sha);
-      sessionIds.add(session.id);
       batch.push(commitObservation(c, branch, session.id, pullRequests.get(c.sha), symbolDocs));
       if (batch.length >= BATCH_SIZE) {
         await flush();
@@ -370,7 +384,8 @@ export async function importGitHistory(
 
 /**
  * Stores the project's documents at `rev` as observations of type 'document' (one session per
- * revision) and forgets those of `earlier` (an earlier import's) that are gone or changed.
+ * revision) and removes those of `earlier` (an earlier import's) that are gone or changed (replaced,
+ * not forgotten). Documents the user forgot are not stored again.
  */
 async function importProjectDocuments(
   engine: MemoryEngineApi,
@@ -384,16 +399,23 @@ async function importProjectDocuments(
   const sha = (await runGit(repoPath, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])).trim();
   const when = Number((await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '-1', '--format=%ct', '--end-of-options', sha])).trim()) * 1000 || Date.now();
   const sessionId = `docs-${sha.slice(0, 12)}`;
-  const inputs = documents.map((d) => {
-    const input = documentObservation(d, sessionId, when);
-    if (branch) input.branch = branch;
-    return input;
-  });
+  // A document the user forgot is not stored again (a newer revision of it is a new document).
+  const inputs = await notForgotten(
+    engine,
+    scope,
+    documents.map((d) => {
+      const input = documentObservation(d, sessionId, when);
+      if (branch) input.branch = branch;
+      return input;
+    }),
+  );
   const kept = new Set<number>();
   for (let i = 0; i < inputs.length; i += BATCH_SIZE) {
     for (const o of await engine.observe(inputs.slice(i, i + BATCH_SIZE), scope)) kept.add(o.id);
   }
   const stale = [...earlier].filter((id) => !kept.has(id));
-  if (stale.length > 0) await engine.forget({ kind: 'observation', ids: stale }, scope);
+  // Replaced, not forgotten: no tombstone (see forget.ts replaceDocuments), and the project's
+  // request log and prompts stay.
+  for (let i = 0; i < stale.length; i += REPLACE_BATCH) await engine.replaceDocuments(scope, stale.slice(i, i + REPLACE_BATCH));
   return { kept: kept.size, removed: stale.length };
 }

@@ -15,6 +15,7 @@ import { buildMemory } from './promote';
 import { memoryBranch, projectWideBranch } from '../model/branches';
 import { applyMemoryFacts } from './supersede';
 import { redact } from '../capture/redact';
+import { sqlString } from '../store/filters';
 
 const MERGE_MIN_GROUP = 3;
 /** A statement seen in this many places (observations or earlier sessions) becomes a memory. */
@@ -24,6 +25,23 @@ const MAX_PROMOTIONS_PER_SESSION = 5;
 function normalise(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
 }
+
+/** A statement as promotion compares it (a memory promoted from it has it as its text). */
+export const normaliseStatement = normalise;
+
+/**
+ * What a promoted memory the user forgot stood on when it was forgotten (store/forget.ts keeps
+ * it, as ids, under a digest of its statement): the observations that said it and the summaries
+ * that listed it then. They do not count towards promoting that statement again; what says it
+ * after the forget does, as for any statement.
+ */
+export interface ForgottenStatement {
+  observations: Set<number>;
+  summaries: Set<number>;
+}
+
+/** The evidence forgotten with each of the statements (normalised) asked about; none for the others. */
+export type ForgottenStatements = (keys: string[]) => Promise<Map<string, ForgottenStatement>>;
 
 function hash(o: Observation): string {
   return createHash('sha1').update(`${o.type}\u0000${o.title ?? ''}\u0000${o.narrative ?? ''}\u0000${o.facts ?? ''}`).digest('hex').slice(0, 16);
@@ -39,6 +57,8 @@ export interface CompressionContext {
   repos: ProjectRepositories;
   summariser: Summariser;
   summaryBudgetTokens: number;
+  /** Statements whose promoted memory was forgotten, with the evidence they were forgotten with. */
+  forgottenStatements: ForgottenStatements;
 }
 
 /**
@@ -133,7 +153,7 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
   await repos.summaries.write(summary, row, branch, files);
 
   await mergeObservations(repos, observations, sessionId, now);
-  await promoteRecurring(repos, observations, scope, sessionId, branch, now);
+  await promoteRecurring(repos, observations, scope, sessionId, branch, now, ctx.forgottenStatements);
   return summary;
 }
 
@@ -201,17 +221,24 @@ async function mergeObservations(repos: ProjectRepositories, observations: Obser
  * decided holds there until it is said on the default branch too (then it is promoted again,
  * project-wide).
  */
-async function promoteRecurring(repos: ProjectRepositories, observations: Observation[], scope: { project: string }, sessionId: string, sessionBranch: string | null, now: number): Promise<void> {
+async function promoteRecurring(
+  repos: ProjectRepositories,
+  observations: Observation[],
+  scope: { project: string },
+  sessionId: string,
+  sessionBranch: string | null,
+  now: number,
+  forgottenStatements: ForgottenStatements,
+): Promise<void> {
   const branch = memoryBranch(sessionBranch, repos.defaultBranch);
-  const candidates = new Map<string, { text: string; evidence: Set<number>; said: number; files: Set<string>; kind: 'decision' | 'convention' }>();
+  const candidates = new Map<string, { text: string; evidence: Map<number, number>; files: Set<string>; kind: 'decision' | 'convention' }>();
   for (const o of observations) {
     for (const s of statements(o)) {
       const decision = isDecision(s, o);
       if (!decision && !PREFERENCE_PATTERN.test(s)) continue;
       const key = normalise(s);
-      const c = candidates.get(key) ?? { text: s, evidence: new Set<number>(), said: 0, files: new Set<string>(), kind: decision ? 'decision' : 'convention' };
-      c.evidence.add(o.id);
-      c.said = Math.max(c.said, o.created_at_epoch);
+      const c = candidates.get(key) ?? { text: s, evidence: new Map<number, number>(), files: new Set<string>(), kind: decision ? 'decision' : 'convention' };
+      c.evidence.set(o.id, o.created_at_epoch);
       for (const f of observationFiles(o)) c.files.add(f);
       candidates.set(key, c);
     }
@@ -219,30 +246,35 @@ async function promoteRecurring(repos: ProjectRepositories, observations: Observ
   if (candidates.size === 0) return;
 
   // Recurrence across sessions: the same statement in earlier summaries of the project.
-  const earlierText = (await repos.summaries.earlierStatements(sessionId)).map(normalise);
+  const earlier = (await repos.summaries.table.rows(`memory_session_id <> ${sqlString(sessionId)}`, { select: ['id', 'decisions', 'preferences'] })).map((r) => ({
+    id: Number(r.id),
+    text: normalise(`${r.decisions ?? ''} ${r.preferences ?? ''}`),
+  }));
   const memories = await repos.memories.list({ includeSuppressed: true });
   // Known in this session's reach: a branch's memory does not stand for the project's.
   const known = new Set(memories.filter((m) => projectWideBranch(m.branch, repos.defaultBranch) || m.branch === branch).map((m) => normalise(m.text)));
+  // A statement whose memory the user forgot is promoted again only from what said it since.
+  const forgotten = await forgottenStatements([...candidates.keys()].filter((key) => !known.has(key)));
 
   let promoted = 0;
   for (const [key, c] of candidates) {
     if (promoted >= MAX_PROMOTIONS_PER_SESSION) break;
     if (known.has(key)) continue;
+    const gone = forgotten.get(key);
     // Earlier observations that say the same are evidence too.
-    for (const o of await repos.observations.mentioning(c.text, sessionId, 50)) {
-      c.evidence.add(o.id);
-      c.said = Math.max(c.said, o.created_at_epoch);
-    }
-    const occurrences = c.evidence.size + earlierText.filter((t) => t.includes(key)).length;
-    if (occurrences < PROMOTE_MIN_OCCURRENCES) continue;
+    for (const o of await repos.observations.mentioning(c.text, sessionId, 50)) c.evidence.set(o.id, o.created_at_epoch);
+    if (gone) for (const id of [...c.evidence.keys()]) if (gone.observations.has(id)) c.evidence.delete(id);
+    const occurrences = c.evidence.size + earlier.filter((t) => !gone?.summaries.has(t.id) && t.text.includes(key)).length;
+    if (occurrences < PROMOTE_MIN_OCCURRENCES || c.evidence.size === 0) continue;
+    const saidAt = Math.max(0, ...c.evidence.values());
     const [id] = await repos.ids.allocate(1);
     const title = c.text.length > 80 ? `${c.text.slice(0, 77)}...` : c.text;
     // Evidence dated after now (a client's clock) counts as said now.
-    const said = Number.isFinite(c.said) && c.said > 0 ? Math.min(c.said, now) : now;
+    const said = Number.isFinite(saidAt) && saidAt > 0 ? Math.min(saidAt, now) : now;
     const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId, branch }, scope, said, 'recurring');
     memory.updated_at_epoch = now;
     for (const f of memory.temporal_facts ?? []) f.learned_at_epoch = now;
-    await applyMemoryFacts(repos.memories, memory, [...c.evidence]);
+    await applyMemoryFacts(repos.memories, memory, [...c.evidence.keys()]);
     known.add(key);
     promoted++;
   }

@@ -21,6 +21,12 @@
 //   finished by the next open (resumeForget), which rewrites every table whatever it still
 //   finds, since the crash may have come after the deletes and before the purge. A journal whose
 //   process is still running on this host is its own: another process's open leaves it alone.
+// - Nothing forgotten comes back: a forget by id keeps, in the meta table and journalled with
+//   its closure, digests (never text) of the commits and documents it removed, which an import
+//   then skips (forgottenImports), and of the statements of the promoted memories it removed, with
+//   the ids of what said them then, which do not promote them again (forgottenStatements). A
+//   forget of the whole project deletes them. A document an import replaces with its newer
+//   revision is removed the same way (replaceDocuments) without them: that is not a forget.
 
 import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
@@ -29,6 +35,8 @@ import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
+import { normaliseStatement } from '../compress/session';
+import type { ForgottenStatement } from '../compress/session';
 import { deriveGraph } from './graph';
 import { parseJson, rowToMemory, rowToObservation } from './mapping';
 import { checkProject } from './projectTable';
@@ -58,6 +66,12 @@ interface Journal {
    * deleted, this one what it deletes itself (what a writer derived from them meanwhile).
    */
   again?: boolean;
+  /**
+   * Not a user's forget: documents an import stored, replaced by a newer revision's (see
+   * replaceDocuments). They go from every table like forgotten ones, but leave no tombstone, and
+   * the project's request log and prompts stay.
+   */
+  replace?: boolean;
 }
 
 /** What a forget by id deletes, decided while the records are still there. */
@@ -73,6 +87,22 @@ interface Closure {
    * an older build: the successors are then read from the surviving memories' `supersedes`.)
    */
   successors?: Record<string, number | null>;
+  /**
+   * Meta keys (importTombstoneKey) of the forgotten observations an import would store again: a
+   * commit, a document. Digests, never text. (Absent in a journal of an older build.)
+   */
+  tombstones?: string[];
+  /**
+   * Promoted memories forgotten by id: statementKey -> the ids of the observations (`o`) and
+   * summaries (`s`) that said their statement then (see forgottenStatements). Ids, never text.
+   */
+  statements?: Record<string, StatementEvidence>;
+}
+
+/** What a forgotten promoted memory's statement stood on: observation and summary ids. */
+interface StatementEvidence {
+  o: number[];
+  s: number[];
 }
 
 /** Deletes rows and notes the tables it touched, for the purge. */
@@ -179,6 +209,110 @@ const CLOCK_SKEW_MS = 5_000;
 
 function stampKey(project: string | null): string {
   return `${STAMP_KEY}:${project === null ? '*' : createHash('sha256').update(project).digest('hex')}`;
+}
+
+/**
+ * Meta rows `forgot_import:<digest of the project>:<digest of the project and a dedupe key>` are
+ * tombstones of forgotten commits and documents (dedupe keys `commit:<sha>`, `doc:<hash>`): an
+ * import of the repository skips them (forgottenImports), so a forgotten commit is not stored
+ * again by the next import-git. Digests: the meta table keeps neither text nor a project's name.
+ * A forget of the whole project (or of everything) deletes them: an import then starts afresh.
+ */
+const TOMBSTONE_KEY = 'forgot_import';
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function tombstonePrefix(project: string | null): string {
+  return project === null ? `${TOMBSTONE_KEY}:` : `${TOMBSTONE_KEY}:${digest(project)}:`;
+}
+
+function importTombstoneKey(project: string, dedupeKey: string): string {
+  return `${tombstonePrefix(project)}${digest(`${project}\u0000${dedupeKey}`)}`;
+}
+
+/**
+ * Meta rows `forgot_statement:<digest of the project>:<digest of the project and a statement>`
+ * hold, for a memory promoted from a recurring statement (compress/session.ts promoteRecurring)
+ * that the user forgot, the ids of what said it then (StatementEvidence): that evidence does not
+ * promote the statement again, what says it later does. Deleted with the whole project.
+ */
+const STATEMENT_KEY = 'forgot_statement';
+/** The classification_reason of a memory promoted from a recurring statement (compress/promote.ts). */
+const RECURRING_REASON = 'recurred across sessions';
+/** The most observations a statement's evidence lists (promotion looks at 50 at a time). */
+const MAX_STATEMENT_EVIDENCE = 2000;
+
+function statementPrefix(project: string | null): string {
+  return project === null ? `${STATEMENT_KEY}:` : `${STATEMENT_KEY}:${digest(project)}:`;
+}
+
+function statementKey(project: string, normalised: string): string {
+  return `${statementPrefix(project)}${digest(`${project}\u0000${normalised}`)}`;
+}
+
+/** Of the statements (normalised) a session would promote, those whose memory was forgotten, with the evidence it was forgotten with. */
+export async function forgottenStatements(store: Store, project: string, statements: string[]): Promise<Map<string, ForgottenStatement>> {
+  const out = new Map<string, ForgottenStatement>();
+  if (statements.length === 0) return out;
+  const entries = new Map(await store.metaEntries(statementPrefix(project)));
+  if (entries.size === 0) return out;
+  for (const statement of statements) {
+    const text = entries.get(statementKey(project, statement));
+    if (text === undefined) continue;
+    const e = parseJson<Partial<StatementEvidence> | null>(text, null);
+    // A damaged row still says the statement was forgotten: nothing stored before counts then.
+    out.set(statement, {
+      observations: new Set((Array.isArray(e?.o) ? e.o : []).map(Number)),
+      summaries: new Set((Array.isArray(e?.s) ? e.s : []).map(Number)),
+    });
+  }
+  return out;
+}
+
+/** The promoted memories among `ids` (forgotten by id): their statements' evidence, by statementKey. */
+async function statementsOf(repos: ProjectRepositories, ids: number[]): Promise<Record<string, StatementEvidence>> {
+  const out: Record<string, StatementEvidence> = {};
+  if (ids.length === 0) return out;
+  const promoted = (await repos.memories.table.rows(`id IN ${sqlIntList(ids)}`)).filter((r) => r.classification_reason === RECURRING_REASON);
+  if (promoted.length === 0) return out;
+  const summaries = (await repos.summaries.table.rows(null, { select: ['id', 'decisions', 'preferences'] })).map((r) => ({
+    id: Number(r.id),
+    text: normaliseStatement(`${r.decisions ?? ''} ${r.preferences ?? ''}`),
+  }));
+  for (const r of promoted) {
+    const text = String(r.text ?? '');
+    const statement = normaliseStatement(text);
+    if (!statement) continue;
+    const o = new Set(parseJson<number[]>(r.source_ids, []).map(Number));
+    // Every session's (promotion leaves out only the session being ended, and it may be ended again).
+    for (const m of await repos.observations.mentioning(text, '', MAX_STATEMENT_EVIDENCE)) o.add(m.id);
+    const key = statementKey(repos.project, statement);
+    const e = out[key] ?? { o: [], s: [] };
+    e.o = [...new Set([...e.o, ...o])];
+    e.s = [...new Set([...e.s, ...summaries.filter((x) => x.text.includes(statement)).map((x) => x.id)])];
+    out[key] = e;
+  }
+  return out;
+}
+
+/** Whether a forgotten observation would come back with an import (a commit, a document) and gets a tombstone. */
+function importedKey(type: unknown, dedupeKey: unknown): string | null {
+  if (typeof dedupeKey !== 'string') return null;
+  if (type === 'commit' && dedupeKey.startsWith('commit:')) return dedupeKey;
+  if (type === DOCUMENT_TYPE && dedupeKey.startsWith('doc:')) return dedupeKey;
+  return null;
+}
+
+/** Of the dedupe keys an import is about to store, those of commits and documents forgotten in the project. */
+export async function forgottenImports(store: Store, project: string, dedupeKeys: string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (dedupeKeys.length === 0) return out;
+  const stones = new Set((await store.metaEntries(tombstonePrefix(project))).map(([key]) => key));
+  if (stones.size === 0) return out;
+  for (const key of dedupeKeys) if (stones.has(importTombstoneKey(project, key))) out.add(key);
+  return out;
 }
 
 /** The project a journalled forget removes records of; null for everything (or a forget by id without a scope). */
@@ -322,11 +456,43 @@ export interface Forgotten {
   records: Record<SourceKind, number[]> | null;
   /** The project it forgot in (null: every project). */
   project: string | null;
+  /**
+   * A forget by id: the sessions (memory_session_id) of the observations it deleted. A session of
+   * these still open in this process is ended by the engine: capture diffs a file against what the
+   * session recorded before, which may be what was forgotten.
+   */
+  sessions: string[];
 }
 
 export async function forgetRecords(repos: Repositories, request: ForgetRequest, scope: Scope | null): Promise<Forgotten> {
   validate(request, scope);
   return begin(repos, { request, scope, owner: thisProcess() });
+}
+
+/**
+ * Removes documents an import stored that a newer revision replaced (gone or changed): from every
+ * table and file, journalled and purged like a forget, but it is not a user's forget: no tombstone
+ * is left (the document may come back with a later revision), the project's request log and
+ * prompts stay, and the commits that quote it keep their quotes. Ids of anything but a document
+ * of the project are left alone.
+ */
+export async function replaceDocuments(repos: Repositories, project: string, ids: number[]): Promise<Forgotten> {
+  const scope: Scope = { project };
+  const request: ForgetRequest = { kind: 'observation', ids };
+  validate(request, scope);
+  const scoped = repos.forProject(project);
+  const rows = ids.length === 0 ? [] : await scoped.observations.table.rows(`type = ${sqlString(DOCUMENT_TYPE)} AND id IN ${sqlIntList(ids.map(Number))}`);
+  const empty: Record<SourceKind, number[]> = { observation: [], session_summary: [], memory: [] };
+  if (rows.length === 0) return { report: { observations: 0, session_summaries: 0, memories: 0, cells: 0, pruned: false }, records: empty, project, sessions: [] };
+  const documents = rows.map(rowToObservation);
+  const closure: Closure = {
+    doomed: { ...empty, observation: documents.map((d) => d.id) },
+    entities: [...new Set(deriveGraph(documents, Date.now()).entities.map((e) => String(e.id)))],
+    restore: [],
+    successors: {},
+    tombstones: [],
+  };
+  return begin(repos, { request: { kind: 'observation', ids: closure.doomed.observation }, scope, owner: thisProcess(), closure, replace: true });
 }
 
 /** Journals a forget, then runs it. */
@@ -345,7 +511,8 @@ async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> 
 const PURGE_MARKER = JSON.stringify({ purge: 'meta' });
 
 async function finish(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<Forgotten> {
-  const report = await forgetNow(repos, key, journal, resumed);
+  const sessions = new Set<string>();
+  const report = await forgetNow(repos, key, journal, resumed, sessions);
   await repos.store.setMeta({ [key]: PURGE_MARKER });
   await purgeMeta(repos, key);
   const { request, scope } = journal;
@@ -354,6 +521,7 @@ async function finish(repos: Repositories, key: string, journal: Journal, resume
     report,
     records: byId ? (journal.closure?.doomed ?? { observation: [], session_summary: [], memory: [] }) : null,
     project: request.all ? null : (request.project ?? scope?.project ?? null),
+    sessions: [...sessions],
   };
 }
 
@@ -409,8 +577,13 @@ const isIdList = (v: unknown): boolean => Array.isArray(v) && v.every((id) => Nu
 /** A closure as forgetIds writes it: lists of integer ids and of entity ids. */
 function isClosure(c: unknown): boolean {
   if (!c || typeof c !== 'object') return false;
-  const { doomed, entities, restore, successors } = c as Closure;
+  const { doomed, entities, restore, successors, tombstones, statements } = c as Closure;
   return (
+    (statements === undefined ||
+      (!!statements &&
+        typeof statements === 'object' &&
+        Object.entries(statements).every(([k, e]) => k.startsWith(`${STATEMENT_KEY}:`) && !!e && isIdList(e.o) && isIdList(e.s)))) &&
+    (tombstones === undefined || (Array.isArray(tombstones) && tombstones.every((k) => typeof k === 'string' && k.startsWith(`${TOMBSTONE_KEY}:`)))) &&
     (successors === undefined ||
       (!!successors && typeof successors === 'object' && Object.entries(successors).every(([k, v]) => Number.isSafeInteger(Number(k)) && (v === null || Number.isSafeInteger(v))))) &&
     !!doomed &&
@@ -443,7 +616,7 @@ function validate(request: ForgetRequest, scope: Scope | null): void {
   throw new FilterError('forget needs ids, a project, or all: true');
 }
 
-async function forgetNow(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<ForgetReport> {
+async function forgetNow(repos: Repositories, key: string, journal: Journal, resumed: boolean, sessions: Set<string>): Promise<ForgetReport> {
   const { request, scope } = journal;
   const store = repos.store;
   const purger = new Purger(store, journal.again === true);
@@ -455,8 +628,14 @@ async function forgetNow(repos: Repositories, key: string, journal: Journal, res
     report.memories = await purger.delete(TABLES.memories, where);
     report.cells = await purger.delete(TABLES.cells, where);
     for (const t of DATA_TABLES) await purger.delete(t, where);
+    // The tombstones of its forgotten commits, documents and promoted statements go too: an
+    // import is a fresh start. (The meta table is purged after every forget, finish/purgeMeta.)
+    const project = request.all ? null : (request.project as string);
+    for (const prefix of [tombstonePrefix(project), statementPrefix(project)]) {
+      if ((await store.metaEntries(prefix)).length > 0) await store.delete(TABLES.meta, `starts_with(key, ${sqlString(prefix)})`);
+    }
   } else {
-    await forgetIds(repos, repos.forProject((scope as Scope).project), purger, key, journal, report);
+    await forgetIds(repos, repos.forProject((scope as Scope).project), purger, key, journal, report, sessions);
   }
   // A resumed forget may find its rows gone (deleted before the crash) and their text still in
   // the files: it rewrites everything.
@@ -494,7 +673,8 @@ async function closureOf(repos: ProjectRepositories, seed: Partial<Record<Source
     for (const id of await repos.memories.citing(doomed.observation)) doomed.memory.add(id);
   }
   if (!again && !(await anyRecord(repos, doomed))) return null;
-  const observations = doomed.observation.size ? (await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`)).map(rowToObservation) : [];
+  const rows = doomed.observation.size ? await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`) : [];
+  const observations = rows.map(rowToObservation);
   const derived = deriveGraph(observations, Date.now());
   const restore = observations
     .filter((o) => o.type === 'merged')
@@ -503,15 +683,20 @@ async function closureOf(repos: ProjectRepositories, seed: Partial<Record<Source
     .filter((id) => !doomed.observation.has(id));
   const successors: Record<string, number | null> = {};
   if (doomed.memory.size > 0) for (const m of await repos.memories.get([...doomed.memory], { includeSuppressed: true })) successors[String(m.id)] = m.superseded_by;
+  // A memory the user forgot, promoted from a statement: the evidence it had does not promote it again.
+  const statements = again ? {} : await statementsOf(repos, seed.memory ?? []);
+  const tombstones = rows.map((r) => importedKey(r.type, r.dedupe_key)).filter((k): k is string => k !== null).map((k) => importTombstoneKey(repos.project, k));
   return {
     doomed: { observation: [...doomed.observation], session_summary: [...doomed.session_summary], memory: [...doomed.memory] },
     entities: [...new Set([...derived.entities.map((e) => String(e.id)), ...[...doomed.memory].map((id) => `memory:${id}`), ...(again ?? [])])],
     restore,
     successors,
+    tombstones,
+    statements,
   };
 }
 
-async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: Purger, key: string, journal: Journal, report: ForgetReport): Promise<void> {
+async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: Purger, key: string, journal: Journal, report: ForgetReport, sessions: Set<string>): Promise<void> {
   const p = `project = ${sqlString(repos.project)}`;
   if (!journal.closure) {
     const kind = (journal.request.kind ?? 'observation') as SourceKind;
@@ -521,9 +706,34 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
     journal.closure = closure;
     await all.store.setMeta({ [key]: JSON.stringify(journal) });
   }
-  const { doomed, entities, restore, successors } = journal.closure;
-  // Before the documents go (a resumed forget finds those still there): commits quote them.
-  await forgetDocumentQuotes(repos, purger, doomed.observation);
+  const { doomed, entities, restore, successors, tombstones, statements } = journal.closure;
+  const replacing = journal.replace === true;
+  // Before the deletes (a resumed forget writes them again): the next import skips what was
+  // forgotten, and a forgotten promoted memory is not promoted again from what it stood on.
+  if (!replacing && tombstones && tombstones.length > 0) {
+    const at = String(Date.now());
+    await all.store.setMeta(Object.fromEntries(tombstones.map((k) => [k, at])));
+  }
+  if (!replacing && statements && Object.keys(statements).length > 0) {
+    const stored = new Map(await all.store.metaEntries(statementPrefix(repos.project)));
+    const rows: Record<string, string> = {};
+    for (const [key, e] of Object.entries(statements)) {
+      // Forgotten before (promoted again since, from newer evidence): both sets stay.
+      const before = parseJson<Partial<StatementEvidence> | null>(stored.get(key) ?? 'null', null);
+      const o = [...new Set([...(Array.isArray(before?.o) ? before.o : []), ...e.o])];
+      const s = [...new Set([...(Array.isArray(before?.s) ? before.s : []), ...e.s])];
+      rows[key] = JSON.stringify({ o, s });
+    }
+    await all.store.setMeta(rows);
+  }
+  // The sessions they were captured in (those still stored: a resumed forget may find them gone).
+  for (let i = 0; i < doomed.observation.length; i += 1000) {
+    const rows = await repos.observations.table.rows(`id IN ${sqlIntList(doomed.observation.slice(i, i + 1000))}`, { select: ['memory_session_id'] });
+    for (const r of rows) if (typeof r.memory_session_id === 'string' && r.memory_session_id) sessions.add(r.memory_session_id);
+  }
+  // Before the documents go (a resumed forget finds those still there): commits quote them. (A
+  // document replaced by its newer revision was what the project said then: the commits keep it.)
+  if (!replacing) await forgetDocumentQuotes(repos, purger, doomed.observation);
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].length === 0) continue;
     const list = sqlIntList(doomed[k]);
@@ -543,6 +753,8 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
   // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
   // quoting a record dated after them: a date is the client's or the commit's, not when it was stored.)
+  // A replaced document is not a forget: nothing the user asked or was told goes with it.
+  if (replacing) return;
   await purger.delete(TABLES.requestLog, p);
   await purger.delete(TABLES.sessionPrompts, p);
 }

@@ -1,0 +1,95 @@
+// Forgetting a captured edit: the next save of the same file, in what was the same session, must
+// not store the forgotten change again (capture diffs a file against the text its session
+// recorded, which holds it; a forget ends the session, and the next edit starts from the file).
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { MemoryEngine } from '../../src/core/engine';
+import { Harness, brief, makeRepo, tmp } from './captureHarness';
+
+const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
+
+describe('capture: a forgotten edit stays forgotten', function () {
+  this.timeout(120_000);
+  let root: string;
+  let ws: string;
+  let h: Harness | undefined;
+
+  beforeEach(() => {
+    root = tmp('cm-captureforget-');
+    ws = path.join(root, 'shop');
+    makeRepo(ws, { 'src/price.ts': A0, 'src/other.ts': 'export const other = 1;\n' });
+  });
+  afterEach(async () => {
+    await h?.dispose();
+    h = undefined;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a forgotten edit does not come back when the same file is saved again in the same session', async () => {
+    h = await new Harness({ folders: [ws] }).start();
+    const project = await h.project();
+    const doc = h.open(path.join(ws, 'src/price.ts'));
+    h.type(doc, A0.replace('return n * 2;', 'return n * 2; // qzforgotq pricing rule for the vombat client'));
+    h.save(doc);
+    await h.flush();
+    const before = await h.observations(project);
+    const edits = before.filter((o) => JSON.stringify(o).includes('qzforgotq'));
+    assert.ok(edits.length > 0, `control: the edit is stored:\n${brief(before)}`);
+    const session = edits[0].memory_session_id;
+    await h.engine.forget({ kind: 'observation', ids: edits.map((o) => o.id) }, { project });
+    assert.deepEqual((await h.observations(project)).filter((o) => JSON.stringify(o).includes('qzforgotq')).map((o) => o.id), [], 'control: forgotten');
+    // An unrelated change to the same file, later.
+    h.type(doc, doc.text.replace('export function price', 'export function finalPrice'));
+    h.save(doc);
+    await h.flush();
+    const after = await h.observations(project);
+    assert.ok(after.some((o) => /finalPrice/.test(JSON.stringify(o))), `control: the new edit is stored:\n${brief(after)}`);
+    assert.deepEqual(
+      after.filter((o) => JSON.stringify(o).includes('qzforgotq')).map((o) => `${o.id} ${o.type} ${o.title}\n${o.narrative}`),
+      [],
+      'the forgotten text is back in the store',
+    );
+    assert.ok(after.filter((o) => /finalPrice/.test(JSON.stringify(o))).every((o) => o.memory_session_id !== session), 'the forget ended the session its edit was captured in');
+  });
+
+  it('an edit of another file in that session is kept, and the session is still summarised (at shutdown), without the forgotten edit', async () => {
+    const storeDir = tmp('cm-captureforget-store-');
+    const open = (): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    let engine = await open();
+    try {
+      h = await new Harness({ folders: [ws], engine, storeDir }).start();
+      const project = await h.project();
+      const other = h.open(path.join(ws, 'src/other.ts'));
+      h.type(other, 'export const other = 1; // qzkeptq shipping table\n');
+      h.save(other);
+      const doc = h.open(path.join(ws, 'src/price.ts'));
+      h.type(doc, A0.replace('return n * 2;', 'return n * 2; // qzgoneq margin for the vombat client'));
+      h.save(doc);
+      await h.flush();
+      const stored = await h.observations(project);
+      const gone = stored.filter((o) => JSON.stringify(o).includes('qzgoneq'));
+      assert.ok(gone.length > 0 && stored.some((o) => JSON.stringify(o).includes('qzkeptq')), `control: both stored:\n${brief(stored)}`);
+      const session = gone[0].memory_session_id;
+      await h.engine.forget({ kind: 'observation', ids: gone.map((o) => o.id) }, { project });
+      assert.notEqual(engine.currentSessionId({ project }), session, 'the next observation goes to a new session');
+      await h.dispose();
+      h = undefined;
+      // Shutdown ends the session the forget retired, like any session still open.
+      await engine.close();
+      engine = await open();
+      const summaries = (await engine.listSessions({ project }, 100)).filter((x) => x.memory_session_id === session);
+      assert.equal(summaries.filter((x) => x.summary).length, 1, 'the retired session is summarised');
+      assert.doesNotMatch(JSON.stringify(summaries), /qzgoneq/);
+      const now = await engine.listObservations({ project }, { limit: 100 });
+      assert.ok(now.some((o) => JSON.stringify(o).includes('qzkeptq')), 'the other edit is kept');
+      assert.ok(!now.some((o) => JSON.stringify(o).includes('qzgoneq')), 'the forgotten edit stays gone');
+    } finally {
+      await h?.dispose();
+      h = undefined;
+      await engine.close().catch(() => undefined);
+      fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
+});
