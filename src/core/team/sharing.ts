@@ -203,7 +203,8 @@ export class TeamSharing {
 
   /**
    * Personal and team hits ranked together by their fused relevance. A team item that is the
-   * caller's own shared copy of a record found locally is left out (the same text twice).
+   * caller's own shared copy of a record found locally is left out (the same text twice), and so
+   * is one under the node id of a record found locally.
    */
   async search(local: SearchHit[], project: string, text: string, embedder: QueryEmbedder | null, options: Parameters<TeamMemory['search']>[2], log: (m: string) => void): Promise<TaggedHit[]> {
     let team: TaggedHit[] = [];
@@ -218,7 +219,10 @@ export class TeamSharing {
     const store = await this.storeIfAny().catch(() => null);
     const recorded = await this.team.ledger.all(false).catch(() => []);
     const origins = new Set(local.map((h) => `${h.cell.source_kind}/${h.cell.source_id}`));
+    // A team row under the node id of one of the caller's own records (any writer of the bucket
+    // can write one) is left out too: one id would name two texts, and it hydrates to the record.
     const mine = new Set([
+      ...local.map((h) => h.cell.node_id),
       ...local.flatMap((h) => teamNodeIds(project, this.author, h.cell.source_kind, h.cell.source_id, store)),
       ...recorded.filter((e) => e.project === project && origins.has(e.origin)).map((e) => e.node_id),
     ]);

@@ -36,6 +36,8 @@ import type { TeamRow } from './teamTable';
 import type { Row } from '../store/store';
 import { briefError, errorMessage } from '../errorText';
 import { redact, redactJson, redactKey } from '../capture/redact';
+import { rowToCell } from '../store/mapping';
+import type { Schema } from 'apache-arrow';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
 
@@ -68,6 +70,8 @@ export interface TeamMemoryOptions {
   objectStore?: ObjectStoreSettings;
   /** Reconnect interval while the store cannot be reached (default 5 s). */
   retryMs?: number;
+  /** How often a store refused for a reason that may end (a missing bucket, credentials refused) is probed again (default 5 min). */
+  refusedRetryMs?: number;
   /** Background cache refresh interval while online (default 30 s; 0: only on demand). */
   refreshMs?: number;
   /** Rows per commit when the outbox goes out (default 500). */
@@ -78,6 +82,20 @@ export interface TeamMemoryOptions {
 }
 
 const CACHE_META = 'cache.json';
+
+/**
+ * Refusals a later probe may not repeat, told by the probe's message (objectStorage.ts
+ * probeConditionalPut): a bucket or container that does not exist (HTTP 404), credentials refused
+ * (HTTP 401, 403). Every other refusal (an endpoint that ignores conditional PUT, a location or
+ * endpoint refused as written) stays for the life of the process.
+ */
+const REPROBED = /\(HTTP (?:401|403|404)\)/;
+
+/** How many times a refresh downloads the team store when it moves during the download (see refreshCache). */
+const REFRESH_PASSES = 3;
+
+/** A status request probes a refused store again at most this often. */
+const STATUS_REPROBE_MS = 30_000;
 
 /**
  * How long a caller waits on the team store before going on without it: a network that
@@ -178,6 +196,8 @@ export class TeamMemory {
   private syncing: Promise<void> | null = null;
   private nextSync: Promise<void> | null = null;
   private connecting: Promise<void> | null = null;
+  /** When the store was last probed (connectOnce). */
+  private probedAt = 0;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly listeners = new Set<(s: TeamStatus) => void>();
@@ -212,6 +232,7 @@ export class TeamMemory {
     void team.connect();
     const retry = setInterval(() => {
       if (team.state === 'offline') void team.connect();
+      else if (team.refusalMayEnd && Date.now() - team.probedAt >= (options.refusedRetryMs ?? 300_000)) void team.connect({ reprobe: true });
     }, options.retryMs ?? 5000);
     retry.unref();
     team.timers.push(retry);
@@ -229,7 +250,13 @@ export class TeamMemory {
     return this.options.uri ?? '';
   }
 
+  /** The state now; a request for it probes again a refused store whose refusal may have ended (see connect). */
   status(): TeamStatus {
+    if (this.refusalMayEnd && Date.now() - this.probedAt >= STATUS_REPROBE_MS) void this.connect({ reprobe: true });
+    return this.snapshot();
+  }
+
+  private snapshot(): TeamStatus {
     return { uri: displayUri(this.uri), state: this.state, pending: this.pendingCount, message: this.message, synced_at_epoch: this.syncedAt };
   }
 
@@ -249,18 +276,31 @@ export class TeamMemory {
   }
 
   private emit(): void {
-    const s = this.status();
+    const s = this.snapshot();
     for (const l of this.listeners) l(s);
   }
 
-  /** Connects (probe, open) unless connected; a refused store stays refused. */
-  connect(): Promise<void> {
-    if (this.remote || this.state === 'refused' || this.closed || this.options.uri === null) return Promise.resolve();
+  /**
+   * Connects (probe, open) unless connected. A refused store stays refused, except with `reprobe`
+   * when the refusal may end without a change of settings (a bucket not created yet, credentials
+   * not accepted yet: see REPROBED): an explicit sync, a status request (at most every
+   * STATUS_REPROBE_MS) and the retry timer (every `refusedRetryMs`) probe it again. An endpoint
+   * refused as unsafe (it ignores conditional PUT) or a location refused as written stays refused.
+   */
+  connect(options: { reprobe?: boolean } = {}): Promise<void> {
+    if (this.remote || this.closed || this.options.uri === null) return Promise.resolve();
+    if (this.state === 'refused' && !(options.reprobe && this.refusalMayEnd)) return Promise.resolve();
     this.connecting ??= this.connectOnce().finally(() => (this.connecting = null));
     return this.connecting;
   }
 
+  /** Whether the refusal is one a later probe may not repeat (see connect). */
+  private get refusalMayEnd(): boolean {
+    return this.state === 'refused' && REPROBED.test(this.message ?? '');
+  }
+
   private async connectOnce(): Promise<void> {
+    this.probedAt = Date.now();
     try {
       const uri = this.uri;
       const location = isLocalUri(uri) ? localPath(uri) : uri;
@@ -367,7 +407,7 @@ export class TeamMemory {
       return this.nextSync;
     }
     this.syncing = (async () => {
-      await this.connect();
+      await this.connect({ reprobe: true });
       const remote = this.requireRemote();
       try {
         await this.outbox.exclusive(() => this.flushOutbox(remote));
@@ -426,23 +466,58 @@ export class TeamMemory {
   }
 
   private async refreshCache(remote: TeamTable): Promise<void> {
-    const version = await remote.version();
+    let version = await remote.version();
     if (version === this.cachedVersion && this.syncedAt !== null) return;
-    // A teammate's item is written to this machine's disk with this build's redaction: one shared
-    // by an older build (fewer rules) or put in the bucket by hand may hold a secret.
-    const rows = (await remote.rows(null)).map(redactedTeamRow);
-    // Gone is told by project and node id: a row of another project under the same node id (any
-    // writer of the bucket can add one) kept an unshared item's quotes in the request log.
-    const key = (r: Row): string => `${String(r.project)}\0${String(r.node_id)}`;
-    const before = await this.cache.rows(null, ['project', 'node_id']);
-    const { kept, skipped } = await this.cache.replaceAll(rows);
-    const keptItems = new Set(kept.map(key));
-    const gone = [...new Set(before.filter((r) => !keptItems.has(key(r))).map((r) => String(r.node_id)))];
-    if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${errorMessage(e)}`));
-    if (skipped.length > 0) this.log(`team store: ${skipped.length} item(s) that no client of this version writes were left out (${skipped.slice(0, 3).join('; ')})`);
+    const schema = teamItemsSchema(this.cache.dimension);
+    // An unshare or forget (in this process or in another on the same personal store: the editor
+    // and the CLI) may run while the copy is downloaded: what was downloaded may hold what it took
+    // out, which written here stays on disk until the next refresh. Unshares still queued (read
+    // before the download: an entry leaves the queue only once the team store moved) are left out
+    // of what is written; a store that moved meanwhile is downloaded again, before the copy is
+    // written or after.
+    for (let pass = 1; ; pass++) {
+      const unshared = await this.queuedUnshares();
+      // A teammate's item is written to this machine's disk made safe by this build (teamRowsOf):
+      // one shared by an older build (fewer rules) or put in the bucket by hand may hold a secret.
+      const downloaded = teamRowsOf(await remote.rows(null), schema);
+      const moved = await remote.version();
+      if (moved !== version && pass < REFRESH_PASSES) {
+        version = moved;
+        continue;
+      }
+      await this.writeCache(downloaded.rows.filter((r) => !unshared(r)), downloaded.skipped);
+      const after = await remote.version();
+      if (after === version || pass >= REFRESH_PASSES) break;
+      version = after;
+    }
     this.cachedVersion = version;
     this.syncedAt = Date.now();
     await fsp.writeFile(path.join(this.options.stateDir, CACHE_META), JSON.stringify({ synced_at_epoch: this.syncedAt }), { mode: 0o600 });
+  }
+
+  /** Replaces the cache with rows made safe (teamRowsOf), and tells onGone the items it no longer holds. */
+  private async writeCache(rows: TeamRow[], skipped: string[]): Promise<void> {
+    // Gone is told by project, node id and sharer: a row of another project, or of another sharer
+    // under the same node id (any writer of the bucket can add one), kept an unshared item's
+    // quotes in the request log.
+    const key = (r: Row): string => `${String(r.project)}\0${String(r.node_id)}\0${String(r.shared_by)}`;
+    const before = await this.cache.rows(null, ['project', 'node_id', 'shared_by']);
+    const written = await this.cache.replaceAll(rows);
+    // An unshare queued while the copy was written: its removal from the cache may have run before the write.
+    const late = await this.queuedUnshares();
+    const undone = written.kept.filter(late);
+    for (const r of undone) await this.cache.remove(unshareWhere(r.project, [r.node_id], r.shared_by), { purgeAnyway: true });
+    const keptItems = new Set(written.kept.filter((r) => !undone.includes(r)).map(key));
+    const gone = [...new Set(before.filter((r) => !keptItems.has(key(r))).map((r) => String(r.node_id)))];
+    if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${errorMessage(e)}`));
+    const left = [...skipped, ...written.skipped];
+    if (left.length > 0) this.log(`team store: ${left.length} item(s) that no client of this version writes were left out (${left.slice(0, 3).join('; ')})`);
+  }
+
+  /** Whether an item (project, node id, sharer) is unshared by an entry waiting in the outbox. */
+  private async queuedUnshares(): Promise<(r: { project: string; node_id: string; shared_by: string }) => boolean> {
+    const entries = (await this.outbox.pending()).flatMap((p) => (p.entry.op === 'unshare' ? [p.entry] : []));
+    return (r) => entries.some((e) => e.project === r.project && e.node_ids.includes(r.node_id) && (e.shared_by === undefined || e.shared_by === r.shared_by));
   }
 
   // ------------------------------------------------------------------ reading
@@ -472,20 +547,18 @@ export class TeamMemory {
       hits = await hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
     }
     if (hits.length === 0) return [];
-    // Who shared each hit, read only in the project: a row of another project with the same node
-    // id would otherwise name its own sharer here. The cache holds only rows teamRowOf kept; the
-    // remote, read before the first refresh, is read whole and checked the same way.
-    const fromCache = source === this.cache;
-    const schema = teamItemsSchema(source.dimension);
-    const rows = new Map<string, TeamRow>();
+    // Each hit as its row, made safe and one per item (teamRowsOf), read only in the project (a
+    // row of another project with the same node id would otherwise name its own sharer here): the
+    // remote, read before the first refresh, gives what the cache would.
     const ofHits = `${projectWhere(options.project)} AND node_id IN ${sqlStringList(hits.map((h) => h.cell.node_id))}`;
-    for (const r of await source.rows(ofHits, fromCache ? ['node_id', 'shared_by', 'shared_at_epoch'] : undefined)) {
-      const row = fromCache ? (r as TeamRow) : teamRowOf(r, schema);
-      if (typeof row !== 'string') rows.set(String(row.node_id), row);
-    }
+    const rows = new Map(teamRowsOf(await source.rows(ofHits), teamItemsSchema(this.cache.dimension)).rows.map((r) => [r.node_id, r]));
+    const seen = new Set<string>();
     return hits
-      .filter((h) => rows.has(h.cell.node_id))
-      .map((h) => ({ ...h, origin: { store: 'team' as const, shared_by: rows.get(h.cell.node_id)!.shared_by, shared_at_epoch: Number(rows.get(h.cell.node_id)!.shared_at_epoch) } }));
+      .filter((h) => rows.has(h.cell.node_id) && !seen.has(h.cell.node_id) && seen.add(h.cell.node_id))
+      .map((h) => {
+        const row = rows.get(h.cell.node_id)!;
+        return { ...h, cell: rowToCell(row), origin: { store: 'team' as const, shared_by: row.shared_by, shared_at_epoch: Number(row.shared_at_epoch) } };
+      });
   }
 
   /**
@@ -507,11 +580,11 @@ export class TeamMemory {
   /** One team item of the project (cache first, then the remote), or null. */
   async item(project: string, nodeId: string): Promise<TeamRow | null> {
     const where = `${projectWhere(project)} AND node_id = ${sqlString(nodeId)} AND ${TEAM_ITEM_WHERE}`;
-    let rows = await this.cache.rows(where);
+    const schema = teamItemsSchema(this.cache.dimension);
+    let rows = teamRowsOf(await this.cache.rows(where), schema).rows;
     const remote = this.remote;
-    if (rows.length === 0 && remote) rows = await this.remoteRead(remote, (t) => t.rows(where)).catch(() => []);
-    const row = rows.length > 0 ? teamRowOf(rows[0], teamItemsSchema(this.cache.dimension)) : null;
-    return row === null || typeof row === 'string' ? null : row;
+    if (rows.length === 0 && remote) rows = teamRowsOf(await this.remoteRead(remote, (t) => t.rows(where)).catch(() => []), schema).rows;
+    return rows[0] ?? null;
   }
 
   /**
@@ -544,17 +617,14 @@ export class TeamMemory {
   async list(project: string): Promise<TeamRow[]> {
     const where = `${projectWhere(project)} AND ${TEAM_ITEM_WHERE}`;
     const remote = this.syncedAt === null ? this.remote : null;
-    let source = remote ?? this.cache;
     let found: Row[];
     try {
       found = remote ? await this.remoteRead(remote, (t) => t.rows(where)) : await this.cache.rows(where);
     } catch (e) {
       if (!remote) throw e;
-      source = this.cache;
       found = await this.cache.rows(where);
     }
-    const schema = teamItemsSchema(source.dimension);
-    const rows = found.map((r) => teamRowOf(r, schema)).filter((r): r is TeamRow => typeof r !== 'string');
+    const { rows } = teamRowsOf(found, teamItemsSchema(this.cache.dimension));
     return rows.sort((a, b) => Number(b.shared_at_epoch) - Number(a.shared_at_epoch));
   }
 
@@ -579,11 +649,73 @@ function unshareWhere(project: string, nodeIds: string[], sharedBy: string | und
   return `${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}${sharedBy === undefined ? '' : ` AND shared_by = ${sqlString(sharedBy)}`}`;
 }
 
-/** The text fields of a downloaded team item redacted as a share redacts them; an identifier (branch, type) as one. */
-function redactedTeamRow(row: Row): Row {
-  const out: Row = { ...row };
-  for (const name of ['title', 'text', 'search_text', 'shared_by']) if (typeof out[name] === 'string') out[name] = redact(out[name] as string);
-  if (typeof out.files === 'string') out.files = redactJson(out.files);
-  for (const name of ['branch', 'type']) if (typeof out[name] === 'string') out[name] = redactKey(out[name] as string);
-  return out;
+/** A node id as every writer of this version makes one (a UUID). */
+const NODE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A git commit (abbreviated or whole). */
+const COMMIT_SHA = /^[0-9a-f]{7,64}$/i;
+/** The sharer's record: `<source_kind>/<id>`. */
+const ORIGIN = /^(memory|session_summary)\/[0-9]{1,19}$/;
+/** An embedding model's name (`Xenova/all-MiniLM-L6-v2`, `openai:text-embedding-3-small`); '' for none. */
+const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/;
+
+/**
+ * A row read from the team store as this machine may keep and show it, or why it cannot be:
+ * checked as teamRowOf checks it, only the columns of a team item kept, identifiers checked for
+ * their shape (node id, layer, project, commit, origin, embedding model), and every other text
+ * column redacted as a share redacts it (free text) or as an identifier (branch, type, status,
+ * session id). A value of the wrong shape is dropped where the column may go without it (a
+ * commit, an origin the row's source says again, a model whose vector then counts as none); a
+ * row whose key cannot be made safe is left out. Anyone who can write the bucket can write any
+ * row, and an older build redacted with fewer rules.
+ */
+export function safeTeamRow(raw: Row, schema: Schema): TeamRow | string {
+  const checked = teamRowOf(raw, schema);
+  if (typeof checked === 'string') return checked;
+  const row: Row = {};
+  for (const field of schema.fields) row[field.name] = checked[field.name] ?? null;
+  if (!NODE_ID.test(String(row.node_id))) return 'node_id is not a node id';
+  if (row.layer !== 'L1' && row.layer !== 'L2') return `layer is not shared`;
+  if (redact(String(row.project)) !== row.project) return 'project holds a secret';
+  for (const name of ['title', 'text', 'search_text', 'shared_by']) row[name] = redact(String(row[name]));
+  if (typeof row.files === 'string') row.files = redactJson(row.files);
+  for (const name of ['branch', 'type', 'status', 'session_id']) if (typeof row[name] === 'string') row[name] = redactKey(row[name] as string);
+  if (typeof row.commit_sha === 'string' && !COMMIT_SHA.test(row.commit_sha)) row.commit_sha = null;
+  if (!ORIGIN.test(String(row.origin))) row.origin = `${String(row.source_kind)}/${String(row.source_id)}`;
+  if (!ORIGIN.test(String(row.origin))) return 'origin is not a record';
+  const model = String(row.embed_model);
+  if (model !== '' && !(MODEL_NAME.test(model) && redact(model) === model)) {
+    row.embed_model = '';
+    const dims = (row.vector as ArrayLike<number> | null)?.length ?? 0;
+    row.vector = new Array(dims).fill(0);
+  }
+  return row as TeamRow;
+}
+
+/**
+ * Rows read from the team store, each made safe (safeTeamRow), one per item: a project's node id
+ * names one item. Two rows under one (project, node id) (a hand-made row under a teammate's item's
+ * id: a writer's own shares never collide, the id derives from the sharer) keep the one shared
+ * first, then by sharer, origin and text: every reader, and every read (the cache, the remote
+ * before the first refresh), keeps the same one. Every row read from the team store, or from the
+ * cache made of it, goes through here.
+ */
+export function teamRowsOf(found: Row[], schema: Schema): { rows: TeamRow[]; skipped: string[] } {
+  const items = new Map<string, TeamRow>();
+  const skipped: string[] = [];
+  for (const raw of found) {
+    const row = safeTeamRow(raw, schema);
+    if (typeof row === 'string') {
+      skipped.push(`${redactKey(String(raw.node_id ?? '?'))}: ${row}`);
+      continue;
+    }
+    const key = `${row.project}\0${row.node_id}`;
+    const held = items.get(key);
+    if (!held || firstShared(row, held) < 0) items.set(key, row);
+  }
+  return { rows: [...items.values()], skipped };
+}
+
+function firstShared(a: TeamRow, b: TeamRow): number {
+  const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+  return Number(a.shared_at_epoch) - Number(b.shared_at_epoch) || order(a.shared_by, b.shared_by) || order(a.origin, b.origin) || order(a.text, b.text);
 }

@@ -255,8 +255,8 @@ export class TeamTable {
     await retryCommit(() => this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }), 20);
   }
 
-  /** Replaces the whole content (the local cache after a download), keeping no older version: the items kept (project and node id), and why rows were left out. */
-  async replaceAll(downloaded: Row[]): Promise<{ kept: Array<{ project: string; node_id: string }>; skipped: string[] }> {
+  /** Replaces the whole content (the local cache after a download), keeping no older version: the items kept (project, node id, sharer), and why rows were left out. */
+  async replaceAll(downloaded: Row[]): Promise<{ kept: Array<{ project: string; node_id: string; shared_by: string }>; skipped: string[] }> {
     const schema = teamItemsSchema(this.dimension);
     const rows: TeamRow[] = [];
     const skipped: string[] = [];
@@ -269,7 +269,7 @@ export class TeamTable {
     this.table = await this.db.createTable(TEAM_TABLE, data, { mode: 'overwrite', schema });
     await ensureFtsIndex(this.table, true);
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000) }).catch(() => undefined);
-    return { kept: rows.map((r) => ({ project: r.project, node_id: r.node_id })), skipped };
+    return { kept: rows.map((r) => ({ project: r.project, node_id: r.node_id, shared_by: r.shared_by })), skipped };
   }
 
   close(): void {
