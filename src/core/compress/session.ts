@@ -15,7 +15,7 @@ import { buildMemory } from './promote';
 import { memoryBranch, projectWideBranch } from '../model/branches';
 import { applyMemoryFacts } from './supersede';
 import { redact } from '../capture/redact';
-import { sqlString } from '../store/filters';
+import { cutText } from '../tokens';
 
 const MERGE_MIN_GROUP = 3;
 /** A statement seen in this many places (observations or earlier sessions) becomes a memory. */
@@ -246,10 +246,7 @@ async function promoteRecurring(
   if (candidates.size === 0) return;
 
   // Recurrence across sessions: the same statement in earlier summaries of the project.
-  const earlier = (await repos.summaries.table.rows(`memory_session_id <> ${sqlString(sessionId)}`, { select: ['id', 'decisions', 'preferences'] })).map((r) => ({
-    id: Number(r.id),
-    text: normalise(`${r.decisions ?? ''} ${r.preferences ?? ''}`),
-  }));
+  const earlier = (await repos.summaries.statements(sessionId)).map((s) => ({ id: s.id, text: normalise(s.text) }));
   const memories = await repos.memories.list({ includeSuppressed: true });
   // Known in this session's reach: a branch's memory does not stand for the project's.
   const known = new Set(memories.filter((m) => projectWideBranch(m.branch, repos.defaultBranch) || m.branch === branch).map((m) => normalise(m.text)));
@@ -268,7 +265,7 @@ async function promoteRecurring(
     if (occurrences < PROMOTE_MIN_OCCURRENCES || c.evidence.size === 0) continue;
     const saidAt = Math.max(0, ...c.evidence.values());
     const [id] = await repos.ids.allocate(1);
-    const title = c.text.length > 80 ? `${c.text.slice(0, 77)}...` : c.text;
+    const title = c.text.length > 80 ? `${cutText(c.text, 77)}...` : c.text;
     // Evidence dated after now (a client's clock) counts as said now.
     const said = Number.isFinite(saidAt) && saidAt > 0 ? Math.min(saidAt, now) : now;
     const memory = buildMemory(id, { title, text: c.text, memory_type: c.kind, files: [...c.files].slice(0, 20), session_id: sessionId, branch }, scope, said, 'recurring');

@@ -277,10 +277,7 @@ async function statementsOf(repos: ProjectRepositories, ids: number[]): Promise<
   if (ids.length === 0) return out;
   const promoted = (await repos.memories.table.rows(`id IN ${sqlIntList(ids)}`)).filter((r) => r.classification_reason === RECURRING_REASON);
   if (promoted.length === 0) return out;
-  const summaries = (await repos.summaries.table.rows(null, { select: ['id', 'decisions', 'preferences'] })).map((r) => ({
-    id: Number(r.id),
-    text: normaliseStatement(`${r.decisions ?? ''} ${r.preferences ?? ''}`),
-  }));
+  const summaries = (await repos.summaries.statements()).map((s) => ({ id: s.id, text: normaliseStatement(s.text) }));
   for (const r of promoted) {
     const text = String(r.text ?? '');
     const statement = normaliseStatement(text);

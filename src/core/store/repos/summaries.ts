@@ -33,10 +33,10 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     return new Set((await this.table.rows(null, { select: ['memory_session_id'] })).map((r) => String(r.memory_session_id)));
   }
 
-  /** Decisions and preferences of the project's other sessions (recurrence across sessions). */
-  async earlierStatements(exceptSession: string): Promise<string[]> {
-    const rows = await this.table.rows(`memory_session_id <> ${sqlString(exceptSession)}`, { select: ['decisions', 'preferences'] });
-    return rows.map((r) => `${r.decisions ?? ''} ${r.preferences ?? ''}`);
+  /** Each summary's decisions and preferences, by summary id (of the sessions but `exceptSession`): recurrence across sessions. */
+  async statements(exceptSession?: string): Promise<Array<{ id: number; text: string }>> {
+    const rows = await this.table.rows(exceptSession === undefined ? null : `memory_session_id <> ${sqlString(exceptSession)}`, { select: ['id', 'decisions', 'preferences'] });
+    return rows.map((r) => ({ id: Number(r.id), text: `${r.decisions ?? ''} ${r.preferences ?? ''}` }));
   }
 
   /** Writes (or replaces, for a session ended again) a summary row and its L1 cell. */
