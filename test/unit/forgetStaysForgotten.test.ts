@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { importGitHistory } from '../../src/core/capture/gitImport';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
@@ -14,6 +15,7 @@ import { TABLES } from '../../src/core/store/schema';
 import { commitAll, git } from './gitImportFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
+const sha = (t: string): string => createHash('sha256').update(t).digest('hex');
 
 /** Every meta row's key and value. */
 async function metaText(engine: MemoryEngine): Promise<string> {
@@ -196,5 +198,53 @@ describe('forget: a promoted memory', function () {
     await say('tooling');
     await say('tooling again');
     assert.equal((await quarkpm()).length, 1, 'promoted afresh');
+  });
+});
+
+describe('forget: a forget by id a crash interrupted, finished after a forget of the whole project', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let repo: string;
+  let engine: MemoryEngine;
+  const project = 'acme/qzresumeq';
+  const scope = { project, branch: 'main' };
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-forget-resume-'));
+    repo = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-forget-resume-repo-'));
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
+    git(repo, ['init', '-q', '-b', 'main']);
+    commitAll(repo, { subject: 'Add the qzcommitq ledger', time: 1767600000, files: { 'src/ledger.ts': 'export const ledger = 1;\n' } });
+  });
+  after(async () => {
+    await engine.close().catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('the whole-project forget is a fresh start: the next import stores the commit, and no key names the project', async () => {
+    await importGitHistory(engine, repo, { scope });
+    const commit = (await engine.listObservations(scope, { limit: 100 })).find((o) => o.type === 'commit')!;
+    assert.ok(commit, 'control');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid as number;
+    const [row] = (await engine.store.rows(TABLES.observations, `id = ${commit.id}`)) as Array<{ dedupe_key: string }>;
+    assert.match(String(row.dedupe_key), /^commit:/, 'control: dedupe key');
+    const tomb = `forgot_import:${sha(project)}:${sha(`${project}\u0000${row.dedupe_key}`)}`;
+    const journal = {
+      request: { kind: 'observation', ids: [commit.id] },
+      scope: { project },
+      owner: { pid: dead, host: os.hostname() },
+      closure: { doomed: { observation: [commit.id], session_summary: [], memory: [] }, entities: [], restore: [], successors: {}, tombstones: [tomb], statements: {} },
+    };
+    // Another process crashed in a forget by id, its closure journalled, before its first delete.
+    await engine.store.setMeta({ 'pending_forget:crashed': JSON.stringify(journal) });
+    // This process forgets the whole project meanwhile.
+    await engine.forget({ project }, { project });
+    await engine.close();
+    // The next open resumes the crashed forget.
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
+    const keys = (await engine.store.rows(TABLES.meta, null)).map((r) => String((r as { key: unknown }).key)).filter((k) => k.includes(sha(project)) && !k.startsWith('forgot_at:'));
+    await importGitHistory(engine, repo, { scope });
+    const again = (await engine.listObservations(scope, { limit: 100 })).filter((o) => o.type === 'commit').length;
+    assert.deepEqual({ keys, again }, { keys: [], again: 1 });
   });
 });

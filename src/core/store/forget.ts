@@ -706,12 +706,15 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   const { doomed, entities, restore, successors, tombstones, statements } = journal.closure;
   const replacing = journal.replace === true;
   // Before the deletes (a resumed forget writes them again): the next import skips what was
-  // forgotten, and a forgotten promoted memory is not promoted again from what it stood on.
-  if (!replacing && tombstones && tombstones.length > 0) {
+  // forgotten, and a forgotten promoted memory is not promoted again from what it stood on. Only
+  // while some of its records are still stored: a forget of the whole project that ran before this
+  // one was resumed took them, and the project starts afresh (no key of it is written back).
+  const stillStored = async (table: ProjectTable, ids: number[]): Promise<boolean> => ids.length > 0 && (await table.count(`id IN ${sqlIntList(ids.slice(0, 1000))}`)) > 0;
+  if (!replacing && tombstones && tombstones.length > 0 && (await stillStored(repos.observations.table, doomed.observation))) {
     const at = String(Date.now());
     await all.store.setMeta(Object.fromEntries(tombstones.map((k) => [k, at])));
   }
-  if (!replacing && statements && Object.keys(statements).length > 0) {
+  if (!replacing && statements && Object.keys(statements).length > 0 && (await stillStored(repos.memories.table, doomed.memory))) {
     const stored = new Map(await all.store.metaEntries(statementPrefix(repos.project)));
     const rows: Record<string, string> = {};
     for (const [key, e] of Object.entries(statements)) {
