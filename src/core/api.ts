@@ -208,6 +208,12 @@ export interface MemoryEngineApi {
   /** Removes documents a newer revision replaced, from every table and file, without a forget's tombstone. */
   replaceDocuments(scope: Scope, ids: number[]): Promise<ForgetReport>;
 
+  /**
+   * The project's default branch as this engine knows it (the scope's, else the one its callers
+   * last named; model/branches.ts): what it records there holds project-wide. null: only the usual names.
+   */
+  defaultBranchOf(scope: Scope): Promise<string | null>;
+
   // Session prompts (last 5 per session of a project, 30 days) and the request log.
   addPrompt(scope: Scope, sessionId: string, prompt: string): Promise<void>;
   recentPrompts(scope: Scope, sessionId: string, limit: number): Promise<string[]>;
@@ -262,6 +268,7 @@ export const REMOTE_ENGINE_METHODS = [
   'promote',
   'forget',
   'forgottenImports',
+  'defaultBranchOf',
   'replaceDocuments',
   'previewShare',
   'share',

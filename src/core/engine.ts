@@ -700,6 +700,10 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.maintenance.idle();
   }
 
+  async defaultBranchOf(scope: Scope): Promise<string | null> {
+    return this.scoped(scope).defaultBranch;
+  }
+
   /**
    * Of the dedupe keys an import is about to store (`commit:<sha>`, `doc:<hash>`), those of
    * commits and documents forgotten in the scope's project: an import skips them (store/forget.ts

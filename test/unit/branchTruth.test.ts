@@ -395,6 +395,11 @@ describe('memories that stay true across branches (real engine)', function () {
       assert.deepEqual((await engine.listObservations(feature)).map((o) => o.id), [seen.id]);
       const onFeature = await currentInPack(engine, feature, 'which cache do we use');
       assert.ok(onFeature.ids.includes(redis.id) && !onFeature.ids.includes(memcached.id), onFeature.text);
+      // The note is the engine's, whether the caller names the default branch or not.
+      const line = (t: string): string => t.split('\n').filter((l) => l.includes(`memory ${redis.id}`)).join('\n');
+      const named = await recallContext(toolContext(engine, { ...feature, defaultBranch: 'develop' }), { query: 'which cache do we use' });
+      assert.match(line(named.text), new RegExp(`\\[CURRENT since [\\d-]+; replaces memory ${memcached.id}\\]`), named.text);
+      assert.equal(line(onFeature.text), line(named.text));
     });
   });
 });

@@ -39,7 +39,7 @@ function day(epoch: number | null): string {
  * `isCurrent` tells whether the other side of a conflict still holds: a conflict with a memory
  * that became history (or was suppressed) is no question any more and is not shown.
  */
-export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true, shadowedBy: Memory | null = null, defaultBranch?: string): string | null {
+export function timeNote(memory: Memory, history: boolean, isCurrent: (id: number) => boolean = () => true, shadowedBy: Memory | null = null, defaultBranch: string | null = null): string | null {
   const parts: string[] = [];
   if (memory.status === 'superseded') {
     parts.push(`HISTORY: superseded by memory ${memory.superseded_by ?? '?'} on ${day(memory.valid_to_epoch)}; held from ${day(memory.created_at_epoch)} to ${day(memory.valid_to_epoch)}`);
@@ -61,9 +61,9 @@ export function timeNote(memory: Memory, history: boolean, isCurrent: (id: numbe
  * For a caller on a branch: the project-wide memories among `found` that a current memory of that
  * branch replaces there, each with that memory. Read only when there is one to ask about.
  */
-async function shadowsOnBranch(ctx: ToolContext, found: Memory[]): Promise<Map<number, Memory>> {
+async function shadowsOnBranch(ctx: ToolContext, found: Memory[], defaultBranch: string | null): Promise<Map<number, Memory>> {
   const out = new Map<number, Memory>();
-  const { branch, defaultBranch } = ctx.scope;
+  const { branch } = ctx.scope;
   const asked = new Set(found.filter((m) => projectWideBranch(m.branch, defaultBranch) && m.status === 'active').map((m) => m.id));
   if (!branch || projectWideBranch(branch, defaultBranch) || asked.size === 0) return out;
   // Only the branch's current memories that replace others are read, not the project's.
@@ -87,13 +87,15 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
   const others = [...new Set([...memories.values()].flatMap((m) => (m.conflicts ?? []).filter((c) => c.resolution === 'open').map((c) => c.id)))].filter((id) => !memories.has(id));
   const status = new Map([...memories.values(), ...(others.length > 0 ? await ctx.engine.getMemories(others, ctx.scope, { includeSuppressed: true }) : [])].map((m) => [m.id, m.status]));
   const isCurrent = (id: number): boolean => status.get(id) === 'active';
-  const shadows = await shadowsOnBranch(ctx, [...memories.values()]);
+  // The project's default branch as the engine knows it (its records hold project-wide), not only as this caller names it.
+  const defaultBranch = memories.size > 0 ? await ctx.engine.defaultBranchOf(ctx.scope) : null;
+  const shadows = await shadowsOnBranch(ctx, [...memories.values()], defaultBranch);
   const replacedBy = new Map<TimedHit, number>();
   const timed = hits.map((hit): TimedHit => {
     const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
     const shadowedBy = memory ? (shadows.get(memory.id) ?? null) : null;
     const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded' || shadowedBy !== null;
-    const t = { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy, ctx.scope.defaultBranch) : null };
+    const t = { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy, defaultBranch) : null };
     const by = shadowedBy?.id ?? memory?.superseded_by;
     if (superseded && by !== null && by !== undefined) replacedBy.set(t, by);
     return t;
