@@ -1,6 +1,6 @@
 // What every CLI command's implementation shares: the scope, opening the engine, output.
 
-import { defaultBranchFor, projectScopeFor } from '../core/capture/project';
+import { folderProject } from '../core/capture/project';
 import { startEmbedder } from '../core/embed/start';
 import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
@@ -15,10 +15,9 @@ import { gitAuthor } from '../core/team/shareRows';
  * the repository's default branch when the folder is a clone of that project.
  */
 export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
-  const here = path.resolve(folder);
-  const ofFolder = await projectScopeFor(here);
-  const project = options.project ?? ofFolder;
-  const defaultBranch = project === ofFolder ? await defaultBranchFor(here) : null;
+  const ofFolder = await folderProject(path.resolve(folder));
+  const project = options.project ?? ofFolder.project;
+  const defaultBranch = project === ofFolder.project ? ofFolder.defaultBranch : null;
   return { project, ...(options.branch ? { branch: options.branch } : {}), ...(defaultBranch ? { defaultBranch } : {}) };
 }
 

@@ -51,8 +51,8 @@ export class ScopeService implements vscode.Disposable {
 async function computeScope(uri: vscode.Uri): Promise<Scope> {
   if (uri.scheme !== 'file') return { project: path.posix.basename(uri.path) || 'workspace' };
   try {
-    const { defaultBranchFor, projectScopeFor } = await import('../core/capture/project');
-    const [project, defaultBranch] = await Promise.all([projectScopeFor(uri.fsPath), defaultBranchFor(uri.fsPath)]);
+    const { folderProject } = await import('../core/capture/project');
+    const { project, defaultBranch } = await folderProject(uri.fsPath);
     return defaultBranch ? { project, defaultBranch } : { project };
   } catch {
     return { project: path.basename(uri.fsPath) || 'workspace' };

@@ -41,32 +41,31 @@ export function normaliseRemote(remote: string): string | null {
   return `${host.toLowerCase()}/${r.toLowerCase()}`;
 }
 
-/** The remote that names the project: origin, else the first one; null without a remote. */
-async function projectRemote(folder: string): Promise<string | null> {
+/**
+ * The project a folder is, and its repository's default branch, read with one listing of its
+ * remotes: the project is the remote that names it (origin, else the first one), normalised, else
+ * the repository's (or the folder's) name; the default branch is where that remote's HEAD points
+ * (`refs/remotes/origin/HEAD`, set by clone and `git remote set-head`), null without one (the usual
+ * names then stand for it).
+ */
+export async function folderProject(folder: string): Promise<{ project: string; defaultBranch: string | null }> {
   const names = (await git(folder, ['remote']))?.split(/\r?\n/).filter(Boolean) ?? [];
-  return names.includes('origin') ? 'origin' : (names[0] ?? null);
+  const remote = names.includes('origin') ? 'origin' : (names[0] ?? null);
+  const [url, head] = remote ? await Promise.all([git(folder, ['remote', 'get-url', remote]), git(folder, ['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`])]) : [null, null];
+  const defaultBranch = remote && head?.startsWith(`${remote}/`) ? head.slice(remote.length + 1) || null : null;
+  const normalised = url ? normaliseRemote(url) : null;
+  if (normalised) return { project: normalised, defaultBranch };
+  const top = await git(folder, ['rev-parse', '--show-toplevel']);
+  return { project: path.basename(top || path.resolve(folder)), defaultBranch };
 }
 
 export async function projectScopeFor(folder: string): Promise<string> {
-  const name = await projectRemote(folder);
-  if (name) {
-    const url = await git(folder, ['remote', 'get-url', name]);
-    const normalised = url ? normaliseRemote(url) : null;
-    if (normalised) return normalised;
-  }
-  const top = await git(folder, ['rev-parse', '--show-toplevel']);
-  return path.basename(top || path.resolve(folder));
+  return (await folderProject(folder)).project;
 }
 
-/**
- * The repository's default branch: where its remote's HEAD points (`refs/remotes/origin/HEAD`,
- * set by clone and `git remote set-head`); null without one (the usual names then stand for it).
- */
+/** The repository's default branch (see folderProject). */
 export async function defaultBranchFor(folder: string): Promise<string | null> {
-  const name = await projectRemote(folder);
-  if (!name) return null;
-  const ref = await git(folder, ['symbolic-ref', '--quiet', '--short', `refs/remotes/${name}/HEAD`]);
-  return ref?.startsWith(`${name}/`) ? ref.slice(name.length + 1) || null : null;
+  return (await folderProject(folder)).defaultBranch;
 }
 
 export async function currentBranch(folder: string): Promise<string | null> {
