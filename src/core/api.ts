@@ -160,7 +160,7 @@ export interface MemoryEngineApi {
   remember(input: MemoryInput, scope: Scope): Promise<Memory>;
   /** Ends and summarises a session of the scope's project (a session id is a key within a project). */
   endSession(scope: Scope, memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null>;
-  currentSessionId(scope: Scope): string;
+  currentSessionId(scope: Scope): Promise<string>;
 
   // Reading.
   search(text: string, options: SearchOptions): Promise<SearchHit[]>;

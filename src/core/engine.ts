@@ -141,6 +141,8 @@ interface QueuedEvent {
 
 export class MemoryEngine implements MemoryEngineApi {
   private readonly sessions: SessionRegistry;
+  /** Per project, the forget mark as of this process's last look at its sessions (noticeForgets). */
+  private readonly forgetsSeen = new Map<string, ForgetMark>();
   private readonly queue: WriteQueue<QueuedEvent>;
   private readonly timers: NodeJS.Timeout[] = [];
   private writesSinceOptimize = 0;
@@ -371,9 +373,27 @@ export class MemoryEngine implements MemoryEngineApi {
 
   // ---------------------------------------------------------------- sessions
 
-  currentSessionId(scope: Scope): string {
-    checkProject(scope?.project);
-    return this.sessions.current(scope.project, scope.branch ?? null, Date.now()).id;
+  async currentSessionId(scope: Scope): Promise<string> {
+    const project = checkProject(scope?.project);
+    await this.noticeForgets([project], await forgetMark(this.store));
+    return this.sessions.current(project, scope.branch ?? null, Date.now()).id;
+  }
+
+  /**
+   * Forgets another process ran (the CLI, another window) may have removed observations of a
+   * session open here, and capture diffs a file against what its session recorded, forgotten text
+   * included (see endForgottenSessions, which does this for this process's own forgets). So before
+   * a session of a project is continued, a forget in the project since this process last looked
+   * (forgetsSeen) retires its open session: the next observation starts a new one. Which records
+   * another process forgot is not known here (its journal is gone), so any forget in the project
+   * counts. One read of the meta table's version when nothing was forgotten.
+   */
+  private async noticeForgets(projects: Iterable<string>, mark: ForgetMark): Promise<void> {
+    for (const project of projects) {
+      const seen = this.forgetsSeen.get(project);
+      this.forgetsSeen.set(project, mark);
+      if (seen && (await forgotSince(this.store, seen, project))) this.sessions.retireOpen(project);
+    }
   }
 
   /**
@@ -464,15 +484,17 @@ export class MemoryEngine implements MemoryEngineApi {
 
   private async writeObservations(events: QueuedEvent[]): Promise<Observation[]> {
     const now = Date.now();
-    // Prepared first, all of them, so one bad event rejects the call before anything is written.
-    const prepared = events.map(({ input, scope }) => {
-      const project = checkProject(scope?.project);
-      return { project, p: prepareObservation(input, project, scope.branch, now, (branch, at) => this.sessions.current(project, branch, at).id) };
-    });
-    const results: Observation[] = new Array(events.length);
+    const projects = events.map(({ scope }) => checkProject(scope?.project));
     // Before anything is read: a forget in any process from here on is settled against it, by this
     // call for the stored observations its duplicates bumped or grew, by the graph queue for the graph.
     const mark = await forgetMark(this.store);
+    await this.noticeForgets(new Set(projects), mark);
+    // Prepared first, all of them, so one bad event rejects the call before anything is written.
+    const prepared = events.map(({ input, scope }, i) => {
+      const project = projects[i];
+      return { project, p: prepareObservation(input, project, scope.branch, now, (branch, at) => this.sessions.current(project, branch, at).id) };
+    });
+    const results: Observation[] = new Array(events.length);
     const byProject = new Map<string, number[]>();
     prepared.forEach(({ project }, i) => {
       const list = byProject.get(project) ?? [];
@@ -684,6 +706,9 @@ export class MemoryEngine implements MemoryEngineApi {
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.clear(request.project);
     else if (forgotten.project !== null) this.endForgottenSessions(forgotten.project, forgotten.sessions);
+    // This forget's sessions are settled above: noticeForgets is to take it as seen.
+    if (forgotten.project === null) this.forgetsSeen.clear();
+    else this.forgetsSeen.set(forgotten.project, await forgetMark(this.store));
     await this.forgetShares(forgotten);
     return forgotten.report;
   }

@@ -59,6 +59,12 @@ export class SessionRegistry {
     return true;
   }
 
+  /** Retires the project's open session, if it has one (see retire). */
+  retireOpen(project: string): void {
+    const open = this.open.get(project);
+    if (open) this.retire(project, open.id);
+  }
+
   /** Whether this process is to end the session: open, or retired and not ended yet. */
   isOpen(project: string, sessionId: string): boolean {
     return this.open.get(project)?.id === sessionId || this.retired.has(retiredKey(project, sessionId));

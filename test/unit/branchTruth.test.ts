@@ -175,7 +175,7 @@ describe('memories that stay true across branches (real engine)', function () {
   describe('1b. decisions promoted from sessions on a branch', () => {
     /** One session in `scope` that notes `text`, ended. */
     const session = async (scope: Scope, text: string): Promise<void> => {
-      const id = engine.currentSessionId(scope);
+      const id = await engine.currentSessionId(scope);
       await engine.observe([{ type: 'note', title: 'cache', narrative: text }], scope);
       await engine.endSession(scope, id, 'request');
     };

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import { Harness, brief, makeRepo, tmp } from './captureHarness';
+import { CliBundle } from './cliFixture';
 
 const A0 = 'export function price(n: number) {\n  return n * 2;\n}\n';
 
@@ -89,6 +90,39 @@ describe('capture: a forgotten edit stays forgotten', function () {
       await h?.dispose();
       h = undefined;
       await engine.close().catch(() => undefined);
+      fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
+  it('a forget run by another process (the CLI) ends the session too: the next save does not store the forgotten edit again', async () => {
+    const storeDir = tmp('cm-captureforget-cli-');
+    const bundle = new CliBundle('capture-forget-cli');
+    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    try {
+      await bundle.build();
+      h = await new Harness({ folders: [ws], engine, storeDir }).start();
+      const project = await h.project();
+      const doc = h.open(path.join(ws, 'src/price.ts'));
+      h.type(doc, A0.replace('return n * 2;', 'return n * 2; // qzcliforgotq pricing rule for the vombat client'));
+      h.save(doc);
+      await h.flush();
+      const edits = (await h.observations(project)).filter((o) => JSON.stringify(o).includes('qzcliforgotq'));
+      assert.ok(edits.length > 0, 'control: the edit is stored');
+      const session = edits[0].memory_session_id;
+      const run = await bundle.run(['forget', '--store', storeDir, '--project', project, '--kind', 'observation', '--ids', edits.map((o) => o.id).join(',')]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual((await h.observations(project)).filter((o) => JSON.stringify(o).includes('qzcliforgotq')).map((o) => o.id), [], 'control: forgotten');
+      h.type(doc, doc.text.replace('export function price', 'export function finalPrice'));
+      h.save(doc);
+      await h.flush();
+      const after = await h.observations(project);
+      assert.ok(after.some((o) => /finalPrice/.test(JSON.stringify(o))), `control: the new edit is stored:\n${brief(after)}`);
+      assert.deepEqual(after.filter((o) => JSON.stringify(o).includes('qzcliforgotq')).map((o) => `${o.id} ${o.type} ${o.title}\n${o.narrative}`), [], 'the forgotten text is back in the store');
+      assert.ok(after.filter((o) => /finalPrice/.test(JSON.stringify(o))).every((o) => o.memory_session_id !== session), 'the other process\'s forget ended the session its edit was captured in');
+    } finally {
+      await h?.dispose();
+      h = undefined;
+      await engine.close().catch(() => undefined);
+      bundle.remove();
       fs.rmSync(storeDir, { recursive: true, force: true });
     }
   });

@@ -335,9 +335,9 @@ export class Harness {
     const engine = this.engine;
     const client = {
       observe: (list: Any, scope: Any) => engine.observe(list, scope),
-      currentSessionId: async (scope: Any) => engine.currentSessionId(scope),
+      currentSessionId: (scope: Any) => engine.currentSessionId(scope),
       endCurrentSession: async (scope: Any, reason: Any) => {
-        const sessionId = engine.currentSessionId(scope);
+        const sessionId = await engine.currentSessionId(scope);
         return { sessionId, summary: await engine.endSession(scope, sessionId, reason) };
       },
     };

@@ -95,7 +95,7 @@ describe('compress: sessions, merging and promotion', function () {
 
   it('ends a session on request: summary row, L1 cell, merged observations with their sources', async () => {
     const engine = await open();
-    const session = engine.currentSessionId(scope);
+    const session = await engine.currentSessionId(scope);
     await engine.addPrompt(scope, session, 'Make the exporter stream rows');
     const edits = [0, 1, 2, 3].map((i) => ({ type: 'edit', title: `Edit exporter step ${i}`, files_modified: ['src/exporter.ts'], narrative: `Step ${i}: stream rows in batches.` }));
     const stored = await engine.observe([...edits, { type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], scope);
@@ -121,23 +121,23 @@ describe('compress: sessions, merging and promotion', function () {
     assert.equal(sessions[0].memory_session_id, session);
     assert.equal(sessions[0].summary?.id, summary.id);
     // After the end a new session starts.
-    assert.notEqual(engine.currentSessionId(scope), session);
+    assert.notEqual(await engine.currentSessionId(scope), session);
   });
 
   it('ends a session on a branch switch, on idle and on shutdown', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-compress-'));
     dirs.push(dir);
     const engine = await open({ sessionIdleMs: 1000 }, dir);
-    const first = engine.currentSessionId(scope);
+    const first = await engine.currentSessionId(scope);
     await engine.observe([{ type: 'note', title: 'work on main' }], scope);
     await engine.observe([{ type: 'note', title: 'work on feature' }], { ...scope, branch: 'feature/x' });
-    const second = engine.currentSessionId({ ...scope, branch: 'feature/x' });
+    const second = await engine.currentSessionId({ ...scope, branch: 'feature/x' });
     assert.notEqual(second, first);
     await until(async () => (await engine.listSessions(scope)).find((s) => s.memory_session_id === first)?.summary, 'branch-switch summary');
     // Idle: nothing happens for longer than sessionIdleMs.
     await until(async () => (await engine.listSessions({ project: scope.project })).find((s) => s.memory_session_id === second)?.summary, 'idle summary');
 
-    const third = engine.currentSessionId(scope);
+    const third = await engine.currentSessionId(scope);
     await engine.observe([{ type: 'note', title: 'last words before shutdown' }], scope);
     await engine.close();
     const reopened = await open({}, dir);
@@ -147,11 +147,11 @@ describe('compress: sessions, merging and promotion', function () {
 
   it('promotes a recurring decision to a memory, and a newer contradicting one closes it', async () => {
     const engine = await open();
-    const s1 = engine.currentSessionId(scope);
+    const s1 = await engine.currentSessionId(scope);
     await engine.observe([{ type: 'note', title: 'tooling', narrative: 'We decided to use pnpm for package management.' }], scope);
     await engine.endSession(scope, s1, 'request');
     assert.equal((await engine.listMemories(scope)).length, 0, 'said once: not yet a memory');
-    const s2 = engine.currentSessionId(scope);
+    const s2 = await engine.currentSessionId(scope);
     await engine.observe([{ type: 'note', title: 'tooling again', narrative: 'We decided to use pnpm for package management.' }], scope);
     await engine.endSession(scope, s2, 'request');
     const [pnpm] = await engine.listMemories(scope);
@@ -189,7 +189,7 @@ describe('compress: sessions, merging and promotion', function () {
       },
     };
     const engine = await open({ summariser: counting, summaryBudgetTokens: 123 });
-    const session = engine.currentSessionId(scope);
+    const session = await engine.currentSessionId(scope);
     for (let i = 0; i < 50; i++) engine.enqueue({ type: 'note', title: `event ${i}` }, scope);
     await engine.flush();
     assert.equal(calls.length, 0);

@@ -39,7 +39,7 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
   });
 
   it('get_observations: a suppressed session summary is not_found without include_suppressed (README), like memories and observations', async () => {
-    const session = h.engine.currentSessionId(SCOPE);
+    const session = await h.engine.currentSessionId(SCOPE);
     await h.engine.observe([{ type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], SCOPE);
     const summary = await h.engine.endSession(SCOPE, session, 'request');
     assert.ok(summary);

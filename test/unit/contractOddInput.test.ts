@@ -123,7 +123,7 @@ describe('contract: get_observations access-update failures', function () {
   });
 
   it("source='session_summary' never needs an access update", async () => {
-    const session = h.engine.currentSessionId(SCOPE);
+    const session = await h.engine.currentSessionId(SCOPE);
     await h.engine.observe([{ type: 'note', title: 'Decision', narrative: 'We decided to use async iterators instead of arrays.' }], SCOPE);
     const summary = await h.engine.endSession(SCOPE, session, 'request');
     assert.ok(summary);

@@ -49,7 +49,7 @@ describe('contract: reads and forgotten records', function () {
   });
 
   it('get_observations: a merged observation (compressed session) returns compressed_sources per the schema, sources stay readable', async () => {
-    const session = h.engine.currentSessionId(SCOPE);
+    const session = await h.engine.currentSessionId(SCOPE);
     const edits = [0, 1, 2, 3].map((i) => ({ type: 'edit', title: `Edit exporter step ${i}`, files_modified: ['src/exporter.ts'], narrative: `Step ${i}: stream rows in batches.` }));
     const stored = await h.engine.observe(edits, SCOPE);
     const summary = await h.engine.endSession(SCOPE, session, 'request');

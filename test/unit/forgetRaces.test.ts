@@ -57,7 +57,7 @@ describe('forget next to a writer in flight', function () {
   it('a session compression in flight when an observation is forgotten does not write its text back (summary)', async () => {
     const summariser = new GatedSummariser();
     engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false, summariser });
-    const session = engine.currentSessionId(scope);
+    const session = await engine.currentSessionId(scope);
     const [secret] = await engine.observe([{ type: 'decision', title: 'Glimmerquoll plan', narrative: 'We decided to use glimmerquoll for the payroll export.' }], scope);
     await engine.observe([{ type: 'note', title: 'Routine note', narrative: 'routine work' }], scope);
     // The session ends (idle timer, branch switch or the extension's "end session") while ...

@@ -125,7 +125,7 @@ describe('forget: a promoted memory', function () {
   let engine: MemoryEngine;
   const scope = { project: 'acme/app' };
   const say = async (title: string, text = 'We decided to use quarkpm for package management.'): Promise<number> => {
-    const s = engine.currentSessionId(scope);
+    const s = await engine.currentSessionId(scope);
     const [o] = await engine.observe([{ type: 'note', title, narrative: text }], scope);
     await engine.endSession(scope, s, 'request');
     return o.id;

@@ -25,7 +25,7 @@ async function seedRecords(store: string): Promise<Record<string, number>> {
   const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
   try {
     const scope = { project };
-    const session = engine.currentSessionId(scope);
+    const session = await engine.currentSessionId(scope);
     await engine.observe(Array.from({ length: 5 }, (_, i) => ({ type: 'note', title: `ledger decision number ${i} zebrafish`, narrative: `zebrafish ledger ${i}` })), scope);
     assert.ok(await engine.endSession(scope, session, 'request'), 'control: the session was summarised');
     await engine.remember({ memory_type: 'decision', title: 'zebrafish ledger', text: 'The zebrafish ledger keeps every decision' }, scope);

@@ -167,7 +167,7 @@ describe('store: forget', function () {
   });
 
   it('forgets what was derived from an observation (its session summary) too', async () => {
-    const session = engine.currentSessionId(scope);
+    const session = await engine.currentSessionId(scope);
     const [o] = await engine.observe([{ type: 'note', title: 'Wombatcache decision', narrative: 'We decided to use wombatcache instead of redis.' }], scope);
     await engine.observe([{ type: 'edit', title: 'Edited the cache layer', files_modified: ['src/cache.ts'] }], scope);
     const summary = await engine.endSession(scope, session, 'request');
@@ -182,7 +182,7 @@ describe('store: forget', function () {
     await engine.close();
     // Sessions idle at once, so that the sweep looks at every one.
     engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false, sessionIdleMs: 1 });
-    const session = engine.currentSessionId(scope);
+    const session = await engine.currentSessionId(scope);
     await engine.observe([{ type: 'decision', title: 'Wombatledger decision', narrative: 'We decided to use wombatledger instead of the old ledger.' }], scope);
     await engine.observe([{ type: 'edit', title: 'Edited the ledger', files_modified: ['src/ledger.ts'] }], scope);
     const other = await engine.observe([{ type: 'note', title: 'Another session stays', memory_session_id: 'other-session' }], scope);

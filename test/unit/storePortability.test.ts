@@ -24,7 +24,7 @@ describe('store: JSON Lines export and import', function () {
   it('round-trips observations, summaries, memories and the graph', async () => {
     const scope = { project: 'acme/app', branch: 'main' };
     const source = await open();
-    const session = source.currentSessionId(scope);
+    const session = await source.currentSessionId(scope);
     const obs = await source.observe(
       [
         { type: 'edit', title: 'Split the ledger module', files_modified: ['src/ledger.ts', 'src/ledgerIo.ts'], facts: ['ledger split in two'], concepts: ['ledger'], search_extra: 'extraterm' },

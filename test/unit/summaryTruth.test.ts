@@ -53,7 +53,7 @@ describe('session summaries tell the truth about the session', function () {
 
   async function endSession(): Promise<SessionSummary> {
     await engine.flush();
-    const summary = await engine.endSession(scope, engine.currentSessionId(scope), 'request');
+    const summary = await engine.endSession(scope, await engine.currentSessionId(scope), 'request');
     assert.ok(summary, 'no summary');
     return summary;
   }

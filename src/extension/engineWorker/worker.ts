@@ -95,7 +95,7 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
   switch (method) {
     case 'endCurrentSession': {
       const [scope, reason] = args as [Scope, Parameters<MemoryEngineApi['endSession']>[2]];
-      const sessionId = engine.currentSessionId(scope);
+      const sessionId = await engine.currentSessionId(scope);
       return { sessionId, summary: await engine.endSession(scope, sessionId, reason) };
     }
     case 'exportToFile': {
