@@ -169,7 +169,7 @@ function piecewisePrefix(text: string, max: number): string {
   for (const piece of pieces(text)) {
     if (piece.chunk) {
       const tokens = encode(piece.text, PLAIN_TEXT);
-      if (tokens.length > left) return text.slice(0, end) + cleanTail(decode(tokens.slice(0, left)));
+      if (tokens.length > left) return text.slice(0, end) + agreedPrefix(piece.text, decode(tokens.slice(0, left)));
       left -= tokens.length;
     } else {
       const cut = prefixOf(piece.text, left);
@@ -194,16 +194,22 @@ function prefixOf(text: string, max: number): { text: string; tokens: number } {
     // change the last word or two; drop those chunks and the rest equals the full encode.
     const chunks = [...encodeGenerator(text.slice(0, window), PLAIN_TEXT)];
     const stable = chunks.slice(0, Math.max(0, chunks.length - 2)).flat();
-    if (stable.length >= max) return { text: cleanTail(decode(stable.slice(0, max))), tokens: max };
+    if (stable.length >= max) return { text: agreedPrefix(text, decode(stable.slice(0, max))), tokens: max };
     window *= 2;
   }
   const tokens = encode(text, PLAIN_TEXT);
-  return tokens.length <= max ? { text, tokens: tokens.length } : { text: cleanTail(decode(tokens.slice(0, max))), tokens: max };
+  return tokens.length <= max ? { text, tokens: tokens.length } : { text: agreedPrefix(text, decode(tokens.slice(0, max))), tokens: max };
 }
 
-// A cut can land inside a multi-byte character, which decodes to U+FFFD.
-function cleanTail(s: string): string {
-  let end = s.length;
-  while (end > 0 && s.charCodeAt(end - 1) === 0xfffd) end--;
-  return s.slice(0, end);
+/**
+ * The prefix of `text` that `decoded`, the decoding of its first tokens, agrees with. A cut can
+ * land inside a multi-byte character, and the tokenizer decodes the part it kept to U+FFFD, at the
+ * end or where that character began (before a space the token also holds): what comes back is
+ * always the original text, cut at a character boundary.
+ */
+function agreedPrefix(text: string, decoded: string): string {
+  const n = Math.min(text.length, decoded.length);
+  let i = 0;
+  while (i < n && text.charCodeAt(i) === decoded.charCodeAt(i)) i++;
+  return text.slice(0, codePointCut(text, i));
 }

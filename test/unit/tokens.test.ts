@@ -31,6 +31,20 @@ describe('tokens', () => {
     }
   });
 
+  it('cuts a text of emoji and words into a prefix of it at every budget (no U+FFFD where a character was split)', () => {
+    const texts = [
+      `[1] Emoji party 🎉🎉 rocket 🚀\n${'We celebrated 🎉 the launch 🚀 of the ünïcödé parser 😀 with everyone. '.repeat(40)}`,
+      `${'x'.repeat(3000)} 🎉🎉 ${'y'.repeat(3000)} 🚀`,
+    ];
+    for (const text of texts) {
+      for (let max = 1; max <= 120; max++) {
+        const cut = truncateToTokens(text, max);
+        assert.ok(text.startsWith(cut), `budget ${max}: not a prefix: ${JSON.stringify(cut.slice(-40))}`);
+        assert.ok(countTokens(cut) <= max, `budget ${max}: ${countTokens(cut)} tokens`);
+      }
+    }
+  });
+
   it('grows its window for text with few characters per token', () => {
     const cjk = '日本語のテキストと絵文字😀🚀'.repeat(400);
     const cut = truncateToTokens(cjk, 500);
