@@ -32,14 +32,16 @@ export interface HttpToolHarness {
   assertValid(name: string, result: CallResult): void;
 }
 
-export function httpToolHarness(options: { fill?: (engine: MemoryEngine) => Promise<void>; serve?: (engine: MemoryEngine) => MemoryEngineApi } = {}): HttpToolHarness {
+export function httpToolHarness(
+  options: { open?: () => Promise<{ engine: MemoryEngine; dir: string }>; fill?: (engine: MemoryEngine) => Promise<void>; serve?: (engine: MemoryEngine) => MemoryEngineApi } = {},
+): HttpToolHarness {
   let engine: MemoryEngine;
   let dir: string;
   let server: RunningHttpServer;
   let client: Client;
   let tools: Awaited<ReturnType<Client['listTools']>>['tools'] = [];
   before(async () => {
-    ({ engine, dir } = await openTestEngine());
+    ({ engine, dir } = await (options.open ?? openTestEngine)());
     await options.fill?.(engine);
     server = await startHttpServer({ engine: options.serve?.(engine) ?? engine, scope: SCOPE });
     client = await connectClient(server);

@@ -212,6 +212,51 @@ async function embedQuery(ctx: HybridContext, query: string): Promise<Float32Arr
   return vector && vector.length === embedder.dimension ? vector : null;
 }
 
+/**
+ * Everyday sentences about nothing a project holds. A sentence encoder puts any two texts some
+ * way apart (USE-lite: 0.1 to 0.35 between a query of nonsense, "kumquat" or a weather question
+ * and a commit), which no fixed cut tells from a paraphrase that shares no word with the record
+ * it means (0.25 to 0.65). What does tell them apart is the query's own nearness to these: on
+ * USE-lite every unrelated query tried was nearer one of them than any record, and every
+ * paraphrase nearer its record than any of them. So a neighbour that shares no word with the
+ * query counts only where it is nearer than the nearest of these (unrelatedFloor).
+ */
+const UNRELATED = [
+  'The weather is nice today.',
+  'I had a sandwich for lunch.',
+  'The train leaves at noon.',
+  'She plays the violin.',
+  'Mountains are covered in snow.',
+  'Prices rose last quarter.',
+  'The cat sleeps on the sofa.',
+  'A new museum opened downtown.',
+  'hello',
+  'thanks',
+  'ok',
+  'asdf qwer zxcv',
+];
+const unrelatedVectors = new Map<string, Promise<Float32Array[]>>();
+
+/**
+ * The similarity a neighbour that shares no word with the query must pass: the query's to the
+ * nearest of UNRELATED (0 when they cannot be embedded), and at least what chance alone gives two
+ * unrelated vectors of the embedder's dimension (three standard deviations of the dot product of
+ * random unit vectors, 3 / sqrt(dimension): 0.13 at 512): the hashed embedder's collisions, where a
+ * sentence encoder's unrelated texts lie well above it anyway.
+ */
+async function unrelatedFloor(embedder: QueryEmbedder, vector: Float32Array): Promise<number> {
+  const key = `${embedder.name}\u0000${embedder.dimension}`;
+  let vectors = unrelatedVectors.get(key);
+  if (!vectors) {
+    vectors = embedder.embed(UNRELATED);
+    unrelatedVectors.set(key, vectors);
+    vectors.catch(() => unrelatedVectors.delete(key));
+  }
+  const list = await vectors.catch(() => []);
+  const chance = 3 / Math.sqrt(vector.length);
+  return list.filter((v) => v.length === vector.length).reduce((best, v) => Math.max(best, dot(vector, v)), chance);
+}
+
 async function vectorSearch(ctx: HybridContext, vector: Float32Array, where: string, limit: number, columns: string[]): Promise<Row[]> {
   // The metric must match the ANN index's once one exists, or LanceDB silently scans everything.
   // `where` is a prefilter (LanceDB's default): a small project in a big store still gets its k.
@@ -352,6 +397,9 @@ async function rankRows(
   // Similarities are computed here from the vectors, whatever metric the ANN index uses.
   const vecRows = needVectorList ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 
+  // Neighbours the words did not find count only where they are nearer than unrelated text is.
+  const lexical = new Set(lex.rows.map((r) => String(r.node_id)));
+  const floor = vector && vecRows.some((r) => !lexical.has(String(r.node_id))) ? await unrelatedFloor(ctx.embedder!, vector) : 0;
   const fused = new Map<string, { row: Row; score: number }>();
   let best: number;
   // Standard scores only say how a candidate compares with the others: over a handful of word
@@ -375,7 +423,11 @@ async function rankRows(
     // A row not embedded yet gets the mean similarity: neither helped nor hurt by the wait.
     const known = [...sims.values()].filter((x): x is number => x !== null);
     const mean = known.length ? known.reduce((a, b) => a + b, 0) / known.length : 0;
-    for (const [id, e] of fused) if (vector) e.score += s.vectorWeight * Math.max(0, sims.get(id) ?? mean);
+    for (const [id, e] of fused) {
+      if (!vector) continue;
+      const sim = sims.get(id) ?? mean;
+      e.score += s.vectorWeight * (lexical.has(id) || sim > floor ? Math.max(0, sim) : 0);
+    }
     best = s.lexicalWeight * (top > 0 ? 1 : 0) + (vector ? s.vectorWeight : 0);
   } else {
     const add = (rows: Row[], weight: number): void => {

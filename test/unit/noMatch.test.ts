@@ -1,0 +1,82 @@
+// A question about nothing in the store gets nothing (recall_context's "No matching XMemo memory
+// was found.", retrieve_memory's zero facts), with the product's sentence encoder and with the
+// hashed fallback: a sentence encoder puts any two texts some way apart (USE-lite: 0.1 to 0.35
+// between nonsense and a commit), and a neighbour that shares no word with the query counts only
+// where it is nearer than everyday sentences about nothing are (retrieve/hybrid.ts unrelatedFloor).
+// A paraphrase that shares no word with its record still finds it.
+import * as assert from 'node:assert/strict';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { UseLiteEmbedder } from '../../src/core/embed/useLite';
+import type { Embedder } from '../../src/core/embed/embedder';
+import { MemoryEngine } from '../../src/core/engine';
+import { SCOPE, httpToolHarness } from './httpToolHarness';
+import { tempDir } from './mcpFixture';
+
+const NONE = '### XMemo Context\nItems: 0\nNo matching XMemo memory was found.';
+const UNRELATED_QUERIES = ['qwxz vvbn plmk', 'xyzzy', 'zebra giraffe quantum', 'kumquat', 'recipe for banana bread'];
+
+async function fill(engine: MemoryEngine): Promise<void> {
+  await engine.observe(
+    [
+      { type: 'edit', title: 'Switched the vector store to LanceDB', narrative: 'We replaced the SQLite vector extension with LanceDB because it runs embedded and supports object storage.' },
+      { type: 'edit', title: 'Token budgets use the o200k tokenizer', narrative: 'recall_context counts tokens with gpt-tokenizer instead of characters divided by four.' },
+      { type: 'read', title: 'Read the retry policy of the HTTP client', narrative: 'Exponential backoff with jitter, at most five attempts.' },
+      { type: 'edit', title: 'Flash messages are kept in the session between requests', narrative: 'A flashed message survives the redirect and is shown once.' },
+    ],
+    SCOPE,
+  );
+  await engine.remember({ title: 'Decision: embedded LanceDB is the vector store', text: 'The team decided to keep all memory in an embedded LanceDB store on the user disk.', memory_type: 'decision' }, SCOPE);
+  await engine.waitForVectors();
+}
+
+for (const [name, embedder] of [
+  ['USE-lite, the default sentence encoder', () => new UseLiteEmbedder()],
+  ['the hashed fallback', () => new HashedEmbedder()],
+] as Array<[string, () => Embedder]>) {
+  describe(`a question about nothing in the store gets nothing (${name})`, function () {
+    this.timeout(180_000);
+    const h = httpToolHarness({
+      open: async () => {
+        const dir = tempDir('nomatch');
+        return { engine: await MemoryEngine.open({ storeUri: dir, embedder: embedder(), maintenanceIntervalMs: 0 }), dir };
+      },
+      fill,
+    });
+
+    it('recall_context says nothing matched and retrieve_memory has no fact, for nonsense and unrelated questions', async () => {
+      const got: string[] = [];
+      for (const query of UNRELATED_QUERIES) {
+        const r = await h.call('recall_context', { query });
+        if (r.content[0].text !== NONE) got.push(`recall_context ${query}: ${r.content[0].text!.slice(0, 200)}`);
+        const rm = await h.call('retrieve_memory', { prompt: query });
+        const retrieval = rm.structuredContent!.retrieval as { total_items: number };
+        if (retrieval.total_items !== 0) got.push(`retrieve_memory ${query}: ${retrieval.total_items} item(s)`);
+      }
+      assert.deepEqual(got, []);
+    });
+
+    it('a question sharing a word with a record still finds it', async () => {
+      const r = await h.call('recall_context', { query: 'which tokenizer counts the budget' });
+      assert.match(r.content[0].text!, /o200k tokenizer/);
+    });
+  });
+}
+
+describe('a paraphrase sharing no word with its record (USE-lite)', function () {
+  this.timeout(180_000);
+  const h = httpToolHarness({
+    open: async () => {
+      const dir = tempDir('nomatch-paraphrase');
+      return { engine: await MemoryEngine.open({ storeUri: dir, embedder: new UseLiteEmbedder(), maintenanceIntervalMs: 0 }), dir };
+    },
+    fill,
+  });
+
+  it('is still found through the sentence encoder', async () => {
+    const r = await h.call('recall_context', { query: 'one-time notices shown on the next page' });
+    assert.notEqual(r.content[0].text, NONE);
+    const first = (r.structuredContent!.items as Array<{ source_kind: string; source_id: number }>)[0];
+    const [record] = await h.engine.getObservations([first.source_id], SCOPE);
+    assert.match(record?.title ?? '', /Flash messages/, r.content[0].text);
+  });
+});
