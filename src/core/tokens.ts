@@ -1,5 +1,6 @@
 // Token budgets use a real BPE tokenizer (o200k_base, the encoding of current OpenAI models),
 // not characters / 4, so a budget means the same thing to every agent reading the output.
+import type { TextDecoder } from 'node:util';
 import type * as GptTokenizer from 'gpt-tokenizer';
 import type * as GptSplit from 'gpt-tokenizer/encodingParams/constants';
 
@@ -8,6 +9,8 @@ import type * as GptSplit from 'gpt-tokenizer/encodingParams/constants';
 let bpe: typeof GptTokenizer | undefined;
 /** The tokenizer's own split of text into words (o200k_base), before it merges each word. */
 let wordPattern: RegExp | undefined;
+/** The one TextDecoder gpt-tokenizer decodes every call with (see prefixOfTokens). */
+let sharedDecoder: TextDecoder | undefined;
 
 /**
  * Words whose merges the tokenizer remembers. Its default, 100,000, holds every distinct word a
@@ -24,6 +27,12 @@ function tokenizer(): typeof GptTokenizer {
     bpe.setMergeCacheSize(MERGE_CACHE_WORDS);
   }
   return bpe;
+}
+
+function streamingDecoder(): TextDecoder {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with the tokenizer
+  sharedDecoder ??= (require('gpt-tokenizer/BytePairEncodingCore') as { decoder: TextDecoder }).decoder;
+  return sharedDecoder;
 }
 
 function words(): RegExp {
@@ -163,13 +172,13 @@ export function truncateToTokens(text: string, maxTokens: number): string {
 
 /** The prefix of `text` that its pieces' first `max` tokens hold. */
 function piecewisePrefix(text: string, max: number): string {
-  const { decode, encode } = tokenizer();
+  const { encode } = tokenizer();
   let end = 0;
   let left = max;
   for (const piece of pieces(text)) {
     if (piece.chunk) {
       const tokens = encode(piece.text, PLAIN_TEXT);
-      if (tokens.length > left) return text.slice(0, end) + agreedPrefix(piece.text, decode(tokens.slice(0, left)));
+      if (tokens.length > left) return text.slice(0, end) + prefixOfTokens(piece.text, tokens.slice(0, left));
       left -= tokens.length;
     } else {
       const cut = prefixOf(piece.text, left);
@@ -187,29 +196,46 @@ function piecewisePrefix(text: string, max: number): string {
  * and its token count.
  */
 function prefixOf(text: string, max: number): { text: string; tokens: number } {
-  const { decode, encode, encodeGenerator } = tokenizer();
+  const { encode, encodeGenerator } = tokenizer();
   let window = max * CHARS_PER_TOKEN_WINDOW;
   while (window < text.length) {
     // The tokenizer splits text into words before merging, so cutting the window can only
     // change the last word or two; drop those chunks and the rest equals the full encode.
     const chunks = [...encodeGenerator(text.slice(0, window), PLAIN_TEXT)];
     const stable = chunks.slice(0, Math.max(0, chunks.length - 2)).flat();
-    if (stable.length >= max) return { text: agreedPrefix(text, decode(stable.slice(0, max))), tokens: max };
+    if (stable.length >= max) return { text: prefixOfTokens(text, stable.slice(0, max)), tokens: max };
     window *= 2;
   }
   const tokens = encode(text, PLAIN_TEXT);
-  return tokens.length <= max ? { text, tokens: tokens.length } : { text: agreedPrefix(text, decode(tokens.slice(0, max))), tokens: max };
+  return tokens.length <= max ? { text, tokens: tokens.length } : { text: prefixOfTokens(text, tokens.slice(0, max)), tokens: max };
 }
 
 /**
- * The prefix of `text` that `decoded`, the decoding of its first tokens, agrees with. A cut can
- * land inside a multi-byte character, and the tokenizer decodes the part it kept to U+FFFD, at the
- * end or where that character began (before a space the token also holds): what comes back is
- * always the original text, cut at a character boundary.
+ * The prefix of `text` that `tokens`, its first tokens, encode. gpt-tokenizer's decode keeps one
+ * streaming TextDecoder for every call: a call whose tokens end inside a character leaves that
+ * character's first bytes in it, and the next call's text began with them (a U+FFFD, and a
+ * character lost); it is flushed before and after each call here. The decoded text is mapped back
+ * by its UTF-8 length, so the prefix is always the text's own (a lone surrogate, which the
+ * tokenizer encodes as U+FFFD, stays as the text has it) and ends at a character boundary.
  */
-function agreedPrefix(text: string, decoded: string): string {
-  const n = Math.min(text.length, decoded.length);
+function prefixOfTokens(text: string, tokens: number[]): string {
+  const decoder = streamingDecoder();
+  decoder.decode();
+  const bytes = Buffer.byteLength(tokenizer().decode(tokens), 'utf8');
+  decoder.decode();
+  return prefixOfBytes(text, bytes);
+}
+
+/** The longest prefix of `text` whose UTF-8 encoding (a lone surrogate as U+FFFD) holds at most `bytes` bytes. */
+function prefixOfBytes(text: string, bytes: number): string {
+  let used = 0;
   let i = 0;
-  while (i < n && text.charCodeAt(i) === decoded.charCodeAt(i)) i++;
-  return text.slice(0, codePointCut(text, i));
+  while (i < text.length) {
+    const cp = text.codePointAt(i)!;
+    const size = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    if (used + size > bytes) break;
+    used += size;
+    i += cp > 0xffff ? 2 : 1;
+  }
+  return text.slice(0, i);
 }

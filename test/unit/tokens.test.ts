@@ -45,6 +45,33 @@ describe('tokens', () => {
     }
   });
 
+  it('cuts mixed CJK, emoji, accents and lone surrogates near the budget, a prefix every time, whatever was cut before', () => {
+    const parts = ['日本語', '😀', ' ', 'é', '🚀🚀', '\n', 'word', '👩‍👩‍👧', '中文 ', 'ü ', '🎉 ', '한국어', '\uD800', 'x\uDC00'];
+    let seed = 7;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const bad: string[] = [];
+    for (let t = 0; t < 30; t++) {
+      let text = '';
+      for (let i = 0; i < 300; i++) text += parts[Math.floor(rnd() * parts.length)];
+      for (const max of [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144]) {
+        const cut = truncateToTokens(text, max);
+        if (!text.startsWith(cut)) bad.push(`t${t} max ${max}: not a prefix`);
+        if (countTokens(cut) > max) bad.push(`t${t} max ${max}: ${countTokens(cut)} tokens`);
+        if (max >= 21 && countTokens(cut) < max - 6) bad.push(`t${t} max ${max}: only ${countTokens(cut)} tokens`);
+      }
+    }
+    assert.deepEqual(bad.slice(0, 10), []);
+    // A lone surrogate near the start, and in a long word (the piecewise path).
+    assert.ok(countTokens(truncateToTokens(`a\uD800 ${'plain words that fit easily '.repeat(200)}`, 100)) >= 95);
+    assert.ok(countTokens(truncateToTokens(`\uDC00${'z'.repeat(400)} ${'more words here '.repeat(100)}`, 60)) >= 54);
+    // A megabyte of emoji and CJK.
+    const big = '日本語のテキスト😀🚀 絵文字🎉'.repeat(60_000);
+    for (const max of [50, 500, 5000]) {
+      const cut = truncateToTokens(big, max);
+      assert.ok(big.startsWith(cut) && countTokens(cut) <= max && countTokens(cut) > max * 0.9, `budget ${max}: ${countTokens(cut)} tokens`);
+    }
+  });
+
   it('grows its window for text with few characters per token', () => {
     const cjk = '日本語のテキストと絵文字😀🚀'.repeat(400);
     const cut = truncateToTokens(cjk, 500);
