@@ -10,9 +10,9 @@ import { DEFAULT_OPENAI_EMBEDDING } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
 import type { RerankerConfig } from '../core/retrieve/rerank';
-import { errorMessage } from '../core/errorText';
+import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights } from '../core/errorText';
 
-export { errorMessage };
+export { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights };
 
 export interface GlobalOptions {
   store: string;
@@ -163,29 +163,3 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   };
 }
 
-/** Whether an error says the process lacks rights (a folder's mode, a read-only disk, credentials). */
-export function looksLikeRights(message: string): boolean {
-  return /permission denied|EACCES|EPERM|read-only file system|credentials/i.test(message);
-}
-
-/**
- * Whether an error says object storage did not answer (or stayed busy): Lance's words, or ours.
- * An answer that refuses (401, 403) or finds nothing (404: a file of the store missing) is not.
- */
-export function looksLikeNetwork(message: string): boolean {
-  if (/status code: 40[134]|HTTP 40[134]|not found|forbidden|unauthori[sz]ed|AuthorizationPermissionMismatch|AccessDenied/i.test(message)) return false;
-  return /error sending request|did not answer|is busy or failing|after \d+ retr|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|timed out|connection (refused|reset|closed)|status code: (5\d\d|429)|HTTP (5\d\d|429)/i.test(message);
-}
-
-/**
- * Whether an error opening or reading a store says its files are damaged (rather than missing
- * rights or credentials, or a network). LanceDB 0.31 panics on some damaged files (a garbled
- * bitmap index: "Panic in async function"): a panic of a store read is taken for damage too.
- */
-export function looksDamaged(message: string): boolean {
-  return (
-    /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) &&
-    !looksLikeRights(message) &&
-    !looksLikeNetwork(message)
-  );
-}

@@ -6,6 +6,11 @@
  */
 const UNANSWERED = /Error performing (GET|PUT|POST|DELETE|HEAD) (https?:\/\/[^/\s?#]+)([^\s?#,]*)\S* in ([\d.]+)s - HTTP error: error sending request/;
 
+/** A request to object storage, as Lance reports it: its method, the endpoint and the path (the query left out). */
+const REQUEST = /Error performing (GET|PUT|POST|DELETE|HEAD) (https?:\/\/[^/\s?#]+)([^\s?#,]*)/;
+/** The S3 error an object store answered a request with (its XML body: code and message). */
+const REFUSAL = /<Code>([A-Za-z]+)<\/Code>\s*<Message>([^<]*)<\/Message>/;
+
 /**
  * An error's message without what only repeats it: LanceDB's carry the source path of the Rust
  * line that raised them and the same text again as a chain of causes; both go.
@@ -16,6 +21,12 @@ export function errorMessage(error: unknown): string {
   if (silent) {
     const [, method, origin, where, seconds] = silent;
     return `the object store at ${origin} did not answer: a ${method} of ${where || '/'} got no answer in ${Math.round(Number(seconds))} s (check the network, a VPN or proxy, and the endpoint)`;
+  }
+  const refused = REFUSAL.exec(text);
+  if (refused) {
+    const request = REQUEST.exec(text);
+    const [, code, said] = refused;
+    return `the object store${request ? ` at ${request[2]}` : ''} refused ${request ? `a ${request[1]} of ${request[3] || '/'}` : 'a request'}: ${code} (${said.trim()})${code === 'NoSuchBucket' ? ': the bucket does not exist (any more)' : ''}`;
   }
   return text
     .replace(/,?\s*\/\S*?\.rs:\d+:\d+/g, '')
@@ -29,4 +40,32 @@ export function briefError(error: unknown, max = 500): string {
   if (text.length <= max) return text;
   const tail = Math.floor(max * 0.4);
   return `${text.slice(0, max - tail)} … ${text.slice(-tail)}`;
+}
+
+/** Whether an error says the process lacks rights (a folder's mode, a read-only disk, credentials). */
+export function looksLikeRights(message: string): boolean {
+  return /permission denied|EACCES|EPERM|read-only file system|credentials|AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|ExpiredToken/i.test(message);
+}
+
+/**
+ * Whether an error says object storage did not answer (or stayed busy): Lance's words, or ours.
+ * An answer that refuses (401, 403) or finds nothing (404: a file of the store missing) is not.
+ */
+export function looksLikeNetwork(message: string): boolean {
+  if (/status code: 40[134]|HTTP 40[134]|not found|forbidden|unauthori[sz]ed|AuthorizationPermissionMismatch|AccessDenied/i.test(message)) return false;
+  return /error sending request|did not answer|is busy or failing|after \d+ retr|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|timed out|connection (refused|reset|closed)|status code: (5\d\d|429)|HTTP (5\d\d|429)/i.test(message);
+}
+
+/**
+ * Whether an error opening or reading a store says its files are damaged (rather than missing
+ * rights or credentials, or a network). LanceDB 0.31 panics on some damaged files (a garbled
+ * bitmap index: "Panic in async function"): a panic of a store read is taken for damage too.
+ */
+export function looksDamaged(message: string): boolean {
+  return (
+    /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) &&
+    !looksLikeRights(message) &&
+    !looksLikeNetwork(message) &&
+    !/NoSuchBucket/.test(message)
+  );
 }

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { errorMessage } from '../../src/core/errorText';
+import { ToolError, errorResult } from '../../src/core/tools/types';
 import { requestBounds, s3Credentials } from '../../src/core/store/objectStorage';
 import { TABLES } from '../../src/core/store/schema';
 import { TEST_SECRET_KEY, startS3Server } from './fixtures/s3Server';
@@ -141,5 +142,25 @@ describe('a personal store on s3:// whose endpoint black-holes requests', functi
     assert.ok(!shown.includes('sig='));
     // Other Lance errors read as before.
     assert.equal(errorMessage(new Error('Not found: x.lance, /a/b.rs:1:2  Caused by: y')), 'Not found: x.lance');
+  });
+
+  it('answers a tool call that object storage failed as the CLI says it: no Rust lines or causes, a missing bucket named, not taken for damage', () => {
+    const silent = errorResult(
+      new Error(
+        'lance error: LanceError(IO): Generic S3 error: Error performing list request: Error performing GET http://127.0.0.1:4566/personal?list-type=2&prefix=me%2Fmeta.lance%2F_versions%2F in 2.00s - HTTP error: error sending request, /usr/local/cargo/registry/src/lance-io-8.0.0/src/object_store.rs:849:92  Caused by: error sending request  Caused by: operation timed out',
+      ),
+    ).text;
+    assert.match(silent, /^internal_error: the object store at http:\/\/127\.0\.0\.1:4566 did not answer: a GET of \/personal got no answer in 2 s/);
+    assert.doesNotMatch(silent, /\.rs:\d|Caused by|prefix=/);
+    const gone = errorResult(
+      new Error(
+        'lance error: LanceError(IO): Generic S3 error: Error performing list request: Error performing GET http://127.0.0.1:4566/personal?list-type=2&prefix=me%2Fmeta.lance%2F_versions%2F in 2.49ms - Server returned non-2XX status code: 404 Not Found: <?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><BucketName>personal</BucketName></Error>, /usr/local/cargo/registry/src/x.rs:1:2  Caused by: y',
+      ),
+    ).text;
+    assert.equal(gone, 'internal_error: the object store at http://127.0.0.1:4566 refused a GET of /personal: NoSuchBucket (The specified bucket does not exist): the bucket does not exist (any more)');
+    // A damaged file still says so, and what to run.
+    assert.match(errorResult(new Error('lance error: LanceError(IO): does not have sufficient data, len: 4, /x.rs:1:2')).text, /^internal_error: the store's files look damaged \(lance error: LanceError\(IO\): does not have sufficient data, len: 4\); run `code-memory doctor`/);
+    // The caller's own mistakes read as they were said.
+    assert.equal(errorResult(new ToolError('invalid_arguments', 'k: must be at least 1')).text, 'invalid_arguments: k: must be at least 1');
   });
 });
