@@ -10,7 +10,7 @@ import { UseLiteEmbedder } from '../../src/core/embed/useLite';
 import type { Embedder } from '../../src/core/embed/embedder';
 import { MemoryEngine } from '../../src/core/engine';
 import { SCOPE, httpToolHarness } from './httpToolHarness';
-import { tempDir } from './mcpFixture';
+import { removeDir, tempDir } from './mcpFixture';
 
 const NONE = '### XMemo Context\nItems: 0\nNo matching XMemo memory was found.';
 const UNRELATED_QUERIES = ['qwxz vvbn plmk', 'xyzzy', 'zebra giraffe quantum', 'kumquat', 'recipe for banana bread'];
@@ -78,5 +78,36 @@ describe('a paraphrase sharing no word with its record (USE-lite)', function () 
     const first = (r.structuredContent!.items as Array<{ source_kind: string; source_id: number }>)[0];
     const [record] = await h.engine.getObservations([first.source_id], SCOPE);
     assert.match(record?.title ?? '', /Flash messages/, r.content[0].text);
+  });
+});
+
+describe('an embedder that cannot embed the unrelated sentences', function () {
+  this.timeout(120_000);
+  it('still searches, and is asked for them once, not at every question', async () => {
+    const inner = new HashedEmbedder(96);
+    let asked = 0;
+    const flaky: Embedder = {
+      name: 'flaky-96',
+      dimension: 96,
+      embed: async (texts: string[]) => {
+        if (texts.includes('The train leaves at noon.')) {
+          asked++;
+          throw new Error('the server refuses this batch');
+        }
+        return inner.embed(texts);
+      },
+    };
+    const dir = tempDir('nomatch-flaky');
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: flaky, maintenanceIntervalMs: 0 });
+    try {
+      await engine.observe([{ type: 'edit', title: 'Exponential backoff for uploads', narrative: 'retry with jitter' }], SCOPE);
+      await engine.waitForVectors();
+      for (let i = 0; i < 6; i++) await engine.search(`kumquat zebra ${i}`, { scope: SCOPE, limit: 5 });
+      assert.equal((await engine.search('exponential backoff', { scope: SCOPE, limit: 5 })).length, 1);
+      assert.equal(asked, 1);
+    } finally {
+      await engine.close();
+      removeDir(dir);
+    }
   });
 });

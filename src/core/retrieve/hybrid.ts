@@ -235,7 +235,9 @@ const UNRELATED = [
   'ok',
   'asdf qwer zxcv',
 ];
-const unrelatedVectors = new Map<string, Promise<Float32Array[]>>();
+const unrelatedVectors = new Map<string, { vectors: Promise<Float32Array[]>; until: number }>();
+/** An embedder that could not embed UNRELATED is asked again after this long (a query waits for it once, not each time). */
+const UNRELATED_RETRY_MS = 5 * 60_000;
 
 /**
  * The similarity a neighbour that shares no word with the query must pass: the query's to the
@@ -246,13 +248,16 @@ const unrelatedVectors = new Map<string, Promise<Float32Array[]>>();
  */
 async function unrelatedFloor(embedder: QueryEmbedder, vector: Float32Array): Promise<number> {
   const key = `${embedder.name}\u0000${embedder.dimension}`;
-  let vectors = unrelatedVectors.get(key);
-  if (!vectors) {
-    vectors = embedder.embed(UNRELATED);
-    unrelatedVectors.set(key, vectors);
-    vectors.catch(() => unrelatedVectors.delete(key));
+  let entry = unrelatedVectors.get(key);
+  if (!entry || entry.until < Date.now()) {
+    const vectors = embedder.embed(UNRELATED).catch((): Float32Array[] => {
+      unrelatedVectors.set(key, { vectors, until: Date.now() + UNRELATED_RETRY_MS });
+      return [];
+    });
+    entry = { vectors, until: Infinity };
+    unrelatedVectors.set(key, entry);
   }
-  const list = await vectors.catch(() => []);
+  const list = await entry.vectors;
   const chance = 3 / Math.sqrt(vector.length);
   return list.filter((v) => v.length === vector.length).reduce((best, v) => Math.max(best, dot(vector, v)), chance);
 }
