@@ -56,6 +56,17 @@ describe('code-memory export and import: pipes, limits, exit codes', function ()
     bundle.remove();
   });
 
+  it('two imports of one file at once (two processes) store each record once', async () => {
+    const file = path.join(dir(), 'twice.jsonl');
+    writeFileSync(file, expected);
+    const target = path.join(dir(), 'target');
+    assert.equal((await cli(['stats', '--store', target, '--project', 'p1'])).code, 0);
+    const runs = await Promise.all([1, 2].map(() => cli(['import', file, '--store', target, '--project', 'p1'])));
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const stats = await cli(['stats', '--store', target, '--project', 'p1', '--json']);
+    assert.equal((JSON.parse(stats.stdout) as { observations: number }).observations, 400);
+  });
+
   it('writes the whole export to a pipe whose reader starts reading late, every line whole', async () => {
     // The reader starts once the export has exited, or after 3 s: an export that exits before its
     // output was read (what a pipe holds, 64 KB, and nothing more) is caught every time.

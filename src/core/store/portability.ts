@@ -491,6 +491,19 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
   }
   // An empty file, or one that is not an export (no header line), is a mistake, not an import of nothing.
   if (!header) throw new ImportFileError(`${lineNo === 0 ? 'The file is empty' : 'The file has no code-memory-export header line'}: it is not an export of Code Memory (nothing was imported)`);
+  // What is already stored is read (place) and the rest written under one lock: two imports of
+  // one file at once (two processes) would each find nothing stored and each write it all.
+  return repos.store.exclusive('import', () => writeImport(repos, lines, held, toPlace, inScope, report));
+}
+
+async function writeImport(
+  repos: Repositories,
+  lines: ImportLines,
+  held: string[],
+  toPlace: Record<RecordKind, Placed[]>,
+  inScope: (record: Row) => boolean,
+  report: ImportReport,
+): Promise<ImportReport> {
   const { renumbered, stored } = await place(repos, toPlace);
   report.already_there = stored.observation.size + stored.session_summary.size + stored.memory.size;
 
@@ -520,7 +533,7 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
       report.imported += list.length;
     }
   };
-  lineNo = 0;
+  let lineNo = 0;
   for await (const raw of typeof lines === 'function' ? lines() : held) {
     const read = readLine(raw, ++lineNo);
     if (!read || read === 'header') continue;
