@@ -41,6 +41,8 @@ interface Backend {
   keys(): Promise<string[]>;
   /** Writes an object, as another process would. */
   put(key: string, body: string): Promise<unknown>;
+  /** Deletes an object, as a lifecycle rule or a hand would. */
+  del(key: string): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -48,12 +50,12 @@ const BACKENDS: Record<'s3' | 'az', (dir: string) => Promise<Backend>> = {
   async s3(dir) {
     const s = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
     const c = credentialsOf(objectStorageOptions(parseObjectLocation('s3://personal')!, s.env));
-    return { scheme: 's3', endpoint: s.endpoint, env: s.env, keys: () => s.keys(), put: (key, body) => s3Call(c, 'PUT', 'personal', key, {}, Buffer.from(body), 5000), stop: () => s.stop() };
+    return { scheme: 's3', endpoint: s.endpoint, env: s.env, keys: () => s.keys(), put: (key, body) => s3Call(c, 'PUT', 'personal', key, {}, Buffer.from(body), 5000), del: (key) => s3Call(c, 'DELETE', 'personal', key, {}, Buffer.alloc(0), 5000), stop: () => s.stop() };
   },
   async az(dir) {
     const a = await startAzurite({ directory: path.join(dir, 'az'), container: 'personal' });
     const c = azureCredentials(a.env)!;
-    return { scheme: 'az', endpoint: a.endpoint, env: a.env, keys: () => a.keys(), put: (key, body) => azureCall(c, 'PUT', 'personal', key, {}, Buffer.from(body), 5000), stop: () => a.stop() };
+    return { scheme: 'az', endpoint: a.endpoint, env: a.env, keys: () => a.keys(), put: (key, body) => azureCall(c, 'PUT', 'personal', key, {}, Buffer.from(body), 5000), del: (key) => azureCall(c, 'DELETE', 'personal', key, {}, Buffer.alloc(0), 5000), stop: () => a.stop() };
   },
 };
 
@@ -107,6 +109,18 @@ for (const scheme of ['s3', 'az'] as const) {
       } finally {
         await engine?.close();
       }
+    });
+
+    it('refuses to open a store whose records table lost its versions (listed by its data objects), naming it, and writes nothing', async () => {
+      const uri = `${backend.scheme}://personal/me`;
+      const open = (): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: uri, embedder: 'none', maintenanceIntervalMs: 0 });
+      const engine = await open();
+      await engine.observe([{ type: 'note', title: 'the only copy', narrative: 'kept in the observations table' }], { project: 'p' });
+      await engine.close();
+      for (const key of (await backend.keys()).filter((k) => k.startsWith('me/observations.lance/_versions/'))) await backend.del(key);
+      const before = (await backend.keys()).sort();
+      await assert.rejects(open(), /the store is corrupt: table observations has data and no version manifest/);
+      assert.deepEqual((await backend.keys()).filter((k) => !k.startsWith('me/.locks/')).sort(), before.filter((k) => !k.startsWith('me/.locks/')), 'the open wrote or deleted objects');
     });
 
     it('opens a store whose probe was written but answered busy (the retry finds it), and leaves no probe behind', async () => {

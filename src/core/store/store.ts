@@ -507,7 +507,17 @@ async function refuseTablesWithoutVersions(dir: string): Promise<void> {
  */
 async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri: string): Promise<void> {
   const others = (listed: Set<string>): boolean => [...listed].some((n) => n !== TABLES.meta && !(RECORD_TABLES as readonly string[]).includes(n));
-  if (!others(names) || RECORD_TABLES.every((n) => names.has(n))) return;
+  if (!others(names)) return;
+  // On object storage a table whose versions were lost is still listed (its data objects are
+  // there): it must open too (on a local disk refuseTablesWithoutVersions found it already).
+  if (RECORD_TABLES.every((n) => names.has(n))) {
+    const lost = [];
+    for (const name of RECORD_TABLES) if (!(await opens(db, name))) lost.push(name);
+    if (lost.length > 0) {
+      throw new Error(`the store is corrupt: table ${lost.join(', ')} has data and no version manifest (the _versions of ${lost.map((n) => `${n}.lance`).join(', ')} in ${displayUri(uri)} are gone); nothing was changed. Restore them from a backup (or the bucket's object versions), or move the store aside and rebuild it`);
+    }
+    return;
+  }
   const listed = new Set(await db.tableNames());
   const missing = RECORD_TABLES.filter((n) => !listed.has(n));
   if (missing.length === 0 || !others(listed)) return;
@@ -518,6 +528,17 @@ async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri
       `which every store has; nothing was changed (the search cells may hold the only copy left of ${one ? 'its' : 'their'} records' text). ` +
       `Restore the store folder (with ${folders}) from a backup, or move it aside and rebuild the store; it is not opened with ${one ? 'an empty table' : 'empty tables'} in ${one ? 'its' : 'their'} place.`,
   );
+}
+
+/** Whether a listed table opens: false where it has no version (not found); any other failure (a network) is thrown. */
+async function opens(db: Connection, name: string): Promise<boolean> {
+  try {
+    (await db.openTable(name)).close();
+    return true;
+  } catch (e) {
+    if (/not found|does not exist|no such|NotFound/i.test(errorMessage(e))) return false;
+    throw e;
+  }
 }
 
 /** The listed tables that open: a folder another process is creating has no version yet. */
