@@ -161,6 +161,12 @@ export interface MemoryEngineApi {
   /** Ends and summarises a session of the scope's project (a session id is a key within a project). */
   endSession(scope: Scope, memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null>;
   currentSessionId(scope: Scope): Promise<string>;
+  /**
+   * Ends the project's current session (End Session, a window closing): the open one and those a
+   * forget retired since (see MemoryEngine.noticeForgets). Returns the open one's id, or the last
+   * retired one's, with the last summary written.
+   */
+  endCurrentSession(scope: Scope, reason: SessionEndReason): Promise<{ sessionId: string; summary: SessionSummary | null }>;
 
   // Reading.
   search(text: string, options: SearchOptions): Promise<SearchHit[]>;
@@ -251,6 +257,7 @@ export const REMOTE_ENGINE_METHODS = [
   'remember',
   'endSession',
   'currentSessionId',
+  'endCurrentSession',
   'search',
   'rank',
   'getObservations',

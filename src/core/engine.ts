@@ -35,7 +35,7 @@ import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supers
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
-import { forgetMark, forgetRecords, forgotSince, forgottenImports, forgottenStatements, goneRecords, purgeRows, replaceDocuments, settleForgets } from './store/forget';
+import { forgetMark, forgetRecords, forgotSince, forgottenImports, forgottenStatements, goneRecords, lastForgets, purgeRows, replaceDocuments, settleForgets } from './store/forget';
 import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
@@ -141,8 +141,8 @@ interface QueuedEvent {
 
 export class MemoryEngine implements MemoryEngineApi {
   private readonly sessions: SessionRegistry;
-  /** Per project, the forget mark as of this process's last look at its sessions (noticeForgets). */
-  private readonly forgetsSeen = new Map<string, ForgetMark>();
+  /** Per project, the meta table's version and the last forget's stamp at this process's last look at its sessions (noticeForgets). */
+  private readonly forgetsSeen = new Map<string, { version: number; stamp: string }>();
   private readonly queue: WriteQueue<QueuedEvent>;
   private readonly timers: NodeJS.Timeout[] = [];
   private writesSinceOptimize = 0;
@@ -375,8 +375,19 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async currentSessionId(scope: Scope): Promise<string> {
     const project = checkProject(scope?.project);
-    await this.noticeForgets([project], await forgetMark(this.store));
+    await this.noticeForgets([project]);
     return this.sessions.current(project, scope.branch ?? null, Date.now()).id;
+  }
+
+  async endCurrentSession(scope: Scope, reason: SessionEndReason): Promise<{ sessionId: string; summary: SessionSummary | null }> {
+    const project = checkProject(scope?.project);
+    await this.noticeForgets([project]);
+    const ending = this.sessions.ofProject(project);
+    // Nothing open: the session ended is a new one, with nothing to summarise (as before).
+    if (ending.length === 0) ending.push(this.sessions.current(project, scope.branch ?? null, Date.now()));
+    let summary: SessionSummary | null = null;
+    for (const s of ending) summary = (await this.endSession(scope, s.id, reason)) ?? summary;
+    return { sessionId: ending[ending.length - 1].id, summary };
   }
 
   /**
@@ -384,15 +395,21 @@ export class MemoryEngine implements MemoryEngineApi {
    * session open here, and capture diffs a file against what its session recorded, forgotten text
    * included (see endForgottenSessions, which does this for this process's own forgets). So before
    * a session of a project is continued, a forget in the project since this process last looked
-   * (forgetsSeen) retires its open session: the next observation starts a new one. Which records
-   * another process forgot is not known here (its journal is gone), so any forget in the project
-   * counts. One read of the meta table's version when nothing was forgotten.
+   * (forgetsSeen: a new stamp of a forget of the project or of everything, store/forget.ts
+   * lastForgets) retires its open session, once: the next observation starts a new one. Which
+   * records another process forgot is not known here (its journal is gone), so any forget in the
+   * project counts. One read of the meta table's version when the meta table did not change.
+   * `ownForget`: the stamps are taken as seen without retiring anything (this process's own
+   * forget, which settles its sessions itself).
    */
-  private async noticeForgets(projects: Iterable<string>, mark: ForgetMark): Promise<void> {
-    for (const project of projects) {
+  private async noticeForgets(projects: Iterable<string>, ownForget = false): Promise<void> {
+    const version = await this.store.table(TABLES.meta).version();
+    const stale = [...projects].filter((p) => this.forgetsSeen.get(p)?.version !== version);
+    if (stale.length === 0) return;
+    for (const [project, stamp] of await lastForgets(this.store, stale)) {
       const seen = this.forgetsSeen.get(project);
-      this.forgetsSeen.set(project, mark);
-      if (seen && (await forgotSince(this.store, seen, project))) this.sessions.retireOpen(project);
+      this.forgetsSeen.set(project, { version, stamp });
+      if (seen && seen.stamp !== stamp && !ownForget) this.sessions.retireOpen(project);
     }
   }
 
@@ -488,7 +505,7 @@ export class MemoryEngine implements MemoryEngineApi {
     // Before anything is read: a forget in any process from here on is settled against it, by this
     // call for the stored observations its duplicates bumped or grew, by the graph queue for the graph.
     const mark = await forgetMark(this.store);
-    await this.noticeForgets(new Set(projects), mark);
+    await this.noticeForgets(new Set(projects));
     // Prepared first, all of them, so one bad event rejects the call before anything is written.
     const prepared = events.map(({ input, scope }, i) => {
       const project = projects[i];
@@ -702,13 +719,16 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
     await this.beforeForget();
+    // Another process's forget before this one still retires the session it touched.
+    const project = request.project ?? scope?.project;
+    if (!request.all && typeof project === 'string') await this.noticeForgets([project]);
     const forgotten = await forgetRecords(this.repos, request, scope);
     if (request.all) this.sessions.clear();
     else if (request.project) this.sessions.clear(request.project);
     else if (forgotten.project !== null) this.endForgottenSessions(forgotten.project, forgotten.sessions);
-    // This forget's sessions are settled above: noticeForgets is to take it as seen.
+    // This forget's sessions are settled above: its stamp is taken as seen.
     if (forgotten.project === null) this.forgetsSeen.clear();
-    else this.forgetsSeen.set(forgotten.project, await forgetMark(this.store));
+    else await this.noticeForgets([forgotten.project], true);
     await this.forgetShares(forgotten);
     return forgotten.report;
   }

@@ -65,6 +65,12 @@ export class SessionRegistry {
     if (open) this.retire(project, open.id);
   }
 
+  /** The sessions of the project this process is to end: those a forget retired, then the open one. */
+  ofProject(project: string): OpenSession[] {
+    const open = this.open.get(project);
+    return [...[...this.retired.values()].filter((s) => s.project === project), ...(open ? [open] : [])];
+  }
+
   /** Whether this process is to end the session: open, or retired and not ended yet. */
   isOpen(project: string, sessionId: string): boolean {
     return this.open.get(project)?.id === sessionId || this.retired.has(retiredKey(project, sessionId));

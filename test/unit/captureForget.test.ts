@@ -74,7 +74,7 @@ describe('capture: a forgotten edit stays forgotten', function () {
       assert.ok(gone.length > 0 && stored.some((o) => JSON.stringify(o).includes('qzkeptq')), `control: both stored:\n${brief(stored)}`);
       const session = gone[0].memory_session_id;
       await h.engine.forget({ kind: 'observation', ids: gone.map((o) => o.id) }, { project });
-      assert.notEqual(engine.currentSessionId({ project }), session, 'the next observation goes to a new session');
+      assert.notEqual(await engine.currentSessionId({ project }), session, 'the next observation goes to a new session');
       await h.dispose();
       h = undefined;
       // Shutdown ends the session the forget retired, like any session still open.

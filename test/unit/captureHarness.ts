@@ -336,10 +336,7 @@ export class Harness {
     const client = {
       observe: (list: Any, scope: Any) => engine.observe(list, scope),
       currentSessionId: (scope: Any) => engine.currentSessionId(scope),
-      endCurrentSession: async (scope: Any, reason: Any) => {
-        const sessionId = await engine.currentSessionId(scope);
-        return { sessionId, summary: await engine.endSession(scope, sessionId, reason) };
-      },
+      endCurrentSession: (scope: Any, reason: Any) => engine.endCurrentSession(scope, reason),
     };
     const storeUri = this.storeDir || `memory-of-${path.basename(this.options.folders[0] ?? 'harness')}`;
     const engines = { get: async () => client, storeUri, isOpen: true, peek: () => client, onDidOpen: new Emitter<void>().event, onDidClose: new Emitter<void>().event };

@@ -356,6 +356,17 @@ export async function forgotSince(store: Store, mark: ForgetMark, project: strin
   return stamps.some(([key, at]) => mine.includes(key) && !(Number(at) < mark.at - CLOCK_SKEW_MS));
 }
 
+/**
+ * Per project, when the last forget of it (or of everything) began, as the stamps say: a forget
+ * writes a new stamp when it begins (see begin), so a value that changed means a forget ran.
+ * One read of the stamps for all `projects`.
+ */
+export async function lastForgets(store: Store, projects: string[]): Promise<Map<string, string>> {
+  const stamps = new Map(await store.metaEntries(`${STAMP_KEY}:`));
+  const all = stamps.get(stampKey(null)) ?? '';
+  return new Map(projects.map((p) => [p, `${all}/${stamps.get(stampKey(p)) ?? ''}`]));
+}
+
 /** Waits (up to ten seconds) for the forgets of running processes, this one included; returns those still running then. */
 async function forgetsUnderWay(store: Store): Promise<Journal[]> {
   const until = Date.now() + FORGET_WAIT_MS;

@@ -93,11 +93,6 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
     return (engine as unknown as Record<string, (...a: unknown[]) => unknown>)[method](...args);
   }
   switch (method) {
-    case 'endCurrentSession': {
-      const [scope, reason] = args as [Scope, Parameters<MemoryEngineApi['endSession']>[2]];
-      const sessionId = await engine.currentSessionId(scope);
-      return { sessionId, summary: await engine.endSession(scope, sessionId, reason) };
-    }
     case 'exportToFile': {
       const [path, scope] = args as [string, Scope | null];
       // An export holds memory: only its owner may read it.
