@@ -134,7 +134,7 @@ export class Store {
     } else if (names.size > 0) {
       version = 1; // tables without a meta table: the first layout
     }
-    if (storedVersion !== null) await refuseMissingRecordTables(db, names, options.uri);
+    if (storedVersion !== null) await refuseMissingRecordTables(db, names, options.uri, local);
     if (version < SCHEMA_VERSION) {
       log(`upgrading store ${options.uri} from schema v${version} to v${SCHEMA_VERSION}`);
       version = await migrate(db, version, log);
@@ -505,12 +505,14 @@ async function refuseTablesWithoutVersions(dir: string): Promise<void> {
  * added, such as lexical_segments, are created by the open where missing.) Listed once more before
  * refusing: `names` may have been read while another process was still creating the store.
  */
-async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri: string): Promise<void> {
+async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri: string, local: boolean): Promise<void> {
   const others = (listed: Set<string>): boolean => [...listed].some((n) => n !== TABLES.meta && !(RECORD_TABLES as readonly string[]).includes(n));
   if (!others(names)) return;
   // On object storage a table whose versions were lost is still listed (its data objects are
-  // there): it must open too (on a local disk refuseTablesWithoutVersions found it already).
+  // there): it must open too (on a local disk it is not listed, and refuseTablesWithoutVersions
+  // found it already).
   if (RECORD_TABLES.every((n) => names.has(n))) {
+    if (local) return;
     const lost = [];
     for (const name of RECORD_TABLES) if (!(await opens(db, name))) lost.push(name);
     if (lost.length > 0) {
