@@ -63,7 +63,7 @@ export function looksLikeNetwork(message: string): boolean {
  */
 export function looksDamaged(message: string): boolean {
   return (
-    /LanceError\((IO|Corrupt)|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) &&
+    /LanceError\((IO|Corrupt)|NoSuchKey|BlobNotFound|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) &&
     !looksLikeRights(message) &&
     !looksLikeNetwork(message) &&
     !/NoSuchBucket/.test(message)
