@@ -400,10 +400,11 @@ export class MemoryEngine implements MemoryEngineApi {
    * records another process forgot is not known here (its journal is gone), so any forget in the
    * project counts. One read of the meta table's version when the meta table did not change.
    * `ownForget`: the stamps are taken as seen without retiring anything (this process's own
-   * forget, which settles its sessions itself).
+   * forget, which settles its sessions itself). `metaVersion`: the meta table's version when the
+   * caller read it already (a write's forget mark).
    */
-  private async noticeForgets(projects: Iterable<string>, ownForget = false): Promise<void> {
-    const version = await this.store.table(TABLES.meta).version();
+  private async noticeForgets(projects: Iterable<string>, ownForget = false, metaVersion?: number): Promise<void> {
+    const version = metaVersion ?? (await this.store.table(TABLES.meta).version());
     const stale = [...projects].filter((p) => this.forgetsSeen.get(p)?.version !== version);
     if (stale.length === 0) return;
     for (const [project, stamp] of await lastForgets(this.store, stale)) {
@@ -505,7 +506,7 @@ export class MemoryEngine implements MemoryEngineApi {
     // Before anything is read: a forget in any process from here on is settled against it, by this
     // call for the stored observations its duplicates bumped or grew, by the graph queue for the graph.
     const mark = await forgetMark(this.store);
-    await this.noticeForgets(new Set(projects));
+    await this.noticeForgets(new Set(projects), false, mark.meta_version);
     // Prepared first, all of them, so one bad event rejects the call before anything is written.
     const prepared = events.map(({ input, scope }, i) => {
       const project = projects[i];

@@ -1,13 +1,12 @@
 // How an error reads where it is shown (the CLI, doctor, the team store's state).
 
 /**
- * A request to object storage that got no answer in time, as Lance (object_store) reports it:
- * its method, the endpoint, the path (the query, which may hold a SAS, left out) and the wait.
+ * A request to object storage, as Lance (object_store) reports it: its method, the endpoint and
+ * the path (the query, which may hold a SAS, left out).
  */
-const UNANSWERED = /Error performing (GET|PUT|POST|DELETE|HEAD) (https?:\/\/[^/\s?#]+)([^\s?#,]*)\S* in ([\d.]+)s - HTTP error: error sending request/;
-
-/** A request to object storage, as Lance reports it: its method, the endpoint and the path (the query left out). */
 const REQUEST = /Error performing (GET|PUT|POST|DELETE|HEAD) (https?:\/\/[^/\s?#]+)([^\s?#,]*)/;
+/** Such a request that got no answer in time, and the wait. */
+const UNANSWERED = new RegExp(`${REQUEST.source}\\S* in ([\\d.]+)s - HTTP error: error sending request`);
 /** The S3 error an object store answered a request with (its XML body: code and message). */
 const REFUSAL = /<Code>([A-Za-z]+)<\/Code>\s*<Message>([^<]*)<\/Message>/;
 
