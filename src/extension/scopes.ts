@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { Scope } from '../core/model/records';
 
 /**
- * Project scope per workspace folder (git remote, else folder name), computed once per folder
+ * Project scope per workspace folder (git remote, else folder name and identity), computed once per folder
  * with the engine's own rule so that the CLI and the extension agree on project names.
  */
 export class ScopeService implements vscode.Disposable {
@@ -49,12 +49,12 @@ export class ScopeService implements vscode.Disposable {
 }
 
 async function computeScope(uri: vscode.Uri): Promise<Scope> {
-  if (uri.scheme !== 'file') return { project: path.posix.basename(uri.path) || 'workspace' };
+  const { folderProject, localProjectName, virtualProjectName } = await import('../core/capture/project');
+  if (uri.scheme !== 'file') return { project: virtualProjectName(path.posix.basename(uri.path), uri.toString()) };
   try {
-    const { folderProject } = await import('../core/capture/project');
     const { project, defaultBranch } = await folderProject(uri.fsPath);
     return defaultBranch ? { project, defaultBranch } : { project };
   } catch {
-    return { project: path.basename(uri.fsPath) || 'workspace' };
+    return { project: localProjectName(uri.fsPath) };
   }
 }

@@ -62,13 +62,14 @@ export interface CliRun {
   stderr: string;
 }
 
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<CliRun> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), LANCEDB_LOG: 'error', ...options.env };
   if (!options.env?.CODE_MEMORY_PROJECT) delete env.CODE_MEMORY_PROJECT;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--require', TSX, CLI, ...args], { cwd: options.cwd ?? REPO_ROOT, env, timeout: 60_000 }, (err, stdout, stderr) =>
+    const child = execFile(process.execPath, ['--require', TSX, CLI, ...args], { cwd: options.cwd ?? REPO_ROOT, env, timeout: 60_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+    child.stdin?.end(options.input ?? '');
   });
 }
 

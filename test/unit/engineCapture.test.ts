@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { REDACTED, isSecretPath, redact } from '../../src/core/capture/redact';
-import { defaultBranchFor, normaliseRemote, projectScopeFor } from '../../src/core/capture/project';
+import { defaultBranchFor, IDENTITY_FILE, normaliseRemote, pathIdentity, projectScopeFor } from '../../src/core/capture/project';
 import { resolveScope } from '../../src/cli/context';
 import { globalOptionsFrom } from '../../src/cli/options';
 import { defaultStoreUri } from '../../src/core/store/location';
@@ -52,15 +52,55 @@ describe('capture: project names and store location', () => {
     assert.equal(normaliseRemote('ssh://git@gitlab.example.com:2222/group/sub/repo.git'), 'gitlab.example.com/group/sub/repo');
     assert.equal(normaliseRemote('/srv/repos/app.git'), null);
   });
-  it('uses the remote of a real repository, else the folder name', async () => {
+  it('uses the remote of a real repository, else the folder name with an identity of its own', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-project-'));
     const repo = path.join(dir, 'my-folder');
     fs.mkdirSync(repo);
-    assert.equal(await projectScopeFor(repo), 'my-folder');
+    const plain = await projectScopeFor(repo);
+    assert.match(plain, /^my-folder-[0-9a-f]{8}$/);
+    assert.equal(await projectScopeFor(repo), plain, 'the same folder is the same project');
     execFileSync('git', ['init', '-q', repo]);
-    assert.equal(await projectScopeFor(repo), 'my-folder');
+    const kept = await projectScopeFor(repo);
+    assert.match(kept, /^my-folder-[0-9a-f]{12}$/, 'a repository gets a name of its own');
+    assert.equal(fs.readFileSync(path.join(repo, '.git', IDENTITY_FILE), 'utf8').trim(), kept, 'kept in the git folder');
+    assert.equal(await projectScopeFor(repo), kept);
     execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'git@github.com:Acme/Widget.git']);
     assert.equal(await projectScopeFor(repo), 'github.com/acme/widget');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  it('never gives two remote-less folders of one name the same project; a moved repository keeps its own', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-project-'));
+    const [a, b, c] = ['a', 'b', 'c'].map((p) => path.join(dir, p, 'app'));
+    for (const f of [a, b, c]) fs.mkdirSync(f, { recursive: true });
+    const git = (repo: string, ...args: string[]) => execFileSync('git', ['-C', repo, ...args], { stdio: 'pipe' });
+    for (const f of [a, b]) {
+      execFileSync('git', ['init', '-q', f]);
+      fs.writeFileSync(path.join(f, 'same.txt'), 'the same first commit\n');
+      git(f, 'add', '.');
+      git(f, '-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '--date=2020-01-01T00:00:00Z', '-m', 'same');
+    }
+    const [pa, pb, pc] = await Promise.all([a, b, c].map((f) => projectScopeFor(f)));
+    assert.equal(new Set([pa, pb, pc]).size, 3, `${pa} ${pb} ${pc}`);
+    for (const p of [pa, pb]) assert.match(p, /^app-[0-9a-f]{12}$/);
+    assert.equal(pc, `app-${pathIdentity(c)}`, 'outside git: the path names it');
+    // A subfolder is its repository's project; a worktree shares it.
+    fs.mkdirSync(path.join(a, 'src'));
+    assert.equal(await projectScopeFor(path.join(a, 'src')), pa);
+    const tree = path.join(dir, 'app-tree');
+    git(a, 'worktree', 'add', '-q', tree);
+    assert.equal(await projectScopeFor(tree), pa, 'a worktree is its repository');
+    git(a, 'worktree', 'remove', '--force', tree);
+    // Moved (renamed parent), the repository keeps its identity; its name follows the folder.
+    const moved = path.join(dir, 'elsewhere');
+    fs.renameSync(path.join(dir, 'a'), moved);
+    assert.equal(await projectScopeFor(path.join(moved, 'app')), pa);
+    // A file that names something else (another folder's path-made name, a remote's) is not
+    // trusted, nor rewritten.
+    for (const forged of [`${pc}\n`, 'github.com/acme/app-0123456789ab\n', '../../etc\n']) {
+      fs.writeFileSync(path.join(b, '.git', IDENTITY_FILE), forged);
+      assert.equal(await projectScopeFor(b), `app-${pathIdentity(b)}`, forged);
+      assert.equal(fs.readFileSync(path.join(b, '.git', IDENTITY_FILE), 'utf8'), forged);
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   });
   it("takes a repository's default branch from its remote's HEAD, and gives it with the folder's scope", async () => {

@@ -1,6 +1,7 @@
 // The CLI run for project beta on a store that also holds project alpha.
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Scope } from '../../src/core/model/records';
 import { runCli } from './crossProjectFixture';
@@ -105,5 +106,38 @@ describe('isolation: the CLI under beta on a store with alpha', function () {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /"stored":\s*1/, r.stdout);
     assert.deepEqual(canaries(r.stdout + r.stderr), []);
+  });
+});
+
+describe('isolation: two folders of one name without a remote', function () {
+  this.timeout(180_000);
+  let work: string;
+  after(() => {
+    if (work) removeDir(work);
+  });
+
+  it('are two projects to the CLI: what one stores, the other never reads', async () => {
+    work = tempDir('isolation-samename');
+    const store = path.join(work, 'store');
+    const [mine, theirs, plainMine, plainTheirs] = ['one/app', 'two/app', 'three/tool', 'four/tool'].map((f) => path.join(work, f));
+    for (const f of [mine, theirs, plainMine, plainTheirs]) mkdirSync(f, { recursive: true });
+    for (const f of [mine, theirs]) execFileSync('git', ['init', '-q', f]);
+    const common = ['--store', store, '--embedder', 'hashed'];
+    for (const [folder, other] of [
+      [mine, theirs],
+      [plainMine, plainTheirs],
+    ]) {
+      const line = JSON.stringify({ type: 'note', title: 'Quorvantile rollout plan', narrative: 'the quorvantile flag ships dark first' });
+      const stored = await runCli(['observe', ...common], { cwd: folder, input: `${line}\n` });
+      assert.equal(stored.code, 0, stored.stderr);
+      const own = await runCli(['search', 'quorvantile', ...common, '--json'], { cwd: folder });
+      assert.equal(own.code, 0, own.stderr);
+      assert.match(own.stdout, /Quorvantile rollout plan/, 'the folder finds its own note');
+      for (const args of [['search', 'quorvantile', '--json'], ['export'], ['stats', '--json']]) {
+        const other_ = await runCli([...args, ...common], { cwd: other });
+        assert.equal(other_.code, 0, other_.stderr);
+        assert.doesNotMatch(other_.stdout, /quorvantile/i, `${args[0]} in the other folder of the same name`);
+      }
+    }
   });
 });

@@ -1,7 +1,10 @@
 // The project name that scopes every record: the git remote normalised to host/owner/repo, so
-// two clones of one repository share memory, else the folder name.
+// two clones of one repository share memory, else the folder's name with an identity of its own
+// (two folders of one name never share memory).
 
 import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 function git(folder: string, args: string[]): Promise<string | null> {
@@ -55,8 +58,71 @@ export async function folderProject(folder: string): Promise<{ project: string; 
   const defaultBranch = remote && head?.startsWith(`${remote}/`) ? head.slice(remote.length + 1) || null : null;
   const normalised = url ? normaliseRemote(url) : null;
   if (normalised) return { project: normalised, defaultBranch };
-  const top = await git(folder, ['rev-parse', '--show-toplevel']);
-  return { project: path.basename(top || path.resolve(folder)), defaultBranch };
+  const [top, common] = await Promise.all([git(folder, ['rev-parse', '--show-toplevel']), git(folder, ['rev-parse', '--git-common-dir'])]);
+  return { project: await localProject(top || path.resolve(folder), common ? path.resolve(folder, common) : null), defaultBranch };
+}
+
+/** The file in a repository's git folder that keeps its project name, so that moving or renaming it keeps its memory. */
+export const IDENTITY_FILE = 'code-memory-project';
+const KEPT_NAME = /^[^\p{Cc}/\\]{1,200}-[0-9a-f]{12}$/u;
+
+/** A remote-less folder's name from its path: its folder's name and its real path's digest, `app-3f2a9c1b`. */
+export function localProjectName(folder: string, identity = pathIdentity(folder)): string {
+  return `${path.basename(path.resolve(folder)) || 'workspace'}-${identity}`;
+}
+
+/** What a folder is called when nothing better says: its real path's digest (8 hex digits). */
+export function pathIdentity(folder: string): string {
+  let real = path.resolve(folder);
+  try {
+    real = fs.realpathSync.native(real);
+  } catch {
+    // a folder that is gone keeps the path it was given
+  }
+  return digest8(real);
+}
+
+function digest8(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+/** A folder that is not on this disk (a virtual workspace): its name and its URI's digest. */
+export function virtualProjectName(name: string, uri: string): string {
+  return `${name || 'workspace'}-${digest8(uri)}`;
+}
+
+/**
+ * A project without a remote has no name of its own that other folders cannot have too. A
+ * repository's is its folder's name and 12 random hex digits, made the first time it is asked and
+ * kept in its git folder (shared by its worktrees and copies, kept when the folder moves or is
+ * renamed; a repository that ships such a file can name no project but one made at random). A
+ * folder outside git, or whose git folder cannot be written or holds something else, is its
+ * name and its path's digest (8 hex digits, so never a kept name).
+ */
+async function localProject(root: string, gitCommonDir: string | null): Promise<string> {
+  if (!gitCommonDir) return localProjectName(root);
+  const file = path.join(gitCommonDir, IDENTITY_FILE);
+  const read = () =>
+    fs.promises.readFile(file, 'utf8').then(
+      (text) => text.trim(),
+      () => null,
+    );
+  const kept = await read();
+  if (kept !== null) return KEPT_NAME.test(kept) ? kept : localProjectName(root);
+  const made = `${path.basename(root) || 'workspace'}-${randomBytes(6).toString('hex')}`;
+  try {
+    await fs.promises.writeFile(file, `${made}\n`, { flag: 'wx', mode: 0o644 });
+    return made;
+  } catch {
+    // another process made it first (read what it wrote), or the git folder is read-only
+    for (let tries = 0; tries < 20; tries++) {
+      const raced = await read();
+      if (raced === null) break;
+      if (KEPT_NAME.test(raced)) return raced;
+      await new Promise((r) => setTimeout(r, 10)); // created, not yet written
+    }
+    return localProjectName(root);
+  }
 }
 
 export async function projectScopeFor(folder: string): Promise<string> {
