@@ -154,6 +154,12 @@ export interface MemoryEngineApi {
   // Writing. observe() resolves once the records are stored and full-text searchable;
   // vectors are filled in by the background embedding queue.
   observe(inputs: ObservationInput[], scope: Scope): Promise<Observation[]>;
+  /**
+   * The editor's capture: observe() for inputs whose created_at_epoch is when they were captured;
+   * one captured before a forget of the project began (in any process) is not stored (null at its
+   * index), see MemoryEngine.capture.
+   */
+  capture(inputs: ObservationInput[], scope: Scope): Promise<(Observation | null)[]>;
   /** Fire-and-forget capture: queued, batched, never throws into the caller. */
   enqueue(input: ObservationInput, scope: Scope): void;
   flush(): Promise<void>;
@@ -253,6 +259,7 @@ export interface TableCheck {
 export const REMOTE_ENGINE_METHODS = [
   'verifyStore',
   'observe',
+  'capture',
   'flush',
   'remember',
   'endSession',

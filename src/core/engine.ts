@@ -480,6 +480,42 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.writeObservations(inputs.map((input) => ({ input, scope })));
   }
 
+  /**
+   * What the editor captured: each input's created_at_epoch is when, and an edit's text is a diff
+   * against what its session had stored then. One captured before a forget of its project (or of
+   * everything) began, in any process, is not stored (null at its index): the user forgot what
+   * came before, and its diff may hold what the forget removed (a queued save, a save whose
+   * session was checked just before another process's forget). A forget that begins while they
+   * are written takes back, after the write, those captured before it.
+   */
+  async capture(inputs: ObservationInput[], scope: Scope): Promise<(Observation | null)[]> {
+    this.assertOpen();
+    if (!Array.isArray(inputs)) throw new FilterError('capture expects a list of observations');
+    if (inputs.length === 0) return [];
+    const project = checkProject(scope?.project);
+    const mark = await forgetMark(this.store);
+    await this.noticeForgets([project], false, mark.meta_version);
+    const before = (began: number) => inputs.map((input) => typeof input?.created_at_epoch === 'number' && input.created_at_epoch <= began);
+    const dropped = before(this.forgetBegan(project));
+    const kept = inputs.filter((_, i) => !dropped[i]);
+    const stored = kept.length > 0 ? await this.writeObservations(kept.map((input) => ({ input, scope })), mark) : [];
+    let k = 0;
+    const out = inputs.map((_, i) => (dropped[i] ? null : stored[k++]));
+    if (kept.length === 0 || !(await forgotSince(this.store, mark, project))) return out;
+    await this.noticeForgets([project]);
+    const late = before(this.forgetBegan(project));
+    const takeBack = out.map((o, i) => (o && late[i] ? o.id : null)).filter((id): id is number => id !== null);
+    if (takeBack.length === 0) return out;
+    await this.forget({ kind: 'observation', ids: takeBack }, { project });
+    return out.map((o) => (o && takeBack.includes(o.id) ? null : o));
+  }
+
+  /** When the last forget of the project (or of everything) began, as this process last read the stamps (noticeForgets); 0 for none. */
+  private forgetBegan(project: string): number {
+    const stamp = this.forgetsSeen.get(project)?.stamp ?? '';
+    return Math.max(0, ...stamp.split('/').map((t) => Number(t) || 0));
+  }
+
   enqueue(input: ObservationInput, scope: Scope): void {
     if (this.closed) return;
     // Invalid events are dropped here, one by one, so they cannot sink a whole batch later.
@@ -500,13 +536,14 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.access.flush();
   }
 
-  private async writeObservations(events: QueuedEvent[]): Promise<Observation[]> {
+  /** `taken`: a forget mark the caller took (and noticed the forgets of) before it read anything. */
+  private async writeObservations(events: QueuedEvent[], taken?: ForgetMark): Promise<Observation[]> {
     const now = Date.now();
     const projects = events.map(({ scope }) => checkProject(scope?.project));
     // Before anything is read: a forget in any process from here on is settled against it, by this
     // call for the stored observations its duplicates bumped or grew, by the graph queue for the graph.
-    const mark = await forgetMark(this.store);
-    await this.noticeForgets(new Set(projects), false, mark.meta_version);
+    const mark = taken ?? (await forgetMark(this.store));
+    if (!taken) await this.noticeForgets(new Set(projects), false, mark.meta_version);
     // Prepared first, all of them, so one bad event rejects the call before anything is written.
     const prepared = events.map(({ input, scope }, i) => {
       const project = projects[i];

@@ -75,10 +75,10 @@ describe('capture enrichment: batches with several folders and odd input', funct
     makeRepo(ws, { 'src/price.ts': A0 });
     h = await new Harness({ folders: [ws] }).start();
     const engine = h.engine;
-    const observe = engine.observe.bind(engine);
-    engine.observe = async (list, scope) => {
+    const capture = engine.capture.bind(engine);
+    engine.capture = async (list, scope) => {
       if (list.some((o) => /refuse-me/.test(o.title ?? ''))) throw new Error('an observation the store cannot take');
-      return observe(list, scope);
+      return capture(list, scope);
     };
     const doc = h.open(path.join(ws, 'src/price.ts'));
     h.type(doc, A0.replace('n * 2', 'n * 3'));

@@ -126,4 +126,75 @@ describe('capture: a forgotten edit stays forgotten', function () {
       fs.rmSync(storeDir, { recursive: true, force: true });
     }
   });
+  it("what was captured before another process's forget of the project began is not stored after it, nor what such a forget overtakes", async () => {
+    const storeDir = tmp('cm-captureforget-queued-');
+    const bundle = new CliBundle('capture-forget-queued');
+    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    const project = 'queued-capture';
+    const edit = (word: string, at: number) => ({ type: 'edit', title: `Edited src/price.ts`, narrative: `+ return n * 2; // ${word} pricing rule`, files_modified: ['src/price.ts'], created_at_epoch: at });
+    const texts = async () => (await engine.listObservations({ project }, { limit: 100 })).map((o) => `${o.title} ${o.narrative}`).join('\n');
+    try {
+      await bundle.build();
+      await engine.observe([{ type: 'note', title: 'Vombat pricing', narrative: 'qzearlierq' }], { project });
+      // Captured (queued in a window) before the forget, written after it.
+      const queued = edit('qzqueuedq', Date.now());
+      await new Promise((r) => setTimeout(r, 5));
+      const run = await bundle.run(['forget', '--store', storeDir, '--project', project, '--whole-project', '--yes']);
+      assert.equal(run.code, 0, run.stderr);
+      const after = edit('qzafterq', Date.now());
+      const stored = await engine.capture([queued, after], { project });
+      assert.equal(stored[0], null, 'the edit captured before the forget is not stored');
+      assert.ok(stored[1], 'the edit captured after it is');
+      const now = await texts();
+      assert.doesNotMatch(now, /qzqueuedq|qzearlierq/);
+      assert.match(now, /qzafterq/);
+      // observe() (an agent's call, an import) is not capture: it stores what it is given.
+      const observed = await engine.observe([{ type: 'note', title: 'Margins', narrative: 'qzobservedq', created_at_epoch: Date.now() - 60_000 }], { project });
+      assert.equal(observed.length, 1);
+      assert.match(await texts(), /qzobservedq/);
+    } finally {
+      await engine.close().catch(() => undefined);
+      bundle.remove();
+      fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
+  it("a save still queued in the window when another process forgets the project is not stored, and the next save starts from the file as it is", async () => {
+    const storeDir = tmp('cm-captureforget-window-');
+    const engine = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    let other: MemoryEngine | undefined;
+    const body = Array.from({ length: 30 }, (_, i) => `export const line${i} = ${i};`);
+    const file = path.join(ws, 'src/long.ts');
+    fs.writeFileSync(file, `${body.join('\n')}\n`);
+    try {
+      h = await new Harness({ folders: [ws], engine, storeDir }).start();
+      const project = await h.project();
+      const doc = h.open(file);
+      const first = [...body];
+      first[2] = 'export const line2 = 2; // qzqueuedbeforeq vombat margin';
+      h.type(doc, `${first.join('\n')}\n`);
+      h.save(doc);
+      // Still queued: the capture queue's timer is stopped, so the forget comes first.
+      (h.capture.queue as unknown as { cancelTimer(): void }).cancelTimer();
+      assert.ok(h.capture.queue.size > 0, 'control: the save is queued');
+      other = await MemoryEngine.open({ storeUri: storeDir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, summariseOrphanSessions: false });
+      await other.forget({ project }, null);
+      await h.flush();
+      const afterForget = await h.observations(project);
+      assert.deepEqual(afterForget.filter((o) => JSON.stringify(o).includes('qzqueuedbeforeq')).map((o) => o.id), [], `the queued save is stored after the forget:\n${brief(afterForget)}`);
+      const second = [...first];
+      second[27] = 'export const line27 = 27; // qzlaterq shipping table';
+      h.type(doc, `${second.join('\n')}\n`);
+      h.save(doc);
+      await h.flush();
+      const later = await h.observations(project);
+      assert.ok(later.some((o) => JSON.stringify(o).includes('qzlaterq')), `control: the next save is stored:\n${brief(later)}`);
+      assert.deepEqual(later.filter((o) => JSON.stringify(o).includes('qzqueuedbeforeq')).map((o) => `${o.id} ${o.type} ${o.title}\n${o.narrative}`), [], 'the next save diffed against the file before the forget');
+    } finally {
+      await h?.dispose();
+      h = undefined;
+      await other?.close().catch(() => undefined);
+      await engine.close().catch(() => undefined);
+      fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -335,6 +335,7 @@ export class Harness {
     const engine = this.engine;
     const client = {
       observe: (list: Any, scope: Any) => engine.observe(list, scope),
+      capture: (list: Any, scope: Any) => engine.capture(list, scope),
       currentSessionId: (scope: Any) => engine.currentSessionId(scope),
       endCurrentSession: (scope: Any, reason: Any) => engine.endCurrentSession(scope, reason),
     };

@@ -204,6 +204,8 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     const batches: CapturedBatch[] = [];
     /** The session each edit observation went to, by folder and grow key. */
     const sessionOf = new Map<string, string>();
+    /** Edit observations not stored (captured before a forget, or refused), by folder and grow key. */
+    const notStored = new Set<string>();
     let written = 0;
     for (const [folder, inputs] of groups) {
       // The folder's scope names the repository's default branch, if it knows it (records there hold project-wide).
@@ -216,7 +218,11 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       const observations: Observation[] = [];
       for (const [branch, list] of byBranch) {
         const stored = await this.observeEach(engine, list, branch ? { ...folderScope, branch } : folderScope);
-        list.forEach((input, i) => input.grow_key && stored[i] && sessionOf.set(`${folder}\0${input.grow_key}`, stored[i]!.memory_session_id));
+        list.forEach((input, i) => {
+          if (!input.grow_key) return;
+          if (stored[i]) sessionOf.set(`${folder}\0${input.grow_key}`, stored[i]!.memory_session_id);
+          else notStored.add(`${folder}\0${input.grow_key}`);
+        });
         for (const o of stored) if (o) observations.push(o);
       }
       const scope = { project };
@@ -224,10 +230,15 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       this.log.add(observations, scope);
       batches.push({ folder, project: scope.project, observations });
     }
+    const restart = new Set<number>();
     for (const e of events) {
-      const session = e.kind === 'edit' && e.work !== undefined ? sessionOf.get(`${e.folder}\0${editGrowKey(editKey(e))}`) : undefined;
-      if (session) this.editors.noteSession((e as EditEvent).work!, session);
+      if (e.kind !== 'edit' || e.work === undefined) continue;
+      const key = `${e.folder}\0${editGrowKey(editKey(e))}`;
+      const session = sessionOf.get(key);
+      if (session) this.editors.noteSession(e.work, session);
+      else if (notStored.has(key)) restart.add(e.work);
     }
+    this.editors.restart(restart);
     if (batches.length > 0) this._onDidCapture.fire(batches);
     return written;
   }
@@ -241,14 +252,14 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
    */
   private async observeEach(engine: Awaited<ReturnType<EngineHost['get']>>, inputs: ObservationInput[], scope: Scope): Promise<(Observation | null)[]> {
     try {
-      return await engine.observe(inputs, scope);
+      return await engine.capture(inputs, scope);
     } catch (err) {
       if (inputs.length < 2) throw err;
       const out: (Observation | null)[] = [];
       const refused: string[] = [];
       for (const input of inputs) {
         try {
-          out.push((await engine.observe([input], scope))[0] ?? null);
+          out.push((await engine.capture([input], scope))[0] ?? null);
         } catch (e) {
           out.push(null);
           refused.push(`${input.type}: ${e instanceof Error ? e.message : String(e)}`);

@@ -160,8 +160,20 @@ export class EditorCapture implements vscode.Disposable {
    * afresh from the file on disk now, so its next save is an edit of the new session.
    */
   resetSession(folders?: readonly string[]): void {
+    this.restartWork((work) => !folders || folders.includes(work.folder));
+  }
+
+  /**
+   * Edits of these works were not stored (captured before a forget of the project began, or
+   * refused): their next change starts from the file as it is, as after a session's end.
+   */
+  restart(ids: ReadonlySet<number>): void {
+    if (ids.size > 0) this.restartWork((work) => ids.has(work.id));
+  }
+
+  private restartWork(which: (work: FileWork) => boolean): void {
     for (const [key, work] of [...this.work]) {
-      if (folders && !folders.includes(work.folder)) continue;
+      if (!which(work)) continue;
       this.work.delete(key);
       this.parts.delete(key);
       const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
