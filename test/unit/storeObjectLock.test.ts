@@ -123,6 +123,34 @@ for (const scheme of ['s3', 'az'] as const) {
       assert.deepEqual((await backend.keys()).filter((k) => !k.startsWith('me/.locks/')).sort(), before.filter((k) => !k.startsWith('me/.locks/')), 'the open wrote or deleted objects');
     });
 
+    it('refuses to open a prefix holding only a damaged table (no meta table), naming it, and writes nothing', async () => {
+      const uri = `${backend.scheme}://personal/mine`;
+      await backend.put('mine/observations.lance/_versions/1.manifest', 'not a manifest at all');
+      const before = (await backend.keys()).sort();
+      await assert.rejects(MemoryEngine.open({ storeUri: uri, embedder: 'none', maintenanceIntervalMs: 0 }), /the store is damaged: table observations cannot be opened/);
+      // LanceDB's connect itself writes its namespace table (__manifest) under a prefix without one.
+      assert.deepEqual((await backend.keys()).filter((k) => !k.startsWith('mine/.locks/') && !k.startsWith('mine/__manifest/')).sort(), before, 'the open wrote or deleted objects');
+    });
+
+    it('names the table whose manifest is damaged, when the open stops and in doctor, and writes nothing', async () => {
+      const uri = `${backend.scheme}://personal/me`;
+      const open = (): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: uri, embedder: 'none', maintenanceIntervalMs: 0 });
+      const engine = await open();
+      await engine.remember({ title: 'Kept decision', text: 'we keep this' }, { project: 'p' });
+      await engine.close();
+      for (const key of (await backend.keys()).filter((k) => k.startsWith('me/memories.lance/_versions/'))) await backend.put(key, 'not a manifest at all');
+      const before = (await backend.keys()).filter((k) => !k.startsWith('me/.locks/')).sort();
+      const started = Date.now();
+      await assert.rejects(open(), /the store is damaged: table memories cannot be opened/);
+      assert.ok(Date.now() - started < 8_000, `the open waited ${Date.now() - started} ms for a table that will never open`);
+      const doctor = await runMain(['doctor', '--store', uri, '--embedder', 'none', '--json']);
+      assert.notEqual(doctor.code, 0);
+      const check = (JSON.parse(doctor.out).checks as Array<{ name: string; ok: boolean; detail: string }>).find((c) => c.name === 'store');
+      assert.equal(check?.ok, false);
+      assert.match(check?.detail ?? '', /memories/, check?.detail);
+      assert.deepEqual((await backend.keys()).filter((k) => !k.startsWith('me/.locks/')).sort(), before, 'the open or doctor wrote or deleted objects');
+    });
+
     it('opens a store whose probe was written but answered busy (the retry finds it), and leaves no probe behind', async () => {
       const proxy = await startProxy(backend.endpoint);
       try {

@@ -28,7 +28,7 @@ import { UpkeepProcess } from './upkeepProcess';
 import type { UpkeepJob } from './upkeepProcess';
 import { RECORD_TABLES, SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
 import type { TableName } from './schema';
-import { briefError, errorMessage } from '../errorText';
+import { briefError, errorMessage, looksDamaged } from '../errorText';
 
 export type Row = Record<string, unknown>;
 
@@ -122,7 +122,7 @@ export class Store {
     // Without a meta table the store is of the first layout, or new, and maybe being created by
     // another process right now, whose table folders show before their first version: those are
     // not tables yet (taken for the first layout, they were migrated, and the open failed).
-    if (!meta && names.size > 0) names = await tablesWithVersions(db);
+    if (!meta && names.size > 0) names = await tablesWithVersions(db, options.uri);
     let version = SCHEMA_VERSION;
     let storedVersion: number | null = null;
     if (meta) {
@@ -155,7 +155,7 @@ export class Store {
     const created = new Set<TableName>();
     for (const name of Object.values(TABLES)) {
       if (!existing.has(name)) created.add(name);
-      tables.set(name, await openOrCreate(db, name, schemas[name]));
+      tables.set(name, await openOrCreate(db, name, schemas[name], options.uri));
     }
     await dropFtsIndex(tables.get(TABLES.cells) as Table, log);
     for (const [name, table] of tables) await ensureScalarIndexes(table, name, log);
@@ -514,7 +514,7 @@ async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri
   if (RECORD_TABLES.every((n) => names.has(n))) {
     if (local) return;
     const lost = [];
-    for (const name of RECORD_TABLES) if (!(await opens(db, name))) lost.push(name);
+    for (const name of RECORD_TABLES) if (!(await opens(db, name, uri))) lost.push(name);
     if (lost.length > 0) {
       throw new Error(`the store is corrupt: table ${lost.join(', ')} has data and no version manifest (the _versions of ${lost.map((n) => `${n}.lance`).join(', ')} in ${displayUri(uri)} are gone); nothing was changed. Restore them from a backup (or the bucket's object versions), or move the store aside and rebuild it`);
     }
@@ -533,45 +533,55 @@ async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri
 }
 
 /** Whether a listed table opens: false where it has no version (not found); any other failure (a network) is thrown. */
-async function opens(db: Connection, name: string): Promise<boolean> {
+async function opens(db: Connection, name: string, uri: string): Promise<boolean> {
   try {
     (await db.openTable(name)).close();
     return true;
   } catch (e) {
-    if (/not found|does not exist|no such|NotFound/i.test(errorMessage(e))) return false;
-    throw e;
+    if (isNotFound(e)) return false;
+    throw looksDamaged(errorMessage(e)) ? damagedTable(name, uri, e) : e;
   }
 }
 
-/** The listed tables that open: a folder another process is creating has no version yet. */
-async function tablesWithVersions(db: Connection): Promise<Set<string>> {
+/** A table that is not there (yet): not listed, or listed without a version. */
+function isNotFound(e: unknown): boolean {
+  return /not found|does not exist|no such|NotFound/i.test(errorMessage(e));
+}
+
+/** A table that has versions and whose files are damaged (a manifest that is not one): the open stops, before anything is written. */
+function damagedTable(name: string, uri: string, cause: unknown): Error {
+  return new Error(`the store is damaged: table ${name} cannot be opened (${errorMessage(cause)}) at ${uri}; nothing was changed`);
+}
+
+/**
+ * The listed tables that open: a folder another process is creating has no version yet. One that
+ * has a version and does not open is damage (a manifest that is not one), not a store of the
+ * first layout to migrate: the open stops, naming it, before anything is written.
+ */
+async function tablesWithVersions(db: Connection, uri: string): Promise<Set<string>> {
   const out = new Set<string>();
-  for (const name of await db.tableNames()) {
-    const table = await db.openTable(name).catch(() => null);
-    if (!table) continue;
-    table.close();
-    out.add(name);
-  }
+  for (const name of await db.tableNames()) if (await opens(db, name, uri)) out.add(name);
   return out;
 }
 
 /** How long a table another process is creating may take to show its first version. */
 const CREATE_WAIT_MS = 10_000;
 
-async function openOrCreate(db: Connection, name: TableName, schema: Schema): Promise<Table> {
+async function openOrCreate(db: Connection, name: TableName, schema: Schema, uri: string): Promise<Table> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.createEmptyTable(name, schema, { mode: 'create', existOk: true });
     } catch (e) {
       // Another process is creating it: its folder is there before its first version, longer on
-      // a busy machine (two writers opening a new store at once). Open theirs once it shows.
+      // a busy machine (two writers opening a new store at once). Open theirs once it shows. One
+      // whose version does not open is damaged, and never will.
       if (Date.now() - started > CREATE_WAIT_MS) throw e;
       await sleep(Math.min(200, 20 * (attempt + 1)));
       try {
         return await db.openTable(name);
-      } catch {
-        // not visible yet; retry
+      } catch (open) {
+        if (!isNotFound(open) && looksDamaged(errorMessage(open))) throw damagedTable(name, uri, open);
       }
     }
   }
