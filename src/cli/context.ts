@@ -1,6 +1,6 @@
 // What every CLI command's implementation shares: the scope, opening the engine, output.
 
-import { folderProject } from '../core/capture/project';
+import { folderProject, remoteProject } from '../core/capture/project';
 import { startEmbedder } from '../core/embed/start';
 import { MemoryEngine } from '../core/engine';
 import * as path from 'node:path';
@@ -11,12 +11,13 @@ import type { GlobalOptions, Io } from './options';
 import { gitAuthor } from '../core/team/shareRows';
 
 /**
- * The project a command reads and writes: --project, else the folder's git remote or name; with
+ * The project a command reads and writes: --project, else the folder's git remote or name made unique; with
  * the repository's default branch when the folder is a clone of that project.
  */
 export async function resolveScope(options: GlobalOptions, folder = options.cwd): Promise<Scope> {
-  const ofFolder = await folderProject(path.resolve(folder));
-  const project = options.project ?? ofFolder.project;
+  // With --project the folder is only asked for its remote (a folder without one is not given a name of its own).
+  const ofFolder = options.project ? await remoteProject(path.resolve(folder)) : await folderProject(path.resolve(folder));
+  const project = options.project ?? ofFolder.project ?? '';
   const defaultBranch = project === ofFolder.project ? ofFolder.defaultBranch : null;
   return { project, ...(options.branch ? { branch: options.branch } : {}), ...(defaultBranch ? { defaultBranch } : {}) };
 }

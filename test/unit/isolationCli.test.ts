@@ -1,7 +1,8 @@
 // The CLI run for project beta on a store that also holds project alpha.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { IDENTITY_FILE } from '../../src/core/capture/project';
 import * as path from 'node:path';
 import type { Scope } from '../../src/core/model/records';
 import { runCli } from './crossProjectFixture';
@@ -111,13 +112,12 @@ describe('isolation: the CLI under beta on a store with alpha', function () {
 
 describe('isolation: two folders of one name without a remote', function () {
   this.timeout(180_000);
-  let work: string;
-  after(() => {
-    if (work) removeDir(work);
-  });
+  const dirs: string[] = [];
+  after(() => dirs.forEach(removeDir));
 
   it('are two projects to the CLI: what one stores, the other never reads', async () => {
-    work = tempDir('isolation-samename');
+    const work = tempDir('isolation-samename');
+    dirs.push(work);
     const store = path.join(work, 'store');
     const [mine, theirs, plainMine, plainTheirs] = ['one/app', 'two/app', 'three/tool', 'four/tool'].map((f) => path.join(work, f));
     for (const f of [mine, theirs, plainMine, plainTheirs]) mkdirSync(f, { recursive: true });
@@ -139,5 +139,19 @@ describe('isolation: two folders of one name without a remote', function () {
         assert.doesNotMatch(other_.stdout, /quorvantile/i, `${args[0]} in the other folder of the same name`);
       }
     }
+  });
+
+  it('with --project, a repository without a remote is not given a name of its own', async () => {
+    const work = tempDir('isolation-named');
+    dirs.push(work);
+    const repo = path.join(work, 'app');
+    mkdirSync(repo);
+    execFileSync('git', ['init', '-q', repo]);
+    const run = await runCli(['stats', '--store', path.join(work, 'store'), '--embedder', 'none', '--project', 'chosen', '--json'], { cwd: repo });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(existsSync(path.join(repo, '.git', IDENTITY_FILE)), false, 'the folder was named though --project named the project');
+    const unnamed = await runCli(['stats', '--store', path.join(work, 'store'), '--embedder', 'none', '--json'], { cwd: repo });
+    assert.equal(unnamed.code, 0, unnamed.stderr);
+    assert.equal(existsSync(path.join(repo, '.git', IDENTITY_FILE)), true, 'control: without --project the folder is named');
   });
 });

@@ -47,19 +47,25 @@ export function normaliseRemote(remote: string): string | null {
 /**
  * The project a folder is, and its repository's default branch, read with one listing of its
  * remotes: the project is the remote that names it (origin, else the first one), normalised, else
- * the repository's (or the folder's) name; the default branch is where that remote's HEAD points
- * (`refs/remotes/origin/HEAD`, set by clone and `git remote set-head`), null without one (the usual
- * names then stand for it).
+ * the repository's (or the folder's) name made unique (localProject); the default branch is where
+ * that remote's HEAD points (`refs/remotes/origin/HEAD`, set by clone and `git remote set-head`),
+ * null without one (the usual names then stand for it).
  */
 export async function folderProject(folder: string): Promise<{ project: string; defaultBranch: string | null }> {
-  const names = (await git(folder, ['remote']))?.split(/\r?\n/).filter(Boolean) ?? [];
-  const remote = names.includes('origin') ? 'origin' : (names[0] ?? null);
-  const [url, head] = remote ? await Promise.all([git(folder, ['remote', 'get-url', remote]), git(folder, ['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`])]) : [null, null];
-  const defaultBranch = remote && head?.startsWith(`${remote}/`) ? head.slice(remote.length + 1) || null : null;
-  const normalised = url ? normaliseRemote(url) : null;
-  if (normalised) return { project: normalised, defaultBranch };
+  const { project, defaultBranch } = await remoteProject(folder);
+  if (project) return { project, defaultBranch };
   const [top, common] = await Promise.all([git(folder, ['rev-parse', '--show-toplevel']), git(folder, ['rev-parse', '--git-common-dir'])]);
   return { project: await localProject(top || path.resolve(folder), common ? path.resolve(folder, common) : null), defaultBranch };
+}
+
+/** The project the folder's remote names (null without one that names a project) and the default branch it points at (see folderProject). */
+export async function remoteProject(folder: string): Promise<{ project: string | null; defaultBranch: string | null }> {
+  const names = (await git(folder, ['remote']))?.split(/\r?\n/).filter(Boolean) ?? [];
+  const remote = names.includes('origin') ? 'origin' : (names[0] ?? null);
+  if (!remote) return { project: null, defaultBranch: null };
+  const [url, head] = await Promise.all([git(folder, ['remote', 'get-url', remote]), git(folder, ['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`])]);
+  const defaultBranch = head?.startsWith(`${remote}/`) ? head.slice(remote.length + 1) || null : null;
+  return { project: url ? normaliseRemote(url) : null, defaultBranch };
 }
 
 /** The file in a repository's git folder that keeps its project name, so that moving or renaming it keeps its memory. */
