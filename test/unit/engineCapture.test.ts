@@ -103,6 +103,41 @@ describe('capture: project names and store location', () => {
     }
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  it('gives a fresh repository one name however many ask at once, whatever its folder is called, and a linked folder its target\'s', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-project-'));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const repo = path.join(dir, `race${round}`, 'app');
+        fs.mkdirSync(repo, { recursive: true });
+        execFileSync('git', ['init', '-q', repo]);
+        const names = await Promise.all(Array.from({ length: 16 }, () => projectScopeFor(repo)));
+        assert.equal(new Set(names).size, 1, `round ${round}: ${[...new Set(names)].join(', ')}`);
+        assert.equal(fs.readFileSync(path.join(repo, '.git', IDENTITY_FILE), 'utf8').trim(), names[0]);
+        assert.deepEqual(fs.readdirSync(path.join(repo, '.git')).filter((f) => f.startsWith(`${IDENTITY_FILE}.`)), [], 'no temporary file left');
+      }
+      for (const odd of ['back\\slash', 'new\nline', 'tab\there', 'x'.repeat(220)]) {
+        const repo = path.join(dir, 'odd', odd);
+        fs.mkdirSync(repo, { recursive: true });
+        execFileSync('git', ['init', '-q', repo]);
+        const first = await projectScopeFor(repo);
+        assert.equal(await projectScopeFor(repo), first, `${JSON.stringify(odd)}: the name changed on the second ask`);
+        assert.doesNotMatch(first, /[\p{Cc}/\\]/u);
+      }
+      // Outside git, a linked folder is its target (the CLI's working folder is the real path).
+      const target = path.join(dir, 'service');
+      fs.mkdirSync(target);
+      fs.symlinkSync(target, path.join(dir, 'link-to-service'));
+      assert.equal(await projectScopeFor(path.join(dir, 'link-to-service')), await projectScopeFor(target));
+      // A pipe where the identity file goes is never read (reading one would wait for ever).
+      const piped = path.join(dir, 'piped');
+      fs.mkdirSync(piped);
+      execFileSync('git', ['init', '-q', piped]);
+      execFileSync('mkfifo', [path.join(piped, '.git', IDENTITY_FILE)]);
+      assert.equal(await projectScopeFor(piped), `piped-${pathIdentity(piped)}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
   it("takes a repository's default branch from its remote's HEAD, and gives it with the folder's scope", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-default-branch-'));
     const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });

@@ -70,22 +70,31 @@ export async function remoteProject(folder: string): Promise<{ project: string |
 
 /** The file in a repository's git folder that keeps its project name, so that moving or renaming it keeps its memory. */
 export const IDENTITY_FILE = 'code-memory-project';
-const KEPT_NAME = /^[^\p{Cc}/\\]{1,200}-[0-9a-f]{12}$/u;
+const KEPT_NAME = /^[^\p{Cc}/\\]{1,100}-[0-9a-f]{12}$/u;
 
-/** A remote-less folder's name from its path: its folder's name and its real path's digest, `app-3f2a9c1b`. */
-export function localProjectName(folder: string, identity = pathIdentity(folder)): string {
-  return `${path.basename(path.resolve(folder)) || 'workspace'}-${identity}`;
+/** A folder's name as a project name's start: no control characters or slashes, at most 100 characters. */
+function nameOf(folder: string): string {
+  return [...path.basename(folder).replace(/[\p{Cc}/\\]+/gu, '_')].slice(0, 100).join('') || 'workspace';
 }
 
-/** What a folder is called when nothing better says: its real path's digest (8 hex digits). */
-export function pathIdentity(folder: string): string {
-  let real = path.resolve(folder);
+/** Its real path (symbolic links resolved), else the path it was given (a folder that is gone). */
+function realPath(folder: string): string {
   try {
-    real = fs.realpathSync.native(real);
+    return fs.realpathSync.native(path.resolve(folder));
   } catch {
-    // a folder that is gone keeps the path it was given
+    return path.resolve(folder);
   }
-  return digest8(real);
+}
+
+/** A remote-less folder's name from its path: its folder's name and its real path's digest, `app-3f2a9c1b`. */
+export function localProjectName(folder: string): string {
+  const real = realPath(folder);
+  return `${nameOf(real)}-${digest8(real)}`;
+}
+
+/** The digest (8 hex digits) of a folder's real path. */
+export function pathIdentity(folder: string): string {
+  return digest8(realPath(folder));
 }
 
 function digest8(text: string): string {
@@ -94,40 +103,46 @@ function digest8(text: string): string {
 
 /** A folder that is not on this disk (a virtual workspace): its name and its URI's digest. */
 export function virtualProjectName(name: string, uri: string): string {
-  return `${name || 'workspace'}-${digest8(uri)}`;
+  return `${nameOf(name)}-${digest8(uri)}`;
+}
+
+/** The identity file's name, if it is a small regular file that holds one (a pipe or a folder there is never read). */
+async function readKept(file: string): Promise<string | null> {
+  const stat = await fs.promises.lstat(file).catch(() => null);
+  if (!stat) return null;
+  if (!stat.isFile() || stat.size > 1024) return '';
+  return fs.promises.readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    () => '',
+  );
 }
 
 /**
  * A project without a remote has no name of its own that other folders cannot have too. A
  * repository's is its folder's name and 12 random hex digits, made the first time it is asked and
  * kept in its git folder (shared by its worktrees and copies, kept when the folder moves or is
- * renamed; a repository that ships such a file can name no project but one made at random). A
- * folder outside git, or whose git folder cannot be written or holds something else, is its
- * name and its path's digest (8 hex digits, so never a kept name).
+ * renamed). The file is written whole under another name and linked into place, so that a reader
+ * never sees it half-written, and the first of two processes making it at once wins. A folder
+ * outside git, or whose git folder cannot be written or holds something else there, is its name
+ * and its path's digest (8 hex digits, so never a kept name).
  */
 async function localProject(root: string, gitCommonDir: string | null): Promise<string> {
   if (!gitCommonDir) return localProjectName(root);
   const file = path.join(gitCommonDir, IDENTITY_FILE);
-  const read = () =>
-    fs.promises.readFile(file, 'utf8').then(
-      (text) => text.trim(),
-      () => null,
-    );
-  const kept = await read();
+  const kept = await readKept(file);
   if (kept !== null) return KEPT_NAME.test(kept) ? kept : localProjectName(root);
-  const made = `${path.basename(root) || 'workspace'}-${randomBytes(6).toString('hex')}`;
+  const made = `${nameOf(realPath(root))}-${randomBytes(6).toString('hex')}`;
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
-    await fs.promises.writeFile(file, `${made}\n`, { flag: 'wx', mode: 0o644 });
+    await fs.promises.writeFile(temp, `${made}\n`, { flag: 'wx', mode: 0o644 });
+    await fs.promises.link(temp, file);
     return made;
   } catch {
-    // another process made it first (read what it wrote), or the git folder is read-only
-    for (let tries = 0; tries < 20; tries++) {
-      const raced = await read();
-      if (raced === null) break;
-      if (KEPT_NAME.test(raced)) return raced;
-      await new Promise((r) => setTimeout(r, 10)); // created, not yet written
-    }
-    return localProjectName(root);
+    // another process linked its name first, or the git folder is read-only
+    const raced = await readKept(file);
+    return raced !== null && KEPT_NAME.test(raced) ? raced : localProjectName(root);
+  } finally {
+    await fs.promises.rm(temp, { force: true }).catch(() => undefined);
   }
 }
 
