@@ -142,7 +142,7 @@ interface QueuedEvent {
 export class MemoryEngine implements MemoryEngineApi {
   private readonly sessions: SessionRegistry;
   /** Per project, the meta table's version and the last forget's stamp at this process's last look at its sessions (noticeForgets). */
-  private readonly forgetsSeen = new Map<string, { version: number; stamp: string }>();
+  private readonly forgetsSeen = new Map<string, { version: number; stamp: string; whole: number }>();
   private readonly queue: WriteQueue<QueuedEvent>;
   private readonly timers: NodeJS.Timeout[] = [];
   private writesSinceOptimize = 0;
@@ -407,9 +407,9 @@ export class MemoryEngine implements MemoryEngineApi {
     const version = metaVersion ?? (await this.store.table(TABLES.meta).version());
     const stale = [...projects].filter((p) => this.forgetsSeen.get(p)?.version !== version);
     if (stale.length === 0) return;
-    for (const [project, stamp] of await lastForgets(this.store, stale)) {
+    for (const [project, { stamp, whole }] of await lastForgets(this.store, stale)) {
       const seen = this.forgetsSeen.get(project);
-      this.forgetsSeen.set(project, { version, stamp });
+      this.forgetsSeen.set(project, { version, stamp, whole });
       if (seen && seen.stamp !== stamp && !ownForget) this.sessions.retireOpen(project);
     }
   }
@@ -482,11 +482,12 @@ export class MemoryEngine implements MemoryEngineApi {
 
   /**
    * What the editor captured: each input's created_at_epoch is when, and an edit's text is a diff
-   * against what its session had stored then. One captured before a forget of its project (or of
-   * everything) began, in any process, is not stored (null at its index): the user forgot what
-   * came before, and its diff may hold what the forget removed (a queued save, a save whose
-   * session was checked just before another process's forget). A forget that begins while they
-   * are written takes back, after the write, those captured before it.
+   * against what its session had stored then. One captured before a forget of its whole project
+   * (or of everything) began, in any process, is not stored (null at its index): the user forgot
+   * everything before it, a save still queued in a window included. A whole forget that begins
+   * while they are written takes back, after the write, those captured before it. A forget by id
+   * drops nothing: it retires the session (noticeForgets), and the capture diffs the next save
+   * against what the session stored.
    */
   async capture(inputs: ObservationInput[], scope: Scope): Promise<(Observation | null)[]> {
     this.assertOpen();
@@ -495,25 +496,25 @@ export class MemoryEngine implements MemoryEngineApi {
     const project = checkProject(scope?.project);
     const mark = await forgetMark(this.store);
     await this.noticeForgets([project], false, mark.meta_version);
-    const before = (began: number) => inputs.map((input) => typeof input?.created_at_epoch === 'number' && input.created_at_epoch <= began);
-    const dropped = before(this.forgetBegan(project));
+    // An input without a valid time is observe()'s to refuse or date.
+    const before = (began: number) => inputs.map((input) => began > 0 && Number.isFinite(input?.created_at_epoch) && (input.created_at_epoch as number) > 0 && (input.created_at_epoch as number) <= began);
+    const dropped = before(this.wholeForgetBegan(project));
     const kept = inputs.filter((_, i) => !dropped[i]);
     const stored = kept.length > 0 ? await this.writeObservations(kept.map((input) => ({ input, scope })), mark) : [];
     let k = 0;
     const out = inputs.map((_, i) => (dropped[i] ? null : stored[k++]));
     if (kept.length === 0 || !(await forgotSince(this.store, mark, project))) return out;
     await this.noticeForgets([project]);
-    const late = before(this.forgetBegan(project));
+    const late = before(this.wholeForgetBegan(project));
     const takeBack = out.map((o, i) => (o && late[i] ? o.id : null)).filter((id): id is number => id !== null);
     if (takeBack.length === 0) return out;
     await this.forget({ kind: 'observation', ids: takeBack }, { project });
     return out.map((o) => (o && takeBack.includes(o.id) ? null : o));
   }
 
-  /** When the last forget of the project (or of everything) began, as this process last read the stamps (noticeForgets); 0 for none. */
-  private forgetBegan(project: string): number {
-    const stamp = this.forgetsSeen.get(project)?.stamp ?? '';
-    return Math.max(0, ...stamp.split('/').map((t) => Number(t) || 0));
+  /** When the last forget of the whole project (or of everything) began, as this process last read the stamps (noticeForgets); 0 for none. */
+  private wholeForgetBegan(project: string): number {
+    return this.forgetsSeen.get(project)?.whole ?? 0;
   }
 
   enqueue(input: ObservationInput, scope: Scope): void {

@@ -148,6 +148,14 @@ describe('capture: a forgotten edit stays forgotten', function () {
       const now = await texts();
       assert.doesNotMatch(now, /qzqueuedq|qzearlierq/);
       assert.match(now, /qzafterq/);
+      // A forget by id (a memory deleted in the tree view) drops nothing captured before it.
+      const memory = await engine.remember({ title: 'Unrelated', text: 'qzunrelatedq' }, { project });
+      const beforeDelete = edit('qzbeforedeleteq', Date.now());
+      await new Promise((r) => setTimeout(r, 5));
+      await engine.forget({ kind: 'memory', ids: [memory.id] }, { project });
+      assert.ok((await engine.capture([beforeDelete], { project }))[0], 'a save captured before a memory was deleted is stored');
+      // A time that is no time is observe()'s to refuse, not a reason to drop.
+      await assert.rejects(engine.capture([{ ...edit('qznegativeq', -5), title: 'Edited src/neg.ts' }], { project }), /milliseconds/);
       // observe() (an agent's call, an import) is not capture: it stores what it is given.
       const observed = await engine.observe([{ type: 'note', title: 'Margins', narrative: 'qzobservedq', created_at_epoch: Date.now() - 60_000 }], { project });
       assert.equal(observed.length, 1);

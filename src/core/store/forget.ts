@@ -212,6 +212,17 @@ function stampKey(project: string | null): string {
 }
 
 /**
+ * Meta rows `forgot_whole:<digest of a project>` (`*`: everything) hold when a forget of the whole
+ * project (or of everything) last began: what was captured before it is not stored after it
+ * (MemoryEngine.capture). A forget by id does not move it.
+ */
+const WHOLE_KEY = 'forgot_whole';
+
+function wholeKey(project: string | null): string {
+  return `${WHOLE_KEY}:${project === null ? '*' : createHash('sha256').update(project).digest('hex')}`;
+}
+
+/**
  * Meta rows `forgot_import:<digest of the project>:<digest of the project and a dedupe key>` are
  * tombstones of forgotten commits and documents (dedupe keys `commit:<sha>`, `doc:<hash>`): an
  * import of the repository skips them (forgottenImports), so a forgotten commit is not stored
@@ -358,13 +369,15 @@ export async function forgotSince(store: Store, mark: ForgetMark, project: strin
 
 /**
  * Per project, when the last forget of it (or of everything) began, as the stamps say: a forget
- * writes a new stamp when it begins (see begin), so a value that changed means a forget ran.
- * One read of the stamps for all `projects`.
+ * writes a new stamp when it begins (see begin), so a value that changed means a forget ran; and
+ * when the last forget of the whole project (or of everything) began (ms, 0 for none). One read of
+ * the stamps for all `projects`.
  */
-export async function lastForgets(store: Store, projects: string[]): Promise<Map<string, string>> {
-  const stamps = new Map(await store.metaEntries(`${STAMP_KEY}:`));
+export async function lastForgets(store: Store, projects: string[]): Promise<Map<string, { stamp: string; whole: number }>> {
+  const [stamps, wholes] = await Promise.all([store.metaEntries(`${STAMP_KEY}:`), store.metaEntries(`${WHOLE_KEY}:`)]).then((lists) => lists.map((l) => new Map(l)));
   const all = stamps.get(stampKey(null)) ?? '';
-  return new Map(projects.map((p) => [p, `${all}/${stamps.get(stampKey(p)) ?? ''}`]));
+  const time = (value: string | undefined) => Number(value) || 0;
+  return new Map(projects.map((p) => [p, { stamp: `${all}/${stamps.get(stampKey(p)) ?? ''}`, whole: Math.max(time(wholes.get(wholeKey(null))), time(wholes.get(wholeKey(p)))) }]));
 }
 
 /** Waits (up to ten seconds) for the forgets of running processes, this one included; returns those still running then. */
@@ -506,7 +519,9 @@ export async function replaceDocuments(repos: Repositories, project: string, ids
 /** Journals a forget, then runs it. */
 async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> {
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
-  await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: String(Date.now()) });
+  const now = String(Date.now());
+  const whole = journal.request.all || journal.request.project !== undefined;
+  await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: now, ...(whole ? { [wholeKey(journalProject(journal))]: now } : {}) });
   return finish(repos, key, journal, false);
 }
 
