@@ -52,7 +52,7 @@ export function looksLikeRights(message: string): boolean {
  */
 export function looksLikeNetwork(message: string): boolean {
   if (/status code: 40[134]|HTTP 40[134]|not found|forbidden|unauthori[sz]ed|AuthorizationPermissionMismatch|AccessDenied/i.test(message)) return false;
-  return /error sending request|did not answer|is busy or failing|after \d+ retr|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|timed out|connection (refused|reset|closed)|status code: (5\d\d|429)|HTTP (5\d\d|429)/i.test(message);
+  return /error sending request|request or response body error|error decoding response body|did not answer|is busy or failing|after \d+ retr|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|timed out|connection (refused|reset|closed)|status code: (5\d\d|429)|HTTP (5\d\d|429)/i.test(message);
 }
 
 /**

@@ -1,6 +1,7 @@
 // doctor on stores that are not damaged: a race's leftover cell, a table file the user may not
 // read (rights, not damage); and on one that is: a table that lost every version.
 import { strict as assert } from 'node:assert';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,7 +10,7 @@ import { TABLES } from '../../src/core/store/schema';
 import { runMain } from './cliInProcess';
 import { filesContaining, storeWithGarbledIndexes } from './diskFixture';
 import { findTool } from '../../src/core/tools/registry';
-import { toolContext } from './mcpFixture';
+import { REPO_ROOT, toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -87,6 +88,58 @@ describe('a table that lost every version (its _versions folder gone)', function
       assert.ok(!fs.existsSync(path.join(dir, 'observations.lance', '_versions')), 'no empty table was made over the data');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a table whose version manifest is not one', function () {
+  this.timeout(120_000);
+  for (const table of ['cells', 'observations', 'meta']) {
+    it(`(${table}) stops the open at once naming the table, and writes nothing`, async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cm-garbled-${table}-`));
+      try {
+        const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+        await engine.observe([{ type: 'note', title: 'zorbwick kept', narrative: 'first' }], { project: 'acme/app' });
+        await engine.close();
+        const versions = path.join(dir, `${table}.lance`, '_versions');
+        for (const m of fs.readdirSync(versions)) if (m.endsWith('.manifest')) fs.writeFileSync(path.join(versions, m), Buffer.alloc(64, 7));
+        const listing = () => fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => !f.endsWith('.lock')).sort();
+        const before = listing();
+        const started = Date.now();
+        await assert.rejects(MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 }), new RegExp(`the store is damaged: table ${table} cannot be opened`));
+        assert.ok(Date.now() - started < 8_000, `the open took ${Date.now() - started} ms`);
+        assert.deepEqual(listing(), before, 'the refused open wrote or deleted files');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe('a table folder the user may not read', function () {
+  this.timeout(120_000);
+  it('reads as missing rights, not as a corrupt store (the CLI run as another user)', async function () {
+    if (process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/setpriv')) this.skip();
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-rights-'));
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-rights-home-'));
+    try {
+      fs.chmodSync(base, 0o755);
+      fs.chmodSync(home, 0o777);
+      const store = path.join(base, 'store');
+      const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+      await engine.observe([{ type: 'note', title: 'zorbwick kept' }], { project: 'acme/app' });
+      await engine.close();
+      execFileSync('chmod', ['-R', 'a+rX,go-w', store]);
+      fs.chmodSync(path.join(store, 'observations.lance', '_versions'), 0o700);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, LANCEDB_LOG: 'error', CODE_MEMORY_PROJECT: 'acme/app' };
+      const cli = path.join(REPO_ROOT, 'src', 'cli', 'main.ts');
+      const run = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--require', require.resolve('tsx/cjs'), cli, 'stats', '--store', store, '--embedder', 'none'], { cwd: home, env, timeout: 120_000, encoding: 'utf8' });
+      assert.notEqual(run.status, 0, 'control: the store cannot be read');
+      assert.doesNotMatch(`${run.stdout}${run.stderr}`, /corrupt|damaged/i, run.stderr);
+      assert.match(run.stderr, /permission denied|EACCES/i, run.stderr);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+      fs.rmSync(home, { recursive: true, force: true });
     }
   });
 });

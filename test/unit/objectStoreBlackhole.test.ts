@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
-import { errorMessage } from '../../src/core/errorText';
+import { errorMessage, looksDamaged, looksLikeNetwork } from '../../src/core/errorText';
 import { ToolError, errorResult } from '../../src/core/tools/types';
 import { requestBounds, s3Credentials } from '../../src/core/store/objectStorage';
 import { TABLES } from '../../src/core/store/schema';
@@ -15,6 +15,7 @@ import { TEST_SECRET_KEY, startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 import { blackholeProxy } from './fixtures/blackholeProxy';
 import type { BlackholeProxy } from './fixtures/blackholeProxy';
+import { startProxy } from './fixtures/faultProxy';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -162,5 +163,43 @@ describe('a personal store on s3:// whose endpoint black-holes requests', functi
     assert.match(errorResult(new Error('lance error: LanceError(IO): does not have sufficient data, len: 4, /x.rs:1:2')).text, /^internal_error: the store's files look damaged \(lance error: LanceError\(IO\): does not have sufficient data, len: 4\); run `code-memory doctor`/);
     // The caller's own mistakes read as they were said.
     assert.equal(errorResult(new ToolError('invalid_arguments', 'k: must be at least 1')).text, 'invalid_arguments: k: must be at least 1');
+  });
+});
+
+describe('a personal store on s3:// whose manifest downloads are cut off mid-body', function () {
+  this.timeout(300_000);
+  it('an open that cannot read a whole manifest fails as a network failure, never as damage, and the store opens once the network is back', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-cutbody-'));
+    const server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
+    const proxy = await startProxy(server.endpoint);
+    const env = { ...server.env, AWS_ENDPOINT_URL: proxy.endpoint, CODE_MEMORY_STORE_TIMEOUT: String(REQUEST_TIMEOUT_S) };
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    const open = () => MemoryEngine.open({ storeUri: 's3://personal/cut', embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      const seeded = await open();
+      await seeded.observe([{ type: 'note', title: 'seeded before the cut' }], { project: PROJECT });
+      await seeded.close();
+      proxy.hook = (seen) => (seen.method === 'GET' && /_versions\/[^/?]+\.manifest/.test(seen.url) ? { kind: 'cutBody' } : { kind: 'forward' });
+      const cut = await settle('open with manifests cut off', 120_000, open());
+      await cut.value?.close();
+      assert.ok(cut.error, 'the open read no whole manifest and still opened');
+      assert.ok(proxy.log.some((s) => /\.manifest/.test(s.url)), 'control: manifests were asked for');
+      assert.doesNotMatch(cut.error.message, /damaged|corrupt/i, cut.error.message);
+      assert.equal(looksDamaged(errorMessage(cut.error)), false, cut.error.message);
+      assert.equal(looksLikeNetwork(errorMessage(cut.error)), true, cut.error.message);
+      proxy.hook = () => ({ kind: 'forward' });
+      const back = await open();
+      assert.equal((await back.store.rows(TABLES.observations, null, { select: ['title'] })).length, 1);
+      await back.close();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      await proxy.close();
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -143,7 +143,8 @@ export class Store {
     // The cells table decides the dimension once it exists.
     let dimension: number | null = null;
     if (names.has(TABLES.cells)) {
-      const schema = await (await db.openTable(TABLES.cells)).schema();
+      const cells = await db.openTable(TABLES.cells).catch((e: unknown) => Promise.reject(looksDamaged(errorMessage(e)) ? damagedTable(TABLES.cells, options.uri, e) : e));
+      const schema = await cells.schema();
       const vector = schema.fields.find((f) => f.name === 'vector');
       if (vector) dimension = (vector.type as FixedSizeList).listSize;
     }
@@ -485,7 +486,8 @@ export class Store {
  * the lost records). A table another process is creating has no data file yet.
  */
 async function refuseTablesWithoutVersions(dir: string): Promise<void> {
-  const entries = async (p: string): Promise<string[]> => fsp.readdir(p).catch(() => []);
+  // A folder that is not there has nothing; one that cannot be read (rights) says so, not "corrupt".
+  const entries = async (p: string): Promise<string[]> => fsp.readdir(p).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' || e.code === 'ENOTDIR' ? [] : Promise.reject(e)));
   for (const name of Object.values(TABLES)) {
     const folder = path.join(dir, `${name}.lance`);
     if ((await entries(path.join(folder, 'data'))).length === 0) continue;
