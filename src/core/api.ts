@@ -156,8 +156,8 @@ export interface MemoryEngineApi {
   observe(inputs: ObservationInput[], scope: Scope): Promise<Observation[]>;
   /**
    * The editor's capture: observe() for inputs whose created_at_epoch is when they were captured;
-   * one captured before a forget of the project began (in any process) is not stored (null at its
-   * index), see MemoryEngine.capture.
+   * one captured before a forget of the whole project (or of everything) began, in any process, is
+   * not stored (null at its index), see MemoryEngine.capture.
    */
   capture(inputs: ObservationInput[], scope: Scope): Promise<(Observation | null)[]>;
   /** Fire-and-forget capture: queued, batched, never throws into the caller. */

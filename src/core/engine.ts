@@ -141,7 +141,7 @@ interface QueuedEvent {
 
 export class MemoryEngine implements MemoryEngineApi {
   private readonly sessions: SessionRegistry;
-  /** Per project, the meta table's version and the last forget's stamp at this process's last look at its sessions (noticeForgets). */
+  /** Per project, the meta table's version, the last forget's stamp and when the last whole forget began, at this process's last look (noticeForgets). */
   private readonly forgetsSeen = new Map<string, { version: number; stamp: string; whole: number }>();
   private readonly queue: WriteQueue<QueuedEvent>;
   private readonly timers: NodeJS.Timeout[] = [];

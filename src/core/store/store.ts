@@ -143,7 +143,7 @@ export class Store {
     // The cells table decides the dimension once it exists.
     let dimension: number | null = null;
     if (names.has(TABLES.cells)) {
-      const cells = await db.openTable(TABLES.cells).catch((e: unknown) => Promise.reject(looksDamaged(errorMessage(e)) ? damagedTable(TABLES.cells, options.uri, e) : e));
+      const cells = await db.openTable(TABLES.cells).catch((e: unknown) => Promise.reject(asDamage(TABLES.cells, options.uri, e)));
       const schema = await cells.schema();
       const vector = schema.fields.find((f) => f.name === 'vector');
       if (vector) dimension = (vector.type as FixedSizeList).listSize;
@@ -541,7 +541,7 @@ async function opens(db: Connection, name: string, uri: string): Promise<boolean
     return true;
   } catch (e) {
     if (isNotFound(e)) return false;
-    throw looksDamaged(errorMessage(e)) ? damagedTable(name, uri, e) : e;
+    throw asDamage(name, uri, e);
   }
 }
 
@@ -550,9 +550,13 @@ function isNotFound(e: unknown): boolean {
   return /not found|does not exist|no such|NotFound/i.test(errorMessage(e));
 }
 
-/** A table that has versions and whose files are damaged (a manifest that is not one): the open stops, before anything is written. */
-function damagedTable(name: string, uri: string, cause: unknown): Error {
-  return new Error(`the store is damaged: table ${name} cannot be opened (${errorMessage(cause)}) at ${uri}; nothing was changed`);
+/**
+ * An error opening a table that has versions: where its files are damaged (a manifest that is not
+ * one), the error the open stops with, naming the table, before anything is written; else (the
+ * network, rights) the error itself.
+ */
+function asDamage(name: string, uri: string, cause: unknown): unknown {
+  return looksDamaged(errorMessage(cause)) ? new Error(`the store is damaged: table ${name} cannot be opened (${errorMessage(cause)}) at ${uri}; nothing was changed`) : cause;
 }
 
 /**
@@ -583,7 +587,8 @@ async function openOrCreate(db: Connection, name: TableName, schema: Schema, uri
       try {
         return await db.openTable(name);
       } catch (open) {
-        if (!isNotFound(open) && looksDamaged(errorMessage(open))) throw damagedTable(name, uri, open);
+        const damage = isNotFound(open) ? open : asDamage(name, uri, open);
+        if (damage !== open) throw damage;
       }
     }
   }
