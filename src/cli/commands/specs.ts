@@ -20,7 +20,7 @@ export const mcpSpec: CommandSpec = {
   summary: 'Serve the memory tools over MCP stdio (for Claude Code, Cursor, Codex...)',
   usage: 'code-memory mcp [--project <name>] [--store <uri>]',
   details:
-    'Speaks MCP on stdin/stdout for one project (from --project, else the current folder\'s git remote or name). Logs go to stderr.\n' +
+    'Speaks MCP on stdin/stdout for one project (from --project, else the current folder\'s git remote or its name made unique). Logs go to stderr.\n' +
     'Example agent config: {"command": "code-memory", "args": ["mcp", "--project", "github.com/me/app"]}',
   options: { ...RERANK_OPTIONS },
 };
