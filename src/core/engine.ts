@@ -496,8 +496,9 @@ export class MemoryEngine implements MemoryEngineApi {
     const project = checkProject(scope?.project);
     const mark = await forgetMark(this.store);
     await this.noticeForgets([project], false, mark.meta_version);
-    // An input without a valid time is observe()'s to refuse or date.
-    const before = (began: number) => inputs.map((input) => began > 0 && Number.isFinite(input?.created_at_epoch) && (input.created_at_epoch as number) > 0 && (input.created_at_epoch as number) <= began);
+    // An input without a valid time is observe()'s to refuse or date, never dropped here.
+    const at = inputs.map((input) => (typeof input?.created_at_epoch === 'number' && input.created_at_epoch > 0 ? input.created_at_epoch : Infinity));
+    const before = (began: number) => at.map((t) => t <= began);
     const dropped = before(this.wholeForgetBegan(project));
     const kept = inputs.filter((_, i) => !dropped[i]);
     const stored = kept.length > 0 ? await this.writeObservations(kept.map((input) => ({ input, scope })), mark) : [];

@@ -40,31 +40,38 @@ async function settle<T>(what: string, ms: number, p: Promise<T>): Promise<{ val
   }
 }
 
+/** Sets the store's client environment (credentials, endpoint) as a user's; returns what puts the old one back. */
+function setEnv(env: Record<string, string>): () => void {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  return () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+}
+
 describe('a personal store on s3:// whose endpoint black-holes requests', function () {
   this.timeout(600_000);
   let dir: string;
   let server: S3Server;
   let hole: BlackholeProxy;
-  let saved: Record<string, string | undefined>;
+  let restoreEnv: () => void;
   let engine: MemoryEngine | null = null;
 
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-blackhole-'));
     server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
     hole = await blackholeProxy(server.port);
-    const env = { ...server.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${hole.port}`, CODE_MEMORY_STORE_TIMEOUT: String(REQUEST_TIMEOUT_S) };
-    saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, env);
+    restoreEnv = setEnv({ ...server.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${hole.port}`, CODE_MEMORY_STORE_TIMEOUT: String(REQUEST_TIMEOUT_S) });
   });
 
   afterEach(async () => {
     hole.blackhole(false);
     await engine?.close().catch(() => undefined);
     engine = null;
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
     await hole.close();
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -172,9 +179,7 @@ describe('a personal store on s3:// whose manifest downloads are cut off mid-bod
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-cutbody-'));
     const server = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
     const proxy = await startProxy(server.endpoint);
-    const env = { ...server.env, AWS_ENDPOINT_URL: proxy.endpoint, CODE_MEMORY_STORE_TIMEOUT: String(REQUEST_TIMEOUT_S) };
-    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, env);
+    const restoreEnv = setEnv({ ...server.env, AWS_ENDPOINT_URL: proxy.endpoint, CODE_MEMORY_STORE_TIMEOUT: String(REQUEST_TIMEOUT_S) });
     const open = () => MemoryEngine.open({ storeUri: 's3://personal/cut', embedder: 'none', maintenanceIntervalMs: 0 });
     try {
       const seeded = await open();
@@ -193,10 +198,7 @@ describe('a personal store on s3:// whose manifest downloads are cut off mid-bod
       assert.equal((await back.store.rows(TABLES.observations, null, { select: ['title'] })).length, 1);
       await back.close();
     } finally {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
+      restoreEnv();
       await proxy.close();
       await server.stop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -208,7 +208,12 @@ const STAMP_KEY = 'forgot_at';
 const CLOCK_SKEW_MS = 5_000;
 
 function stampKey(project: string | null): string {
-  return `${STAMP_KEY}:${project === null ? '*' : createHash('sha256').update(project).digest('hex')}`;
+  return projectKey(STAMP_KEY, project);
+}
+
+/** `<prefix>:<digest of the project>`, `<prefix>:*` for everything. */
+function projectKey(prefix: string, project: string | null): string {
+  return `${prefix}:${project === null ? '*' : digest(project)}`;
 }
 
 /**
@@ -219,7 +224,7 @@ function stampKey(project: string | null): string {
 const WHOLE_KEY = 'forgot_whole';
 
 function wholeKey(project: string | null): string {
-  return `${WHOLE_KEY}:${project === null ? '*' : createHash('sha256').update(project).digest('hex')}`;
+  return projectKey(WHOLE_KEY, project);
 }
 
 /**

@@ -143,7 +143,7 @@ export class Store {
     // The cells table decides the dimension once it exists.
     let dimension: number | null = null;
     if (names.has(TABLES.cells)) {
-      const cells = await db.openTable(TABLES.cells).catch((e: unknown) => Promise.reject(asDamage(TABLES.cells, options.uri, e)));
+      const cells = await db.openTable(TABLES.cells).catch((e: unknown) => Promise.reject(damagedTable(TABLES.cells, options.uri, e) ?? e));
       const schema = await cells.schema();
       const vector = schema.fields.find((f) => f.name === 'vector');
       if (vector) dimension = (vector.type as FixedSizeList).listSize;
@@ -541,7 +541,7 @@ async function opens(db: Connection, name: string, uri: string): Promise<boolean
     return true;
   } catch (e) {
     if (isNotFound(e)) return false;
-    throw asDamage(name, uri, e);
+    throw damagedTable(name, uri, e) ?? e;
   }
 }
 
@@ -551,12 +551,12 @@ function isNotFound(e: unknown): boolean {
 }
 
 /**
- * An error opening a table that has versions: where its files are damaged (a manifest that is not
- * one), the error the open stops with, naming the table, before anything is written; else (the
- * network, rights) the error itself.
+ * Where an error opening a table that has versions says its files are damaged (a manifest that is
+ * not one), the error the open stops with, naming the table, before anything is written; null for
+ * any other failure (the network, rights).
  */
-function asDamage(name: string, uri: string, cause: unknown): unknown {
-  return looksDamaged(errorMessage(cause)) ? new Error(`the store is damaged: table ${name} cannot be opened (${errorMessage(cause)}) at ${uri}; nothing was changed`) : cause;
+function damagedTable(name: string, uri: string, cause: unknown): Error | null {
+  return looksDamaged(errorMessage(cause)) ? new Error(`the store is damaged: table ${name} cannot be opened (${errorMessage(cause)}) at ${uri}; nothing was changed`) : null;
 }
 
 /**
@@ -587,8 +587,8 @@ async function openOrCreate(db: Connection, name: TableName, schema: Schema, uri
       try {
         return await db.openTable(name);
       } catch (open) {
-        const damage = isNotFound(open) ? open : asDamage(name, uri, open);
-        if (damage !== open) throw damage;
+        const damage = isNotFound(open) ? null : damagedTable(name, uri, open);
+        if (damage) throw damage;
       }
     }
   }
