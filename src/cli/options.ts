@@ -151,7 +151,8 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   return {
     store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
     teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined)),
-    project: (values.project as string | undefined) ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
+    // Trimmed as the variable is: `--project "alpha "` is alpha, not a project of its own.
+    project: (values.project as string | undefined)?.trim() ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
     branch: values.branch as string | undefined,
     json: Boolean(values.json),
     embedder,

@@ -51,6 +51,19 @@ describe('capture: project names and store location', () => {
     assert.equal(normaliseRemote('https://user:pw@GitHub.com/acme/app'), 'github.com/acme/app');
     assert.equal(normaliseRemote('ssh://git@gitlab.example.com:2222/group/sub/repo.git'), 'gitlab.example.com/group/sub/repo');
     assert.equal(normaliseRemote('/srv/repos/app.git'), null);
+    assert.equal(normaliseRemote('C:/repos/app.git'), null, 'a Windows drive is not a host');
+  });
+  it("keeps what tells two repositories apart: a self-hosted path's case, an ssh user's home folder", () => {
+    assert.equal(normaliseRemote('ssh://git@git.example.internal/srv/git/Tools.git'), 'git.example.internal/srv/git/Tools');
+    assert.equal(normaliseRemote('alice@dev.example.internal:app.git'), 'dev.example.internal/~alice/app');
+    assert.equal(normaliseRemote('ssh://alice@dev.example.internal/~/app.git'), 'dev.example.internal/~alice/app', 'the same home folder, as a URL');
+    assert.equal(normaliseRemote('ssh://dev.example.internal/~bob/app.git'), 'dev.example.internal/~bob/app');
+    assert.equal(normaliseRemote('alice@dev.example.internal:/srv/app.git'), 'dev.example.internal/srv/app', 'an absolute path is no one\'s home');
+    assert.equal(normaliseRemote('git@dev.example.internal:team/app.git'), 'dev.example.internal/team/app', 'git is the usual service account');
+    assert.equal(normaliseRemote('https://alice@dev.example.internal/team/App.git'), 'dev.example.internal/team/App', 'an http user is a credential, not a home');
+    // One repository reached over ssh and https (a forge's ssh port is not its web port) is one project.
+    assert.equal(normaliseRemote('ssh://git@dev.example.internal:2222/team/App.git'), normaliseRemote('https://dev.example.internal/team/App.git'));
+    assert.equal(normaliseRemote('ssh://Someone@GitLab.com/Group/App.git'), 'gitlab.com/group/app', 'a forge ignores case and the user');
   });
   it('uses the remote of a real repository, else the folder name with an identity of its own', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-project-'));

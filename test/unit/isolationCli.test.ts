@@ -5,8 +5,12 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { IDENTITY_FILE } from '../../src/core/capture/project';
 import * as path from 'node:path';
 import type { Scope } from '../../src/core/model/records';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { runCli } from './crossProjectFixture';
-import { openTestEngine, removeDir, tempDir } from './mcpFixture';
+import { openTestEngine, REPO_ROOT, removeDir, tempDir } from './mcpFixture';
+
+const CLI_SOURCE = path.join(REPO_ROOT, 'src', 'cli', 'main.ts');
 
 const ALPHA = 'alpha';
 const BETA = 'beta';
@@ -97,6 +101,26 @@ describe('isolation: the CLI under beta on a store with alpha', function () {
     void alphaStats;
   });
 
+  it("doctor for beta counts beta's records only, and names no other project", async () => {
+    const stats = await runCli(['stats', ...common(), '--project', BETA, '--json']);
+    assert.equal(stats.code, 0, stats.stderr);
+    const own = JSON.parse(stats.stdout) as { observations: number; memories: number; cells: number };
+    assert.equal(own.observations, 1, 'control: beta holds one observation');
+    const r = await runCli(['doctor', ...common(), '--project', BETA, '--json']);
+    const detail = (JSON.parse(r.stdout) as { checks: Array<{ name: string; detail: string }> }).checks.find((c) => c.name === 'store')?.detail ?? '';
+    assert.match(detail, new RegExp(`: ${own.observations} observations, ${own.memories} memories, ${own.cells} cells in project 'beta'; `), detail);
+    assert.doesNotMatch(detail, /project\(s\)|alpha/, detail);
+  });
+
+  it('--project with spaces around the name is that project, as CODE_MEMORY_PROJECT is', async () => {
+    for (const run of [runCli(['stats', ...common(), '--project', ` ${BETA} `, '--json']), runCli(['stats', ...common(), '--json'], { env: { CODE_MEMORY_PROJECT: ` ${BETA} ` } })]) {
+      const r = await run;
+      assert.equal(r.code, 0, r.stderr);
+      const stats = JSON.parse(r.stdout) as { observations: number; projects: string[] };
+      assert.deepEqual([stats.projects, stats.observations], [[BETA], 1], r.stdout);
+    }
+  });
+
   it("observe on stdin under --project beta with alpha's dedupe_key is stored in beta", async () => {
     const { spawnSync } = await import('node:child_process');
     const TSX = require.resolve('tsx/cjs');
@@ -153,5 +177,71 @@ describe('isolation: two folders of one name without a remote', function () {
     const unnamed = await runCli(['stats', '--store', path.join(work, 'store'), '--embedder', 'none', '--json'], { cwd: repo });
     assert.equal(unnamed.code, 0, unnamed.stderr);
     assert.equal(existsSync(path.join(repo, '.git', IDENTITY_FILE)), true, 'control: without --project the folder is named');
+  });
+});
+
+/** A git repository in `dir` whose origin is `remote`. */
+function repoWithRemote(dir: string, remote: string): void {
+  mkdirSync(dir, { recursive: true });
+  execFileSync('git', ['init', '-q', dir]);
+  execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', remote]);
+}
+
+describe('isolation: repositories whose remotes differ only where their server tells them apart', function () {
+  this.timeout(180_000);
+  let work: string;
+  let store: string;
+  before(() => {
+    work = tempDir('isolation-remotes');
+    store = path.join(work, 'store');
+  });
+  after(() => work && removeDir(work));
+
+  const pairs: Array<[string, string, string]> = [
+    ['paths that differ in case on a self-hosted ssh server', 'ssh://git@git.example.internal/srv/git/Tools.git', 'ssh://git@git.example.internal/srv/git/tools.git'],
+    ["two users' home-relative scp paths on one host (alice's ~/app.git, bob's ~/app.git)", 'alice@dev.example.internal:app.git', 'bob@dev.example.internal:app.git'],
+  ];
+  pairs.forEach(([label, first, second], n) => {
+    it(`${label} are two projects: what one stores, the other never reads`, async () => {
+      const [a, b] = [path.join(work, `a${n}`), path.join(work, `b${n}`)];
+      repoWithRemote(a, first);
+      repoWithRemote(b, second);
+      const word = `quorvantile${n}x`;
+      const common = ['--store', store, '--embedder', 'hashed'];
+      const stored = await runCli(['observe', ...common], { cwd: a, input: `${JSON.stringify({ type: 'note', title: `Private ${word} rollout plan` })}\n` });
+      assert.equal(stored.code, 0, stored.stderr);
+      const own = await runCli(['search', word, ...common, '--json'], { cwd: a });
+      assert.match(own.stdout, new RegExp(word), 'control: the first repository finds its own note');
+      for (const args of [['search', word, '--json'], ['export']]) {
+        const other = await runCli([...args, ...common], { cwd: b });
+        assert.equal(other.code, 0, other.stderr);
+        assert.doesNotMatch(other.stdout, new RegExp(word), `${args[0]} in ${second} reads the note stored from ${first}`);
+      }
+    });
+  });
+
+  it("an agent's stdio server in one of them recalls nothing of the other", async () => {
+    const [a, b] = [path.join(work, 'mcp-a'), path.join(work, 'mcp-b')];
+    repoWithRemote(a, 'ssh://git@git.example.internal/srv/git/Payments.git');
+    repoWithRemote(b, 'ssh://git@git.example.internal/srv/git/payments.git');
+    const line = JSON.stringify({ type: 'decision', title: 'Private drimblepox settlement key rotation', narrative: 'drimblepox settlement keys rotate every friday' });
+    const stored = await runCli(['observe', '--store', store, '--embedder', 'hashed'], { cwd: a, input: `${line}\n` });
+    assert.equal(stored.code, 0, stored.stderr);
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), LANCEDB_LOG: 'error' };
+    delete env.CODE_MEMORY_PROJECT;
+    const client = new Client({ name: 'isolation-remotes', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--require', require.resolve('tsx/cjs'), CLI_SOURCE, 'mcp', '--store', store, '--embedder', 'hashed'], cwd: b, env, stderr: 'pipe' }));
+    try {
+      for (const [tool, args] of [
+        ['recall_context', { query: 'drimblepox settlement key rotation' }],
+        ['recall', { query: 'drimblepox settlement key rotation' }],
+        ['retrieve_memory', { prompt: 'when do the drimblepox settlement keys rotate?' }],
+      ] as const) {
+        const r = await client.callTool({ name: tool, arguments: args });
+        assert.doesNotMatch(JSON.stringify(r), /Private drimblepox|every friday/i, `${tool} in the other repository`);
+      }
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -159,4 +159,13 @@ describe('isolation: cross-project writes and derived data', function () {
     const log = await engine.store.rows(TABLES.memories, `project = 'alpha'`, { select: ['id'] });
     assert.equal(log.length, 3);
   });
+
+  it("the ids beta is handed do not count alpha's writes in between (both served by one engine)", async () => {
+    const one = async (title: string): Promise<number> => structured<{ ids: number[] }>(await b.call('observe', { observations: [{ type: 'note', title }] })).ids[0];
+    const [b1, b2] = [await one('beta id probe one'), await one('beta id probe two')];
+    structured(await a.call('observe', { observations: Array.from({ length: 25 }, (_, i) => ({ type: 'note', title: `alpha burst ${i}` })) }));
+    for (let i = 0; i < 3; i++) await engine.remember({ title: `alpha burst memory ${i}`, text: 'kept for the id probe', memory_type: 'note' }, alphaScope);
+    const b3 = await one('beta id probe three');
+    assert.equal(b3 - b2, b2 - b1, `beta's ids ${b1}, ${b2}, ${b3}: the gap says how many records alpha wrote meanwhile`);
+  });
 });

@@ -96,8 +96,9 @@ export const doctorCommand: CommandImpl = {
             fix: DAMAGED_FIX,
           });
         } else {
-          const s = await engine.stats(null);
-          checks.push({ name: 'store', ok: true, detail: `${where}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in ${s.projects.length} project(s); every table read in ${Date.now() - started} ms` });
+          // The project's own counts, as stats gives them: the store's other projects are not its caller's.
+          const s = await engine.stats(scope);
+          checks.push({ name: 'store', ok: true, detail: `${where}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in project '${scope.project}'; every table read in ${Date.now() - started} ms` });
         }
       } finally {
         await engine.close();

@@ -16,32 +16,53 @@ function git(folder: string, args: string[]): Promise<string | null> {
 }
 
 /**
+ * Hosts whose repository paths ignore case (`github.com/Acme/App` is `github.com/acme/app`) and
+ * whose ssh user is a service account: their paths are lower-cased and the user dropped. On any
+ * other host the path keeps its case (a plain ssh server's `Tools.git` and `tools.git` are two
+ * repositories), and a path relative to the ssh user's home keeps the user (`alice@host:app.git`
+ * and `bob@host:app.git` are two repositories), but for the usual service account `git`.
+ */
+const FORGES = new Set(['github.com', 'gitlab.com', 'bitbucket.org', 'codeberg.org', 'dev.azure.com', 'ssh.dev.azure.com']);
+
+/**
  * 'git@github.com:Owner/Repo.git', 'https://user:pw@github.com/owner/repo', 'ssh://git@host:22/a/b.git'
- * all become 'github.com/owner/repo' style names (lower-cased host, no credentials, no .git).
+ * all become 'github.com/owner/repo' style names: lower-cased host, no credentials, port or .git;
+ * the path as FORGES says, a home-relative one as `host/~user/path`. The port is dropped: a forge's
+ * ssh port is not its web port, and one repository reached both ways is one project.
  */
 export function normaliseRemote(remote: string): string | null {
-  let r = remote.trim();
+  const r = remote.trim();
   if (!r) return null;
   let host = '';
+  let user = '';
   let rest = '';
-  const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/)(.+)$/.exec(r);
+  // scp form, 'user@host:path'; a one-letter host is a Windows drive ('C:/repos/app').
+  const scp = /^(?:([^@/]+)@)?([^:/]{2,}):(.+)$/.exec(r);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(r)) {
     try {
       const u = new URL(r);
       host = u.hostname;
-      rest = u.pathname;
+      // Only ssh has a home folder; an http user name is a credential.
+      if (/^(git\+)?ssh:$/i.test(u.protocol)) user = u.username;
+      rest = u.pathname.replace(/^\/(?=~)/, '');
     } catch {
       return null;
     }
   } else if (scp) {
-    host = scp[1];
-    rest = scp[2];
+    user = scp[1] ?? '';
+    host = scp[2];
+    rest = scp[3];
   } else {
     return null; // a local path remote says nothing stable
   }
-  r = rest.replace(/^\/+|\/+$/g, '').replace(/\.git$/i, '');
-  if (!host || !r) return null;
-  return `${host.toLowerCase()}/${r.toLowerCase()}`;
+  host = host.toLowerCase();
+  let repo = rest.replace(/\/+$/g, '').replace(/\.git$/i, '');
+  const forge = FORGES.has(host);
+  // A path relative to the ssh user's home folder ('app.git', '~/app.git') is that user's.
+  if (!forge && user && user !== 'git') repo = repo.replace(/^~\/|^(?![/~])/, `~${user}/`);
+  repo = repo.replace(/^\/+/, '');
+  if (!host || !repo) return null;
+  return `${host}/${forge ? repo.toLowerCase() : repo}`;
 }
 
 /**

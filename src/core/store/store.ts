@@ -83,6 +83,9 @@ export class Store {
   /** Holds this process's updates and deletes of a table while it compacts that table. */
   readonly gate = new RewriteGate();
   private readonly queues = new Map<string, Promise<void>>();
+  private readonly projectIds = new Map<string, IdAllocator>();
+  /** Store-wide ids, for an import that keeps its records' ids (every project's). */
+  readonly ids: IdAllocator;
 
   private constructor(
     readonly uri: string,
@@ -90,13 +93,28 @@ export class Store {
     private readonly tables: Map<TableName, Table>,
     readonly schemaVersion: number,
     public dimension: number,
-    readonly ids: IdAllocator,
+    private readonly newIds: () => IdAllocator,
     readonly local: boolean,
     private readonly log: (m: string) => void,
     private readonly upkeep: { connect: UpkeepJob['connect']; inChildFrom: number; children: UpkeepProcess },
     /** The tables this open created, not found in the store (all of them for a new store). */
     readonly createdAtOpen: ReadonlySet<TableName> = new Set(),
-  ) {}
+  ) {
+    this.ids = newIds();
+  }
+
+  /**
+   * Where a project's new records take their ids: blocks of the store's one counter (or random
+   * blocks, on object storage) that the project has to itself in this process, so that the ids
+   * handed to one project do not count another's writes (an engine serving two projects, such as
+   * a window of two folders). Ids stay unique in the store; a project's ids jump where its block
+   * ran out.
+   */
+  idsFor(project: string): IdAllocator {
+    let ids = this.projectIds.get(project);
+    if (!ids) this.projectIds.set(project, (ids = this.newIds()));
+    return ids;
+  }
 
   static async open(options: StoreOpenOptions): Promise<Store> {
     const log = options.logger ?? (() => undefined);
@@ -161,17 +179,12 @@ export class Store {
     await dropFtsIndex(tables.get(TABLES.cells) as Table, log);
     for (const [name, table] of tables) await ensureScalarIndexes(table, name, log);
 
-    let ids: IdAllocator;
     const store: { current: Store | null } = { current: null };
-    if (local) {
-      ids = new LocalBlockAllocator(localPath(options.uri), async () => (store.current ? (await store.current.maxId()) + 1 : 1), undefined, {
-        rangeUsed: async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false),
-      });
-    } else {
-      ids = new RandomBlockAllocator(async (lo, hi) => (store.current ? store.current.idRangeUsed(lo, hi) : false));
-    }
+    const rangeUsed = async (lo: number, hi: number): Promise<boolean> => (store.current ? store.current.idRangeUsed(lo, hi) : false);
+    const newIds = (): IdAllocator =>
+      local ? new LocalBlockAllocator(localPath(options.uri), async () => (store.current ? (await store.current.maxId()) + 1 : 1), undefined, { rangeUsed }) : new RandomBlockAllocator(rangeUsed);
     const upkeep = { connect, inChildFrom: options.upkeepInChildFrom ?? UPKEEP_IN_CHILD_FROM, children: new UpkeepProcess() };
-    const opened = new Store(options.uri, db, tables, version, dimension, ids, local, log, upkeep, created);
+    const opened = new Store(options.uri, db, tables, version, dimension, newIds, local, log, upkeep, created);
     store.current = opened;
     // Every write is a new table version: an open writes only what changed.
     if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });

@@ -72,12 +72,12 @@ export class Repositories {
       defaultBranch,
       cells,
       graph,
-      observations: new ObservationRepository(store, project, cells, store.ids, this.options.duplicateWindowMs),
+      observations: new ObservationRepository(store, project, cells, store.idsFor(project), this.options.duplicateWindowMs),
       summaries: new SummaryRepository(store, project, cells),
       memories: new MemoryRepository(store, project, cells, graph, defaultBranch),
       prompts: new PromptRepository(store, project),
       requests: new RequestLogRepository(store, project),
-      ids: store.ids,
+      ids: store.idsFor(project),
     };
   }
 }
