@@ -108,6 +108,30 @@ function inOrder<T extends { id: number }>(ids: number[], rows: T[], source: str
   return ids.map((id) => byId.get(id) as T);
 }
 
+/**
+ * The most one answer holds, as JSON: it goes out twice in one message (as text and as
+ * structuredContent), and the MCP SDK's stdio reader drops a connection whose message passes
+ * 10 MiB. 200 records of long narratives pass it.
+ */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** Refuses, before any access is recorded, an answer larger than MAX_ANSWER_BYTES, saying how many of the ids asked fit. */
+function refuseTooLarge(details: Record<string, unknown>[]): Record<string, unknown>[] {
+  let total = 0;
+  let fit = 0;
+  for (const detail of details) {
+    total += Buffer.byteLength(JSON.stringify(detail)) + 1;
+    if (total <= MAX_ANSWER_BYTES) fit++;
+  }
+  if (total > MAX_ANSWER_BYTES) {
+    throw new ToolError(
+      'response_too_large',
+      `the ${details.length} records asked for are ${(total / 2 ** 20).toFixed(1)} MB as JSON, more than the ${MAX_ANSWER_BYTES / 2 ** 20} MB one answer holds; ask for fewer ids at once (the first ${fit} fit); no access was recorded`,
+    );
+  }
+  return details;
+}
+
 export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promise<GetObservationsOutput> {
   const args = parseArgs(getObservationsInput, rawArgs);
   const source = args.source as DetailSource;
@@ -121,16 +145,18 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
   const { engine, scope } = ctx;
   if (source === 'memory') {
     const rows = inOrder(asked, await engine.getMemories(ids, scope, { includeSuppressed: args.include_suppressed }), 'memory', args.project, (r) => r.project);
+    const details = refuseTooLarge(rows.map(memoryDetailOf));
     // Required: a failed access update fails the call.
     try {
       await engine.touch('memory', ids, scope);
     } catch (error) {
       throw new ToolError('access_update_failed', `could not record access to memories ${ids.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    return { details: rows.map(memoryDetailOf) } as GetObservationsOutput;
+    return { details } as GetObservationsOutput;
   }
   if (source === 'observation') {
     const rows = inOrder(asked, await engine.getObservations(ids, scope, { includeSuppressed: args.include_suppressed }), 'observation', args.project, (r) => r.project);
+    refuseTooLarge(rows.map(observationDetailOf));
     const now = Date.now();
     let touched = true;
     try {
@@ -144,7 +170,7 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
     return { details } as GetObservationsOutput;
   }
   const rows = inOrder(asked, await engine.getSessionSummaries(ids, scope, { includeSuppressed: args.include_suppressed }), 'session_summary', args.project, (r) => r.project);
-  return { details: rows.map(sessionSummaryDetailOf) } as GetObservationsOutput;
+  return { details: refuseTooLarge(rows.map(sessionSummaryDetailOf)) } as GetObservationsOutput;
 }
 
 export const getObservationsTool: ToolDefinition = {
