@@ -81,8 +81,9 @@ export function parseFiles(files: string | null): string[] {
   }
 }
 
+/** On one line whatever splits lines the reader uses: control characters (U+0085, U+001C-1E too) and line and paragraph separators. */
 function oneLine(s: string): string {
-  return s.replace(/[\r\n|]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return s.replace(/[\p{Cc}\p{Zl}\p{Zp}|]+/gu, ' ').replace(/\s+/g, ' ').trim();
 }
 
 function itemBlock(index: number, cell: Cell, note: string | null, origin: SearchHit['origin'], freshness: Freshness | undefined): string {

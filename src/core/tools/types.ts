@@ -69,21 +69,29 @@ export class ToolError extends Error {
   }
 }
 
+/** The first 10 of `items`, named, then how many more: the message, and the request log that keeps it, stay short whatever the call held. */
+function namedFew<T>(items: readonly T[], name: (item: T) => string, separator = ', '): string {
+  const named = items.slice(0, 10).map(name).join(separator);
+  return items.length <= 10 ? named : `${named}${separator}and ${items.length - 10} more`;
+}
+
 /**
- * Turns a zod failure into one sentence naming each bad field, for agents to fix their call. The
- * names in it are the caller's (an unknown key, a key of a map in the path): each is redacted, as
- * the sentence reaches the client, stderr and logs, and a key can be a pasted token.
+ * Turns a zod failure into one sentence naming each bad field (the first 10), for agents to fix
+ * their call. The names in it are the caller's (an unknown key, a key of a map in the path): each
+ * is redacted, as the sentence reaches the client, stderr and logs, and a key can be a pasted token.
  */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
+  return namedFew(
+    error.issues,
+    (issue) => {
       const where = issue.path.length ? issue.path.map((p) => redact(String(p))).join('.') : 'arguments';
-      if (issue.code === 'unrecognized_keys') return `unknown argument(s) ${issue.keys.map((k) => `'${redact(k)}'`).join(', ')}${issue.path.length ? ` in ${where}` : ''}`;
+      if (issue.code === 'unrecognized_keys') return `unknown argument(s) ${namedFew(issue.keys, (k) => `'${redact(k)}'`)}${issue.path.length ? ` in ${where}` : ''}`;
       // Infinity (1e400 in JSON) or NaN: zod says 'expected number, received number'.
       if (issue.code === 'invalid_type' && issue.expected === 'number' && /received number/.test(issue.message)) return `${where}: must be a finite number`;
       return `${where}: ${issue.message}`;
-    })
-    .join('; ');
+    },
+    '; ',
+  );
 }
 
 /**
