@@ -350,6 +350,8 @@ export class MemoryEngine implements MemoryEngineApi {
     this.timers.push(idleCheck);
     if (this.maintenanceMs > 0) {
       const t = setInterval(() => {
+        // Every process finishes its own forgets that failed part-way: no other may while it runs.
+        this.inBackground('finishing an interrupted forget', this.resumeForgets());
         if (!this.lease.isHeld) return;
         if (this.writesSinceOptimize > 0) void this.optimize();
         // Rows other processes wrote (or a store from before the index segments) are indexed too,
@@ -759,6 +761,9 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
     await this.beforeForget();
+    // A forget of this process that failed part-way is finished first: asked again, it would find
+    // its records deleted and purge nothing.
+    await this.resumeForgets();
     // Another process's forget before this one still retires the session it touched.
     const project = request.project ?? scope?.project;
     if (!request.all && typeof project === 'string') await this.noticeForgets([project]);
@@ -771,6 +776,15 @@ export class MemoryEngine implements MemoryEngineApi {
     else await this.noticeForgets([forgotten.project], true);
     await this.forgetShares(forgotten);
     return forgotten.report;
+  }
+
+  /** Finishes the forgets a crash or a failure left unfinished (see resumeForget), with what a forget does after. */
+  private async resumeForgets(): Promise<void> {
+    for (const forgotten of await this.maintenance.resumeForget()) {
+      if (forgotten.project === null || forgotten.records === null) this.sessions.clear(forgotten.project ?? undefined);
+      else this.endForgottenSessions(forgotten.project, forgotten.sessions);
+      await this.forgetShares(forgotten);
+    }
   }
 
   /** What a forget waits for: writes under way land first, so that it removes them too. */
@@ -1035,9 +1049,10 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.repos.graphQueue.drain();
   }
 
-  /** Background upkeep (see Maintenance.optimize); never throws. */
-  optimize(olderThanMs?: number): Promise<void> {
+  /** Background upkeep (see Maintenance.optimize), after this process's forgets that failed part-way are finished; never throws. */
+  async optimize(olderThanMs?: number): Promise<void> {
     this.writesSinceOptimize = 0;
+    await this.resumeForgets().catch((e: unknown) => this.log(`an interrupted forget is not finished yet: ${errorMessage(e)}`));
     return this.maintenance.optimize(olderThanMs);
   }
 

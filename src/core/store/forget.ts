@@ -521,13 +521,31 @@ export async function replaceDocuments(repos: Repositories, project: string, ids
   return begin(repos, { request: { kind: 'observation', ids: closure.doomed.observation }, scope, owner: thisProcess(), closure, replace: true });
 }
 
+/**
+ * The journals this process is running now (every engine of it): the others that name it as
+ * their owner failed part-way (a write error, a full disk) and are finished by resumeForget, which
+ * this process runs again before its next forget and at its maintenance ticks.
+ */
+const running = new Set<string>();
+
+async function runJournal<T>(key: string, work: () => Promise<T>): Promise<T> {
+  running.add(key);
+  try {
+    return await work();
+  } finally {
+    running.delete(key);
+  }
+}
+
 /** Journals a forget, then runs it. */
 async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> {
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
   const now = String(Date.now());
   const whole = journal.request.all || journal.request.project !== undefined;
-  await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: now, ...(whole ? { [wholeKey(journalProject(journal))]: now } : {}) });
-  return finish(repos, key, journal, false);
+  return runJournal(key, async () => {
+    await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: now, ...(whole ? { [wholeKey(journalProject(journal))]: now } : {}) });
+    return finish(repos, key, journal, false);
+  });
 }
 
 /**
@@ -562,15 +580,17 @@ async function purgeMeta(repos: Repositories, key: string): Promise<void> {
 }
 
 /**
- * Finishes the forgets a crash interrupted (called at open), leaving those whose process is
- * still running on this host to it (they are not interrupted).
+ * Finishes the forgets a crash interrupted (called at open), and those of this process that
+ * failed part-way (called again before each forget and at maintenance ticks), leaving those that
+ * another process still running on this host, or this one, is running now.
  */
 export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
   const done: Forgotten[] = [];
   for (const [key, text] of await repos.store.metaEntries(JOURNAL_KEY)) {
     if (key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) continue;
+    if (running.has(key)) continue;
     if (text === PURGE_MARKER) {
-      await purgeMeta(repos, key);
+      await runJournal(key, () => purgeMeta(repos, key));
       continue;
     }
     const journal = parseJson<Journal | null>(text, null);
@@ -585,8 +605,14 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
     // A damaged closure is decided again from the records still there; the resumed forget
     // rewrites every table in any case.
     if (journal.closure !== undefined && !isClosure(journal.closure)) delete journal.closure;
-    await repos.store.setMeta({ [stampKey(journalProject(journal))]: String(Date.now()) });
-    done.push(await finish(repos, key, journal, true));
+    // Taken as running before anything is awaited: another engine of this process resuming at
+    // the same time leaves it alone.
+    done.push(
+      await runJournal(key, async () => {
+        await repos.store.setMeta({ [stampKey(journalProject(journal))]: String(Date.now()) });
+        return finish(repos, key, journal, true);
+      }),
+    );
   }
   return done;
 }
