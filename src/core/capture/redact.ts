@@ -2,7 +2,7 @@
 // redact() before it is written (and before it is indexed or embedded).
 
 import { createHash } from 'node:crypto';
-import { BASE64_BLOCK, JWK_PRIVATE_MEMBERS, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isSettingOfSecret, publicBase64Spans } from './redactRules';
+import { BASE64_BLOCK, JWK_PRIVATE_MEMBERS, PEM_SECRET_MARK, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isLinesOfNames, isSettingOfSecret, publicBase64Spans } from './redactRules';
 import type { Rule } from './redactRules';
 
 export { REDACTED };
@@ -132,8 +132,8 @@ export function redactEachLine(lines: string[], only?: ReadonlySet<number>): (st
     return out.map((line, i) => (publicLines.has(i) && line !== null ? lines[i] : line));
   }
   const joined = text;
-  if (text.includes('PRIVATE KEY')) text = text.replace(PRIVATE_KEY, (m) => swallow(m));
-  if (lines.some((line) => line.length >= 40 && BASE64_LINE_START.test(line))) text = text.replace(BASE64_BLOCK, (m, lead: string) => swallow(m, lead));
+  if (PEM_SECRET_MARK.test(text)) text = text.replace(PRIVATE_KEY, (m) => swallow(m));
+  if (lines.some((line) => line.length >= 40 && BASE64_LINE_START.test(line))) text = text.replace(BASE64_BLOCK, (m, lead: string) => (isLinesOfNames(m) ? m : swallow(m, lead)));
   if (lines.length > 1 && MAYBE_SPANNING.test(text)) for (const rule of SPANNING_RULES) text = applyRule(rule, text);
   const split = text === joined ? lines : text.split('\n');
   // Every rule above keeps the line breaks; should one not, no line of these is kept rather than a misplaced one.

@@ -1,7 +1,8 @@
 // The rules redact() applies: what a secret looks like, one named rule a shape (see redact.ts for
 // how they are applied). Every rule is tested in redact.test.ts (the prose, header and public
 // base64 ones in redactProse.test.ts; program options, vendor formats, JWKs, base64 DER and
-// encoded secrets in redactFormats.test.ts), on hostile input too.
+// encoded secrets in redactFormats.test.ts; values a formatter wraps, OpenVPN keys and the code
+// that only names a secret in redactAudit.test.ts), on hostile input too.
 
 import { splitIdentifier, tokenize } from '../retrieve/textPrep';
 import { wordNeighbours } from '../retrieve/wordNeighbours';
@@ -65,12 +66,13 @@ const COOKIE_ATTRIBUTE = /^(?:path|domain|expires|max-age|samesite|priority|part
 const RECEIVER = '(?:this|self|cls|super|config|conf|cfg|settings|process|os|env|environ|req|request|res|response|ctx|context|options|opts|props|params|args|state|app|window|globalThis|global|module|exports|secrets|vars|creds|credentials|data|input|inputs)';
 /**
  * A value that is code, not a secret: a member chain of identifiers without digits (this.auth,
- * req.headers.token, settings.SECRET_KEY, os.environ.get), or any chain on a known receiver
+ * req.headers.token, settings.SECRET_KEY, os.environ.get; an optional chain too: content?.secrets),
+ * or any chain on a known receiver
  * (config.db2Password). A secret with a dot has digits among its letters (hvs.CAESIZq9...,
  * Zq9pass.Word, dp.st.prd.Zq9...), which such a name has not. Each repetition of a group costs
  * the regex engine stack, so the chain is bounded: a longer one is redacted, not kept.
  */
-const CODE_REFERENCE = `(?:${RECEIVER}(?:\\.[A-Za-z_$][\\w$]*){1,64}|[A-Za-z_$][A-Za-z_$]*(?:\\.[A-Za-z_$][A-Za-z_$]*){1,64})(?![\\w$.])`;
+const CODE_REFERENCE = `(?:${RECEIVER}(?:\\??\\.[A-Za-z_$][\\w$]*){1,64}|[A-Za-z_$][A-Za-z_$]*(?:\\??\\.[A-Za-z_$][A-Za-z_$]*){1,64})(?![\\w$.])`;
 
 /**
  * One character of a quoted value whose quote is group `n` (", ', or one escaped: \" in JSON
@@ -84,21 +86,43 @@ const quotedChar = (n: number): string => `(?:[^"'\\x5c\\n]|\\x5c{3}["']|(?!\\x5
 /** A string literal of one line, its quote captured as group `n` of the pattern it is part of. */
 const literal = (n: number): string => `(["'])(?:[^"'\\x5c\\n]|\\x5c[^\\n]|(?!\\${n})["'])*\\${n}`;
 /**
- * Literals joined onto a value by '+' or '.' (PHP), on its line or the next ones: a secret split
- * over two literals (a long token a formatter wrapped) is redacted in each part. Not a literal
- * that is a key (a diff's '+' line of the same setting: "password": "new"), whose value is its
- * own. Its literals' quote is group 5, as the rule 'quoted secret assignment' numbers its groups.
+ * Literals joined onto a value by '+' or '.' (PHP), by nothing but white space (Python's and C's
+ * implicit concatenation: SECRET_KEY = (\n "part one"\n "part two"\n)), or after a '\' that
+ * continues the line, on its line or the next ones (after a diff's mark too): a secret split
+ * over literals (a long token a formatter wrapped) is redacted in each part. Not a literal that is a key (a diff's '+' line of
+ * the same setting: "password": "new"), whose value is its own, nor a docstring ('''/""" after
+ * an assignment: no part of its value). Its literals' quote is group 5, as the rule 'quoted
+ * secret assignment' numbers its groups.
  */
-const JOINED_LITERALS = `(?:\\s*[+.]\\s*${literal(5)}(?![ \\t]*(?::|=>|=(?!=))))*`;
+const JOINED_LITERALS = `(?:\\s*(?:(?:[+.]|\\x5c(?=\\r?\\n)|(?<=\\n)-)\\s*)?(?!"""|''')${literal(5)}(?![ \\t]*(?::|=>|=(?!=))))*`;
 
 /** What a name says about a secret rather than holding it: max_tokens, TOKEN_TTL, token_type, password_hash, SESSION_SECRET_ROTATION. */
 const SETTING_PART = /(?:^|[_.-])(?:tokens|ttl|type|hash|algorithm|alg|rotation|expiry|expires|expiration|lifetime|timeout|length|size|count|limit)$/;
 /** A plain setting: a word, or a number with an optional unit (Bearer, bcrypt, weekly, 4096, 3600s). A secret mixes digits into its letters. */
 const PLAIN_SETTING = /^(?:[A-Za-z]+|\d+(?:\.\d+)?(?:ms|[smhdw])?)$/;
 
-/** Whether `name = value` sets something about a secret (max_tokens: 4096, token_type: Bearer), not the secret. */
+/**
+ * What a name says its value is instead of the secret: where the secret is sent or read (a
+ * header's name, an endpoint, a path, a variable) or what it is called: apiKeyHeader,
+ * tokenEndpoint, TOKEN_URL, PASSWORD_FILE, SECRET_NAME, passwordField. Not an id (Vault's
+ * secret_id is a secret).
+ */
+const PLACE_PART = /(?:^|[_.-])(?:header|endpoint|url|uri|path|file|env|var|name|field|param)$/;
+/** A run of letters and digits long and mixed enough to be random: a token in a URL's path or query. */
+function hasRandomRun(value: string): boolean {
+  return value.split(/[^A-Za-z0-9]+/).some((run) => run.length >= 12 && /[0-9]/.test(run) && /[A-Za-z]/.test(run));
+}
+
+/**
+ * Whether `name = value` sets something about a secret (max_tokens: 4096, token_type: Bearer),
+ * not the secret; or says where it is or what it is called (apiKeyHeader = "x-api-key",
+ * tokenEndpoint = "https://oauth2.googleapis.com/token", see PLACE_PART), with a value that has
+ * no secret's shape (see isSecretValue) nor a random run anywhere in it (a token in a URL).
+ */
 export function isSettingOfSecret(name: string, value: string): boolean {
-  return PLAIN_SETTING.test(value) && SETTING_PART.test(name.replace(/([a-z0-9])(?=[A-Z])/g, '$1_').toLowerCase());
+  const snake = name.replace(/([a-z0-9])(?=[A-Z])/g, '$1_').toLowerCase();
+  if (PLAIN_SETTING.test(value) && SETTING_PART.test(snake)) return true;
+  return PLACE_PART.test(snake) && value.length <= 2048 && !hasRandomRun(value) && !isSecretValue(value);
 }
 
 /** The name an assignment's head starts with (DB_PASSWORD in `DB_PASSWORD = `). */
@@ -121,8 +145,42 @@ function isBasicCredentials(value: string): boolean {
  * has digits among its letters, which such a name has not.
  */
 const CODE_PATH_OR_INDEX = '[A-Za-z_$][A-Za-z_$]*(?:<[^<>\\n]{0,64}>)?::[A-Za-z_<]|[A-Za-z_$][A-Za-z_$]*\\[';
+/**
+ * A call, its callee a name or a member chain whose parts may hold digits (base64.b16encode(...),
+ * crypto2.random()): code, not a secret, which the unquoted rule would otherwise cut at a dot.
+ */
+const CODE_CALL = '[A-Za-z_$](?:[\\w$.?]*[\\w$])?\\(';
 /** A value wholly one template's slot: Helm's and Go's {{ .Values.db.password }}, Jinja's {{ db_password }}, Actions' ${{ secrets.TOKEN }}. */
 const WHOLE_TEMPLATE_SLOT = /^\$?\{\{[^{}\n]{1,200}\}\}$/;
+/** A variable's name as code writes one: a constant's (DB_PASSWORD, AWS_S3_KEY) or one without digits (token, dbPassword); not $uperS3cret. */
+const VARIABLE = '(?:[A-Z_][A-Z0-9_]*|[A-Za-z_][A-Za-z_]*)(?![\\w])';
+/**
+ * A quoted value wholly one reference to where a secret is, as REFERENCE reads them: a variable
+ * ("$DB_PASSWORD", "${API_KEY}", "%TOKEN%", "{token}"), a command's output ("$(cat
+ * /run/secrets/db)") or a placeholder of words ("<your-token>", "<YOUR_API_KEY>"). Text around a
+ * reference ("${USER}Zq9...", a shell default "${TOKEN:-value}") makes none: it may hold the secret.
+ */
+const WHOLE_REFERENCE = new RegExp(`^(?:\\$${VARIABLE}|\\$\\{${VARIABLE}\\}|%${VARIABLE}%|\\{${VARIABLE}\\}|\\$\\([^()\\n]{1,200}\\)|<[A-Za-z][A-Za-z _.:-]{0,99}>)$`);
+
+/** The parts of a name, lowercase: DB_PASSWORD, dbPassword and db.password are db and password. */
+function nameParts(name: string): string[] {
+  return name.replace(/([a-z0-9])(?=[A-Z])/g, '$1_').toLowerCase().split(/[_.-]+/).filter(Boolean);
+}
+
+/**
+ * Whether a value of letters only repeats the last words of the name it is given (EVENT_TEST_PASS:
+ * 'pass', REFRESH_TOKEN = "refresh_token", GRANT_TYPE_PASSWORD = 'password', API_KEY = "apiKey"):
+ * a label (an enum's value, a field's or an event's name), which tells nothing the name does not.
+ */
+function isOwnName(name: string, value: string): boolean {
+  if (!/^[A-Za-z][A-Za-z_.-]{0,63}$/.test(value)) return false;
+  const spelled = nameParts(value).join('');
+  // Only the name's last words are compared: its end is looked at, however long it is.
+  const parts = nameParts(name.slice(-128));
+  let tail = '';
+  for (let i = parts.length - 1; i >= 0 && tail.length < spelled.length; i--) tail = parts[i] + tail;
+  return tail === spelled;
+}
 
 /**
  * Whether an assignment stores a parameter in an object's field (this.apiKey = apiKey;,
@@ -132,6 +190,59 @@ const WHOLE_TEMPLATE_SLOT = /^\$?\{\{[^{}\n]{1,200}\}\}$/;
 function isParameterStored(name: string, value: string): boolean {
   const field = /^(?:this|self|cls)\.([A-Za-z_$][\w$]*)$/.exec(name);
   return field !== null && (/^[A-Za-z_$][A-Za-z_$]*$/.test(value) || value.toLowerCase() === field[1].toLowerCase());
+}
+
+/** An identifier without a digit: a variable's, a type's or a keyword's name (a secret mixes digits into its letters). */
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*$/;
+/**
+ * What code puts after an operand: an operator of an expression or of a type (a ternary's '?',
+ * '??', '|', '||', '&&', Python's or, and, if, else), or the punctuation that ends an argument,
+ * an entry or a statement (',', ';', ')', ']', '}').
+ */
+const AFTER_OPERAND = /^[ \t]*(?:\?|\|\|?|&&|[,;)\]}]|(?:or|and|if|else)(?![\w$]))/;
+/**
+ * Names that start a line before an assignment's last one, as unpacking gives them (username,
+ * password = ..., Go's user, token := ..., Lua's local a, secret = ...): variables' names, in
+ * lower case (a sentence's first word, "First, password=...", is capitalised).
+ */
+const OTHER_TARGETS = /^[ \t]*(?:(?:local|var)[ \t]+)?(?:[a-z_][\w$]*[ \t]*,[ \t]*){1,16}$/;
+
+/** The text before `at` on its line, or null past 200 characters (looked back at a bounded way, so a long line is not rescanned at each match). */
+function lineBefore(text: string, at: number): string | null {
+  const window = text.slice(Math.max(0, at - 200), at);
+  const start = Math.max(window.lastIndexOf('\n'), window.lastIndexOf('\r'));
+  return start < 0 && at > 200 ? null : window.slice(start + 1);
+}
+
+/**
+ * Whether an unquoted value is an identifier that code shows is a variable or a type, not a
+ * secret (an identifier has no digit, which a secret mixes into its letters): one written as code
+ * names things (words in camel case: messageId, isPublicClient, PreTrainedTokenizer; the name's
+ * own words: password=password, tokenizer: Tokenizer; a language's type: string) before an
+ * operator or the punctuation that ends an argument or a statement (`after`, see AFTER_OPERAND);
+ * or an identifier of words given to several names at once (username, password = split: a
+ * sequence to unpack, `before` the name on its line). A plain word at a line's end (password =
+ * letmein) is no operand: it may be a password.
+ */
+function isCodeOperand(name: string, value: string, after: string, before: string | null): boolean {
+  if (!IDENTIFIER.test(value)) return false;
+  const ownOrType = isOwnName(name, value) || TYPE_NAME.test(value);
+  // Made of words (letters at random, xQzvBnmK, are no variable's name).
+  if (!ownOrType && !(value.length <= 64 && splitIdentifier(value).every(isKnownWord))) return false;
+  if (before !== null && OTHER_TARGETS.test(before)) return true;
+  return AFTER_OPERAND.test(after) && (ownOrType || /[a-z][A-Z]/.test(value));
+}
+
+/** A whole name that ends in a secret's keyword (DB_PASSWORD, apiKey, SMTP_PASS, AuthToken). */
+const ENDS_IN_KEYWORD = new RegExp(`${KEYWORD}$`, 'i');
+
+/**
+ * Whether a name is a class's or a type's: capitalised words run together that go on past the
+ * secret's keyword (HTTPPasswordMgr, PasswordField, TokenProvider). It names code about a secret;
+ * a setting or a variable that holds one is not written so.
+ */
+function isTypeName(name: string): boolean {
+  return /^[A-Z]/.test(name) && /[a-z]/.test(name) && !/[^A-Za-z0-9]/.test(name) && !ENDS_IN_KEYWORD.test(name);
 }
 
 /** Whether a user name is a token: digits among letters, both cases or 32 characters or more (a hex token). */
@@ -298,6 +409,25 @@ function isNameOfWords(value: string): boolean {
   return words.length >= 2 && inWords >= 0.8 * value.replace(/[^A-Za-z]/g, '').length && words.every(isKnownWord);
 }
 
+/**
+ * Whether text that has a key's body's shape (lines of 40 base64 characters or more, both cases,
+ * see BASE64_RUN) is lines of identifiers made of words, one a line (see isNameOfWords): a test's
+ * or a function's name alone on its line (shouldReturnEmptyListWhenNoItemsExist404, an argument
+ * on its own line, an observation's title), which no line of a key, random text, is. A diff's
+ * mark and the indentation before a name are not part of it; a line longer than any identifier
+ * is not split into words.
+ */
+export function isLinesOfNames(text: string): boolean {
+  const lines = text.split(/[\r\n]+/).filter((line) => line.trim() !== '');
+  return (
+    lines.length > 0 &&
+    lines.every((line) => {
+      const run = line.replace(/^[-+]?[ \t]*/, '').trimEnd();
+      return run.length <= 128 && isNameOfWords(run);
+    })
+  );
+}
+
 /** A name of lowercase words and numbers (db-creds-0123456789, release-2024-01-31): a resource's, not a secret. */
 const KEBAB_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)+$/;
 
@@ -412,7 +542,12 @@ export interface Rule {
 
 // Headers name at most a word or two (RSA, ENCRYPTED, OPENSSH PGP...); the bound on words keeps
 // the regex stack small on a header of a million words (see the unquoted rule's member chain).
-const PEM_PRIVATE = '(?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?';
+// OpenVPN's keys are secret too, though their header says no PRIVATE: a static key (tls-auth,
+// tls-crypt, secret: 16 lines of hex, which no rule for base64 takes, as it has no capital) and
+// a tls-crypt-v2 key; a .ovpn profile holds them inline (<tls-crypt>, <tls-auth>, <secret>).
+const PEM_PRIVATE = '(?:(?:[A-Z0-9]+ ){0,16}PRIVATE KEY(?: BLOCK)?|OpenVPN (?:Static key V1|tls-crypt-v2 (?:client|server) key))';
+/** What the BEGIN line of a secret key's PEM block cannot be without (the rule's trigger). */
+export const PEM_SECRET_MARK = /PRIVATE KEY|OpenVPN (?:Static|tls-crypt-v2)/;
 /** Before a key's line: a diff's mark, indentation, a string's quote. After it: an escaped line break, a quote, a concatenation. */
 const KEY_LINE_LEAD = '[-+ \\t"\'`]*';
 const KEY_LINE_TRAIL = '(?:\\\\[nr]|["\'`,;+) \\t])*';
@@ -806,7 +941,7 @@ function passwordOptionAlternatives(): string {
 const COOKIE_PAIR_IN_OPTION = /(?<![^\s;,"'])([^\s=;,"']+)=(?!\[REDACTED\])[^;,"']*/g;
 
 export const RULES: Rule[] = [
-  { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: 'PRIVATE KEY' },
+  { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: PEM_SECRET_MARK.source },
   {
     // A PEM private key given whole in base64, under any name (client-key-data: LS0tLS1CRUdJTi...).
     // The run starts only where a run of base64 characters starts, so each run is scanned once.
@@ -858,14 +993,21 @@ export const RULES: Rule[] = [
     trigger: '[A-Za-z0-9+/]{16}',
     ownTrigger: true,
   },
-  { name: 'base64 block', pattern: BASE64_BLOCK, replace: `$1${REDACTED}`, trigger: BASE64_TRIGGER },
+  {
+    // Not lines of identifiers made of words (see isLinesOfNames): a list of test names.
+    name: 'base64 block',
+    pattern: BASE64_BLOCK,
+    replace: (match, lead: string) => (isLinesOfNames(match) ? match : `${lead}${REDACTED}`),
+    trigger: BASE64_TRIGGER,
+  },
   {
     // One line of a key's body alone. Upper case, lower case and a digit or '+' are all required,
     // which a git sha, a long lowercase word or a path does not have, and 40 random characters of
-    // base64 nearly always have.
+    // base64 nearly always have; an identifier made of words with a digit has them too, and is
+    // kept (see isLinesOfNames).
     name: 'base64 line',
     pattern: new RegExp(`((?:^|[\\n\\r])${DIFF_MARK}[ \\t]*)(?=[A-Za-z0-9+/]*[0-9+])${BASE64_RUN}(?![^\\n\\r])`, 'g'),
-    replace: `$1${REDACTED}`,
+    replace: (match, lead: string) => (isLinesOfNames(match) ? match : `${lead}${REDACTED}`),
     trigger: BASE64_TRIGGER,
   },
   {
@@ -1091,9 +1233,10 @@ export const RULES: Rule[] = [
   {
     // A secret given as the value of a long option: --password value, --token 'value' (with '='
     // the assignment rules see it). Not an option that only says how to get one (--password-stdin,
-    // --no-password, --ask-vault-password), nor prose about the option (the --token flag).
+    // --no-password, --ask-vault-password), nor prose about the option or options (the --token
+    // flag, the --username and --password options).
     name: 'secret option',
-    pattern: /((?<!\S)--(?!no-|ask-|with-|prompt-)(?:[A-Za-z0-9-]*-)?(?:password|passwd|passphrase|secret|token|api-?key|access-key|secret-key)[ \t]+)(?!-|\[REDACTED\]|(?:flag|option|argument|arg|parameter|param|switch|value|is|was|and|or|to|for|with|in|on|of|the|from|instead|now|also)\b)(?:"[^"\n]+"|'[^'\n]+'|[^\s"'`;|&<>()]{3}[^\s"'`;|&<>()]*)/gi,
+    pattern: /((?<!\S)--(?!no-|ask-|with-|prompt-)(?:[A-Za-z0-9-]*-)?(?:password|passwd|passphrase|secret|token|api-?key|access-key|secret-key)[ \t]+)(?!-|\[REDACTED\]|(?:(?:flag|option|argument|arg|parameter|param|switch|value)s?|is|was|and|or|to|for|with|in|on|of|the|from|instead|now|also)\b)(?:"[^"\n]+"|'[^'\n]+'|[^\s"'`;|&<>()]{3}[^\s"'`;|&<>()]*)/gi,
     replace: `$1${REDACTED}`,
     trigger: KEYWORD,
   },
@@ -1137,10 +1280,11 @@ export const RULES: Rule[] = [
   {
     // A secret given by name as a call's first argument: setItem('token', 'value'),
     // os.getenv("API_KEY", "value"), secrets.put("db_password", "value"). Not a second name
-    // (a list of names: ('token', 'password'), letters only, where a secret has digits too).
+    // (a list of names: ('token', 'password'), letters only, where a secret has digits too), nor
+    // after a class's name (MovedAttribute("HTTPPasswordMgr", "urllib2", ...), see isTypeName).
     name: 'secret argument',
-    pattern: new RegExp(`(\\([ \\t]*(["'])${SECRET_NAME}\\2[ \\t]*,[ \\t]*)(["'])(?!\\[REDACTED\\]|(?=[A-Za-z_.-]*?${KEYWORD})[A-Za-z_.-]+\\3)[^"'\\n]{4}[^"'\\n]*\\3`, 'gi'),
-    replace: `$1$3${REDACTED}$3`,
+    pattern: new RegExp(`(\\([ \\t]*(["'])(${SECRET_NAME})\\2[ \\t]*,[ \\t]*)(["'])(?!\\[REDACTED\\]|(?=[A-Za-z_.-]*?${KEYWORD})[A-Za-z_.-]+\\4)[^"'\\n]{4}[^"'\\n]*\\4`, 'gi'),
+    replace: (match, head: string, _quote: string, name: string, quote: string) => (isTypeName(name) ? match : `${head}${quote}${REDACTED}${quote}`),
     trigger: KEYWORD,
   },
   {
@@ -1280,12 +1424,22 @@ export const RULES: Rule[] = [
     // ENV['TOKEN'] ||= "value"; and with the quotes escaped, as JSON inside a log line shows them:
     // {\"db_password\": \"value\"}. The value may hold escaped quotes (see quotedChar), and may
     // be on the next line (a formatter wraps a long one: const DB_PASSWORD =\n  "value").
-    // Not a setting about a secret (token_type: "Bearer"), nor a template's reference to one
-    // ("{{ .Values.db.password }}", "${{ secrets.TOKEN }}", see WHOLE_TEMPLATE_SLOT).
+    // A value a formatter wrapped in parentheses is the same value (black and ruff write
+    // API_KEY = (\n    "value"\n), and api_key=(\n "value"\n) in a call; a diff marks its
+    // lines), its parts joined as JOINED_LITERALS says.
+    // Not a setting about a secret (token_type: "Bearer", apiKeyHeader = "x-api-key", see
+    // isSettingOfSecret), nor a reference to one: a template's ("{{ .Values.db.password }}",
+    // "${{ secrets.TOKEN }}", see WHOLE_TEMPLATE_SLOT), a variable's ("${DB_PASSWORD}",
+    // "$DB_PASSWORD") or a placeholder ("<your-token>", see WHOLE_REFERENCE); nor a label, a
+    // value that repeats its name's last words (EVENT_TEST_PASS: 'pass', REFRESH_TOKEN =
+    // "refresh_token", see isOwnName). A quoted name after a ternary's '?' is its first branch,
+    // not a key (ok ? 'pass' : 'error').
     name: 'quoted secret assignment',
-    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*)(\\\\*["'])(?!\\[REDACTED\\])(${quotedChar(2)}{4}${quotedChar(2)}*)\\2(${JOINED_LITERALS})`, 'gi'),
+    pattern: new RegExp(`((?<!\\?[ \\t]{0,16}["'])${SECRET_NAME}(?:\\\\*["'])?\\]?\\s*(?::[ \\t]*${TYPE}[ \\t]*=|${ASSIGN}|=>|:)\\s*(?:\\(\\s*(?:(?<=\\n)[-+][ \\t]*)?)?)(\\\\*["'])(?!\\[REDACTED\\])(${quotedChar(2)}{4}${quotedChar(2)}*)\\2(${JOINED_LITERALS})`, 'gi'),
     replace: (match, head: string, quote: string, value: string, joined: string) =>
-      isSettingOfSecret(nameOf(head), value) || WHOLE_TEMPLATE_SLOT.test(value) ? match : `${head}${quote}${REDACTED}${quote}${joined.replace(new RegExp(literal(1), 'g'), `$1${REDACTED}$1`)}`,
+      isSettingOfSecret(nameOf(head), value) || WHOLE_TEMPLATE_SLOT.test(value) || WHOLE_REFERENCE.test(value) || isOwnName(nameOf(head), value)
+        ? match
+        : `${head}${quote}${REDACTED}${quote}${joined.replace(new RegExp(literal(1), 'g'), `$1${REDACTED}$1`)}`,
     trigger: KEYWORD,
     spansLines: true,
   },
@@ -1300,15 +1454,24 @@ export const RULES: Rule[] = [
     // A type after ':' is a declaration, not a value (password: string, secret: SecretStr).
     // A data: URI is one value to its end (token=data:image/png;base64,...), whatever it is labelled.
     // Nor is a path or an index (String::from(...), Config::new(), tokens[i]; see
-    // CODE_PATH_OR_INDEX), nor a constructor storing its parameter (this.apiKey = apiKey;, see
-    // isParameterStored).
+    // CODE_PATH_OR_INDEX), nor a call (base64.b16encode(...), see CODE_CALL), nor a constructor
+    // storing its parameter (this.apiKey = apiKey;, see isParameterStored), nor an identifier
+    // that code shows is a variable or a type (progressToken: messageId, string | number,
+    // password or "", username, password = split; see isCodeOperand).
     name: 'secret assignment',
     pattern: new RegExp(
-      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE}|${CODE_PATH_OR_INDEX})(data:[^\\s,"'<>]{0,100},[^\\s"'<>]*|${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
+      `(${SECRET_NAME}\\s*(?::[ \\t]*${TYPE}[ \\t]+=(?!=)\\s*|${ASSIGN}\\s*|:(?![ \\t]*${TYPE}[ \\t]+=(?!=))[ \\t]*))(?!\\[REDACTED\\]|(?:await|async|typeof|keyof|readonly|unique|yield|void|true|false|null|undefined|none|nil)(?![^\\s,;)\\]}])|${CODE_REFERENCE}|${CODE_PATH_OR_INDEX}|${CODE_CALL})(data:[^\\s,"'<>]{0,100},[^\\s"'<>]*|${UNQUOTED}{4}${UNQUOTED}*)(?![\\w(])((?:[ \\t]+[^\\s"',;()[\\]{}<>=:]+(?![^\\s,;])){0,8})`,
       'gi',
     ),
-    replace: (match, head: string, value: string, more: string) => {
-      if (isSettingOfSecret(nameOf(head), value) || (head.trimEnd().endsWith(':') && TYPE_NAME.test(value)) || isParameterStored(nameOf(head), value)) return match;
+    // After the groups, String.replace passes where the match is and the whole text (typed as the groups are).
+    replace: (match, head: string, value: string, more: string, ...place: string[]) => {
+      const [at, text] = [Number(place[0]), place[1]];
+      const name = nameOf(head);
+      if (isSettingOfSecret(name, value) || (head.trimEnd().endsWith(':') && TYPE_NAME.test(value)) || isParameterStored(name, value)) return match;
+      const end = at + head.length + value.length;
+      if (isCodeOperand(name, value, text.slice(end, end + 16), lineBefore(text, at))) return match;
+      // A `code span` in prose (token: `start`), judged by what it holds, as the prose rule judges one.
+      if (/^`[^`]+`$/.test(value) && !isSecretInProse(value.slice(1, -1))) return match;
       const secretWords = SECRET_WORDS.exec(more)![0];
       return `${head}${REDACTED}${more.slice(secretWords.length)}`;
     },
