@@ -42,13 +42,14 @@ import { parseJson, rowToMemory, rowToObservation } from './mapping';
 import { checkProject } from './projectTable';
 import type { ProjectTable } from './projectTable';
 import { processState, thisProcess } from './processRef';
+import { RowMarkers } from './abandonedFiles';
 import type { ProcessRef } from './processRef';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
 import { retryConflicts, sleep } from './retry';
 import { ensureFtsIndex, ensureScalarIndexes } from './store';
-import type { Store } from './store';
+import type { Row, Store } from './store';
 
 /** Journals are meta rows `pending_forget:<uuid>`, one per forget (two processes may forget at once); `pending_forget` alone is an older build's. */
 const JOURNAL_KEY = 'pending_forget';
@@ -109,6 +110,8 @@ interface StatementEvidence {
 class Purger {
   /** 'all': every fragment of the table is rewritten (a resumed forget cannot know which held the rows). */
   private readonly tables = new Map<TableName, 'deleted' | 'all'>();
+  /** The rows deleted here, by table: data files of writes that lost their commit may hold them too (abandonedFiles.ts). */
+  private readonly markers = new Map<TableName, RowMarkers>();
 
   /** `deletedOnly`: a table is purged only when rows were deleted from it here (a forget again). */
   constructor(
@@ -133,7 +136,14 @@ class Purger {
     const table = this.store.table(name);
     const n = await table.countRows(where);
     if (n > 0 || !this.deletedOnly) this.willRewrite(name);
-    if (n > 0) await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
+    if (n === 0) return n;
+    const columns = RowMarkers.columns(name);
+    if (columns) {
+      const markers = this.markers.get(name) ?? new RowMarkers(name);
+      this.markers.set(name, markers);
+      for await (const batch of this.store.batches(name, where, columns)) for (const row of batch.toArray()) markers.add(row as Row);
+    }
+    await this.store.gate.mutate(name, () => retryConflicts(() => table.delete(where)));
     return n;
   }
 
@@ -164,6 +174,7 @@ class Purger {
       await this.store.gate.mutate(name, () => retryConflicts(() => this.store.table(name).delete('false')));
       await this.store.compact(name, -1000, 10);
     }
+    for (const markers of this.markers.values()) await this.store.removeAbandoned(markers);
   }
 }
 

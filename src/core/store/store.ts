@@ -13,6 +13,8 @@ import type { AnnIndexKind } from './annIndex';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { FilterError, sqlString } from './filters';
 import { LocalBlockAllocator, RandomBlockAllocator } from './ids';
+import { removeAbandoned } from './abandonedFiles';
+import type { RowMarkers } from './abandonedFiles';
 import { LockFile } from './lockFile';
 import type { IdAllocator } from './ids';
 import { isLocalUri, localPath, storeFolder } from './location';
@@ -440,6 +442,12 @@ export class Store {
       const done = await this.upkeep.children.run({ connect: this.upkeep.connect, table: name, op: 'optimize', olderThanMs, attempts });
       this.log(`compacted ${name} in a process of its own (${done.fragmentsBefore} fragments to ${done.fragmentsAfter})`);
     });
+  }
+
+  /** Deletes the data files no version references that hold rows `markers` name (abandonedFiles.ts). */
+  async removeAbandoned(markers: RowMarkers): Promise<void> {
+    const removed = await removeAbandoned(this.uri, this.upkeep.connect.storageOptions, markers);
+    if (removed.length > 0) this.log(`deleted ${removed.length} data file(s) of ${markers.table} that writes which lost their commit left, holding forgotten rows`);
   }
 
   /** The fragments of a table that hold deleted rows (deletionFiles.ts). */
