@@ -71,3 +71,43 @@ describe('recall_context: Reference lines under every line-splitting rule', func
     assert.deepEqual(stray, [], 'Reference lines broken apart by a line separator in a Location');
   });
 });
+
+describe('recall and recall_context: asking for more never reorders the first answers', function () {
+  this.timeout(300_000);
+  const topics = ['vector store LanceDB embedded', 'retry policy exponential backoff', 'tokenizer o200k budget', 'dark mode theme toggle', 'CSV parser import wizard', 'Kafka consumer lag'];
+  const h = httpToolHarness({
+    fill: async (engine) => {
+      await seed(engine, SCOPE, OTHER);
+      await engine.observe(
+        Array.from({ length: 80 }, (_, i) => ({ type: 'note', title: `${topics[i % 6]} ${i}`, narrative: `${topics[(i * 7) % 6]} and ${topics[(i * 5 + 1) % 6]} ${'filler words here '.repeat(i % 7)}` })),
+        SCOPE,
+      );
+      await engine.flush();
+      await engine.waitForVectors();
+    },
+  });
+  const queries = ['LanceDB vector store', 'exponential backoff retry', 'which vector store did we pick?'];
+
+  it('recall with k nodes answers the first k of k = 200, at the same distances, nearest first', async () => {
+    const recall = async (text: string, k: number) => ((await h.client.callTool({ name: 'recall', arguments: { text, k } })) as CallResult).structuredContent!.nodes as Array<{ node_id: string; distance: number }>;
+    for (const text of queries) {
+      const all = await recall(text, 200);
+      assert.ok(all.length > 60, `control: ${all.length} nodes for k = 200`);
+      assert.deepEqual(
+        all.map((n) => n.distance),
+        [...all.map((n) => n.distance)].sort((a, b) => a - b),
+        `${text}: nearest first`,
+      );
+      for (const k of [1, 5, 10, 30, 50, 60, 100]) assert.deepEqual(await recall(text, k), all.slice(0, k), `${text}, k = ${k}`);
+    }
+  });
+
+  it('recall_context with max_items m packs the first m items of max_items 50', async () => {
+    const refs = async (query: string, max_items: number) =>
+      (((await h.client.callTool({ name: 'recall_context', arguments: { query, max_items, max_tokens: 12000 } })) as CallResult).structuredContent!.items as Array<{ reference: string }>).map((i) => i.reference);
+    for (const query of queries) {
+      const all = await refs(query, 50);
+      for (const m of [1, 5, 12, 30]) assert.deepEqual(await refs(query, m), all.slice(0, m), `${query}, max_items = ${m}`);
+    }
+  });
+});

@@ -378,8 +378,28 @@ async function rankRows(
   columns: string[],
 ): Promise<RankedRow[]> {
   if (limit <= 0) return [];
+  const first = await rankPool(ctx, query, where, options.candidates ?? 50, options, columns, false);
+  if (limit <= first.length) return first.slice(0, limit);
+  // More asked than that ranking holds (more than its pool, or the words found few): it is
+  // followed by the rest of a ranking of the largest pool, with the nearest neighbours joined,
+  // so that asking for more never reorders (or renumbers) the first answers.
+  const wider = await rankPool(ctx, query, where, MAX_POOL, options, columns, true);
+  const seen = new Set(first.map((r) => r.node_id));
+  const floor = first.at(-1)?.distance ?? 0;
+  const rest = wider.filter((r) => !seen.has(r.node_id)).map((r) => (r.distance >= floor ? r : { ...r, distance: floor, score: 1 - floor }));
+  return [...first, ...rest].slice(0, limit);
+}
+
+/** The largest ranking asked for (a search's 200 hits). */
+const MAX_POOL = 200;
+
+/**
+ * The fusion over `candidates` candidates of each list, ranked whole: the same for every number
+ * of results asked up to it, so that asking for 5 gives the first 5 of asking for 50.
+ * `neighbours`: the nearest neighbours are joined whatever the words found.
+ */
+async function rankPool(ctx: HybridContext, query: string, where: string, candidates: number, options: HybridOptions, columns: string[], neighbours: boolean): Promise<RankedRow[]> {
   const s: RetrievalSettings = { ...retrievalSettings(), ...options.settings };
-  const candidates = Math.max(options.candidates ?? 50, limit);
   const useVectors = s.vectorWeight > 0 && ctx.embedder !== null;
   // Score fusion needs the vectors of lexical candidates too.
   const lexColumns = [
@@ -398,7 +418,7 @@ async function rankRows(
   // The lexical candidates carry their stored vectors; the nearest-neighbour list adds the
   // candidates the words did not find (vectorList), or joins when the words found too little.
   // RRF always fuses both lists.
-  const needVectorList = vector !== null && !lex.noneAllowed && (s.fusion === 'rrf' || s.vectorList || lex.rows.length < Math.max(limit, candidates / 2));
+  const needVectorList = vector !== null && !lex.noneAllowed && (neighbours || s.fusion === 'rrf' || s.vectorList || lex.rows.length < candidates / 2);
   // Similarities are computed here from the vectors, whatever metric the ANN index uses.
   const vecRows = needVectorList ? await vectorSearch(ctx, vector, where, candidates, lexColumns) : [];
 
@@ -450,7 +470,7 @@ async function rankRows(
 
   return [...fused.values()]
     .sort((a, b) => b.score - a.score)
-    .slice(0, limit)
+    .slice(0, candidates)
     .map((e) => {
       const score = best > 0 ? Math.min(1, e.score / best) : 0;
       // Callers order by distance, so it follows the fused ranking rather than the vector alone.
