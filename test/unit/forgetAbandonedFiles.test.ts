@@ -16,13 +16,27 @@ import { getObservations } from '../../src/core/tools/getObservations';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
-import { startS3Server } from './fixtures/s3Server';
+import { setEnv, startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 import { toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const marker = (): string => `zqxmarker${randomBytes(4).toString('hex')}`;
+/** Rounds of: a record stored, its access counted 5 times in the background, then forgotten at once; the markers of the records. */
+async function readThenForget(engine: MemoryEngine, scope: Scope, rounds: number): Promise<string[]> {
+  const markers: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const m = marker();
+    markers.push(m);
+    const [o] = await engine.observe([{ type: 'note', title: `${m} title`, narrative: `the ${m} narrative` }], scope);
+    await engine.flush();
+    for (let k = 0; k < 5; k++) await engine.touch('observation', [o.id], scope, { background: true });
+    await engine.forget({ kind: 'observation', ids: [o.id] }, scope);
+  }
+  return markers;
+}
+
 const ordinary = Array.from({ length: 50 }, (_, i) => ({ type: 'note', title: `ordinary note ${i}`, narrative: `routine item ${i}` }));
 
 describe('RowMarkers: a row told by markers no other row shares', () => {
@@ -94,17 +108,10 @@ describe('forget: data files that writes which lost their commit left', function
 
   it('reads counted in the background right before the forget (one engine, its vector write-back running) leave it in no file', async () => {
     const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
-    const markers: string[] = [];
+    let markers: string[] = [];
     try {
       await engine.observe(ordinary, scope);
-      for (let round = 0; round < 4; round++) {
-        const m = marker();
-        markers.push(m);
-        const [o] = await engine.observe([{ type: 'note', title: `${m} title`, narrative: `the ${m} narrative` }], scope);
-        await engine.flush();
-        for (let k = 0; k < 5; k++) await engine.touch('observation', [o.id], scope, { background: true });
-        await engine.forget({ kind: 'observation', ids: [o.id] }, scope);
-      }
+      markers = await readThenForget(engine, scope, 4);
     } finally {
       await engine.close();
     }
@@ -145,36 +152,25 @@ describe('forget on a personal store on S3: objects that writes which lost their
   this.timeout(300_000);
   let dir: string;
   let s: S3Server;
-  let saved: Record<string, string | undefined>;
+  let restoreEnv: () => void;
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-forget-abandoned-s3-'));
     s = await startS3Server({ directory: path.join(dir, 's3'), bucket: 'personal' });
-    saved = Object.fromEntries(Object.keys(s.env).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, s.env);
+    restoreEnv = setEnv(s.env);
   });
   afterEach(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
     await s.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('a record read (its access counted) right before its forget is in no object of the bucket', async () => {
     const scope: Scope = { project: 'acme/s3read' };
-    const markers: string[] = [];
+    let markers: string[] = [];
     const engine = await MemoryEngine.open({ storeUri: 's3://personal/me', embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
     try {
       await engine.observe(ordinary.slice(0, 20), scope);
-      for (let round = 0; round < 3; round++) {
-        const m = marker();
-        markers.push(m);
-        const [o] = await engine.observe([{ type: 'note', title: `${m} title`, narrative: `the ${m} narrative` }], scope);
-        await engine.flush();
-        for (let k = 0; k < 5; k++) await engine.touch('observation', [o.id], scope, { background: true });
-        await engine.forget({ kind: 'observation', ids: [o.id] }, scope);
-      }
+      markers = await readThenForget(engine, scope, 3);
     } finally {
       await engine.close();
     }

@@ -11,7 +11,7 @@ import { errorMessage, looksDamaged, looksLikeNetwork } from '../../src/core/err
 import { ToolError, errorResult } from '../../src/core/tools/types';
 import { requestBounds, s3Credentials } from '../../src/core/store/objectStorage';
 import { TABLES } from '../../src/core/store/schema';
-import { TEST_SECRET_KEY, startS3Server } from './fixtures/s3Server';
+import { TEST_SECRET_KEY, setEnv, startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 import { blackholeProxy } from './fixtures/blackholeProxy';
 import type { BlackholeProxy } from './fixtures/blackholeProxy';
@@ -38,18 +38,6 @@ async function settle<T>(what: string, ms: number, p: Promise<T>): Promise<{ val
     clearTimeout(timer);
     process.stdout.write(`      ${what}: ${Date.now() - t0} ms\n`);
   }
-}
-
-/** Sets the store's client environment (credentials, endpoint) as a user's; returns what puts the old one back. */
-function setEnv(env: Record<string, string>): () => void {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  return () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
 }
 
 describe('a personal store on s3:// whose endpoint black-holes requests', function () {

@@ -16,7 +16,7 @@ import { TABLES } from '../../src/core/store/schema';
 import { runMain } from './cliInProcess';
 import { startAzurite } from './fixtures/azurite';
 import { startProxy } from './fixtures/faultProxy';
-import { startS3Server } from './fixtures/s3Server';
+import { setEnv, startS3Server } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -66,18 +66,14 @@ const BACKENDS: Record<'s3' | 'az', (dir: string) => Promise<Backend>> = {
 function useBackend(scheme: 's3' | 'az'): () => Backend {
   let dir: string;
   let backend: Backend;
-  let saved: Record<string, string | undefined>;
+  let restoreEnv: () => void;
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), `cm-${scheme}-store-`));
     backend = await BACKENDS[scheme](dir);
-    saved = Object.fromEntries(Object.keys(backend.env).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, backend.env);
+    restoreEnv = setEnv(backend.env);
   });
   afterEach(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
     await backend.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
