@@ -32,6 +32,8 @@ const HEAD = 16;
 const PART = 64;
 /** Up to this many markers, each is looked for with indexOf; more are looked up by a window over the text. */
 const FEW = 64;
+/** The most rows a table's markers keep (a forget of everything in a store of a million cells would hold them all). */
+const MOST = 250_000;
 
 /** Markers of the rows a forget deleted from one table: each a few strings all of which a file holding the row has. */
 export class RowMarkers {
@@ -48,7 +50,7 @@ export class RowMarkers {
   /** Notes a deleted row (read with `columns`); a row whose first marker value is too short to tell it is left out. */
   add(row: Row): void {
     const parts = (MARKER_COLUMNS[this.table] ?? []).map((c) => (typeof row[c] === 'string' ? (row[c] as string).slice(0, PART) : ''));
-    if (parts.length === 0 || parts[0].length < HEAD || parts.some((p) => p === '')) return;
+    if (this.count >= MOST || parts.length === 0 || parts[0].length < HEAD || parts.some((p) => p === '')) return;
     const head = parts[0].slice(0, HEAD);
     const list = this.byHead.get(head);
     if (list) list.push(parts);
