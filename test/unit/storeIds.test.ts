@@ -118,38 +118,70 @@ describe('store: id allocation', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), String(3 * calls * perCall + 1));
   });
 
-  it('starts above the stored ids when the counter file is missing, and honours ensureAtLeast', async () => {
+  // With no counter to trust (missing, garbled, behind the stored ids) a claim starts past the
+  // stored ids by this much: past what blocks other processes hold unused.
+  const GAP = 2 ** 20;
+
+  it('starts past the stored ids when the counter file is missing, and honours ensureAtLeast', async () => {
     const a = new LocalBlockAllocator(dir, async () => 5001, 10);
-    assert.deepEqual(await a.allocate(2), [5001, 5002]);
-    await a.ensureAtLeast(9000);
+    assert.deepEqual(await a.allocate(2), [5001 + GAP, 5002 + GAP]);
+    await a.ensureAtLeast(9000 + GAP);
     const b = new LocalBlockAllocator(dir, async () => 1, 10);
-    assert.deepEqual(await b.allocate(1), [9000]);
-    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '9010');
+    assert.deepEqual(await b.allocate(1), [9000 + GAP]);
+    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), String(9010 + GAP));
   });
 
-  it('starts above the stored ids when the counter file says less (cut short, or restored from an older copy)', async () => {
+  it('starts at 1 in a new store (no counter, no stored id)', async () => {
+    assert.deepEqual(await new LocalBlockAllocator(dir, async () => 1, 10).allocate(2), [1, 2]);
+  });
+
+  it('starts past the stored ids when the counter file says less (cut short, or restored from an older copy)', async () => {
     const a = new LocalBlockAllocator(dir, async () => 1, 10);
     assert.deepEqual(await a.allocate(1), [1]);
     fs.writeFileSync(path.join(dir, 'ids.next'), '5'); // the stored ids run to 300
     // Stored: 1-300 and 1000-1009 (a sparse history); every claim checks its block.
     const rangeUsed = async (lo: number, hi: number): Promise<boolean> => lo < 301 || (lo < 1010 && hi > 1000);
     const b = new LocalBlockAllocator(dir, async () => 1010, 10, { rangeUsed });
-    assert.deepEqual(await b.allocate(2), [1010, 1011]);
-    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), '1020');
+    assert.deepEqual(await b.allocate(2), [1010 + GAP, 1011 + GAP]);
+    assert.equal(fs.readFileSync(path.join(dir, 'ids.next'), 'utf8'), String(1020 + GAP));
     const c = new LocalBlockAllocator(dir, async () => 1010, 10, { rangeUsed: async () => false });
-    assert.deepEqual(await c.allocate(1), [1020], 'a free block is taken as the counter says');
+    assert.deepEqual(await c.allocate(1), [1020 + GAP], 'a free block is taken as the counter says');
+  });
+
+  it('never hands two allocators of this process (two projects) the same ids when the counter is deleted or rolled back between their claims', async () => {
+    const stored = new Set<number>();
+    const rangeUsed = async (lo: number, hi: number): Promise<boolean> => [...stored].some((id) => id >= lo && id < hi);
+    const floor = async (): Promise<number> => Math.max(0, ...stored) + 1;
+    const a = new LocalBlockAllocator(dir, floor, 10, { rangeUsed });
+    const b = new LocalBlockAllocator(dir, floor, 10, { rangeUsed });
+    const handed: number[] = [];
+    const take = async (x: LocalBlockAllocator, n: number): Promise<void> => {
+      for (const id of await x.allocate(n)) {
+        handed.push(id);
+        stored.add(id);
+      }
+    };
+    await take(a, 1);
+    fs.rmSync(path.join(dir, 'ids.next'));
+    await take(b, 1);
+    await take(a, 3);
+    fs.writeFileSync(path.join(dir, 'ids.next'), '2');
+    await take(b, 12);
+    await take(a, 8);
+    assert.equal(new Set(handed).size, handed.length, `ids handed twice: ${handed.join(', ')}`);
   });
 
   it('reserves for an import only ids above every claimed block, and never hands them out', async () => {
     const a = new LocalBlockAllocator(dir, async () => 5001, 10);
-    assert.deepEqual(await a.allocate(3), [5001, 5002, 5003]);
+    const G = GAP;
+    assert.deepEqual(await a.allocate(3), [5001 + G, 5002 + G, 5003 + G]);
     // 5005 lies in a's block (claimed, not used up): not reservable. 5020 and up are.
-    assert.deepEqual(await a.reserve([5005, 5025]), [5011, 5026]);
-    assert.equal(await a.reserve([5005]), null);
+    assert.deepEqual(await a.reserve([5005 + G, 5025 + G]), [5011 + G, 5026 + G]);
+    assert.equal(await a.reserve([5005 + G]), null);
     const b = new LocalBlockAllocator(dir, async () => 1, 10);
-    assert.deepEqual(await b.allocate(1), [5026]);
+    assert.deepEqual(await b.allocate(1), [5026 + G]);
     const rest = await a.allocate(8);
-    assert.deepEqual(rest, [5004, 5005, 5006, 5007, 5008, 5009, 5010, 5036]);
+    assert.deepEqual(rest, [5004, 5005, 5006, 5007, 5008, 5009, 5010, 5036].map((n) => n + G));
   });
 
   it('waits for a lock held by a live process on this host, however old, and takes none of its ids', async () => {

@@ -34,6 +34,20 @@ export interface IdAllocator {
 const OWNER_ONLY = 0o600;
 
 /**
+ * How far past the stored ids a claim starts when the counter cannot be trusted (missing,
+ * unreadable, or behind what is stored: deleted, or restored from an older copy while processes
+ * run): past what blocks other processes claimed and have not used up yet may hold.
+ */
+const DISTRUST_GAP = 2 ** 20;
+
+/**
+ * The end of the last block any allocator of this process claimed, by counter file: a process
+ * has an allocator per project (Store.idsFor), and a counter found behind never hands one of them
+ * ids another still holds.
+ */
+const claimedUpTo = new Map<string, number>();
+
+/**
  * The largest id an import keeps (2^52): a record with a larger id gets a fresh one. Keeping an
  * id moves the local counter past it, so a kept id near 2^53 would leave the store a handful of
  * ids before they pass Number.MAX_SAFE_INTEGER (an old build then handed out the same id twice).
@@ -94,7 +108,7 @@ export class LocalBlockAllocator implements IdAllocator {
     const wrong = ids.find((id) => !(Number.isSafeInteger(id) && id >= 1 && id <= MAX_KEPT_ID));
     if (wrong !== undefined) throw new IdSpaceError(`An import can keep ids from 1 to ${MAX_KEPT_ID} only, not ${wrong}: give that record a fresh id (nothing was reserved)`);
     return this.lock.withLock(async () => {
-      const floor = await this.readCounter();
+      const floor = await this.nextFree();
       const top = Math.max(...ids) + 1;
       if (top <= floor) return null;
       await this.writeCounter(top);
@@ -114,10 +128,10 @@ export class LocalBlockAllocator implements IdAllocator {
 
   private async claim(size: number): Promise<void> {
     await this.lock.withLock(async () => {
-      let start = await this.readCounter();
+      let start = await this.nextFree();
       // A counter file damaged or restored from an older copy would hand out ids that stored
-      // records hold: a block some record already uses starts above every stored id instead.
-      if (this.rangeUsed && (await this.rangeUsed(start, start + size))) start = Math.max(start, await this.initialFloor());
+      // records hold: a block some record already uses starts past every stored id instead.
+      if (this.rangeUsed && (await this.rangeUsed(start, start + size))) start = Math.max(start, (await this.initialFloor()) + DISTRUST_GAP);
       // Past 2^53 - 1 ids are no longer distinct numbers: refused before the counter moves.
       if (!(Number.isSafeInteger(start) && start + size <= Number.MAX_SAFE_INTEGER)) {
         throw new IdSpaceError(
@@ -126,9 +140,15 @@ export class LocalBlockAllocator implements IdAllocator {
         );
       }
       await this.writeCounter(start + size);
+      claimedUpTo.set(this.counterFile, Math.max(claimedUpTo.get(this.counterFile) ?? 0, start + size));
       this.next = start;
       this.end = start + size;
     });
+  }
+
+  /** The lowest id no block has claimed: the counter's, or past this process's own last block. */
+  private async nextFree(): Promise<number> {
+    return Math.max(await this.readCounter(), claimedUpTo.get(this.counterFile) ?? 0);
   }
 
   private async readCounter(): Promise<number> {
@@ -138,8 +158,10 @@ export class LocalBlockAllocator implements IdAllocator {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
-    // No counter yet (new store, or a store copied without it): start above every stored id.
-    return Math.max(1, await this.initialFloor());
+    // No counter yet (a new store, or one copied without it), or one deleted or garbled: start
+    // past every stored id, and, in a store that has some, past the blocks others may hold.
+    const floor = await this.initialFloor();
+    return floor > 1 ? floor + DISTRUST_GAP : 1;
   }
 
   private async writeCounter(value: number): Promise<void> {
