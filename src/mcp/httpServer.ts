@@ -16,6 +16,7 @@ import { sendJson } from './httpJson';
 import { handleRest } from './rest';
 import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
 import { registerSecret } from '../core/capture/redact';
+import { decodeUtf8 } from './utf8';
 
 export const MCP_PATH = '/v1/mcp/memory';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -253,7 +254,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   /**
    * Reads and parses a JSON body; answers 413/400 itself and returns undefined when it did, as a
-   * JSON-RPC error for MCP's endpoint and a REST error elsewhere.
+   * JSON-RPC error for MCP's endpoint and a REST error elsewhere. A body that is not UTF-8 is
+   * refused whole (400), not decoded with U+FFFD: keys differing only in invalid bytes would
+   * otherwise be stored as one.
    */
   async function readJsonBody(req: IncomingMessage, res: ServerResponse, jsonRpc = false): Promise<{ value: unknown } | undefined> {
     let body: Buffer;
@@ -269,8 +272,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       throw error;
     }
+    const text = decodeUtf8(body);
+    if (text === undefined) {
+      if (jsonRpc) jsonRpcError(res, 400, -32700, 'Parse error: the request body is not valid UTF-8');
+      else sendJson(res, 400, { error: 'invalid_utf8', message: 'the request body is not valid UTF-8; send JSON encoded as UTF-8' });
+      return undefined;
+    }
     try {
-      return { value: JSON.parse(body.toString('utf8')) as unknown };
+      return { value: JSON.parse(text) as unknown };
     } catch {
       if (jsonRpc) jsonRpcError(res, 400, -32700, 'Parse error: the request body is not valid JSON');
       else sendJson(res, 400, { error: 'invalid_json', message: 'the request body is not valid JSON' });

@@ -9,6 +9,7 @@ import type { MemoryEngineApi } from '../core/api';
 import { redact } from '../core/capture/redact';
 import type { Scope } from '../core/model/records';
 import { accountSessionId, createMcpServer } from './mcpServer';
+import { decodeUtf8 } from './utf8';
 
 /** The longest request line served; a longer one is answered with an error and skipped. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -96,10 +97,10 @@ const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
  * -32602. Undefined for any other line (valid, not JSON, not a valid JSON-RPC request, a
  * notification, a response), which the SDK reads (and answers, when it refuses it, with id null).
  */
-function invalidParamsAnswer(line: Buffer): string | undefined {
+function invalidParamsAnswer(line: string): string | undefined {
   let message: unknown;
   try {
-    message = JSON.parse(line.toString('utf8'));
+    message = JSON.parse(line);
   } catch {
     return undefined;
   }
@@ -109,6 +110,17 @@ function invalidParamsAnswer(line: Buffer): string | undefined {
   if (typeof m.params !== 'object' || m.params === null || !Object.keys(m).every((k) => REQUEST_KEYS.has(k))) return undefined;
   if (JSONRPCMessageSchema.safeParse(message).success) return undefined;
   return jsonRpcError(-32602, INVALID_PARAMS, m.id as string | number);
+}
+
+/** The id of a JSON-RPC request (a string with no replaced character, or a safe integer), else undefined. */
+function requestIdOf(text: string): string | number | undefined {
+  try {
+    const id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+    if ((typeof id === 'string' && !id.includes('\ufffd')) || Number.isSafeInteger(id)) return id as string | number;
+  } catch {
+    // not JSON: no id to answer under
+  }
+  return undefined;
 }
 
 /** Serves until stdin closes or the signal is aborted; resolves then. */
@@ -133,7 +145,17 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
       stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${MAX_LINE_BYTES} bytes`));
     },
     (line) => {
-      const answer = invalidParamsAnswer(line);
+      // The SDK would decode the line with U+FFFD for invalid bytes, two keys differing only in
+      // them becoming one: a line that is not UTF-8 is refused here, whole, as one that is not JSON.
+      const text = decodeUtf8(line);
+      if (text === undefined) {
+        options.log?.('mcp: refused a request line that is not valid UTF-8');
+        // Under the request's id where one can be read (a client waits on it), else with id null.
+        const id = requestIdOf(line.toString('utf8'));
+        stdout.write(id === undefined ? jsonRpcError(-32700, 'parse error: the line is not valid UTF-8') : jsonRpcError(-32602, 'invalid params: the request is not valid UTF-8; send it encoded as UTF-8', id));
+        return false;
+      }
+      const answer = invalidParamsAnswer(text);
       if (answer === undefined) return true;
       options.log?.('mcp: refused a request whose params are not as MCP defines them');
       stdout.write(answer);
