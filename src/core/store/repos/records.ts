@@ -54,13 +54,15 @@ export abstract class RecordRepository<T extends { id: number }> {
 
   /**
    * Adds records and then their cells (two commits: a crash in between leaves records the
-   * store's repair gives cells). When the cells fail (a full disk, say) the records are taken
-   * back before the error goes on: the caller is told the write failed, so trying again must not
-   * find half of it stored. (Should taking them back fail too, the repair gives them cells.)
+   * store's repair gives cells). When either fails (a full disk, say, or an object store that
+   * committed the records and answered with an error) the records are taken back before the error
+   * goes on: the caller is told the write failed, so trying again must not find half of it stored.
+   * Their ids are fresh, so nothing else has them. (Should taking them back fail too, the repair
+   * gives them cells.)
    */
   protected async addWithCells(rows: Row[], cells: Row[]): Promise<void> {
-    await this.table.add(rows, 'id');
     try {
+      await this.table.add(rows, 'id');
       await this.cells.add(cells);
     } catch (error) {
       const ids = rows.map((r) => Number(r.id));
