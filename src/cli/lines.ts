@@ -12,9 +12,25 @@ export class LineTooLongError extends Error {
   }
 }
 
+/** A line whose bytes are not UTF-8: `lineNo` is its number (from 1). */
+export class LineNotUtf8Error extends Error {
+  constructor(readonly lineNo: number) {
+    super(`line ${lineNo} is not valid UTF-8`);
+    this.name = 'LineNotUtf8Error';
+  }
+}
+
+/**
+ * Strict: bytes that are not UTF-8 would otherwise become U+FFFD, and two lines that differ only
+ * in them (two dedupe keys) would be read as one. A BOM is kept, for the caller to drop where a
+ * file may start with one.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
  * The lines of `input` (split at \n, a \r before it dropped), decoded as UTF-8. Throws
- * LineTooLongError, and stops reading, as soon as a line passes `maxBytes` bytes.
+ * LineTooLongError, and stops reading, as soon as a line passes `maxBytes` bytes, and
+ * LineNotUtf8Error at the first line that is not UTF-8.
  */
 export async function* boundedLines(input: NodeJS.ReadableStream, maxBytes: number): AsyncGenerator<string> {
   let parts: Buffer[] = [];
@@ -26,7 +42,11 @@ export async function* boundedLines(input: NodeJS.ReadableStream, maxBytes: numb
     size = 0;
     lineNo++;
     const end = whole.length > 0 && whole[whole.length - 1] === 0x0d ? whole.length - 1 : whole.length;
-    return whole.toString('utf8', 0, end);
+    try {
+      return UTF8.decode(whole.subarray(0, end));
+    } catch {
+      throw new LineNotUtf8Error(lineNo);
+    }
   };
   // Leaving the loop early (a line too long, a bad line the import refused) destroys the stream: reading stops.
   for await (const chunk of input) {

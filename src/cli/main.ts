@@ -72,6 +72,23 @@ export function commandHelp(command: CommandSpec): string {
   return lines.join('\n');
 }
 
+/**
+ * A value flag given twice (`--project a --project b`, `--ids 1 --ids 2`) is refused: parseArgs
+ * keeps the last and drops the first unseen, so a command would run on half of what was asked.
+ * Only flags declared `multiple` (search's --layer) take several; a flag without a value said
+ * twice says the same thing twice.
+ */
+function refuseRepeatedValues(tokens: Array<{ kind: string; name?: string }>, specs: Record<string, OptionSpec>): void {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || !token.name) continue;
+    const spec = specs[token.name];
+    if (!spec || spec.type !== 'string' || spec.multiple) continue;
+    if (seen.has(token.name)) throw new Error(`--${token.name} is given more than once: give it once`);
+    seen.add(token.name);
+  }
+}
+
 export async function main(argv: string[], io: Io, signal: AbortSignal): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -95,7 +112,9 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
       options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.short ? { short: s.short } : {}), ...(s.multiple ? { multiple: true } : {}) }])),
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
+    refuseRepeatedValues(parsed.tokens, specs);
   } catch (error) {
     io.stderr.write(`error: ${errorMessage(error)}\n\n${commandHelp(command)}\n`);
     return 2;

@@ -3,7 +3,7 @@
 
 import { fileURLToPath } from 'node:url';
 import { defaultStoreUri, expandHome } from '../core/store/location';
-import { parseObjectLocation } from '../core/store/objectStorage';
+import { ObjectStoreRefused, parseObjectLocation, requestBounds } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
 import { DEFAULT_OPENAI_EMBEDDING } from '../core/embed/embedder';
@@ -51,16 +51,34 @@ export interface Io {
 export const EMBEDDERS = ['use-lite', 'hashed', 'openai', 'none'] as const;
 
 /**
+ * Whether `uri` names object storage (s3://, gs://, az://). What the URI or the environment gets
+ * wrong in its shape (credentials or a query in the URI, no bucket, a CODE_MEMORY_STORE_TIMEOUT
+ * that is no number of seconds) is bad input (exit 2), said before anything opens. The core
+ * throws ObjectStoreRefused for these as for an endpoint that fails its probe, a failure (exit 1):
+ * told apart here, where only the user's input has been read.
+ */
+function isObjectLocation(uri: string, env: NodeJS.ProcessEnv): boolean {
+  try {
+    if (!parseObjectLocation(uri)) return false;
+    requestBounds(env);
+    return true;
+  } catch (error) {
+    if (error instanceof ObjectStoreRefused) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/**
  * A file:// store as the folder path it names, percent-decoded (my%20store is 'my store'); a
  * folder starting with `~` or `~/` in the home folder, as the extension's settings have it (an
  * agent's config gives --store and the environment with no shell to expand them); other locations
  * as given. A file URI that names no local path is a usage error, not a crash later.
  */
-function storeLocation(given: string, from: string): string {
+function storeLocation(given: string, from: string, env: NodeJS.ProcessEnv): string {
   const uri = expandHome(given);
   // LanceDB takes other schemes too (memory:// keeps nothing once the process ends, others fail
   // later with its own words): only the ones the product promises are taken.
-  if (!parseObjectLocation(uri) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
+  if (!isObjectLocation(uri, env) && !uri.startsWith('file://') && /^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
     const shown = uri.length > 200 ? `${uri.slice(0, 200)}...` : uri;
     throw new UsageError(`${from} '${shown}' is not s3://bucket/prefix, gs://, az:// or a folder`);
   }
@@ -73,8 +91,27 @@ function storeLocation(given: string, from: string): string {
   }
 }
 
-function teamStoreLocation(uri: string | undefined): string | undefined {
-  return uri === undefined ? undefined : storeLocation(uri, '--team-store');
+function teamStoreLocation(uri: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return uri === undefined ? undefined : storeLocation(uri, '--team-store', env);
+}
+
+/**
+ * A name the shell passed in bytes that are not UTF-8 reaches Node as U+FFFD, so two different
+ * names would be one project (or branch): refused, as no name anyone typed holds that character.
+ */
+function utf8Name(value: string | undefined, from: string): string | undefined {
+  if (value?.includes('\uFFFD')) throw new UsageError(`${from} holds bytes that are not UTF-8 (shown as U+FFFD): give the name in UTF-8`);
+  return value;
+}
+
+/**
+ * Whether --all-projects (stats, export) is given. It reads every project, so a --project or
+ * --branch beside it would be ignored unseen: refused, as forget refuses --all with --project.
+ */
+export function allProjects(values: Record<string, unknown>): boolean {
+  if (!values['all-projects']) return false;
+  if (values.project !== undefined || values.branch !== undefined) throw new UsageError('--all-projects reads every project: give it without --project and --branch, or leave it out');
+  return true;
 }
 
 /** A whole number given as a flag or in the environment; undefined when neither is set. */
@@ -149,11 +186,11 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
   // As long as a branch the tools take (observe's and remember's branch).
   if (typeof values.branch === 'string' && [...values.branch].length > 256) throw new UsageError('--branch is at most 256 characters');
   return {
-    store: store !== undefined ? storeLocation(store, '--store') : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE'),
-    teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined)),
+    store: store !== undefined ? storeLocation(store, '--store', env) : storeLocation(defaultStoreUri(env), 'CODE_MEMORY_STORE', env),
+    teamStore: teamStoreLocation((values['team-store'] as string | undefined) ?? (env.CODE_MEMORY_TEAM_STORE?.trim() || undefined), env),
     // Trimmed as the variable is: `--project "alpha "` is alpha, not a project of its own.
-    project: (values.project as string | undefined)?.trim() ?? (env.CODE_MEMORY_PROJECT?.trim() || undefined),
-    branch: values.branch as string | undefined,
+    project: values.project !== undefined ? utf8Name((values.project as string).trim(), '--project') : utf8Name(env.CODE_MEMORY_PROJECT?.trim() || undefined, 'CODE_MEMORY_PROJECT'),
+    branch: utf8Name(values.branch as string | undefined, '--branch'),
     json: Boolean(values.json),
     embedder,
     embedding: embeddingFrom(embedder, values, env),

@@ -1,7 +1,7 @@
 // Writing and moving data: import-git, observe, export, import, forget.
 
 import { importGitHistory } from '../../core/capture/gitImport';
-import { createReadStream } from 'node:fs';
+import { createReadStream, fstatSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
 import { writePrivateLines } from '../../core/privateFiles';
@@ -11,11 +11,11 @@ import type { SourceKind } from '../../core/model/records';
 import { describeIssues } from '../../core/tools/types';
 import { observationInputSchema } from '../../core/tools/write';
 import type { CommandImpl } from '../command';
-import { UsageError } from '../options';
+import { UsageError, allProjects } from '../options';
 import type { Io } from '../options';
 import { openEngine, resolveScope, writeJson } from '../context';
 import { checkInputFile, checkInputFolder, gitInputError } from '../inputs';
-import { boundedLines, LineTooLongError } from '../lines';
+import { boundedLines, LineNotUtf8Error, LineTooLongError } from '../lines';
 import { writeOut } from '../output';
 
 function progressBar(io: Io, label: string): (done: number, total: number) => void {
@@ -39,6 +39,8 @@ function progressBar(io: Io, label: string): (done: number, total: number) => vo
 export const importGitCommand: CommandImpl = {
   name: 'import-git',
   async run({ options, values, positionals, io, signal }) {
+    // path.resolve('') is the current folder: an empty path (an unset shell variable) is no repository named.
+    if (positionals[0] === '') throw new UsageError('the repository path is empty: give the path of a git repository');
     const repo = path.resolve(positionals[0] ?? options.cwd);
     checkInputFolder(repo, 'give the path of a git repository');
     const scope = await resolveScope(options, repo);
@@ -73,19 +75,40 @@ export const importGitCommand: CommandImpl = {
  */
 const MAX_OBSERVE_LINE_BYTES = 16 * 1024 * 1024;
 
-/** stdin's lines for `observe`, each at most MAX_OBSERVE_LINE_BYTES: a longer one is a usage error naming its line. */
+/**
+ * stdin's lines for `observe`, each at most MAX_OBSERVE_LINE_BYTES and UTF-8: a longer one, or
+ * one that is not UTF-8, is a usage error naming its line.
+ */
 async function* observeLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
   try {
     yield* boundedLines(input, MAX_OBSERVE_LINE_BYTES);
   } catch (error) {
     if (error instanceof LineTooLongError) throw new UsageError(`nothing stored: line ${error.lineNo} is longer than ${MAX_OBSERVE_LINE_BYTES / 1024 / 1024} MiB, more than any observation holds (give one JSON object per line)`);
+    if (error instanceof LineNotUtf8Error) throw new UsageError(`nothing stored: line ${error.lineNo} is not valid UTF-8 (give JSON lines in UTF-8)`);
     throw error;
   }
+}
+
+/**
+ * stdin redirected from a folder (`< some/dir`) reads as empty in Node: observe would store
+ * nothing and say so with exit 0, import would call it an empty file. Refused as bad input.
+ * Only the process's own stdin is looked at (a command run in-process is given another stream).
+ */
+function checkStdinNotFolder(io: Io, hint: string): void {
+  if (io.stdin !== process.stdin) return;
+  let folder = false;
+  try {
+    folder = fstatSync(0).isDirectory();
+  } catch {
+    return; // no stdin to look at (closed): reading it says the rest
+  }
+  if (folder) throw new UsageError(`stdin is a folder: ${hint}`);
 }
 
 export const observeCommand: CommandImpl = {
   name: 'observe',
   async run({ options, io }) {
+    checkStdinNotFolder(io, 'pipe or redirect JSON lines into observe, one observation per line');
     const inputs: ObservationInput[] = [];
     const problems: string[] = [];
     let lineNo = 0;
@@ -134,11 +157,12 @@ export const observeCommand: CommandImpl = {
 export const exportCommand: CommandImpl = {
   name: 'export',
   async run({ options, values, io }) {
-    const scope = values['all-projects'] ? null : await resolveScope(options);
+    if (values.out === '') throw new UsageError('--out needs a file path (leave it out to export to stdout)');
+    const scope = allProjects(values) ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
       // To stdout, each line waits for a slow reader (writeOut) before the next is written.
-      const n = values.out
+      const n = values.out !== undefined
         ? await exportToFile(values.out as string, (write) => engine.exportJsonl(write, scope))
         : await engine.exportJsonl((line) => writeOut(io.stdout, line.endsWith('\n') ? line : `${line}\n`), scope);
       io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
@@ -166,12 +190,16 @@ async function exportToFile(file: string, produce: (write: (line: string) => voi
   }
 }
 
-/** The lines of the file to import, each at most MAX_IMPORT_LINE_BYTES: a longer one is refused with its line number as it is read. */
+/**
+ * The lines of the file to import, each at most MAX_IMPORT_LINE_BYTES and UTF-8 (as export writes
+ * them): a longer one, or one that is not UTF-8, is refused with its line number as it is read.
+ */
 async function* importLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
   try {
     yield* boundedLines(input, MAX_IMPORT_LINE_BYTES);
   } catch (error) {
     if (error instanceof LineTooLongError) throw new ImportFileError(`Import line ${error.lineNo} is longer than ${MAX_IMPORT_LINE_BYTES / 1024 / 1024} MiB, more than any record holds; fix or remove it and import again (nothing was imported)`);
+    if (error instanceof LineNotUtf8Error) throw new ImportFileError(`Import line ${error.lineNo} is not valid UTF-8, which an export always is; fix or remove it and import again (nothing was imported)`);
     throw error;
   }
 }
@@ -182,6 +210,7 @@ export const importCommand: CommandImpl = {
     const file = positionals[0] ?? '-';
     // Checked before the store opens: a wrong path is a usage error, not a crash mid-import.
     if (file !== '-') checkInputFile(file, 'give a JSON Lines file, or - for stdin');
+    else checkStdinNotFolder(io, 'pipe or redirect an export into import -, or give the file');
     const project = options.project;
     const engine = await openEngine(options, io, true);
     try {

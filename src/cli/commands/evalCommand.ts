@@ -11,7 +11,7 @@ import { runEval } from '../../core/eval/runEval';
 import type { CommandImpl } from '../command';
 import { writeJson } from '../context';
 import { checkInputFile, checkInputFolder, gitInputError } from '../inputs';
-import { boundedLines, LineTooLongError } from '../lines';
+import { boundedLines, LineNotUtf8Error, LineTooLongError } from '../lines';
 import { UsageError } from '../options';
 import { wholeNumber } from '../wholeNumber';
 
@@ -29,6 +29,7 @@ async function readQuestions(file: string): Promise<EvalQuestion[]> {
     for await (const line of boundedLines(createReadStream(file), MAX_QUESTION_LINE_BYTES)) lines.push(line);
   } catch (error) {
     if (error instanceof LineTooLongError) throw new UsageError(`${file}:${error.lineNo}: the line is longer than ${MAX_QUESTION_LINE_BYTES / 1024 / 1024} MiB; each line must be one question object.`);
+    if (error instanceof LineNotUtf8Error) throw new UsageError(`${file}:${error.lineNo}: the line is not valid UTF-8; save the question file as UTF-8.`);
     throw error;
   }
   try {
@@ -77,7 +78,12 @@ export const evalCommand: CommandImpl = {
       io.stderr.write('error: --repo and --queries are required\n');
       return 2;
     }
-    const tools = values.tools ? String(values.tools).split(',').map((t) => t.trim()) : [...EVAL_TOOLS];
+    // Given, --tools names each tool: an empty list (`--tools ""`, an unset variable) is no tool, not all of them.
+    const tools = values.tools !== undefined ? String(values.tools).split(',').map((t) => t.trim()) : [...EVAL_TOOLS];
+    if (tools.some((t) => !t)) {
+      io.stderr.write(`error: --tools needs tool names separated by commas, from ${EVAL_TOOLS.join(', ')}\n`);
+      return 2;
+    }
     const unknown = tools.filter((t) => !(EVAL_TOOLS as readonly string[]).includes(t));
     if (unknown.length) {
       io.stderr.write(`error: unknown tool(s) ${unknown.join(', ')}; use ${EVAL_TOOLS.join(', ')}\n`);

@@ -3,6 +3,7 @@
 import type { Layer } from '../../core/model/records';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
+import { allProjects } from '../options';
 import { wholeNumber } from '../wholeNumber';
 import { cutText } from '../../core/tokens';
 
@@ -85,7 +86,7 @@ export const searchCommand: CommandImpl = {
 export const statsCommand: CommandImpl = {
   name: 'stats',
   async run({ options, values, io }) {
-    const scope = values['all-projects'] ? null : await resolveScope(options);
+    const scope = allProjects(values) ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
       const s = await engine.stats(scope);

@@ -73,7 +73,7 @@ export const observeSpec: CommandSpec = {
 export const exportSpec: CommandSpec = {
   name: 'export',
   summary: 'Write the project memory (or all of it) as JSON lines',
-  usage: 'code-memory export [--out <file>] [--all-projects] [--project <name>] [--store <uri>]',
+  usage: 'code-memory export [--out <file>] [--all-projects | --project <name>] [--store <uri>]',
   options: {
     out: { type: 'string', description: 'File to write, readable only by you (mode 0600); default: stdout', valueName: 'file' },
     'all-projects': { type: 'boolean', description: 'Export every project in the store' },
@@ -128,7 +128,7 @@ export const searchSpec: CommandSpec = {
 export const statsSpec: CommandSpec = {
   name: 'stats',
   summary: 'Count records, projects and vectors in the store',
-  usage: 'code-memory stats [--all-projects] [--project <name>] [--json]',
+  usage: 'code-memory stats [--all-projects | --project <name>] [--json]',
   options: { 'all-projects': { type: 'boolean', description: 'Count every project in the store' } },
 };
 

@@ -479,6 +479,9 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
     lineNo++;
     if (typeof lines !== 'function') held.push(raw);
     const read = readLine(raw, lineNo);
+    // An export starts with its header: a file whose first line (blank ones aside) is anything
+    // else, records with a header somewhere after them too, is not one, and is refused whole.
+    if (!header && read !== 'header' && raw.trim()) throw new ImportFileError(`Import line ${lineNo}: the file has no code-memory-export header line before it, as an export starts with one: it is not an export of Code Memory (nothing was imported)`);
     if (read === 'header') header = true;
     if (!read || read === 'header' || !read.spec.record) continue;
     const kind = read.spec.record;
