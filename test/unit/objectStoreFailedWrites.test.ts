@@ -90,4 +90,26 @@ describe('observe on an s3:// store whose commits are answered with errors', fun
       assert.equal(await count(store, 'F'), 1 + titles.length, `exit ${r.code} (${r.stderr.trim().slice(0, 300)}); after ${failed ? 'a re-run' : 'no re-run'}`);
     });
   }
+
+  it('observe of 1,200 lines whose store fails after the first 500 are committed: the stored ones are taken back, and re-running it stores each line once', async () => {
+    const store = 's3://personal/chunks';
+    const prep = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], lines(['seed']), env);
+    assert.equal(prep.code, 0, prep.stderr);
+    let commits = 0;
+    proxy.hook = (s) => {
+      if (s.method === 'PUT' && /\/observations\.lance\/_versions\//.test(s.url)) {
+        commits++;
+        if (commits > 1) return { kind: 'fail', status: 503 };
+      }
+      return { kind: 'forward' };
+    };
+    const titles = Array.from({ length: 1200 }, (_, i) => `line ${i}`);
+    const r = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], lines(titles), env);
+    proxy.hook = () => ({ kind: 'forward' });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(await count(store, 'K'), 1, 'the first 500 were taken back');
+    const again = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], lines(titles), env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await count(store, 'K'), 1 + titles.length);
+  });
 });

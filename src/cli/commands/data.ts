@@ -138,9 +138,23 @@ export const observeCommand: CommandImpl = {
     try {
       let stored = 0;
       const ids: number[] = [];
-      // Every line passed the engine's own input rules above, so no chunk is refused after earlier ones were stored.
+      // Every line passed the engine's own input rules above, so no chunk is refused after earlier
+      // ones were stored; a chunk the store fails takes itself back, and the chunks before it are
+      // forgotten here, so that running the command again stores each line once.
       for (let i = 0; i < inputs.length; i += 500) {
-        const out = await engine.observe(inputs.slice(i, i + 500), scope);
+        let out;
+        try {
+          out = await engine.observe(inputs.slice(i, i + 500), scope);
+        } catch (error) {
+          if (ids.length > 0) {
+            const kept = await engine.forget({ kind: 'observation', ids }, scope).then(
+              () => 0,
+              () => ids.length,
+            );
+            if (kept > 0) io.stderr.write(`warning: the ${kept} observation(s) stored before the failure could not be taken back (ids ${ids[0]} to ${ids[ids.length - 1]}): forget them (code-memory forget --ids ...) before running the same input again\n`);
+          }
+          throw error;
+        }
         stored += out.length;
         ids.push(...out.map((o) => o.id));
       }
