@@ -4,7 +4,7 @@ import { importGitHistory } from '../../core/capture/gitImport';
 import { createReadStream, fstatSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ForgetRequest, ObservationInput } from '../../core/api';
-import { writePrivateLines } from '../../core/privateFiles';
+import { UnwritableTargetError, writePrivateLines } from '../../core/privateFiles';
 import { ImportFileError, MAX_IMPORT_LINE_BYTES } from '../../core/store/portability';
 import type { ImportReport } from '../../core/store/portability';
 import type { SourceKind } from '../../core/model/records';
@@ -195,6 +195,8 @@ async function exportToFile(file: string, produce: (write: (line: string) => voi
   try {
     return await writePrivateLines(file, produce);
   } catch (error) {
+    // A folder or a socket where the file should go is bad input.
+    if (error instanceof UnwritableTargetError) throw new UsageError(error.message);
     const e = error as NodeJS.ErrnoException;
     // Only the errors of the file written (its temporary file is named after it).
     if (typeof e.path !== 'string' || !e.code || !e.path.startsWith(file)) throw error;

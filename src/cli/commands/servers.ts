@@ -2,7 +2,7 @@
 
 import { startHttpServer } from '../../mcp/httpServer';
 import { runStdioServer } from '../../mcp/stdioServer';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writePrivateFile } from '../../core/privateFiles';
@@ -81,15 +81,64 @@ function runningServerIn(file: string): ServerInfo | null {
   }
 }
 
+/** Larger than any file `serve` writes: a file this big is not one, and is not read whole to find out. */
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+
+/** The fields of the files `serve` writes: its claim while starting, then its URL and token. */
+const SERVER_FIELDS = new Set(['url', 'base_url', 'token', 'project', 'store', 'pid', 'process_started', 'started_at', 'starting']);
+
+/**
+ * What is at a token file's path: nothing ('absent'); a file `serve` writes, which a crashed
+ * server may have left ('server': a regular file holding a JSON object of no fields but those,
+ * `{}` too, or nothing); or else why it is none, which is never moved, replaced or written
+ * through (a user's notes or settings, a folder, a symlink).
+ */
+function tokenFileAt(file: string): 'absent' | 'server' | { not: string } {
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch (error) {
+    // A folder on the way that is missing (made below) or no folder (refused when made).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'absent';
+    throw error;
+  }
+  if (st.isDirectory()) return { not: 'a folder' };
+  if (st.isSymbolicLink()) return { not: 'a symbolic link' };
+  if (!st.isFile()) return { not: 'no regular file' };
+  if (st.size === 0) return 'server';
+  if (st.size > MAX_TOKEN_FILE_BYTES) return { not: "a file that is no server's token file" };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw error;
+  }
+  if (!text.trim()) return 'server';
+  let info: unknown;
+  try {
+    info = JSON.parse(text);
+  } catch {
+    return { not: "a file that is no server's token file" };
+  }
+  const isServer = info !== null && typeof info === 'object' && !Array.isArray(info) && Object.keys(info).every((key) => SERVER_FIELDS.has(key));
+  return isServer ? 'server' : { not: "a file that is no server's token file" };
+}
+
 /**
  * Claims the token file for this process before the engine opens, with a create that fails when
  * the file exists (a hard link of a private temporary file): of two servers started together on
  * one store, one claims the file and the other is refused. Checking for a running server first
  * and writing the file once listening let both run, the file naming whichever wrote last. A file
  * whose process has ended (a crash) is moved aside and the claim tried again; only one contender
- * wins that rename.
+ * wins that rename. Anything else at the path (a file `serve` did not write, a folder) is refused
+ * and left as it is.
  */
 function claimServerInfo(file: string, project: string): void {
+  const notOurs = (what: string): UsageError => new UsageError(`${file} is ${what}; serve leaves it as it is: give --token-file a path of its own`);
+  const before = tokenFileAt(file);
+  if (typeof before === 'object') throw notOurs(before.not);
   // Folders it creates are private too (the store folder's mode).
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const refuse = (other: ServerInfo): UsageError =>
@@ -105,6 +154,9 @@ function claimServerInfo(file: string, project: string): void {
     } finally {
       rmSync(tmp, { force: true });
     }
+    const found = tokenFileAt(file);
+    if (found === 'absent') continue;
+    if (typeof found === 'object') throw notOurs(found.not);
     const other = runningServerIn(file);
     if (other) throw refuse(other);
     const aside = `${file}.${process.pid}.stale`;
@@ -113,19 +165,33 @@ function claimServerInfo(file: string, project: string): void {
     } catch {
       continue;
     }
-    // Between the look and the rename another server may have claimed the file: put its claim back.
-    const moved = runningServerIn(aside);
-    if (moved) {
-      try {
-        linkSync(aside, file);
-      } finally {
-        rmSync(aside, { force: true });
-      }
-      throw refuse(moved);
+    // Between the look and the rename another server may have claimed the file, or something
+    // else been put there: put it back.
+    const moved = tokenFileAt(aside);
+    const running = moved === 'server' ? runningServerIn(aside) : null;
+    if (typeof moved === 'object' || running) {
+      putBack(aside, file, typeof moved !== 'object');
+      throw typeof moved === 'object' ? notOurs(moved.not) : refuse(running!);
     }
     rmSync(aside, { force: true });
   }
   throw new UsageError(`${file} could not be claimed (servers starting and ending on it); try again, or give this server a file of its own with --token-file`);
+}
+
+/**
+ * Moves what was moved aside back to its path, never over what is there now. A server's claim
+ * that cannot go back is dropped (its server is refused by the file's new owner anyway); anything
+ * else stays aside, and the error says where.
+ */
+function putBack(aside: string, file: string, isServers: boolean): void {
+  try {
+    // A folder cannot be hard-linked: renamed, which fails onto a file and replaces only an empty folder.
+    if (lstatSync(aside).isDirectory()) renameSync(aside, file);
+    else linkSync(aside, file);
+  } catch {
+    if (!isServers) throw new UsageError(`${file} was replaced while serve started; what was there is now ${aside}`);
+  }
+  rmSync(aside, { force: true });
 }
 
 export const mcpCommand: CommandImpl = {
@@ -146,7 +212,9 @@ export const serveCommand: CommandImpl = {
   name: 'serve',
   async run({ options, values, io, signal }) {
     const port = portOption(values);
-    const infoPath = (values['token-file'] as string | undefined) ?? serverInfoPath(options.store);
+    const given = values['token-file'] as string | undefined;
+    if (given !== undefined && !given.trim()) throw new UsageError('--token-file needs a path, not an empty string');
+    const infoPath = given ?? serverInfoPath(options.store);
     const scope = await resolveScope(options);
     claimServerInfo(infoPath, scope.project);
     let engine;

@@ -32,7 +32,7 @@ export const serveSpec: CommandSpec = {
   details:
     'Listens on 127.0.0.1 only (a random free port unless --port). Every request needs Authorization: Bearer <token>.\n' +
     'The URL and token are written to a file readable only by you: the --token-file, else server.json in the store folder, or ~/.code-memory/server.json for a store on object storage (s3://, gs://, az://). It is removed on exit. ' +
-    'A second server that would use the same file (on the same store, or on any store on object storage) needs a --token-file of its own: a file that names a running server is never taken over.\n' +
+    'A second server that would use the same file (on the same store, or on any store on object storage) needs a --token-file of its own: a file that names a running server is never taken over, nor is one no server wrote (a file of yours, a folder, a symlink: refused, left as it is).\n' +
     'Routes: POST /v1/mcp/memory (MCP), GET /v1/nodes/{id}, GET /v1/dev/mcp-requests, POST /v1/observations, GET /v1/health.',
   options: {
     port: { type: 'string', description: 'Port to listen on (default: a random free port)', valueName: 'n' },
