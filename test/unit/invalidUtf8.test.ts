@@ -5,17 +5,14 @@
 // server goes on answering.
 
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { startHttpServer } from '../../src/mcp/httpServer';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { decodeUtf8 } from '../../src/mcp/utf8';
-import { REPO_ROOT, openTestEngine, removeDir, tempDir } from './mcpFixture';
+import { openTestEngine, removeDir, tempDir } from './mcpFixture';
+import { initialize, start, stop } from './stdioChild';
 
-const TSX = require.resolve('tsx/cjs');
-const CLI = path.join(REPO_ROOT, 'src', 'cli', 'main.ts');
 
 /** An observation whose dedupe key ends in one raw byte (0xff and 0xfe are never UTF-8). */
 function itemWithByte(byte: number, title: string, keyPrefix: string): Buffer {
@@ -139,64 +136,37 @@ describe('the stdio server refuses a line that is not UTF-8', function () {
   after(() => removeDir(store));
 
   it('observe with two dedupe keys differing only in invalid bytes: refused under its id (-32602, a client waits on it), nothing stored, the server goes on', async () => {
-    const child = spawn(process.execPath, ['--require', TSX, CLI, 'mcp', '--store', store, '--project', 'invalid-utf8-stdio', '--embedder', 'none'], { cwd: REPO_ROOT, env: { ...process.env, LANCEDB_LOG: 'error' } });
-    const lines: string[] = [];
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-        lines.push(out.slice(0, nl));
-        out = out.slice(nl + 1);
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdin.on('error', () => undefined);
-    const messages = (): Array<Record<string, unknown>> =>
-      lines.flatMap((l) => {
-        try {
-          return [JSON.parse(l) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      });
-    const waitFor = async (what: string, found: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
-      for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 40))) {
-        const hit = messages().find(found);
-        if (hit) return hit;
-        if (child.exitCode !== null) break;
-      }
-      throw new Error(`no ${what} (exit ${String(child.exitCode)}; stderr ${err.slice(-300)})`);
+    const c = start(store, 'invalid-utf8-stdio');
+    const answer = async (id: unknown): Promise<Record<string, unknown>> => {
+      const got = await c.waitForId(id, 60_000);
+      assert.ok(got, `no answer to ${JSON.stringify(id)}: ${c.stderr().slice(-300)}`);
+      return got;
     };
     const observe = (id: number, observations: Buffer | string): Buffer =>
       Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"observe","arguments":{"observations":`), Buffer.from(observations), Buffer.from('}}}\n')]);
     try {
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
-      await waitFor('answer to initialize', (m) => m.id === 1);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+      await initialize(c);
+      c.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
 
-      child.stdin.write(observe(2, twoKeysDifferingInInvalidBytes('sk')));
-      const refusal = (await waitFor('answer to the line that is not UTF-8', (m) => m.id === 2)) as { error?: { code: number; message: string } };
+      c.write(observe(2, twoKeysDifferingInInvalidBytes('sk')));
+      const refusal = (await answer(2)) as { error?: { code: number; message: string } };
       assert.equal(refusal.error?.code, -32602);
       assert.match(refusal.error?.message ?? '', /not valid UTF-8/);
       // A line whose id cannot be read is refused with id null.
-      child.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"k'), Buffer.from([0xff]), Buffer.from('","method":"tools/list"}\n')]));
-      assert.equal(((await waitFor('answer with id null', (m) => m.id === null)) as { error?: { code: number } }).error?.code, -32700);
+      c.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"k'), Buffer.from([0xff]), Buffer.from('","method":"tools/list"}\n')]));
+      assert.equal(((await answer(null)) as { error?: { code: number } }).error?.code, -32700);
 
       // The server goes on; the refused line stored nothing: the key its invalid byte would have
       // been read as is new.
-      child.stdin.write(observe(3, JSON.stringify([{ type: 'note', title: 'one', dedupe_key: 'sk\ufffd' }, { type: 'note', title: 'two', dedupe_key: 'sk-other' }])));
-      const answer = (await waitFor('answer to a valid observe', (m) => m.id === 3)) as { result?: { isError?: boolean; structuredContent?: { stored: number; ids: number[] } } };
-      assert.notEqual(answer.result?.isError, true, JSON.stringify(answer));
-      assert.equal(answer.result?.structuredContent?.stored, 2, JSON.stringify(answer));
-      assert.equal(new Set(answer.result?.structuredContent?.ids).size, 2, JSON.stringify(answer));
-      assert.equal(messages().filter((m) => m.id === 2).length, 1, 'one answer to the refused request');
-      assert.ok(lines.every((l) => l.startsWith('{')), 'stdout carries only JSON-RPC lines');
+      c.write(observe(3, JSON.stringify([{ type: 'note', title: 'one', dedupe_key: 'sk\ufffd' }, { type: 'note', title: 'two', dedupe_key: 'sk-other' }])));
+      const stored = (await answer(3)) as { result?: { isError?: boolean; structuredContent?: { stored: number; ids: number[] } } };
+      assert.notEqual(stored.result?.isError, true, JSON.stringify(stored));
+      assert.equal(stored.result?.structuredContent?.stored, 2, JSON.stringify(stored));
+      assert.equal(new Set(stored.result?.structuredContent?.ids).size, 2, JSON.stringify(stored));
+      assert.equal(c.lines.filter((l) => /"id":2\b/.test(l)).length, 1, 'one answer to the refused request');
+      assert.ok(c.lines.every((l) => l.startsWith('{')), 'stdout carries only JSON-RPC lines');
     } finally {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
-      if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-      clearTimeout(timer);
+      await stop(c);
     }
   });
 });
