@@ -1,6 +1,8 @@
 // Lines of a stream with a cap on each line's size, checked while reading: readline would hold a
 // line of a gigabyte whole before anyone could look at it.
 
+import { decodeUtf8 } from '../mcp/utf8';
+
 /** A line longer than the cap: `lineNo` is its number (from 1). */
 export class LineTooLongError extends Error {
   constructor(
@@ -21,13 +23,6 @@ export class LineNotUtf8Error extends Error {
 }
 
 /**
- * Strict: bytes that are not UTF-8 would otherwise become U+FFFD, and two lines that differ only
- * in them (two dedupe keys) would be read as one. A BOM is kept, for the caller to drop where a
- * file may start with one.
- */
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
  * The lines of `input` (split at \n, a \r before it dropped), decoded as UTF-8. Throws
  * LineTooLongError, and stops reading, as soon as a line passes `maxBytes` bytes, and
  * LineNotUtf8Error at the first line that is not UTF-8.
@@ -42,11 +37,11 @@ export async function* boundedLines(input: NodeJS.ReadableStream, maxBytes: numb
     size = 0;
     lineNo++;
     const end = whole.length > 0 && whole[whole.length - 1] === 0x0d ? whole.length - 1 : whole.length;
-    try {
-      return UTF8.decode(whole.subarray(0, end));
-    } catch {
-      throw new LineNotUtf8Error(lineNo);
-    }
+    // Strict (decodeUtf8): two lines differing only in invalid bytes would otherwise be read as
+    // one. A BOM is kept, for the caller to drop where a file may start with one.
+    const text = decodeUtf8(whole.subarray(0, end));
+    if (text === undefined) throw new LineNotUtf8Error(lineNo);
+    return text;
   };
   // Leaving the loop early (a line too long, a bad line the import refused) destroys the stream: reading stops.
   for await (const chunk of input) {
