@@ -1049,11 +1049,13 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.repos.graphQueue.drain();
   }
 
-  /** Background upkeep (see Maintenance.optimize), after this process's forgets that failed part-way are finished; never throws. */
-  async optimize(olderThanMs?: number): Promise<void> {
+  /**
+   * Background upkeep (see Maintenance.optimize), begun at once (what waits for the maintenance
+   * sees it), then this process's forgets that failed part-way are finished; never throws.
+   */
+  optimize(olderThanMs?: number): Promise<void> {
     this.writesSinceOptimize = 0;
-    await this.resumeForgets().catch((e: unknown) => this.log(`an interrupted forget is not finished yet: ${errorMessage(e)}`));
-    return this.maintenance.optimize(olderThanMs);
+    return this.maintenance.optimize(olderThanMs).then(() => this.resumeForgets().catch((e: unknown) => this.log(`an interrupted forget is not finished yet: ${errorMessage(e)}`)));
   }
 
   async close(): Promise<void> {
