@@ -100,14 +100,21 @@ describe('input limits', function () {
         await assert.rejects(new LocalBlockAllocator(folder, async () => Number.MAX_SAFE_INTEGER, 16).allocate(1), IdSpaceError);
         assert.equal(read(), String(2 ** 53 + 256));
 
-        fs.writeFileSync(counter, '100');
-        const importer = new LocalBlockAllocator(folder, async () => 1, 16);
-        await assert.rejects(importer.reserve([200, Number.MAX_SAFE_INTEGER - 1]), (e: Error) => e instanceof IdSpaceError && /1 to 4503599627370496/.test(e.message));
-        await assert.rejects(importer.ensureAtLeast(2 ** 53), IdSpaceError);
-        assert.equal(read(), '100', 'nothing was reserved');
-        assert.deepEqual(await importer.reserve([200, MAX_KEPT_ID]), [100, MAX_KEPT_ID + 1]);
-        const after = await importer.allocate(2);
-        assert.deepEqual(after, [MAX_KEPT_ID + 1, MAX_KEPT_ID + 2]);
+        // Another store (this process's blocks above reach past any id of that folder): a counter at 100.
+        const other = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-ids-limit-'));
+        try {
+          const otherCounter = path.join(other, 'ids.next');
+          fs.writeFileSync(otherCounter, '100');
+          const importer = new LocalBlockAllocator(other, async () => 1, 16);
+          await assert.rejects(importer.reserve([200, Number.MAX_SAFE_INTEGER - 1]), (e: Error) => e instanceof IdSpaceError && /1 to 4503599627370496/.test(e.message));
+          await assert.rejects(importer.ensureAtLeast(2 ** 53), IdSpaceError);
+          assert.equal(fs.readFileSync(otherCounter, 'utf8'), '100', 'nothing was reserved');
+          assert.deepEqual(await importer.reserve([200, MAX_KEPT_ID]), [100, MAX_KEPT_ID + 1]);
+          const after = await importer.allocate(2);
+          assert.deepEqual(after, [MAX_KEPT_ID + 1, MAX_KEPT_ID + 2]);
+        } finally {
+          fs.rmSync(other, { recursive: true, force: true });
+        }
       } finally {
         fs.rmSync(folder, { recursive: true, force: true });
       }
