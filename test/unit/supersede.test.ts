@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { extractFacts } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
 import type { MemoryEngine } from '../../src/core/engine';
@@ -236,7 +238,10 @@ describe('supersession and conflicts (real engine)', function () {
 
     const target = await openTestEngine();
     try {
-      // The target already holds memories with the same ids, so the import renumbers.
+      // The target already holds memories with the same ids, so the import renumbers: its next
+      // ids are set to the exported ones (each project's ids come from blocks of its own, so the
+      // exported project's need not start at 1).
+      fs.writeFileSync(path.join(target.dir, 'ids.next'), String(Math.min(a.id, b.id, c.id, d.id)));
       for (let i = 0; i < 6; i++) await target.engine.remember({ title: `filler ${i}`, text: 'filler' }, { project: 'filler' });
       await target.engine.importJsonl(linesOf(lines));
       const byTitle = new Map((await target.engine.listMemories(scope, { includeSuppressed: true })).map((m) => [m.text, m]));
