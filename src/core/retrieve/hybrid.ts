@@ -378,8 +378,11 @@ async function rankRows(
   columns: string[],
 ): Promise<RankedRow[]> {
   if (limit <= 0) return [];
-  const first = await rankPool(ctx, query, where, options.candidates ?? 50, options, columns, false);
-  if (limit <= first.length) return first.slice(0, limit);
+  const pool = options.candidates ?? 50;
+  const first = await rankPool(ctx, query, where, pool, options, columns, false);
+  // Under half the pool, the words found fewer than that and the neighbours were joined, and found
+  // fewer than they were asked for: every cell the filter lets through is there, a wider pool finds no more.
+  if (limit <= first.length || first.length < pool / 2) return first.slice(0, limit);
   // More asked than that ranking holds (more than its pool, or the words found few): it is
   // followed by the rest of a ranking of the largest pool, with the nearest neighbours joined,
   // so that asking for more never reorders (or renumbers) the first answers.
