@@ -27,7 +27,7 @@ export async function resolveScope(options: GlobalOptions, folder = options.cwd)
  * node, export...), so they do not pay for loading a model; nor do they search, so no reranker.
  * `serves`: the scope a server answers for.
  */
-export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean, serves?: Scope): Promise<MemoryEngineApi> {
+export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: boolean, serves?: Scope, open: { rebuildMeta?: boolean } = {}): Promise<MemoryEngineApi> {
   process.env.LANCEDB_LOG ??= 'error';
   const config = withEmbedder ? options.embedding : null;
   // The model loads (or the shared model host is reached) while the store opens.
@@ -50,6 +50,7 @@ export async function openEngine(options: GlobalOptions, io: Io, withEmbedder: b
     // A server's first search should not wait for its project's full-text view.
     warmProjects: serves ? [serves.project] : undefined,
     logger: (m: string) => io.stderr.write(`${m}\n`),
+    rebuildMeta: open.rebuildMeta,
   });
 }
 

@@ -81,6 +81,8 @@ export interface MemoryEngineOptions {
   maintenanceIntervalMs?: number;
   /** Rows from which a table is compacted (and its vector index built) in a child process (default UPKEEP_IN_CHILD_FROM). */
   upkeepInChildFrom?: number;
+  /** Opens a store whose meta table was lost, making it anew (`doctor --rebuild-meta`; see Store.open). */
+  rebuildMeta?: boolean;
   /**
    * Summarise, shortly after the open, the idle sessions no process ended (default true). The
    * evaluation turns it off: summaries written while questions are asked would move the
@@ -233,6 +235,7 @@ export class MemoryEngine implements MemoryEngineApi {
         objectStore: options.objectStore,
         logger: options.logger,
         upkeepInChildFrom: options.upkeepInChildFrom,
+        rebuildMeta: options.rebuildMeta,
       });
     } catch (error) {
       void loading.then((e) => e?.close?.(), () => undefined);

@@ -14,6 +14,8 @@ import { runMain } from './cliInProcess';
 import { storeWithGarbledIndexes } from './diskFixture';
 import { findTool } from '../../src/core/tools/registry';
 import { toolContext } from './mcpFixture';
+import { importGitHistory } from '../../src/core/capture/gitImport';
+import { commitAll, git } from './gitImportFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -122,20 +124,65 @@ describe('store damage and a full disk', function () {
     });
   }
 
-  it('a records table the open has to create next to stored cells (a store without a meta table is taken for the first layout, and not refused) does not lose those cells to the repair as race leftovers', async () => {
+  it('a store that lost its meta table (which held the digests of forgotten commits) is refused, naming it, and nothing is written: no import brings a forgotten commit back; doctor says so, and doctor --rebuild-meta makes it anew keeping every record', async () => {
+    const store = tmp('meta');
+    const repo = tmp('meta-repo');
+    git(repo, ['init', '-q', '-b', 'main']);
+    commitAll(repo, { subject: 'Add the ledger module', time: 1767600000, files: { 'src/ledger.ts': 'export const ledger = 1;\n' } });
+    commitAll(repo, { subject: 'Leak the qzforgottenq credentials plan', time: 1767603600, files: { 'src/plan.ts': 'export const plan = 2;\n' } });
+    const scope = { project };
+    const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      await importGitHistory(engine, repo, { scope });
+      const commit = (await engine.listObservations(scope, { limit: 100 })).find((o) => /qzforgottenq/.test(o.title ?? ''));
+      assert.ok(commit, 'control: the commit was imported');
+      await engine.forget({ kind: 'observation', ids: [commit.id] }, scope);
+      await engine.flush();
+    } finally {
+      await engine.close();
+    }
+    const before = await cellsByKind(store);
+    fs.rmSync(path.join(store, `${TABLES.meta}.lance`), { recursive: true, force: true });
+    const missing = /corrupt: its table meta is missing \(no meta\.lance in .*nothing was changed.*doctor --rebuild-meta/;
+
+    await assert.rejects(MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 }), missing);
+    const imported = await bundle.run(['import-git', repo, '--store', store, '--project', project, '--embedder', 'none']);
+    assert.equal(imported.code, 1, `import-git into a store that lost its meta table: ${imported.stdout}`);
+    assert.match(imported.stderr, missing);
+    assert.ok(!fs.existsSync(path.join(store, `${TABLES.meta}.lance`)), 'an empty meta table was made in place of the lost one');
+    const doctor = await bundle.run(['doctor', '--store', store, '--project', project, '--embedder', 'none', '--json']);
+    assert.equal(doctor.code, 1, doctor.stdout);
+    const check = (JSON.parse(doctor.stdout).checks as Array<{ name: string; ok: boolean; detail: string; fix?: string }>).find((c) => c.name === 'store');
+    assert.equal(check?.ok, false);
+    assert.match(check?.detail ?? '', /damaged.*table meta is missing/);
+    assert.match(check?.fix ?? '', /Restore meta\.lance .* doctor --rebuild-meta/);
+    assert.deepEqual(await cellsByKind(store), before, 'the search cells changed');
+
+    const rebuilt = await bundle.run(['doctor', '--rebuild-meta', '--store', store, '--project', project, '--embedder', 'none', '--json']);
+    assert.equal(rebuilt.code, 0, `${rebuilt.stdout}\n${rebuilt.stderr}`);
+    assert.match(rebuilt.stderr, /its lost meta table was made anew/);
+    const again = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      const titles = (await again.listObservations(scope, { limit: 100 })).map((o) => o.title ?? '');
+      assert.ok(titles.some((t) => /ledger module/.test(t)), `the records are kept: ${JSON.stringify(titles)}`);
+      assert.ok(!titles.some((t) => /qzforgottenq/.test(t)), 'the forgotten commit is still forgotten');
+      assert.match(String(await again.store.getMeta('meta_rebuilt_at')), /^\d{4}-\d\d-\d\dT/);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('a store that lost its meta table and a records table: doctor --rebuild-meta does not make an empty records table over the search cells, the only copy of its text', async () => {
     const store = tmp('created');
     const before = await seedRecords(store);
     assert.ok(before.memory > 0 && before.memory <= 20, 'control: a few memory cells');
     for (const t of [TABLES.meta, TABLES.memories]) fs.rmSync(path.join(store, `${t}.lance`), { recursive: true, force: true });
-    const log: string[] = [];
-    const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => log.push(m) });
-    try {
-      assert.equal(await engine.store.count(TABLES.memories), 0, 'control: the memories table was created empty');
-      assert.equal(await engine.store.count(TABLES.cells, `source_kind = 'memory'`), before.memory, `the repair deleted the memory cells, the only copy of the lost memories:\n${log.join('\n')}`);
-      assert.ok(log.some((l) => /search cell\(s\) of memory records .* have no record/.test(l)), log.join('\n'));
-    } finally {
-      await engine.close();
-    }
+    await assert.rejects(MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 }), /table meta is missing/);
+    const rebuilt = await bundle.run(['doctor', '--rebuild-meta', '--store', store, '--project', project, '--embedder', 'none', '--json']);
+    assert.equal(rebuilt.code, 1, rebuilt.stdout);
+    assert.match(rebuilt.stdout, /its table memories is missing/);
+    assert.ok(!fs.existsSync(path.join(store, `${TABLES.memories}.lance`)), 'an empty memories table was made');
+    assert.deepEqual(await cellsByKind(store), before, 'the search cells changed');
   });
 
   it('tables a store may lack (added by a later version, or rebuilt from the records) are created by the open, with no records lost', async () => {

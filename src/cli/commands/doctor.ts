@@ -41,6 +41,9 @@ const INDEX_FIX =
   "Make sure the store folder is writable and run code-memory doctor again: it rebuilds a damaged index from the table's rows and changes nothing else. Should the rebuild keep failing, restore the store folder from a backup.";
 const DAMAGED_FIX = 'Restore the store folder from a backup, or move it aside and rebuild it (code-memory import <export file>, code-memory import-git); the damaged folder is left as it is.';
 
+const LOST_META_FIX =
+  'Restore meta.lance into the store folder from a backup; or run code-memory doctor --rebuild-meta with the same --store to make it anew (every record is kept; a commit or document forgotten before may come back with a later import).';
+
 export const doctorCommand: CommandImpl = {
   name: 'doctor',
   async run({ options, values, io }) {
@@ -52,7 +55,7 @@ export const doctorCommand: CommandImpl = {
     const rightsFix = 'Check that the folder is writable (or the object-store credentials), or pick another with --store / CODE_MEMORY_STORE.';
     try {
       const started = Date.now();
-      const engine = await openEngine({ ...options, embedder: 'none' }, io, false);
+      const engine = await openEngine({ ...options, embedder: 'none' }, io, false, undefined, { rebuildMeta: values['rebuild-meta'] === true });
       try {
         // The tables first: a damaged index fails the counts of stats, and verifyStore names it
         // (and rebuilds it from the rows, see Store.verify).
@@ -107,7 +110,7 @@ export const doctorCommand: CommandImpl = {
       const message = errorMessage(error);
       checks.push(
         looksDamaged(message)
-          ? { name: 'store', ok: false, detail: `${where}: damaged, it cannot be opened (${message})`, fix: DAMAGED_FIX }
+          ? { name: 'store', ok: false, detail: `${where}: damaged, it cannot be opened (${message})`, fix: /table meta is missing/.test(message) ? LOST_META_FIX : DAMAGED_FIX }
           : { name: 'store', ok: false, detail: `${where}: ${message}`, fix: looksLikeNetwork(message) ? NETWORK_FIX : rightsFix },
       );
     }

@@ -135,8 +135,16 @@ export const statsSpec: CommandSpec = {
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
   summary: 'Check the store (and rebuild a damaged index from its rows), the embedding model, the reranker, the port and git; say what to fix',
-  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|openai|none] [--rerank-endpoint <url>] [--json]',
-  options: { port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' }, ...RERANK_OPTIONS },
+  usage: 'code-memory doctor [--port <n>] [--store <uri>] [--embedder use-lite|hashed|openai|none] [--rerank-endpoint <url>] [--rebuild-meta] [--json]',
+  options: {
+    port: { type: 'string', description: 'Also check that this port is free on 127.0.0.1', valueName: 'n' },
+    'rebuild-meta': {
+      type: 'boolean',
+      description:
+        "Make a lost meta table anew, which the store's open refuses to do by itself: every record is kept, but what it held is gone (a commit or document forgotten before may come back with a later import)",
+    },
+    ...RERANK_OPTIONS,
+  },
 };
 
 export const evalSpec: CommandSpec = {

@@ -56,6 +56,11 @@ export interface StoreOpenOptions {
   logger?: (message: string) => void;
   /** Rows from which a table is compacted (and its vector index built) in a child process (default UPKEEP_IN_CHILD_FROM). */
   upkeepInChildFrom?: number;
+  /**
+   * Opens a store whose meta table was lost, making it anew (see refuseLostMeta): for `doctor
+   * --rebuild-meta` only, once the user accepted what it held is gone.
+   */
+  rebuildMeta?: boolean;
 }
 
 /**
@@ -143,6 +148,7 @@ export class Store {
     // another process right now, whose table folders show before their first version: those are
     // not tables yet (taken for the first layout, they were migrated, and the open failed).
     if (!meta && names.size > 0) names = await tablesWithVersions(db, options.uri);
+    if (!meta && !options.rebuildMeta) refuseLostMeta(names, options.uri);
     let version = SCHEMA_VERSION;
     let storedVersion: number | null = null;
     if (meta) {
@@ -152,9 +158,10 @@ export class Store {
       version = stored;
       if (rows.length > 0) storedVersion = stored;
     } else if (names.size > 0) {
-      version = 1; // tables without a meta table: the first layout
+      version = 1; // a lost meta table made anew: every migration step is idempotent
     }
-    if (storedVersion !== null) await refuseMissingRecordTables(db, names, options.uri, local);
+    const metaLost = !meta && [...names].some((n) => n !== TABLES.meta);
+    if (storedVersion !== null || metaLost) await refuseMissingRecordTables(db, names, options.uri, local);
     if (version < SCHEMA_VERSION) {
       log(`upgrading store ${options.uri} from schema v${version} to v${SCHEMA_VERSION}`);
       version = await migrate(db, version, log);
@@ -189,7 +196,8 @@ export class Store {
     const opened = new Store(options.uri, db, tables, version, dimension, newIds, local, log, upkeep, created);
     store.current = opened;
     // Every write is a new table version: an open writes only what changed.
-    if (storedVersion !== version) await opened.setMeta({ schema_version: String(version) });
+    if (storedVersion !== version) await opened.setMeta({ schema_version: String(version), ...(metaLost ? { meta_rebuilt_at: new Date().toISOString() } : {}) });
+    if (metaLost) log(`store ${displayUri(options.uri)}: its lost meta table was made anew`);
     return opened;
   }
 
@@ -552,6 +560,24 @@ async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri
     `the store is corrupt: its ${one ? 'table' : 'tables'} ${missing.join(', ')} ${one ? 'is' : 'are'} missing (no ${folders} in ${displayUri(uri)}), ` +
       `which every store has; nothing was changed (the search cells may hold the only copy left of ${one ? 'its' : 'their'} records' text). ` +
       `Restore the store folder (with ${folders}) from a backup, or move it aside and rebuild the store; it is not opened with ${one ? 'an empty table' : 'empty tables'} in ${one ? 'its' : 'their'} place.`,
+  );
+}
+
+/**
+ * Every store's open has made its meta table before any other (the first in TABLES' order, since
+ * the first layout), so tables with versions and no meta table mean it was lost: its folder
+ * deleted, or not restored with the rest. Made anew, empty, it would silently drop the digests
+ * that keep forgotten commits and documents from being imported again and the journals of forgets
+ * under way. The open stops instead, before anything is written; `doctor --rebuild-meta` makes
+ * it anew where the user accepts that loss.
+ */
+function refuseLostMeta(names: Set<string>, uri: string): void {
+  if (![...names].some((n) => n !== TABLES.meta)) return;
+  throw new Error(
+    `the store is corrupt: its table meta is missing (no meta.lance in ${displayUri(uri)}), which every store has; nothing was changed. ` +
+      'It held the store\'s schema version, the digests that keep forgotten commits and documents from being imported again, and the journals of forgets under way. ' +
+      'Restore the store folder (with meta.lance) from a backup; or, to go on without what it held, run `code-memory doctor --rebuild-meta` with the same --store ' +
+      '(every record is kept, but a commit or document forgotten before may come back with a later import: forget it again).',
   );
 }
 
