@@ -20,7 +20,8 @@ import type {
 import type { Embedder } from './embed/embedder';
 import { HashedEmbedder } from './embed/hashed';
 import { VectorBackfill } from './embed/backfill';
-import { CachedQueryEmbedder } from './embed/queryCache';
+import { ProjectQueryCaches } from './embed/queryCache';
+import type { CachedQueryEmbedder } from './embed/queryCache';
 import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
@@ -158,7 +159,7 @@ export class MemoryEngine implements MemoryEngineApi {
   /** Period of the lease holder's upkeep (0: none). */
   private readonly maintenanceMs: number;
   /** Query vectors for search, cached per text (never used by the embedding queue). */
-  private readonly queryEmbedder: CachedQueryEmbedder | null;
+  private readonly queryEmbedders: ProjectQueryCaches | null;
   private readonly reranker: Reranker | null;
   private readonly access: AccessQueue;
   private readonly trailing = new Set<Promise<void>>();
@@ -204,7 +205,7 @@ export class MemoryEngine implements MemoryEngineApi {
       lexiconMinDelta: options.lexiconMinDelta,
       log: this.log,
     });
-    this.queryEmbedder = embedder ? new CachedQueryEmbedder(embedder) : null;
+    this.queryEmbedders = embedder ? new ProjectQueryCaches(embedder) : null;
     this.reranker = options.reranker?.endpoint ? new Reranker(options.reranker, this.log) : null;
     this.access = new AccessQueue((project, kind, ids, at) => this.record(this.repos.forProject(project), kind).touch(ids, at), this.log);
     // A branch switch ends the session; its compression runs in the background.
@@ -617,8 +618,9 @@ export class MemoryEngine implements MemoryEngineApi {
     const repos = this.scoped(options.scope);
     // With a reranker, the first stage fetches its candidates and the reranker picks the `limit`.
     const search = this.cellSearch(repos, options, this.reranker ? this.reranker.fetchFor(limit) : limit);
-    const local = await repos.cells.search(String(text ?? ''), this.queryEmbedder, search);
-    const hits = this.sharing ? await this.sharing.search(local, repos.project, String(text ?? ''), this.queryEmbedder, { ...search, project: repos.project }, this.log) : local;
+    const embedder = this.queryEmbedderFor(repos.project);
+    const local = await repos.cells.search(String(text ?? ''), embedder, search);
+    const hits = this.sharing ? await this.sharing.search(local, repos.project, String(text ?? ''), embedder, { ...search, project: repos.project }, this.log) : local;
     return this.reranker ? this.reranker.rerank(String(text ?? ''), hits, limit) : hits;
   }
 
@@ -628,7 +630,12 @@ export class MemoryEngine implements MemoryEngineApi {
     // shared copies by the local hits' sources: both need the cells.
     if (this.reranker || this.sharing) return (await this.search(text, options)).map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance }));
     const repos = this.scoped(options.scope);
-    return repos.cells.rank(String(text ?? ''), this.queryEmbedder, this.cellSearch(repos, options, searchLimit(options)));
+    return repos.cells.rank(String(text ?? ''), this.queryEmbedderFor(repos.project), this.cellSearch(repos, options, searchLimit(options)));
+  }
+
+  /** The query vectors' cache of `project`'s searches: each project's own (see ProjectQueryCaches). */
+  private queryEmbedderFor(project: string): CachedQueryEmbedder | null {
+    return this.queryEmbedders?.for(project) ?? null;
   }
 
   private cellSearch(repos: ProjectRepositories, options: SearchOptions, limit: number): CellSearch {

@@ -1,7 +1,11 @@
 import { strict as assert } from 'node:assert';
 import type { Embedder } from '../../src/core/embed/embedder';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
-import { CachedQueryEmbedder } from '../../src/core/embed/queryCache';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CachedQueryEmbedder, ProjectQueryCaches } from '../../src/core/embed/queryCache';
+import { MemoryEngine } from '../../src/core/engine';
 
 /** Counts the texts it is asked to embed; fails while `failing` is set. */
 class CountingEmbedder implements Embedder {
@@ -84,5 +88,46 @@ describe('CachedQueryEmbedder', () => {
     assert.deepEqual(inner.asked, ['q', 'q']);
     const short: Embedder = { name: 'short', dimension: 8, embed: async (t) => t.map(() => new Float32Array(4)) };
     await assert.rejects(new CachedQueryEmbedder(short).embed(['q']), /4 values, expected 8/);
+  });
+});
+
+describe("an engine's query vectors, per project", function () {
+  this.timeout(120_000);
+
+  it("one project's question is embedded again for another (a cached one would answer faster, telling what the first asked), and served from the asker's own cache after", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-querycache-'));
+    const inner = new CountingEmbedder('m-64', 64);
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: inner, maintenanceIntervalMs: 0 });
+    try {
+      const alpha = { project: 'alpha' };
+      const beta = { project: 'beta' };
+      await engine.observe([{ type: 'note', title: 'Initech acquisition', narrative: 'alpha plans to acquire Initech' }], alpha);
+      await engine.observe([{ type: 'note', title: 'beta parser', narrative: 'the beta parser reads CSV' }], beta);
+      await engine.flush();
+      await engine.waitForVectors();
+      const secret = 'when do we acquire Initech';
+      const times = (): number => inner.asked.filter((t) => t === secret).length;
+      await engine.search(secret, { scope: alpha, limit: 3 });
+      assert.equal(times(), 1, 'control: alpha embedded its question');
+      await engine.search(secret, { scope: beta, limit: 3 });
+      assert.equal(times(), 2, "beta's search was served alpha's cached query vector");
+      await engine.search(secret, { scope: beta, limit: 3 });
+      await engine.rank(secret, { scope: alpha, limit: 3 });
+      assert.equal(times(), 2, "each project's own cache serves its repeated question");
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ProjectQueryCaches', () => {
+  it('keeps the most recently searched projects, each its own cache', async () => {
+    const caches = new ProjectQueryCaches(new CountingEmbedder('m-16', 16), 10, 2);
+    const a = caches.for('a');
+    assert.equal(caches.for('a'), a);
+    assert.notEqual(caches.for('b'), a);
+    caches.for('c');
+    assert.notEqual(caches.for('a'), a, "the least recently searched project's cache was dropped");
   });
 });
