@@ -133,7 +133,12 @@ export interface StoreStats {
   embedder: { name: string; dimension: number };
   schema_version: number;
   store_uri: string;
-  ann_index: boolean;
+  /**
+   * Whether the store's cells have an ANN index, which is built from a number of cells in the
+   * whole store: given for the whole store's stats only (a project's would tell its caller how
+   * much the store's other projects hold).
+   */
+  ann_index?: boolean;
 }
 
 export interface SessionInfo {

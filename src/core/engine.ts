@@ -983,7 +983,6 @@ export class MemoryEngine implements MemoryEngineApi {
     const cells = await this.store.count(TABLES.cells, where);
     // Index-backed reads: listing every cell's project held 1.5 GB and took 9 s at 1,000,000 cells.
     const projects = scope ? (cells > 0 ? [scope.project] : []) : await this.store.distinct(TABLES.cells, 'project');
-    const indices = await this.store.table(TABLES.cells).listIndices();
     // Index-backed too (a bitmap on embed_model); '' is a cell not embedded yet.
     const vector_models: Record<string, number> = {};
     for (const m of await this.store.distinct(TABLES.cells, 'embed_model')) {
@@ -1001,7 +1000,7 @@ export class MemoryEngine implements MemoryEngineApi {
       embedder: { name: this.embedder?.name ?? 'none', dimension: this.store.dimension },
       schema_version: SCHEMA_VERSION,
       store_uri: this.store.uri,
-      ann_index: indices.some((i) => i.columns.includes('vector')),
+      ...(scope ? {} : { ann_index: (await this.store.table(TABLES.cells).listIndices()).some((i) => i.columns.includes('vector')) }),
     };
   }
 
