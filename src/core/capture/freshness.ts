@@ -27,17 +27,32 @@ const MAX_CACHE = 2000;
 /** HEAD is read at most this often; a tool call checks many records at one HEAD. */
 const HEAD_TTL_MS = 1000;
 
-export function gitRunner(repoRoot: string): GitRunner {
-  return (args) =>
-    new Promise((resolve) => {
-      // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
-      // they are (not quoted).
-      const child = spawn('git', ['-C', repoRoot, '--literal-pathspecs', '-c', 'core.quotePath=false', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
-      let out = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      child.on('error', () => resolve({ code: -1, out: '' }));
-      child.on('close', (code) => resolve({ code: code ?? -1, out }));
-    });
+function runGit(cwd: string, args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
+    // they are (not quoted).
+    const child = spawn('git', ['-C', cwd, '--literal-pathspecs', '-c', 'core.quotePath=false', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', () => resolve({ code: -1, out: '' }));
+    child.on('close', (code) => resolve({ code: code ?? -1, out }));
+  });
+}
+
+/**
+ * Git run at the top of the repository that holds `folder`: records name files by their path in
+ * the repository, and a folder inside it (a package of a monorepo opened alone) would read them
+ * as relative to itself, match nothing, and call every record "still holds".
+ */
+export function gitRunner(folder: string): GitRunner {
+  let top: Promise<string | null> | null = null;
+  return async (args) => {
+    top ??= runGit(folder, ['rev-parse', '--show-toplevel']).then((r) => (r.code === 0 && r.out.trim() ? r.out.trim() : null));
+    const root = await top;
+    // Not a repository (yet): asked again next time.
+    if (root === null) top = null;
+    return runGit(root ?? folder, args);
+  };
 }
 
 /** Ranking weight of a record by its freshness: changed or off-branch ranks a little lower, never out. */
