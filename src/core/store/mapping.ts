@@ -3,6 +3,7 @@
 
 import type { Cell, CompressedSource, Entity, Layer, Memory, MemoryConflict, Observation, Relationship, RequestLogEntry, SessionSummary, SourceKind, TemporalFact, TopicTrace } from '../model/records';
 import type { Row } from './store';
+import { printable } from '../model/printable';
 
 function str(v: unknown): string {
   return v === null || v === undefined ? '' : String(v);
@@ -143,8 +144,8 @@ export function rowToCell(r: Row): Cell {
     project: str(r.project),
     branch: strOrNull(r.branch),
     type: str(r.type),
-    title: str(r.title),
-    text: str(r.text),
+    title: printable(str(r.title)),
+    text: printable(str(r.text)),
     files: strOrNull(r.files),
     commit_sha: strOrNull(r.commit_sha),
     session_id: strOrNull(r.session_id),
