@@ -12,7 +12,9 @@ import { DOCUMENT_TYPE } from '../model/records';
 import { sessionKey } from '../capture/prepare';
 import { redact, redactKey } from '../capture/redact';
 import { countTokens, cutText, truncateToTokens } from '../tokens';
-import { cellLocation, parseFiles } from './recallContext';
+import { cellLocation, freshnessOf, parseFiles } from './recallContext';
+import { freshnessWeight } from '../capture/freshness';
+import type { Freshness } from '../capture/freshness';
 import { searchInTime } from './timeline';
 import type { TimedHit } from './timeline';
 import { triage } from './triage';
@@ -97,11 +99,12 @@ function oneLine(s: string, max = 300): string {
   return flat.length > max ? `${cutText(flat, max - 1)}…` : flat;
 }
 
-function statementOf(cell: Cell, note: string | null): string {
+function statementOf(cell: Cell, note: string | null, freshness: Freshness | undefined): string {
   const title = oneLine(cell.title || cell.type, 200);
   const body = oneLine(cell.text ?? '', 240);
   const extra = cell.commit_sha ? ` (commit ${cell.commit_sha.slice(0, 12)})` : '';
-  const mark = note ? `[${oneLine(note, 300)}] ` : '';
+  const fresh = freshness && freshness.state !== 'unknown' ? freshness.marker : null;
+  const mark = [note, fresh].filter((m): m is string => !!m).map((m) => `[${oneLine(m, 300)}] `).join('');
   if (!body || body === title || body.startsWith(title)) return `${mark}${body || title}${extra}`;
   return `${mark}${title}${extra}: ${body}`;
 }
@@ -131,6 +134,8 @@ interface Found {
   /** Sections of the project's own documents (README, docs, doc comments) that match. */
   documents: SearchHit[];
   timed: TimedHit[];
+  /** Freshness of the facts that name files and a commit, by node id. */
+  freshness: Map<string, Freshness>;
   entities: Entity[];
   relationships: Relationship[];
   memoryReady: boolean;
@@ -139,10 +144,15 @@ interface Found {
 
 async function find(ctx: ToolContext, query: string, decision: TriageResult['decision'], prompt: string): Promise<Found> {
   // Current memories first; superseded ones only when the prompt asks for history, after them.
-  const [timed, documents] =
+  const [searched, documents] =
     decision === 'skip'
       ? [[], []]
       : await Promise.all([searchInTime(ctx, query, MAX_FACTS, prompt), ctx.engine.search(query, { scope: ctx.scope, filter: { type: DOCUMENT_TYPE }, limit: MAX_DOCUMENTS })]);
+  // A fact whose files changed since its commit (or that is off this branch) says so, and its
+  // relevance is weighed as recall_context ranks the same record: a little lower, never out.
+  const freshness = await freshnessOf(ctx, searched.map((t) => t.hit));
+  const weighed = (t: TimedHit): TimedHit => ({ ...t, hit: { ...t.hit, score: t.hit.score * freshnessWeight(freshness.get(t.hit.cell.node_id)?.state) } });
+  const timed = freshness.size === 0 ? searched : searched.map((t, i) => ({ t: weighed(t), i })).sort((a, b) => b.t.hit.score - a.t.hit.score || a.i - b.i).map((x) => x.t);
   const hits = timed.map((t) => t.hit);
   // Counting the store is a scan; only do it when the search cannot tell whether memory exists.
   let memoryReady = hits.length > 0;
@@ -168,7 +178,7 @@ async function find(ctx: ToolContext, query: string, decision: TriageResult['dec
       ctx.log?.(`retrieve_memory: entity lookup failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  return { hits, timed, documents, entities, relationships, memoryReady, readiness };
+  return { hits, timed, freshness, documents, entities, relationships, memoryReady, readiness };
 }
 
 function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeof fact>[]): string {
@@ -331,7 +341,7 @@ export async function retrieveMemory(ctx: ToolContext, rawArgs: unknown): Promis
 function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: Found, requestId: string, started: number): RetrieveMemoryOutput {
   const { hits } = found;
   const project = ctx.scope.project;
-  const facts = found.timed.map((t) => ({ statement: statementOf(t.hit.cell, t.note), relevance_score: round2(t.hit.score), source_path: sourcePath(t.hit.cell, t.hit.origin) }));
+  const facts = found.timed.map((t) => ({ statement: statementOf(t.hit.cell, t.note, found.freshness.get(t.hit.cell.node_id)), relevance_score: round2(t.hit.score), source_path: sourcePath(t.hit.cell, t.hit.origin) }));
   const avg = hits.length ? round2(hits.reduce((s, h) => s + h.score, 0) / hits.length) : 0;
   // The project's documents first, then excerpts of the best facts.
   const documents = [...found.documents, ...hits].slice(0, MAX_DOCUMENTS).map((h) => {
