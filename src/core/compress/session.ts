@@ -248,8 +248,16 @@ async function promoteRecurring(
   // Recurrence across sessions: the same statement in earlier summaries of the project.
   const earlier = (await repos.summaries.statements(sessionId)).map((s) => ({ id: s.id, text: normalise(s.text) }));
   const memories = await repos.memories.list({ includeSuppressed: true });
-  // Known in this session's reach: a branch's memory does not stand for the project's.
-  const known = new Set(memories.filter((m) => projectWideBranch(m.branch, repos.defaultBranch) || m.branch === branch).map((m) => normalise(m.text)));
+  // Known in this session's reach: a branch's memory does not stand for the project's. A
+  // superseded one is not: what was replaced and is decided again is promoted again, from what
+  // said it since it was replaced (older evidence is what the replacement overruled).
+  const inReach = memories.filter((m) => projectWideBranch(m.branch, repos.defaultBranch) || m.branch === branch);
+  const known = new Set(inReach.filter((m) => m.status !== 'superseded').map((m) => normalise(m.text)));
+  const replacedAt = new Map<string, number>();
+  for (const m of inReach) {
+    const key = normalise(m.text);
+    if (m.status === 'superseded' && !known.has(key)) replacedAt.set(key, Math.max(replacedAt.get(key) ?? 0, m.valid_to_epoch ?? m.updated_at_epoch));
+  }
   // A statement whose memory the user forgot is promoted again only from what said it since.
   const forgotten = await forgottenStatements([...candidates.keys()].filter((key) => !known.has(key)));
 
@@ -261,7 +269,10 @@ async function promoteRecurring(
     // Earlier observations that say the same are evidence too.
     for (const o of await repos.observations.mentioning(c.text, sessionId, 50)) c.evidence.set(o.id, o.created_at_epoch);
     if (gone) for (const id of [...c.evidence.keys()]) if (gone.observations.has(id)) c.evidence.delete(id);
-    const occurrences = c.evidence.size + earlier.filter((t) => !gone?.summaries.has(t.id) && t.text.includes(key)).length;
+    const replaced = replacedAt.get(key);
+    if (replaced !== undefined) for (const [id, at] of [...c.evidence]) if (at <= replaced) c.evidence.delete(id);
+    const summaries = replaced !== undefined ? [] : earlier.filter((t) => !gone?.summaries.has(t.id) && t.text.includes(key));
+    const occurrences = c.evidence.size + summaries.length;
     if (occurrences < PROMOTE_MIN_OCCURRENCES || c.evidence.size === 0) continue;
     const saidAt = Math.max(0, ...c.evidence.values());
     const [id] = await repos.ids.allocate(1);
