@@ -108,7 +108,10 @@ function budgeted(items: string[], budget: number): string | null {
 
 // Facts capture writes about mechanics (what changed where, outcomes): the summary says them in
 // its own words below, so they are not repeated as things learned.
-const MECHANICAL = /^(changed .+ in |added in |removed from |strings in |problem (introduced|cleared) in |test failed: |\d+ (change\(s\)|file\(s\)) |touched |(test )?task |tests |command |debug session |head moved |.+ was renamed to |.+ (created|deleted|changed on disk)$)/i;
+/** A checkout observation's fact naming the commits a move of HEAD left (12-digit SHAs, newest first). */
+export const COMMITS_LEFT = 'commits left by the move:';
+
+const MECHANICAL = /^(commits left by the move: |changed .+ in |added in |removed from |strings in |problem (introduced|cleared) in |test failed: |\d+ (change\(s\)|file\(s\)) |touched |(test )?task |tests |command |debug session |head moved |.+ was renamed to |.+ (created|deleted|changed on disk)$)/i;
 
 function fileOf(o: Observation): string | null {
   return files(o, 'files_modified')[0] ?? null;
@@ -140,6 +143,18 @@ function testOutcomes(obs: Observation[]): { fixed: string[]; failing: string[] 
   return { fixed, failing };
 }
 
+/** The moves of HEAD in the session that left commits (a reset, a rebase): when, what, which SHAs. */
+function leftBehind(obs: Observation[]): { at: number; title: string; shas: string[] }[] {
+  const out: { at: number; title: string; shas: string[] }[] = [];
+  for (const o of obs) {
+    if (o.type !== 'checkout') continue;
+    const fact = parseJson<string[]>(o.facts, []).find((f) => f.startsWith(COMMITS_LEFT));
+    const shas = fact?.slice(COMMITS_LEFT.length).trim().split(/\s+/).filter((s) => /^[0-9a-f]{7,64}$/.test(s)) ?? [];
+    if (shas.length) out.push({ at: o.created_at_epoch, title: o.title ?? 'HEAD moved', shas });
+  }
+  return out;
+}
+
 export class ExtractiveSummariser implements Summariser {
   readonly name = 'extractive-v2';
 
@@ -154,7 +169,11 @@ export class ExtractiveSummariser implements Summariser {
     // What changed: commits, then files with the symbols changed in them.
     const completed: string[] = [];
     const commits = obs.filter((x) => x.type === 'commit');
-    for (const o of commits) completed.push(`Committed: ${o.title ?? o.commit_sha ?? ''}`);
+    const moves = leftBehind(obs);
+    for (const o of commits) {
+      const undone = o.commit_sha ? moves.find((l) => l.at >= o.created_at_epoch && l.shas.some((s) => o.commit_sha!.startsWith(s))) : undefined;
+      completed.push(`Committed: ${o.title ?? o.commit_sha ?? ''}${undone ? ` (undone: ${undone.title})` : ''}`);
+    }
     const changed = new Map<string, Set<string>>();
     for (const o of obs.filter((x) => EDIT_TYPES.has(x.type))) {
       for (const f of files(o, 'files_modified')) {
@@ -186,8 +205,16 @@ export class ExtractiveSummariser implements Summariser {
     const next = all.filter(({ s }) => NEXT_PATTERN.test(s)).map(({ s }) => s);
 
     // Next steps: tests still failing at the end, work not committed or not saved.
-    const committedFiles = new Set(commits.flatMap((o) => files(o, 'files_modified')));
-    const uncommitted = [...new Set(obs.filter((o) => o.type === 'edit').map(fileOf))].filter((f): f is string => !!f && !committedFiles.has(f));
+    // A file is committed when a commit that names it came after its last edit (obs is in time order).
+    const lastCommitted = new Map<string, number>();
+    for (const o of commits) for (const f of files(o, 'files_modified')) lastCommitted.set(f, o.created_at_epoch);
+    const lastEdited = new Map<string, number>();
+    for (const o of obs.filter((x) => x.type === 'edit')) {
+      const f = fileOf(o);
+      // An edit observation grows with each save: its last one is when it last took content.
+      if (f) lastEdited.set(f, Math.max(lastEdited.get(f) ?? 0, o.updated_at_epoch ?? o.created_at_epoch));
+    }
+    const uncommitted = [...lastEdited].filter(([f, at]) => !(at <= (lastCommitted.get(f) ?? -Infinity))).map(([f]) => f);
     const unsaved = obs.filter((o) => o.type === 'edit' && (o.title ?? '').startsWith('Unsaved edits in')).map(fileOf).filter((f): f is string => !!f);
     const nextItems = [
       ...tests.failing.map((t) => `Fix ${t}`),

@@ -81,6 +81,11 @@ export interface Observation {
   last_accessed_epoch: number | null;
   discovery_tokens: number | null;
   compressed_sources: CompressedSource[] | null;
+  /**
+   * When an observation that grows (one edit observation per file and session, grow_key) last
+   * took new content; its created_at_epoch stays when it began. Absent where it never grew.
+   */
+  updated_at_epoch?: number;
 }
 
 export interface SessionSummary {

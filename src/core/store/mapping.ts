@@ -58,6 +58,7 @@ export function rowToObservation(r: Row): Observation {
     last_accessed_epoch: numOrNull(r.last_accessed_epoch),
     discovery_tokens: numOrNull(r.discovery_tokens),
     compressed_sources: parseJson<CompressedSource[] | null>(r.compressed_sources, null),
+    ...(num(r.updated_at_epoch) > num(r.created_at_epoch) ? { updated_at_epoch: num(r.updated_at_epoch) } : {}),
   };
 }
 
@@ -69,7 +70,7 @@ export function observationToRow(o: Observation, extra: { search_extra?: string 
     dedupe_key: extra.dedupe_key ?? null,
     fingerprint: extra.fingerprint ?? null,
     occurrences: extra.occurrences ?? 1,
-    updated_at_epoch: extra.updated_at_epoch ?? o.created_at_epoch,
+    updated_at_epoch: extra.updated_at_epoch ?? o.updated_at_epoch ?? o.created_at_epoch,
   };
 }
 

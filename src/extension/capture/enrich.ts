@@ -85,13 +85,19 @@ export async function commitDetails(repoRoot: string, sha: string, from?: string
         const n = Number.parseInt((await git.raw(['rev-list', '--count', range]).catch(() => '')).trim(), 10);
         return Number.isFinite(n) ? n : null;
       };
-      details.moved = { from, ahead: await count(`${from}..${sha}`), behind: await count(`${sha}..${from}`) };
+      const behind = await count(`${sha}..${from}`);
+      // The commits HEAD left (a reset, a rebase), newest first: what the session made and undid.
+      const left = behind ? (await git.raw(['rev-list', `--max-count=${MAX_LEFT}`, `${sha}..${from}`]).catch(() => '')).split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l.trim())).map((l) => l.trim()) : [];
+      details.moved = { from, ahead: await count(`${from}..${sha}`), behind, ...(left.length ? { left } : {}) };
     }
     return details;
   } catch {
     return undefined;
   }
 }
+
+/** The commits a move of HEAD left that its observation names (what a session makes is a few). */
+const MAX_LEFT = 20;
 
 /** Paths handed to one `git check-ignore` (bounded cost per batch and folder). */
 const MAX_IGNORE_CHECK = 2000;

@@ -9,6 +9,7 @@ import { REDACTED, redact } from '../../core/capture/redact';
 import { firstFailingTest } from '../../core/capture/testOutput';
 import { clipRedacted } from '../../core/capture/redact';
 import type { CaptureEvent, EditEvent, FileEvent } from './events';
+import { COMMITS_LEFT } from '../../core/compress/summariser';
 
 export interface CommitDetails {
   subject: string;
@@ -16,7 +17,7 @@ export interface CommitDetails {
   files: string[];
   author: string | null;
   /** Set where the new HEAD is not a child of the old one: HEAD moved (pull, merge, reset, rebase) without a commit being made. */
-  moved?: { from: string; ahead: number | null; behind: number | null };
+  moved?: { from: string; ahead: number | null; behind: number | null; left?: string[] };
 }
 
 /**
@@ -59,7 +60,11 @@ function headMoved(sha: string, branch: string | null, d: CommitDetails): Observ
     subtitle: `${from.slice(0, 8)} → ${short}`,
     branch: branch ?? undefined,
     commit_sha: sha,
-    facts: [`HEAD moved from ${from.slice(0, 8)} to ${short}${ahead ? `, ${plural(ahead)} added` : ''}${behind ? `, ${plural(behind)} left` : ''}; no commit was made`],
+    facts: [
+      `HEAD moved from ${from.slice(0, 8)} to ${short}${ahead ? `, ${plural(ahead)} added` : ''}${behind ? `, ${plural(behind)} left` : ''}; no commit was made`,
+      // The session's summary tells a commit made and then left behind (a reset, a rebase) from one that stands.
+      ...(d.moved?.left?.length ? [`${COMMITS_LEFT} ${d.moved.left.map((c) => c.slice(0, 12)).join(' ')}`] : []),
+    ],
     dedupe_key: `head:${from}:${sha}`,
   };
 }
