@@ -28,7 +28,7 @@ export class FreshnessService {
 /** The sidebar's short badge: nothing for records that cannot say. */
 export function freshnessBadge(f: Freshness | null | undefined): string {
   if (!f) return '';
-  if (f.state === 'changed') return `⚠ changed since ${f.commit_sha.slice(0, 7)}`;
+  if (f.state === 'changed') return f.commit_sha ? `⚠ changed since ${f.commit_sha.slice(0, 7)}` : '⚠ file gone';
   if (f.state === 'off_branch') return '⚠ not on this branch';
   if (f.state === 'current') return '✓ still holds';
   return '';

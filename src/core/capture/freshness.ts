@@ -2,15 +2,18 @@
 // repository's HEAD. The files changed since that commit (`git diff --numstat <sha>..HEAD --
 // <files>`) and whether the commit is an ancestor of HEAD (on this branch, merged into it, or
 // only on another branch). Answers are cached per state of the refs (HEAD and every branch): a
-// new commit, a checkout, a branch deleted or rebased asks again.
+// new commit, a checkout, a branch deleted or rebased asks again. A record that names files and no
+// commit (a decision remembered, an edit) is checked for files gone from the working tree.
 
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
 
 export type FreshnessState = 'current' | 'changed' | 'off_branch' | 'unknown';
 
 export interface Freshness {
   state: FreshnessState;
-  /** The commit the record is about. */
+  /** The commit the record is about; '' for a record that names files and no commit (see GitFreshness.check). */
   commit_sha: string;
   /** Files of the record changed between that commit and HEAD (at most 20). */
   changed_files: string[];
@@ -20,7 +23,10 @@ export interface Freshness {
   marker: string;
 }
 
-export type GitRunner = (args: string[]) => Promise<{ code: number; out: string }>;
+export type GitRunner = ((args: string[]) => Promise<{ code: number; out: string }>) & {
+  /** The folders a record's file names may be relative to: the repository's top, the folder opened. */
+  roots?: () => Promise<string[]>;
+};
 
 const MAX_FILES = 20;
 const MAX_CACHE = 2000;
@@ -46,13 +52,16 @@ function runGit(cwd: string, args: string[]): Promise<{ code: number; out: strin
  */
 export function gitRunner(folder: string): GitRunner {
   let top: Promise<string | null> | null = null;
-  return async (args) => {
+  const topLevel = async (): Promise<string | null> => {
     top ??= runGit(folder, ['rev-parse', '--show-toplevel']).then((r) => (r.code === 0 && r.out.trim() ? r.out.trim() : null));
     const root = await top;
     // Not a repository (yet): asked again next time.
     if (root === null) top = null;
-    return runGit(root ?? folder, args);
+    return root;
   };
+  const run: GitRunner = async (args) => runGit((await topLevel()) ?? folder, args);
+  run.roots = async () => [...new Set([(await topLevel()) ?? folder, folder])];
+  return run;
 }
 
 /** Ranking weight of a record by its freshness: changed or off-branch ranks a little lower, never out. */
@@ -83,12 +92,17 @@ export class GitFreshness {
   }
 
   /**
-   * Freshness of a record about `files` at `sha`; null when it names no commit or no file.
-   * 'unknown' where the repository has no HEAD to check against (it is gone, or no commit was
-   * made on its branch yet), so that a caller can tell it from a record nobody checked.
+   * Freshness of a record about `files` at `sha`; null when it names no file, or no commit and
+   * every file it names is still there. A record that names no commit (a decision remembered, an
+   * edit) is 'changed' once a file it names is gone from the working tree: it speaks of code that
+   * is not there any more. 'unknown' where the repository has no HEAD to check against (it is
+   * gone, or no commit was made on its branch yet), so that a caller can tell it from a record
+   * nobody checked.
    */
   async check(sha: string | null | undefined, files: readonly string[]): Promise<Freshness | null> {
-    if (!sha || !/^[0-9a-f]{7,64}$/i.test(sha) || files.length === 0) return null;
+    if (files.length === 0) return null;
+    if (!sha) return this.gone(files);
+    if (!/^[0-9a-f]{7,64}$/i.test(sha)) return null;
     const head = await this.headSha();
     if (!head) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: 'cannot be checked: the repository cannot be read or has no commit at HEAD' };
     const key = `${head}\u0000${sha}\u0000${[...files].sort().join('\u0000')}`;
@@ -99,6 +113,18 @@ export class GitFreshness {
       this.cache.set(key, found);
     }
     return found;
+  }
+
+  /**
+   * The files of a record without a commit that are in none of the folders its names may be
+   * relative to (a package of a monorepo names them from itself or from the repository's top).
+   */
+  private async gone(files: readonly string[]): Promise<Freshness | null> {
+    const roots = (await this.git.roots?.()) ?? [];
+    if (roots.length === 0) return null;
+    const gone = files.filter((f) => f.trim() !== '' && !roots.some((root) => existsSync(path.resolve(root, f)))).slice(0, MAX_FILES);
+    if (gone.length === 0) return null;
+    return { state: 'changed', commit_sha: '', changed_files: gone, branches: [], marker: `no longer in the working tree: ${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ` and ${gone.length - 3} more` : ''}` };
   }
 
   private async compute(sha: string, files: readonly string[]): Promise<Freshness> {
