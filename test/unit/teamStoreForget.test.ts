@@ -1,5 +1,6 @@
 // The team store after a forget or an edit: a forget by an id that names nothing leaves the shares
-// alone, a teammate's store keeps no quote of a forgotten share, a forget finished by the next open reaches the team store, a share edited and shared again
+// alone, a teammate's store keeps no quote of a forgotten share, nor of what an edit shared again
+// took out, a forget finished by the next open reaches the team store, a share edited and shared again
 // while offline goes out as its last version, and the store's keys, short ones too, are redacted.
 import { strict as assert } from 'node:assert';
 import type { MemoryEngine } from '../../src/core/engine';
@@ -53,6 +54,26 @@ describe('team store after forget', function () {
     await bob.syncTeam();
     assert.deepEqual((await bob.listRequests(scope, 50)).filter((r) => r.response.includes('marker-pasted-jerboa')), []);
     assert.deepEqual(filesContaining(path.join(team.dir(), 'Bob-store'), 'marker-pasted-jerboa'), []);
+  });
+
+  it("a shared memory its sharer edits and shares again: a teammate's request log no longer quotes the old text", async () => {
+    const s = await team.server();
+    const alice = await person('Alice', s);
+    const bob = await person('Bob', s);
+    const scope = { project: PROJECT };
+    const m = await alice.remember({ title: 'Launch codename', text: 'the launch codename is marker-edited-out-civet (internal only)', memory_type: 'decision' }, scope);
+    assert.equal((await alice.share('memory', m.id, scope)).delivery, 'sent');
+    await bob.syncTeam();
+    const out = await retrieveMemory({ engine: bob, scope }, { prompt: 'what is the launch codename?' });
+    assert.match(JSON.stringify(out), /marker-edited-out-civet/, 'control: bob got the team item');
+    await alice.editMemory(scope, m.id, { text: 'the launch codename is internal' });
+    assert.equal((await alice.share('memory', m.id, scope)).delivery, 'sent');
+    assert.deepEqual(await bucketHolds(s, 'marker-edited-out-civet'), [], 'control: gone from the bucket');
+    // Bob's next refresh finds the item changed (same node id, same sharer): his request log's quotes of it go.
+    await bob.syncTeam();
+    await bob.settled();
+    assert.equal((await bob.listRequests(scope, 50)).filter((r) => r.response.includes('marker-edited-out-civet')).length, 0, 'a request log entry quotes the text the edit took out');
+    assert.deepEqual(filesContaining(path.join(team.dir(), 'Bob-store'), 'marker-edited-out-civet'), []);
   });
 });
 

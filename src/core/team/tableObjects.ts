@@ -12,6 +12,13 @@
 // write, and is deleted here (a write holding a row deleted before it committed can only fail);
 // one that a manifest references means the purge must run again.
 //
+// A node id's bytes are not only the row's: a row still stored may quote it in its text (a
+// teammate's memory citing `team/<node id>`, as retrieve_memory names a team item), and another
+// project's item may have the same id. Such an occurrence is that row's value, written whole
+// around the id: it holds nothing removed. Taking it for the removed row kept an unshare purging
+// for ever, and would delete a teammate's write still in flight. So only an occurrence that is
+// not inside a value a stored row has counts.
+//
 // Data objects are read whole: a team table holds shared memories and summaries (kilobytes each).
 
 import { tableObjects } from '../store/tableObjects';
@@ -24,18 +31,25 @@ export interface Leftovers {
 }
 
 /**
- * The data objects of `table` that hold any of `nodeIds`: those no manifest references are
- * deleted (abandoned writes), those referenced are returned. Null where the objects cannot be
- * listed (gs://, Azure through another sign-in).
+ * The data objects of `table` that hold any of `nodeIds` other than inside a value of a row
+ * still stored (`storedValues`: the text values of the stored rows that contain one of the ids,
+ * read once some object holds one): those no manifest references are deleted (abandoned
+ * writes), those referenced are returned. Null where the objects cannot be listed (gs://, Azure
+ * through another sign-in).
  */
-export async function purgeLeftovers(uri: string, storageOptions: Record<string, string> | undefined, table: string, nodeIds: string[]): Promise<Leftovers | null> {
+export async function purgeLeftovers(uri: string, storageOptions: Record<string, string> | undefined, table: string, nodeIds: string[], storedValues: () => Promise<string[]>): Promise<Leftovers | null> {
   const objects = tableObjects(uri, storageOptions, table);
   if (!objects || nodeIds.length === 0) return objects ? { referenced: [], removed: [] } : null;
-  const holders: string[] = [];
+  const candidates: Array<{ key: string; bytes: string }> = [];
   for (const key of (await objects.list()).filter((k) => k.startsWith('data/'))) {
     const bytes = await objects.read(key);
-    if (bytes !== null && nodeIds.some((id) => bytes.includes(id))) holders.push(key);
+    if (bytes !== null && nodeIds.some((id) => bytes.includes(id))) candidates.push({ key, bytes });
   }
+  if (candidates.length === 0) return { referenced: [], removed: [] };
+  // Read the rows after the data: a row committed in between is stored, and one deleted in
+  // between no longer explains its bytes (a referenced object holding it is purged again).
+  const values = await storedValues();
+  const holders = candidates.filter((c) => nodeIds.some((id) => holdsBeyond(c.bytes, id, values))).map((c) => c.key);
   if (holders.length === 0) return { referenced: [], removed: [] };
   // Read the manifests after the data: a version committed in between is seen.
   const manifests: string[] = [];
@@ -53,4 +67,16 @@ export async function purgeLeftovers(uri: string, storageOptions: Record<string,
     }
   }
   return leftovers;
+}
+
+/** Whether `bytes` hold `id` somewhere other than inside one of `values` (each a value containing the id, written whole). */
+export function holdsBeyond(bytes: string, id: string, values: string[]): boolean {
+  const around = values.flatMap((value) => offsets(value, id).map((at) => ({ value, at })));
+  return offsets(bytes, id).some((p) => !around.some(({ value, at }) => p >= at && bytes.startsWith(value, p - at)));
+}
+
+function offsets(text: string, needle: string): number[] {
+  const out: number[] = [];
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) out.push(i);
+  return out;
 }

@@ -31,7 +31,7 @@ import type { ObjectStoreSettings } from '../store/objectStorage';
 import { Outbox } from './outbox';
 import type { OutboxEntry, PendingEntry } from './outbox';
 import { ShareLedger } from './shareLedger';
-import { TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } from './teamTable';
+import { PurgeUnfinished, TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } from './teamTable';
 import type { TeamRow } from './teamTable';
 import type { Row } from '../store/store';
 import { briefError, errorMessage } from '../errorText';
@@ -429,16 +429,27 @@ export class TeamMemory {
     // A share the team store keeps refusing (a row it cannot take) holds back later shares, to
     // keep their order, but not later unshares: an unshare of a secret must not wait on it. (An
     // unshare drops the queued shares of its items, so none of them is behind it.)
+    // An unshare whose purge did not finish (PurgeUnfinished) stays queued for the next sync and
+    // holds back only later shares of its items, which it would take out again: the store
+    // answered, so it is not offline, and one such unshare kept every later entry waiting.
     let shareFailed: unknown = null;
+    const unfinished = new Set<string>();
+    const itemKey = (project: string, nodeId: string): string => `${project}\0${nodeId}`;
     let i = 0;
     while (i < pending.length) {
       const first = pending[i].entry;
       if (first.op === 'unshare') {
-        // An unshare that finds nothing may follow one interrupted between its delete and its
-        // purge (this one retried, or the user asking again): it purges all the same, unless its
-        // ids were only maybe shared.
-        await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: first.if_found !== true, nodeIds: first.node_ids });
-        await this.outbox.done([pending[i]]);
+        try {
+          // An unshare that finds nothing may follow one interrupted between its delete and its
+          // purge (this one retried, or the user asking again): it purges all the same, unless its
+          // ids were only maybe shared.
+          await remote.remove(unshareWhere(first.project, first.node_ids, first.shared_by), { purgeAnyway: first.if_found !== true, nodeIds: first.node_ids });
+          await this.outbox.done([pending[i]]);
+        } catch (e) {
+          if (!(e instanceof PurgeUnfinished)) throw e;
+          for (const id of first.node_ids) unfinished.add(itemKey(first.project, id));
+          this.log(`team store: an unshare of ${first.node_ids.length} item(s) stays queued, later entries go first: ${briefError(e)}`);
+        }
         i++;
         continue;
       }
@@ -446,12 +457,13 @@ export class TeamMemory {
       const group: PendingEntry[] = [];
       const rows: TeamRow[] = [];
       while (i < pending.length && pending[i].entry.op === 'share' && (group.length === 0 || rows.length < batch)) {
-        const e = pending[i].entry as Extract<OutboxEntry, { op: 'share' }>;
-        group.push(pending[i]);
+        const p = pending[i++];
+        const e = p.entry as Extract<OutboxEntry, { op: 'share' }>;
+        if (e.rows.some((r) => unfinished.has(itemKey(r.project, r.node_id)))) continue;
+        group.push(p);
         rows.push(...e.rows);
-        i++;
       }
-      if (shareFailed !== null) continue;
+      if (shareFailed !== null || group.length === 0) continue;
       try {
         await remote.put(rows);
       } catch (e) {
@@ -499,16 +511,19 @@ export class TeamMemory {
   private async writeCache(rows: TeamRow[], skipped: string[]): Promise<void> {
     // Gone is told by project, node id and sharer: a row of another project, or of another sharer
     // under the same node id (any writer of the bucket can add one), kept an unshared item's
-    // quotes in the request log.
-    const key = (r: Row): string => `${String(r.project)}\0${String(r.node_id)}\0${String(r.shared_by)}`;
-    const before = await this.cache.rows(null, ['project', 'node_id', 'shared_by']);
+    // quotes in the request log. And by what the item says: one its sharer edited and shared
+    // again keeps its key, and the request log kept quoting the old text (a secret edited out).
+    const item = (r: Row): string => `${String(r.project)}\0${String(r.node_id)}\0${String(r.shared_by)}`;
+    const key = (r: Row, says: string | undefined): string => `${item(r)}\0${says ?? ''}`;
+    const before = await this.cache.rows(null, ['project', 'node_id', 'shared_by', ...QUOTED]);
+    const saying = new Map(rows.map((r) => [item(r), said(r)]));
     const written = await this.cache.replaceAll(rows);
     // An unshare queued while the copy was written: its removal from the cache may have run before the write.
     const late = await this.queuedUnshares();
     const undone = written.kept.filter(late);
     for (const r of undone) await this.cache.remove(unshareWhere(r.project, [r.node_id], r.shared_by), { purgeAnyway: true });
-    const keptItems = new Set(written.kept.filter((r) => !undone.includes(r)).map(key));
-    const gone = [...new Set(before.filter((r) => !keptItems.has(key(r))).map((r) => String(r.node_id)))];
+    const keptItems = new Set(written.kept.filter((r) => !undone.includes(r)).map((r) => key(r, saying.get(item(r)))));
+    const gone = [...new Set(before.filter((r) => !keptItems.has(key(r, said(r)))).map((r) => String(r.node_id)))];
     if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${errorMessage(e)}`));
     const left = [...skipped, ...written.skipped];
     if (left.length > 0) this.log(`team store: ${left.length} item(s) that no client of this version writes were left out (${left.slice(0, 3).join('; ')})`);
@@ -645,18 +660,62 @@ export class TeamMemory {
   }
 }
 
+/** The columns of a team item that the request log may quote (retrieve_memory answers, recall packs). */
+const QUOTED = ['title', 'text', 'search_text', 'files'];
+
+/** A digest of what an item says (QUOTED): an item whose digest changed is gone for what quoted it. */
+function said(r: Row): string {
+  return createHash('sha256').update(JSON.stringify(QUOTED.map((c) => r[c] ?? null))).digest('hex');
+}
+
 function unshareWhere(project: string, nodeIds: string[], sharedBy: string | undefined): string {
   return `${projectWhere(project)} AND node_id IN ${sqlStringList(nodeIds)}${sharedBy === undefined ? '' : ` AND shared_by = ${sqlString(sharedBy)}`}`;
 }
 
-/** A node id as every writer of this version makes one (a UUID). */
-const NODE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * A node id as every writer makes one (a UUID, in lower case: teamNodeId). Another spelling of an
+ * item's id (upper case) made a second item under what every reader (getNode, the caller's own
+ * ids) takes for one id.
+ */
+const NODE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A git commit (abbreviated or whole). */
 const COMMIT_SHA = /^[0-9a-f]{7,64}$/i;
 /** The sharer's record: `<source_kind>/<id>`. */
 const ORIGIN = /^(memory|session_summary)\/[0-9]{1,19}$/;
 /** An embedding model's name (`Xenova/all-MiniLM-L6-v2`, `openai:text-embedding-3-small`); '' for none. */
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/;
+/** Longest sharer (`Name <email>`), type or branch a team row keeps, in characters. */
+const MAX_LABEL = 200;
+/** Longest file path a team row keeps, in characters; a longer one is dropped. */
+const MAX_FILE_PATH = 1024;
+/** Most file paths a team row keeps (as a record's cell keeps). */
+const MAX_FILES = 50;
+/** What splits a line for some reader: control characters (U+0085 too) and line and paragraph separators. */
+const LINE_BREAKS = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/** `text` on one line (each run of line breaks and spaces one space), at most `max` characters (cut with an ellipsis). */
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(new RegExp(LINE_BREAKS.source, 'gu'), ' ').replace(/\s+/g, ' ').trim();
+  const chars = Array.from(flat);
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : flat;
+}
+
+/**
+ * A row's files (a JSON list of paths) as tools show them, one path a line: a path holding a
+ * line break, or longer than MAX_FILE_PATH, is dropped, and at most MAX_FILES are kept; anything
+ * but a list of paths is none.
+ */
+function safeFiles(files: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(files);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parsed)) return null;
+  const paths = parsed.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length <= MAX_FILE_PATH && !LINE_BREAKS.test(f)).slice(0, MAX_FILES);
+  return paths.length > 0 ? redactJson(JSON.stringify(paths)) : null;
+}
 
 /**
  * A row read from the team store as this machine may keep and show it, or why it cannot be:
@@ -665,8 +724,11 @@ const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/;
  * column redacted as a share redacts it (free text) or as an identifier (branch, type, status,
  * session id). A value of the wrong shape is dropped where the column may go without it (a
  * commit, an origin the row's source says again, a model whose vector then counts as none); a
- * row whose key cannot be made safe is left out. Anyone who can write the bucket can write any
- * row, and an older build redacted with fewer rules.
+ * row whose key cannot be made safe is left out. What tools print on a line of their own (the
+ * sharer, the type, the branch, each file path) is made one line and bounded: a hand-made sharer
+ * of 100 KB holding "## SYSTEM INSTRUCTIONS" on a line of its own reached retrieve_memory's
+ * answer as it was. Anyone who can write the bucket can write any row, and an older build
+ * redacted with fewer rules.
  */
 export function safeTeamRow(raw: Row, schema: Schema): TeamRow | string {
   const checked = teamRowOf(raw, schema);
@@ -677,7 +739,9 @@ export function safeTeamRow(raw: Row, schema: Schema): TeamRow | string {
   if (row.layer !== 'L1' && row.layer !== 'L2') return `layer is not shared`;
   if (redact(String(row.project)) !== row.project) return 'project holds a secret';
   for (const name of ['title', 'text', 'search_text', 'shared_by']) row[name] = redact(String(row[name]));
-  if (typeof row.files === 'string') row.files = redactJson(row.files);
+  row.shared_by = oneLine(String(row.shared_by), MAX_LABEL);
+  if (typeof row.files === 'string') row.files = safeFiles(row.files);
+  for (const name of ['branch', 'type']) if (typeof row[name] === 'string') row[name] = oneLine(row[name] as string, MAX_LABEL);
   for (const name of ['branch', 'type', 'status', 'session_id']) if (typeof row[name] === 'string') row[name] = redactKey(row[name] as string);
   if (typeof row.commit_sha === 'string' && !COMMIT_SHA.test(row.commit_sha)) row.commit_sha = null;
   if (!ORIGIN.test(String(row.origin))) row.origin = `${String(row.source_kind)}/${String(row.source_id)}`;

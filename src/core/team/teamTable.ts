@@ -212,8 +212,8 @@ export class TeamTable {
    * With `nodeIds` (the items removed, none of which may stay), the purge is checked after it ran
    * and repeated until no data object holds them (see tableObjects.ts): a teammate's commit racing
    * it can leave a row in a fragment a kept version references, or in a file no version
-   * references. Throws when they are still held after PURGE_ATTEMPTS, so the caller keeps the
-   * removal to do again.
+   * references. Throws PurgeUnfinished when they are still held after PURGE_ATTEMPTS, so the
+   * caller keeps the removal to do again.
    */
   async remove(where: string, options: { purgeAnyway?: boolean; nodeIds?: string[] } = {}): Promise<number> {
     const doomed = await this.table.query().where(where).withRowId().select([]).toArray();
@@ -227,22 +227,39 @@ export class TeamTable {
     return doomed.length;
   }
 
-  /** Purges again until no data object of the store holds `nodeIds` (abandoned writes holding them are deleted). */
+  /**
+   * Purges again until no row of `where` is stored and no data object of the store holds
+   * `nodeIds` (abandoned writes holding them are deleted). A row's node id decides what is left:
+   * the bytes of an id inside a value of a row still stored (a teammate's text quoting the item,
+   * another project's item under the same id) are that row's, not a leftover (tableObjects.ts).
+   */
   private async purgeUntilGone(where: string, nodeIds: string[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      // An id a row still has (an item of another project under the same id, written by anyone
-      // who can write the bucket) is in the data legitimately: only the others are looked for.
-      const live = new Set((await this.rows(`node_id IN ${sqlStringList(nodeIds)}`, ['node_id'])).map((r) => String(r.node_id)));
-      const left = await purgeLeftovers(this.location, this.storageOptions, TEAM_TABLE, nodeIds.filter((id) => !live.has(id)));
-      if (left === null || left.referenced.length === 0) return;
+      const stored = await this.count(where);
+      const left = await purgeLeftovers(this.location, this.storageOptions, TEAM_TABLE, nodeIds, () => this.valuesHolding(nodeIds));
+      const referenced = left?.referenced.length ?? 0;
+      if (stored === 0 && referenced === 0) return;
       if (attempt >= PURGE_ATTEMPTS) {
-        throw new Error(`unshared items are still in ${left.referenced.length} data object(s) of the team store after ${attempt} purges (a teammate writing at the same time): kept queued to purge again`);
+        throw new PurgeUnfinished(`unshared items are still in ${stored > 0 ? `${stored} row(s)` : `${referenced} data object(s)`} of the team store after ${attempt} purges (a teammate writing at the same time): kept queued to purge again`);
       }
       await sleep(100 * attempt);
       // A concurrent commit may have written the row again (rebased on a version before the delete).
       if ((await this.count(where)) > 0) await retryCommit(() => this.table.delete(where), 20);
       await this.purge();
     }
+  }
+
+  /** The text values of stored rows (any column) that contain one of `ids`. */
+  private async valuesHolding(ids: string[]): Promise<string[]> {
+    const columns = (await this.table.schema()).fields.filter((f) => f.type instanceof Utf8).map((f) => f.name);
+    const values = new Set<string>();
+    for (const row of await this.rows(null, columns)) {
+      for (const c of columns) {
+        const v = row[c];
+        if (typeof v === 'string' && ids.some((id) => v.includes(id))) values.add(v);
+      }
+    }
+    return [...values];
   }
 
   /** Rewrites the fragments that hold deleted rows, rebuilds the FTS index and prunes every older version. */
@@ -276,6 +293,15 @@ export class TeamTable {
     this.table.close();
     this.db.close();
   }
+}
+
+/**
+ * An unshare whose purge did not finish: its items are still in the team store after
+ * PURGE_ATTEMPTS purges (a teammate writing at the same time). The store answered: the removal
+ * stays queued for the next sync, and holds back nothing else.
+ */
+export class PurgeUnfinished extends Error {
+  override readonly name = 'PurgeUnfinished';
 }
 
 /** What a team item says: a row with other values in these is other content. */
