@@ -56,15 +56,38 @@ export function looksLikeNetwork(message: string): boolean {
 }
 
 /**
+ * Whether an error says the disk is full, or the user's disk quota spent. LanceDB reports it as
+ * any other failed write ("LanceError(IO): No space left on device (os error 28)"), yet the store's
+ * files are whole: the write that failed is not part of them.
+ */
+export function looksLikeFullDisk(message: string): boolean {
+  return /No space left on device|ENOSPC|os error 28\b|Disk quota exceeded|EDQUOT/i.test(message);
+}
+
+/**
+ * What to do about a full disk, said wherever a damaged store would be (the CLI, the tools): a
+ * full disk is no damage, and a backup restored over it would lose what was written since.
+ */
+export const FULL_DISK_ADVICE = 'free some space on it and run it again; what the store held before is whole';
+
+/**
+ * A file the newest manifest of a table lists that is not on disk (a data file, a deletion file,
+ * an index): Lance says `Not found: <store>/cells.lance/data/<uuid>.lance`. Object stores say
+ * NoSuchKey or BlobNotFound instead.
+ */
+const LOST_FILE = /Not found: [^\n]*?\.lance[\\/](data|_deletions|_indices)[\\/]/i;
+
+/**
  * Whether an error opening or reading a store says its files are damaged (rather than missing
- * rights or credentials, or a network). LanceDB 0.31 panics on some damaged files (a garbled
- * bitmap index: "Panic in async function"): a panic of a store read is taken for damage too.
+ * rights or credentials, a network, or a full disk). LanceDB 0.31 panics on some damaged files (a
+ * garbled bitmap index: "Panic in async function"): a panic of a store read is taken for damage too.
  */
 export function looksDamaged(message: string): boolean {
   return (
-    /LanceError\((IO|Corrupt)|NoSuchKey|BlobNotFound|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) &&
+    (/LanceError\((IO|Corrupt)|NoSuchKey|BlobNotFound|does not have sufficient data|corrupt|invalid (data|manifest)|checksum|unexpected end of file|failed to (read|decode)|Panic in async function|panicked/i.test(message) || LOST_FILE.test(message)) &&
     !looksLikeRights(message) &&
     !looksLikeNetwork(message) &&
+    !looksLikeFullDisk(message) &&
     !/NoSuchBucket/.test(message)
   );
 }

@@ -13,6 +13,7 @@ import { CliBundle } from './cliFixture';
 import { runMain } from './cliInProcess';
 import { storeWithGarbledIndexes } from './diskFixture';
 import { findTool } from '../../src/core/tools/registry';
+import { looksDamaged } from '../../src/core/errorText';
 import { toolContext } from './mcpFixture';
 import { importGitHistory } from '../../src/core/capture/gitImport';
 import { commitAll, git } from './gitImportFixture';
@@ -228,7 +229,7 @@ describe('store damage and a full disk', function () {
     assert.doesNotMatch(search.stderr, /\n\s+at /, 'a stack trace');
   });
 
-  it('observe on a full disk (tmpfs): a run that exits with an error leaves none of its records behind, so running it again stores each once', async function () {
+  it('observe on a full disk (tmpfs): the error names the full disk, not damage; a run that exits with an error leaves none of its records behind, so running it again stores each once', async function () {
     const mountPoint = tmp('tmpfs');
     try {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mountPoint], { stdio: 'ignore' });
@@ -249,6 +250,8 @@ describe('store damage and a full disk', function () {
       }
       assert.ok(failed >= 0, 'control: the disk never filled up');
       assert.match(failure, /No space left on device/, 'control: the failure names the full disk');
+      assert.match(failure, /\nThe disk is full: free some space on it and run it again; what the store held before is whole\.\n$/, failure);
+      assert.doesNotMatch(failure, /damaged|doctor/, `a full disk is no damaged store:\n${failure}`);
       // The user frees space and runs the same command again.
       execFileSync('mount', ['-o', 'remount,size=256m', mountPoint]);
       const again = await bundle.run(args, { input: notes(`run${failed}`, 300) });
@@ -306,4 +309,51 @@ describe('a damaged scalar index of the cells table', function () {
     assert.equal(search.code, 1, search.out);
     assert.match(search.err, /The store's files look damaged: `code-memory doctor` with the same --store says which/, search.err);
   });
+});
+
+describe('a data file the newest manifest lists, gone from the disk', function () {
+  this.timeout(300_000);
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-damage-lost-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("Lance's words for a lost data, deletion or index file are damage; a table or store not found is not", () => {
+    for (const kind of ['data/0a1b.lance', '_deletions/3-7.arrow', '_indices/5f2e/page_data.lance']) {
+      assert.ok(looksDamaged(`lance error: Not found: home/me/.code-memory/store/cells.lance/${kind}`), kind);
+    }
+    assert.ok(looksDamaged('lance error: Not found: C:\\Users\\me\\my store\\cells.lance\\data\\0a1b.lance'), 'a Windows path');
+    assert.ok(!looksDamaged('Table \'cells\' was not found'));
+    assert.ok(!looksDamaged('lance error: Not found: home/me/store/cells.lance/_versions'));
+  });
+
+  for (const table of [TABLES.cells, TABLES.observations]) {
+    it(`(${table}) a read of it says the store looks damaged and points at doctor, and doctor calls the store damaged naming the table`, async () => {
+      await seedRecords(dir);
+      const data = path.join(dir, `${table}.lance`, 'data');
+      const lost = fs.readdirSync(data).filter((f) => f.endsWith('.lance'));
+      assert.ok(lost.length > 0, 'control: the table has data files');
+      for (const f of lost) fs.rmSync(path.join(data, f));
+      const said: string[] = [];
+      for (const args of [['search', 'zebrafish ledger'], ['stats']]) {
+        const r = await runMain([...args, '--store', dir, '--project', project, '--embedder', 'none']);
+        said.push(`${args[0]}: ${r.code} ${r.err}`);
+        if (r.code === 0) continue;
+        assert.match(r.err, /^error: .*Not found: .*\.lance\/data\/\w+\.lance\nThe store's files look damaged: `code-memory doctor` with the same --store says which table, and how to recover\.\n$/, said.join('\n'));
+      }
+      assert.ok(said.some((s) => !/: 0 /.test(s)), `control: no read failed:\n${said.join('\n')}`);
+      const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      try {
+        const r = await findTool('recall')!.run(toolContext(engine, { project }), { text: 'zebrafish ledger', k: 5 });
+        if (r.isError) assert.match(r.text, /^internal_error: the store's files look damaged \(.*Not found: .*\); run `code-memory doctor`/, r.text);
+      } finally {
+        await engine.close();
+      }
+      const doctor = await runMain(['doctor', '--store', dir, '--project', project, '--embedder', 'none', '--json']);
+      const check = (JSON.parse(doctor.out) as { checks: Array<{ name: string; ok: boolean; detail: string }> }).checks.find((c) => c.name === 'store');
+      assert.equal(check?.ok, false, doctor.out);
+      assert.match(check?.detail ?? '', new RegExp(`damaged, table ${table} cannot be read`), doctor.out);
+    });
+  }
 });

@@ -1,15 +1,19 @@
-// `doctor`: checks the store, the embedding model, the reranker (when one is set), the port and git, and says what to fix.
+// `doctor`: checks the store (that it reads, and takes writes), the embedding model, the reranker (when one is set), the port and git, and says what to fix.
 
 import { startEmbedder } from '../../core/embed/start';
 import { SharedModelEmbedder } from '../../core/embed/sharedModel/client';
 import { Reranker } from '../../core/retrieve/rerank';
 import { TABLES } from '../../core/store/schema';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
+import { open, statfs, unlink } from 'node:fs/promises';
+import * as path from 'node:path';
 import { createServer } from 'node:net';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
-import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights, portOption } from '../options';
+import { errorMessage, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights, portOption } from '../options';
+import { isLocalUri, localPath } from '../../core/store/location';
 import { displayUri } from '../../core/store/objectStorage';
 import { orphansLookLost } from '../../core/store/repos/cells';
 import { serverInfoPath } from './servers';
@@ -32,6 +36,44 @@ function canListen(port: number): Promise<string | null> {
 
 function gitVersion(): Promise<string | null> {
   return new Promise((resolve) => execFile('git', ['--version'], { timeout: 5000 }, (err, out) => resolve(err ? null : out.trim())));
+}
+
+const FULL_DISK_FIX =
+  "Free some space on the disk that holds the store folder (or pick another with --store / CODE_MEMORY_STORE), then run code-memory doctor again; the store's files are whole, there is nothing to restore.";
+
+/**
+ * Free space below which a local store's disk counts as full: one write of a few hundred records,
+ * with their search cells and the index updates, takes a few hundred KB.
+ */
+const MIN_FREE_BYTES = 1024 * 1024;
+
+/**
+ * Why nothing can be written to a local store folder, with its fix; null when it can. A small file
+ * is made there as the lock files are (exclusive create) and removed, and the disk's free space and
+ * free files are read.
+ */
+async function writeProblem(dir: string, rightsFix: string): Promise<{ detail: string; fix: string } | null> {
+  const probe = path.join(dir, `doctor-${process.pid}-${randomUUID()}.probe`);
+  try {
+    const handle = await open(probe, 'wx', 0o600);
+    try {
+      await handle.writeFile('code-memory doctor: can this folder be written?\n');
+      await handle.sync();
+    } finally {
+      await handle.close();
+      await unlink(probe).catch(() => undefined);
+    }
+  } catch (error) {
+    const message = errorMessage(error);
+    return { detail: `nothing can be written to it (${message})`, fix: looksLikeFullDisk(message) ? FULL_DISK_FIX : rightsFix };
+  }
+  const disk = await statfs(dir).catch(() => null);
+  if (!disk) return null;
+  const free = disk.bavail * disk.bsize;
+  if (free < MIN_FREE_BYTES) return { detail: `its disk is full: ${Math.floor(free / 1024)} KB free, under the ${MIN_FREE_BYTES / (1024 * 1024)} MB a write may take`, fix: FULL_DISK_FIX };
+  // Some file systems (btrfs) count no files at all: 0 free of 0 is no full table of files.
+  if (disk.files > 0 && disk.ffree === 0) return { detail: 'its disk is full: it can hold no more files (no free inodes)', fix: FULL_DISK_FIX };
+  return null;
 }
 
 const NETWORK_FIX = 'Check that the object store is reachable from this machine (its endpoint, the network, a proxy), then run doctor again; nothing in the store was changed.';
@@ -67,13 +109,13 @@ export const doctorCommand: CommandImpl = {
         const rows = (name: string): number => tables.find((t) => t.table === name)?.rows ?? 0;
         const orphans = rows(TABLES.cells) - rows(TABLES.observations) - rows(TABLES.sessionSummaries) - rows(TABLES.memories);
         if (unreadable.length > 0) {
-          // Unreadable for any reason but rights or an object store that stopped answering is damage.
-          const damage = unreadable.some((t) => !looksLikeRights(t.error) && !looksLikeNetwork(t.error));
+          // Unreadable for any reason but rights, an object store that stopped answering or a full disk is damage.
+          const damage = unreadable.some((t) => !looksLikeRights(t.error) && !looksLikeNetwork(t.error) && !looksLikeFullDisk(t.error));
           checks.push({
             name: 'store',
             ok: false,
             detail: `${where}: ${damage ? 'damaged, ' : ''}${unreadable.map((t) => `table ${t.table} cannot be read (${t.error})`).join('; ')}`,
-            fix: damage ? DAMAGED_FIX : unreadable.every((t) => looksLikeNetwork(t.error)) ? NETWORK_FIX : rightsFix,
+            fix: damage ? DAMAGED_FIX : unreadable.every((t) => looksLikeNetwork(t.error)) ? NETWORK_FIX : unreadable.some((t) => looksLikeFullDisk(t.error)) ? FULL_DISK_FIX : rightsFix,
           });
         } else if (indexes.length > 0) {
           const rebuilt = indexes.every((i) => i.rebuilt);
@@ -101,7 +143,15 @@ export const doctorCommand: CommandImpl = {
         } else {
           // The project's own counts, as stats gives them: the store's other projects are not its caller's.
           const s = await engine.stats(scope);
-          checks.push({ name: 'store', ok: true, detail: `${where}: ${s.observations} observations, ${s.memories} memories, ${s.cells} cells in project '${scope.project}'; every table read in ${Date.now() - started} ms` });
+          const read = `${s.observations} observations, ${s.memories} memories, ${s.cells} cells in project '${scope.project}'; every table read in ${Date.now() - started} ms`;
+          // A store that reads may still take no write (a read-only mount, a folder of another
+          // user's, a full disk): every command that records something would fail.
+          const unwritable = isLocalUri(options.store) ? await writeProblem(localPath(options.store), rightsFix) : null;
+          checks.push(
+            unwritable === null
+              ? { name: 'store', ok: true, detail: `${where}: ${read}` }
+              : { name: 'store', ok: false, detail: `${where}: ${read}; but ${unwritable.detail}`, fix: unwritable.fix },
+          );
         }
       } finally {
         await engine.close();
@@ -109,9 +159,11 @@ export const doctorCommand: CommandImpl = {
     } catch (error) {
       const message = errorMessage(error);
       checks.push(
-        looksDamaged(message)
-          ? { name: 'store', ok: false, detail: `${where}: damaged, it cannot be opened (${message})`, fix: /table meta is missing/.test(message) ? LOST_META_FIX : DAMAGED_FIX }
-          : { name: 'store', ok: false, detail: `${where}: ${message}`, fix: looksLikeNetwork(message) ? NETWORK_FIX : rightsFix },
+        looksLikeFullDisk(message)
+          ? { name: 'store', ok: false, detail: `${where}: the disk is full, it cannot be opened (${message})`, fix: FULL_DISK_FIX }
+          : looksDamaged(message)
+            ? { name: 'store', ok: false, detail: `${where}: damaged, it cannot be opened (${message})`, fix: /table meta is missing/.test(message) ? LOST_META_FIX : DAMAGED_FIX }
+            : { name: 'store', ok: false, detail: `${where}: ${message}`, fix: looksLikeNetwork(message) ? NETWORK_FIX : rightsFix },
       );
     }
 

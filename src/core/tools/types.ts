@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { MemoryEngineApi } from '../api';
 import type { Freshness } from '../capture/freshness';
 import { redact } from '../capture/redact';
-import { errorMessage, looksDamaged } from '../errorText';
+import { FULL_DISK_ADVICE, errorMessage, looksDamaged, looksLikeFullDisk } from '../errorText';
 import { cutText } from '../tokens';
 import type { Scope } from '../model/records';
 
@@ -151,15 +151,17 @@ const STORE_PANIC = /Panic in async function|panicked at/i;
  * The message a failed call answers: the error's own for what the caller can mend; for anything
  * else (the store's) the message as the CLI shows it (errorMessage: no Rust source lines, no chain
  * of causes, a request object storage did not answer named as such), and for a store whose files
- * look damaged (LanceDB panics on some: "Panic in async function") one that says so and what to run.
+ * look damaged (LanceDB panics on some: "Panic in async function") one that says so and what to run;
+ * a full disk is named as such, not taken for damage.
  */
 export function errorText(error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
   if (errorCode(error) !== 'internal_error') return raw;
   const message = errorMessage(error);
-  if (!STORE_PANIC.test(raw) && !looksDamaged(message)) return message;
-  // The damage's own text is one line: no Rust location or backtrace reaches the client.
+  // The cause's own text is one line: no Rust location or backtrace reaches the client.
   const said = cutText(message.split('\n')[0], 200);
+  if (looksLikeFullDisk(message)) return `the disk that holds the store is full (${said}): ${FULL_DISK_ADVICE}`;
+  if (!STORE_PANIC.test(raw) && !looksDamaged(message)) return message;
   return `the store's files look damaged (${said}); run \`code-memory doctor\` with the same store: it names the damaged table or index, rebuilds a damaged index, and says how to recover the rest`;
 }
 
