@@ -10,9 +10,9 @@ import { DEFAULT_OPENAI_EMBEDDING } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
 import type { RerankerConfig } from '../core/retrieve/rerank';
-import { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights } from '../core/errorText';
+import { FULL_DISK_ADVICE, errorMessage, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights } from '../core/errorText';
 
-export { errorMessage, looksDamaged, looksLikeNetwork, looksLikeRights };
+export { FULL_DISK_ADVICE, errorMessage, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights };
 
 export interface GlobalOptions {
   store: string;
@@ -177,8 +177,12 @@ function rerankerFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): 
 }
 
 export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalOptions {
-  const embedder = (values.embedder as string | undefined) ?? env.CODE_MEMORY_EMBEDDER ?? 'use-lite';
-  if (!(EMBEDDERS as readonly string[]).includes(embedder)) throw new UsageError(`--embedder must be one of ${EMBEDDERS.join(', ')}`);
+  // Trimmed, and empty counts as unset, as every other CODE_MEMORY_* variable does.
+  const fromEnv = values.embedder === undefined ? env.CODE_MEMORY_EMBEDDER?.trim() || undefined : undefined;
+  const embedder = (values.embedder as string | undefined) ?? fromEnv ?? 'use-lite';
+  if (!(EMBEDDERS as readonly string[]).includes(embedder)) {
+    throw new UsageError(`${fromEnv !== undefined ? '$CODE_MEMORY_EMBEDDER' : '--embedder'} must be one of ${EMBEDDERS.join(', ')}, not '${embedder.slice(0, 40)}'`);
+  }
   const store = values.store as string | undefined;
   for (const flag of ['store', 'team-store', 'project', 'branch']) {
     if (typeof values[flag] === 'string' && !(values[flag] as string).trim()) throw new UsageError(`--${flag} needs a value, not an empty string`);

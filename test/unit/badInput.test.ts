@@ -217,6 +217,16 @@ describe('bad input to the loopback server', function () {
       assert.equal(ok.isError, false);
       assert.ok((ok.structuredContent?.nodes.length ?? 0) > 0);
     });
+
+    it('recall publishes that range as the maximum of since_epoch and until_epoch, as observe does for created_at_epoch', async () => {
+      const tools = (await client.listTools()).tools;
+      const filter = (tools.find((t) => t.name === 'recall')?.inputSchema.properties as Record<string, { properties: Record<string, { minimum?: number; maximum?: number }> }>).filter;
+      for (const field of ['since_epoch', 'until_epoch']) {
+        assert.deepEqual([filter.properties[field].minimum, filter.properties[field].maximum], [0, 253402300799999], field);
+      }
+      const observe = tools.find((t) => t.name === 'observe')?.inputSchema.properties as Record<string, { items: { properties: Record<string, { maximum?: number }> } }>;
+      assert.equal(observe.observations.items.properties.created_at_epoch.maximum, 253402300799999);
+    });
   });
 
   describe('afterwards', () => {

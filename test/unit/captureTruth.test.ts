@@ -113,6 +113,34 @@ describe('capture truth: what the extension stores', function () {
     });
   });
 
+  describe('files named like secret ones (README, Privacy)', () => {
+    // src/other.ts is the control: the same steps capture an ordinary file.
+    for (const file of ['src/other.ts', 'src/id_utils.ts', 'docs/.envrc.md']) {
+      it(`an edit saved to ${file} is captured with the default settings`, async () => {
+        writeFiles(ws, { 'src/id_utils.ts': 'export const idOf = (x: string) => x;\n', 'docs/.envrc.md': '# direnv\n\nHow we use direnv.\n' });
+        h = await new Harness({ folders: [ws] }).start();
+        const doc = h.open(path.join(ws, file));
+        h.type(doc, `${doc.text}// one more line\n`);
+        h.save(doc);
+        await h.flush();
+        const obs = await h.observations(await h.project());
+        assert.ok(obs.some((o) => JSON.stringify([o.files_modified, o.files_read]).includes(file)), `nothing captured names ${file}: ${brief(obs) || '(none)'}`);
+      });
+    }
+
+    it('.envrc and an SSH key (id_ed25519) beside them are not', async () => {
+      writeFiles(ws, { '.envrc': 'export A=1\n', 'keys/id_ed25519': 'key\n' });
+      h = await new Harness({ folders: [ws] }).start();
+      for (const rel of ['.envrc', 'keys/id_ed25519']) {
+        const doc = h.open(path.join(ws, rel));
+        h.type(doc, `${doc.text}more\n`);
+        h.save(doc);
+      }
+      await h.flush();
+      assert.equal(brief(await h.observations(await h.project())), '');
+    });
+  });
+
   describe('HEAD moves that are not commits', () => {
     it('a `git pull` of three commits is stored as HEAD moving, not as a commit', async () => {
       const upstream = path.join(root, 'upstream');

@@ -16,6 +16,25 @@ describe('CLI bad input', function () {
   before(() => (work = tempDir('clibad')));
   after(() => removeDir(work));
 
+  describe('$CODE_MEMORY_EMBEDDER, read as every CODE_MEMORY_* variable is (trimmed, empty is unset)', () => {
+    for (const given of ['', '  ', ' hashed ']) {
+      it(`'${given}' is not a bad embedder`, async () => {
+        const r = await runMain(['stats', '--store', path.join(work, 'embedder-env'), '--project', 'p', '--json'], { CODE_MEMORY_EMBEDDER: given });
+        assert.equal(r.code, 0, r.err);
+        assert.doesNotMatch(r.err, /must be one of/);
+      });
+    }
+
+    it('an unknown name is a usage error naming the variable, not --embedder', async () => {
+      const r = await runMain(['stats', '--store', path.join(work, 'embedder-env'), '--project', 'p'], { CODE_MEMORY_EMBEDDER: 'openia' });
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, /\$CODE_MEMORY_EMBEDDER must be one of use-lite, hashed, openai, none, not 'openia'/);
+      const flag = await runMain(['stats', '--store', path.join(work, 'embedder-env'), '--project', 'p', '--embedder', 'openia'], { CODE_MEMORY_EMBEDDER: 'hashed' });
+      assert.equal(flag.code, 2, flag.err);
+      assert.match(flag.err, /--embedder must be one of/);
+    });
+  });
+
   describe('whole numbers in decimal digits only (Number() reads 0x10 as 16)', () => {
     for (const given of ['0x10', '1e1', '0b11', ' 1', '', '1.0', '99999999999999999999']) {
       it(`share --memory '${given}' is a usage error`, async () => {

@@ -80,6 +80,16 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
     for (const n of nodes) assert.equal((await h.engine.getNode(n.node_id, SCOPE))?.cell.layer, 'L0');
   });
 
+  it('recall_context: Location names up to three files, then how many more (README)', async () => {
+    await h.engine.observe([{ type: 'commit', title: 'walrus commit touching four files', commit_sha: 'abcdef0123456789abcdef0123456789abcdef01', files_modified: ['a.ts', 'b.ts', 'c.ts', 'd.ts'] }], SCOPE);
+    await h.engine.flush();
+    const r = await call('recall_context', { query: 'walrus commit touching four files', max_items: 1 });
+    assert.equal(r.isError, false, r.content[0].text);
+    const items = (r.structuredContent as { items: Array<{ location: string }> }).items;
+    assert.equal(items[0]?.location, 'a.ts, b.ts, c.ts (+1 more)', r.content[0].text);
+    assert.match(r.content[0].text!, /\| Location: a\.ts, b\.ts, c\.ts \(\+1 more\)\n/);
+  });
+
   it('retrieve_memory keeps the last 5 prompts of a session', async () => {
     for (let i = 0; i < 7; i++) await call('retrieve_memory', { prompt: `prompt ${i} about LanceDB`, session_id: 'keep5' });
     assert.deepEqual(await h.engine.recentPrompts(SCOPE, 'keep5', 10), [6, 5, 4, 3, 2].map((i) => `prompt ${i} about LanceDB`));

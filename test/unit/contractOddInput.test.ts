@@ -69,6 +69,26 @@ describe('contract: odd text and ids across tools', function () {
     const o = await call('observe', { observations: [{ type: 'note', title: '\u{1F600}'.repeat(500), narrative: '\u{1F600}'.repeat(20000) }] });
     assert.equal(o.isError, false, o.content[0].text);
   });
+
+  it('get_observations\' project and recall\'s filter.branch, session_id and files count their 512-character limits in characters', async () => {
+    // 300 emoji: 300 characters, 600 UTF-16 units; 513 are one too many.
+    const within = '\u{1F600}'.repeat(300);
+    const over = '\u{1F600}'.repeat(513);
+    const g = await call('get_observations', { ids: [], source: 'observation', project: within });
+    assert.equal(g.isError, false, g.content[0].text);
+    const gOver = await call('get_observations', { ids: [], source: 'observation', project: over });
+    assert.match(gOver.content[0].text!, /^invalid_arguments: project: .*<=512 characters/);
+    const r = await call('recall', { text: 'wombat', filter: { branch: within, session_id: within, files: [within] } });
+    assert.equal(r.isError, false, r.content[0].text);
+    assert.deepEqual(r.structuredContent, { nodes: [] });
+    for (const filter of [{ branch: over }, { session_id: over }, { files: [over] }]) {
+      const rOver = await call('recall', { text: 'wombat', filter });
+      assert.match(rOver.content[0].text!, /^invalid_arguments: filter\.(branch|session_id|files\.0): .*<=512 characters/, JSON.stringify(Object.keys(filter)));
+    }
+    // The other refusals of a filter key stay.
+    const nul = await call('recall', { text: 'wombat', filter: { branch: 'a\u0000b' } });
+    assert.match(nul.content[0].text!, /^invalid_arguments: filter\.branch: may not contain NUL/);
+  });
 });
 
 describe('contract: recall is a k-nearest-neighbour read', function () {

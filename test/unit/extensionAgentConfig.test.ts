@@ -6,6 +6,7 @@ import { agentSnippet, mergeMcpJson, serverEntry } from '../../src/extension/age
 import type { AgentSettings } from '../../src/extension/agents/agentConfig';
 import { CliBundle } from './cliFixture';
 import { removeDir, tempDir } from './mcpFixture';
+import { withVscodeStub } from './vscodeStub';
 
 /** The settings' defaults (package.json). */
 const defaults: AgentSettings = { embeddingProvider: 'use-lite', embeddingEndpoint: '', embeddingModel: '', rerankEndpoint: '', rerankModel: '', rerankCandidates: 30, teamStore: '', storeEndpoint: '' };
@@ -92,5 +93,25 @@ describe('extension: agent configuration snippets', () => {
     const merged = JSON.parse(mergeMcpJson('{"mcpServers":{"other":{"command":"x"}}}', agentSnippet('claude', launch).text));
     assert.deepEqual(Object.keys(merged.mcpServers).sort(), ['code-memory', 'other']);
     assert.ok(JSON.parse(mergeMcpJson(undefined, agentSnippet('claude', launch).text)).mcpServers['code-memory']);
+  });
+});
+
+describe('extension: settings as read', () => {
+  /** readConfig over these settings.json values (package.json's defaults for the rest). */
+  function readWith(settings: Record<string, unknown>): import('../../src/extension/config').CodeMemoryConfig {
+    const stub = { workspace: { getConfiguration: () => ({ get: <T>(key: string, fallback: T): T => (key in settings ? (settings[key] as T) : fallback) }) } };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { readConfig } = withVscodeStub(stub, () => require('../../src/extension/config') as typeof import('../../src/extension/config'));
+    return readConfig();
+  }
+
+  it('trims the embedding endpoint and model as it trims the rerank ones: a pasted space is not part of a URL or model name', () => {
+    const c = readWith({ 'embedding.endpoint': ' http://127.0.0.1:11434/v1\n', 'embedding.model': '\tnomic-embed-text ', 'rerank.endpoint': ' http://127.0.0.1:8080/v1 ', 'rerank.model': ' bge ' });
+    assert.deepEqual(
+      [c.embeddingEndpoint, c.embeddingModel, c.rerankEndpoint, c.rerankModel],
+      ['http://127.0.0.1:11434/v1', 'nomic-embed-text', 'http://127.0.0.1:8080/v1', 'bge'],
+    );
+    const blank = readWith({ 'embedding.endpoint': '   ', 'embedding.model': ' ' });
+    assert.deepEqual([blank.embeddingEndpoint, blank.embeddingModel], ['', '']);
   });
 });

@@ -5,6 +5,7 @@ import { DEFAULT_EXCLUDES, ExcludeMatcher, globToRegExp } from '../../src/extens
 import type { Enrichment } from '../../src/extension/capture/observationBuilder';
 import { buildObservations, editGrowKey, fileKey, lineRanges } from '../../src/extension/capture/observationBuilder';
 import { describeEdit } from '../../src/core/capture/editDiff';
+import { isSecretPath } from '../../src/core/capture/redact';
 
 const F = 'file:///ws';
 
@@ -16,14 +17,21 @@ describe('extension capture: exclude globs', () => {
   const m = new ExcludeMatcher(DEFAULT_EXCLUDES);
 
   it('excludes the default secret files anywhere in the tree', () => {
-    for (const p of ['.env', '.env.local', 'config/.env.production', 'certs/server.pem', 'a/b/private.key', 'id_rsa', 'home/.ssh/id_ed25519.pub', 'secrets/token.txt', 'deploy/secrets/prod/db.yaml']) {
+    for (const p of ['.env', '.env.local', 'config/.env.production', '.envrc', 'certs/server.pem', 'a/b/private.key', 'id_rsa', 'home/.ssh/id_ed25519.pub', 'home/.ssh/id_ecdsa_sk', 'id_dsa.pub', 'secrets/token.txt', 'deploy/secrets/prod/db.yaml']) {
       assert.equal(m.isExcluded(p), true, p);
     }
   });
 
-  it('keeps ordinary source files', () => {
-    for (const p of ['src/env.ts', 'src/environment.ts', 'keys.ts', 'docs/secrets.md', 'src/identity.ts', 'README.md']) {
+  it('keeps ordinary source files, and documents and source only named like secret files (README, Privacy)', () => {
+    for (const p of ['src/env.ts', 'src/environment.ts', 'keys.ts', 'docs/secrets.md', 'src/identity.ts', 'README.md', 'docs/.envrc.md', '.env-setup.txt', 'src/id_utils.ts', 'id_test.go', 'id_rsa_utils.ts']) {
       assert.equal(m.isExcluded(p), false, p);
+    }
+  });
+
+  it('excludes only what the secret-path rule calls secret, so a default glob never drops a file the README says is kept', () => {
+    const names = ['.env', '.env.local', '.env.md', '.envrc', '.envrc.md', '.env-setup.txt', 'prod.env', 'id_rsa', 'id_rsa.pub', 'id_ed25519_sk', 'id_ecdsa_sk.pub', 'id_utils.ts', 'id_rsa_utils.ts', 'server.pem', 'private.key', 'secrets/a.txt', 'src/a.ts'];
+    for (const p of names.flatMap((n) => [n, `deep/folder/${n}`])) {
+      if (m.isExcluded(p)) assert.equal(isSecretPath(p), true, `${p} is excluded by default but not secret`);
     }
   });
 

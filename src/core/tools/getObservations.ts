@@ -5,7 +5,7 @@
 import * as z from 'zod/v4';
 import type { CompressedSource, Memory, Observation, SessionSummary, TemporalFact, TopicTrace } from '../model/records';
 import { observationDetailsOutputJsonSchema } from './getObservationsContractSchema';
-import { ToolError, errorResult, parseArgs } from './types';
+import { ToolError, boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 const MAX_IDS = 200;
@@ -17,7 +17,8 @@ export const getObservationsInput = z.strictObject({
   ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).max(MAX_IDS).describe('List of observation IDs to fetch'),
   // A plain string so that an unknown source is this tool's error, not a schema rejection.
   source: z.string().max(64).default('memory').describe("Source type: 'memory', 'observation', or 'session_summary' (default: 'memory')"),
-  project: z.string().max(512).optional().describe('Project name filter'),
+  // Counted in characters (code points), as the published maxLength is; empty is allowed as before.
+  project: boundedText(512, { min: 0 }).optional().describe('Project name filter'),
   include_suppressed: z.boolean().default(false).describe('Include policy-suppressed memories (default false)'),
 });
 

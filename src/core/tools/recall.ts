@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { NodeFilter } from '../api';
 import type { Layer } from '../model/records';
 import { LONE_SURROGATE, SHA_PATTERN } from '../store/filters';
-import { checkEpoch } from './epoch';
+import { epochMs } from './epoch';
 import { MAX_QUERY_CHARS, ToolError, boundedText, errorResult, parseArgs, searchedQuery } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
@@ -13,12 +13,10 @@ import type { ToolContext, ToolDefinition, ToolResult } from './types';
 const MAX_K = 200;
 // Half a surrogate pair would be compared as U+FFFD, the store's spelling of it: refused, as the
 // store's filters refuse it (sqlString), so a path or key never finds another.
-const shortText = z
-  .string()
-  .min(1)
-  .max(512)
-  .refine((s) => !s.includes('\u0000'), 'may not contain NUL characters')
-  .refine((s) => !LONE_SURROGATE.test(s), 'may not contain lone surrogates (text that is not valid Unicode)');
+// Counted in characters (code points), as the published maxLength is.
+const shortText = boundedText(512, {
+  refuse: (s) => (s.includes('\u0000') ? 'may not contain NUL characters' : LONE_SURROGATE.test(s) ? 'may not contain lone surrogates (text that is not valid Unicode)' : undefined),
+});
 // The store's own rule for type names (src/core/store/filters.ts): checked here so the caller gets a schema error.
 const typeName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/, "letters, digits, '_', '-', '.', ':' only, starting with a letter");
 const layer = z.enum(['L0', 'L1', 'L2']);
@@ -32,8 +30,8 @@ export const nodeFilterSchema = z
     files: z.array(shortText).min(1).max(100).optional(),
     commit_sha: z.string().regex(SHA_PATTERN, 'a hex commit SHA').optional(),
     session_id: shortText.optional(),
-    since_epoch: z.number().int().min(0).optional(),
-    until_epoch: z.number().int().min(0).optional(),
+    since_epoch: epochMs.optional(),
+    until_epoch: epochMs.optional(),
   })
   .describe('A NodeFilter: every given field must match; AND-ed after the caller\'s scope.');
 
@@ -66,9 +64,6 @@ function asList<T>(value: T | T[] | undefined): T[] | undefined {
 
 export async function recall(ctx: ToolContext, rawArgs: unknown): Promise<RecallOutput> {
   const args = parseArgs(recallInput, rawArgs);
-  // Bounded here, not in the published filter schema, which stays as agents already know it.
-  checkEpoch('filter.since_epoch', args.filter?.since_epoch);
-  checkEpoch('filter.until_epoch', args.filter?.until_epoch);
   const filter: NodeFilter | undefined = args.filter ? { ...args.filter } : undefined;
   // recall reads layer L0; a filter naming other layers only narrows that to nothing.
   const wanted = asList(args.filter?.layer);

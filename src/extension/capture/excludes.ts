@@ -2,8 +2,22 @@
 // few regex tests. Supports *, **, ?, {a,b} and [...] like VS Code's own glob settings; a
 // pattern without a slash matches the file name in any folder, as in .gitignore.
 
-/** Never captured unless the user changes codeMemory.capture.exclude (same list as package.json). */
-export const DEFAULT_EXCLUDES = ['**/.env*', '**/*.pem', '**/*.key', '**/id_*', '**/secrets/**'];
+/**
+ * Never captured unless the user changes codeMemory.capture.exclude (the default in package.json,
+ * which a test holds equal to this list). Only names that are secret by isSecretPath
+ * (core/capture/redact.ts): a document such as .envrc.md or source such as id_utils.ts is captured.
+ * Capture checks isSecretPath as well, so the spellings no glob can tell apart (.envrc, .env_local,
+ * prod.env, id_deploy) stay out whatever this list says.
+ */
+export const DEFAULT_EXCLUDES = [
+  '**/.env',
+  '**/.env.*',
+  '**/.envrc',
+  '**/*.pem',
+  '**/*.key',
+  '**/id_{rsa,dsa,ecdsa,ed25519}{,_sk}{,.pub}',
+  '**/secrets/**',
+];
 
 export class ExcludeMatcher {
   private readonly regexes: RegExp[];
