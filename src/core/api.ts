@@ -159,6 +159,8 @@ export interface MemoryEngineApi {
   // Writing. observe() resolves once the records are stored and full-text searchable;
   // vectors are filled in by the background embedding queue.
   observe(inputs: ObservationInput[], scope: Scope): Promise<Observation[]>;
+  /** observe(), and the ids it wrote anew (not those a dedupe key, a near-duplicate or a grow key found stored): what a failed run may take back. */
+  observeReport(inputs: ObservationInput[], scope: Scope): Promise<{ observations: Observation[]; written: number[] }>;
   /**
    * The editor's capture: observe() for inputs whose created_at_epoch is when they were captured;
    * one captured before a forget of the whole project (or of everything) began, in any process, is
@@ -264,6 +266,7 @@ export interface TableCheck {
 export const REMOTE_ENGINE_METHODS = [
   'verifyStore',
   'observe',
+  'observeReport',
   'capture',
   'flush',
   'remember',

@@ -483,7 +483,16 @@ export class MemoryEngine implements MemoryEngineApi {
     this.assertOpen();
     if (!Array.isArray(inputs)) throw new FilterError('observe expects a list of observations');
     if (inputs.length === 0) return [];
-    return this.writeObservations(inputs.map((input) => ({ input, scope })));
+    return (await this.writeObservations(inputs.map((input) => ({ input, scope })))).results;
+  }
+
+  /** observe(), and the ids of the observations it wrote anew (not those a dedupe key, a near-duplicate or a grow key found stored). */
+  async observeReport(inputs: ObservationInput[], scope: Scope): Promise<{ observations: Observation[]; written: number[] }> {
+    this.assertOpen();
+    if (!Array.isArray(inputs)) throw new FilterError('observe expects a list of observations');
+    if (inputs.length === 0) return { observations: [], written: [] };
+    const { results, written } = await this.writeObservations(inputs.map((input) => ({ input, scope })));
+    return { observations: results, written };
   }
 
   /**
@@ -507,7 +516,7 @@ export class MemoryEngine implements MemoryEngineApi {
     const before = (began: number) => at.map((t) => t <= began);
     const dropped = before(this.wholeForgetBegan(project));
     const kept = inputs.filter((_, i) => !dropped[i]);
-    const stored = kept.length > 0 ? await this.writeObservations(kept.map((input) => ({ input, scope })), mark) : [];
+    const stored = kept.length > 0 ? (await this.writeObservations(kept.map((input) => ({ input, scope })), mark)).results : [];
     let k = 0;
     const out = inputs.map((_, i) => (dropped[i] ? null : stored[k++]));
     if (kept.length === 0 || !(await forgotSince(this.store, mark, project))) return out;
@@ -545,7 +554,7 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   /** `taken`: a forget mark the caller took (and noticed the forgets of) before it read anything. */
-  private async writeObservations(events: QueuedEvent[], taken?: ForgetMark): Promise<Observation[]> {
+  private async writeObservations(events: QueuedEvent[], taken?: ForgetMark): Promise<{ results: Observation[]; written: number[] }> {
     const now = Date.now();
     const projects = events.map(({ scope }) => checkProject(scope?.project));
     // Before anything is read: a forget in any process from here on is settled against it, by this
@@ -558,6 +567,7 @@ export class MemoryEngine implements MemoryEngineApi {
       return { project, p: prepareObservation(input, project, scope.branch, now, (branch, at) => this.sessions.current(project, branch, at).id) };
     });
     const results: Observation[] = new Array(events.length);
+    const written: number[] = [];
     const byProject = new Map<string, number[]>();
     prepared.forEach(({ project }, i) => {
       const list = byProject.get(project) ?? [];
@@ -568,11 +578,12 @@ export class MemoryEngine implements MemoryEngineApi {
       const out = await this.repos.forProject(project, events[idx[0]].scope.defaultBranch).observations.insert(idx.map((i) => prepared[i].p), now);
       idx.forEach((i, k) => (results[i] = out.results[k]));
       this.repos.graphQueue.push(out.written, mark);
+      written.push(...out.written.map((o) => o.id));
       const fresh = new Set(out.written);
       const stored = [...new Set(out.results.filter((o) => !fresh.has(o)))];
       if (stored.length > 0) await settleForgets(this.repos, project, mark, { observations: stored });
     }
-    return results;
+    return { results, written };
   }
 
   async remember(input: MemoryInput, scope: Scope): Promise<Memory> {

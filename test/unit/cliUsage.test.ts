@@ -113,6 +113,23 @@ describe('code-memory CLI usage', function () {
     assert.equal(await observations(store, 'B'), 2);
   });
 
+  it('observe counts what it stored: a dedupe_key repeated in one run is stored and counted once', async () => {
+    const store = path.join(dir, 'observe-dedupe-store');
+    const lines = ['twin one', 'twin two'].map((title) => JSON.stringify({ type: 'note', title, dedupe_key: 'cli-twin' }));
+    const r = await cli(['observe', '--store', store, '--project', 'T', '--json'], `${lines.join('\n')}\n`);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { stored: number; ids: number[] };
+    assert.equal(out.ids[0], out.ids[1]);
+    assert.equal(out.stored, 1, r.stdout);
+    assert.equal(await observations(store, 'T'), 1);
+    const text = await cli(['observe', '--store', store, '--project', 'U'], `${lines.join('\n')}\n`);
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(text.stdout, "Stored 1 observation(s) in 'U'.\n");
+    // Run again: every line's key is stored, so nothing is stored anew.
+    const again = await cli(['observe', '--store', store, '--project', 'T', '--json'], `${lines.join('\n')}\n`);
+    assert.deepEqual(JSON.parse(again.stdout), { project: 'T', stored: 0, ids: out.ids }, again.stderr);
+  });
+
   it('bad usage or input exits 2 with the reason, whichever command finds it', async () => {
     const store = path.join(dir, 'usage-store');
     const runs: Array<[string, string[], RegExp]> = [

@@ -91,9 +91,10 @@ describe('observe on an s3:// store whose commits are answered with errors', fun
     });
   }
 
-  it('observe of 1,200 lines whose store fails after the first 500 are committed: the stored ones are taken back, and re-running it stores each line once', async () => {
+  it('observe of 1,200 lines whose store fails after the first 500 are committed: the stored ones are taken back (never the observation stored before that a line repeats), and re-running it stores each line once', async () => {
     const store = 's3://personal/chunks';
-    const prep = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], lines(['seed']), env);
+    const seed = `${JSON.stringify({ type: 'note', title: 'seed', narrative: 'seed narrative', dedupe_key: 'seed-key' })}\n`;
+    const prep = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], seed, env);
     assert.equal(prep.code, 0, prep.stderr);
     let commits = 0;
     proxy.hook = (s) => {
@@ -103,12 +104,14 @@ describe('observe on an s3:// store whose commits are answered with errors', fun
       }
       return { kind: 'forward' };
     };
+    // The first line repeats the seed's dedupe key: the run answers the seed's id for it, and must not take it back.
     const titles = Array.from({ length: 1200 }, (_, i) => `line ${i}`);
-    const r = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], lines(titles), env);
+    const input = seed + lines(titles);
+    const r = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], input, env);
     proxy.hook = () => ({ kind: 'forward' });
     assert.equal(r.code, 1, r.stderr);
-    assert.equal(await count(store, 'K'), 1, 'the first 500 were taken back');
-    const again = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], lines(titles), env);
+    assert.equal(await count(store, 'K'), 1, 'the first 500 were taken back, and the seed stored before the run kept');
+    const again = await runRaw(['observe', '--store', store, '--project', 'K', '--embedder', 'none'], input, env);
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await count(store, 'K'), 1 + titles.length);
   });

@@ -134,6 +134,16 @@ describe('REST routes fed odd ids, paths, limits and bodies', function () {
     assert.deepEqual(wrong, []);
   });
 
+  it('POST /v1/observations: a dedupe_key given twice in one body is stored once and counted once, as the observe tool counts', async () => {
+    const body = JSON.stringify({ observations: [{ type: 'note', title: 'rest twin one', dedupe_key: 'rest-twin' }, { type: 'note', title: 'rest twin two', dedupe_key: 'rest-twin' }] });
+    const r = await raw(server.port, post('/v1/observations', body));
+    assert.equal(r.status, 201, r.body);
+    const out = JSON.parse(r.body) as { stored: number; ids: number[] };
+    assert.equal(out.ids[0], out.ids[1]);
+    assert.equal(out.stored, 1, r.body);
+    assert.deepEqual((await engine.listObservations(scope, { limit: 1000 })).filter((o) => /^rest twin/.test(o.title ?? '')).map((o) => o.title), ['rest twin one']);
+  });
+
   it('echoes no token put in a request target, and keeps none in the request log, whether sent as a REST field or a tool argument name', async () => {
     const t = server.token;
     const found: string[] = [];

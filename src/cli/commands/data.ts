@@ -136,28 +136,30 @@ export const observeCommand: CommandImpl = {
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true);
     try {
-      let stored = 0;
       const ids: number[] = [];
+      const written: number[] = [];
       // Every line passed the engine's own input rules above, so no chunk is refused after earlier
-      // ones were stored; a chunk the store fails takes itself back, and the chunks before it are
-      // forgotten here, so that running the command again stores each line once.
+      // ones were stored; a chunk the store fails takes itself back, and what the chunks before it
+      // wrote anew is forgotten here (never an observation stored before the run that a line's
+      // dedupe key found), so that running the command again stores each line once.
       for (let i = 0; i < inputs.length; i += 500) {
         let out;
         try {
-          out = await engine.observe(inputs.slice(i, i + 500), scope);
+          out = await engine.observeReport(inputs.slice(i, i + 500), scope);
         } catch (error) {
-          if (ids.length > 0) {
-            const kept = await engine.forget({ kind: 'observation', ids }, scope).then(
+          if (written.length > 0) {
+            const kept = await engine.forget({ kind: 'observation', ids: written }, scope).then(
               () => 0,
-              () => ids.length,
+              () => written.length,
             );
-            if (kept > 0) io.stderr.write(`warning: the ${kept} observation(s) stored before the failure could not be taken back (ids ${ids[0]} to ${ids[ids.length - 1]}): forget them (code-memory forget --ids ...) before running the same input again\n`);
+            if (kept > 0) io.stderr.write(`warning: the ${kept} observation(s) stored before the failure could not be taken back (ids ${written[0]} to ${written[written.length - 1]}): forget them (code-memory forget --ids ...) before running the same input again\n`);
           }
           throw error;
         }
-        stored += out.length;
-        ids.push(...out.map((o) => o.id));
+        ids.push(...out.observations.map((o) => o.id));
+        written.push(...out.written);
       }
+      const stored = written.length;
       await engine.flush();
       if (options.json) writeJson(io, { project: scope.project, stored, ids });
       else io.stdout.write(`Stored ${stored} observation(s) in '${scope.project}'.\n`);

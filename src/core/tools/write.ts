@@ -86,8 +86,11 @@ export async function remember(ctx: ToolContext, rawArgs: unknown): Promise<z.ou
 
 export async function observe(ctx: ToolContext, rawArgs: unknown): Promise<z.output<typeof observeOutput>> {
   const args = parseArgs(observeInput, rawArgs);
-  const stored = await ctx.engine.observe(args.observations as ObservationInput[], ctx.scope);
-  return { stored: stored.length, ids: stored.map((o) => o.id) };
+  const { observations, written } = await ctx.engine.observeReport(args.observations as ObservationInput[], ctx.scope);
+  // `stored` counts what the call wrote anew: an entry whose dedupe_key was stored already (by
+  // this call or an earlier one), or that a near-duplicate or a grow key found, answers the
+  // stored observation's id and is not counted. The tool, REST and the CLI count alike.
+  return { stored: written.length, ids: observations.map((o) => o.id) };
 }
 
 export const rememberTool: ToolDefinition = {
