@@ -148,7 +148,9 @@ export class Store {
     // another process right now, whose table folders show before their first version: those are
     // not tables yet (taken for the first layout, they were migrated, and the open failed).
     if (!meta && names.size > 0) names = await tablesWithVersions(db, options.uri);
-    if (!meta && !options.rebuildMeta) refuseLostMeta(names, options.uri);
+    // Every store's open made its meta table before any other (see refuseLostMeta).
+    const metaLost = !meta && [...names].some((n) => n !== TABLES.meta);
+    if (metaLost && !options.rebuildMeta) refuseLostMeta(options.uri);
     let version = SCHEMA_VERSION;
     let storedVersion: number | null = null;
     if (meta) {
@@ -157,10 +159,9 @@ export class Store {
       if (stored > SCHEMA_VERSION) throw new StoreVersionError(stored, SCHEMA_VERSION, options.uri);
       version = stored;
       if (rows.length > 0) storedVersion = stored;
-    } else if (names.size > 0) {
+    } else if (metaLost) {
       version = 1; // a lost meta table made anew: every migration step is idempotent
     }
-    const metaLost = !meta && [...names].some((n) => n !== TABLES.meta);
     if (storedVersion !== null || metaLost) await refuseMissingRecordTables(db, names, options.uri, local);
     if (version < SCHEMA_VERSION) {
       log(`upgrading store ${options.uri} from schema v${version} to v${SCHEMA_VERSION}`);
@@ -571,8 +572,7 @@ async function refuseMissingRecordTables(db: Connection, names: Set<string>, uri
  * under way. The open stops instead, before anything is written; `doctor --rebuild-meta` makes
  * it anew where the user accepts that loss.
  */
-function refuseLostMeta(names: Set<string>, uri: string): void {
-  if (![...names].some((n) => n !== TABLES.meta)) return;
+function refuseLostMeta(uri: string): never {
   throw new Error(
     `the store is corrupt: its table meta is missing (no meta.lance in ${displayUri(uri)}), which every store has; nothing was changed. ` +
       'It held the store\'s schema version, the digests that keep forgotten commits and documents from being imported again, and the journals of forgets under way. ' +
