@@ -62,6 +62,7 @@ import type { SharePreview } from './team/shareRows';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { errorMessage } from './errorText';
+import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS } from './model/limits';
 
 export interface MemoryEngineOptions {
   storeUri: string;
@@ -591,6 +592,11 @@ export class MemoryEngine implements MemoryEngineApi {
     const repos = this.scoped(scope);
     if (!input || typeof input.title !== 'string' || !input.title.trim() || typeof input.text !== 'string') {
       throw new FilterError('a memory needs a title and a text');
+    }
+    // The remember tool's bounds, for every caller (a command, the CLI, an import of the API).
+    for (const [field, value, max] of [['title', input.title, MAX_MEMORY_TITLE_CHARS], ['text', input.text, MAX_MEMORY_TEXT_CHARS]] as const) {
+      const length = value.length <= max ? value.length : [...value].length;
+      if (length > max) throw new FilterError(`a memory's ${field} is at most ${max.toLocaleString('en-US')} characters; this one has ${length.toLocaleString('en-US')}: keep what is worth remembering`);
     }
     const mark = await forgetMark(this.store);
     const [id] = await repos.ids.allocate(1);

@@ -3,6 +3,7 @@ import type { McpServerHost } from './agents/mcpServerHost';
 import type { CapturedLog } from './capture/capturedLog';
 import type { CaptureService } from './capture/captureService';
 import type { SessionTracker } from './capture/sessionTracker';
+import type { MemoryCodeLens } from './editor/memoryCodeLens';
 import type { EngineHost } from './engineHost';
 import type { ScopeService } from './scopes';
 import type { StatusBar } from './statusBar';
@@ -31,6 +32,7 @@ export interface Container {
   readonly sessionsView: SessionsView;
   readonly memoriesView: MemoriesView;
   readonly requestLogView: RequestLogView;
+  readonly codeLens: MemoryCodeLens;
   readonly statusBar: StatusBar;
   readonly teamStatusBar: TeamStatusBar;
   readonly output: vscode.LogOutputChannel;
@@ -39,4 +41,6 @@ export interface Container {
 export interface CommandDefinition {
   id: string;
   run(...args: unknown[]): unknown;
+  /** It may write to or forget from the store: the registrar then brings up to date all that shows the store. */
+  changesStore?: boolean;
 }

@@ -30,6 +30,7 @@ import { Navigation } from './webviews/navigation';
 import { RecallPanel } from './webviews/recallPanel';
 import { ServerInfoPanel } from './webviews/serverInfoPanel';
 import { WindowShutdown } from './windowShutdown';
+import { storeChanged } from './storeChanged';
 
 /** What activate() returns: used by the host tests and by other extensions. */
 export interface CodeMemoryExtensionApi {
@@ -81,7 +82,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const navigation = new Navigation(scopes);
   const freshness = new FreshnessService(scopes);
   const details = new DetailsPanel(context.extensionUri, engines, navigation, freshness);
-  const recall = new RecallPanel(context.extensionUri, details, navigation);
+  const recall = new RecallPanel(context.extensionUri, engines, details, navigation);
   const serverInfo = new ServerInfoPanel(context.extensionUri);
   const mcp = new McpServerHost(engines, scopes, context.secrets, log);
   const sessionsView = new SessionsView(engines, scopes, freshness);
@@ -105,11 +106,11 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   shutdown = closing;
   context.subscriptions.push(scopes, sessions, details, recall, serverInfo, mcp, sessionsView, codeLens, memoriesView, requestLogView, statusBar, teamStatusBar, closing);
 
-  const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, statusBar, teamStatusBar, output };
+  const c: Container = { context, engines, scopes, capture, sessions, captured, navigation, details, recall, serverInfo, mcp, sessionsView, memoriesView, requestLogView, codeLens, statusBar, teamStatusBar, output };
 
   const mcpRegistration = registerMcpDefinitionProvider(mcp, String(context.extension.packageJSON.version));
   if (mcpRegistration) context.subscriptions.push(mcpRegistration);
-  context.subscriptions.push(...registerLanguageModelTools(engines, scopes), ...registerCommands(c, { mcpRegistered: () => mcpRegistration !== undefined }));
+  context.subscriptions.push(...registerLanguageModelTools(engines, scopes, () => void storeChanged(c)), ...registerCommands(c, { mcpRegistered: () => mcpRegistration !== undefined }));
 
   context.subscriptions.push(
     capture.onDidCapture(() => {

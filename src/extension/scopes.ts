@@ -36,7 +36,33 @@ export class ScopeService implements vscode.Disposable {
 
   currentFolder(): vscode.WorkspaceFolder | undefined {
     const active = vscode.window.activeTextEditor?.document.uri;
-    return (active && vscode.workspace.getWorkspaceFolder(active)) || this.folders()[0];
+    return (active && this.folderOf(active)) || this.folders()[0];
+  }
+
+  /**
+   * The folder a document lies in, also for a view of a file that is not the file itself: the
+   * git diff's `git:` side, a `vscode-local-history:` copy carry the file's path. Undefined for a
+   * buffer of no folder (untitled, a file outside the workspace).
+   */
+  folderOf(uri: vscode.Uri): vscode.WorkspaceFolder | undefined {
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    if (folder || uri.scheme === 'file' || uri.scheme === 'untitled') return folder;
+    return vscode.workspace.getWorkspaceFolder(uri.with({ scheme: 'file', query: '', fragment: '' }));
+  }
+
+  /**
+   * The project a command on `uri` (or on nothing) is about: its folder's; in a window of one
+   * project, that one; else the user picks the folder, since guessing would show or file one
+   * project's memory under another. Undefined without a folder, or when the pick is dismissed.
+   */
+  async resolve(uri: vscode.Uri | undefined, question: string): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
+    const known = uri && this.folderOf(uri);
+    if (known) return { folder: known, scope: await this.scopeFor(known.uri.toString()) };
+    const all = await this.all();
+    if (all.length === 0) return undefined;
+    if (new Set(all.map((a) => a.scope.project)).size === 1) return all[0];
+    const picked = await vscode.window.showWorkspaceFolderPick({ placeHolder: question, ignoreFocusOut: true });
+    return picked && { folder: picked, scope: await this.scopeFor(picked.uri.toString()) };
   }
 
   async all(): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope }[]> {

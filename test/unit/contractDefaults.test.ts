@@ -126,7 +126,7 @@ describe('contract: defaults, bounds and records without optional data', functio
   });
 
   it('get_observations: a memory stored without optional data validates against the published schema', async () => {
-    const m = await h.engine.remember({ title: 'Ünïcödé 🎉 title', text: `Long body ${'naïve café 日本語 🎉 '.repeat(2000)}` }, SCOPE);
+    const m = await h.engine.remember({ title: 'Ünïcödé 🎉 title', text: `Long body ${'naïve café 日本語 🎉 '.repeat(1100)}` }, SCOPE);
     const r = await call('get_observations', { ids: [m.id] });
     assert.equal(r.isError, false, r.content[0].text);
     assertValid('get_observations', r);

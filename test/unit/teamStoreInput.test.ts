@@ -38,7 +38,9 @@ describe('team store: hostile input', function () {
     const bob = await person('Bob');
     const scope = { project: 'github.com/acme/big' };
     const words = Array.from({ length: 400_000 }, (_, i) => `w${i % 5000}x`).join(' ');
-    const m = await alice.remember({ title: 'Huge', text: `marker-huge-dugong ${words}` }, scope);
+    // remember() keeps to the remember tool's 20,000 characters; an edited (or imported) memory may be longer.
+    const kept = await alice.remember({ title: 'Huge', text: 'marker-huge-dugong' }, scope);
+    const m = await alice.editMemory(scope, kept.id, { text: `marker-huge-dugong ${words}` });
     const t0 = Date.now();
     const r = await alice.share('memory', m.id, scope);
     process.stdout.write(`      share of ${words.length} chars: ${Date.now() - t0} ms, ${r.delivery}\n`);

@@ -7,6 +7,7 @@ import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { MEMORY_TYPES } from '../model/records';
 import { SHA_PATTERN, typeProblem } from '../store/filters';
 import { epochMs } from './epoch';
+import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS } from '../model/limits';
 import { boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
@@ -21,8 +22,8 @@ const paths = z.array(boundedText(1024, { refuse: noNul })).max(500);
 export const MAX_OBSERVATIONS_PER_CALL = 500;
 
 export const rememberInput = z.strictObject({
-  title: boundedText(300).describe('A short title for the memory.'),
-  text: boundedText(20000).describe('What to remember, in a few sentences.'),
+  title: boundedText(MAX_MEMORY_TITLE_CHARS).describe('A short title for the memory.'),
+  text: boundedText(MAX_MEMORY_TEXT_CHARS).describe('What to remember, in a few sentences.'),
   memory_type: z.enum(MEMORY_TYPES).default('note').describe('Kind of memory.'),
   files: paths.optional().describe('Workspace-relative paths the memory is about.'),
   branch: key(256).optional().describe('Branch the memory applies to, if only one.'),

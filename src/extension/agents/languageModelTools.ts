@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 
@@ -15,7 +16,8 @@ export const LANGUAGE_MODEL_TOOLS: Record<string, string> = {
   codeMemory_remember: 'remember',
 };
 
-export function registerLanguageModelTools(engines: EngineHost, scopes: ScopeService): vscode.Disposable[] {
+/** `stored`: told after a tool wrote to the store (remember), so that the window shows it. */
+export function registerLanguageModelTools(engines: EngineHost, scopes: ScopeService, stored: () => void): vscode.Disposable[] {
   const lm = vscode.lm as Partial<typeof vscode.lm> | undefined;
   if (typeof lm?.registerTool !== 'function') return [];
   return Object.entries(LANGUAGE_MODEL_TOOLS).map(([lmName, toolName]) =>
@@ -32,20 +34,26 @@ export function registerLanguageModelTools(engines: EngineHost, scopes: ScopeSer
           : { invocationMessage: `Searching Code Memory (${toolName})` },
       invoke: async (options) => {
         const result = await invokeTool(engines, scopes, toolName, options.input);
+        if (toolName === 'remember' && !result.isError) stored();
         return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(result.text)]);
       },
     }),
   );
 }
 
+/** `scope`: the project the caller already resolved; else the active editor's, asked for when unclear. */
 export async function invokeTool(
   engines: EngineHost,
   scopes: ScopeService,
   toolName: string,
   input: unknown,
+  scope?: Scope,
 ): Promise<{ text: string; structured?: Record<string, unknown>; isError: boolean }> {
-  const scope = await scopes.current();
-  if (!scope) return { text: 'No folder is open, so there is no project memory to search.', isError: true };
+  if (!scope) {
+    if (scopes.folders().length === 0) return { text: 'No folder is open, so there is no project memory to search.', isError: true };
+    scope = (await scopes.resolve(vscode.window.activeTextEditor?.document.uri, 'Code Memory: which project is this about?'))?.scope;
+    if (!scope) return { text: 'No project was chosen, so no project memory was searched.', isError: true };
+  }
   const engine = await engines.get();
   return engine.invokeTool(toolName, scope, input, `vscode-lm:${vscode.env.sessionId}`);
 }

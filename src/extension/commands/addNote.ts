@@ -7,28 +7,28 @@ import { MEMORY_TYPES } from './rememberSelection';
 export function addNoteCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.addNote',
+    changesStore: true,
     run: async (options?: { text?: string; memoryType?: string }): Promise<Memory | undefined> => {
-      const scope = await c.scopes.current();
-      if (!scope) {
+      if (c.scopes.folders().length === 0) {
         void vscode.window.showInformationMessage('Open a folder first: memory is kept per project.');
         return undefined;
       }
-      const text = options?.text ?? (await vscode.window.showInputBox({ title: 'Add Note to Code Memory', prompt: 'What should be remembered? (e.g. "We deploy from the release branch only")' }));
+      const target = await c.scopes.resolve(vscode.window.activeTextEditor?.document.uri, 'Add the note to the memory of which project?');
+      if (!target) return undefined;
+      const text = options?.text ?? (await vscode.window.showInputBox({ title: `Add Note to Code Memory (${target.scope.project})`, prompt: 'What should be remembered? (e.g. "We deploy from the release branch only")' }));
       if (!text?.trim()) return undefined;
       const memoryType = options?.memoryType ?? (await vscode.window.showQuickPick(MEMORY_TYPES, { title: 'Kind of note' }))?.type ?? 'note';
       const engine = await c.engines.get();
-      const folder = c.scopes.currentFolder();
       const memory = await engine.remember(
         {
           title: text.trim().split('\n')[0].slice(0, 100),
           text: text.trim(),
           memory_type: memoryType,
-          branch: folder ? (c.capture.git.branchOf(folder.uri.toString()) ?? undefined) : undefined,
+          branch: c.capture.git.branchOf(target.folder.uri.toString()) ?? undefined,
         },
-        { project: scope.project },
+        { project: target.scope.project },
       );
-      c.memoriesView.refresh();
-      void vscode.window.setStatusBarMessage(`Remembered: ${memory.title}`, 3000);
+      void vscode.window.setStatusBarMessage(`Remembered in ${target.scope.project}: ${memory.title}`, 3000);
       return memory;
     },
   };

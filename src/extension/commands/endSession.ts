@@ -5,13 +5,12 @@ import type { CommandDefinition, Container } from '../container';
 export function endSessionCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.endSession',
+    changesStore: true,
     run: async (options?: { quiet?: boolean }): Promise<EndedSession[]> => {
       const ended = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: 'Code Memory: summarising the session' },
         () => c.sessions.end(undefined, 'request'),
       );
-      c.sessionsView.refresh();
-      c.memoriesView.refresh();
       if (options?.quiet) return ended;
       const withSummary = ended.filter((e) => e.summary);
       if (ended.length === 0) {

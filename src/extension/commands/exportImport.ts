@@ -29,13 +29,12 @@ export function exportMemoryCommand(c: Container): CommandDefinition {
 export function importMemoryCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.importMemory',
+    changesStore: true,
     run: async (options?: { uri?: vscode.Uri }): Promise<number | undefined> => {
       const uri = options?.uri ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'JSON Lines': ['jsonl'] }, title: 'Import Memory' }))?.[0];
       if (!uri) return undefined;
       const engine = await c.engines.get();
       const count = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Importing memory…' }, () => engine.importFromFile(uri.fsPath));
-      c.sessionsView.refresh();
-      c.memoriesView.refresh();
       if (!options?.uri) void vscode.window.showInformationMessage(`Imported ${count} records.`);
       return count;
     },

@@ -3,25 +3,30 @@ import type { ForgetReport, ForgetRequest } from '../../core/api';
 import type { CommandDefinition, Container } from '../container';
 
 interface Choice extends vscode.QuickPickItem {
-  run: () => Promise<{ request: ForgetRequest; scoped: boolean; what: string } | undefined>;
+  run: () => Promise<{ request: ForgetRequest; project: string | null; what: string } | undefined>;
 }
 
 /** Forget one record (found by search), a whole project, or everything; always confirmed. */
 export function forgetCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.forget',
+    changesStore: true,
     run: async (): Promise<ForgetReport | undefined> => {
-      const scope = await c.scopes.current();
-      const project = scope?.project;
+      // The active document's project; with none (an untitled buffer, no editor), every project of the window.
+      const active = vscode.window.activeTextEditor?.document.uri;
+      const folder = active && c.scopes.folderOf(active);
+      const projects = folder ? [(await c.scopes.scopeFor(folder.uri.toString())).project] : [...new Set((await c.scopes.all()).map((a) => a.scope.project))];
       const choices: Choice[] = [
-        ...(project
+        ...(projects.length > 0
           ? [
               {
                 label: '$(search) A record…',
                 detail: 'Search, then pick what to forget',
                 run: async () => {
+                  const project = projects.length === 1 ? projects[0] : (await c.scopes.resolve(undefined, 'Forget a record of which project?'))?.scope.project;
+                  if (!project) return undefined;
                   const engine = await c.engines.get();
-                  const query = await vscode.window.showInputBox({ title: 'Forget: find the record', prompt: 'Words from the record to forget' });
+                  const query = await vscode.window.showInputBox({ title: `Forget: find the record in ${project}`, prompt: 'Words from the record to forget' });
                   if (!query) return undefined;
                   const hits = await engine.search(query, { scope: { project }, limit: 20 });
                   const pick = await vscode.window.showQuickPick(
@@ -29,20 +34,20 @@ export function forgetCommand(c: Container): CommandDefinition {
                     { title: 'Forget which record?' },
                   );
                   if (!pick) return undefined;
-                  return { request: { kind: pick.hit.cell.source_kind, ids: [pick.hit.cell.source_id] }, scoped: true, what: `“${pick.label}”` };
+                  return { request: { kind: pick.hit.cell.source_kind, ids: [pick.hit.cell.source_id] }, project, what: `“${pick.label}”` };
                 },
               },
-              {
+              ...projects.map((project) => ({
                 label: `$(repo) Everything about ${project}`,
                 detail: 'Every observation, session summary and memory of this project',
-                run: async () => ({ request: { project }, scoped: true, what: `everything about ${project}` }),
-              },
+                run: async () => ({ request: { project }, project, what: `everything about ${project}` }),
+              })),
             ]
           : []),
         {
           label: '$(trash) Everything in the store',
           detail: c.engines.storeUri,
-          run: async () => ({ request: { all: true }, scoped: false, what: 'everything in the store (all projects)' }),
+          run: async () => ({ request: { all: true }, project: null, what: 'everything in the store (all projects)' }),
         },
       ];
       const choice = await vscode.window.showQuickPick(choices, { title: 'Forget…' });
@@ -51,7 +56,7 @@ export function forgetCommand(c: Container): CommandDefinition {
       const ok = await vscode.window.showWarningMessage(`Forget ${plan.what}? This deletes it from the store, its search index and old versions on disk.`, { modal: true }, 'Forget');
       if (ok !== 'Forget') return undefined;
       const engine = await c.engines.get();
-      const report = await engine.forget(plan.request, plan.scoped && project ? { project } : null);
+      const report = await engine.forget(plan.request, plan.project ? { project: plan.project } : null);
       await afterForget(c);
       void vscode.window.showInformationMessage(
         `Forgot ${report.observations} observations, ${report.session_summaries} session summaries and ${report.memories} memories.`,
@@ -61,11 +66,8 @@ export function forgetCommand(c: Container): CommandDefinition {
   };
 }
 
-/** What the window shows of the store, after a forget: the views, and the captured log without what went. */
+/** The captured log without what went (the registrar refreshes the views and panels: storeChanged). */
 export async function afterForget(c: Container): Promise<void> {
-  c.sessionsView.refresh();
-  c.memoriesView.refresh();
-  c.requestLogView.refresh();
   const engine = await c.engines.get();
   await c.captured.prune(async (project, ids) => new Set((await engine.getObservations(ids, { project }, { includeSuppressed: true })).map((o) => o.id)));
 }

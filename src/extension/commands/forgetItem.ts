@@ -6,6 +6,7 @@ import { itemTarget } from './itemTarget';
 export function forgetItemCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.forgetItem',
+    changesStore: true,
     run: async (arg: unknown, options?: { confirm?: boolean }) => {
       const t = itemTarget(arg);
       if (!t) return;

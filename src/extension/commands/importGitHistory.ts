@@ -5,6 +5,7 @@ import type { CommandDefinition, Container } from '../container';
 export function importGitHistoryCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.importGitHistory',
+    changesStore: true,
     run: async (options?: { folder?: vscode.WorkspaceFolder; quiet?: boolean }) => {
       const folders = c.scopes.folders().filter((f) => f.uri.scheme === 'file');
       const folder =
@@ -38,7 +39,6 @@ export function importGitHistoryCommand(c: Container): CommandDefinition {
           }
         },
       );
-      c.sessionsView.refresh();
       if (!options?.quiet) {
         void vscode.window.showInformationMessage(
           result.imported === 0 && result.skipped === 0

@@ -5,6 +5,7 @@ import { itemTarget } from './itemTarget';
 export function promoteToMemoryCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.promoteToMemory',
+    changesStore: true,
     run: async (arg: unknown) => {
       const t = itemTarget(arg);
       if (!t || t.kind !== 'observation') {
@@ -13,7 +14,6 @@ export function promoteToMemoryCommand(c: Container): CommandDefinition {
       }
       const engine = await c.engines.get();
       const memory = await engine.promote(t.id, t.scope);
-      c.memoriesView.refresh();
       void vscode.window.showInformationMessage(`Kept as a ${memory.memory_type}: ${memory.title}`, 'Show').then((a) => {
         if (a) void c.details.show({ kind: 'memory', scope: t.scope, id: memory.id });
       });

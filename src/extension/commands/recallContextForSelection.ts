@@ -17,17 +17,18 @@ export function recallContextForSelectionCommand(c: Container): CommandDefinitio
         void vscode.window.showInformationMessage('Select some code (or put the cursor in a function) to recall what memory knows about it.');
         return undefined;
       }
-      const scope = (editor && vscode.workspace.getWorkspaceFolder(editor.document.uri) ? await c.scopes.scopeFor(vscode.workspace.getWorkspaceFolder(editor.document.uri)!.uri.toString()) : await c.scopes.current()) ?? null;
-      if (!scope) {
+      if (c.scopes.folders().length === 0) {
         void vscode.window.showInformationMessage('Open a folder first: memory is kept per project.');
         return undefined;
       }
+      const scope = (await c.scopes.resolve(editor?.document.uri, 'Recall the memory of which project?'))?.scope;
+      if (!scope) return undefined;
       const result = await vscode.window.withProgress({ location: { viewId: 'codeMemory.sessions' }, title: 'Recalling…' }, async () => {
         const started = performance.now();
         const engine = await c.engines.get();
         const [hits, pack] = await Promise.all([
           engine.search(picked.query, { scope: { project: scope.project }, limit: 10 }),
-          invokeTool(c.engines, c.scopes, 'recall_context', { query: picked.query.slice(0, MAX_QUERY_CHARS), max_items: 8 }).catch(() => undefined),
+          invokeTool(c.engines, c.scopes, 'recall_context', { query: picked.query.slice(0, MAX_QUERY_CHARS), max_items: 8 }, { project: scope.project }).catch(() => undefined),
         ]);
         return {
           query: picked.query,

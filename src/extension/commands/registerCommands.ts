@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { CommandDefinition, Container } from '../container';
+import { storeChanged } from '../storeChanged';
 import { addNoteCommand } from './addNote';
 import { pauseCaptureCommand, resumeCaptureCommand, toggleCaptureCommand } from './captureToggles';
 import { copyAgentConfigurationCommand } from './copyAgentConfiguration';
@@ -55,6 +56,8 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     toggleInactiveMemoriesCommand(c),
     showOutputCommand(c),
   ];
+  // A failed command is reported here, once, and resolves: a rejection would make VS Code show
+  // a second notification of the same error.
   return definitions.map((d) =>
     vscode.commands.registerCommand(d.id, async (...args: unknown[]) => {
       try {
@@ -63,7 +66,10 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
         const message = err instanceof Error ? err.message : String(err);
         c.output.error(`${d.id}: ${err instanceof Error ? (err.stack ?? message) : message}`);
         void vscode.window.showErrorMessage(`Code Memory: ${message}`, 'Show Log').then((a) => a && c.output.show(true));
-        throw err;
+        return undefined;
+      } finally {
+        // Also after a failure part-way; a store that did not open has nothing new to show.
+        if (d.changesStore && c.engines.isOpen) await storeChanged(c).catch((err: unknown) => c.output.error(`Refreshing after ${d.id}: ${String(err)}`));
       }
     }),
   );

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Memory } from '../../core/model/records';
+import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS } from '../../core/model/limits';
 import type { CommandDefinition, Container } from '../container';
 
 export const MEMORY_TYPES: { type: string; label: string; detail: string }[] = [
@@ -14,36 +15,60 @@ export const MEMORY_TYPES: { type: string; label: string; detail: string }[] = [
 export function rememberSelectionCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.rememberSelection',
+    changesStore: true,
     run: async (options?: { title?: string; memoryType?: string }): Promise<Memory | undefined> => {
       const editor = vscode.window.activeTextEditor;
-      const text = editor ? editor.selections.map((s) => editor.document.getText(s)).join('\n').trim() : '';
-      if (!editor || !text) {
+      const selected = editor ? editor.selections.map((s) => editor.document.getText(s)).join('\n').trim() : '';
+      if (!editor || !selected) {
         return vscode.commands.executeCommand<Memory | undefined>('codeMemory.addNote');
       }
-      const folder = vscode.workspace.getWorkspaceFolder(editor.document.uri);
-      const scope = folder ? await c.scopes.scopeFor(folder.uri.toString()) : await c.scopes.current();
-      if (!scope) return undefined;
-      const memoryType = options?.memoryType ?? (await vscode.window.showQuickPick(MEMORY_TYPES, { title: 'Remember Selection as…' }))?.type;
+      // Refused, not cut: the first 20,000 characters of a selection are seldom the part worth keeping.
+      const length = codePoints(selected);
+      if (length > MAX_MEMORY_TEXT_CHARS) {
+        void vscode.window.showWarningMessage(
+          `The selection is ${length.toLocaleString('en-US')} characters; a memory holds at most ${MAX_MEMORY_TEXT_CHARS.toLocaleString('en-US')}. Select the part worth remembering, or write it down with Add Note.`,
+        );
+        return undefined;
+      }
+      if (c.scopes.folders().length === 0) {
+        void vscode.window.showInformationMessage('Open a folder first: memory is kept per project.');
+        return undefined;
+      }
+      const target = await c.scopes.resolve(editor.document.uri, 'Remember the selection in the memory of which project?');
+      if (!target) return undefined;
+      const inFolder = c.scopes.folderOf(editor.document.uri) !== undefined;
+      const memoryType = options?.memoryType ?? (await vscode.window.showQuickPick(MEMORY_TYPES, { title: `Remember Selection in ${target.scope.project} as…` }))?.type;
       if (!memoryType) return undefined;
       const title =
         options?.title ??
-        (await vscode.window.showInputBox({ title: 'Remember Selection', prompt: 'A short title for this memory', value: text.split('\n')[0].slice(0, 80) }));
+        (await vscode.window.showInputBox({
+          title: `Remember Selection in ${target.scope.project}`,
+          prompt: 'A short title for this memory',
+          value: selected.split('\n')[0].slice(0, 80),
+          validateInput: (v) => (codePoints(v) > MAX_MEMORY_TITLE_CHARS ? `A title holds at most ${MAX_MEMORY_TITLE_CHARS} characters.` : undefined),
+        }));
       if (!title) return undefined;
-      const rel = folder ? vscode.workspace.asRelativePath(editor.document.uri, false) : undefined;
+      const rel = inFolder ? vscode.workspace.asRelativePath(editor.document.uri.with({ scheme: 'file', query: '', fragment: '' }), false) : undefined;
+      const where = rel ? `\n\n(from ${rel}, line ${editor.selection.start.line + 1})` : '';
       const engine = await c.engines.get();
       const memory = await engine.remember(
         {
           title,
-          text: rel ? `${text}\n\n(from ${rel}, line ${editor.selection.start.line + 1})` : text,
+          // The note of where it came from gives way before the selection does.
+          text: codePoints(selected + where) <= MAX_MEMORY_TEXT_CHARS ? selected + where : selected,
           memory_type: memoryType,
           files: rel ? [rel] : undefined,
-          branch: folder ? (c.capture.git.branchOf(folder.uri.toString()) ?? undefined) : undefined,
+          branch: c.capture.git.branchOf(target.folder.uri.toString()) ?? undefined,
         },
-        { project: scope.project },
+        { project: target.scope.project },
       );
-      c.memoriesView.refresh();
-      void vscode.window.setStatusBarMessage(`Remembered: ${memory.title}`, 3000);
+      void vscode.window.setStatusBarMessage(`Remembered in ${target.scope.project}: ${memory.title}`, 3000);
       return memory;
     },
   };
+}
+
+/** Characters as the tool counts them (code points), without spreading a large selection into an array. */
+function codePoints(s: string): number {
+  return s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
 }

@@ -38,20 +38,20 @@ async function pickSide(c: Container, t: ConflictTarget, placeHolder: string, la
   return picked?.memory;
 }
 
-function done(c: Container, message: string): void {
-  c.memoriesView.refresh();
+function done(message: string): void {
   void vscode.window.setStatusBarMessage(message, 4000);
 }
 
 export function keepBothMemoriesCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.keepBothMemories',
+    changesStore: true,
     run: async (arg: unknown) => {
       const t = targetOf(arg);
       if (!t) return undefined;
       const engine = await c.engines.get();
       const result = await engine.resolveConflict(t.scope, t.older, t.newer, 'keep_both');
-      done(c, `Kept memories ${t.newer} and ${t.older}: both hold`);
+      done(`Kept memories ${t.newer} and ${t.older}: both hold`);
       return result;
     },
   };
@@ -60,6 +60,7 @@ export function keepBothMemoriesCommand(c: Container): CommandDefinition {
 export function markMemorySupersededCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.markMemorySuperseded',
+    changesStore: true,
     run: async (arg: unknown, options?: { superseded?: number }) => {
       const t = targetOf(arg);
       if (!t) return undefined;
@@ -73,7 +74,7 @@ export function markMemorySupersededCommand(c: Container): CommandDefinition {
       const by = superseded === t.older ? t.newer : t.older;
       const engine = await c.engines.get();
       const result = await engine.resolveConflict(t.scope, superseded, by, 'superseded');
-      done(c, `Memory ${superseded} is now history, superseded by memory ${by}`);
+      done(`Memory ${superseded} is now history, superseded by memory ${by}`);
       return result;
     },
   };
@@ -82,6 +83,7 @@ export function markMemorySupersededCommand(c: Container): CommandDefinition {
 export function editConflictingMemoryCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.editConflictingMemory',
+    changesStore: true,
     run: async (arg: unknown, options?: { id?: number; text?: string }) => {
       const t = targetOf(arg);
       if (!t) return undefined;
@@ -93,7 +95,7 @@ export function editConflictingMemoryCommand(c: Container): CommandDefinition {
       if (text === undefined) return undefined;
       const engine = await c.engines.get();
       const result = await engine.editMemory(t.scope, memory.id, { text });
-      done(c, `Edited memory ${memory.id}`);
+      done(`Edited memory ${memory.id}`);
       return result;
     },
   };

@@ -6,13 +6,12 @@ import { itemTarget } from './itemTarget';
 export function suppressCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.suppress',
+    changesStore: true,
     run: async (arg: unknown) => {
       const t = itemTarget(arg);
       if (!t) return;
       const engine = await c.engines.get();
       await engine.setStatus(t.kind, t.id, 'suppressed', t.scope);
-      c.sessionsView.refresh();
-      c.memoriesView.refresh();
       void vscode.window.setStatusBarMessage(`Suppressed ${t.label}`, 3000);
     },
   };

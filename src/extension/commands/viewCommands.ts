@@ -1,16 +1,12 @@
 import type { CommandDefinition, Container } from '../container';
+import { storeChanged } from '../storeChanged';
 
 // Small commands of the views' title bars.
 
 export function refreshCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.refresh',
-    run: () => {
-      c.sessionsView.refresh();
-      c.memoriesView.refresh();
-      c.requestLogView.refresh();
-      void c.statusBar.refreshCount();
-    },
+    run: () => storeChanged(c),
   };
 }
 

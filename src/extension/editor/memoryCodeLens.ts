@@ -37,6 +37,8 @@ export class MemoryCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
   private readonly _onDidChange = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this._onDidChange.event;
   private readonly registration: vscode.Disposable;
+  /** Counts read before the last refresh() are not kept: they may count a record forgotten since. */
+  private generation = 0;
 
   constructor(
     private readonly engines: EngineHost,
@@ -45,8 +47,9 @@ export class MemoryCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
     this.registration = vscode.languages.registerCodeLensProvider({ scheme: 'file' }, this);
   }
 
-  /** New records were written: counts may have changed. */
+  /** Records were written or forgotten: counts may have changed. */
   refresh(): void {
+    this.generation++;
     this.cache.clear();
     this._onDidChange.fire();
   }
@@ -61,11 +64,12 @@ export class MemoryCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
     let entry = this.cache.get(key);
     // Typing does not change what memory holds; a capture batch does (refresh() clears the cache).
     if (!entry) {
+      const generation = this.generation;
       const scope = await this.scopes.scopeFor(folder.uri.toString());
       const engine = await this.engines.get();
       const hits = await engine.search(rel, { scope: { project: scope.project }, filter: { files: [rel] }, limit: HITS_PER_FILE }).catch(() => []);
       entry = { hits };
-      this.cache.set(key, entry);
+      if (generation === this.generation) this.cache.set(key, entry);
     }
     if (token.isCancellationRequested || entry.hits.length === 0) return [];
     const open = (query: string): vscode.Command => ({ title: '', command: 'codeMemory.recallContextForSelection', arguments: [{ query }] });

@@ -4,14 +4,15 @@ import type { Memory, Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
-import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryTypeNode, MessageNode } from './nodes';
+import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryProjectNode, MemoryTypeNode, MessageNode } from './nodes';
 import { snapshotTree } from './snapshot';
 import type { TreeSnapshot } from './snapshot';
 
 const TYPE_ORDER: readonly string[] = MEMORY_TYPES;
 
 /**
- * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state.
+ * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state;
+ * in a window of several projects, under a node per project, so none passes for another's.
  * Possible conflicts come first, each with both sides, for review; a superseded memory is not in
  * the lists but under the memory that replaced it, as history.
  */
@@ -53,58 +54,68 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   }
 
   async getChildren(node?: CodeMemoryNode): Promise<CodeMemoryNode[]> {
-    if (node instanceof MemoryTypeNode) return node.memories.map(({ scope, memory }) => this.withHistory(scope, memory, ''));
+    if (node instanceof MemoryProjectNode) return node.groups;
+    if (node instanceof MemoryTypeNode) return node.memories.map(({ scope, memory }) => this.withHistory(scope, memory, node.parent));
     if (node instanceof ConflictGroupNode) return node.conflicts;
     if (node instanceof ConflictNode) return node.sides();
     if (node instanceof MemoryNode) return node.history.map((m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`));
     if (node) return [];
     try {
-      return await this.groups();
+      return await this.projects();
     } catch (err) {
       return [new MessageNode(`Could not read the store: ${err instanceof Error ? err.message : String(err)}`, 'error')];
     }
   }
 
-  private async groups(): Promise<CodeMemoryNode[]> {
+  /** One project: its groups at the top. Several: a node per project with memories, as in the Sessions view. */
+  private async projects(): Promise<CodeMemoryNode[]> {
     const all = await this.scopes.all();
     if (all.length === 0) return [];
     const engine = await this.engines.get();
-    const byType = new Map<string, { scope: Scope; memory: Memory }[]>();
-    const conflicts: ConflictNode[] = [];
     const predecessors = new Map<string, Memory[]>();
-    const seen = new Set<string>();
-    for (const { scope } of all) {
-      if (seen.has(scope.project)) continue;
-      seen.add(scope.project);
-      const s = { project: scope.project };
-      const memories = await engine.listMemories(s, { includeSuppressed: this.showInactive });
-      const byId = new Map(memories.map((m) => [m.id, m]));
-      for (const memory of memories) {
-        const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
-        if (successor) {
-          const key = `${s.project}\u0000${successor.id}`;
-          predecessors.set(key, [...(predecessors.get(key) ?? []), memory]);
-          continue;
-        }
-        for (const c of memory.conflicts ?? []) {
-          const other = byId.get(c.id);
-          // Each pair once, from its newer side; a side already superseded is no longer in question.
-          if (c.resolution !== 'open' || !other || other.id > memory.id || other.status === 'superseded' || memory.status === 'superseded') continue;
-          conflicts.push(new ConflictNode(s, other, memory, c.reason));
-        }
-        const list = byType.get(memory.memory_type) ?? [];
-        list.push({ scope: s, memory });
-        byType.set(memory.memory_type, list);
-      }
+    const projects: { folder: vscode.WorkspaceFolder; scope: Scope }[] = [];
+    for (const { folder, scope } of all) if (!projects.some((p) => p.scope.project === scope.project)) projects.push({ folder, scope: { project: scope.project } });
+    const several = projects.length > 1;
+    const nodes: CodeMemoryNode[] = [];
+    for (const { folder, scope } of projects) {
+      const memories = await engine.listMemories(scope, { includeSuppressed: this.showInactive });
+      const parent = several ? `project:${scope.project}/` : '';
+      const groups = this.groups(scope, memories, predecessors, parent);
+      if (!several) nodes.push(...groups);
+      else if (groups.length > 0) nodes.push(new MemoryProjectNode(scope, folder, groups.reduce((n, g) => n + (g instanceof MemoryTypeNode ? g.memories.length : 0), 0), groups));
     }
     this.predecessors = predecessors;
+    return nodes;
+  }
+
+  private groups(s: Scope, memories: Memory[], predecessors: Map<string, Memory[]>, parent: string): CodeMemoryNode[] {
+    const byType = new Map<string, { scope: Scope; memory: Memory }[]>();
+    const conflicts: ConflictNode[] = [];
+    const byId = new Map(memories.map((m) => [m.id, m]));
+    for (const memory of memories) {
+      const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
+      if (successor) {
+        const key = `${s.project}\u0000${successor.id}`;
+        predecessors.set(key, [...(predecessors.get(key) ?? []), memory]);
+        continue;
+      }
+      for (const c of memory.conflicts ?? []) {
+        const other = byId.get(c.id);
+        // Each pair once, from its newer side; a side already superseded is no longer in question.
+        if (c.resolution !== 'open' || !other || other.id > memory.id || other.status === 'superseded' || memory.status === 'superseded') continue;
+        conflicts.push(new ConflictNode(s, other, memory, c.reason, parent));
+      }
+      const list = byType.get(memory.memory_type) ?? [];
+      list.push({ scope: s, memory });
+      byType.set(memory.memory_type, list);
+    }
     const types = [...byType.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
     const groups: CodeMemoryNode[] = types.map((t) => {
       const list = byType.get(t) ?? [];
       list.sort((a, b) => Number(b.memory.status === 'active') - Number(a.memory.status === 'active') || b.memory.updated_at_epoch - a.memory.updated_at_epoch);
-      return new MemoryTypeNode(t, list);
+      return new MemoryTypeNode(t, list, parent);
     });
-    return conflicts.length > 0 ? [new ConflictGroupNode(conflicts), ...groups] : groups;
+    return conflicts.length > 0 ? [new ConflictGroupNode(conflicts, parent), ...groups] : groups;
   }
 
   /** A memory node whose children are the memories it superseded, newest first. */

@@ -10,15 +10,16 @@ import { freshnessBadge } from '../freshness';
 
 export const OPEN_DETAILS = 'codeMemory.openDetails';
 
+/** A project of the window: the top level of the Sessions view, and of the Memories view when the window has several. */
 export class ProjectNode extends vscode.TreeItem {
   constructor(
     readonly scope: Scope,
     readonly folder: vscode.WorkspaceFolder | undefined,
-    sessionCount: number,
+    description: string,
   ) {
     super(scope.project, vscode.TreeItemCollapsibleState.Expanded);
     this.id = `project:${scope.project}`;
-    this.description = `${sessionCount} session${sessionCount === 1 ? '' : 's'}`;
+    this.description = description;
     this.iconPath = new vscode.ThemeIcon('repo');
     this.contextValue = 'project';
     this.tooltip = folder ? `${scope.project}\n${folder.uri.fsPath}` : scope.project;
@@ -133,13 +134,27 @@ function documentPath(d: Observation): string {
   return parseList(d.files_read)[0] ?? d.title;
 }
 
+/** A project's memories in a window of several projects: its conflicts and type groups below it. */
+export class MemoryProjectNode extends ProjectNode {
+  constructor(
+    scope: Scope,
+    folder: vscode.WorkspaceFolder | undefined,
+    memoryCount: number,
+    readonly groups: CodeMemoryNode[],
+  ) {
+    super(scope, folder, `${memoryCount} memor${memoryCount === 1 ? 'y' : 'ies'}`);
+  }
+}
+
+/** `parent`: the project node's id and a slash in a window of several projects, where types repeat. */
 export class MemoryTypeNode extends vscode.TreeItem {
   constructor(
     readonly memoryType: string,
     readonly memories: { scope: Scope; memory: Memory }[],
+    readonly parent = '',
   ) {
     super(pluralType(memoryType), vscode.TreeItemCollapsibleState.Expanded);
-    this.id = `memory-type:${memoryType}`;
+    this.id = `${parent}memory-type:${memoryType}`;
     this.description = String(memories.length);
     this.iconPath = new vscode.ThemeIcon(memoryIcon(memoryType));
     this.contextValue = 'memoryType';
@@ -176,9 +191,12 @@ export class MemoryNode extends vscode.TreeItem {
 
 /** "Possible conflicts": pairs of memories that may disagree, waiting for a person's review. */
 export class ConflictGroupNode extends vscode.TreeItem {
-  constructor(readonly conflicts: ConflictNode[]) {
+  constructor(
+    readonly conflicts: ConflictNode[],
+    parent = '',
+  ) {
     super('Possible conflicts', vscode.TreeItemCollapsibleState.Expanded);
-    this.id = 'memory-conflicts';
+    this.id = `${parent}memory-conflicts`;
     this.description = `${conflicts.length} to review`;
     this.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'));
     this.contextValue = 'memoryConflicts';
@@ -193,9 +211,10 @@ export class ConflictNode extends vscode.TreeItem {
     readonly older: Memory,
     readonly newer: Memory,
     readonly reason: string,
+    parent = '',
   ) {
     super(`${newer.title} ↔ ${older.title}`, vscode.TreeItemCollapsibleState.Expanded);
-    this.id = `conflict:${older.id}:${newer.id}`;
+    this.id = `${parent}conflict:${older.id}:${newer.id}`;
     this.description = reason;
     this.iconPath = new vscode.ThemeIcon('git-compare', new vscode.ThemeColor('list.warningForeground'));
     this.contextValue = 'memoryConflict';
@@ -228,7 +247,7 @@ export class MessageNode extends vscode.TreeItem {
   }
 }
 
-export type CodeMemoryNode = ProjectNode | DocumentsNode | DocumentFileNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | RequestNode | MessageNode;
+export type CodeMemoryNode = ProjectNode | MemoryProjectNode | DocumentsNode | DocumentFileNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | RequestNode | MessageNode;
 
 export function sessionLabel(session: SessionInfo): string {
   const d = new Date(session.started_at_epoch);

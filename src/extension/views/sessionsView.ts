@@ -67,7 +67,7 @@ export class SessionsView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
       if (seen.has(scope.project)) continue;
       seen.add(scope.project);
       const sessions = await engine.listSessions({ project: scope.project }, SESSIONS_PER_PROJECT);
-      if (sessions.length > 0) nodes.push(new ProjectNode({ project: scope.project }, folder, sessions.length));
+      if (sessions.length > 0) nodes.push(new ProjectNode({ project: scope.project }, folder, `${sessions.length} session${sessions.length === 1 ? '' : 's'}`));
     }
     // No sessions anywhere: an empty tree lets the welcome view say what to do next.
     return nodes;

@@ -45,15 +45,32 @@ export class DetailsPanel implements vscode.Disposable {
     } else {
       this.panel.reveal(undefined, true);
     }
-    const webview = this.panel.webview;
+    await this.draw(target);
+  }
+
+  /**
+   * The store changed: the record on screen is read again, so that a forgotten one (or one of a
+   * forgotten project, or anything after Forget Everything) says it is gone instead of staying.
+   */
+  async refresh(): Promise<void> {
+    const target = this.current;
+    if (this.panel && target && this.engines.isOpen) await this.draw(target);
+  }
+
+  private async draw(target: DetailsTarget): Promise<void> {
+    const panel = this.panel;
+    if (!panel) return;
+    let title = 'Code Memory';
+    let body: string;
     try {
-      const { title, body } = await this.render(target);
-      if (this.current !== target || !this.panel) return;
-      this.panel.title = title;
-      webview.html = page(webview, this.extensionUri, title, body);
+      ({ title, body } = await this.render(target));
     } catch (err) {
-      webview.html = page(webview, this.extensionUri, 'Code Memory', `<p class="error">${escapeHtml(err instanceof Error ? err.message : String(err))}</p>`);
+      body = `<p class="error">${escapeHtml(err instanceof Error ? err.message : String(err))}</p>`;
     }
+    if (this.current !== target || this.panel !== panel) return;
+    // The tab's title too: a forgotten record's title must not stay on it.
+    panel.title = title;
+    panel.webview.html = page(panel.webview, this.extensionUri, title, body);
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
@@ -86,9 +103,13 @@ export class DetailsPanel implements vscode.Disposable {
         return { title: o.title ?? `Observation #${o.id}`, body: observationBody(target.scope, o, session, fresh) };
       }
       case 'session': {
-        const observations = await engine.listObservations(target.scope, { sessionId: target.session.memory_session_id, limit: 500 });
+        const id = target.session.memory_session_id;
+        const observations = await engine.listObservations(target.scope, { sessionId: id, limit: 500 });
         const sessions = await engine.listSessions(target.scope, 50);
-        return { title: `Session ${target.session.memory_session_id.slice(0, 8)}`, body: sessionBody(target.scope, target.session, observations, sessions) };
+        // As stored now, not as the tree node held it: its summary may have been forgotten since.
+        const stored = sessions.find((s) => s.memory_session_id === id) ?? (await engine.listSessions(target.scope, 500)).find((s) => s.memory_session_id === id);
+        if (!stored && observations.length === 0) throw new Error(`Session ${id} is no longer in the store (it may have been forgotten).`);
+        return { title: `Session ${id.slice(0, 8)}`, body: sessionBody(target.scope, stored ?? { ...target.session, summary: null }, observations, sessions) };
       }
       case 'summary': {
         const [s] = await engine.getSessionSummaries([target.id], target.scope, { includeSuppressed: true });
@@ -111,8 +132,13 @@ export class DetailsPanel implements vscode.Disposable {
         if (!m) throw new Error(`Memory #${target.id} is no longer in the store (it may have been forgotten).`);
         return { title: m.title, body: memoryBody(target.scope, m) };
       }
-      case 'request':
-        return { title: `${target.entry.tool} request`, body: requestBody(target.entry) };
+      case 'request': {
+        const { entry } = target;
+        // The views list a project's newest 100; a forget purges the entries that quote what went.
+        const kept = (await engine.listRequests({ project: entry.project }, 1000)).some((e) => e.request_id === entry.request_id);
+        if (!kept) throw new Error(`This ${entry.tool} request is no longer in the request log (it may have been forgotten).`);
+        return { title: `${entry.tool} request`, body: requestBody(entry) };
+      }
       case 'node': {
         const detail = await engine.getNode(target.nodeId, target.scope);
         if (!detail) throw new Error(`Reference ${target.nodeId} is not in the store of ${target.scope.project}.`);

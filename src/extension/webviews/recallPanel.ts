@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { SearchHit } from '../../core/api';
 import type { Scope } from '../../core/model/records';
 import { parseList } from '../capture/capturedLog';
+import type { EngineHost } from '../engineHost';
 import type { DetailsPanel } from './detailsPanel';
 import type { WebviewMessage } from './html';
 import { action, escapeHtml, page, relativeTime, webviewOptions } from './html';
@@ -15,6 +16,8 @@ export interface RecallResult {
   /** The agent-facing context pack for the same query (recall_context), when available. */
   contextPack?: string;
   elapsedMs: number;
+  /** Results forgotten since the recall, taken off the panel (with the context pack that quoted them). */
+  forgotten?: number;
 }
 
 /** Results of "Recall Context for Selection": each with a reference you can click. */
@@ -25,6 +28,7 @@ export class RecallPanel implements vscode.Disposable {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
+    private readonly engines: EngineHost,
     private readonly details: DetailsPanel,
     private readonly navigation: Navigation,
   ) {}
@@ -43,6 +47,24 @@ export class RecallPanel implements vscode.Disposable {
     } else {
       this.panel.reveal(undefined, true);
     }
+    this.draw(result);
+  }
+
+  /** The store changed: results forgotten since go, and the context pack with them (it may quote them). */
+  async refresh(): Promise<void> {
+    const last = this.last;
+    if (!this.panel || !last || last.hits.length === 0 || !this.engines.isOpen) return;
+    const engine = await this.engines.get();
+    const found = await Promise.all(last.hits.map((h) => engine.getNode(h.cell.node_id, last.scope).catch(() => undefined)));
+    // null: gone; a read that failed keeps the result.
+    const hits = last.hits.filter((_, i) => found[i] !== null);
+    if (hits.length === last.hits.length || this.last !== last) return;
+    this.last = { ...last, hits, contextPack: undefined, forgotten: (last.forgotten ?? 0) + last.hits.length - hits.length };
+    this.draw(this.last);
+  }
+
+  private draw(result: RecallResult): void {
+    if (!this.panel) return;
     this.panel.title = `Recall: ${result.query.split('\n')[0].slice(0, 40)}`;
     this.panel.webview.html = page(this.panel.webview, this.extensionUri, 'Recall', recallBody(result));
   }
@@ -93,6 +115,7 @@ export function recallBody(r: RecallResult): string {
   return `<header><div class="kind">Recall context · ${escapeHtml(project)}</div><h1>${r.hits.length} result${r.hits.length === 1 ? '' : 's'}</h1>
 <div class="badges"><span class="badge">${escapeHtml(r.origin)}</span><span class="badge">${r.elapsedMs} ms</span></div></header>
 <div class="query">${escapeHtml(r.query.length > 1200 ? `${r.query.slice(0, 1200)}…` : r.query)}</div>
+${r.forgotten ? `<p class="muted">${r.forgotten} result${r.forgotten === 1 ? ' was' : 's were'} forgotten since this recall and left the panel, with the agent context that quoted it. Recall again for a fresh one.</p>` : ''}
 ${r.contextPack ? `<div class="toolbar">${action({ type: 'copy', text: r.contextPack }, 'Copy as agent context (recall_context)', 'link')}</div>` : ''}
 ${cards || '<p class="muted">Nothing in memory matches this yet. Capture builds up as you work; "Import Git History" fills it from past commits.</p>'}`;
 }
