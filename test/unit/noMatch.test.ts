@@ -11,6 +11,7 @@ import type { Embedder } from '../../src/core/embed/embedder';
 import { MemoryEngine } from '../../src/core/engine';
 import { SCOPE, httpToolHarness } from './httpToolHarness';
 import { removeDir, tempDir } from './mcpFixture';
+import { runMain } from './cliInProcess';
 
 const NONE = '### XMemo Context\nItems: 0\nNo matching XMemo memory was found.';
 const UNRELATED_QUERIES = ['qwxz vvbn plmk', 'xyzzy', 'zebra giraffe quantum', 'kumquat', 'recipe for banana bread'];
@@ -109,5 +110,35 @@ describe('an embedder that cannot embed the unrelated sentences', function () {
       await engine.close();
       removeDir(dir);
     }
+  });
+});
+
+describe('code-memory search of a question about nothing in the store', function () {
+  this.timeout(120_000);
+  let dir = '';
+  before(async () => {
+    dir = tempDir('nomatch-cli');
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
+    await engine.observe(
+      [
+        { type: 'note', title: 'Login form validates the password field', narrative: 'The login form checks the password length.' },
+        { type: 'note', title: 'Upload retries use exponential backoff', narrative: 'Failed uploads are retried five times.' },
+      ],
+      SCOPE,
+    );
+    await engine.flush();
+    await engine.waitForVectors();
+    await engine.close();
+  });
+  after(() => removeDir(dir));
+
+  it('prints no match, not every record at a score of 0.00; a question sharing a word still finds its record', async () => {
+    for (const query of ['*', 'the and of', '!!!', ...UNRELATED_QUERIES]) {
+      const r = await runMain(['search', query, '--store', dir, '--project', SCOPE.project, '--embedder', 'hashed']);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, `No matches in '${SCOPE.project}'.\n`, `search ${JSON.stringify(query)}`);
+    }
+    const found = await runMain(['search', 'upload retries', '--store', dir, '--project', SCOPE.project, '--embedder', 'hashed']);
+    assert.match(found.out, /^\d\.\d\d .*Upload retries use exponential backoff/);
   });
 });

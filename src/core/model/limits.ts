@@ -1,6 +1,15 @@
-// Bounds of what a record holds, shared by the tools' schemas, the engine and the extension's
-// commands (a module of its own: the extension reads them without loading a tool's schema library).
+// Bounds of what a record holds and of what counts as an answer, shared by the tools, the engine,
+// the CLI and the extension's commands (a module of its own: the extension reads them without
+// loading a tool's schema library).
 
 /** The longest title and text of a memory, in characters (code points); the engine refuses longer from any caller. */
 export const MAX_MEMORY_TITLE_CHARS = 300;
 export const MAX_MEMORY_TEXT_CHARS = 20000;
+
+/**
+ * Fused relevance below which a hit is noise (a nearest neighbour that shares nothing with the
+ * query): recall_context, retrieve_memory, `code-memory search` and the editor's Search Memory
+ * leave such hits out, so that an unrelated query gets "No matching XMemo memory was found." (or
+ * "No matches") instead of arbitrary records. recall, a pure nearest-neighbour read, keeps them.
+ */
+export const MIN_RELEVANCE = 0.05;

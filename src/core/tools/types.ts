@@ -9,13 +9,7 @@ import { FULL_DISK_ADVICE, errorMessage, looksDamaged, looksLikeFullDisk } from 
 import { cutText } from '../tokens';
 import type { Scope } from '../model/records';
 
-/**
- * Fused relevance below which a hit is noise (a nearest neighbour that shares nothing with the
- * query): recall_context and retrieve_memory leave such hits out, so that an unrelated query gets
- * "No matching XMemo memory was found." instead of arbitrary records. recall, a pure nearest-
- * neighbour read, keeps them.
- */
-export const MIN_RELEVANCE = 0.05;
+export { MIN_RELEVANCE } from '../model/limits';
 
 export interface ToolContext {
   engine: MemoryEngineApi;

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { SearchHit } from '../../core/api';
+import { MIN_RELEVANCE } from '../../core/model/limits';
 import type { CommandDefinition, Container } from '../container';
 import { memoryIcon, observationIcon } from '../views/nodes';
 
@@ -34,7 +35,7 @@ export function searchMemoryCommand(c: Container): CommandDefinition {
         qp.busy = true;
         try {
           const engine = await c.engines.get();
-          const hits = await engine.search(text, { scope: { project: scope.project }, limit: 20 });
+          const hits = (await engine.search(text, { scope: { project: scope.project }, limit: 20 })).filter((h) => h.score >= MIN_RELEVANCE);
           if (mine !== generation) return;
           qp.items = hits.map((hit) => ({
             hit,
