@@ -62,6 +62,27 @@ function isInitialize(body: unknown): boolean {
 }
 
 /**
+ * A batch without the cancels (notifications/cancelled) of its own requests. The SDK's Protocol
+ * sends nothing for a request it cancelled, and its transport (JSON answers) answers a POST only
+ * once every request of the body has an answer: such a POST would never be answered. Each POST is
+ * a stateless exchange of its own, so a cancel can only name a request of the same body, whose
+ * answer is being computed anyway: it is moot, and dropped. Any other message, a cancel alone or
+ * of an id the body does not hold included, goes on as sent.
+ */
+function withoutOwnCancels(body: unknown): unknown {
+  if (!Array.isArray(body)) return body;
+  const messages = body.map(asObject);
+  const requestIds = new Set<unknown>(messages.flatMap((m) => (typeof m?.method === 'string' && m.id !== undefined ? [m.id] : [])));
+  const ownCancel = (m: Record<string, unknown> | undefined): boolean =>
+    m?.jsonrpc === '2.0' && m.method === 'notifications/cancelled' && !('id' in m) && requestIds.has(asObject(m.params)?.requestId);
+  return messages.some(ownCancel) ? body.filter((_, i) => !ownCancel(messages[i])) : body;
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
  * The URL of a request target: a path (origin-form, read as a path even when it starts with '//')
  * or an absolute http(s) URL. Undefined for anything else, or what the URL parser refuses, and
  * for a target with a backslash: the URL parser reads it as '/', which a proxy in front or the
@@ -306,7 +327,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       void mcp.close();
     });
     await mcp.connect(transport);
-    await transport.handleRequest(req, res, parsed.value);
+    await transport.handleRequest(req, res, withoutOwnCancels(parsed.value));
   }
 
   await new Promise<void>((resolve, reject) => {

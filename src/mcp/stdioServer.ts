@@ -4,22 +4,30 @@
 import { PassThrough } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngineApi } from '../core/api';
 import { redact } from '../core/capture/redact';
 import type { Scope } from '../core/model/records';
+import { InFlightRequests } from './inFlightRequests';
 import { accountSessionId, createMcpServer } from './mcpServer';
+import { SerialWriter } from './serialWriter';
 import { decodeUtf8 } from './utf8';
 
 /** The longest request line served; a longer one is answered with an error and skipped. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
+/** How long requests received before stdin closed may take to be answered; the server then closes. */
+const EOF_ANSWER_LIMIT_MS = 60_000;
 
 export interface StdioServerOptions {
   engine: MemoryEngineApi;
   scope: Scope;
   retrieveTimeoutMs?: number;
   log?: (message: string) => void;
-  /** Serving stops when it is aborted (the CLI's SIGTERM / SIGINT), as when stdin closes. */
+  /**
+   * Serving stops at once when it is aborted (the CLI's SIGTERM / SIGINT), calls still running
+   * unanswered. When stdin closes, the requests it brought are answered first.
+   */
   signal?: AbortSignal;
 }
 
@@ -123,7 +131,11 @@ function requestIdOf(text: string): string | number | undefined {
   return undefined;
 }
 
-/** Serves until stdin closes or the signal is aborted; resolves then. */
+/**
+ * Serves until stdin closes and what it brought is answered (a piped client, `printf ... |
+ * code-memory mcp`, writes its requests and closes at once), or until the signal is aborted;
+ * resolves then.
+ */
 export async function runStdioServer(options: StdioServerOptions): Promise<void> {
   // No handshake id over stdio: the account's session stands in for it, as over HTTP.
   const accountSession = accountSessionId(options.scope.project);
@@ -137,12 +149,14 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     }),
   });
   const { stdin, stdout } = process;
+  // Every write to stdout goes through it: answers, and the errors written here.
+  const out = new SerialWriter(stdout);
   const lines = boundedLines(
     stdin,
     MAX_LINE_BYTES,
     () => {
       options.log?.(`mcp: skipped a request line over ${MAX_LINE_BYTES} bytes`);
-      stdout.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${MAX_LINE_BYTES} bytes`));
+      void out.write(jsonRpcError(-32600, `request too large: a message line may hold at most ${MAX_LINE_BYTES} bytes`));
     },
     (line) => {
       // The SDK would decode the line with U+FFFD for invalid bytes, two keys differing only in
@@ -152,34 +166,57 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
         options.log?.('mcp: refused a request line that is not valid UTF-8');
         // Under the request's id where one can be read (a client waits on it), else with id null.
         const id = requestIdOf(line.toString('utf8'));
-        stdout.write(id === undefined ? jsonRpcError(-32700, 'parse error: the line is not valid UTF-8') : jsonRpcError(-32602, 'invalid params: the request is not valid UTF-8; send it encoded as UTF-8', id));
+        void out.write(id === undefined ? jsonRpcError(-32700, 'parse error: the line is not valid UTF-8') : jsonRpcError(-32602, 'invalid params: the request is not valid UTF-8; send it encoded as UTF-8', id));
         return false;
       }
       const answer = invalidParamsAnswer(text);
       if (answer === undefined) return true;
       options.log?.('mcp: refused a request whose params are not as MCP defines them');
-      stdout.write(answer);
+      void out.write(answer);
       return false;
     },
   );
   // One line is never over MAX_LINE_BYTES here; the SDK's own limit only has to be above it.
   const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: MAX_LINE_BYTES + 64 * 1024 });
+  transport.send = (message) => out.write(serializeMessage(message));
   // A line that is not JSON, or not JSON-RPC: the SDK skips it; the client hears why.
   transport.onerror = (error: Error) => {
     const parse = error instanceof SyntaxError;
     // The SDK's complaint about a message that is not JSON-RPC is a dump of its schema: the log
     // keeps it (redacted, as the schema's complaints may name a key of the message).
     options.log?.(`mcp: ${parse ? parseErrorText(error) : redact(error.message)}`);
-    stdout.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${parseErrorText(error)}` : INVALID_REQUEST));
+    void out.write(jsonRpcError(parse ? -32700 : -32600, parse ? `parse error: ${parseErrorText(error)}` : INVALID_REQUEST));
   };
-  const closed = new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    stdin.once('end', () => resolve());
-    stdin.once('close', () => resolve());
     if (options.signal?.aborted) resolve();
     options.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
+  // The end of what stdin brought, once the SDK has read all of it (its last requests counted).
+  const inputEnded = new Promise<void>((resolve) => {
+    lines.once('end', () => resolve());
+    lines.once('close', () => resolve());
+  });
   await server.connect(transport);
-  await closed;
+  const inFlight = new InFlightRequests();
+  inFlight.watch(transport);
+  await Promise.race([stopped, inputEnded.then(() => answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log))]);
   await server.close();
+}
+
+/**
+ * Waits until every request received is answered and written, for `limitMs` at most, or until
+ * stopped; not once stdout failed (the client is gone, and answers cannot reach it).
+ */
+async function answerAll(inFlight: InFlightRequests, out: SerialWriter, limitMs: number, stopped: Promise<void>, log?: (message: string) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), limitMs)));
+  const answered = inFlight.answered().then(() => out.idle());
+  try {
+    if ((await Promise.race([answered, timedOut, stopped, out.failed])) === 'timeout') {
+      log?.(`mcp: stdin closed; ${inFlight.size} request(s) still unanswered after ${Math.round(limitMs / 1000)} s are dropped`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
