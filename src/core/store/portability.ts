@@ -151,14 +151,16 @@ function remapReferences(kind: RecordKind, r: Row, renumbered: Renumbered): void
   if (kind !== 'memory') return;
   if (r.topic_trace) {
     const trace = parseJson<TopicTrace[]>(r.topic_trace, []);
-    const event = (id: number): number => obs.get(id) ?? id;
+    // Evidence is observations, or a memory of the trace itself where nothing else said it (ids
+    // are the store's, one counter for every kind: an id names one record of one kind).
+    const event = (id: number): number => obs.get(id) ?? mem.get(id) ?? id;
     r.topic_trace = JSON.stringify(
       trace.map((t) => ({
         ...t,
         id: mem.get(t.id) ?? t.id,
         covered_from_event_id: event(t.covered_from_event_id),
         covered_to_event_id: event(t.covered_to_event_id),
-        evidence_event_ids: remapIds(t.evidence_event_ids, obs) as number[],
+        evidence_event_ids: Array.isArray(t.evidence_event_ids) ? t.evidence_event_ids.map((id) => event(Number(id))) : t.evidence_event_ids,
       })),
     );
   }
@@ -166,6 +168,20 @@ function remapReferences(kind: RecordKind, r: Row, renumbered: Renumbered): void
   if (r.supersedes) r.supersedes = JSON.stringify(remapIds(parseJson<number[]>(r.supersedes, []), mem));
   if (r.superseded_by !== null && r.superseded_by !== undefined) r.superseded_by = mem.get(Number(r.superseded_by)) ?? r.superseded_by;
   if (r.conflicts) r.conflicts = JSON.stringify(parseJson<MemoryConflict[]>(r.conflicts, []).map((c) => ({ ...c, id: mem.get(c.id) ?? c.id })));
+}
+
+/**
+ * A graph entry that names a memory (`memory:<id>`: an entity's id, a link's ends, as the graph
+ * names a decision or convention) follows the memory's renumbering: left as it was, it named
+ * another memory, and the renumbered one's forget left its title behind in the entity.
+ */
+function remapGraph(r: Row, renumbered: Renumbered): void {
+  const follow = (v: unknown): unknown => {
+    const m = typeof v === 'string' ? /^memory:(\d+)$/.exec(v) : null;
+    const to = m ? renumbered.memory.get(Number(m[1])) : undefined;
+    return to === undefined ? v : `memory:${to}`;
+  };
+  for (const field of ['id', 'source', 'target']) if (field in r) r[field] = follow(r[field]);
 }
 
 /** Fields that name something (a session, a branch, a key, an entity): a secret in them is digested, not replaced (redactKey). */
@@ -548,6 +564,8 @@ async function writeImport(
     if (spec.record) {
       if (stored[spec.record].has(Number(record.id))) continue;
       remapReferences(spec.record, record, renumbered);
+    } else {
+      remapGraph(record, renumbered);
     }
     // Records refer to earlier kinds (summaries to observations): those are written first.
     for (const earlier of KINDS.slice(0, KINDS.indexOf(spec))) await flushKind(earlier);
