@@ -62,7 +62,7 @@ import type { SharePreview } from './team/shareRows';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { errorMessage } from './errorText';
-import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS } from './model/limits';
+import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS, codePoints } from './model/limits';
 
 export interface MemoryEngineOptions {
   storeUri: string;
@@ -595,7 +595,7 @@ export class MemoryEngine implements MemoryEngineApi {
     }
     // The remember tool's bounds, for every caller (a command, the CLI, an import of the API).
     for (const [field, value, max] of [['title', input.title, MAX_MEMORY_TITLE_CHARS], ['text', input.text, MAX_MEMORY_TEXT_CHARS]] as const) {
-      const length = value.length <= max ? value.length : [...value].length;
+      const length = value.length <= max ? value.length : codePoints(value);
       if (length > max) throw new FilterError(`a memory's ${field} is at most ${max.toLocaleString('en-US')} characters; this one has ${length.toLocaleString('en-US')}: keep what is worth remembering`);
     }
     const mark = await forgetMark(this.store);

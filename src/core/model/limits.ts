@@ -2,6 +2,11 @@
 // the CLI and the extension's commands (a module of its own: the extension reads them without
 // loading a tool's schema library).
 
+/** Characters as the limits count them (code points, as JSON Schema's maxLength does), without spreading a long text into an array. */
+export function codePoints(s: string): number {
+  return s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
+}
+
 /** The longest title and text of a memory, in characters (code points); the engine refuses longer from any caller. */
 export const MAX_MEMORY_TITLE_CHARS = 300;
 export const MAX_MEMORY_TEXT_CHARS = 20000;

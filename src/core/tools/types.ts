@@ -9,6 +9,7 @@ import { FULL_DISK_ADVICE, errorMessage, looksDamaged, looksLikeFullDisk } from 
 import { cutText } from '../tokens';
 import type { Scope } from '../model/records';
 
+import { codePoints } from '../model/limits';
 export { MIN_RELEVANCE } from '../model/limits';
 
 export interface ToolContext {
@@ -95,7 +96,7 @@ export function describeIssues(error: z.ZodError): string {
  * `refuse` gives the reason a value is refused for anything else, or undefined.
  */
 export function boundedText(max: number, { min = 1, refuse }: { min?: number; refuse?: (value: string) => string | undefined } = {}): z.ZodString {
-  let text = (min > 0 ? z.string().min(min) : z.string()).refine((v) => v.length <= max || (v.length <= 2 * max && [...v].length <= max), {
+  let text = (min > 0 ? z.string().min(min) : z.string()).refine((v) => v.length <= max || (v.length <= 2 * max && codePoints(v) <= max), {
     message: `Too big: expected string to have <=${max} characters`,
   });
   if (refuse) {

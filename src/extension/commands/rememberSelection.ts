@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { Memory } from '../../core/model/records';
-import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS } from '../../core/model/limits';
+import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS, codePoints } from '../../core/model/limits';
 import type { CommandDefinition, Container } from '../container';
 
 export const MEMORY_TYPES: { type: string; label: string; detail: string }[] = [
@@ -66,9 +66,4 @@ export function rememberSelectionCommand(c: Container): CommandDefinition {
       return memory;
     },
   };
-}
-
-/** Characters as the tool counts them (code points), without spreading a large selection into an array. */
-function codePoints(s: string): number {
-  return s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
 }
