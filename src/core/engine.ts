@@ -324,6 +324,9 @@ export class MemoryEngine implements MemoryEngineApi {
     // Another process may have died between a record and its cell: the holder looks (a count
     // comparison unless something is missing) every time it renews.
     await this.maintenance.repairCells().catch((e) => this.log(`repair: ${errorMessage(e)}`));
+    // Cells an earlier build prepared for search otherwise are prepared again, once, before the
+    // open resolves (a search right after finds them by the words it now reads).
+    if (!had) await this.maintenance.reprepareText().catch((e) => this.log(`search text: ${errorMessage(e)}`));
     // Cells other processes wrote (they never embed) get their vectors from the holder.
     this.backfill?.kick();
     if (had) return;

@@ -21,23 +21,88 @@ const STOP_WORDS = new Set(
 
 const MAX_TOKEN_LENGTH = 40;
 
+/**
+ * The version of this preparation, kept in the store's meta table: a store whose cells were
+ * prepared by an earlier one has them prepared again (Maintenance.reprepareText). 2: letters of
+ * every alphabet, Chinese, Japanese and Korean in pairs of characters (1 read ASCII only).
+ */
+export const TEXT_PREP_VERSION = 2;
+
 /** Upper bound on the prepared index text, so one huge commit cannot dominate the index. */
 export const MAX_INDEX_CHARS = 12_000;
 
 /**
  * Splits an identifier into its words: camelCase, PascalCase, ACRONYMCase, snake_case,
- * kebab-case and digit boundaries. Returns lowercase parts; empty for non-identifiers.
+ * kebab-case and digit boundaries, in any alphabet that has cases. Returns lowercase parts;
+ * empty for non-identifiers.
  */
 export function splitIdentifier(token: string): string[] {
+  if (isAscii(token)) {
+    return token
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      // Written so that each capital is looked at once: ([A-Z]+)([A-Z][a-z]) rescans a run of capitals from each of its letters.
+      .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
+      .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
+      .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
+      .split(/[^A-Za-z0-9]+/)
+      .filter((p) => p.length > 0)
+      .map((p) => p.toLowerCase());
+  }
+  // The same in every alphabet that has cases (slower: kept for the tokens that need it).
   return token
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    // Written so that each capital is looked at once: ([A-Z]+)([A-Z][a-z]) rescans a run of capitals from each of its letters.
-    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
-    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
-    .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
+    .replace(/([\p{Ll}\p{Nd}])(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Lu})(?=\p{Lu}\p{Ll})/gu, '$1 ')
+    .replace(/(\p{L})(\p{Nd})/gu, '$1 $2')
+    .replace(/(\p{Nd})(\p{L})/gu, '$1 $2')
+    .split(/[^\p{L}\p{N}\p{M}]+/u)
     .filter((p) => p.length > 0)
     .map((p) => p.toLowerCase());
+}
+
+function isAscii(text: string): boolean {
+  // eslint-disable-next-line no-control-regex -- the ASCII range
+  return !/[^\x00-\x7f]/.test(text);
+}
+
+/** Letters no decomposition takes apart, written as the ASCII a reader types for them (Straße ~ strasse). */
+const FOLDED: Record<string, string> = { ß: 'ss', ẞ: 'SS', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ł: 'l', Ł: 'L', þ: 'th', Þ: 'Th', ı: 'i' };
+const FOLDED_LETTERS = new RegExp(`[${Object.keys(FOLDED).join('')}]`, 'g');
+
+/**
+ * Text as the index compares it: compatibility forms made plain (ﬁ, full-width Ａ, ²), the
+ * accents of Latin, Greek and Cyrillic letters dropped (café ~ cafe, precomposed or not), and a
+ * few letters spelt out (Straße ~ strasse). Other scripts' marks stay (they are part of the
+ * letter); Hangul and kana are recomposed. ASCII text is returned as it is.
+ */
+export function foldText(text: string): string {
+  if (isAscii(text)) return text;
+  // Each run of other characters alone (a decomposition never reaches past one, and the accent
+  // of an ASCII letter is a run of its own): most of a text with a few of them is not copied twice.
+  // eslint-disable-next-line no-control-regex -- the ASCII range
+  return text.replace(/[^\x00-\x7f]+/g, (run) =>
+    run
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .normalize('NFC')
+      .replace(FOLDED_LETTERS, (c) => FOLDED[c]),
+  );
+}
+
+/**
+ * Scripts written without spaces between words (Chinese, Japanese; Korean joins its particles to
+ * words): their runs are indexed as overlapping pairs of characters, as search engines do without
+ * a dictionary, so that a word of two characters or more is found inside a sentence.
+ */
+const UNSPACED = '\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}\\p{sc=Hangul}\\u30fc';
+const UNSPACED_RUN = new RegExp(`[${UNSPACED}]+`, 'gu');
+const UNSPACED_ONLY = new RegExp(`^[${UNSPACED}]+$`, 'u');
+
+function characterPairs(run: string): string[] {
+  const chars = [...run];
+  if (chars.length === 1) return chars;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+  return out;
 }
 
 type TextSettings = Pick<RetrievalSettings, 'splitIdentifiers' | 'stem' | 'stopWords'>;
@@ -52,18 +117,41 @@ function normalise(word: string, s: TextSettings): string | null {
 }
 
 /**
+ * Identifier-like runs of a text: letters, digits, marks, `_` and `$`, joined by single `-` or
+ * `.`. Found with a pattern of ASCII classes that takes any other character in (several times
+ * faster than Unicode property classes over a long text); the few runs holding such characters
+ * are matched again with the property classes.
+ */
+function wordRuns(text: string): string[] {
+  const rough = text.match(/[A-Za-z0-9_$\u0080-\uffff]+(?:[-.][A-Za-z0-9_$\u0080-\uffff]+)*/g) ?? [];
+  if (rough.every(isAscii)) return rough;
+  const out: string[] = [];
+  for (const run of rough) {
+    if (isAscii(run)) out.push(run);
+    else out.push(...(run.match(/[\p{L}\p{N}\p{M}_$]+(?:[-.][\p{L}\p{N}\p{M}_$]+)*/gu) ?? []));
+  }
+  return out;
+}
+
+/**
  * Terms of a text: each identifier-like run is kept whole (lowercased) and also split into its
- * words; stop words go, the rest is stemmed.
+ * words; stop words go, the rest is stemmed. Letters of every alphabet count (see foldText);
+ * runs of Chinese, Japanese and Korean give their pairs of characters (see UNSPACED).
  */
 export function tokenize(text: string, s: TextSettings = retrievalSettings()): string[] {
   const out: string[] = [];
-  const runs = text.match(/[A-Za-z0-9_$]+(?:[-.][A-Za-z0-9_$]+)*/g) ?? [];
-  for (const run of runs) {
+  const ascii = isAscii(text);
+  const spaced = ascii ? text : foldText(text).replace(UNSPACED_RUN, ' $& ');
+  for (const run of wordRuns(spaced)) {
     for (const raw of run.split(/[.$]+/)) {
       // Commit hashes and other long hex runs name nothing a question would use.
       if (!raw || (raw.length >= 7 && /^[0-9a-f]+$/i.test(raw) && /[0-9]/.test(raw) && /[a-f]/i.test(raw))) continue;
+      if (!ascii && UNSPACED_ONLY.test(raw)) {
+        out.push(...characterPairs(raw));
+        continue;
+      }
       if (!s.splitIdentifiers) {
-        for (const p of raw.toLowerCase().split(/[^a-z0-9]+/)) {
+        for (const p of raw.toLowerCase().split(/[^\p{L}\p{N}\p{M}]+/u)) {
           const t = normalise(p, s);
           if (t) out.push(t);
         }
@@ -138,7 +226,7 @@ export function prepareIndexText(parts: { title: string; text: string; files?: s
  */
 export function joinedTerms(text: string, s: TextSettings = retrievalSettings()): string[] {
   const out = new Set<string>();
-  for (const sentence of text.split(/[.?!;:()[\]{}"]+(?:\s|$)/)) {
+  for (const sentence of foldText(text).split(/[.?!;:()[\]{}"]+(?:\s|$)/)) {
     const words = (sentence.toLowerCase().match(/[a-z][a-z0-9]*/g) ?? []).filter((w) => w.length > 1 && !STOP_WORDS.has(w));
     for (let i = 0; i + 1 < words.length; i++) {
       const term = normalise(words[i] + words[i + 1], s);

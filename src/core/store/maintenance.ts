@@ -16,6 +16,10 @@ import { RECORD_TABLES, TABLES } from './schema';
 import type { TableName } from './schema';
 import { VERSIONS_KEPT_MS, ensureScalarIndexes } from './store';
 import { errorMessage } from '../errorText';
+import { TEXT_PREP_VERSION } from '../retrieve/textPrep';
+
+/** Meta key: the text preparation (textPrep.TEXT_PREP_VERSION) the cells' search text was written with. */
+const TEXT_PREP_KEY = 'text_prep_version';
 
 /** Small fragments in one table from which the timer compacts it even though no cell was written. */
 export const FRAGMENTS_BEFORE_COMPACTION = 16;
@@ -98,6 +102,24 @@ export class Maintenance {
     this.keptOrphans = kept;
     if (repaired > 0) this.options.log(`repaired ${repaired} search cell(s) a crash or a race had left out, doubled or orphaned`);
     return repaired;
+  }
+
+  /**
+   * Prepares the cells' search text again where an earlier build prepared it otherwise (see
+   * TEXT_PREP_VERSION), once per store: the meta table says which preparation the cells have.
+   * Only cells of records holding text beyond ASCII change. Returns how many did.
+   */
+  async reprepareText(): Promise<number> {
+    const store = this.repos.store;
+    if ((await store.getMeta(TEXT_PREP_KEY)) === String(TEXT_PREP_VERSION)) return 0;
+    let changed = 0;
+    for (const project of await this.projects()) {
+      const r = this.repos.forProject(project);
+      changed += (await r.observations.reprepareCells()) + (await r.summaries.reprepareCells()) + (await r.memories.reprepareCells());
+    }
+    await store.setMeta({ [TEXT_PREP_KEY]: String(TEXT_PREP_VERSION) });
+    if (changed > 0) this.options.log(`prepared the search text of ${changed} cell(s) holding text beyond ASCII again`);
+    return changed;
   }
 
   /** Applies the request log's retention and the session prompts' expiry (at open, and before each compaction). */

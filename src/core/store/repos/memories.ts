@@ -19,7 +19,7 @@ export class MemoryRepository extends RecordRepository<Memory> {
   readonly written = new Set<number>();
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     project: string,
     cells: CellRepository,
     private readonly graph: GraphRepository,

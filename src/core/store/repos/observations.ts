@@ -37,7 +37,7 @@ export interface SessionSpan {
 
 export class ObservationRepository extends RecordRepository<Observation> {
   constructor(
-    private readonly store: Store,
+    store: Store,
     project: string,
     cells: CellRepository,
     private readonly ids: IdAllocator,

@@ -1,6 +1,7 @@
 // What the three record kinds (observations, session summaries, memories) share: int64 ids in
 // one project, a status mirrored on their cells, and an access time for get_observations.
 
+import { DataType } from 'apache-arrow';
 import { RECORD_STATUSES } from '../../model/records';
 import type { SourceKind } from '../../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from '../filters';
@@ -26,7 +27,7 @@ export abstract class RecordRepository<T extends { id: number }> {
   readonly table: ProjectTable;
 
   protected constructor(
-    store: Store,
+    protected readonly store: Store,
     name: TableName,
     readonly project: string,
     readonly kind: SourceKind,
@@ -89,8 +90,40 @@ export abstract class RecordRepository<T extends { id: number }> {
     await this.cells.update(this.kind, checked, { last_accessed_epoch: now, access_count: 'access_count + 1' });
   }
 
-  /** The search cell of a stored row of this kind (see cells.ts). */
-  protected abstract cellOf(row: Row): Row;
+  /**
+   * Prepares the search text of this kind's cells again where their record holds text beyond
+   * ASCII (the only text an earlier preparation read differently, see textPrep.tokenize), keeping
+   * everything else of the cell (its vector, its access count). Returns how many cells changed.
+   */
+  async reprepareCells(): Promise<number> {
+    const text = this.store
+      .schemaOf(this.table.name)
+      .fields.filter((f) => DataType.isUtf8(f.type))
+      .map((f) => `octet_length(${f.name}) <> character_length(${f.name})`);
+    let changed = 0;
+    for await (const batch of this.table.batches(`(${text.join(' OR ')})`, ['id'])) {
+      const ids = (batch.getChild('id')?.toArray() as ArrayLike<bigint | number>) ?? [];
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = Array.from(ids).slice(i, i + 500).map(Number);
+        const records = new Map((await this.table.rows(`id IN ${sqlIntList(chunk)}`)).map((r) => [Number(r.id), r]));
+        const rows: Row[] = [];
+        for (const cell of await this.cells.table.rows(`source_kind = ${sqlString(this.kind)} AND source_id IN ${sqlIntList(chunk)}`)) {
+          const record = records.get(Number(cell.source_id));
+          const searchText = record && this.cellOf(record, cell).search_text;
+          if (record && searchText !== cell.search_text) rows.push({ ...cell, search_text: searchText });
+        }
+        await this.cells.rewrite(rows);
+        changed += rows.length;
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * The search cell of a stored row of this kind (see cells.ts). `old`, its cell as stored, gives
+   * what only the cell keeps (a session summary's files).
+   */
+  protected abstract cellOf(row: Row, old?: Row): Row;
 
   /**
    * Brings this kind back to one cell per record: gives records a crash left without a cell

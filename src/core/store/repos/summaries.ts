@@ -48,8 +48,9 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     await this.addWithCells([row], [summaryCell(summary, branch, files, this.cells.dimension)]);
   }
 
-  protected cellOf(row: Row): Row {
-    return summaryCell(rowToSessionSummary(row), (row.branch as string | null) ?? null, [], this.cells.dimension);
+  protected cellOf(row: Row, old?: Row): Row {
+    const files = parseJson<string[]>(old?.files, []);
+    return summaryCell(rowToSessionSummary(row), (row.branch as string | null) ?? null, files, this.cells.dimension);
   }
 
   /** Ids of the observations these summaries were written from. */
