@@ -408,7 +408,8 @@ export class MemoryEngine implements MemoryEngineApi {
    * (forgetsSeen: a new stamp of a forget of the project or of everything, store/forget.ts
    * lastForgets) retires its open session, once: the next observation starts a new one. Which
    * records another process forgot is not known here (its journal is gone), so any forget in the
-   * project counts. One read of the meta table's version when the meta table did not change.
+   * project counts; the graph cache (known entities, edge weights) is dropped for the same
+   * reason. One read of the meta table's version when the meta table did not change.
    * `ownForget`: the stamps are taken as seen without retiring anything (this process's own
    * forget, which settles its sessions itself). `metaVersion`: the meta table's version when the
    * caller read it already (a write's forget mark).
@@ -420,7 +421,11 @@ export class MemoryEngine implements MemoryEngineApi {
     for (const [project, { stamp, whole }] of await lastForgets(this.store, stale)) {
       const seen = this.forgetsSeen.get(project);
       this.forgetsSeen.set(project, { version, stamp, whole });
-      if (seen && seen.stamp !== stamp && !ownForget) this.sessions.retireOpen(project);
+      if (seen && seen.stamp !== stamp && !ownForget) {
+        this.sessions.retireOpen(project);
+        // The graph's known entities and edge weights may name what it removed.
+        this.repos.graphCache.clear();
+      }
     }
   }
 

@@ -992,7 +992,9 @@ async function forgetGraph(repos: ProjectRepositories, purger: Purger, entityIds
   for (let i = 0; i < entityIds.length; i += 500) {
     const list = `(${entityIds.slice(i, i + 500).map(sqlString).join(', ')})`;
     await purger.delete(TABLES.entities, `${p} AND id IN ${list}`);
-    await purger.delete(TABLES.relationships, `${p} AND (source IN ${list} OR target IN ${list})`);
+    // A kept memory's edge to a file (`decided`, GraphRepository.addMemory) is its own: it goes
+    // with the memory, not with the observations that touched the file.
+    await purger.delete(TABLES.relationships, `${p} AND (source IN ${list} OR (target IN ${list} AND type <> 'decided'))`);
   }
   // Only observations support other entities (a memory's entity is its own).
   if (entityIds.every((id) => id.startsWith('memory:'))) return;
