@@ -68,6 +68,12 @@ export function escapeSqlString(value: string): string {
 interface Ranked {
   rows: Row[];
   scores: number[];
+  /**
+   * Where some of the query's terms are none of its own words (neighbours from software
+   * documentation, see queryTerms), the others: a row holding none of these shares no word with
+   * the query.
+   */
+  ownTerms?: ReadonlySet<string>;
   /** No row passes the filter at all: the nearest neighbours need not be looked for either. */
   noneAllowed?: boolean;
 }
@@ -118,7 +124,7 @@ async function bm25Ranked(
  * the project rarely or never uses, their neighbours in software documentation that it does use
  * (wordNeighbours.ts): the question's everyday word reaches the project's own term.
  */
-async function queryTerms(corpus: QueryCorpus, query: string, terms: string[], s: RetrievalSettings): Promise<Map<string, number>> {
+async function queryTerms(corpus: QueryCorpus, query: string, terms: string[], s: RetrievalSettings, borrowed: Set<string>): Promise<Map<string, number>> {
   const q = new Map(terms.map((t) => [t, 1] as [string, number]));
   if (s.joinedWeight > 0) {
     const joined = joinedTerms(query).filter((t) => !q.has(t));
@@ -138,7 +144,9 @@ async function queryTerms(corpus: QueryCorpus, query: string, terms: string[], s
     await corpus.load(near.flatMap((list) => list.map(([w]) => w)));
     for (const list of near) {
       for (const [w, sim] of list.filter(([w]) => corpus.df(w) > 0).slice(0, s.relatedMax)) {
-        if (!q.has(w)) q.set(w, s.relatedWeight * sim);
+        if (q.has(w)) continue;
+        q.set(w, s.relatedWeight * sim);
+        borrowed.add(w);
       }
     }
   }
@@ -184,13 +192,16 @@ async function lexicalSearch(ctx: HybridContext, query: string, where: string, w
     return { rows, scores: rows.map((r) => num(r._score)) };
   }
   const corpus = await lexiconFor(cells, ctx.segments, ctx.project).corpus(s.extraWeight, terms.split(' '));
-  let q = await queryTerms(corpus, query, terms.split(' '), s);
+  const borrowed = new Set<string>();
+  let q = await queryTerms(corpus, query, terms.split(' '), s, borrowed);
   if (expansion.length > 0) q = await expandQuery(corpus, q, expansion, { docs: s.docExpansionDocs, terms: s.docExpansionTerms, weight: s.docExpansionWeight }, s);
   const allowed = { value: null as Set<string> | null };
-  const cols = s.prfDocs > 0 ? [...columns, 'search_text'] : columns;
+  const cols = s.prfDocs > 0 || borrowed.size > 0 ? [...new Set([...columns, 'search_text'])] : columns;
   const first = await bm25Ranked(cells, corpus, q, where, want, s, allowed, cols);
-  if (s.prfDocs <= 0 || first.rows.length === 0) return first;
-  return bm25Ranked(cells, corpus, await expandQuery(corpus, q, first.rows, { docs: s.prfDocs, terms: s.prfTerms, weight: s.prfWeight }, s), where, want, s, allowed, cols);
+  const ownTerms = borrowed.size > 0 ? new Set([...q.keys()].filter((t) => !borrowed.has(t))) : undefined;
+  if (s.prfDocs <= 0 || first.rows.length === 0) return { ...first, ownTerms };
+  const second = await bm25Ranked(cells, corpus, await expandQuery(corpus, q, first.rows, { docs: s.prfDocs, terms: s.prfTerms, weight: s.prfWeight }, s), where, want, s, allowed, cols);
+  return { ...second, ownTerms };
 }
 
 /** The project's documents that best match the query, with their index text (see HybridOptions.expandFrom). */
@@ -350,6 +361,17 @@ function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, v
   return 1;
 }
 
+/** Node ids of the lexical rows that hold none of the query's own terms (see Ranked.ownTerms). */
+function sharingNoWord(lex: Ranked): Set<string> {
+  const out = new Set<string>();
+  const own = lex.ownTerms;
+  if (!own) return out;
+  for (const row of lex.rows) {
+    if (typeof row.search_text === 'string' && !row.search_text.split(' ').some((t) => own.has(t))) out.add(String(row.node_id));
+  }
+  return out;
+}
+
 interface RankedRow extends RankedHit {
   row: Row;
 }
@@ -414,10 +436,11 @@ async function rankPool(ctx: HybridContext, query: string, where: string, candid
     ]),
   ];
   const expansion = s.lexicalWeight > 0 ? await expansionDocuments(ctx, query, options, s) : [];
-  const [lex, vector] = await Promise.all([
+  const [found, vector] = await Promise.all([
     s.lexicalWeight > 0 ? lexicalSearch(ctx, query, where, candidates, s, lexColumns, expansion) : Promise.resolve<Ranked>({ rows: [], scores: [] }),
     useVectors ? embedQuery(ctx, query) : Promise.resolve(null),
   ]);
+  let lex = found;
   // The lexical candidates carry their stored vectors; the nearest-neighbour list adds the
   // candidates the words did not find (vectorList), or joins when the words found too little.
   // RRF always fuses both lists.
@@ -436,6 +459,17 @@ async function rankPool(ctx: HybridContext, query: string, where: string, candid
   if (s.fusion === 'z' && (vector || s.wordVectorWeight > 0) && lex.rows.length >= Z_MIN_CANDIDATES) {
     best = zFusion(fused, lex, vecRows, vector, ctx.embedder?.name ?? '', query, s);
   } else if (s.fusion === 'score' || s.fusion === 'z') {
+    // Over a handful of matches, one found only through a neighbour of a query word (nine ~
+    // divided) would be crowned: it shares no word with the query, so it is a neighbour like
+    // those of the vectors, and counts only where it is as near as they must be.
+    const unshared = vector ? sharingNoWord(lex) : new Set<string>();
+    if (vector && unshared.size > 0) {
+      const gate = await unrelatedFloor(ctx.embedder!, vector);
+      const model = ctx.embedder?.name ?? '';
+      const kept = lex.rows.map((row, i) => ({ row, score: lex.scores[i] })).filter(({ row }) => !unshared.has(String(row.node_id)) || (similarity(row, vector, model) ?? 0) > gate);
+      lex = { ...lex, rows: kept.map((k) => k.row), scores: kept.map((k) => k.score) };
+      for (const id of unshared) lexical.delete(id);
+    }
     const top = lex.scores.length ? Math.max(...lex.scores) : 0;
     const model = ctx.embedder?.name ?? '';
     const sims = new Map<string, number | null>();
