@@ -9,9 +9,18 @@ import type { Scope } from '../core/model/records';
 export class ScopeService implements vscode.Disposable {
   private readonly cache = new Map<string, Promise<Scope>>();
   private readonly subscription: vscode.Disposable;
+  /**
+   * The folder (URI string) the user last picked for what lies in no folder (resolve, choose):
+   * the window's project for callers that keep asking the same question (the chat tools). Only
+   * ever a folder the user picked; forgotten when the window's folders change.
+   */
+  private chosen: string | undefined;
 
   constructor() {
-    this.subscription = vscode.workspace.onDidChangeWorkspaceFolders(() => this.cache.clear());
+    this.subscription = vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      this.cache.clear();
+      this.chosen = undefined;
+    });
   }
 
   folders(): readonly vscode.WorkspaceFolder[] {
@@ -54,15 +63,36 @@ export class ScopeService implements vscode.Disposable {
    * The project a command on `uri` (or on nothing) is about: its folder's; in a window of one
    * project, that one; else the user picks the folder, since guessing would show or file one
    * project's memory under another. Undefined without a folder, or when the pick is dismissed.
+   *
+   * The folder picked is kept for the window (until its folders change, or the user picks
+   * another): with `reuse`, a caller on nothing in a folder gets it without being asked again
+   * (the chat tools, called many times a conversation); without, the user is asked each time
+   * (a command run on an untitled buffer), and the answer becomes the window's choice.
    */
-  async resolve(uri: vscode.Uri | undefined, question: string): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
+  async resolve(uri: vscode.Uri | undefined, question: string, options: { reuse?: boolean } = {}): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
     const known = uri && this.folderOf(uri);
     if (known) return { folder: known, scope: await this.scopeFor(known.uri.toString()) };
     const all = await this.all();
     if (all.length === 0) return undefined;
     if (new Set(all.map((a) => a.scope.project)).size === 1) return all[0];
+    if (options.reuse) {
+      const kept = this.chosen === undefined ? undefined : all.find((a) => a.folder.uri.toString() === this.chosen);
+      if (kept) return kept;
+    }
+    return this.choose(question);
+  }
+
+  /**
+   * Asks which folder's project work in no folder is about, and keeps the answer as the window's
+   * choice (see resolve). A dismissed pick leaves the choice as it was. Undefined without a folder,
+   * or when dismissed.
+   */
+  async choose(question: string): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
+    if (this.folders().length === 0) return undefined;
     const picked = await vscode.window.showWorkspaceFolderPick({ placeHolder: question, ignoreFocusOut: true });
-    return picked && { folder: picked, scope: await this.scopeFor(picked.uri.toString()) };
+    if (!picked) return undefined;
+    this.chosen = picked.uri.toString();
+    return { folder: picked, scope: await this.scopeFor(this.chosen) };
   }
 
   async all(): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope }[]> {

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngineApi } from '../core/api';
 import { redact } from '../core/capture/redact';
 import type { Scope } from '../core/model/records';
@@ -197,24 +197,74 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     lines.once('end', () => resolve());
     lines.once('close', () => resolve());
   });
-  await server.connect(transport);
-  const inFlight = new InFlightRequests();
-  inFlight.watch(transport);
-  await Promise.race([stopped, inputEnded.then(() => answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log))]);
-  await server.close();
+  const giveBackErrors = ownErrors(stdout);
+  // Once the client is gone (stdout failed), a request still coming is not started: no one is
+  // left to answer.
+  let clientGone = false;
+  void out.failed.then(() => (clientGone = true));
+  try {
+    await server.connect(transport);
+    const inFlight = new InFlightRequests();
+    inFlight.watch(transport);
+    // Outermost, so that a request dropped here is not counted as in flight.
+    const onmessage = transport.onmessage;
+    transport.onmessage = (message) => {
+      if (clientGone && isJSONRPCRequest(message)) return;
+      onmessage?.(message);
+    };
+    const gone = out.failed.then(() => 'gone' as const);
+    const ended = await Promise.race([stopped.then(() => 'stopped' as const), inputEnded.then(() => 'ended' as const), gone]);
+    if (ended !== 'stopped') await answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log);
+    await server.close();
+  } finally {
+    giveBackErrors(clientGone);
+  }
+}
+
+/** Errors of a write to a reader that is gone: the client closed its end of stdout, or exited. */
+const CLIENT_GONE = new Set(['EPIPE', 'ECONNRESET', 'EOF', 'ERR_STREAM_DESTROYED']);
+
+/**
+ * While the server serves, stdout's errors are its own: a reader gone (EPIPE) is a client that
+ * left, which is normal (what was left to answer it is moot) and no failure of the command. The
+ * listeners stdout had (the CLI's guard, which fails a run whose output was cut) are set aside
+ * and hear any other error. The function returned gives them back; after a client that left,
+ * the filter stays: a write's error comes a tick or two after its callback, and each write to
+ * the gone reader brings another.
+ */
+function ownErrors(stream: NodeJS.WritableStream): (clientGone: boolean) => void {
+  const others = stream.listeners('error') as Array<(error: Error) => void>;
+  for (const listener of others) stream.off('error', listener);
+  const onError = (error: Error): void => {
+    if (CLIENT_GONE.has(String((error as NodeJS.ErrnoException).code))) return;
+    for (const listener of others) listener.call(stream, error);
+  };
+  stream.on('error', onError);
+  return (clientGone) => {
+    if (clientGone) return;
+    stream.off('error', onError);
+    for (const listener of others) stream.on('error', listener);
+  };
 }
 
 /**
  * Waits until every request received is answered and written, for `limitMs` at most, or until
- * stopped; not once stdout failed (the client is gone, and answers cannot reach it).
+ * stopped. Once stdout failed (the client is gone) the answers cannot reach it, but the calls still
+ * running are waited for all the same: the store closes after this, and a call cut off by it
+ * would leave its writes half done (a record without its search cell).
  */
 async function answerAll(inFlight: InFlightRequests, out: SerialWriter, limitMs: number, stopped: Promise<void>, log?: (message: string) => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), limitMs)));
-  const answered = inFlight.answered().then(() => out.idle());
+  const answered = inFlight.answered();
+  const written = answered.then(() => out.idle());
+  const gone = out.failed.then(() => 'gone' as const);
   try {
-    if ((await Promise.race([answered, timedOut, stopped, out.failed])) === 'timeout') {
-      log?.(`mcp: stdin closed; ${inFlight.size} request(s) still unanswered after ${Math.round(limitMs / 1000)} s are dropped`);
+    let outcome = await Promise.race([written, timedOut, stopped, gone]);
+    // The client left: its answers are dropped as they come (a write to it fails at once).
+    if (outcome === 'gone') outcome = await Promise.race([answered, timedOut, stopped]);
+    if (outcome === 'timeout') {
+      log?.(`mcp: ${inFlight.size} request(s) still running after ${Math.round(limitMs / 1000)} s, when stdin closed or the client left, are dropped`);
     }
   } finally {
     clearTimeout(timer);

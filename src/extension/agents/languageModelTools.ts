@@ -41,7 +41,10 @@ export function registerLanguageModelTools(engines: EngineHost, scopes: ScopeSer
   );
 }
 
-/** `scope`: the project the caller already resolved; else the active editor's, asked for when unclear. */
+/**
+ * `scope`: the project the caller already resolved; else the active editor's, asked for when
+ * unclear, once a window (the folder picked is kept until the folders change or another is picked).
+ */
 export async function invokeTool(
   engines: EngineHost,
   scopes: ScopeService,
@@ -51,7 +54,8 @@ export async function invokeTool(
 ): Promise<{ text: string; structured?: Record<string, unknown>; isError: boolean }> {
   if (!scope) {
     if (scopes.folders().length === 0) return { text: 'No folder is open, so there is no project memory to search.', isError: true };
-    scope = (await scopes.resolve(vscode.window.activeTextEditor?.document.uri, 'Code Memory: which project is this about?'))?.scope;
+    // Asked once a window: the project picked is kept for the calls that follow (ScopeService.resolve).
+    scope = (await scopes.resolve(vscode.window.activeTextEditor?.document.uri, 'Code Memory: which project is this about?', { reuse: true }))?.scope;
     if (!scope) return { text: 'No project was chosen, so no project memory was searched.', isError: true };
   }
   const engine = await engines.get();
