@@ -11,7 +11,7 @@ export interface CommandRun {
   values: Record<string, unknown>;
   positionals: string[];
   io: Io;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on SIGINT, SIGTERM or SIGHUP. */
   signal: AbortSignal;
 }
 

@@ -154,8 +154,9 @@ if (require.main === module) {
     if (controller.signal.aborted) process.exit(130);
     controller.abort();
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  // SIGHUP: the terminal closed. Node's default ends the process at once, skipping what a
+  // command does when it stops (serve removes its token file; mcp and serve close the store).
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
   // An EPIPE on stdout (its reader gone) is reported by the command's next write and at exit.
   guardOutput(process.stdout);
   guardOutput(process.stderr);

@@ -26,6 +26,7 @@ import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
 import { redact } from './capture/redact';
+import { projectWideBranch } from './model/branches';
 import { cleanPaths, prepareObservation, storedKey } from './capture/prepare';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
@@ -701,8 +702,16 @@ export class MemoryEngine implements MemoryEngineApi {
   async getNode(nodeId: string, scope: Scope): Promise<NodeDetail | null> {
     if (typeof nodeId !== 'string' || !/^[0-9a-f-]{36}$/i.test(nodeId)) return null;
     const repos = this.scoped(scope);
-    const cell = await repos.cells.node(nodeId);
-    if (!cell) return this.sharing ? this.sharing.node(repos.project, nodeId.toLowerCase()) : null;
+    // A node of another branch is not found on a scope's branch, as a search there leaves it out
+    // (branchWhere): a branch's own records, those of no branch and those of a default branch
+    // (main, master, trunk, the repository's) hold there, a team item's too.
+    const inScope = (cell: NodeDetail['cell']): boolean => !scope.branch || cell.branch === scope.branch || projectWideBranch(cell.branch, repos.defaultBranch);
+    const found = await repos.cells.node(nodeId);
+    const cell = found && inScope(found) ? found : null;
+    if (!cell) {
+      const team = this.sharing ? await this.sharing.node(repos.project, nodeId.toLowerCase()) : null;
+      return team && inScope(team.cell) ? team : null;
+    }
     const [source] = await this.record(repos, cell.source_kind).get([cell.source_id], { includeSuppressed: true });
     return source ? { cell, source } : null;
   }

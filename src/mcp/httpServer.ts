@@ -12,7 +12,7 @@ import { GitFreshness } from '../core/capture/freshness';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
 import { accountSessionId, createMcpServer, prepareToolSpecs } from './mcpServer';
-import { sendJson } from './httpJson';
+import { NO_STORE_HEADERS, sendJson } from './httpJson';
 import { handleRest } from './rest';
 import { BodyTooLargeError, hostAllowed, isLoopbackHost, newToken, originAllowed, readBody, tokenMatches } from './security';
 import { registerSecret } from '../core/capture/redact';
@@ -25,6 +25,13 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 /** How long a connection answered with an error may stay open for the client to read it. */
 const ERROR_LINGER_MS = 5000;
+/**
+ * What a request without the right token is told: where each server's token is (the CLI's in
+ * the token file `serve` names on start; the extension's in VS Code's secret storage, which
+ * its command shows).
+ */
+const UNAUTHORIZED_MESSAGE =
+  'send Authorization: Bearer <token>. The token of `code-memory serve` is the "token" field of its token file, whose path serve prints on start (server.json in the store folder unless --token-file names another); the VS Code extension\'s is shown by its command "Code Memory: Show MCP Server Info"';
 
 export interface HttpServerOptions {
   engine: MemoryEngineApi;
@@ -86,7 +93,7 @@ function asObject(value: unknown): Record<string, unknown> | undefined {
  * The URL of a request target: a path (origin-form, read as a path even when it starts with '//')
  * or an absolute http(s) URL. Undefined for anything else, or what the URL parser refuses, and
  * for a target with a backslash: the URL parser reads it as '/', which a proxy in front or the
- * client may not (RFC 3986 has no such rule).
+ * client may not (RFC 3986 has no such rule). Routes go by targetPath, not by its pathname.
  */
 function requestUrl(target: string, port: number): URL | undefined {
   if (target.includes('\\')) return undefined;
@@ -101,6 +108,29 @@ function requestUrl(target: string, port: number): URL | undefined {
 }
 
 /**
+ * The path a request is routed by: the target's path as sent (before any '?' or '#'; of an
+ * absolute URL, what follows its authority), its '.' and '..' segments resolved (RFC 3986
+ * 5.2.4), so /v1/./health is /v1/health. A percent-encoded dot is no dot segment here (the URL
+ * parser takes %2e for '.'): /v1/nodes/%2e%2e reaches the node route as an id, and is refused
+ * there as malformed, instead of becoming /v1/.
+ */
+function targetPath(target: string): string {
+  const rest = target.startsWith('/') ? target : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  const raw = rest.split(/[?#]/, 1)[0];
+  const out: string[] = [];
+  const segments = raw.split('/').slice(1);
+  segments.forEach((segment, i) => {
+    const last = i === segments.length - 1;
+    if (segment === '..') out.pop();
+    if (segment === '.' || segment === '..') {
+      // A path that ends in a dot segment names a folder: /v1/nodes/.. is /v1/.
+      if (last) out.push('');
+    } else out.push(segment);
+  });
+  return `/${out.join('/')}`;
+}
+
+/**
  * A JSON error written straight to a socket (no response object, or one that has written nothing
  * yet), then closed: the client may read it for a few seconds, then the socket is destroyed.
  */
@@ -110,7 +140,8 @@ function rawJsonError(socket: Duplex, status: number, error: string, message: st
     return;
   }
   const body = JSON.stringify({ error, message });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  const headers = Object.entries(NO_STORE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n${headers}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   // The server keeps sockets half-open (allowHalfOpen): one whose client never closes its side
   // would otherwise stay open for good.
   const linger = setTimeout(() => socket.destroy(), ERROR_LINGER_MS);
@@ -254,7 +285,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return sendJson(res, 403, { error: 'forbidden_origin', message: 'cross-origin requests are refused; only this server\'s own origin (loopback, its port) may call it' });
     }
     if (!tokenMatches(req.headers.authorization, token)) {
-      return sendJson(res, 401, { error: 'unauthorized', message: 'send Authorization: Bearer <token> (the token is shown by `code-memory serve` and stored next to the store)' }, { 'www-authenticate': 'Bearer realm="code-memory"' });
+      return sendJson(res, 401, { error: 'unauthorized', message: UNAUTHORIZED_MESSAGE }, { 'www-authenticate': 'Bearer realm="code-memory"' });
     }
     if ((req.url ?? '/').includes('\\')) return sendJson(res, 400, { error: 'invalid_url', message: 'the request target must not contain a backslash; separate path segments with /' });
     const url = requestUrl(req.url ?? '/', port);
@@ -264,8 +295,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!(req.url ?? '/').startsWith('/') && !hostAllowed(url.host, port)) {
       return sendJson(res, 403, { error: 'forbidden_host', message: 'the request target must name the loopback address this server listens on' });
     }
-    if (url.pathname === MCP_PATH) return handleMcp(req, res);
-    return handleRest(req, res, url, {
+    const path = targetPath(req.url ?? '/');
+    if (path === MCP_PATH) return handleMcp(req, res);
+    return handleRest(req, res, path, url.searchParams, {
       engine: options.engine,
       scope: options.scope,
       readJson: () => readJsonBody(req, res),
@@ -315,11 +347,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     const parsed = await readJsonBody(req, res, true);
     if (!parsed) return;
+    // An empty batch is one Invalid Request (JSON-RPC 2.0, section 6), not a batch of nothing
+    // (which the transport would answer 202 with no body).
+    if (Array.isArray(parsed.value) && parsed.value.length === 0) return jsonRpcError(res, 400, -32600, 'Invalid Request: an empty batch; send a request object, or an array of at least one');
     // The transport keeps no sessions, but an initialize answer still hands out an Mcp-Session-Id
     // (never validated), the account's: clients send it back, and retrieve_memory keys prompt
     // history on it when a call has no session_id, as the contract's handshake fallback describes.
     if (isInitialize(parsed.value)) res.setHeader('mcp-session-id', accountSession);
     acceptJson(req);
+    // The transport writes its answers (200, 202, its own errors) without these; it keeps what
+    // is set here and adds its own.
+    for (const [name, value] of Object.entries(NO_STORE_HEADERS)) res.setHeader(name, value);
     const mcp = createMcpServer({ context, specs });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -36,8 +36,11 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendJson(res, 405, { error: 'method_not_allowed', message: `use ${allow}` }, { allow });
 }
 
-export async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL, ctx: RestContext): Promise<void> {
-  const path = url.pathname;
+/**
+ * `path`: the request's path as sent, its literal dot segments resolved (a percent-encoded one
+ * stays, so /v1/nodes/%2e%2e is a malformed node id); `query`: its query string's parameters.
+ */
+export async function handleRest(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, ctx: RestContext): Promise<void> {
   if (path.startsWith('/v1/nodes/')) {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
     const id = decodeSegment(path.slice('/v1/nodes/'.length));
@@ -49,7 +52,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   }
   if (path === '/v1/dev/mcp-requests') {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
-    const raw = url.searchParams.get('limit');
+    const raw = query.get('limit');
     const limit = raw === null ? 50 : LIMIT.test(raw) ? Number(raw) : 0;
     if (limit < 1 || limit > 1000) return sendJson(res, 400, { error: 'invalid_limit', message: 'limit must be a whole number from 1 to 1000 in digits, e.g. ?limit=50' });
     const requests = await ctx.engine.listRequests(ctx.scope, limit);
