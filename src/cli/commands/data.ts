@@ -224,7 +224,7 @@ async function* importLines(input: NodeJS.ReadableStream): AsyncGenerator<string
 
 export const importCommand: CommandImpl = {
   name: 'import',
-  async run({ options, positionals, io }) {
+  async run({ options, values, positionals, io }) {
     const file = positionals[0] ?? '-';
     // Checked before the store opens: a wrong path is a usage error, not a crash mid-import.
     if (file !== '-') checkInputFile(file, 'give a JSON Lines file, or - for stdin');
@@ -236,12 +236,14 @@ export const importCommand: CommandImpl = {
       // are read (each at most MAX_IMPORT_LINE_BYTES) only once the store is open and the import iterates them.
       const lines = file === '-' ? importLines(io.stdin) : () => importLines(createReadStream(file));
       let report: ImportReport = { imported: 0, already_there: 0, other_projects: 0 };
-      await engine.importJsonl(lines, { project, onReport: (r) => (report = r) });
+      // Records forgotten since the export are left out, unless --include-forgotten (a restore).
+      await engine.importJsonl(lines, { project, includeForgotten: values['include-forgotten'] === true, onReport: (r) => (report = r) });
       await engine.flush();
       if (options.json) writeJson(io, project ? { project, ...report } : report);
       else {
         const others = project ? `, ${report.other_projects} of other projects left out` : '';
-        io.stdout.write(`Imported ${report.imported} record(s)${project ? ` of '${project}'` : ''} (${report.already_there} already there${others}).\n`);
+        const forgotten = report.forgotten ? `, ${report.forgotten} forgotten left out` : '';
+        io.stdout.write(`Imported ${report.imported} record(s)${project ? ` of '${project}'` : ''} (${report.already_there} already there${others}${forgotten}).\n`);
       }
       return 0;
     } catch (error) {

@@ -83,12 +83,15 @@ export const exportSpec: CommandSpec = {
 export const importSpec: CommandSpec = {
   name: 'import',
   summary: 'Read JSON lines written by `export` into the store',
-  usage: 'code-memory import [file|-] [--project <name>] [--store <uri>]',
+  usage: 'code-memory import [file|-] [--project <name>] [--include-forgotten] [--store <uri>]',
   details:
     'The whole file is checked before anything is written: a bad line refuses it, with its line number (exit 2). Records already in the store are skipped, so a file imported twice adds nothing. ' +
-    'With --project (or $CODE_MEMORY_PROJECT), only that project\'s records are imported; the others are counted and left out.',
+    'With --project (or $CODE_MEMORY_PROJECT), only that project\'s records are imported; the others are counted and left out. ' +
+    'Records forgotten since the export are left out and counted, unless --include-forgotten.',
   positionals: 1,
-  options: {},
+  options: {
+    'include-forgotten': { type: 'boolean', description: 'Import the records forgotten since the export too (a restore)' },
+  },
 };
 
 export const forgetSpec: CommandSpec = {

@@ -23,7 +23,9 @@
 //   process is still running on this host is its own: another process's open leaves it alone.
 // - Nothing forgotten comes back: a forget by id keeps, in the meta table and journalled with
 //   its closure, digests (never text) of the commits and documents it removed, which an import
-//   then skips (forgottenImports), and of the statements of the promoted memories it removed, with
+//   then skips (forgottenImports), of every record it removed as an export holds it (its project,
+//   kind and time with its id, or with its content: forgottenRecordKeys), which an import of an
+//   export made before the forget skips, and of the statements of the promoted memories it removed, with
 //   the ids of what said them then, which do not promote them again (forgottenStatements). A
 //   forget of the whole project deletes them. A document an import replaces with its newer
 //   revision is removed the same way (replaceDocuments) without them: that is not a forget.
@@ -31,6 +33,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
+import { redact, redactJson, redactKey } from '../capture/redact';
 import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
@@ -93,6 +96,11 @@ interface Closure {
    * commit, a document. Digests, never text. (Absent in a journal of an older build.)
    */
   tombstones?: string[];
+  /**
+   * Meta keys (forgottenRecordKeys) of every forgotten record, as an export made before the forget
+   * holds it: an import of it skips them. Digests, never text. (Absent in a journal of an older build.)
+   */
+  records?: string[];
   /**
    * Promoted memories forgotten by id: statementKey -> the ids of the observations (`o`) and
    * summaries (`s`) that said their statement then (see forgottenStatements). Ids, never text.
@@ -277,6 +285,135 @@ function statementPrefix(project: string | null): string {
 
 function statementKey(project: string, normalised: string): string {
   return `${statementPrefix(project)}${digest(`${project}\u0000${normalised}`)}`;
+}
+
+/**
+ * What tells a record of an export stored before under another id: its project, time and these
+ * fields (portability.ts place).
+ */
+export const CONTENT_FIELDS: Record<SourceKind, string[]> = {
+  observation: ['memory_session_id', 'type', 'title', 'narrative'],
+  session_summary: ['memory_session_id'],
+  memory: ['memory_type', 'title', 'text'],
+};
+
+export function contentKey(kind: SourceKind, r: Row): string {
+  return createHash('sha256').update(JSON.stringify(CONTENT_FIELDS[kind].map((f) => r[f] ?? null))).digest('base64');
+}
+
+/**
+ * Meta rows `forgot_record:<digest of the project>:<identity digest>` (value: when it was forgotten,
+ * ms) stand for a record forgotten by id: an import of an export made before the forget skips a
+ * record with one of these identities (portability.ts). Digests, never text. A forget of the whole
+ * project (or of everything) deletes them: the import is then a restore.
+ */
+const FORGOT_RECORD_KEY = 'forgot_record';
+/**
+ * Meta rows `import_alias:<digest of the project>:<identity digest of the record in the file>`
+ * (value: its id in the store) stand for a record an import stored under another id than the file's
+ * (renumbered): an import of the same file again finds it by them, whatever was edited since.
+ */
+const IMPORT_ALIAS_KEY = 'import_alias';
+
+function projectPrefix(prefix: string, project: string | null): string {
+  return project === null ? `${prefix}:` : `${prefix}:${digest(project)}:`;
+}
+
+export function forgottenRecordPrefix(project: string): string {
+  return projectPrefix(FORGOT_RECORD_KEY, project);
+}
+
+export function importAliasPrefix(project: string): string {
+  return projectPrefix(IMPORT_ALIAS_KEY, project);
+}
+
+/** The digest of a record's id in an export (with its project, kind and time). */
+function idIdentity(project: string, kind: SourceKind, epoch: number, id: number): string {
+  return digest(`${project}\u0000${kind}\u0000${epoch}\u0000id\u0000${id}`);
+}
+
+function contentIdentity(project: string, kind: SourceKind, epoch: number, key: string): string {
+  return digest(`${project}\u0000${kind}\u0000${epoch}\u0000content\u0000${key}`);
+}
+
+/** The meta keys of a record of `kind` with this id, time and content keys (contentKey), had it been forgotten. */
+export function recordForgetKeys(project: string, kind: SourceKind, epoch: number, id: number, contentKeys: string[]): string[] {
+  const prefix = forgottenRecordPrefix(project);
+  return [...new Set([idIdentity(project, kind, epoch, id), ...contentKeys.map((k) => contentIdentity(project, kind, epoch, k))])].map((k) => `${prefix}${k}`);
+}
+
+/** The content fields of a stored row as an import reads them (portability.ts redactRecord): redacted. */
+function redactedContent(kind: SourceKind, r: Row): Row {
+  const out: Row = { ...r };
+  for (const f of CONTENT_FIELDS[kind]) {
+    const v = r[f];
+    if (typeof v !== 'string') continue;
+    out[f] = f === 'memory_session_id' ? redactKey(v) : /^\s*[[{]/.test(v) ? redactJson(v) : redact(v);
+  }
+  return out;
+}
+
+/**
+ * The meta keys a forgotten record is known by to an import of an export made before the forget
+ * (its project, kind and time, with its id or its content: an export holds the record as stored);
+ * those of a record read from an export (recordForgetKeys) are looked up among them. A stored
+ * row's content is digested as stored and as redacted (as an import reads it: a row an older
+ * build stored raw).
+ */
+export function forgottenRecordKeys(project: string, kind: SourceKind, r: Row): string[] {
+  return recordForgetKeys(project, kind, Number(r.created_at_epoch), Number(r.id), [contentKey(kind, r), contentKey(kind, redactedContent(kind, r))]);
+}
+
+/** The meta key under which an import notes the store's id of a record of the file it renumbered. */
+export function importAliasKey(project: string, kind: SourceKind, epoch: number, fileId: number): string {
+  return `${importAliasPrefix(project)}${idIdentity(project, kind, epoch, fileId)}`;
+}
+
+/** A project's forgotten records (key -> when forgotten, ms) and import aliases (key -> id in the store). */
+export async function importMemo(store: Store, project: string): Promise<{ forgotten: Map<string, number>; aliases: Map<string, number> }> {
+  const [forgotten, aliases] = await Promise.all([store.metaEntries(forgottenRecordPrefix(project)), store.metaEntries(importAliasPrefix(project))]);
+  return { forgotten: new Map(forgotten.map(([k, v]) => [k, Number(v) || 0])), aliases: new Map(aliases.map(([k, v]) => [k, Number(v)])) };
+}
+
+/** The keys (forgottenRecordKeys) of the doomed records still stored, and of the identities they had in files imported before (import aliases). */
+async function forgottenRecordsOf(store: Store, repos: ProjectRepositories, doomed: Record<SourceKind, Set<number>>, observations: Row[]): Promise<string[]> {
+  const keys = new Set<string>();
+  const ids = new Set<number>();
+  for (const kind of Object.keys(doomed) as SourceKind[]) {
+    if (doomed[kind].size === 0) continue;
+    const list = [...doomed[kind]];
+    const rows: Row[] = [];
+    if (kind === 'observation') rows.push(...observations);
+    else for (let i = 0; i < list.length; i += 1000) rows.push(...(await recordTable(repos, kind).rows(`id IN ${sqlIntList(list.slice(i, i + 1000))}`)));
+    for (const r of rows) {
+      ids.add(Number(r.id));
+      for (const k of forgottenRecordKeys(repos.project, kind, r)) keys.add(k);
+    }
+  }
+  if (ids.size > 0) {
+    const prefix = importAliasPrefix(repos.project);
+    for (const [key, value] of await store.metaEntries(prefix)) {
+      if (ids.has(Number(value))) keys.add(`${forgottenRecordPrefix(repos.project)}${key.slice(prefix.length)}`);
+    }
+  }
+  return [...keys];
+}
+
+/**
+ * Entities and edges named in `entityIds` derived again from the project's observations (after
+ * those that derived them went: a forget, or an import that left forgotten ones out): those the
+ * remaining observations support come back, with their weights.
+ */
+export async function deriveGraphAgain(repos: ProjectRepositories, entityIds: string[]): Promise<void> {
+  const wanted = new Set(entityIds.filter((id) => !id.startsWith('memory:')));
+  if (wanted.size === 0) return;
+  const remaining = (await repos.observations.table.rows(null)).map(rowToObservation);
+  const again = deriveGraph(remaining, Date.now());
+  await repos.graph.entities.upsert(['project', 'id'], again.entities.filter((e) => wanted.has(String(e.id))));
+  await repos.graph.relationships.upsert(
+    ['project', 'source', 'target', 'type'],
+    again.relationships.filter((r) => wanted.has(String(r.source)) || wanted.has(String(r.target))),
+  );
 }
 
 /** Of the statements (normalised) a session would promote, those whose memory was forgotten, with the evidence it was forgotten with. */
@@ -471,7 +608,7 @@ export async function settleForgets(repos: Repositories, project: string, mark: 
   // The entities derived from an observation are named after its files, concepts and commit: from
   // the observation as the writer had it, since the stored one is gone.
   const entities = deriveGraph((written.observations ?? []).filter((o) => gone.observation.has(o.id)), 0).entities.map((e) => String(e.id));
-  const closure = await closureOf(scoped, { observation: [...gone.observation], memory: [...gone.memory] }, entities);
+  const closure = await closureOf(repos.store, scoped, { observation: [...gone.observation], memory: [...gone.memory] }, entities);
   if (!closure) return false;
   const kind: SourceKind = gone.observation.size > 0 ? 'observation' : 'memory';
   await begin(repos, { request: { kind, ids: [...gone[kind]] }, scope: { project }, owner: thisProcess(), closure, again: true });
@@ -642,13 +779,14 @@ const isIdList = (v: unknown): boolean => Array.isArray(v) && v.every((id) => Nu
 /** A closure as forgetIds writes it: lists of integer ids and of entity ids. */
 function isClosure(c: unknown): boolean {
   if (!c || typeof c !== 'object') return false;
-  const { doomed, entities, restore, successors, tombstones, statements } = c as Closure;
+  const { doomed, entities, restore, successors, tombstones, records, statements } = c as Closure;
   return (
     (statements === undefined ||
       (!!statements &&
         typeof statements === 'object' &&
         Object.entries(statements).every(([k, e]) => k.startsWith(`${STATEMENT_KEY}:`) && !!e && isIdList(e.o) && isIdList(e.s)))) &&
     (tombstones === undefined || (Array.isArray(tombstones) && tombstones.every((k) => typeof k === 'string' && k.startsWith(`${TOMBSTONE_KEY}:`)))) &&
+    (records === undefined || (Array.isArray(records) && records.every((k) => typeof k === 'string' && k.startsWith(`${FORGOT_RECORD_KEY}:`)))) &&
     (successors === undefined ||
       (!!successors && typeof successors === 'object' && Object.entries(successors).every(([k, v]) => Number.isSafeInteger(Number(k)) && (v === null || Number.isSafeInteger(v))))) &&
     !!doomed &&
@@ -693,10 +831,11 @@ async function forgetNow(repos: Repositories, key: string, journal: Journal, res
     report.memories = await purger.delete(TABLES.memories, where);
     report.cells = await purger.delete(TABLES.cells, where);
     for (const t of DATA_TABLES) await purger.delete(t, where);
-    // The tombstones of its forgotten commits, documents and promoted statements go too: an
-    // import is a fresh start. (The meta table is purged after every forget, finish/purgeMeta.)
+    // The tombstones of its forgotten commits, documents, records and promoted statements go
+    // too, with its import aliases: an import is a fresh start (of an export, a restore). (The
+    // meta table is purged after every forget, finish/purgeMeta.)
     const project = request.all ? null : (request.project as string);
-    for (const prefix of [tombstonePrefix(project), statementPrefix(project)]) {
+    for (const prefix of [tombstonePrefix(project), statementPrefix(project), projectPrefix(FORGOT_RECORD_KEY, project), projectPrefix(IMPORT_ALIAS_KEY, project)]) {
       if ((await store.metaEntries(prefix)).length > 0) await store.delete(TABLES.meta, `starts_with(key, ${sqlString(prefix)})`);
     }
   } else {
@@ -720,7 +859,7 @@ async function forgetNow(repos: Repositories, key: string, journal: Journal, res
  * gone already (settleForgets), and these graph entities were derived from them; what still cites
  * or names them is decided all the same.
  */
-async function closureOf(repos: ProjectRepositories, seed: Partial<Record<SourceKind, number[]>>, again: string[] | null = null): Promise<Closure | null> {
+async function closureOf(store: Store, repos: ProjectRepositories, seed: Partial<Record<SourceKind, number[]>>, again: string[] | null = null): Promise<Closure | null> {
   const doomed: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
   for (const kind of Object.keys(seed) as SourceKind[]) for (const id of seed[kind] ?? []) doomed[kind].add(id);
   // A summary is its session's observations compressed: forgotten alone, it would be written
@@ -751,12 +890,14 @@ async function closureOf(repos: ProjectRepositories, seed: Partial<Record<Source
   // A memory the user forgot, promoted from a statement: the evidence it had does not promote it again.
   const statements = again ? {} : await statementsOf(repos, seed.memory ?? []);
   const tombstones = rows.map((r) => importedKey(r.type, r.dedupe_key)).filter((k): k is string => k !== null).map((k) => importTombstoneKey(repos.project, k));
+  const records = await forgottenRecordsOf(store, repos, doomed, rows);
   return {
     doomed: { observation: [...doomed.observation], session_summary: [...doomed.session_summary], memory: [...doomed.memory] },
     entities: [...new Set([...derived.entities.map((e) => String(e.id)), ...[...doomed.memory].map((id) => `memory:${id}`), ...(again ?? [])])],
     restore,
     successors,
     tombstones,
+    records,
     statements,
   };
 }
@@ -765,13 +906,13 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   const p = `project = ${sqlString(repos.project)}`;
   if (!journal.closure) {
     const kind = (journal.request.kind ?? 'observation') as SourceKind;
-    const closure = await closureOf(repos, { [kind]: (journal.request.ids ?? []).map(Number) });
+    const closure = await closureOf(all.store, repos, { [kind]: (journal.request.ids ?? []).map(Number) });
     // None of the ids names a record of the project: nothing to delete, nothing else touched.
     if (!closure) return;
     journal.closure = closure;
     await all.store.setMeta({ [key]: JSON.stringify(journal) });
   }
-  const { doomed, entities, restore, successors, tombstones, statements } = journal.closure;
+  const { doomed, entities, restore, successors, tombstones, records, statements } = journal.closure;
   const replacing = journal.replace === true;
   // Before the deletes (a resumed forget writes them again): the next import skips what was
   // forgotten, and a forgotten promoted memory is not promoted again from what it stood on. Only
@@ -781,6 +922,14 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   if (!replacing && tombstones && tombstones.length > 0 && (await stillStored(repos.observations.table, doomed.observation))) {
     const at = String(Date.now());
     await all.store.setMeta(Object.fromEntries(tombstones.map((k) => [k, at])));
+  }
+  if (!replacing && records && records.length > 0) {
+    let stored = false;
+    for (const kind of Object.keys(doomed) as SourceKind[]) if (!stored) stored = await stillStored(recordTable(repos, kind), doomed[kind]);
+    if (stored) {
+      const at = String(Date.now());
+      for (let i = 0; i < records.length; i += 1000) await all.store.setMeta(Object.fromEntries(records.slice(i, i + 1000).map((k) => [k, at])));
+    }
   }
   if (!replacing && statements && Object.keys(statements).length > 0 && (await stillStored(repos.memories.table, doomed.memory))) {
     const stored = new Map(await all.store.metaEntries(statementPrefix(repos.project)));
@@ -997,13 +1146,5 @@ async function forgetGraph(repos: ProjectRepositories, purger: Purger, entityIds
     await purger.delete(TABLES.relationships, `${p} AND (source IN ${list} OR (target IN ${list} AND type <> 'decided'))`);
   }
   // Only observations support other entities (a memory's entity is its own).
-  if (entityIds.every((id) => id.startsWith('memory:'))) return;
-  const remaining = (await repos.observations.table.rows(null)).map(rowToObservation);
-  const again = deriveGraph(remaining, Date.now());
-  const wanted = new Set(entityIds);
-  await repos.graph.entities.upsert(['project', 'id'], again.entities.filter((e) => wanted.has(String(e.id))));
-  await repos.graph.relationships.upsert(
-    ['project', 'source', 'target', 'type'],
-    again.relationships.filter((r) => wanted.has(String(r.source)) || wanted.has(String(r.target))),
-  );
+  await deriveGraphAgain(repos, entityIds);
 }

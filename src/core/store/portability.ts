@@ -8,9 +8,19 @@
 // the same id or content) is skipped; a record whose id is taken, or above MAX_KEPT_ID (2^52:
 // see ids.ts), gets a fresh one, and every reference to it in the file (summaries' and memories'
 // source ids, merged observations' sources, topic traces, supersession links and conflicts)
-// follows, in whatever order the file holds them.
+// follows, in whatever order the file holds them. Such a record is noted (an import alias in the
+// meta table: a digest of its identity in the file, and its id in the store), so that importing
+// the file again finds it whatever was edited since.
+//
+// A record the user forgot since the export (forget.ts keeps a digest of each, never text) is
+// left out, counted as forgotten, with what names or derives from it: the graph's entries of a
+// forgotten memory or derived from forgotten observations (those the stored observations still
+// support are derived again), the links of other records to it, and the project's prompts from
+// before the forget (a forget takes them all). ImportOptions.includeForgotten restores them.
+//
+// Export and import both run the product's redaction over every text of a record: a secret an
+// older build stored raw does not leave the store in an export, nor enter one from a file.
 
-import { createHash } from 'node:crypto';
 import { Type } from 'apache-arrow';
 import type { Field } from 'apache-arrow';
 import { IDENTIFIER_TEXT } from '../capture/prepare';
@@ -20,6 +30,8 @@ import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../mod
 import { cutText } from '../tokens';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
 import { SHA_PATTERN, sqlIntList, typeProblem } from './filters';
+import { CONTENT_FIELDS, contentKey, deriveGraphAgain, importAliasKey, importMemo, recordForgetKeys } from './forget';
+import { deriveGraph } from './graph';
 import { MAX_KEPT_ID } from './ids';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
 import { ProjectTable, checkProject } from './projectTable';
@@ -85,7 +97,9 @@ export async function exportJsonl(store: Store, write: (line: string) => void | 
     const rows = scope ? await new ProjectTable(store, table, scope.project).rows(null) : await store.rows(table, null);
     if (record) rows.sort((a, b) => Number(a.id) - Number(b.id));
     for (const r of rows) {
-      await write(JSON.stringify({ kind, record: r }));
+      // Redacted as an import reads it: a secret an older build stored raw stays in the store
+      // (where a forget can reach it), never in a file that leaves it.
+      await write(JSON.stringify({ kind, record: redactRecord(r) }));
       n++;
     }
   }
@@ -113,6 +127,8 @@ export interface ImportOptions {
   project?: string;
   /** Told what the import did, beyond the count it returns. */
   onReport?: (report: ImportReport) => void;
+  /** Import the records forgotten since the export too (a restore), instead of leaving them out. */
+  includeForgotten?: boolean;
 }
 
 export interface ImportReport {
@@ -121,6 +137,11 @@ export interface ImportReport {
   already_there: number;
   /** Records of other projects than ImportOptions.project. */
   other_projects: number;
+  /**
+   * Observations, session summaries and memories left out because they were forgotten since the
+   * export (see ImportOptions.includeForgotten); present when some were.
+   */
+  forgotten?: number;
 }
 
 /** Old id -> id in the store, per record kind, for the records of this import whose id changed. */
@@ -392,17 +413,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** What tells a record stored before under another id: its project, time and these fields. */
-const CONTENT_FIELDS: Record<RecordKind, string[]> = {
-  observation: ['memory_session_id', 'type', 'title', 'narrative'],
-  session_summary: ['memory_session_id'],
-  memory: ['memory_type', 'title', 'text'],
-};
-
-function contentKey(kind: RecordKind, r: Row): string {
-  return createHash('sha256').update(JSON.stringify(CONTENT_FIELDS[kind].map((f) => r[f] ?? null))).digest('base64');
-}
-
 /** A record of the file to place: its id in the file, project, time and content key. */
 interface Placed {
   id: number;
@@ -411,26 +421,52 @@ interface Placed {
   key: string;
 }
 
+/** Where the records of the file go (see place). Ids are the file's. */
+interface Placement {
+  renumbered: Renumbered;
+  /** Records already stored. */
+  stored: Record<RecordKind, Set<number>>;
+  /** Records forgotten since the export, left out. */
+  forgotten: Record<RecordKind, Set<number>>;
+  /** Per project, when the last forget of a record left out was (ms): the project's prompts from before it went with it. */
+  forgotAt: Map<string, number>;
+  /** Import aliases to note (meta key -> id in the store) for the records whose id changed. */
+  aliases: Record<string, string>;
+}
+
 /**
  * Where every record of the file goes, decided before anything is written so that references
  * follow whatever the order of the file. A record already stored (same project and time, and the
- * same id or the same content) is not written again, and references to it point at the stored
- * one. Any other keeps its id when no process can hand it out any more (the id allocator
- * reserves it), no stored or imported record holds it and it is at most MAX_KEPT_ID, else it gets
- * a fresh id. Keeping a larger one would move a local store's id counter so near
- * Number.MAX_SAFE_INTEGER that its ids ran out; an export of a store on object storage holds
- * such ids (random blocks up to 2^53), so they are renumbered, not refused.
+ * same id, the id an earlier import of it stored it under, or the same content) is not written
+ * again, and references to it point at the stored one. A record forgotten since (forget.ts keeps
+ * its digests) is left out, unless `includeForgotten`. Any other keeps its id when no process can
+ * hand it out any more (the id allocator reserves it), no stored or imported record holds it and
+ * it is at most MAX_KEPT_ID, else it gets a fresh id. Keeping a larger one would move a local
+ * store's id counter so near Number.MAX_SAFE_INTEGER that its ids ran out; an export of a store on
+ * object storage holds such ids (random blocks up to 2^53), so they are renumbered, not refused.
  */
-async function place(repos: Repositories, records: Record<RecordKind, Placed[]>): Promise<{ renumbered: Renumbered; stored: Record<RecordKind, Set<number>> }> {
+async function place(repos: Repositories, records: Record<RecordKind, Placed[]>, includeForgotten: boolean): Promise<Placement> {
   const renumbered: Renumbered = { observation: new Map(), session_summary: new Map(), memory: new Map() };
   const stored: Record<RecordKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
+  const forgotten: Record<RecordKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
+  const forgotAt = new Map<string, number>();
+  const aliases: Record<string, string> = {};
+  const memos = new Map<string, Awaited<ReturnType<typeof importMemo>>>();
+  const memoOf = async (project: string) => {
+    const known = memos.get(project);
+    if (known) return known;
+    const memo = await importMemo(repos.store, project);
+    memos.set(project, memo);
+    return memo;
+  };
   const owned: [number, number][] = [];
   const used = new Set<number>();
   const isOwned = (id: number): boolean => owned.some(([lo, hi]) => id >= lo && id < hi);
   for (const { table, record: kind } of KINDS) {
     if (!kind) continue;
-    const fresh: number[] = [];
+    const fresh: Placed[] = [];
     for (const [project, list] of groupBy(records[kind], (p) => p.project)) {
+      const memo = await memoOf(project);
       for (let i = 0; i < list.length; i += BATCH) {
         const chunk = list.slice(i, i + BATCH);
         const rows = await new ProjectTable(repos.store, table, project).rows(`created_at_epoch IN ${sqlIntList(chunk.map((p) => p.epoch))}`, {
@@ -438,17 +474,30 @@ async function place(repos: Repositories, records: Record<RecordKind, Placed[]>)
         });
         const there = rows.map((r) => ({ id: Number(r.id), epoch: Number(r.created_at_epoch), key: contentKey(kind, r) }));
         for (const p of chunk) {
-          const match = there.find((t) => t.epoch === p.epoch && (t.id === p.id || t.key === p.key));
-          if (!match) fresh.push(p.id);
-          else {
+          const aliasKey = importAliasKey(project, kind, p.epoch, p.id);
+          const alias = memo.aliases.get(aliasKey);
+          const at = there.filter((t) => t.epoch === p.epoch);
+          // Its own id first, then the one an earlier import gave it (edited since or not), then its content.
+          const match = at.find((t) => t.id === p.id) ?? at.find((t) => alias !== undefined && t.id === alias) ?? at.find((t) => t.key === p.key);
+          if (match) {
             stored[kind].add(p.id);
-            if (match.id !== p.id) renumbered[kind].set(p.id, match.id);
+            if (match.id !== p.id) {
+              renumbered[kind].set(p.id, match.id);
+              if (alias !== match.id) aliases[aliasKey] = String(match.id);
+            }
+            continue;
           }
+          const when = includeForgotten || memo.forgotten.size === 0 ? [] : recordForgetKeys(project, kind, p.epoch, p.id, [p.key]).map((k) => memo.forgotten.get(k)).filter((t): t is number => t !== undefined);
+          if (when.length > 0) {
+            forgotten[kind].add(p.id);
+            forgotAt.set(project, Math.max(forgotAt.get(project) ?? 0, ...when));
+          } else fresh.push(p);
         }
       }
     }
+    const placedOf = new Map(fresh.map((p) => [p.id, p]));
     for (let i = 0; i < fresh.length; i += BATCH) {
-      const ids = fresh.slice(i, i + BATCH);
+      const ids = fresh.slice(i, i + BATCH).map((p) => p.id);
       const taken = new Set((await repos.store.rows(table, `id IN ${sqlIntList(ids)}`, { select: ['id'] })).map((r) => Number(r.id)));
       const range = await repos.ids.reserve(ids.filter((id) => id <= MAX_KEPT_ID && !taken.has(id) && !used.has(id) && !isOwned(id)));
       if (range) owned.push(range);
@@ -461,10 +510,44 @@ async function place(repos: Repositories, records: Record<RecordKind, Placed[]>)
       clashes.forEach((id, j) => {
         renumbered[kind].set(id, newIds[j]);
         used.add(newIds[j]);
+        const p = placedOf.get(id)!;
+        aliases[importAliasKey(p.project, kind, p.epoch, id)] = String(newIds[j]);
       });
     }
   }
-  return { renumbered, stored };
+  return { renumbered, stored, forgotten, forgotAt, aliases };
+}
+
+/**
+ * A record of the file written without what names records left out as forgotten: its sources,
+ * supersession links, conflicts and topic-trace entries (as a forget takes them from the records
+ * it leaves).
+ */
+function dropForgotten(kind: RecordKind, r: Row, forgotten: Record<RecordKind, Set<number>>): void {
+  const obs = forgotten.observation;
+  const mem = forgotten.memory;
+  if (obs.size === 0 && mem.size === 0) return;
+  const keep = (ids: unknown, gone: Set<number>): unknown => (Array.isArray(ids) ? ids.filter((id) => !gone.has(Number(id))) : ids);
+  if (kind === 'observation' && r.compressed_sources) {
+    const sources = parseJson<CompressedSource[]>(r.compressed_sources, []);
+    r.compressed_sources = JSON.stringify(sources.filter((s) => !obs.has(Number(s.source_observation_id))));
+  }
+  if ((kind === 'session_summary' || kind === 'memory') && r.source_ids) r.source_ids = JSON.stringify(keep(parseJson<number[]>(r.source_ids, []), obs));
+  if (kind !== 'memory') return;
+  if (r.topic_trace) {
+    const trace = parseJson<TopicTrace[]>(r.topic_trace, []).filter((t) => !mem.has(Number(t.id)));
+    const either = new Set([...obs, ...mem]);
+    r.topic_trace = trace.length > 0 ? JSON.stringify(trace.map((t, i) => ({ ...t, segment_index: i, evidence_event_ids: keep(t.evidence_event_ids, either) }))) : null;
+  }
+  if (r.supersedes) {
+    const left = keep(parseJson<number[]>(r.supersedes, []), mem) as number[];
+    r.supersedes = left.length > 0 ? JSON.stringify(left) : null;
+  }
+  if (r.superseded_by !== null && r.superseded_by !== undefined && mem.has(Number(r.superseded_by))) r.superseded_by = null;
+  if (r.conflicts) {
+    const left = parseJson<MemoryConflict[]>(r.conflicts, []).filter((c) => !mem.has(Number(c.id)));
+    r.conflicts = left.length > 0 ? JSON.stringify(left) : null;
+  }
 }
 
 function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
@@ -512,7 +595,7 @@ export async function importJsonl(repos: Repositories, lines: ImportLines, optio
   if (!header) throw new ImportFileError(`${lineNo === 0 ? 'The file is empty' : 'The file has no code-memory-export header line'}: it is not an export of Code Memory (nothing was imported)`);
   // What is already stored is read (place) and the rest written under one lock: two imports of
   // one file at once (two processes) would each find nothing stored and each write it all.
-  return repos.store.exclusive('import', () => writeImport(repos, lines, held, toPlace, inScope, report));
+  return repos.store.exclusive('import', () => writeImport(repos, lines, held, toPlace, inScope, report, options.includeForgotten === true));
 }
 
 async function writeImport(
@@ -522,9 +605,24 @@ async function writeImport(
   toPlace: Record<RecordKind, Placed[]>,
   inScope: (record: Row) => boolean,
   report: ImportReport,
+  includeForgotten: boolean,
 ): Promise<ImportReport> {
-  const { renumbered, stored } = await place(repos, toPlace);
+  const { renumbered, stored, forgotten, forgotAt, aliases } = await place(repos, toPlace, includeForgotten);
   report.already_there = stored.observation.size + stored.session_summary.size + stored.memory.size;
+  const nForgotten = forgotten.observation.size + forgotten.session_summary.size + forgotten.memory.size;
+  if (nForgotten > 0) report.forgotten = nForgotten;
+  // The graph's entries derived from the records left out (a forgotten memory's own, a forgotten
+  // observation's files, concepts, commit), by project: left out too, those the stored
+  // observations support derived again once the import is written.
+  const forgottenGraph = nForgotten > 0 ? await forgottenEntities(lines, held, forgotten) : new Map<string, Set<string>>();
+  const leftOut = (kind: string, r: Row): boolean => {
+    const project = String(r.project);
+    if (kind === 'session_prompt') return Number(r.created_at_epoch) <= (forgotAt.get(project) ?? -1);
+    const graph = forgottenGraph.get(project);
+    if (!graph) return false;
+    if (kind === 'entity') return graph.has(String(r.id));
+    return kind === 'relationship' && (graph.has(String(r.source)) || graph.has(String(r.target)));
+  };
 
   const pending = new Map<string, Row[]>();
   const flushKind = async (spec: KindSpec): Promise<void> => {
@@ -562,9 +660,11 @@ async function writeImport(
       continue;
     }
     if (spec.record) {
-      if (stored[spec.record].has(Number(record.id))) continue;
+      if (stored[spec.record].has(Number(record.id)) || forgotten[spec.record].has(Number(record.id))) continue;
+      dropForgotten(spec.record, record, forgotten);
       remapReferences(spec.record, record, renumbered);
     } else {
+      if (leftOut(spec.kind, record)) continue;
       remapGraph(record, renumbered);
     }
     // Records refer to earlier kinds (summaries to observations): those are written first.
@@ -575,5 +675,39 @@ async function writeImport(
     if (queued.length >= BATCH) await flushKind(spec);
   }
   for (const spec of KINDS) await flushKind(spec);
+  // Noted once the records are written: an import cut short finds them again by their content.
+  const noted = Object.entries(aliases);
+  for (let i = 0; i < noted.length; i += BATCH) await repos.store.setMeta(Object.fromEntries(noted.slice(i, i + BATCH)));
+  for (const [project, ids] of forgottenGraph) await deriveGraphAgain(repos.forProject(project), [...ids]);
   return report;
+}
+
+/**
+ * The graph entries (entity ids) derived from the records of the file left out as forgotten, by
+ * project: a forgotten memory's `memory:<id>`, and what a forgotten observation derives (its files,
+ * concepts, commit, branch), read from the file again.
+ */
+async function forgottenEntities(lines: ImportLines, held: string[], forgotten: Record<RecordKind, Set<number>>): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  const add = (project: string, id: string): void => {
+    const set = out.get(project) ?? new Set<string>();
+    set.add(id);
+    out.set(project, set);
+  };
+  let lineNo = 0;
+  for await (const raw of typeof lines === 'function' ? lines() : held) {
+    lineNo++;
+    // Only the lines of forgotten records are read whole (checked, redacted) again.
+    const head = /"kind"\s*:\s*"(observation|memory)"/.exec(raw);
+    if (!head) continue;
+    const read = readLine(raw, lineNo);
+    if (!read || read === 'header' || !read.spec.record) continue;
+    const { record } = read;
+    const project = String(record.project);
+    if (read.spec.record === 'memory' && forgotten.memory.has(Number(record.id))) add(project, `memory:${Number(record.id)}`);
+    if (read.spec.record === 'observation' && forgotten.observation.has(Number(record.id))) {
+      for (const e of deriveGraph([rowToObservation(record)], 0).entities) add(project, String(e.id));
+    }
+  }
+  return out;
 }
