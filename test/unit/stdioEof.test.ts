@@ -108,8 +108,8 @@ describe('the stdio server when its client closes stdin', function () {
     c.child.stdin.end();
     const code = await exitOf(c, 30_000);
     assert.notEqual(code, 'killed', c.stderr());
-    // The CLI says its output was cut (EPIPE) and exits 1 when an answer found the reader gone.
-    assert.ok(code === 0 || code === 1, `exit ${code}: ${c.stderr()}`);
+    // A reader that went away is normal: the answers are moot, the exit is 0 (stdioClientGone.test.ts).
+    assert.equal(code, 0, c.stderr());
     assert.doesNotMatch(c.stderr(), /Unhandled|TypeError|MaxListeners|\bat .*:\d+:\d+/);
   });
 
