@@ -89,6 +89,30 @@ function refuseRepeatedValues(tokens: Array<{ kind: string; name?: string }>, sp
   }
 }
 
+/**
+ * `--opt -5` as `--opt=-5` for every option that takes a value: parseArgs refuses a value that
+ * starts with '-' as ambiguous, which hid the option's own rule (`--limit must be an integer from
+ * 1 to 200`) that `--limit=-5` gets. Only a negative number is joined; anything else after `--opt`
+ * is left to parseArgs, as is everything after `--`.
+ */
+function joinNegativeValues(args: string[], specs: Record<string, OptionSpec>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const takesValue = arg.startsWith('--') && !arg.includes('=') && specs[arg.slice(2)]?.type === 'string';
+    if (takesValue && i + 1 < args.length && /^-\.?[0-9]/.test(args[i + 1])) {
+      out.push(`${arg}=${args[i + 1]}`);
+      i++;
+    } else if (takesValue && i + 1 < args.length && !args[i + 1].startsWith('-')) {
+      // Its value, passed over so that a value such as `--project -x`'s is not read as an option.
+      out.push(arg, args[i + 1]);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 export async function main(argv: string[], io: Io, signal: AbortSignal): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -108,7 +132,7 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
   let parsed;
   try {
     parsed = parseArgs({
-      args: rest,
+      args: joinNegativeValues(rest, specs),
       options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.short ? { short: s.short } : {}), ...(s.multiple ? { multiple: true } : {}) }])),
       allowPositionals: true,
       strict: true,

@@ -170,7 +170,9 @@ function rerankerFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): 
   }
   if (!/^https?:\/\/[^\s]+$/i.test(endpoint)) throw new UsageError(`the rerank endpoint must be an http(s) URL such as http://127.0.0.1:8080/v1, not '${endpoint.slice(0, 80)}'`);
   if (candidates !== undefined && (candidates < 2 || candidates > MAX_RERANK_CANDIDATES)) {
-    throw new UsageError(`--rerank-candidates must be from 2 to ${MAX_RERANK_CANDIDATES}, not ${candidates}`);
+    // Named as countOption names it: the flag when given, else the variable it came from.
+    const from = values['rerank-candidates'] !== undefined ? '--rerank-candidates' : 'CODE_MEMORY_RERANK_CANDIDATES';
+    throw new UsageError(`${from} must be from 2 to ${MAX_RERANK_CANDIDATES}, not ${candidates}`);
   }
   const apiKey = env.CODE_MEMORY_RERANK_API_KEY?.trim() || undefined;
   return { endpoint, model, ...(candidates !== undefined ? { candidates } : {}), ...(apiKey ? { apiKey } : {}) };

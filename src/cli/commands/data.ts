@@ -181,7 +181,9 @@ export const exportCommand: CommandImpl = {
       const n = values.out !== undefined
         ? await exportToFile(values.out as string, (write) => engine.exportJsonl(write, scope))
         : await engine.exportJsonl((line) => writeOut(io.stdout, line.endsWith('\n') ? line : `${line}\n`), scope);
-      io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
+      // With --out, stdout is free for the summary --json asks for; to stdout, the export is the output.
+      if (options.json && values.out !== undefined) writeJson(io, { exported: n, ...(scope ? { project: scope.project } : {}), out: path.resolve(values.out as string) });
+      else io.stderr.write(`Exported ${n} record(s)${scope ? ` of '${scope.project}'` : ''}.\n`);
       return 0;
     } finally {
       await engine.close();

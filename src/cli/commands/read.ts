@@ -7,6 +7,9 @@ import { openEngine, resolveScope, writeJson } from '../context';
 import { allProjects } from '../options';
 import { wholeNumber } from '../wholeNumber';
 import { cutText } from '../../core/tokens';
+import type { EmbedderConfig } from '../../core/embed/factory';
+import { HASHED_DEFAULT_DIMENSION } from '../../core/embed/hashed';
+import { USE_LITE_NAME } from '../../core/embed/useLite';
 
 const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -85,13 +88,30 @@ export const searchCommand: CommandImpl = {
   },
 };
 
+/** The name an embedder of this config has once started (Embedder.name), without starting it. */
+function embedderName(config: EmbedderConfig | null): string {
+  if (!config) return 'none';
+  switch (config.provider) {
+    case 'use-lite':
+      return USE_LITE_NAME;
+    case 'hashed':
+      return `hashed-ngram-${config.dimension ?? HASHED_DEFAULT_DIMENSION}`;
+    case 'openai':
+      return `openai:${config.model}`;
+    default:
+      return config.provider;
+  }
+}
+
 export const statsCommand: CommandImpl = {
   name: 'stats',
   async run({ options, values, io }) {
     const scope = allProjects(values) ? null : await resolveScope(options);
     const engine = await openEngine(options, io, false);
     try {
-      const s = await engine.stats(scope);
+      // Opened without its embedder (stats never embeds): name the one given, as a server with it would.
+      const counted = await engine.stats(scope);
+      const s = { ...counted, embedder: { ...counted.embedder, name: embedderName(options.embedding) } };
       if (options.json) writeJson(io, s);
       else
         io.stdout.write(

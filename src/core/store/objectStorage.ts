@@ -43,8 +43,9 @@ const SCHEMES: Record<string, ObjectScheme> = { 's3:': 's3', 's3a:': 's3', 'gs:'
 /** A URI or URL as it may be shown: credentials written into it (`scheme://key:secret@host`) replaced. */
 export function displayUri(uri: string): string {
   // `key:secret@` (the secret may hold '/', '#', '?' unencoded, as pasted), or anything before an
-  // '@' in the bucket's place; a query or fragment (`?aws_secret_access_key=...`).
-  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@|[^@]*:[^@]*@)/i, '$1***@').replace(/^([a-z][a-z0-9+.-]*:\/\/[^?#]*)[?#].*$/is, '$1?***');
+  // '@' in the bucket's place; a query or fragment (`?aws_secret_access_key=...`), after the '?'
+  // or '#' it was given with, so that the message shows the URI as typed.
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@|[^@]*:[^@]*@)/i, '$1***@').replace(/^([a-z][a-z0-9+.-]*:\/\/[^?#]*)([?#]).*$/is, '$1$2***');
 }
 
 /** Parses `s3://bucket/prefix` (gs://, az:// alike); null for anything that is not object storage. */
