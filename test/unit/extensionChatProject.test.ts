@@ -116,7 +116,7 @@ describe('chat tools in a window of two projects, the active editor in no folder
     assert.deepEqual([await projectOf('chat note 7'), await projectOf('chat note 8')], [['proj-beta'], ['proj-alpha']]);
   });
 
-  it('goes to the project the user picks later for work in no folder (a command on an untitled buffer, or choose)', async () => {
+  it('goes to the project the user picks later for work in no folder (a command on an untitled buffer, or Choose Project for Chat Tools…)', async () => {
     w.state.active = undefined;
     w.state.folderPick = 'beta';
     await tool('remember')({ title: 'chat note 9', text: 'x' });
@@ -124,8 +124,11 @@ describe('chat tools in a window of two projects, the active editor in no folder
     w.state.folderPick = 'alpha';
     assert.equal((await scopes.resolve(w.doc('Untitled-8', 'x', 'untitled').uri, 'Add the note to the memory of which project?'))?.scope.project, 'proj-alpha');
     await tool('remember')({ title: 'chat note 10', text: 'x' });
+    // The palette's Choose Project for Chat Tools… asks and keeps the answer.
     w.state.folderPick = 'beta';
-    assert.equal((await scopes.choose('Code Memory: which project is work in no folder about?'))?.scope.project, 'proj-beta');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { chooseProjectCommand } = withVscodeStub(w.stub, () => require('../../src/extension/commands/chooseProject'));
+    assert.equal(await withVscodeStub(w.stub, () => chooseProjectCommand({ scopes }).run()), 'proj-beta');
     await tool('remember')({ title: 'chat note 11', text: 'x' });
     assert.equal(w.state.folderPicks.length, 3);
     assert.deepEqual([await projectOf('chat note 9'), await projectOf('chat note 10'), await projectOf('chat note 11')], [['proj-beta'], ['proj-alpha'], ['proj-beta']]);

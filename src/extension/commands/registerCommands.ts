@@ -3,6 +3,7 @@ import type { CommandDefinition, Container } from '../container';
 import { storeChanged } from '../storeChanged';
 import { addNoteCommand } from './addNote';
 import { pauseCaptureCommand, resumeCaptureCommand, toggleCaptureCommand } from './captureToggles';
+import { chooseProjectCommand } from './chooseProject';
 import { copyAgentConfigurationCommand } from './copyAgentConfiguration';
 import { copyReferenceCommand } from './copyReference';
 import { endSessionCommand } from './endSession';
@@ -55,6 +56,7 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     refreshCommand(c),
     toggleInactiveMemoriesCommand(c),
     showOutputCommand(c),
+    chooseProjectCommand(c),
   ];
   // A failed command is reported here, once, and resolves: a rejection would make VS Code show
   // a second notification of the same error.
