@@ -14,6 +14,7 @@ import type { CommandImpl } from '../command';
 import { UsageError, allProjects } from '../options';
 import type { Io } from '../options';
 import { openEngine, resolveScope, writeJson } from '../context';
+import { removeDeadServerInfo } from './servers';
 import { checkInputFile, checkInputFolder, gitInputError } from '../inputs';
 import { boundedLines, LineNotUtf8Error, LineTooLongError } from '../lines';
 import { writeOut } from '../output';
@@ -293,6 +294,8 @@ export const forgetCommand: CommandImpl = {
     const engine = await openEngine(options, io, false);
     try {
       const report = await engine.forget(request, scope);
+      // A server of the project killed without its clean-up left its token file naming the project.
+      if (request.project !== undefined || request.all) removeDeadServerInfo(options.store, request.all ? null : request.project!);
       if (options.json) writeJson(io, report);
       else io.stdout.write(`Forgot ${report.observations} observation(s), ${report.session_summaries} session summary(ies), ${report.memories} memory(ies), ${report.cells} cell(s).\n`);
       return 0;

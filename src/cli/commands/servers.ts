@@ -81,6 +81,21 @@ function runningServerIn(file: string): ServerInfo | null {
   }
 }
 
+/**
+ * Removes the token file a server of `project` (null: any) left in the store when it died (kill -9,
+ * a crash): it names the project and holds a token that no server answers to any more. A forget of
+ * the whole project (or of everything) leaves no file naming it. Never a running server's, nor
+ * anything at the path that `serve` did not write.
+ */
+export function removeDeadServerInfo(storeUri: string, project: string | null): boolean {
+  const file = serverInfoPath(storeUri);
+  if (tokenFileAt(file) !== 'server' || runningServerIn(file)) return false;
+  const info = readServerInfo(file);
+  if (project !== null && info?.project !== project) return false;
+  rmSync(file, { force: true });
+  return true;
+}
+
 /** Larger than any file `serve` writes: a file this big is not one, and is not read whole to find out. */
 const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 
