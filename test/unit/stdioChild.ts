@@ -72,3 +72,18 @@ export async function stop(c: Child): Promise<void> {
   await exited;
   clearTimeout(timer);
 }
+
+export const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+export const line = (message: unknown): string => `${JSON.stringify(message)}\n`;
+
+/** Its exit code, or 'killed' when it had not exited within `ms` (then it is killed). */
+export async function exitOf(c: Child, ms: number): Promise<number | null | 'killed'> {
+  if (c.child.exitCode !== null) return c.child.exitCode;
+  const exited = new Promise<number | null>((resolve) => c.child.once('exit', (code) => resolve(code)));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'killed'>((resolve) => (timer = setTimeout(() => resolve('killed'), ms)));
+  const result = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (result === 'killed') c.child.kill('SIGKILL');
+  return result;
+}

@@ -7,24 +7,9 @@ import * as assert from 'node:assert/strict';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { removeDir, tempDir } from './mcpFixture';
-import { initialize, start } from './stdioChild';
-import type { Child } from './stdioChild';
+import { call, exitOf, initialize, line, start } from './stdioChild';
 
 const PROJECT = 'stdio-client-gone';
-const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-const line = (message: unknown): string => `${JSON.stringify(message)}\n`;
-
-/** Its exit code, or 'killed' when it had not exited within `ms` (then it is killed). */
-async function exitOf(c: Child, ms: number): Promise<number | null | 'killed'> {
-  if (c.child.exitCode !== null) return c.child.exitCode;
-  const exited = new Promise<number | null>((resolve) => c.child.once('exit', (code) => resolve(code)));
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'killed'>((resolve) => (timer = setTimeout(() => resolve('killed'), ms)));
-  const result = await Promise.race([exited, late]);
-  clearTimeout(timer);
-  if (result === 'killed') c.child.kill('SIGKILL');
-  return result;
-}
 
 describe('the stdio server when its client goes away while calls run', function () {
   this.timeout(180_000);

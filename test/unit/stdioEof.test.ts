@@ -6,28 +6,14 @@ import * as assert from 'node:assert/strict';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { removeDir, tempDir } from './mcpFixture';
-import { initialize, start } from './stdioChild';
+import { call, exitOf, initialize, line, start } from './stdioChild';
 import type { Child } from './stdioChild';
 
 const PROJECT = 'stdio-eof';
 const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'piped', version: '1' } } };
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
-const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-const line = (message: unknown): string => `${JSON.stringify(message)}\n`;
 
 type Answer = { id: number; result?: { isError?: boolean; structuredContent?: { status?: string; diagnostics?: { request_id?: string } } }; error?: unknown };
-
-/** Its exit code, or 'killed' when it had not exited within `ms` (then it is killed). */
-async function exitOf(c: Child, ms: number): Promise<number | null | 'killed'> {
-  if (c.child.exitCode !== null) return c.child.exitCode;
-  const exited = new Promise<number | null>((resolve) => c.child.once('exit', (code) => resolve(code)));
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'killed'>((resolve) => (timer = setTimeout(() => resolve('killed'), ms)));
-  const result = await Promise.race([exited, late]);
-  clearTimeout(timer);
-  if (result === 'killed') c.child.kill('SIGKILL');
-  return result;
-}
 
 function answers(c: Child): Map<number, Answer> {
   const found = new Map<number, Answer>();
