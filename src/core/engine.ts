@@ -806,8 +806,9 @@ export class MemoryEngine implements MemoryEngineApi {
   async forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport> {
     await this.beforeForget();
     // A forget of this process that failed part-way is finished first: asked again, it would find
-    // its records deleted and purge nothing.
-    await this.resumeForgets();
+    // its records deleted and purge nothing. One that fails again (the disk still full) is left
+    // to the upkeep: this forget still begins, and is kept to try again if it cannot journal.
+    await this.resumeForgets().catch((e: unknown) => this.log(`an interrupted forget is not finished yet: ${errorMessage(e)}`));
     // Another process's forget before this one still retires the session it touched.
     const project = request.project ?? scope?.project;
     if (!request.all && typeof project === 'string') await this.noticeForgets([project]);

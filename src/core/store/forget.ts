@@ -36,6 +36,7 @@ import type { ForgetReport, ForgetRequest } from '../api';
 import { redact, redactJson, redactKey } from '../capture/redact';
 import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
+import { errorMessage } from '../errorText';
 import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
 import { normaliseStatement } from '../compress/session';
@@ -685,13 +686,32 @@ async function runJournal<T>(key: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Forgets of this process whose journal could not be written (a full disk, any write error), by
+ * store: nothing of them was done, and nothing on disk tells of them. resumeForget begins them
+ * again (before the next forget, at the maintenance ticks, optimize), until the journal is written.
+ * A process that ends first leaves them undone: the error said so (see begin).
+ */
+const unjournalled = new WeakMap<Store, Journal[]>();
+
 /** Journals a forget, then runs it. */
 async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> {
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
   const now = String(Date.now());
   const whole = journal.request.all || journal.request.project !== undefined;
   return runJournal(key, async () => {
-    await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: now, ...(whole ? { [wholeKey(journalProject(journal))]: now } : {}) });
+    try {
+      await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: now, ...(whole ? { [wholeKey(journalProject(journal))]: now } : {}) });
+    } catch (e) {
+      // Nothing was deleted: kept here, the forget is begun again once writes succeed.
+      const pending = unjournalled.get(repos.store) ?? [];
+      pending.push(journal);
+      unjournalled.set(repos.store, pending);
+      throw new Error(
+        `the forget was not done yet; this process tries it again at its upkeep once the store takes writes again (if it ends before, run the forget again): ${errorMessage(e)}`,
+        { cause: e },
+      );
+    }
     return finish(repos, key, journal, false);
   });
 }
@@ -734,6 +754,19 @@ async function purgeMeta(repos: Repositories, key: string): Promise<void> {
  */
 export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
   const done: Forgotten[] = [];
+  // Forgets whose journal a write error kept from the disk: begun again (one that fails to
+  // journal again is kept again by begin; one that fails later is a journal, resumed below).
+  const pending = unjournalled.get(repos.store) ?? [];
+  unjournalled.delete(repos.store);
+  for (let i = 0; i < pending.length; i++) {
+    try {
+      done.push(await begin(repos, pending[i]));
+    } catch (e) {
+      const left = unjournalled.get(repos.store) ?? [];
+      unjournalled.set(repos.store, [...left, ...pending.slice(i + 1)]);
+      throw e;
+    }
+  }
   for (const [key, text] of await repos.store.metaEntries(JOURNAL_KEY)) {
     if (key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) continue;
     if (running.has(key)) continue;
