@@ -5,18 +5,23 @@
 import * as z from 'zod/v4';
 import type { CompressedSource, Memory, Observation, SessionSummary, TemporalFact, TopicTrace } from '../model/records';
 import { observationDetailsOutputJsonSchema } from './getObservationsContractSchema';
+import { codePoints } from '../model/limits';
+import { cutText } from '../tokens';
 import { ToolError, boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
 const MAX_IDS = 200;
+/** How much of an unknown source its error quotes: the message stays short however long the source. */
+const SOURCE_QUOTED = 64;
 const int = z.number().int();
 const str = z.string();
 const nstr = z.string().nullable();
 
 export const getObservationsInput = z.strictObject({
   ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).max(MAX_IDS).describe('List of observation IDs to fetch'),
-  // A plain string so that an unknown source is this tool's error, not a schema rejection.
-  source: z.string().max(64).default('memory').describe("Source type: 'memory', 'observation', or 'session_summary' (default: 'memory')"),
+  // A plain string of any length so that every unknown source is this tool's error
+  // (invalid_source), not a schema rejection; the message quotes at most SOURCE_QUOTED characters.
+  source: z.string().default('memory').describe("Source type: 'memory', 'observation', or 'session_summary' (default: 'memory')"),
   // Counted in characters (code points), as the published maxLength is; empty is allowed as before.
   project: boundedText(512, { min: 0 }).optional().describe('Project name filter'),
   include_suppressed: z.boolean().default(false).describe('Include policy-suppressed memories (default false)'),
@@ -137,7 +142,8 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
   const args = parseArgs(getObservationsInput, rawArgs);
   const source = args.source as DetailSource;
   if (!SOURCES.includes(source)) {
-    throw new ToolError('invalid_source', `unknown source '${args.source}'; use 'memory', 'observation' or 'session_summary'`);
+    const shown = cutText(args.source, SOURCE_QUOTED);
+    throw new ToolError('invalid_source', `unknown source '${shown}${shown.length < args.source.length ? `…' (${codePoints(args.source)} characters)` : "'"}; use 'memory', 'observation' or 'session_summary'`);
   }
   // One detail per id asked, in the order asked (an id asked twice, twice); each row read once.
   const asked = args.ids;

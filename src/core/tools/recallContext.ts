@@ -15,7 +15,8 @@ import type { Freshness } from '../capture/freshness';
 import { freshnessWeight } from '../capture/freshness';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
-import { searchInTime } from './timeline';
+import { rankInTime, searchInTime } from './timeline';
+import type { TimedHit } from './timeline';
 import { MAX_QUERY_CHARS, boundedText, errorResult, parseArgs, searchedQuery } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
@@ -109,17 +110,23 @@ export async function freshnessOf(ctx: ToolContext, hits: SearchHit[]): Promise<
   return out;
 }
 
+/**
+ * The order of both tools' items (recall_context's pack, retrieve_memory's facts), and the score
+ * each reports: relevance, a changed or off-branch record's weighed a little lower (never out),
+ * a replaced memory never above the memory that replaced it (rankInTime).
+ */
+export function rankedFresh(timed: TimedHit[], freshness: Map<string, Freshness>): TimedHit[] {
+  return rankInTime(timed, (t) => freshnessWeight(freshness.get(t.hit.cell.node_id)?.state));
+}
+
 export async function recallContext(ctx: ToolContext, rawArgs: unknown): Promise<RecallContextOutput> {
   // Limits are checked before anything is read (the contract's 422).
   const args = parseArgs(recallContextInput, rawArgs);
-  // Current memories first; superseded ones only for a history question, after them, marked.
+  // Current memories; superseded ones only for a history question, marked, never above what replaced them.
   const timed = await searchInTime(ctx, searchedQuery(args.query), args.max_items + EXTRA_CANDIDATES);
   const freshness = await freshnessOf(ctx, timed.map((t) => t.hit));
-  // Changed since or off this branch ranks a little lower among its kind, never out; history stays after.
-  const hits = timed
-    .map((t, i) => ({ t, i, s: t.hit.score * freshnessWeight(freshness.get(t.hit.cell.node_id)?.state) }))
-    .sort((a, b) => Number(a.t.history) - Number(b.t.history) || b.s - a.s || a.i - b.i)
-    .map((x) => x.t);
+  // The order retrieve_memory's facts have too.
+  const hits = rankedFresh(timed, freshness);
 
   const blocks: string[] = [];
   const items: RecallContextOutput['items'] = [];

@@ -7,13 +7,12 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { ForgetMark } from '../store/forget';
-import type { Cell, Entity, Relationship } from '../model/records';
+import type { Cell, Entity } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
 import { sessionKey } from '../capture/prepare';
 import { redact, redactKey } from '../capture/redact';
 import { countTokens, cutText, truncateToTokens } from '../tokens';
-import { cellLocation, freshnessOf, parseFiles } from './recallContext';
-import { freshnessWeight } from '../capture/freshness';
+import { freshnessOf, parseFiles, rankedFresh } from './recallContext';
 import type { Freshness } from '../capture/freshness';
 import { searchInTime } from './timeline';
 import type { TimedHit } from './timeline';
@@ -137,48 +136,84 @@ interface Found {
   /** Freshness of the facts that name files and a commit, by node id. */
   freshness: Map<string, Freshness>;
   entities: Entity[];
-  relationships: Relationship[];
+  relationships: z.output<typeof relationship>[];
   memoryReady: boolean;
   readiness: string;
 }
 
+/** Labels of the project's memory, not of a query's hits: `ready_rich` from this many records (observations, session summaries, memories). */
+export const RICH_RECORDS = 50;
+
+/** memory_ready and readiness_state: what the project's store holds, whatever the prompt. */
+async function readinessOf(ctx: ToolContext): Promise<{ memoryReady: boolean; readiness: string }> {
+  const stats = await ctx.engine.stats(ctx.scope);
+  const records = stats.observations + stats.session_summaries + stats.memories;
+  return { memoryReady: records > 0, readiness: records === 0 ? 'empty' : records >= RICH_RECORDS ? 'ready_rich' : 'ready_sparse' };
+}
+
 async function find(ctx: ToolContext, query: string, decision: TriageResult['decision'], prompt: string): Promise<Found> {
-  // Current memories first; superseded ones only when the prompt asks for history, after them.
-  const [searched, documents] =
+  // Current memories; superseded ones only when the prompt asks for history. The store's label is
+  // counted while the search runs.
+  const [[searched, documents], ready] = await Promise.all([
     decision === 'skip'
-      ? [[], []]
-      : await Promise.all([searchInTime(ctx, query, MAX_FACTS, prompt), ctx.engine.search(query, { scope: ctx.scope, filter: { type: DOCUMENT_TYPE }, limit: MAX_DOCUMENTS })]);
-  // A fact whose files changed since its commit (or that is off this branch) says so, and its
-  // relevance is weighed as recall_context ranks the same record: a little lower, never out.
+      ? ([[], []] as [TimedHit[], SearchHit[]])
+      : Promise.all([searchInTime(ctx, query, MAX_FACTS, prompt), ctx.engine.search(query, { scope: ctx.scope, filter: { type: DOCUMENT_TYPE }, limit: MAX_DOCUMENTS })]),
+    readinessOf(ctx),
+  ]);
+  // A fact whose files changed since its commit (or that is off this branch) says so; facts are
+  // ranked and scored as recall_context ranks the same records (rankedFresh).
   const freshness = await freshnessOf(ctx, searched.map((t) => t.hit));
-  const weighed = (t: TimedHit): TimedHit => ({ ...t, hit: { ...t.hit, score: t.hit.score * freshnessWeight(freshness.get(t.hit.cell.node_id)?.state) } });
-  const timed = freshness.size === 0 ? searched : searched.map((t, i) => ({ t: weighed(t), i })).sort((a, b) => b.t.hit.score - a.t.hit.score || a.i - b.i).map((x) => x.t);
+  const timed = rankedFresh(searched, freshness);
   const hits = timed.map((t) => t.hit);
-  // Counting the store is a scan; only do it when the search cannot tell whether memory exists.
-  let memoryReady = hits.length > 0;
-  let readiness = hits.length >= 5 ? 'ready_rich' : 'ready_sparse';
-  if (hits.length === 0) {
-    const stats = await ctx.engine.stats(ctx.scope);
-    const records = stats.observations + stats.session_summaries + stats.memories;
-    memoryReady = records > 0;
-    readiness = !memoryReady ? 'empty' : records >= 50 ? 'ready_rich' : 'ready_sparse';
-  }
+  // A team store's hit is memory the project can read even where its own store holds nothing yet.
+  const memoryReady = ready.memoryReady || hits.length > 0;
+  const readiness = ready.memoryReady || hits.length === 0 ? ready.readiness : 'ready_sparse';
+  const { entities, relationships } = await graphOf(ctx, hits);
+  return { hits, timed, freshness, documents, entities, relationships, memoryReady, readiness };
+}
+
+const MAX_ENTITIES = 40;
+const MAX_RELATIONSHIPS = 40;
+
+/**
+ * The graph around the best hits' files and commits: the entities they name, the edges between
+ * entities (strongest first), and each edge's two entities, so that every relationship's source
+ * and target is the label of an entity listed. The graph enriches the report; a failure there
+ * must not fail the retrieval.
+ */
+async function graphOf(ctx: ToolContext, hits: SearchHit[]): Promise<{ entities: Entity[]; relationships: { source: string; target: string; type: string; weight: number }[] }> {
   const names = new Set<string>();
   for (const hit of hits.slice(0, 5)) {
-    for (const file of parseFiles(hit.cell.files).slice(0, 5)) names.add(file);
-    if (hit.cell.commit_sha) names.add(hit.cell.commit_sha);
+    for (const file of parseFiles(hit.cell.files).slice(0, 5)) names.add(`file:${file}`);
+    // The graph keeps a commit by its first 12 hex digits.
+    if (hit.cell.commit_sha) names.add(`commit:${hit.cell.commit_sha.slice(0, 12)}`);
   }
-  let entities: Entity[] = [];
-  let relationships: Relationship[] = [];
-  if (names.size) {
-    // The graph enriches the report; a failure there must not fail the retrieval.
-    try {
-      ({ entities, relationships } = await ctx.engine.entities(ctx.scope, [...names]));
-    } catch (error) {
-      ctx.log?.(`retrieve_memory: entity lookup failed: ${error instanceof Error ? error.message : String(error)}`);
+  if (names.size === 0) return { entities: [], relationships: [] };
+  try {
+    const found = await ctx.engine.entities(ctx.scope, [...names]);
+    const byId = new Map(found.entities.map((e) => [e.id, e]));
+    const listed = new Map<string, Entity>();
+    for (const e of found.entities) if (listed.size < MAX_ENTITIES) listed.set(e.id, e);
+    const edges = [...found.relationships].sort((a, b) => b.weight - a.weight).slice(0, MAX_RELATIONSHIPS);
+    // The far ends of the edges, read by id.
+    const missing = [...new Set(edges.flatMap((r) => [r.source, r.target]))].filter((id) => !byId.has(id));
+    if (missing.length > 0) for (const e of (await ctx.engine.entities(ctx.scope, missing)).entities) if (!byId.has(e.id)) byId.set(e.id, e);
+    const relationships: { source: string; target: string; type: string; weight: number }[] = [];
+    for (const r of edges) {
+      const a = byId.get(r.source);
+      const b = byId.get(r.target);
+      if (!a || !b) continue;
+      const room = MAX_ENTITIES - listed.size - (listed.has(a.id) ? 0 : 1) - (listed.has(b.id) || a.id === b.id ? 0 : 1);
+      if (room < 0) continue;
+      listed.set(a.id, a);
+      listed.set(b.id, b);
+      relationships.push({ source: a.label, target: b.label, type: r.type, weight: r.weight });
     }
+    return { entities: [...listed.values()], relationships };
+  } catch (error) {
+    ctx.log?.(`retrieve_memory: entity lookup failed: ${error instanceof Error ? error.message : String(error)}`);
+    return { entities: [], relationships: [] };
   }
-  return { hits, timed, freshness, documents, entities, relationships, memoryReady, readiness };
 }
 
 function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeof fact>[]): string {
@@ -346,7 +381,7 @@ function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: F
   // The project's documents first, then excerpts of the best facts.
   const documents = [...found.documents, ...hits].slice(0, MAX_DOCUMENTS).map((h) => {
     const excerpt = truncateToTokens(h.cell.text ?? '', DOCUMENT_TOKENS);
-    return { title: oneLine(h.cell.title || h.cell.type, 200), source_path: `${sourcePath(h.cell, h.origin)} (${cellLocation(h.cell)})`, excerpt, truncated: excerpt.length < (h.cell.text ?? '').length };
+    return { title: oneLine(h.cell.title || h.cell.type, 200), source_path: sourcePath(h.cell, h.origin), excerpt, truncated: excerpt.length < (h.cell.text ?? '').length };
   });
   const bySection = new Map<string, number>();
   for (const h of hits) bySection.set(treePath(project, h.cell), (bySection.get(treePath(project, h.cell)) ?? 0) + 1);
@@ -354,7 +389,9 @@ function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: F
     tree_path,
     relevance_reason: `${n} ${n === 1 ? 'record' : 'records'} of this kind matched the query.`,
   }));
-  const searched = decided.decision === 'skip' ? [] : ['L0', 'L1', 'L2'].map((l) => `${project} > ${LAYER_LABEL[l]}`);
+  // The sections the facts came from, as the page's diagnostics list them: full tree paths (the
+  // report's "Sections searched" line names the same ones below the project).
+  const searched = targeted.map((t) => t.tree_path);
   const summary =
     decided.decision === 'skip'
       ? 'Project memory was not needed for this prompt.'
@@ -374,8 +411,8 @@ function build(ctx: ToolContext, prompt: string, decided: TriageResult, found: F
     retrieval: {
       context_summary: summary,
       facts,
-      entities: found.entities.slice(0, 20).map((e) => ({ label: e.label, type: e.type, properties: { ...e.properties } })),
-      relationships: found.relationships.slice(0, 40).map((r) => ({ source: r.source, target: r.target, type: r.type, weight: r.weight })),
+      entities: found.entities.map((e) => ({ label: e.label, type: e.type, properties: { ...e.properties } })),
+      relationships: found.relationships,
       documents,
       total_items: hits.length,
       avg_relevance_score: avg,

@@ -1,7 +1,7 @@
-// Retrieval that knows time, shared by recall_context and retrieve_memory: current memories
-// first; superseded ones left out unless the question asks for history ("what did we use
-// before", "when did we switch"), and then ranked by relevance with the current ones (never above
-// the memory that replaced them), marked as history with their dates. Memories with an unreviewed possible conflict are marked as such. A caller
+// Retrieval that knows time, shared by recall_context and retrieve_memory (one order for both,
+// rankInTime): superseded memories left out unless the question asks for history ("what did we
+// use before", "when did we switch"), and then ranked by relevance with the current ones (never
+// above the memory that replaced them), marked as history with their dates. Memories with an unreviewed possible conflict are marked as such. A caller
 // on a branch gets that branch's memories over the project-wide ones they replace there (the
 // branch memory lists them in `supersedes`, compress/supersede.ts): those are history on that
 // branch only, and current everywhere else.
@@ -28,6 +28,8 @@ export interface TimedHit {
   history: boolean;
   /** How the item stands in time, in words for the tool text ("superseded by memory 2 on ..."), or null. */
   note: string | null;
+  /** For a history item: the memory that replaced it (here or on the caller's branch), else null. */
+  replacedBy: number | null;
 }
 
 function day(epoch: number | null): string {
@@ -74,7 +76,7 @@ async function shadowsOnBranch(ctx: ToolContext, found: Memory[], defaultBranch:
   return out;
 }
 
-/** Searches the caller's scope and orders the hits by time as described above. */
+/** Searches the caller's scope and places the hits in time as described above; rankInTime orders them. */
 export async function searchInTime(ctx: ToolContext, query: string, limit: number, historyQuery = query): Promise<TimedHit[]> {
   const history = asksForHistory(historyQuery);
   const hits = (await ctx.engine.search(query, { scope: ctx.scope, limit, includeSuperseded: history })).filter((h) => h.score >= MIN_RELEVANCE);
@@ -90,18 +92,31 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
   // The project's default branch as the engine knows it (its records hold project-wide), not only as this caller names it.
   const defaultBranch = memories.size > 0 ? await ctx.engine.defaultBranchOf(ctx.scope) : null;
   const shadows = await shadowsOnBranch(ctx, [...memories.values()], defaultBranch);
-  const replacedBy = new Map<TimedHit, number>();
   const timed = hits.map((hit): TimedHit => {
     const memory = own(hit) ? (memories.get(hit.cell.source_id) ?? null) : null;
     const shadowedBy = memory ? (shadows.get(memory.id) ?? null) : null;
     const superseded = memory?.status === 'superseded' || hit.cell.status === 'superseded' || shadowedBy !== null;
-    const t = { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy, defaultBranch) : null };
-    const by = shadowedBy?.id ?? memory?.superseded_by;
-    if (superseded && by !== null && by !== undefined) replacedBy.set(t, by);
-    return t;
+    const by = shadowedBy?.id ?? memory?.superseded_by ?? null;
+    return { hit, memory, history: superseded, note: memory ? timeNote(memory, history, isCurrent, shadowedBy, defaultBranch) : null, replacedBy: superseded ? by : null };
   });
-  // A superseded cell can only come back for a history question, which asks about it.
-  return history ? rankedWithHistory(timed, replacedBy) : timed.filter((t) => !t.history);
+  // A superseded cell can only come back for a history question, which asks about it. In the
+  // search's order: the tools rank with rankInTime once they know each hit's weight.
+  return history ? timed : timed.filter((t) => !t.history);
+}
+
+/**
+ * The one order of both tools (recall_context's items, retrieve_memory's facts): each hit's
+ * relevance times its weight (freshness: a changed or off-branch record a little lower), then
+ * ranked by it, what holds now and what it replaced together, a replaced memory never above the
+ * memory that replaced it (see rankedWithHistory). Each hit's score becomes the one it is ranked
+ * by, so ranks and scores agree.
+ */
+export function rankInTime(timed: TimedHit[], weight: (t: TimedHit) => number = () => 1): TimedHit[] {
+  const weighed = timed.map((t) => {
+    const w = weight(t);
+    return w === 1 ? t : { ...t, hit: { ...t.hit, score: t.hit.score * w } };
+  });
+  return rankedWithHistory(weighed);
 }
 
 /**
@@ -110,20 +125,22 @@ export async function searchInTime(ctx: ToolContext, query: string, limit: numbe
  * it (where both were found, its score is at most that one's, and on a tie what holds now goes
  * first): "what did we use before X" shows X, then what X replaced.
  */
-function rankedWithHistory(timed: TimedHit[], replacedBy: Map<TimedHit, number>): TimedHit[] {
+function rankedWithHistory(timed: TimedHit[]): TimedHit[] {
   const score = new Map(timed.map((t) => [t, t.hit.score]));
   const byMemory = new Map(timed.filter((t) => t.memory).map((t) => [t.memory!.id, t]));
+  const replaced = timed.filter((t) => t.history && t.replacedBy !== null);
   // A chain (A replaced by B, B by C) settles within as many passes as it has links.
-  for (let pass = 0, changed = true; changed && pass < timed.length; pass++) {
+  for (let pass = 0, changed = replaced.length > 0; changed && pass < timed.length; pass++) {
     changed = false;
-    for (const [t, by] of replacedBy) {
-      const newer = byMemory.get(by);
+    for (const t of replaced) {
+      const newer = byMemory.get(t.replacedBy!);
       if (newer && score.get(newer)! < score.get(t)!) {
         score.set(t, score.get(newer)!);
         changed = true;
       }
     }
   }
+  // Stable: equal scores and kinds keep the search's order.
   return timed
     .map((t) => (score.get(t) === t.hit.score ? t : { ...t, hit: { ...t.hit, score: score.get(t)! } }))
     .sort((a, b) => b.hit.score - a.hit.score || Number(a.history) - Number(b.history));
