@@ -90,7 +90,9 @@ describe('engine: vectors and reads at scale', function () {
       await engine.search('payment webhook retries', { scope });
       await engine.search('payment webhook retries', { scope, limit: 3 });
       await engine.search('invoice renderer', { scope });
-      assert.deepEqual(embedder.calls.slice(before), [['payment webhook retries'], ['invoice renderer']]);
+      // Queries are embedded one at a time; the everyday sentences a neighbour is compared with
+      // (retrieve/hybrid.ts unrelatedFloor) come in one batch, once per embedder and process.
+      assert.deepEqual(embedder.calls.slice(before).filter((c) => c.length === 1), [['payment webhook retries'], ['invoice renderer']]);
     } finally {
       await engine.close();
     }
