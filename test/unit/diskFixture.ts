@@ -71,3 +71,23 @@ export async function storeWithGarbledIndexes(store: string): Promise<void> {
   }
   if (garbleScalarIndexes(store, 'cells').length === 0) throw new Error('no scalar index was built on the cells');
 }
+
+/** Fills the disk under `dir` but for about `room` bytes; returns the filler file, to remove to free the space. */
+export function fillDisk(dir: string, room: number): string {
+  const file = path.join(dir, 'filler.bin');
+  const fd = fs.openSync(file, 'w');
+  try {
+    for (const size of [64 * 1024, 512]) {
+      const chunk = Buffer.alloc(size, 1);
+      try {
+        for (;;) fs.writeSync(fd, chunk);
+      } catch {
+        // ENOSPC: the disk is full
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.truncateSync(file, Math.max(0, fs.statSync(file).size - room));
+  return file;
+}

@@ -13,31 +13,12 @@ import { TABLES } from '../../src/core/store/schema';
 import { findTool } from '../../src/core/tools/registry';
 import { errorText } from '../../src/core/tools/types';
 import { runMain } from './cliInProcess';
+import { fillDisk } from './diskFixture';
 import { toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const project = 'github.com/acme/fulldisk';
-
-/** Fills the disk under `dir` but for about `room` bytes; returns the filler file, to remove to free the space. */
-function fillDisk(dir: string, room: number): string {
-  const file = path.join(dir, 'filler.bin');
-  const fd = fs.openSync(file, 'w');
-  try {
-    for (const size of [64 * 1024, 512]) {
-      const chunk = Buffer.alloc(size, 1);
-      try {
-        for (;;) fs.writeSync(fd, chunk);
-      } catch {
-        // ENOSPC: the disk is full
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.truncateSync(file, Math.max(0, fs.statSync(file).size - room));
-  return file;
-}
 
 async function seed(store: string, tag: string, n: number, scope = { project }): Promise<void> {
   const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });

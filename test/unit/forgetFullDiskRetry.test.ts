@@ -12,29 +12,9 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import { looksLikeFullDisk } from '../../src/core/errorText';
 import { TABLES } from '../../src/core/store/schema';
-import { filesContaining } from './diskFixture';
+import { filesContaining, fillDisk } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
-
-/** Fills the disk under `dir` but for about `room` bytes; returns the filler file, to remove to free the space. */
-function fillDisk(dir: string, room: number): string {
-  const file = path.join(dir, 'filler.bin');
-  const fd = fs.openSync(file, 'w');
-  try {
-    for (const size of [64 * 1024, 512]) {
-      const chunk = Buffer.alloc(size, 1);
-      try {
-        for (;;) fs.writeSync(fd, chunk);
-      } catch {
-        // ENOSPC: the disk is full
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.truncateSync(file, Math.max(0, fs.statSync(file).size - room));
-  return file;
-}
 
 describe('a forget by id that finds the disk full before it wrote anything', function () {
   this.timeout(300_000);
