@@ -247,6 +247,8 @@ export interface MemoryEngineApi {
   /** Records imported; a bad line refuses the whole file (ImportFileError) and writes nothing. */
   importJsonl(lines: ImportLines, options?: ImportOptions): Promise<number>;
   stats(scope: Scope | null): Promise<StoreStats>;
+  /** A project's records (observations, session summaries, memories): three index-backed counts, the cheap part of stats. */
+  recordCount(scope: Scope): Promise<number>;
   /** Every table of the store read whole: a damaged one carries the error it gave. */
   verifyStore(): Promise<TableCheck[]>;
   close(): Promise<void>;
@@ -304,6 +306,7 @@ export const REMOTE_ENGINE_METHODS = [
   'logRequest',
   'listRequests',
   'stats',
+  'recordCount',
 ] as const satisfies readonly (keyof MemoryEngineApi)[];
 
 export type RemoteEngineMethod = (typeof REMOTE_ENGINE_METHODS)[number];

@@ -1012,6 +1012,16 @@ export class MemoryEngine implements MemoryEngineApi {
     return this.store.verify();
   }
 
+  async recordCount(scope: Scope): Promise<number> {
+    const counts = await this.recordCounts(`project = ${sqlString(checkProject(scope.project))}`);
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** Observations, session summaries and memories passing `where`. */
+  private async recordCounts(where: string | undefined): Promise<[number, number, number]> {
+    return [await this.store.count(TABLES.observations, where), await this.store.count(TABLES.sessionSummaries, where), await this.store.count(TABLES.memories, where)];
+  }
+
   async stats(scope: Scope | null): Promise<StoreStats> {
     const where = scope ? `project = ${sqlString(checkProject(scope.project))}` : undefined;
     const model = this.embedder?.name ?? '';
@@ -1024,10 +1034,11 @@ export class MemoryEngine implements MemoryEngineApi {
       const n = await this.store.count(TABLES.cells, `${where ? `${where} AND ` : ''}embed_model = ${sqlString(m)}`);
       if (n > 0) vector_models[m] = n;
     }
+    const [observations, session_summaries, memories] = await this.recordCounts(where);
     return {
-      observations: await this.store.count(TABLES.observations, where),
-      session_summaries: await this.store.count(TABLES.sessionSummaries, where),
-      memories: await this.store.count(TABLES.memories, where),
+      observations,
+      session_summaries,
+      memories,
       cells,
       cells_with_vectors: model ? (vector_models[model] ?? 0) : Object.values(vector_models).reduce((a, b) => a + b, 0),
       vector_models,

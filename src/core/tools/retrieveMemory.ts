@@ -146,8 +146,7 @@ export const RICH_RECORDS = 50;
 
 /** memory_ready and readiness_state: what the project's store holds, whatever the prompt. */
 async function readinessOf(ctx: ToolContext): Promise<{ memoryReady: boolean; readiness: string }> {
-  const stats = await ctx.engine.stats(ctx.scope);
-  const records = stats.observations + stats.session_summaries + stats.memories;
+  const records = await ctx.engine.recordCount(ctx.scope);
   return { memoryReady: records > 0, readiness: records === 0 ? 'empty' : records >= RICH_RECORDS ? 'ready_rich' : 'ready_sparse' };
 }
 
