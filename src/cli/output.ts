@@ -18,6 +18,11 @@ export class OutputError extends Error {
   }
 }
 
+/** Streams whose reader may go away without failing the command (see readerMayLeave). */
+const mayLeave = new WeakSet<NodeJS.WritableStream>();
+/** Errors of a write to a reader that is gone: it closed its end, or exited. */
+const READER_GONE = new Set(['EPIPE', 'ECONNRESET', 'EOF', 'ERR_STREAM_DESTROYED']);
+
 /**
  * Listens for the stream's errors, once: an EPIPE on stdout is then reported by the next write
  * (and at exit) instead of crashing the process with an unhandled 'error' event.
@@ -26,8 +31,19 @@ export function guardOutput(stream: NodeJS.WritableStream): void {
   if (guarded.has(stream)) return;
   guarded.add(stream);
   stream.on('error', (error: Error) => {
+    if (mayLeave.has(stream) && READER_GONE.has(String((error as NodeJS.ErrnoException).code))) return;
     if (!failures.has(stream)) failures.set(stream, error);
   });
+}
+
+/**
+ * For a command whose reader going away is normal (the stdio MCP server: a client that leaves
+ * needs no more answers): its reader gone fails nothing, and the command exits as it would; any
+ * other error of the stream still does.
+ */
+export function readerMayLeave(stream: NodeJS.WritableStream): void {
+  guardOutput(stream);
+  mayLeave.add(stream);
 }
 
 /** The error that stopped the stream, if one did. */

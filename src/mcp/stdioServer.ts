@@ -197,54 +197,23 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     lines.once('end', () => resolve());
     lines.once('close', () => resolve());
   });
-  const giveBackErrors = ownErrors(stdout);
   // Once the client is gone (stdout failed), a request still coming is not started: no one is
   // left to answer.
   let clientGone = false;
   void out.failed.then(() => (clientGone = true));
-  try {
-    await server.connect(transport);
-    const inFlight = new InFlightRequests();
-    inFlight.watch(transport);
-    // Outermost, so that a request dropped here is not counted as in flight.
-    const onmessage = transport.onmessage;
-    transport.onmessage = (message) => {
-      if (clientGone && isJSONRPCRequest(message)) return;
-      onmessage?.(message);
-    };
-    const gone = out.failed.then(() => 'gone' as const);
-    const ended = await Promise.race([stopped.then(() => 'stopped' as const), inputEnded.then(() => 'ended' as const), gone]);
-    if (ended !== 'stopped') await answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log);
-    await server.close();
-  } finally {
-    giveBackErrors(clientGone);
-  }
-}
-
-/** Errors of a write to a reader that is gone: the client closed its end of stdout, or exited. */
-const CLIENT_GONE = new Set(['EPIPE', 'ECONNRESET', 'EOF', 'ERR_STREAM_DESTROYED']);
-
-/**
- * While the server serves, stdout's errors are its own: a reader gone (EPIPE) is a client that
- * left, which is normal (what was left to answer it is moot) and no failure of the command. The
- * listeners stdout had (the CLI's guard, which fails a run whose output was cut) are set aside
- * and hear any other error. The function returned gives them back; after a client that left,
- * the filter stays: a write's error comes a tick or two after its callback, and each write to
- * the gone reader brings another.
- */
-function ownErrors(stream: NodeJS.WritableStream): (clientGone: boolean) => void {
-  const others = stream.listeners('error') as Array<(error: Error) => void>;
-  for (const listener of others) stream.off('error', listener);
-  const onError = (error: Error): void => {
-    if (CLIENT_GONE.has(String((error as NodeJS.ErrnoException).code))) return;
-    for (const listener of others) listener.call(stream, error);
+  await server.connect(transport);
+  const inFlight = new InFlightRequests();
+  inFlight.watch(transport);
+  // Outermost, so that a request dropped here is not counted as in flight.
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message) => {
+    if (clientGone && isJSONRPCRequest(message)) return;
+    onmessage?.(message);
   };
-  stream.on('error', onError);
-  return (clientGone) => {
-    if (clientGone) return;
-    stream.off('error', onError);
-    for (const listener of others) stream.on('error', listener);
-  };
+  const gone = out.failed.then(() => 'gone' as const);
+  const ended = await Promise.race([stopped.then(() => 'stopped' as const), inputEnded.then(() => 'ended' as const), gone]);
+  if (ended !== 'stopped') await answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log);
+  await server.close();
 }
 
 /**

@@ -11,6 +11,7 @@ import { processCommandLine, processStarted, processStartedAt, processState } fr
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope } from '../context';
 import { UsageError, portOption } from '../options';
+import { readerMayLeave } from '../output';
 
 /** Where `serve` writes its URL and token: inside a local store folder, else in ~/.code-memory. */
 export function serverInfoPath(storeUri: string): string {
@@ -215,6 +216,8 @@ export const mcpCommand: CommandImpl = {
     const scope = await resolveScope(options);
     const engine = await openEngine(options, io, true, scope);
     try {
+      // A client that leaves (closing its end of stdout) is normal: no failure, exit 0.
+      readerMayLeave(process.stdout);
       await runStdioServer({ engine, scope, signal, log: (m) => io.stderr.write(`${m}\n`) });
     } finally {
       await engine.close();
