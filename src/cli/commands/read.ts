@@ -7,9 +7,7 @@ import { openEngine, resolveScope, writeJson } from '../context';
 import { allProjects } from '../options';
 import { wholeNumber } from '../wholeNumber';
 import { cutText } from '../../core/tokens';
-import type { EmbedderConfig } from '../../core/embed/factory';
-import { HASHED_DEFAULT_DIMENSION } from '../../core/embed/hashed';
-import { USE_LITE_NAME } from '../../core/embed/useLite';
+import { embedderName } from '../../core/embed/factory';
 
 const NODE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -87,21 +85,6 @@ export const searchCommand: CommandImpl = {
     }
   },
 };
-
-/** The name an embedder of this config has once started (Embedder.name), without starting it. */
-function embedderName(config: EmbedderConfig | null): string {
-  if (!config) return 'none';
-  switch (config.provider) {
-    case 'use-lite':
-      return USE_LITE_NAME;
-    case 'hashed':
-      return `hashed-ngram-${config.dimension ?? HASHED_DEFAULT_DIMENSION}`;
-    case 'openai':
-      return `openai:${config.model}`;
-    default:
-      return config.provider;
-  }
-}
 
 export const statsCommand: CommandImpl = {
   name: 'stats',

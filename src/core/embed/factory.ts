@@ -1,9 +1,9 @@
 // Builds an embedder from plain, serialisable settings, so the same config can be sent to the
 // embedding worker thread and rebuilt there.
 import type { Embedder } from './embedder';
-import { HashedEmbedder } from './hashed';
-import { OpenAiCompatibleEmbedder } from './openaiCompatible';
-import { UseLiteEmbedder } from './useLite';
+import { HashedEmbedder, hashedEmbedderName } from './hashed';
+import { OpenAiCompatibleEmbedder, openAiEmbedderName } from './openaiCompatible';
+import { USE_LITE_NAME, UseLiteEmbedder } from './useLite';
 
 export type EmbedderConfig =
   | { provider: 'use-lite'; maxChars?: number }
@@ -20,6 +20,21 @@ export type EmbedderConfig =
   | { provider: 'transformers'; modelPath: string; model: string; dimension?: number };
 
 export const DEFAULT_EMBEDDER_CONFIG: EmbedderConfig = { provider: 'use-lite' };
+
+/** The name the embedder of this config has once made (Embedder.name), without making it; 'none' for none. */
+export function embedderName(config: EmbedderConfig | null): string {
+  if (!config) return 'none';
+  switch (config.provider) {
+    case 'use-lite':
+      return USE_LITE_NAME;
+    case 'hashed':
+      return hashedEmbedderName(config.dimension);
+    case 'openai':
+      return openAiEmbedderName(config.model);
+    default:
+      return config.provider;
+  }
+}
 
 export async function createEmbedder(config: EmbedderConfig = DEFAULT_EMBEDDER_CONFIG): Promise<Embedder> {
   switch (config.provider) {

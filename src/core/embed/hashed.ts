@@ -13,6 +13,11 @@ const GRAM_SIZES = [3, 4];
 // Long texts would otherwise spend most of the time on n-grams of their tail.
 const MAX_CHARS = 8000;
 
+/** The name a hashed embedder of this dimension has (Embedder.name). */
+export function hashedEmbedderName(dimension: number = HASHED_DEFAULT_DIMENSION): string {
+  return `hashed-ngram-${dimension}`;
+}
+
 export class HashedEmbedder implements Embedder {
   readonly name: string;
   readonly dimension: number;
@@ -22,7 +27,7 @@ export class HashedEmbedder implements Embedder {
       throw new Error(`Hashed embedder dimension must be an integer of at least 16, got ${dimension}.`);
     }
     this.dimension = dimension;
-    this.name = `hashed-ngram-${dimension}`;
+    this.name = hashedEmbedderName(dimension);
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {

@@ -22,6 +22,11 @@ interface EmbeddingsResponse {
   data?: Array<{ embedding?: number[]; index?: number }>;
 }
 
+/** The name an embedder of this model behind an OpenAI-compatible server has (Embedder.name). */
+export function openAiEmbedderName(model: string): string {
+  return `openai:${model}`;
+}
+
 export class OpenAiCompatibleEmbedder implements Embedder {
   readonly name: string;
   private dim: number;
@@ -30,7 +35,7 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   private constructor(private readonly options: OpenAiCompatibleOptions, dimension: number) {
     this.url = options.baseUrl.replace(/\/+$/, '') + '/embeddings';
     if (options.apiKey) registerSecret(options.apiKey);
-    this.name = `openai:${options.model}`;
+    this.name = openAiEmbedderName(options.model);
     this.dim = dimension;
   }
 
