@@ -102,9 +102,9 @@ export abstract class RecordRepository<T extends { id: number }> {
       .map((f) => `octet_length(${f.name}) <> character_length(${f.name})`);
     let changed = 0;
     for await (const batch of this.table.batches(`(${text.join(' OR ')})`, ['id'])) {
-      const ids = (batch.getChild('id')?.toArray() as ArrayLike<bigint | number>) ?? [];
+      const ids = Array.from((batch.getChild('id')?.toArray() as ArrayLike<bigint | number>) ?? [], Number);
       for (let i = 0; i < ids.length; i += 500) {
-        const chunk = Array.from(ids).slice(i, i + 500).map(Number);
+        const chunk = ids.slice(i, i + 500);
         const records = new Map((await this.table.rows(`id IN ${sqlIntList(chunk)}`)).map((r) => [Number(r.id), r]));
         const rows: Row[] = [];
         for (const cell of await this.cells.table.rows(`source_kind = ${sqlString(this.kind)} AND source_id IN ${sqlIntList(chunk)}`)) {
