@@ -462,16 +462,15 @@ async function rankPool(ctx: HybridContext, query: string, where: string, candid
     // Over a handful of matches, one found only through a neighbour of a query word (nine ~
     // divided) would be crowned: it shares no word with the query, so it is a neighbour like
     // those of the vectors, and counts only where it is as near as they must be.
+    const model = ctx.embedder?.name ?? '';
     const unshared = vector ? sharingNoWord(lex) : new Set<string>();
     if (vector && unshared.size > 0) {
       const gate = await unrelatedFloor(ctx.embedder!, vector);
-      const model = ctx.embedder?.name ?? '';
       const kept = lex.rows.map((row, i) => ({ row, score: lex.scores[i] })).filter(({ row }) => !unshared.has(String(row.node_id)) || (similarity(row, vector, model) ?? 0) > gate);
       lex = { ...lex, rows: kept.map((k) => k.row), scores: kept.map((k) => k.score) };
       for (const id of unshared) lexical.delete(id);
     }
     const top = lex.scores.length ? Math.max(...lex.scores) : 0;
-    const model = ctx.embedder?.name ?? '';
     const sims = new Map<string, number | null>();
     lex.rows.forEach((row, i) => {
       fused.set(String(row.node_id), { row, score: top > 0 ? (s.lexicalWeight * lex.scores[i]) / top : 0 });
