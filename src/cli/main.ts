@@ -104,10 +104,6 @@ function joinNegativeValues(args: string[], specs: Record<string, OptionSpec>): 
     if (takesValue && i + 1 < args.length && /^-\.?[0-9]/.test(args[i + 1])) {
       out.push(`${arg}=${args[i + 1]}`);
       i++;
-    } else if (takesValue && i + 1 < args.length && !args[i + 1].startsWith('-')) {
-      // Its value, passed over so that a value such as `--project -x`'s is not read as an option.
-      out.push(arg, args[i + 1]);
-      i++;
     } else out.push(arg);
   }
   return out;
