@@ -11,6 +11,7 @@ import type { MemoryEngineApi } from '../core/api';
 import { GitFreshness } from '../core/capture/freshness';
 import type { Scope } from '../core/model/records';
 import type { ToolContext } from '../core/tools/types';
+import { STOP_ANSWER_LIMIT_MS } from './inFlightRequests';
 import { accountSessionId, createMcpServer, prepareToolSpecs } from './mcpServer';
 import { NO_STORE_HEADERS, sendJson } from './httpJson';
 import { handleRest } from './rest';
@@ -230,8 +231,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const responses = new WeakMap<Duplex, ServerResponse>();
 
   // A request without Host reaches handle() and its JSON 403 (Node would answer an empty 400).
+  // The answers under way: a server closing lets them finish first (the store closes after it).
+  const running = new Set<ServerResponse>();
+  let closed = false;
   const server: Server = createServer({ requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
     responses.set(req.socket, res);
+    // A request on a kept-alive connection after close() began: the server is going away.
+    if (closed) return sendJson(res, 503, { error: 'shutting_down', message: 'the memory server is shutting down' }, { connection: 'close' });
+    running.add(res);
+    res.once('close', () => running.delete(res));
     handle(req, res).catch((error: unknown) => {
       // A client that closed or reset the connection mid-request (or was timed out) is no
       // failure of the server, and there is no one left to answer.
@@ -380,7 +388,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const forgetToken = registerSecret(token);
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
   const baseUrl = `http://${hostInUrl}:${port}`;
-  let closed = false;
   return {
     url: `${baseUrl}${MCP_PATH}`,
     baseUrl,
@@ -392,9 +399,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       forgetToken();
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      await allFinished(running, STOP_ANSWER_LIMIT_MS);
       // Keep-alive sockets of finished requests would hold close() open.
       for (const socket of sockets) socket.destroy();
       await done;
     },
   };
+}
+
+/** Resolves once every response in `running` has closed, or after `limitMs`. */
+async function allFinished(running: Set<ServerResponse>, limitMs: number): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (running.size > 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -6,6 +6,12 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CancelledNotificationSchema, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
+/**
+ * How long the calls running when a server is stopped (SIGTERM, SIGINT, SIGHUP, the window
+ * closing) may take to finish before the store closes under them.
+ */
+export const STOP_ANSWER_LIMIT_MS = 10_000;
+
 export class InFlightRequests {
   /** Requests by id (a client may use one twice), from their arrival to their answer. */
   private readonly open = new Map<RequestId, number>();

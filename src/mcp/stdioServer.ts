@@ -9,7 +9,7 @@ import { JSONRPCMessageSchema, isJSONRPCRequest } from '@modelcontextprotocol/sd
 import type { MemoryEngineApi } from '../core/api';
 import { redact } from '../core/capture/redact';
 import type { Scope } from '../core/model/records';
-import { InFlightRequests } from './inFlightRequests';
+import { InFlightRequests, STOP_ANSWER_LIMIT_MS } from './inFlightRequests';
 import { accountSessionId, createMcpServer } from './mcpServer';
 import { SerialWriter } from './serialWriter';
 import { decodeUtf8 } from './utf8';
@@ -25,8 +25,9 @@ export interface StdioServerOptions {
   retrieveTimeoutMs?: number;
   log?: (message: string) => void;
   /**
-   * Serving stops at once when it is aborted (the CLI's SIGTERM / SIGINT), calls still running
-   * unanswered. When stdin closes, the requests it brought are answered first.
+   * When it is aborted (the CLI's SIGTERM / SIGINT / SIGHUP) no new request is started, and the
+   * calls still running get STOP_ANSWER_LIMIT_MS to finish (their answers are sent if they can
+   * be). When stdin closes, the requests it brought are answered first.
    */
   signal?: AbortSignal;
 }
@@ -198,9 +199,10 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     lines.once('close', () => resolve());
   });
   // Once the client is gone (stdout failed), a request still coming is not started: no one is
-  // left to answer.
+  // left to answer. Nor once serving is stopped: the store closes after the running calls.
   let clientGone = false;
   void out.failed.then(() => (clientGone = true));
+  void stopped.then(() => (clientGone = true));
   await server.connect(transport);
   const inFlight = new InFlightRequests();
   inFlight.watch(transport);
@@ -211,31 +213,34 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     onmessage?.(message);
   };
   const gone = out.failed.then(() => 'gone' as const);
-  const ended = await Promise.race([stopped.then(() => 'stopped' as const), inputEnded.then(() => 'ended' as const), gone]);
-  if (ended !== 'stopped') await answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log);
+  await Promise.race([stopped, inputEnded, gone]);
+  await answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log);
   await server.close();
 }
 
 /**
- * Waits until every request received is answered and written, for `limitMs` at most, or until
- * stopped. Once stdout failed (the client is gone) the answers cannot reach it, but the calls still
- * running are waited for all the same: the store closes after this, and a call cut off by it
- * would leave its writes half done (a record without its search cell).
+ * Waits until every request received is answered and written, for `limitMs` at most; once
+ * stopped, until the calls still running have finished, for STOP_ANSWER_LIMIT_MS at most (an
+ * answer stdout is slow to take is not waited for). Once stdout failed (the client is gone) the
+ * answers cannot reach it, but the calls still running are waited for all the same: the store
+ * closes after this, and a call cut off by it would leave its writes half done (a record without
+ * its search cell).
  */
 async function answerAll(inFlight: InFlightRequests, out: SerialWriter, limitMs: number, stopped: Promise<void>, log?: (message: string) => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), limitMs)));
-  const answered = inFlight.answered();
-  const written = answered.then(() => out.idle());
+  const timers: NodeJS.Timeout[] = [];
+  const after = (ms: number): Promise<'timeout'> => new Promise((resolve) => timers.push(setTimeout(() => resolve('timeout'), ms)));
+  const answered = inFlight.answered().then(() => 'done' as const);
+  const written = answered.then(() => out.idle()).then(() => 'done' as const);
   const gone = out.failed.then(() => 'gone' as const);
+  const stoppedThen = stopped.then(() => Promise.race([answered, after(STOP_ANSWER_LIMIT_MS)]));
   try {
-    let outcome = await Promise.race([written, timedOut, stopped, gone]);
+    let outcome = await Promise.race([written, after(limitMs), stoppedThen, gone]);
     // The client left: its answers are dropped as they come (a write to it fails at once).
-    if (outcome === 'gone') outcome = await Promise.race([answered, timedOut, stopped]);
+    if (outcome === 'gone') outcome = await Promise.race([answered, after(limitMs), stoppedThen]);
     if (outcome === 'timeout') {
-      log?.(`mcp: ${inFlight.size} request(s) still running after ${Math.round(limitMs / 1000)} s, when stdin closed or the client left, are dropped`);
+      log?.(`mcp: ${inFlight.size} request(s) still running, when stdin closed, the client left or the server was stopped, are dropped`);
     }
   } finally {
-    clearTimeout(timer);
+    for (const timer of timers) clearTimeout(timer);
   }
 }

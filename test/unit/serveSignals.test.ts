@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { MemoryEngine } from '../../src/core/engine';
 import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
 
 const TSX = require.resolve('tsx/cjs');
@@ -80,5 +81,44 @@ describe('serve and mcp stop cleanly on SIGHUP', function () {
     const end = ended(child);
     child.kill('SIGHUP');
     assert.deepEqual(await end, { code: 0, signal: null });
+  });
+
+  it('serve: SIGTERM lets the calls running finish and answer, their writes whole, then exits 0', async () => {
+    const store = path.join(dir, 'store-serve-busy');
+    const project = 'signals/serve-busy';
+    const child = start(['serve', '--json', '--store', store, '--project', project]);
+    children.push(child);
+    const { token_file } = JSON.parse(await firstLine(child, (l) => l.startsWith('{'))) as { token_file: string };
+    const { url, token } = JSON.parse(readFileSync(token_file, 'utf8')) as { url: string; token: string };
+    const remember = (i: number): Promise<number | string> =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'remember', arguments: { title: `Decision busy.${i}`, text: `Memory ${i}: the store stays embedded in LanceDB; `.repeat(20), memory_type: 'decision' } } }),
+      }).then(
+        (r) => r.status,
+        (e: Error) => e.message,
+      );
+    assert.equal(await remember(0), 200, 'control: a call is answered');
+    const calls = Array.from({ length: 12 }, (_, i) => remember(i + 1));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const end = ended(child);
+    child.kill('SIGTERM');
+    const statuses = await Promise.all(calls);
+    assert.deepEqual(await end, { code: 0, signal: null });
+    // The calls sent before the signal were under way (each write takes tens of milliseconds):
+    // they are let finish, not cut off; one coming after it is refused (503) or finds no server.
+    assert.ok(statuses.includes(200), `no call under way was answered: ${statuses.join(', ')}`);
+    for (const status of statuses) assert.ok(status === 200 || status === 503 || status === 'fetch failed', `a call answered ${status}`);
+    const logged: string[] = [];
+    const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0, logger: (m) => logged.push(m) });
+    try {
+      assert.deepEqual(logged.filter((m) => /repair|interrupted|no record/.test(m)), [], 'the server left a write half done');
+      const stored = (await engine.listMemories({ project }, { includeSuppressed: true })).map((m) => Number(m.title.split('.').at(-1)));
+      // Every call that wrote was let finish, and its answer reached the client.
+      for (const i of stored) assert.equal(i === 0 ? 200 : statuses[i - 1], 200, `memory ${i} was stored, but its call was answered with ${String(statuses[i - 1])}`);
+    } finally {
+      await engine.close();
+    }
   });
 });
