@@ -45,8 +45,9 @@ describe('text preparation', () => {
       assert.ok(!terms.includes('when'));
       assert.ok(!terms.includes('are'));
     });
-    it('drops commit hashes and long numbers', () => {
-      assert.deepEqual(tokenize('fix 3f9a2c7d1e4b5a6c7d8e9f00 and 1234567'), ['fix']);
+    it('drops commit hashes and numbers over 7 digits, keeps issue numbers', () => {
+      assert.deepEqual(tokenize('fix 3f9a2c7d1e4b5a6c7d8e9f00 and 12345678'), ['fix']);
+      assert.deepEqual(tokenize('fixes #48213 (GH-1234567)'), ['fix', '48213', 'gh1234567', 'gh', '1234567']);
     });
   });
 

@@ -8,7 +8,7 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { sqlText } from '../../src/core/store/filters';
-import { foldText, prepareQueryText, splitIdentifier, tokenize } from '../../src/core/retrieve/textPrep';
+import { TEXT_PREP_VERSION, foldText, prepareQueryText, splitIdentifier, tokenize } from '../../src/core/retrieve/textPrep';
 import { removeDir, tempDir } from './mcpFixture';
 
 const SCOPE: Scope = { project: 'github.com/acme/intl' };
@@ -104,7 +104,7 @@ describe('the word index reads every alphabet', function () {
       const vectorsAfter = await engine.store.rows('cells', null, { select: ['node_id', 'vector', 'embed_model'] });
       const byNode = (rows: typeof vectorsBefore): Map<string, string> => new Map(rows.map((r) => [String(r.node_id), `${String(r.embed_model)}:${Array.from(r.vector as ArrayLike<number>).join(',')}`]));
       assert.deepEqual(byNode(vectorsAfter), byNode(vectorsBefore));
-      assert.equal(await engine.store.getMeta('text_prep_version'), '2');
+      assert.equal(await engine.store.getMeta('text_prep_version'), String(TEXT_PREP_VERSION));
       // Segments written after the rewrite serve the new terms too.
       await engine.maintenance.indexLexicon();
       assert.equal((await titlesFor(engine, 'strasse'))[0], 'Café menu parser');

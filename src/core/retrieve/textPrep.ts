@@ -24,9 +24,13 @@ const MAX_TOKEN_LENGTH = 40;
 /**
  * The version of this preparation, kept in the store's meta table: a store whose cells were
  * prepared by an earlier one has them prepared again (Maintenance.reprepareText). 2: letters of
- * every alphabet, Chinese, Japanese and Korean in pairs of characters (1 read ASCII only).
+ * every alphabet, Chinese, Japanese and Korean in pairs of characters (1 read ASCII only). 3:
+ * numbers of 5 to 7 digits (2 dropped numbers over 4 digits).
  */
-export const TEXT_PREP_VERSION = 2;
+export const TEXT_PREP_VERSION = 3;
+
+/** The longest number that is a term: issue and pull-request numbers (#48213) are; timestamps and other ids are not. */
+const MAX_NUMBER_DIGITS = 7;
 
 /** Upper bound on the prepared index text, so one huge commit cannot dominate the index. */
 export const MAX_INDEX_CHARS = 12_000;
@@ -110,8 +114,8 @@ type TextSettings = Pick<RetrievalSettings, 'splitIdentifiers' | 'stem' | 'stopW
 function normalise(word: string, s: TextSettings): string | null {
   if (word.length < 2 || word.length > MAX_TOKEN_LENGTH) return null;
   if (s.stopWords && STOP_WORDS.has(word)) return null;
-  // Long pure numbers and hex runs (hashes, versions) carry no meaning for a question.
-  if (/^[0-9]+$/.test(word) && word.length > 4) return null;
+  // Long pure numbers and hex runs (hashes, timestamps) carry no meaning for a question.
+  if (/^[0-9]+$/.test(word) && word.length > MAX_NUMBER_DIGITS) return null;
   if (/^[0-9a-f]{12,}$/.test(word) && /[0-9]/.test(word)) return null;
   return s.stem ? stem(word) : word;
 }

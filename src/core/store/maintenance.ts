@@ -106,19 +106,22 @@ export class Maintenance {
 
   /**
    * Prepares the cells' search text again where an earlier build prepared it otherwise (see
-   * TEXT_PREP_VERSION), once per store: the meta table says which preparation the cells have.
-   * Only cells of records holding text beyond ASCII change. Returns how many did.
+   * TEXT_PREP_VERSION), once per store: the meta table says which preparation the cells have
+   * (none: the first, which read ASCII only). Only cells of records holding text a later
+   * preparation reads otherwise change. Returns how many did. A store a newer build prepared is
+   * left as it is.
    */
   async reprepareText(): Promise<number> {
     const store = this.repos.store;
-    if ((await store.getMeta(TEXT_PREP_KEY)) === String(TEXT_PREP_VERSION)) return 0;
+    const since = Number(await store.getMeta(TEXT_PREP_KEY)) || 1;
+    if (since >= TEXT_PREP_VERSION) return 0;
     let changed = 0;
     for (const project of await this.projects()) {
       const r = this.repos.forProject(project);
-      changed += (await r.observations.reprepareCells()) + (await r.summaries.reprepareCells()) + (await r.memories.reprepareCells());
+      changed += (await r.observations.reprepareCells(since)) + (await r.summaries.reprepareCells(since)) + (await r.memories.reprepareCells(since));
     }
     await store.setMeta({ [TEXT_PREP_KEY]: String(TEXT_PREP_VERSION) });
-    if (changed > 0) this.options.log(`prepared the search text of ${changed} cell(s) holding text beyond ASCII again`);
+    if (changed > 0) this.options.log(`prepared the search text of ${changed} cell(s) again (the word index reads more of their text now)`);
     return changed;
   }
 

@@ -4,7 +4,8 @@
 import { DataType } from 'apache-arrow';
 import { RECORD_STATUSES } from '../../model/records';
 import type { SourceKind } from '../../model/records';
-import { FilterError, sqlInt, sqlIntList, sqlString } from '../filters';
+import { FilterError, branchWhere, sqlInt, sqlIntList, sqlString } from '../filters';
+import type { BranchScope } from '../filters';
 import { ProjectTable } from '../projectTable';
 import type { TableName } from '../schema';
 import type { Row, Store } from '../store';
@@ -22,6 +23,19 @@ export function orderBy<T extends { id: number }>(rows: T[], ids: number[]): T[]
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id)).filter((r): r is T => r !== undefined);
 }
+
+
+/**
+ * By version of the text preparation (textPrep.TEXT_PREP_VERSION), the text it reads differently
+ * from the one before, as a test of a record's text column: a store's cells prepared by an earlier
+ * version are prepared again where their record's text passes a later version's test.
+ */
+const PREPARED_OTHERWISE: Record<number, (column: string) => string> = {
+  // Letters beyond ASCII.
+  2: (column) => `octet_length(${column}) <> character_length(${column})`,
+  // Numbers of 5 digits or more (those up to 7 became terms).
+  3: (column) => `regexp_like(${column}, '[0-9]{5}')`,
+};
 
 export abstract class RecordRepository<T extends { id: number }> {
   readonly table: ProjectTable;
@@ -43,12 +57,15 @@ export abstract class RecordRepository<T extends { id: number }> {
    * Records by id, in the order asked, missing ones left out. One read that the id index
    * answers: `id IN (...)` with a limit and only the columns a record needs.
    */
-  async get(ids: number[], options: { includeSuppressed?: boolean } = {}): Promise<T[]> {
+  async get(ids: number[], options: { includeSuppressed?: boolean; branch?: BranchScope } = {}): Promise<T[]> {
     const asked = checkIds(ids);
     const unique = [...new Set(asked)];
     if (unique.length === 0) return [];
     let where = `id IN ${sqlIntList(unique)}`;
     if (!options.includeSuppressed) where += ` AND status <> 'suppressed'`;
+    // A caller on a branch reads what a search there finds: not another branch's records.
+    const branch = options.branch ? branchWhere(options.branch) : null;
+    if (branch) where += ` AND ${branch}`;
     const rows = await this.table.rows(where, { select: this.columns, limit: unique.length });
     return orderBy(rows.map(this.toRecord), asked);
   }
@@ -91,15 +108,17 @@ export abstract class RecordRepository<T extends { id: number }> {
   }
 
   /**
-   * Prepares the search text of this kind's cells again where their record holds text beyond
-   * ASCII (the only text an earlier preparation read differently, see textPrep.tokenize), keeping
-   * everything else of the cell (its vector, its access count). Returns how many cells changed.
+   * Prepares the search text of this kind's cells again where their record holds text that the
+   * preparations after `since` read differently (see PREPARED_OTHERWISE), keeping everything else
+   * of the cell (its vector, its access count). Returns how many cells changed.
    */
-  async reprepareCells(): Promise<number> {
+  async reprepareCells(since: number): Promise<number> {
+    const tests = Object.entries(PREPARED_OTHERWISE).filter(([version]) => Number(version) > since);
     const text = this.store
       .schemaOf(this.table.name)
       .fields.filter((f) => DataType.isUtf8(f.type))
-      .map((f) => `octet_length(${f.name}) <> character_length(${f.name})`);
+      .flatMap((f) => tests.map(([, test]) => test(f.name)));
+    if (text.length === 0) return 0;
     let changed = 0;
     for await (const batch of this.table.batches(`(${text.join(' OR ')})`, ['id'])) {
       const ids = Array.from((batch.getChild('id')?.toArray() as ArrayLike<bigint | number>) ?? [], Number);
