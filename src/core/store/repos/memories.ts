@@ -79,6 +79,8 @@ export class MemoryRepository extends RecordRepository<Memory> {
     });
   }
 
+  protected readonly searchedColumns = ['title', 'text', 'files', 'topic_key', 'temporal_facts'];
+
   protected cellOf(row: Row): Row {
     return memoryCell(rowToMemory(row), this.cells.dimension);
   }

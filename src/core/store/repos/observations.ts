@@ -281,6 +281,8 @@ export class ObservationRepository extends RecordRepository<Observation> {
     await this.cells.add(added);
   }
 
+  protected readonly searchedColumns = ['type', 'title', 'subtitle', 'narrative', 'facts', 'concepts', 'files_read', 'files_modified', 'search_extra'];
+
   protected cellOf(row: Row): Row {
     return observationCell(rowToObservation(row), (row.search_extra as string | null) ?? null, this.cells.dimension);
   }

@@ -1,7 +1,6 @@
 // What the three record kinds (observations, session summaries, memories) share: int64 ids in
 // one project, a status mirrored on their cells, and an access time for get_observations.
 
-import { DataType } from 'apache-arrow';
 import { RECORD_STATUSES } from '../../model/records';
 import type { SourceKind } from '../../model/records';
 import { FilterError, branchWhere, sqlInt, sqlIntList, sqlString } from '../filters';
@@ -33,7 +32,8 @@ export function orderBy<T extends { id: number }>(rows: T[], ids: number[]): T[]
 const PREPARED_OTHERWISE: Record<number, (column: string) => string> = {
   // Letters beyond ASCII.
   2: (column) => `octet_length(${column}) <> character_length(${column})`,
-  // Numbers of 5 digits or more (those up to 7 became terms).
+  // Numbers of 5 digits or more (those up to 7 became terms). Shorter groups joined by - or _
+  // (400-499), whose joined form became a term too, keep their old terms: worth no rescan.
   3: (column) => `regexp_like(${column}, '[0-9]{5}')`,
 };
 
@@ -114,10 +114,7 @@ export abstract class RecordRepository<T extends { id: number }> {
    */
   async reprepareCells(since: number): Promise<number> {
     const tests = Object.entries(PREPARED_OTHERWISE).filter(([version]) => Number(version) > since);
-    const text = this.store
-      .schemaOf(this.table.name)
-      .fields.filter((f) => DataType.isUtf8(f.type))
-      .flatMap((f) => tests.map(([, test]) => test(f.name)));
+    const text = this.searchedColumns.flatMap((column) => tests.map(([, test]) => test(column)));
     if (text.length === 0) return 0;
     let changed = 0;
     for await (const batch of this.table.batches(`(${text.join(' OR ')})`, ['id'])) {
@@ -143,6 +140,12 @@ export abstract class RecordRepository<T extends { id: number }> {
    * what only the cell keeps (a session summary's files).
    */
   protected abstract cellOf(row: Row, old?: Row): Row;
+
+  /**
+   * The record's text columns its cell's search text is prepared from (by cellOf); the others
+   * (ids, times, hashes) are never read for search, and reprepareCells does not look at them.
+   */
+  protected abstract readonly searchedColumns: readonly string[];
 
   /**
    * Brings this kind back to one cell per record: gives records a crash left without a cell

@@ -48,6 +48,9 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     await this.addWithCells([row], [summaryCell(summary, branch, files, this.cells.dimension)]);
   }
 
+  // The files are the cell's own (kept from the session's observations), not the record's.
+  protected readonly searchedColumns = ['memory_session_id', 'request', 'learned', 'completed', 'decisions', 'next_steps', 'preferences'];
+
   protected cellOf(row: Row, old?: Row): Row {
     const files = parseJson<string[]>(old?.files, []);
     return summaryCell(rowToSessionSummary(row), (row.branch as string | null) ?? null, files, this.cells.dimension);
