@@ -44,6 +44,7 @@ import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
 import type { ImportLines, ImportOptions } from './store/portability';
 import { checkProject } from './store/projectTable';
+import { observedNeighbourhood } from './store/repos/graph';
 import { checkIds } from './store/repos/records';
 import { Repositories } from './store/repos/repositories';
 import type { ProjectRepositories } from './store/repos/repositories';
@@ -603,10 +604,7 @@ export class MemoryEngine implements MemoryEngineApi {
       throw new FilterError('a memory needs a title and a text');
     }
     // The remember tool's bounds, for every caller (a command, the CLI, an import of the API).
-    for (const [field, value, max] of [['title', input.title, MAX_MEMORY_TITLE_CHARS], ['text', input.text, MAX_MEMORY_TEXT_CHARS]] as const) {
-      const length = value.length <= max ? value.length : codePoints(value);
-      if (length > max) throw new FilterError(`a memory's ${field} is at most ${max.toLocaleString('en-US')} characters; this one has ${length.toLocaleString('en-US')}: keep what is worth remembering`);
-    }
+    checkMemoryBounds(input.title, input.text);
     const mark = await forgetMark(this.store);
     const [id] = await repos.ids.allocate(1);
     const memory = buildMemory(id, {
@@ -669,16 +667,21 @@ export class MemoryEngine implements MemoryEngineApi {
     return { branch, defaultBranch: repos.defaultBranch, filter: options.filter, layers: options.layers, limit, includeSuperseded: options.includeSuperseded === true };
   }
 
+  // Records by id in the scope: on a scope's branch, another branch's records are not found, as
+  // getNode and a search there leave them out.
   getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {
-    return this.scoped(scope).observations.get(ids, options);
+    const repos = this.scoped(scope);
+    return repos.observations.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } });
   }
 
   getSessionSummaries(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<SessionSummary[]> {
-    return this.scoped(scope).summaries.get(ids, options);
+    const repos = this.scoped(scope);
+    return repos.summaries.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } });
   }
 
   getMemories(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Memory[]> {
-    return this.scoped(scope).memories.get(ids, options);
+    const repos = this.scoped(scope);
+    return repos.memories.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } });
   }
 
   /**
@@ -747,6 +750,12 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {
     const repos = this.scoped(scope);
+    if (scope.branch) {
+      // The stored graph spans the project's branches: a caller on one gets the graph of the
+      // observations it reads.
+      const observations = await repos.observations.touching(names.slice(0, 100), { branch: scope.branch, defaultBranch: repos.defaultBranch });
+      return observedNeighbourhood(observations, names, Date.now());
+    }
     await this.repos.graphQueue.drain();
     return repos.graph.neighbourhood(names);
   }
@@ -771,6 +780,8 @@ export class MemoryEngine implements MemoryEngineApi {
     const title = changes?.title === undefined ? undefined : String(changes.title).trim();
     const text = changes?.text === undefined ? undefined : String(changes.text);
     if (title === '' || text?.trim() === '') throw new FilterError('a memory needs a title and a text');
+    // An edit (Edit One… of a conflict review) is held to what remember keeps.
+    checkMemoryBounds(title, text);
     const mark = await forgetMark(this.store);
     const [memory] = await repos.memories.get([Number(id)], { includeSuppressed: true });
     if (!memory) throw new FilterError(`No memory ${id} in project ${repos.project}`);
@@ -1137,5 +1148,14 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.embedder?.close?.();
     this.repos.lexicalSegments.files?.close();
     this.store.close();
+  }
+}
+
+/** The remember tool's bounds on a memory's title and text (either may be absent: an edit of the other). */
+function checkMemoryBounds(title: string | undefined, text: string | undefined): void {
+  for (const [field, value, max] of [['title', title, MAX_MEMORY_TITLE_CHARS], ['text', text, MAX_MEMORY_TEXT_CHARS]] as const) {
+    if (value === undefined) continue;
+    const length = value.length <= max ? value.length : codePoints(value);
+    if (length > max) throw new FilterError(`a memory's ${field} is at most ${max.toLocaleString('en-US')} characters; this one has ${length.toLocaleString('en-US')}: keep what is worth remembering`);
   }
 }

@@ -151,15 +151,17 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   const all = await memories.list({ includeSuppressed: true });
   const byId = new Map(all.map((m) => [m.id, m]));
   const named = [...new Set(options.supersedes ?? [])];
+  const meets = (m: Memory): Meeting => meeting(memory, m, memories.defaultBranch);
   for (const id of named) {
     const older = byId.get(id);
     if (!older) throw new FilterError(`supersedes: no memory ${id} in project ${memories.project}; pass ids from get_observations or recall_context`);
     if (older.status === 'superseded' || older.superseded_by !== null) throw new FilterError(`supersedes: memory ${id} was already superseded by memory ${older.superseded_by ?? '?'}; name that one instead`);
+    // Two branches' memories never meet: naming one does not retire it either.
+    if (meets(older) === null) throw new FilterError(`supersedes: memory ${id} is of branch '${older.branch}', and a memory of branch '${memory.branch}' never replaces another branch's; name a memory of this branch or a project-wide one`);
   }
   const explicitTopic = memory.topic_key;
   const facts = memory.temporal_facts ?? [];
   const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
-  const meets = (m: Memory): Meeting => meeting(memory, m, memories.defaultBranch);
   const candidates = all.filter((m) => m.status === 'active' && meets(m) !== null);
   const newerThanThis = (m: Memory): boolean => m.created_at_epoch > at;
 

@@ -19,6 +19,29 @@ import { errorMessage } from '../../errorText';
 const BATCH = 2000;
 const CACHE_LIMIT = 200_000;
 
+/** The names a neighbourhood is asked for: entity ids or labels, 100 at most. */
+function neighbourhoodNames(names: string[]): string[] {
+  return (names ?? []).map(String).filter(Boolean).slice(0, 100);
+}
+
+/**
+ * The neighbourhood of `names` (as GraphRepository.neighbourhood reads it from the stored graph)
+ * in the graph of these observations alone: the graph of what a caller on one branch reads, where
+ * the stored graph spans the project's branches.
+ */
+export function observedNeighbourhood(observations: Observation[], names: string[], now: number): { entities: Entity[]; relationships: Relationship[] } {
+  const wanted = new Set(neighbourhoodNames(names));
+  const graph = deriveGraph(observations, now);
+  const entities = graph.entities.map(rowToEntity);
+  const named = new Set(entities.filter((e) => wanted.has(e.id) || wanted.has(e.label)).map((e) => e.id));
+  const relationships = graph.relationships
+    .map(rowToRelationship)
+    .filter((r) => named.has(r.source) || named.has(r.target))
+    .sort((a, b) => b.weight - a.weight)
+    .slice(0, 500);
+  return { entities: entities.filter((e) => named.has(e.id)), relationships };
+}
+
 /** Edge weights and known entities seen by this process, keyed with their project. */
 export class GraphCache {
   readonly edgeWeights = new Map<string, number>();
@@ -44,7 +67,7 @@ export class GraphRepository {
   }
 
   async neighbourhood(names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {
-    const wanted = (names ?? []).map(String).filter(Boolean).slice(0, 100);
+    const wanted = neighbourhoodNames(names);
     if (wanted.length === 0) return { entities: [], relationships: [] };
     const list = sqlStringList(wanted);
     const entities = (await this.entities.rows(`label IN ${list} OR id IN ${list}`)).map(rowToEntity);

@@ -6,6 +6,7 @@ import type { Observation } from '../../model/records';
 import { DOCUMENT_TYPE } from '../../model/records';
 import { observationCell } from '../cells';
 import { branchWhere, sqlContains, sqlInt, sqlIntList, sqlString, sqlStringList, validType } from '../filters';
+import type { BranchScope } from '../filters';
 import { OBSERVATION_COLUMNS, jsonList, observationToRow, rowToObservation } from '../mapping';
 import { TABLES } from '../schema';
 import type { IdAllocator } from '../ids';
@@ -54,6 +55,31 @@ export class ObservationRepository extends RecordRepository<Observation> {
     const rows = (await this.table.rows(where)).map(rowToObservation);
     rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
     return rows.slice(0, Math.max(1, Math.min(10_000, options.limit ?? 100)));
+  }
+
+  /**
+   * The newest `limit` active observations a caller on `branch` reads that could give one of
+   * these graph entities (an id such as file:src/a.ts, commit:<12 hex>, branch:, author:, concept:,
+   * or a label alone): what the graph of that branch is derived from (see MemoryEngine.entities).
+   * A superset: deriving the graph from them says which do.
+   */
+  async touching(names: string[], branch: BranchScope, limit = 500): Promise<Observation[]> {
+    const any = names.flatMap((name) => {
+      const [, type, label] = /^(?:(file|commit|branch|author|concept):)?(.*)$/s.exec(name)!;
+      const clauses: string[] = [];
+      if (!label) return clauses;
+      if (!type || type === 'file') clauses.push(sqlContains('files_modified', JSON.stringify(label)), sqlContains('files_read', JSON.stringify(label)));
+      if ((!type || type === 'commit') && /^[0-9a-f]{4,64}$/.test(label)) clauses.push(`commit_sha LIKE ${sqlString(`${label}%`)}`);
+      if (!type || type === 'branch') clauses.push(`branch = ${sqlString(label)}`);
+      if (!type || type === 'author') clauses.push(`(${sqlContains('lower(narrative)', label.toLowerCase())} AND ${sqlContains('lower(narrative)', 'author:')})`);
+      if (!type || type === 'concept') clauses.push(sqlContains('lower(concepts)', JSON.stringify(label.toLowerCase())));
+      return clauses;
+    });
+    if (any.length === 0) return [];
+    const where = [`status = 'active'`, `(${any.join(' OR ')})`, branchWhere(branch)].filter(Boolean).join(' AND ');
+    const rows = (await this.table.rows(where)).map(rowToObservation);
+    rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
+    return rows.slice(0, limit);
   }
 
   /** The active, unmerged observations of one session of this project. */
