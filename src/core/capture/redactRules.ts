@@ -557,14 +557,17 @@ const KEY_LINE_TRAIL = '(?:\\\\[nr]|["\'`,;+) \\t])*';
  */
 const KEY_BODY_LINE = `${KEY_LINE_LEAD}(?:[A-Za-z0-9+/]{16}[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]{1,15}={1,2}|[A-Za-z][A-Za-z-]{0,39}:[^\\n]{0,200})?${KEY_LINE_TRAIL}`;
 const PEM_END = `${KEY_LINE_LEAD}-----END ${PEM_PRIVATE}-----`;
+/** An OpenPGP armor's checksum line (=XXXX, a CRC-24 in base64), between a key's body and its END line. */
+const ARMOR_CHECKSUM = `${KEY_LINE_LEAD}=[A-Za-z0-9+/]{4}${KEY_LINE_TRAIL}`;
 /**
  * A private key in PEM: its BEGIN line, then to its END line on the same line (a JSON string's
  * escaped line breaks), or the lines of its body that follow (a short last line only just before
- * its END) and its END line if it has one. A key cut short (a field's length) goes to where its
- * body stops, and a BEGIN line alone (a constant of code, a test's fixture) takes nothing after it.
+ * its END, or before the checksum line that precedes a PGP key's END) and its END line if it has
+ * one. A key cut short (a field's length) goes to where its body stops, and a BEGIN line alone (a
+ * constant of code, a test's fixture) takes nothing after it.
  */
 export const PRIVATE_KEY = new RegExp(
-  `-----BEGIN ${PEM_PRIVATE}-----(?:[^\\n]*?-----END ${PEM_PRIVATE}-----|[^\\n]*(?:\\n${KEY_BODY_LINE}(?=\\n|$))*(?:\\n${KEY_LINE_LEAD}[A-Za-z0-9+/]{1,15}${KEY_LINE_TRAIL}(?=\\n${PEM_END}))?(?:\\n${PEM_END})?)`,
+  `-----BEGIN ${PEM_PRIVATE}-----(?:[^\\n]*?-----END ${PEM_PRIVATE}-----|[^\\n]*(?:\\n${KEY_BODY_LINE}(?=\\n|$))*(?:\\n${KEY_LINE_LEAD}[A-Za-z0-9+/]{1,15}${KEY_LINE_TRAIL}(?=\\n(?:${ARMOR_CHECKSUM}\\n)?${PEM_END}))?(?:\\n${ARMOR_CHECKSUM}(?=\\n${PEM_END}))?(?:\\n${PEM_END})?)`,
   'g',
 );
 
@@ -940,8 +943,42 @@ function passwordOptionAlternatives(): string {
 /** A cookie in curl's option value; the value may hold the quote that opened it, which stays. */
 const COOKIE_PAIR_IN_OPTION = /(?<![^\s;,"'])([^\s=;,"']+)=(?!\[REDACTED\])[^;,"']*/g;
 
+/** A JWT whole from the start of a text (header.payload.signature, each part 8 characters or more). */
+const JWT_AT_START = new RegExp(`^eyJ${JWT_CHAR}{8}${JWT_CHAR}*\\.eyJ${JWT_CHAR}{8}${JWT_CHAR}*\\.${JWT_CHAR}{8}${JWT_CHAR}*`);
+
+/**
+ * A run of lines from 'eyJ' (see the 'wrapped jwt' rule) with the lines a JWT wrapped over them
+ * covers replaced by [REDACTED], a line it ends inside keeping what follows it; as it is where
+ * its first line holds a whole JWT (the one-line rule's) or the lines joined hold none.
+ */
+function redactWrappedJwt(match: string): string {
+  const parts = match.split(/(\r?\n)/);
+  if (JWT_AT_START.test(parts[0])) return match;
+  const token = JWT_AT_START.exec(parts.filter((_, i) => i % 2 === 0).join(''));
+  if (!token || token[0].length <= parts[0].length) return match;
+  let left = token[0].length;
+  for (let i = 0; i < parts.length && left > 0; i += 2) {
+    const taken = Math.min(left, parts[i].length);
+    left -= taken;
+    parts[i] = `${REDACTED}${parts[i].slice(taken)}`;
+  }
+  return parts.join('');
+}
+
 export const RULES: Rule[] = [
   { name: 'private key', pattern: PRIVATE_KEY, replace: REDACTED, trigger: PEM_SECRET_MARK.source },
+  {
+    // A JWT that a fixed-width log or a paste wrapped over lines (at 76 columns, say): a run from
+    // 'eyJ' to its line's end, read on while the next lines go on with a token's characters. Each
+    // line the token covers becomes [REDACTED] (the line breaks stay); at most 32 lines are read.
+    // A line that starts with 'eyJ' starts the next token, unless the line above ended its part
+    // with a dot. Before the rules for base64, which would take some of its lines alone.
+    name: 'wrapped jwt',
+    pattern: new RegExp(`(?<!${JWT_CHAR})eyJ[A-Za-z0-9_.-]*(?:\\r?\\n(?:(?!eyJ)|(?<=\\.\\r?\\n))[A-Za-z0-9_.-]+){1,32}`, 'g'),
+    replace: (match) => redactWrappedJwt(match),
+    trigger: 'eyJ',
+    spansLines: true,
+  },
   {
     // A PEM private key given whole in base64, under any name (client-key-data: LS0tLS1CRUdJTi...).
     // The run starts only where a run of base64 characters starts, so each run is scanned once.
@@ -1137,12 +1174,14 @@ export const RULES: Rule[] = [
   },
   {
     // A password echoed into a command that reads it from its input: echo SECRET | docker login
-    // -u bob --password-stdin, printf '%s' ... | helm registry login --password-stdin. A
-    // variable's reference ("$TOKEN") names where the secret is and stays.
+    // -u bob --password-stdin, printf '%s' ... | helm registry login --password-stdin; or a
+    // secret's value into a command that stores its input as one: gh secret set NAME, wrangler
+    // secret put NAME, docker secret create NAME -. A variable's reference ("$TOKEN") names where
+    // the secret is and stays.
     name: 'echoed password',
-    pattern: new RegExp(`${ECHOED}(?=[ \\t]*\\|[^\\n]{0,200}--password-stdin\\b)`, 'g'),
+    pattern: new RegExp(`${ECHOED}(?=[ \\t]*\\|[^\\n]{0,200}(?:--password-stdin\\b|\\b(?:gh[ \\t]+secret[ \\t]+set|wrangler[ \\t]+secret[ \\t]+put|docker[ \\t]+secret[ \\t]+create)[ \\t]))`, 'g'),
     replace: (_match, head: string, _format: string, quote?: string) => `${head}${quote ?? ''}${REDACTED}${quote ?? ''}`,
-    trigger: 'password-stdin',
+    trigger: 'password-stdin|secret[ \\t]+(?:set|put|create)',
   },
   {
     // A password file made of an echo: ansible-vault view --vault-password-file <(echo SECRET).
@@ -1249,9 +1288,26 @@ export const RULES: Rule[] = [
     trigger: KEYWORD,
   },
   {
+    // A secret set in git's configuration: git config --global github.token value (hub's
+    // oauthtoken, sendemail.smtppass). The last part of the name says it: credential.helper store
+    // names a helper, and keeps it. A value that is an option or a shell operator is no value.
+    name: 'git config secret',
+    pattern: new RegExp(`(\\bgit[ \\t]+config(?:[ \\t]+--(?:global|local|system|worktree|add|replace-all))*[ \\t]+(?:[\\w.:/-]*\\.)?(?=[\\w-]*?${KEYWORD})[\\w-]+[ \\t]+)(["']?)(?![-&|;<>$]|\\[REDACTED\\])[^\\s"']+`, 'gi'),
+    replace: `$1$2${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
     // A Dockerfile's ENV NAME value, the form without '=': the value is the rest of the line.
     name: 'dockerfile env',
     pattern: new RegExp(`((?:^|[\\n\\r])[ \\t]*ENV[ \\t]+${SECRET_NAME}[ \\t]+)(?!\\[REDACTED\\])[^\\s=][^\\r\\n]*`, 'gi'),
+    replace: `$1${REDACTED}`,
+    trigger: KEYWORD,
+  },
+  {
+    // A shell's variable set without '=': csh's setenv NAME value, Windows' setx [/M] NAME value,
+    // fish's set -x (or -gx, -Ux) NAME value. A value that is a variable's reference is kept.
+    name: 'shell set secret',
+    pattern: new RegExp(`((?:^|[\\s;&|(])(?:setenv|setx(?:[ \\t]+/[A-Za-z])*|set(?:[ \\t]+-[A-Za-z]+)*[ \\t]+-[A-Za-wyz]*x[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)[ \\t]+${SECRET_NAME}[ \\t]+)(?![-$%]|["']?\\[REDACTED\\])(?:"[^"\\n]+"|'[^'\\n]+'|[^\\s"'\`;|&<>()]+)`, 'gi'),
     replace: `$1${REDACTED}`,
     trigger: KEYWORD,
   },
