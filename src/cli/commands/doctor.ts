@@ -6,7 +6,7 @@ import { Reranker } from '../../core/retrieve/rerank';
 import { TABLES } from '../../core/store/schema';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { open, statfs, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { createServer } from 'node:net';
@@ -16,7 +16,7 @@ import { errorMessage, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksL
 import { isLocalUri, localPath } from '../../core/store/location';
 import { displayUri } from '../../core/store/objectStorage';
 import { orphansLookLost } from '../../core/store/repos/cells';
-import { serverInfoPath } from './servers';
+import { serverInfoPath, tokenFileAt } from './servers';
 import type { StoreTableCheck } from '../../core/store/store';
 
 interface Check {
@@ -212,7 +212,16 @@ export const doctorCommand: CommandImpl = {
     });
 
     const info = serverInfoPath(options.store);
-    if (existsSync(info)) {
+    let found: ReturnType<typeof tokenFileAt>;
+    try {
+      found = tokenFileAt(info);
+    } catch (error) {
+      found = { not: `a file that cannot be read (${errorMessage(error)})` };
+    }
+    if (typeof found === 'object') {
+      // What serve refuses to use (a torn or garbled file, a folder, a symlink) is named as such.
+      checks.push({ name: 'token file', ok: false, detail: `${info} is ${found.not}: serve refuses it`, fix: `Move ${info} out of the way if nothing of yours is in it (serve writes that file and removes it on exit), or give serve --token-file <another path>.` });
+    } else if (found === 'server') {
       const mode = statSync(info).mode & 0o777;
       checks.push({ name: 'token file', ok: (mode & 0o077) === 0, detail: `${info} (mode ${mode.toString(8)})`, fix: (mode & 0o077) === 0 ? undefined : `chmod 600 ${info}` });
     }

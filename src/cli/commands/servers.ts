@@ -109,7 +109,7 @@ const SERVER_FIELDS = new Set(['url', 'base_url', 'token', 'project', 'store', '
  * `{}` too, or nothing); or else why it is none, which is never moved, replaced or written
  * through (a user's notes or settings, a folder, a symlink).
  */
-function tokenFileAt(file: string): 'absent' | 'server' | { not: string } {
+export function tokenFileAt(file: string): 'absent' | 'server' | { not: string } {
   let st;
   try {
     st = lstatSync(file);

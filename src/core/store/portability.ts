@@ -451,12 +451,15 @@ async function place(repos: Repositories, records: Record<RecordKind, Placed[]>,
   const forgotten: Record<RecordKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
   const forgotAt = new Map<string, number>();
   const aliases: Record<string, string> = {};
-  const memos = new Map<string, Awaited<ReturnType<typeof importMemo>>>();
+  // Read again once the meta table moved: a forget in another process writes its digests there
+  // before it deletes, so digests read after a chunk's rows cover every record those rows lack.
+  const memos = new Map<string, { memo: Awaited<ReturnType<typeof importMemo>>; version: number }>();
   const memoOf = async (project: string) => {
+    const version = await repos.store.table(TABLES.meta).version();
     const known = memos.get(project);
-    if (known) return known;
+    if (known && known.version === version) return known.memo;
     const memo = await importMemo(repos.store, project);
-    memos.set(project, memo);
+    memos.set(project, { memo, version });
     return memo;
   };
   const owned: [number, number][] = [];
@@ -466,12 +469,12 @@ async function place(repos: Repositories, records: Record<RecordKind, Placed[]>,
     if (!kind) continue;
     const fresh: Placed[] = [];
     for (const [project, list] of groupBy(records[kind], (p) => p.project)) {
-      const memo = await memoOf(project);
       for (let i = 0; i < list.length; i += BATCH) {
         const chunk = list.slice(i, i + BATCH);
         const rows = await new ProjectTable(repos.store, table, project).rows(`created_at_epoch IN ${sqlIntList(chunk.map((p) => p.epoch))}`, {
           select: ['id', 'created_at_epoch', ...CONTENT_FIELDS[kind]],
         });
+        const memo = await memoOf(project);
         const there = rows.map((r) => ({ id: Number(r.id), epoch: Number(r.created_at_epoch), key: contentKey(kind, r) }));
         for (const p of chunk) {
           const aliasKey = importAliasKey(project, kind, p.epoch, p.id);
