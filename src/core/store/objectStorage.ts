@@ -127,6 +127,10 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
       `no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or put them in profile '${profileName}' of ~/.aws/credentials (AWS_PROFILE picks another)`,
     );
   }
+  const sessionToken = (fromEnv ? env.AWS_SESSION_TOKEN : creds.aws_session_token) || undefined;
+  // Keys this process holds are redacted from anything it stores or shares, also when the store
+  // is then refused for its settings (shares wait in the queue meanwhile, and go once they are fixed).
+  for (const secret of [secretAccessKey, sessionToken]) if (secret) registerSecret(secret);
   const endpoint = settings.endpoint?.trim() || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || config.endpoint_url || undefined;
   if (endpoint && (!/^https?:\/\/[^/\s@]+\/?$/i.test(endpoint) || !URL.canParse(endpoint))) {
     const why = /^https?:\/\/[^/\s]*@/i.test(endpoint) ? ', without credentials in it (they go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)' : '';
@@ -135,7 +139,7 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
   return {
     accessKeyId,
     secretAccessKey,
-    sessionToken: (fromEnv ? env.AWS_SESSION_TOKEN : creds.aws_session_token) || undefined,
+    sessionToken,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || config.region || 'us-east-1',
     endpoint: endpoint?.replace(/\/$/, ''),
   };
@@ -173,6 +177,8 @@ export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string,
   const sas = key ? null : (pick('azure_storage_sas_key', 'AZURE_STORAGE_SAS_KEY', 'AZURE_STORAGE_SAS_TOKEN')?.replace(/^\?/, '') ?? null);
   if (emulator && !key && !sas) key = EMULATOR_KEY;
   if (!account || (!key && !sas)) return null;
+  // Registered before the endpoint is checked, as s3Credentials does.
+  for (const secret of [key, sas]) if (secret) registerSecret(secret);
   const given = pick('azure_storage_endpoint', 'AZURE_STORAGE_ENDPOINT')?.trim();
   // An endpoint is a service URL, a path allowed (Azurite's names the account); a query (a pasted
   // SAS URL) or credentials in it would be printed in messages and are refused.
@@ -377,8 +383,11 @@ export async function openObjectStorage(
 ): Promise<Record<string, string> | undefined> {
   const location = parseObjectLocation(uri);
   if (!location) return given;
-  // Every connection to the store gets the request bounds; options given explicitly win.
-  const options = { ...requestBounds(env), ...(given ?? objectStorageOptions(location, env, settings)) };
+  // Every connection to the store gets the request bounds; options given explicitly win. The
+  // credentials are read (and their keys registered, see s3Credentials) before the bounds are
+  // checked: a bound refused as written leaves the keys in the environment all the same.
+  const stored = given ?? objectStorageOptions(location, env, settings);
+  const options = { ...requestBounds(env), ...stored };
   // The keys this process holds are redacted from anything it stores or shares, whatever their shape.
   for (const key of ['aws_secret_access_key', 'aws_session_token', 'secret_access_key', 'session_token', 'google_service_account_key', 'azure_storage_account_key']) {
     if (options[key]) registerSecret(options[key]);

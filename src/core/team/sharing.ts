@@ -186,7 +186,15 @@ export class TeamSharing {
       // A forget by id that found nothing shareable touches no share.
       if (derived.length === 0) return;
     }
-    await this.team.forgetShares(project, recorded, derived, this.author);
+    // A forget of whole projects takes back the author's shares made from this personal store
+    // only: an item's key says which store shared it (teamNodeId, from its record), and the same
+    // author on another machine shares from another store.
+    const store = derived === null ? await this.storeIfAny() : null;
+    const ours = (r: { node_id: string; project: string; origin: string }): boolean => {
+      const m = /^(memory|session_summary)\/([0-9]+)$/.exec(r.origin);
+      return m !== null && teamNodeIds(r.project, this.author, m[1] as SourceKind, Number(m[2]), store).includes(r.node_id);
+    };
+    await this.team.forgetShares(project, recorded, derived, this.author, ours);
     await this.team.ledger.remove(recorded.map((e) => e.node_id));
   }
 

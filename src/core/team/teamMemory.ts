@@ -37,6 +37,7 @@ import type { Row } from '../store/store';
 import { briefError, errorMessage } from '../errorText';
 import { redact, redactJson, redactKey } from '../capture/redact';
 import { rowToCell } from '../store/mapping';
+import { printable } from '../model/printable';
 import type { Schema } from 'apache-arrow';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
@@ -360,20 +361,31 @@ export class TeamMemory {
    * Forgets shares of forgotten records: queued shares are dropped, shared ones unshared.
    * `recorded`: what the ledger says was shared (with the author each was shared as); `derived`:
    * the keys `author`'s shares of the records would have (null: every share of `author` in
-   * `project`, or in every project when that is null too, as far as this cache and queue know).
+   * `project`, or in every project when that is null too, as far as this cache and queue know;
+   * with `ours`, only those it says this personal store shared: the same author on another
+   * machine shares from another store, and a forget here is not theirs).
    * Every id is unshared, found here or not (the cache may be stale, or kept by another state
    * folder): those neither recorded nor found only purge if the team store has them.
    */
-  async forgetShares(project: string | null, recorded: Array<{ node_id: string; project: string; shared_by: string }>, derived: string[] | null, author: string): Promise<void> {
+  async forgetShares(
+    project: string | null,
+    recorded: Array<{ node_id: string; project: string; shared_by: string }>,
+    derived: string[] | null,
+    author: string,
+    ours?: (r: { node_id: string; project: string; origin: string }) => boolean,
+  ): Promise<void> {
     const derivedIds = new Set(derived ?? []);
     const recordedIds = new Set(recorded.map((r) => r.node_id));
-    const wanted = (r: { node_id: string; project: string; shared_by: string }): boolean =>
-      recordedIds.has(r.node_id) || (r.shared_by === author && (project === null || r.project === project) && (derived === null || derivedIds.has(r.node_id)));
+    const wanted = (r: { node_id: string; project: string; shared_by: string; origin?: string }): boolean =>
+      recordedIds.has(r.node_id) ||
+      (r.shared_by === author &&
+        (project === null || r.project === project) &&
+        (derived === null ? !ours || ours({ node_id: r.node_id, project: r.project, origin: String(r.origin ?? '') }) : derivedIds.has(r.node_id)));
     // A share of these killed while it was being queued: its temporary file goes.
     await this.outbox.sweep(wanted);
     // Shared items are in the cache, queued ones in the outbox; unshare drops the queued shares.
     const queued = (await this.outbox.pending()).flatMap((p) => (p.entry.op === 'share' ? p.entry.rows : []));
-    const cached = (await this.cache.rows(null, ['node_id', 'project', 'shared_by'])) as TeamRow[];
+    const cached = (await this.cache.rows(null, ['node_id', 'project', 'shared_by', 'origin'])) as TeamRow[];
     // By project and author: (project, shared_by) -> node ids known to be shared.
     const known = new Map<string, { project: string; shared_by: string; ids: Set<string> }>();
     for (const r of [...recorded, ...queued, ...cached].filter(wanted)) {
@@ -547,8 +559,8 @@ export class TeamMemory {
     if (this.state === 'online' && this.syncedAt !== null && Date.now() - this.syncedAt > (this.options.refreshMs ?? 30_000) && (this.options.refreshMs ?? 30_000) > 0) {
       void this.sync().catch(() => undefined);
     }
-    const useRemote = this.syncedAt === null && this.remote !== null;
-    let source = useRemote ? (this.remote as TeamTable) : this.cache;
+    const first = await this.remoteBeforeCopy();
+    let source = first ?? this.cache;
     let hits: SearchHit[];
     try {
       const search = hybridSearch({ cells: source.table, project: options.project, segments: null, embedder }, text, where, options.limit);
@@ -577,6 +589,29 @@ export class TeamMemory {
   }
 
   /**
+   * The remote to read while there is no local copy yet (null once there is one, or when the
+   * store cannot be reached). The first connect, when still under way, is waited for (at most
+   * REMOTE_WAIT_MS): a first run's first read (a CLI search, a look-up by node id, a list) found
+   * the empty copy, and nothing of the team store, while the probe was still out.
+   */
+  private async remoteBeforeCopy(): Promise<TeamTable | null> {
+    if (this.syncedAt !== null) return null;
+    const remote = await this.connected();
+    return this.syncedAt === null ? remote : null;
+  }
+
+  /**
+   * The remote, once the first connect ended (waited for at most REMOTE_WAIT_MS); null when there
+   * is none. Later connects (a retry of a store offline or refused) are not waited for: the store
+   * did not answer before, and the caller goes on without it.
+   */
+  private async connected(): Promise<TeamTable | null> {
+    const connecting = this.connecting;
+    if (!this.remote && connecting && this.state === 'connecting') await within(connecting.catch(() => undefined), REMOTE_WAIT_MS, () => undefined);
+    return this.remote;
+  }
+
+  /**
    * A read of the remote a caller waits for: at most REMOTE_WAIT_MS (a network that takes
    * connections and answers nothing held one for a minute). A failure, or no answer, means the
    * store is offline until a reconnect proves otherwise; it is thrown.
@@ -597,7 +632,7 @@ export class TeamMemory {
     const where = `${projectWhere(project)} AND node_id = ${sqlString(nodeId)} AND ${TEAM_ITEM_WHERE}`;
     const schema = teamItemsSchema(this.cache.dimension);
     let rows = teamRowsOf(await this.cache.rows(where), schema).rows;
-    const remote = this.remote;
+    const remote = rows.length === 0 ? ((await this.remoteBeforeCopy()) ?? this.remote) : null;
     if (rows.length === 0 && remote) rows = teamRowsOf(await this.remoteRead(remote, (t) => t.rows(where)).catch(() => []), schema).rows;
     return rows[0] ?? null;
   }
@@ -618,7 +653,7 @@ export class TeamMemory {
     for (const r of await this.cache.rows(where([...ids]), ['node_id', 'shared_by'])) if (!sharedBy.has(String(r.node_id))) sharedBy.set(String(r.node_id), String(r.shared_by));
     const missing = [...ids].filter((id) => !sharedBy.has(id));
     if (missing.length === 0) return { sharedBy, answered: true };
-    const remote = this.remote;
+    const remote = await this.connected();
     if (!remote) return { sharedBy, answered: false };
     try {
       for (const r of await this.remoteRead(remote, (t) => t.rows(where(missing), ['node_id', 'shared_by']))) sharedBy.set(String(r.node_id), String(r.shared_by));
@@ -631,7 +666,7 @@ export class TeamMemory {
   /** The team items of a project, newest share first (cache, else the remote; the cache when the remote fails or does not answer in REMOTE_WAIT_MS). */
   async list(project: string): Promise<TeamRow[]> {
     const where = `${projectWhere(project)} AND ${TEAM_ITEM_WHERE}`;
-    const remote = this.syncedAt === null ? this.remote : null;
+    const remote = await this.remoteBeforeCopy();
     let found: Row[];
     try {
       found = remote ? await this.remoteRead(remote, (t) => t.rows(where)) : await this.cache.rows(where);
@@ -739,6 +774,9 @@ export function safeTeamRow(raw: Row, schema: Schema): TeamRow | string {
   if (row.layer !== 'L1' && row.layer !== 'L2') return `layer is not shared`;
   if (redact(String(row.project)) !== row.project) return 'project holds a secret';
   for (const name of ['title', 'text', 'search_text', 'shared_by']) row[name] = redact(String(row[name]));
+  // Lists and look-ups print the title and text as they are (`code-memory team`): without terminal
+  // escape sequences, as every read of a search cell shows them (model/printable.ts).
+  for (const name of ['title', 'text']) row[name] = printable(String(row[name]));
   row.shared_by = oneLine(String(row.shared_by), MAX_LABEL);
   if (typeof row.files === 'string') row.files = safeFiles(row.files);
   for (const name of ['branch', 'type']) if (typeof row[name] === 'string') row[name] = oneLine(row[name] as string, MAX_LABEL);
