@@ -228,7 +228,9 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
  */
 async function answerAll(inFlight: InFlightRequests, out: SerialWriter, limitMs: number, stopped: Promise<void>, log?: (message: string) => void): Promise<void> {
   const timers: NodeJS.Timeout[] = [];
-  const after = (ms: number): Promise<'timeout'> => new Promise((resolve) => timers.push(setTimeout(() => resolve('timeout'), ms)));
+  let over = false;
+  // A wait begun after this returned (the server's close resolves `stopped`) holds no timer.
+  const after = (ms: number): Promise<'timeout'> => new Promise((resolve) => void (over || timers.push(setTimeout(() => resolve('timeout'), ms))));
   const answered = inFlight.answered().then(() => 'done' as const);
   const written = answered.then(() => out.idle()).then(() => 'done' as const);
   const gone = out.failed.then(() => 'gone' as const);
@@ -241,6 +243,7 @@ async function answerAll(inFlight: InFlightRequests, out: SerialWriter, limitMs:
       log?.(`mcp: ${inFlight.size} request(s) still running, when stdin closed, the client left or the server was stopped, are dropped`);
     }
   } finally {
+    over = true;
     for (const timer of timers) clearTimeout(timer);
   }
 }
