@@ -604,7 +604,10 @@ export class MemoryEngine implements MemoryEngineApi {
       throw new FilterError('a memory needs a title and a text');
     }
     // The remember tool's bounds, for every caller (a command, the CLI, an import of the API).
-    checkMemoryBounds(input.title, input.text);
+    for (const [field, value, max] of [['title', input.title, MAX_MEMORY_TITLE_CHARS], ['text', input.text, MAX_MEMORY_TEXT_CHARS]] as const) {
+      const length = value.length <= max ? value.length : codePoints(value);
+      if (length > max) throw new FilterError(`a memory's ${field} is at most ${max.toLocaleString('en-US')} characters; this one has ${length.toLocaleString('en-US')}: keep what is worth remembering`);
+    }
     const mark = await forgetMark(this.store);
     const [id] = await repos.ids.allocate(1);
     const memory = buildMemory(id, {
@@ -780,8 +783,6 @@ export class MemoryEngine implements MemoryEngineApi {
     const title = changes?.title === undefined ? undefined : String(changes.title).trim();
     const text = changes?.text === undefined ? undefined : String(changes.text);
     if (title === '' || text?.trim() === '') throw new FilterError('a memory needs a title and a text');
-    // An edit (Edit One… of a conflict review) is held to what remember keeps.
-    checkMemoryBounds(title, text);
     const mark = await forgetMark(this.store);
     const [memory] = await repos.memories.get([Number(id)], { includeSuppressed: true });
     if (!memory) throw new FilterError(`No memory ${id} in project ${repos.project}`);
@@ -1151,11 +1152,3 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 }
 
-/** The remember tool's bounds on a memory's title and text (either may be absent: an edit of the other). */
-function checkMemoryBounds(title: string | undefined, text: string | undefined): void {
-  for (const [field, value, max] of [['title', title, MAX_MEMORY_TITLE_CHARS], ['text', text, MAX_MEMORY_TEXT_CHARS]] as const) {
-    if (value === undefined) continue;
-    const length = value.length <= max ? value.length : codePoints(value);
-    if (length > max) throw new FilterError(`a memory's ${field} is at most ${max.toLocaleString('en-US')} characters; this one has ${length.toLocaleString('en-US')}: keep what is worth remembering`);
-  }
-}

@@ -12,7 +12,7 @@ import type { HeadState } from './capture/gitCapture';
 import { SessionTracker } from './capture/sessionTracker';
 import { registerCommands } from './commands/registerCommands';
 import type { Container } from './container';
-import { affectsConfig } from './config';
+import { affectsConfig, reportSettingProblems } from './config';
 import { EngineHost } from './engineHost';
 import type { EngineClient } from './engineWorker/engineClient';
 import { ScopeService } from './scopes';
@@ -128,6 +128,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
       codeLens.refresh();
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('codeMemory')) reportSettingProblems((m) => output.warn(m));
       // A new store, embedder or reranker takes effect on the next use; the server follows the store.
       if (affectsConfig(e, 'storeLocation') || affectsConfig(e, 'embedding') || affectsConfig(e, 'rerank') || affectsConfig(e, 'teamStore') || affectsConfig(e, 'store')) {
         await capture.queue.flush().catch(() => undefined);
@@ -143,6 +144,8 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   );
 
 
+  // A setting typed wrong in settings.json is said once, with the value used instead.
+  reportSettingProblems((m) => output.warn(m));
   const activationMs = performance.now() - started;
   log(`Activated in ${activationMs.toFixed(1)} ms (store: ${engines.storeUri}; opened on first use).`);
 

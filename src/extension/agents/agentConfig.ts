@@ -122,10 +122,21 @@ export function agentSnippet(target: AgentTarget, l: AgentLaunch): AgentSnippet 
 }
 
 /** Adds (or replaces) the code-memory server in an existing mcpServers JSON file's text. */
-export function mergeMcpJson(existing: string | undefined, snippet: string): string {
+export function mergeMcpJson(existing: string | undefined, snippet: string, file = 'the configuration file'): string {
   const add = JSON.parse(snippet) as { mcpServers: Record<string, unknown> };
   if (!existing?.trim()) return `${JSON.stringify(add, null, 2)}\n`;
-  const current = JSON.parse(existing) as { mcpServers?: Record<string, unknown> };
+  // A file this cannot merge into is refused, never rewritten: a list or a string would be written
+  // back without the server, and comments would be lost. The snippet is on the clipboard.
+  const refuse = (why: string): Error => new Error(`${file} ${why}; it was left as it is. Add the configuration by hand: it is on the clipboard.`);
+  let current: unknown;
+  try {
+    current = JSON.parse(existing);
+  } catch (err) {
+    throw refuse(`is not plain JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(current)) throw refuse('does not hold a JSON object');
+  if (current.mcpServers !== undefined && !isObject(current.mcpServers)) throw refuse('has an "mcpServers" that is not an object');
   current.mcpServers = { ...(current.mcpServers ?? {}), ...add.mcpServers };
   return `${JSON.stringify(current, null, 2)}\n`;
 }

@@ -28,7 +28,9 @@ export function registerLanguageModelTools(engines: EngineHost, scopes: ScopeSer
               invocationMessage: 'Saving a memory',
               confirmationMessages: {
                 title: 'Save to Code Memory?',
-                message: new vscode.MarkdownString(`Keep this as a durable memory of the project:\n\n> ${String(options.input.title ?? '')}`),
+                // The title is the agent's: shown as text, on one line, so that no markdown in it (an
+                // image fetched on display, a link, a paragraph outside the quote) passes for ours.
+                message: new vscode.MarkdownString('Keep this as a durable memory of the project:\n\n> ').appendText(String(options.input.title ?? '').replace(/\s+/g, ' ').trim()),
               },
             }
           : { invocationMessage: `Searching Code Memory (${toolName})` },

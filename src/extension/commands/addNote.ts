@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Memory } from '../../core/model/records';
 import type { CommandDefinition, Container } from '../container';
-import { MEMORY_TYPES } from './rememberSelection';
+import { MEMORY_TYPES, headOf } from './rememberSelection';
 
 /** A note typed by hand, kept as a memory of the current project. */
 export function addNoteCommand(c: Container): CommandDefinition {
@@ -21,7 +21,7 @@ export function addNoteCommand(c: Container): CommandDefinition {
       const engine = await c.engines.get();
       const memory = await engine.remember(
         {
-          title: text.trim().split('\n')[0].slice(0, 100),
+          title: headOf(text.trim().split('\n')[0], 100),
           text: text.trim(),
           memory_type: memoryType,
           branch: c.capture.git.branchOf(target.folder.uri.toString()) ?? undefined,

@@ -54,7 +54,7 @@ export function copyAgentConfigurationCommand(c: Container): CommandDefinition {
           } catch {
             existing = undefined;
           }
-          await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(mergeMcpJson(existing, snippet.text)));
+          await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(mergeMcpJson(existing, snippet.text, snippet.workspaceFile)));
           if (options?.write === undefined) await vscode.window.showTextDocument(uri, { preview: true });
           return snippet;
         }

@@ -11,6 +11,12 @@ export const MEMORY_TYPES: { type: string; label: string; detail: string }[] = [
   { type: 'note', label: '$(note) Note', detail: 'Anything else worth keeping' },
 ];
 
+/** The first `max` UTF-16 units of `s`, never ending in half a character (an emoji cut in two is stored as U+FFFD). */
+export function headOf(s: string, max: number): string {
+  const head = s.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
+}
+
 /** Keeps the selection as a durable memory, with the file it came from. */
 export function rememberSelectionCommand(c: Container): CommandDefinition {
   return {
@@ -44,7 +50,7 @@ export function rememberSelectionCommand(c: Container): CommandDefinition {
         (await vscode.window.showInputBox({
           title: `Remember Selection in ${target.scope.project}`,
           prompt: 'A short title for this memory',
-          value: selected.split('\n')[0].slice(0, 80),
+          value: headOf(selected.split('\n')[0], 80),
           validateInput: (v) => (codePoints(v) > MAX_MEMORY_TITLE_CHARS ? `A title holds at most ${MAX_MEMORY_TITLE_CHARS} characters.` : undefined),
         }));
       if (!title) return undefined;

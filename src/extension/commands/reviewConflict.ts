@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { MAX_MEMORY_TEXT_CHARS, codePoints } from '../../core/model/limits';
 import type { Memory, Scope } from '../../core/model/records';
 import type { CommandDefinition, Container } from '../container';
 import { ConflictNode } from '../views/nodes';
@@ -36,6 +37,10 @@ async function pickSide(c: Container, t: ConflictTarget, placeHolder: string, la
     { placeHolder, matchOnDetail: true },
   );
   return picked?.memory;
+}
+
+function tooLong(length: number): string {
+  return `The text is ${length.toLocaleString('en-US')} characters; a memory holds at most ${MAX_MEMORY_TEXT_CHARS.toLocaleString('en-US')}. Keep what is worth remembering.`;
 }
 
 function done(message: string): void {
@@ -91,8 +96,13 @@ export function editConflictingMemoryCommand(c: Container): CommandDefinition {
       if (options?.id !== undefined) memory = (await sides(c, t)).find((m) => m.id === options.id);
       else memory = await pickSide(c, t, 'Which memory do you want to edit?', (m) => m.title);
       if (!memory) return undefined;
-      const text = options?.text ?? (await vscode.window.showInputBox({ title: `Edit memory ${memory.id}: ${memory.title}`, value: memory.text, prompt: 'What the memory should say; the conflict is then marked as reviewed.', validateInput: (v) => (v.trim() ? undefined : 'A memory needs a text') }));
+      const text = options?.text ?? (await vscode.window.showInputBox({ title: `Edit memory ${memory.id}: ${memory.title}`, value: memory.text, prompt: 'What the memory should say; the conflict is then marked as reviewed.', validateInput: (v) => (!v.trim() ? 'A memory needs a text' : codePoints(v) > MAX_MEMORY_TEXT_CHARS ? tooLong(codePoints(v)) : undefined) }));
       if (text === undefined) return undefined;
+      // As Remember Selection and Add Note: a memory holds at most what the remember tool keeps; refused, not cut.
+      if (codePoints(text) > MAX_MEMORY_TEXT_CHARS) {
+        void vscode.window.showWarningMessage(tooLong(codePoints(text)));
+        return undefined;
+      }
       const engine = await c.engines.get();
       const result = await engine.editMemory(t.scope, memory.id, { text });
       done(`Edited memory ${memory.id}`);

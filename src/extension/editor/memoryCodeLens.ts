@@ -10,8 +10,11 @@ interface FileMemory {
   hits: SearchHit[];
 }
 
-/** "2 decisions · 3 edits · 5 sessions" from the records about a file (or a symbol in it). */
-export function lensTitle(hits: readonly SearchHit[]): string {
+/**
+ * "2 decisions · 3 edits · 5 sessions" from the records about a file (or a symbol in it). `capped`:
+ * the records looked at were cut at HITS_PER_FILE, so each count is at least what it says ("100+ edits").
+ */
+export function lensTitle(hits: readonly SearchHit[], capped = false): string {
   const memories = new Map<string, number>();
   let edits = 0;
   const sessions = new Set<string>();
@@ -20,9 +23,10 @@ export function lensTitle(hits: readonly SearchHit[]): string {
     else if (h.cell.type === 'edit') edits++;
     if (h.cell.session_id) sessions.add(h.cell.session_id);
   }
-  const parts = [...memories.entries()].map(([type, n]) => `${n} ${type}${n === 1 ? '' : type.endsWith('s') ? '' : 's'}`);
-  if (edits) parts.push(`${edits} edit${edits === 1 ? '' : 's'}`);
-  if (sessions.size) parts.push(`${sessions.size} session${sessions.size === 1 ? '' : 's'}`);
+  const more = capped ? '+' : '';
+  const parts = [...memories.entries()].map(([type, n]) => `${n}${more} ${type}${n === 1 && !capped ? '' : type.endsWith('s') ? '' : 's'}`);
+  if (edits) parts.push(`${edits}${more} edit${edits === 1 && !capped ? '' : 's'}`);
+  if (sessions.size) parts.push(`${sessions.size}${more} session${sessions.size === 1 && !capped ? '' : 's'}`);
   return parts.join(' · ');
 }
 
@@ -72,8 +76,10 @@ export class MemoryCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
       if (generation === this.generation) this.cache.set(key, entry);
     }
     if (token.isCancellationRequested || entry.hits.length === 0) return [];
+    // As many records as were looked at: there may be more, which the counts must not deny.
+    const capped = entry.hits.length >= HITS_PER_FILE;
     const open = (query: string): vscode.Command => ({ title: '', command: 'codeMemory.recallContextForSelection', arguments: [{ query }] });
-    const lenses = [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { ...open(rel), title: `Code Memory: ${lensTitle(entry.hits)}` })];
+    const lenses = [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { ...open(rel), title: `Code Memory: ${lensTitle(entry.hits, capped)}` })];
     const symbols = await vscode.commands.executeCommand<vscode.DocumentSymbol[] | undefined>('vscode.executeDocumentSymbolProvider', document.uri).then(
       (s) => s,
       () => undefined,
@@ -82,7 +88,7 @@ export class MemoryCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
       for (const s of list) {
         if (!('range' in s)) continue;
         const about = entry.hits.filter((h) => new RegExp(`\\b${s.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(h.cell.title));
-        if (about.length > 0) lenses.push(new vscode.CodeLens(s.selectionRange, { ...open(`${s.name} ${rel}`), title: lensTitle(about) }));
+        if (about.length > 0) lenses.push(new vscode.CodeLens(s.selectionRange, { ...open(`${s.name} ${rel}`), title: lensTitle(about, capped) }));
         visit(s.children ?? []);
       }
     };
