@@ -3,24 +3,7 @@
 // it must show as text, so that the confirmation cannot fetch an image when shown, offer a link,
 // or add a paragraph that reads as the extension's own words.
 import { strict as assert } from 'node:assert';
-import { withVscodeStub } from './vscodeStub';
-
-/** appendText as VS Code's (src/vs/base/common/htmlContent.ts): markdown syntax is backslash-escaped. */
-class MarkdownString {
-  constructor(public value = '') {}
-  appendMarkdown(s: string): this {
-    this.value += s;
-    return this;
-  }
-  appendText(s: string): this {
-    this.value += s
-      .replace(/[\\`*_{}[\]()#+\-!~]/g, '\\$&')
-      .replace(/([ \t]+)/g, (_m, g: string) => '&nbsp;'.repeat(g.length))
-      .replace(/>/g, '\\>')
-      .replace(/\n/g, '\n\n');
-    return this;
-  }
-}
+import { MarkdownString, withVscodeStub } from './vscodeStub';
 
 interface PreparedRemember {
   confirmationMessages: { title: string; message: MarkdownString };

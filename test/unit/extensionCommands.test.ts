@@ -2,9 +2,8 @@
 // registrar): which project a selection belongs to, one report of a failure, the size of a memory.
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { withVscodeStub } from './vscodeStub';
 import type { Any, TwoProjectWindow } from './extensionWindow';
-import { openTwoProjectWindow } from './extensionWindow';
+import { openTwoProjectWindow, registerQuietCommands } from './extensionWindow';
 
 describe('extension commands in a window of two projects', function () {
   this.timeout(60_000);
@@ -17,28 +16,7 @@ describe('extension commands in a window of two projects', function () {
   });
   after(() => w.close());
 
-  /** Registers every command over `engines` and returns a runner of one of them. */
-  function commands(engines: Any = w.engines): (id: string, ...args: unknown[]) => Promise<Any> {
-    const view = { refresh() {} };
-    const c = {
-      engines,
-      scopes: w.scopes,
-      capture: { git: { branchOf: () => undefined }, state: 'capturing', queue: { stats: { observations: 0 } } },
-      sessions: { end: async () => [] },
-      details: { show: async () => undefined, refresh: async () => undefined },
-      recall: { show() {}, refresh: async () => undefined },
-      codeLens: view,
-      statusBar: { refreshCount: async () => undefined },
-      sessionsView: view,
-      memoriesView: view,
-      requestLogView: view,
-      captured: { prune: async () => undefined },
-      output: { error() {}, show() {} },
-    };
-    w.state.handlers.clear();
-    withVscodeStub(w.stub, () => w.mods.registerCommands.registerCommands(c, { mcpRegistered: () => false }));
-    return (id, ...args) => w.state.handlers.get(id)!(...args);
-  }
+  const commands = (engines?: Any): ((id: string, ...args: unknown[]) => Promise<Any>) => registerQuietCommands(w, engines);
   const inAlpha = async (id: number): Promise<boolean> => (await w.engine.listMemories(w.alpha, {})).some((m) => m.id === id);
   const inBeta = async (id: number): Promise<boolean> => (await w.engine.listMemories(w.beta, {})).some((m) => m.id === id);
 

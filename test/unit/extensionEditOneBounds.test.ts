@@ -3,30 +3,17 @@
 // cut"): a longer text is refused with the reason, and the memory stays as it was. Run as VS Code
 // runs it (through the registrar), on a real engine.
 import { strict as assert } from 'node:assert';
-import { withVscodeStub } from './vscodeStub';
 import type { Any, TwoProjectWindow } from './extensionWindow';
-import { openTwoProjectWindow } from './extensionWindow';
+import { openTwoProjectWindow, registerQuietCommands } from './extensionWindow';
 
 describe('extension: Edit One… keeps within what a memory holds', function () {
   this.timeout(60_000);
   let w: TwoProjectWindow;
+  let run: (id: string, ...args: unknown[]) => Promise<Any>;
   let pair: { scope: Any; older: number; newer: number };
   before(async () => {
     w = await openTwoProjectWindow();
-    const view = { refresh() {} };
-    const c = {
-      engines: w.engines,
-      scopes: w.scopes,
-      details: { refresh: async () => undefined },
-      recall: { refresh: async () => undefined },
-      codeLens: view,
-      statusBar: { refreshCount: async () => undefined },
-      sessionsView: view,
-      memoriesView: view,
-      requestLogView: view,
-      output: { error() {}, show() {} },
-    };
-    withVscodeStub(w.stub, () => w.mods.registerCommands.registerCommands(c, { mcpRegistered: () => false }));
+    run = registerQuietCommands(w);
     const older = await w.engine.remember({ title: 'Deploy on Fridays', text: 'We deploy on Fridays', memory_type: 'decision' }, w.alpha);
     const newer = await w.engine.remember({ title: 'Never deploy on Fridays', text: 'We never deploy on Fridays', memory_type: 'decision' }, w.alpha);
     await w.engine.flush();
@@ -34,7 +21,6 @@ describe('extension: Edit One… keeps within what a memory holds', function () 
   });
   after(() => w.close());
 
-  const run = (id: string, ...args: unknown[]): Promise<Any> => w.state.handlers.get(id)!(...args);
   const textOf = async (id: number): Promise<string> => (await w.engine.getMemories([id], w.alpha, { includeSuppressed: true }))[0].text;
 
   it('a text over 20,000 characters is refused with the reason, and the memory is as it was', async () => {

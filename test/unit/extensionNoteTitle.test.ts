@@ -4,34 +4,19 @@
 // stored as U+FFFD in the title everyone sees.
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { withVscodeStub } from './vscodeStub';
 import type { Any, TwoProjectWindow } from './extensionWindow';
-import { openTwoProjectWindow } from './extensionWindow';
+import { openTwoProjectWindow, registerQuietCommands } from './extensionWindow';
 
 describe('extension: the title cut from a note or a selection keeps whole characters', function () {
   this.timeout(60_000);
   let w: TwoProjectWindow;
+  let run: (id: string, ...args: unknown[]) => Promise<Any>;
   before(async () => {
     w = await openTwoProjectWindow();
-    const view = { refresh() {} };
-    const c = {
-      engines: w.engines,
-      scopes: w.scopes,
-      capture: { git: { branchOf: () => undefined } },
-      details: { refresh: async () => undefined },
-      recall: { refresh: async () => undefined },
-      codeLens: view,
-      statusBar: { refreshCount: async () => undefined },
-      sessionsView: view,
-      memoriesView: view,
-      requestLogView: view,
-      output: { error() {}, show() {} },
-    };
-    withVscodeStub(w.stub, () => w.mods.registerCommands.registerCommands(c, { mcpRegistered: () => false }));
+    run = registerQuietCommands(w);
   });
   after(() => w.close());
 
-  const run = (id: string, ...args: unknown[]): Promise<Any> => w.state.handlers.get(id)!(...args);
 
   it('Add Note: a first line whose 100th unit is half an emoji is cut before the emoji', async () => {
     w.state.active = w.editor(w.doc(path.join(w.dir, 'alpha', 'src', 'a.ts'), 'x'));

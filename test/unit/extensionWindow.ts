@@ -220,3 +220,30 @@ export async function openTwoProjectWindow(): Promise<TwoProjectWindow> {
     },
   };
 }
+
+/**
+ * Registers every command of the extension in the window, as VS Code runs them (through the
+ * registrar), over a container whose views, panels and capture do nothing (`engines` may stand in
+ * for the window's); returns a runner of one command by id.
+ */
+export function registerQuietCommands(w: TwoProjectWindow, engines: Any = w.engines): (id: string, ...args: unknown[]) => Promise<Any> {
+  const view = { refresh() {} };
+  const c = {
+    engines,
+    scopes: w.scopes,
+    capture: { git: { branchOf: () => undefined }, state: 'capturing', queue: { stats: { observations: 0 } } },
+    sessions: { end: async () => [] },
+    details: { show: async () => undefined, refresh: async () => undefined },
+    recall: { show() {}, refresh: async () => undefined },
+    codeLens: view,
+    statusBar: { refreshCount: async () => undefined },
+    sessionsView: view,
+    memoriesView: view,
+    requestLogView: view,
+    captured: { prune: async () => undefined },
+    output: { error() {}, show() {} },
+  };
+  w.state.handlers.clear();
+  withVscodeStub(w.stub, () => w.mods.registerCommands.registerCommands(c, { mcpRegistered: () => false }));
+  return (id, ...args) => w.state.handlers.get(id)!(...args);
+}

@@ -23,3 +23,22 @@ export function withVscodeStub<T>(stub: unknown, load: () => T): T {
     for (const [file, module] of cachedBefore) require.cache[file] = module;
   }
 }
+
+/** MarkdownString as VS Code's (src/vs/base/common/htmlContent.ts): appendText backslash-escapes markdown syntax. */
+export class MarkdownString {
+  isTrusted: boolean | undefined = undefined;
+  supportHtml = false;
+  constructor(public value = '') {}
+  appendMarkdown(s: string): this {
+    this.value += s;
+    return this;
+  }
+  appendText(s: string): this {
+    this.value += s
+      .replace(/[\\`*_{}[\]()#+\-!~]/g, '\\$&')
+      .replace(/([ \t]+)/g, (_m, g: string) => '&nbsp;'.repeat(g.length))
+      .replace(/>/g, '\\>')
+      .replace(/\n/g, '\n\n');
+    return this;
+  }
+}

@@ -16,7 +16,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import type { SessionInfo } from '../../src/core/api';
 import type { Memory, Observation, SessionSummary } from '../../src/core/model/records';
 import type { RecallResult } from '../../src/extension/webviews/recallPanel';
-import { withVscodeStub } from './vscodeStub';
+import { MarkdownString, withVscodeStub } from './vscodeStub';
 
 // ------------------------------------------------------------------------------ the vscode stub
 
@@ -50,25 +50,6 @@ class Uri {
   /** As VS Code's: uri.with({ path: posix.join(uri.path, ...fragments) }). */
   static joinPath(uri: Uri, ...fragments: string[]): Uri {
     return uri.with({ path: path.posix.join(uri.path, ...fragments) });
-  }
-}
-
-/** appendText as VS Code's (src/vs/base/common/htmlContent.ts): markdown syntax is backslash-escaped. */
-class MarkdownString {
-  isTrusted: boolean | undefined = undefined;
-  supportHtml = false;
-  constructor(public value = '') {}
-  appendMarkdown(s: string): this {
-    this.value += s;
-    return this;
-  }
-  appendText(s: string): this {
-    this.value += s
-      .replace(/[\\`*_{}[\]()#+\-!~]/g, '\\$&')
-      .replace(/([ \t]+)/g, (_m, g: string) => '&nbsp;'.repeat(g.length))
-      .replace(/>/g, '\\>')
-      .replace(/\n/g, '\n\n');
-    return this;
   }
 }
 
