@@ -756,8 +756,10 @@ export class MemoryEngine implements MemoryEngineApi {
     if (scope.branch) {
       // The stored graph spans the project's branches: a caller on one gets the graph of the
       // observations it reads.
-      const observations = await repos.observations.touching(names.slice(0, 100), { branch: scope.branch, defaultBranch: repos.defaultBranch });
-      return observedNeighbourhood(observations, names, Date.now());
+      const branch = { branch: scope.branch, defaultBranch: repos.defaultBranch };
+      const observations = await repos.observations.touching(names.slice(0, 100), branch);
+      const memories = await repos.memories.list(branch);
+      return observedNeighbourhood(observations, memories, names, Date.now());
     }
     await this.repos.graphQueue.drain();
     return repos.graph.neighbourhood(names);

@@ -9,7 +9,7 @@ import { sqlStringList } from '../filters';
 import { earlierMark, forgetMark, forgotSince, goneRecords, settleForgets } from '../forget';
 import type { ForgetMark } from '../forget';
 import { deriveGraph } from '../graph';
-import { rowToEntity, rowToRelationship } from '../mapping';
+import { parseJson, rowToEntity, rowToRelationship } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
 import type { Row, Store } from '../store';
@@ -24,14 +24,31 @@ function neighbourhoodNames(names: string[]): string[] {
   return (names ?? []).map(String).filter(Boolean).slice(0, 100);
 }
 
+/** A decision or convention about files: a memory entity with 'decided' edges to them (null for any other memory). */
+export function memoryGraph(memory: Memory, now: number): { entity: Row; relationships: Row[] } | null {
+  const files = parseJson<string[]>(memory.files, []);
+  if (files.length === 0 || !['decision', 'convention'].includes(memory.memory_type)) return null;
+  const id = `memory:${memory.id}`;
+  return {
+    entity: { project: memory.project, id, label: memory.title, type: 'memory', properties: JSON.stringify({ memory_type: memory.memory_type }), updated_at_epoch: now },
+    relationships: files.slice(0, 50).map((f) => ({ project: memory.project, source: id, target: `file:${f}`, type: 'decided', weight: 1, updated_at_epoch: now })),
+  };
+}
+
 /**
  * The neighbourhood of `names` (as GraphRepository.neighbourhood reads it from the stored graph)
- * in the graph of these observations alone: the graph of what a caller on one branch reads, where
- * the stored graph spans the project's branches.
+ * in the graph of these observations and memories alone: the graph of what a caller on one branch
+ * reads, where the stored graph spans the project's branches.
  */
-export function observedNeighbourhood(observations: Observation[], names: string[], now: number): { entities: Entity[]; relationships: Relationship[] } {
+export function observedNeighbourhood(observations: Observation[], memories: Memory[], names: string[], now: number): { entities: Entity[]; relationships: Relationship[] } {
   const wanted = new Set(neighbourhoodNames(names));
   const graph = deriveGraph(observations, now);
+  for (const m of memories) {
+    const decided = memoryGraph(m, now);
+    if (!decided) continue;
+    graph.entities.push(decided.entity);
+    graph.relationships.push(...decided.relationships);
+  }
   const entities = graph.entities.map(rowToEntity);
   const named = new Set(entities.filter((e) => wanted.has(e.id) || wanted.has(e.label)).map((e) => e.id));
   const relationships = graph.relationships
@@ -104,15 +121,12 @@ export class GraphRepository {
     await this.relationships.upsert(['project', 'source', 'target', 'type'], relationships);
   }
 
-  /** A decision or convention about files: a memory entity with 'decided' edges to them. */
-  async addMemory(memory: Memory, files: string[]): Promise<void> {
-    const now = Date.now();
-    const id = `memory:${memory.id}`;
-    await this.entities.upsert(['project', 'id'], [{ id, label: memory.title, type: 'memory', properties: JSON.stringify({ memory_type: memory.memory_type }), updated_at_epoch: now }]);
-    await this.relationships.upsert(
-      ['project', 'source', 'target', 'type'],
-      files.slice(0, 50).map((f) => ({ source: id, target: `file:${f}`, type: 'decided', weight: 1, updated_at_epoch: now })),
-    );
+  /** A decision or convention about files joins the graph (see memoryGraph); other memories do not. */
+  async addMemory(memory: Memory): Promise<void> {
+    const graph = memoryGraph(memory, Date.now());
+    if (!graph) return;
+    await this.entities.upsert(['project', 'id'], [graph.entity]);
+    await this.relationships.upsert(['project', 'source', 'target', 'type'], graph.relationships);
   }
 }
 

@@ -43,8 +43,7 @@ export class MemoryRepository extends RecordRepository<Memory> {
   async write(memory: Memory, extra: { source_ids?: number[] } = {}): Promise<void> {
     this.written.add(memory.id);
     await this.addWithCells([memoryToRow(memory, extra)], [memoryCell(memory, this.cells.dimension)]);
-    const files = parseJson<string[]>(memory.files, []);
-    if (files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
+    await this.graph.addMemory(memory);
   }
 
   /**
@@ -62,8 +61,7 @@ export class MemoryRepository extends RecordRepository<Memory> {
     });
     if ((await this.store.rewrite(TABLES.memories, 'id', this.project, [row])) === 0) return;
     // A decision's graph entity is labelled with its title: an edited title relabels it.
-    const files = parseJson<string[]>(memory.files, []);
-    if (prev.title !== memory.title && files.length > 0 && ['decision', 'convention'].includes(memory.memory_type)) await this.graph.addMemory(memory, files);
+    if (prev.title !== memory.title) await this.graph.addMemory(memory);
     const cell = memoryCell(memory, this.cells.dimension);
     if ((await this.cells.count('memory', [memory.id])) === 0) {
       await this.cells.add([cell]);
