@@ -124,6 +124,11 @@ export interface MemoryEngineOptions {
 /** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
 const COMPACT_AFTER_EMBEDDED = 1000;
 
+/** When a promoted observation said what it says: its own date, one after `now` (a client's clock) or none as `now`. */
+function saidAt(epoch: number | null | undefined, now: number): number {
+  return typeof epoch === 'number' && Number.isFinite(epoch) && epoch > 0 ? Math.min(epoch, now) : now;
+}
+
 /** Hits a search returns: 10 unless asked, at most 200. */
 function searchLimit(options: SearchOptions): number {
   return Math.max(1, Math.min(200, Math.floor(options.limit ?? 10)));
@@ -803,6 +808,7 @@ export class MemoryEngine implements MemoryEngineApi {
     const [o] = await repos.observations.get([observationId]);
     if (!o) throw new Error(`No observation ${observationId} in project ${repos.project}`);
     const [id] = await repos.ids.allocate(1);
+    const now = Date.now();
     const text = [o.narrative, ...(JSON.parse(o.facts ?? '[]') as string[])].filter(Boolean).join('\n') || (o.title ?? o.type);
     const memory = buildMemory(id, {
       title: o.title ?? o.type,
@@ -811,7 +817,11 @@ export class MemoryEngine implements MemoryEngineApi {
       branch: o.branch ?? undefined,
       files: observationFiles(o),
       session_id: o.memory_session_id,
-    }, scope, Date.now(), 'promoted');
+    }, scope, saidAt(o.created_at_epoch, now), 'promoted');
+    // Dated by when the observation said it (README "Newer means said later"): an old decision
+    // promoted today does not retire one made since; stored now.
+    memory.updated_at_epoch = now;
+    for (const f of memory.temporal_facts ?? []) f.learned_at_epoch = now;
     const [promoted] = await this.settleMemories(repos, mark, [await applyMemoryFacts(repos.memories, memory, [o.id])]);
     if (!promoted) throw new FilterError(`observation ${observationId} was forgotten while it was promoted: no memory was kept`);
     return promoted;

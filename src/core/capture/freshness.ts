@@ -136,7 +136,9 @@ export class GitFreshness {
       const branches = b.out.split('\n').map((x) => x.trim()).filter(Boolean).slice(0, 5);
       return { state: 'off_branch', commit_sha: sha, changed_files: [], branches, marker: `not on this branch${branches.length ? ` (only on ${branches.join(', ')})` : ''}` };
     }
-    const diff = await this.git(['diff', '--numstat', `${sha}..HEAD`, '--', ...files]);
+    // No rename pairs ("src/{a.ts => b.ts}"): a record's files are listed by their own names,
+    // a file renamed since as changed (gone under its name), whatever diff.renames is set to.
+    const diff = await this.git(['diff', '--numstat', '--no-renames', `${sha}..HEAD`, '--', ...files]);
     const changed = diff.out
       .split('\n')
       .map((l) => l.split('\t')[2]?.trim())

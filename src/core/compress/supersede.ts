@@ -181,7 +181,9 @@ export async function applyMemoryFacts(memories: MemoryRepository, memory: Memor
   };
   for (const id of named) {
     const older = byId.get(id)!;
-    if (meets(older) === 'shadows') shadow(older);
+    // Across the branch line, named or not, nothing retires: a project-wide memory naming a
+    // branch one is shadowed by it there, as with the same topic_key.
+    if (meets(older) !== 'same') shadow(older);
     else superseded.set(id, older);
   }
   if (explicitTopic) {
