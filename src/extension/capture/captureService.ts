@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { workspaceRelativePath } from '../../core/capture/paths';
+import { slashPath, workspaceRelativePath } from '../../core/capture/paths';
 import { isSecretPath } from '../../core/capture/redact';
 import type { Observation, Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
@@ -18,7 +18,7 @@ import { SaveJournal } from './saveJournal';
 import type { ObservationInput } from '../../core/api';
 import { buildObservations, editGrowKey, editKey } from './observationBuilder';
 import type { CaptureRecorder, Located } from './recorder';
-import { relativePathIn, repositoryRootAbove } from './recorder';
+import { linkTarget, relativePathIn, repositoryRootAbove } from './recorder';
 import { TaskCapture } from './taskCapture';
 
 export type CaptureState = 'capturing' | 'paused' | 'disabled' | 'untrusted';
@@ -46,6 +46,8 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
   private readonly journal: SaveJournal;
   /** Per folder, the repository root above it (null: the folder is the root, or in none). */
   private readonly roots = new Map<string, string | null>();
+  /** Per local folder, its real path (symbolic links resolved). */
+  private readonly realFolders = new Map<string, string>();
   private _active = false;
   private _state: CaptureState = 'capturing';
   private readonly _onDidChangeState = new vscode.EventEmitter<CaptureState>();
@@ -143,7 +145,22 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     const root = this.rootOf(folder);
     const path = (root !== undefined && workspaceRelativePath(root, uri.path)) || inFolder;
     if (path !== inFolder && (this.excludes.isExcluded(path) || isSecretPath(path))) return undefined;
+    if (folder.uri.scheme === 'file' && this.isExcludedTarget(folder, uri.fsPath)) return undefined;
     return { folder: folder.uri.toString(), path };
+  }
+
+  /**
+   * A file reached through a symbolic link is judged by where it really is too: a link `app.cfg`
+   * to `.env`, or a folder `conf` linked to `secrets/`, is that secret file. The target is taken
+   * relative to the folder's real path when it is inside it, else whole.
+   */
+  private isExcludedTarget(folder: vscode.WorkspaceFolder, file: string): boolean {
+    const target = linkTarget(file);
+    if (target === undefined) return false;
+    const key = folder.uri.toString();
+    if (!this.realFolders.has(key)) this.realFolders.set(key, linkTarget(folder.uri.fsPath) ?? folder.uri.fsPath);
+    const rel = workspaceRelativePath(this.realFolders.get(key) as string, target) ?? slashPath(target);
+    return this.excludes.isExcluded(rel) || isSecretPath(rel);
   }
 
   /** The folder event paths are relative to: the repository root above the folder, else the folder. */
@@ -192,6 +209,8 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
 
   private async write(events: CaptureEvent[]): Promise<number> {
     const engine = await this.engines.get();
+    // What the exclude settings cover now stays out, though it was recorded before they changed.
+    events = events.filter((e) => !this.excludedNow(e));
     // Build output and other files git ignores are not the user's work.
     const ignored = await gitIgnoredEvents(events, (folder) => this.baseOf(folder));
     if (ignored.size > 0) events = events.filter((e) => !ignored.has(e));
@@ -241,6 +260,19 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
     this.editors.restart(restart);
     if (batches.length > 0) this._onDidCapture.fire(batches);
     return written;
+  }
+
+  /** Whether an event names a file the exclude settings cover now (relative to its repository or to its folder). */
+  private excludedNow(e: CaptureEvent): boolean {
+    const paths = e.kind === 'rename' ? [e.from, e.path] : 'path' in e ? [e.path] : [];
+    if (paths.length === 0) return false;
+    const f = vscode.workspace.workspaceFolders?.find((w) => w.uri.toString() === e.folder);
+    const base = f ? this.rootOf(f) : undefined;
+    return paths.some((p) => {
+      if (this.excludes.isExcluded(p)) return true;
+      const inFolder = f && base !== undefined ? workspaceRelativePath(f.uri.path, `${slashPath(base)}/${p}`) : undefined;
+      return inFolder !== undefined && this.excludes.isExcluded(inFolder);
+    });
   }
 
   /**

@@ -36,6 +36,19 @@ export function relativePathIn(folder: vscode.WorkspaceFolder, uri: vscode.Uri):
 }
 
 /**
+ * Where a local file really is when it is reached through a symbolic link (the file itself or a
+ * folder above it), else undefined: also for a file that does not exist (any more). One call.
+ */
+export function linkTarget(file: string): string | undefined {
+  try {
+    const real = fs.realpathSync.native(file);
+    return real !== file ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The root of the git repository a local folder is in, when that is above the folder (a package
  * of a monorepo opened on its own); undefined when the folder is the root or in no repository.
  * A `.git` folder or file (worktrees, submodules) marks a root. A few stat calls, once per folder.
