@@ -67,8 +67,25 @@ export function parseObjectLocation(uri: string): ObjectLocation | null {
   if (!/^[a-z0-9][a-z0-9._-]{1,253}$/i.test(bucket)) {
     throw new ObjectStoreRefused(`'${uri}' does not name a bucket: use ${scheme}://<bucket>/<prefix>`);
   }
-  const prefix = (m[3] ?? '').split('/').filter(Boolean).join('/');
+  // The prefix as Lance writes its keys: the URI's path as a URL holds it (a space is `%20`, `ü`
+  // is `%C3%BC`), so that our own requests (the lock, the listings a forget reads) meet its objects.
+  const prefix = urlPath(m[3] ?? '').split('/').filter(Boolean).join('/');
   return { scheme, bucket, prefix };
+}
+
+/** A URI's path percent-encoded as a URL parser (Lance's included) keeps it. */
+function urlPath(raw: string): string {
+  try {
+    return new URL(`s3://bucket${raw}`).pathname;
+  } catch {
+    return raw;
+  }
+}
+
+/** An object storage URI as its bucket and prefix name it (`s3://b//p/` is `s3://b/p`); anything else unchanged. */
+export function canonicalObjectUri(uri: string): string {
+  const location = parseObjectLocation(uri);
+  return location ? `${location.scheme}://${location.bucket}${location.prefix ? `/${location.prefix}` : ''}` : uri;
 }
 
 interface Profile {
@@ -141,7 +158,8 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
     secretAccessKey,
     sessionToken,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || config.region || 'us-east-1',
-    endpoint: endpoint?.replace(/\/$/, ''),
+    // The scheme in lower case: Lance allows plain http only for an endpoint spelled `http://`.
+    endpoint: endpoint?.replace(/\/$/, '').replace(/^https?:/i, (scheme) => scheme.toLowerCase()),
   };
 }
 
@@ -186,7 +204,7 @@ export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string,
     throw new ObjectStoreRefused(`the Azure endpoint '${displayUri(given.replace(/[?#].*$/, '?…'))}' is not an http(s)://host[:port][/path] URL (a SAS goes in AZURE_STORAGE_SAS_TOKEN)`);
   }
   const endpoint = given ?? (emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`);
-  return { account, key, sas, endpoint: endpoint.replace(/\/+$/, '') };
+  return { account, key, sas, endpoint: endpoint.replace(/\/+$/, '').replace(/^https?:/i, (scheme) => scheme.toLowerCase()) };
 }
 
 /** Seconds one request to object storage may take by default (CODE_MEMORY_STORE_TIMEOUT sets another). */
@@ -214,7 +232,8 @@ export function requestBounds(env: NodeJS.ProcessEnv = process.env): Record<stri
   const raw = env.CODE_MEMORY_STORE_TIMEOUT?.trim();
   const given = Number(raw);
   // A value that says nothing would leave the default in force unnoticed.
-  if (raw && !(Number.isFinite(given) && given > 0)) throw new ObjectStoreRefused(`CODE_MEMORY_STORE_TIMEOUT must be a number of seconds greater than 0, not '${raw.slice(0, 40)}'`);
+  // So would one that rounds to no time at all (a bound of 0 ms fails every request at once).
+  if (raw && !(Number.isFinite(given) && Math.round(given * 1000) >= 1)) throw new ObjectStoreRefused(`CODE_MEMORY_STORE_TIMEOUT must be a number of seconds greater than 0 (at least 0.001), not '${raw.slice(0, 40)}'`);
   const seconds = raw ? given : OBJECT_REQUEST_TIMEOUT_S;
   const ms = `${Math.round(seconds * 1000)}ms`;
   return { timeout: ms, connect_timeout: ms, client_retry_timeout: String(Math.max(1, Math.round(seconds))), lance_aimd_max_retries: '0' };

@@ -20,7 +20,7 @@ import type { IdAllocator } from './ids';
 import { isLocalUri, localPath, storeFolder } from './location';
 import { objectLock } from './objectLock';
 import { fragmentsWithDeletions } from './deletionFiles';
-import { displayUri, openObjectStorage } from './objectStorage';
+import { canonicalObjectUri, displayUri, openObjectStorage } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, migrate } from './migrations';
 import { projection } from './projection';
@@ -127,6 +127,8 @@ export class Store {
     const log = options.logger ?? (() => undefined);
     // An empty location would be the current folder: a store written wherever the process runs.
     if (typeof options.uri !== 'string' || options.uri.trim() === '') throw new Error('A store location is needed: a folder, a file:// URI or an s3:// URI, not an empty string.');
+    // One spelling per store on object storage (s3://b//p is s3://b/p), as our own requests name it.
+    options = { ...options, uri: canonicalObjectUri(options.uri) };
     const local = isLocalUri(options.uri);
     if (local) {
       // The store holds what a person worked on: only its owner may read it.
