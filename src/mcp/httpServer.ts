@@ -409,6 +409,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
 /** Resolves once every response in `running` has closed, or after `limitMs`. */
 async function allFinished(running: Set<ServerResponse>, limitMs: number): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (running.size > 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+  const closed = [...running].map((res) => new Promise<void>((resolve) => (res.closed ? resolve() : res.once('close', () => resolve()))));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(closed), new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
+  clearTimeout(timer);
 }
