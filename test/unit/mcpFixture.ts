@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import type { MemoryEngineApi } from '../../src/core/api';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
-import type { Scope } from '../../src/core/model/records';
+import * as assert from 'node:assert/strict';
+import type { Memory, Scope } from '../../src/core/model/records';
 import type { ToolContext } from '../../src/core/tools/types';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -22,6 +23,19 @@ export function tempDir(prefix: string): string {
 export async function openTestEngine(dir = tempDir('store')): Promise<{ engine: MemoryEngine; dir: string }> {
   const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
   return { engine, dir };
+}
+
+/** A new project scope per call, `github.com/acme/<name>-<n>`: tests sharing one engine stay apart. */
+export function scopeMaker(name: string): () => Scope {
+  let n = 0;
+  return () => ({ project: `github.com/acme/${name}-${++n}` });
+}
+
+/** A memory as stored, superseded or not; fails the test when the scope does not hold it. */
+export async function storedMemory(engine: MemoryEngineApi, scope: Scope, id: number): Promise<Memory> {
+  const [m] = await engine.getMemories([id], scope, { includeSuppressed: true });
+  assert.ok(m, `memory ${id}`);
+  return m;
 }
 
 export function toolContext(engine: MemoryEngineApi, scope: Scope, extra: Partial<ToolContext> = {}): ToolContext {

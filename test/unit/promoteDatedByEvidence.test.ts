@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
 import { recallContext } from '../../src/core/tools/recallContext';
-import { openTestEngine, removeDir, toolContext } from './mcpFixture';
+import { openTestEngine, removeDir, scopeMaker, storedMemory, toolContext } from './mcpFixture';
 
 const MARCH_2024 = Date.UTC(2024, 2, 1);
 
@@ -14,13 +14,8 @@ describe('a memory promoted from an observation is dated by the observation', fu
   this.timeout(120_000);
   let engine: MemoryEngine;
   let dir: string;
-  let n = 0;
-  const fresh = (): Scope => ({ project: `github.com/acme/promote-dated-${++n}` });
-  const get = async (scope: Scope, id: number): Promise<Memory> => {
-    const [m] = await engine.getMemories([id], scope, { includeSuppressed: true });
-    assert.ok(m, `memory ${id}`);
-    return m;
-  };
+  const fresh = scopeMaker('promote-dated');
+  const get = (scope: Scope, id: number): Promise<Memory> => storedMemory(engine, scope, id);
 
   before(async () => {
     ({ engine, dir } = await openTestEngine());

@@ -8,19 +8,14 @@ import type { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { rememberTool } from '../../src/core/tools/write';
-import { openTestEngine, removeDir, toolContext } from './mcpFixture';
+import { openTestEngine, removeDir, scopeMaker, storedMemory, toolContext } from './mcpFixture';
 
 describe('supersedes named across the branch line', function () {
   this.timeout(120_000);
   let engine: MemoryEngine;
   let dir: string;
-  let n = 0;
-  const fresh = (): Scope => ({ project: `github.com/acme/named-branch-line-${++n}` });
-  const get = async (scope: Scope, id: number): Promise<Memory> => {
-    const [m] = await engine.getMemories([id], scope, { includeSuppressed: true });
-    assert.ok(m, `memory ${id}`);
-    return m;
-  };
+  const fresh = scopeMaker('named-branch-line');
+  const get = (scope: Scope, id: number): Promise<Memory> => storedMemory(engine, scope, id);
 
   before(async () => {
     ({ engine, dir } = await openTestEngine());

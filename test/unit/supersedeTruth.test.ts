@@ -12,13 +12,9 @@ import { getObservations } from '../../src/core/tools/getObservations';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { rememberTool } from '../../src/core/tools/write';
 import { makeRepo } from './gitImportFixture';
-import { openTestEngine, removeDir, tempDir, toolContext } from './mcpFixture';
+import { openTestEngine, removeDir, scopeMaker, storedMemory, tempDir, toolContext } from './mcpFixture';
 
-async function memory(engine: MemoryEngine, scope: Scope, id: number): Promise<Memory> {
-  const [m] = await engine.getMemories([id], scope, { includeSuppressed: true });
-  assert.ok(m, `memory ${id}`);
-  return m;
-}
+const memory = storedMemory;
 
 const factsOf = (m: Memory): string[] => (m.temporal_facts ?? []).map((f) => `${f.subject} ${f.predicate} ${f.object}`);
 const openConflicts = (m: Memory): number[] => (m.conflicts ?? []).filter((c) => c.resolution === 'open').map((c) => c.id);
@@ -34,8 +30,7 @@ describe('memories that stay true: edges (real engine)', function () {
   this.timeout(120_000);
   let engine: MemoryEngine;
   let dir: string;
-  let n = 0;
-  const fresh = (): Scope => ({ project: `github.com/acme/truth-${++n}` });
+  const fresh = scopeMaker('truth');
 
   before(async () => {
     ({ engine, dir } = await openTestEngine());
