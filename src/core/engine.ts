@@ -763,7 +763,7 @@ export class MemoryEngine implements MemoryEngineApi {
       // observations it reads.
       const branch = { branch: scope.branch, defaultBranch: repos.defaultBranch };
       const observations = await repos.observations.touching(names.slice(0, 100), branch);
-      const memories = await repos.memories.list(branch);
+      const memories = await repos.memories.list({ ...branch, aboutFiles: true });
       return observedNeighbourhood(observations, memories, names, Date.now());
     }
     await this.repos.graphQueue.drain();

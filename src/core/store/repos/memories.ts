@@ -30,9 +30,11 @@ export class MemoryRepository extends RecordRepository<Memory> {
   }
 
   /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
-  async list(options: { includeSuppressed?: boolean; branch?: string; defaultBranch?: string | null; replacingOn?: string } = {}): Promise<Memory[]> {
+  /** `aboutFiles`: only the decisions and conventions that name files, the memories of the entity graph (memoryGraph). */
+  async list(options: { includeSuppressed?: boolean; branch?: string; defaultBranch?: string | null; replacingOn?: string; aboutFiles?: boolean } = {}): Promise<Memory[]> {
     const parts: string[] = [];
     if (options.branch) parts.push(branchWhere(options)!);
+    if (options.aboutFiles) parts.push(`memory_type IN ('decision', 'convention') AND files IS NOT NULL AND files <> '[]'`);
     if (options.replacingOn) parts.push(`branch = ${sqlString(options.replacingOn)} AND status = 'active' AND supersedes IS NOT NULL`);
     if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
     const rows = (await this.table.rows(parts.join(' AND ') || null)).map(rowToMemory);
