@@ -13,6 +13,7 @@ import * as z from 'zod/v4';
 import { nameUuid } from '../core/store/cells';
 import { toolDefinitions } from '../core/tools/registry';
 import type { ToolContext, ToolDefinition, ToolResult } from '../core/tools/types';
+import type { Scope } from '../core/model/records';
 
 export const SERVER_NAME = 'code-memory';
 export const SERVER_VERSION = '0.1.0';
@@ -145,15 +146,19 @@ export interface McpServerOptions {
  */
 let validator: AjvJsonSchemaValidator | undefined;
 
+/** What a client is told at initialize: which project's memory this server serves (one; a window of several folders serves one of them), and how to use it. */
+function defaultInstructions(scope: Scope): string {
+  const served = `project ${JSON.stringify(scope.project)}${scope.branch ? ` (branch ${JSON.stringify(scope.branch)})` : ''}`;
+  return `Code Memory: the memory of ${served} only: its past coding sessions, commits, decisions and conventions. Call retrieve_memory or recall_context before guessing about the project's history; use get_observations to read exact records; use remember to keep a decision the user approved.`;
+}
+
 export function createMcpServer(options: McpServerOptions): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, title: 'Code Memory', version: SERVER_VERSION },
     {
       jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
       capabilities: { tools: { listChanged: false } },
-      instructions:
-        options.instructions ??
-        "Code Memory: this project's memory of past coding sessions, commits, decisions and conventions. Call retrieve_memory or recall_context before guessing about the project's history; use get_observations to read exact records; use remember to keep a decision the user approved.",
+      instructions: options.instructions ?? defaultInstructions(options.context(undefined).scope),
     },
   );
   const mangled = new MangledArguments();

@@ -14,11 +14,14 @@ export function copyAgentConfigurationCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.copyAgentConfiguration',
     run: async (options?: { target?: AgentTarget; write?: boolean }): Promise<AgentSnippet | undefined> => {
-      const scope = await c.scopes.current();
-      if (!scope) {
+      if (c.scopes.folders().length === 0) {
         void vscode.window.showInformationMessage('Open a folder first: agent configuration is per project.');
         return undefined;
       }
+      // The active file's project; in a window of several projects with none, the user picks one.
+      const picked = await c.scopes.resolve(vscode.window.activeTextEditor?.document.uri, 'Copy the agent configuration of which project?');
+      if (!picked) return undefined;
+      const { scope, folder } = picked;
       const target =
         options?.target ??
         (
@@ -41,8 +44,7 @@ export function copyAgentConfigurationCommand(c: Container): CommandDefinition {
         settings: readConfig(),
       });
       await vscode.env.clipboard.writeText(snippet.text);
-      const folder = c.scopes.currentFolder();
-      if (snippet.workspaceFile && folder) {
+      if (snippet.workspaceFile) {
         const write =
           options?.write ??
           (await vscode.window.showInformationMessage(`${snippet.title} configuration copied. Also add it to ${snippet.workspaceFile} in ${folder.name}?`, 'Add to File', 'Just Copy')) === 'Add to File';

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { Scope } from '../../core/model/records';
 import type { CommandDefinition, Container } from '../container';
 
 // Export and Import Memory: JSON Lines, the same format as `code-memory export/import`.
@@ -7,23 +8,42 @@ export function exportMemoryCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.exportMemory',
     run: async (options?: { uri?: vscode.Uri; allProjects?: boolean }): Promise<number | undefined> => {
-      const scope = await c.scopes.current();
+      // The project is the active file's, or the window's only one; else it is asked for once
+      // "a project" is chosen (a dismissed pick exports nothing).
+      const active = vscode.window.activeTextEditor?.document.uri;
+      const known = c.scopes.folders().length === 0 ? undefined : await knownTarget(c, active);
       const all =
         options?.allProjects ??
-        (scope
-          ? (await vscode.window.showQuickPick([{ label: `This project (${scope.project})`, all: false }, { label: 'Every project in the store', all: true }], { title: 'Export Memory' }))?.all
+        (c.scopes.folders().length > 0
+          ? (
+              await vscode.window.showQuickPick(
+                [{ label: known ? `This project (${known.scope.project})` : 'A project of this window…', all: false }, { label: 'Every project in the store', all: true }],
+                { title: 'Export Memory' },
+              )
+            )?.all
           : true);
       if (all === undefined) return undefined;
-      const folder = c.scopes.currentFolder();
-      const name = `code-memory-${all || !scope ? 'all' : scope.project.replace(/[^\w.-]+/g, '_')}.jsonl`;
+      const target = all ? undefined : (known ?? (await c.scopes.resolve(active, 'Export the memory of which project?')));
+      if (!all && !target) return undefined;
+      const scope = target?.scope;
+      const folder = target?.folder ?? known?.folder ?? c.scopes.currentFolder();
+      const name = `code-memory-${!scope ? 'all' : scope.project.replace(/[^\w.-]+/g, '_')}.jsonl`;
       const uri = options?.uri ?? (await vscode.window.showSaveDialog({ defaultUri: folder ? vscode.Uri.joinPath(folder.uri, name) : undefined, filters: { 'JSON Lines': ['jsonl'] } }));
       if (!uri) return undefined;
       const engine = await c.engines.get();
-      const count = await engine.exportToFile(uri.fsPath, all || !scope ? null : { project: scope.project });
+      const count = await engine.exportToFile(uri.fsPath, scope ? { project: scope.project } : null);
       if (!options?.uri) void vscode.window.showInformationMessage(`Exported ${count} records to ${vscode.workspace.asRelativePath(uri)}.`);
       return count;
     },
   };
+}
+
+/** The project a command is about without asking: the active file's folder's, or the window's only project's. */
+async function knownTarget(c: Container, active: vscode.Uri | undefined): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
+  const folder = active && c.scopes.folderOf(active);
+  if (folder) return { folder, scope: await c.scopes.scopeFor(folder.uri.toString()) };
+  const all = await c.scopes.all();
+  return all.length > 0 && new Set(all.map((a) => a.scope.project)).size === 1 ? all[0] : undefined;
 }
 
 export function importMemoryCommand(c: Container): CommandDefinition {

@@ -21,7 +21,7 @@ import { showCapturedCommand } from './showCaptured';
 import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpServerInfo';
 import { suppressCommand } from './suppress';
 import { shareWithTeamCommand, showTeamStatusCommand, unshareFromTeamCommand } from './team';
-import { refreshCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
+import { refreshCommand, showMoreMemoriesCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
 
 /** The one place every command is registered; each lives in its own file. */
 export function registerCommands(c: Container, options: { mcpRegistered: () => boolean }): vscode.Disposable[] {
@@ -55,6 +55,7 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     showTeamStatusCommand(c),
     refreshCommand(c),
     toggleInactiveMemoriesCommand(c),
+    showMoreMemoriesCommand(c),
     showOutputCommand(c),
     chooseProjectCommand(c),
   ];

@@ -13,11 +13,13 @@ export function searchMemoryCommand(c: Container): CommandDefinition {
   return {
     id: 'codeMemory.searchMemory',
     run: async () => {
-      const scope = await c.scopes.current();
-      if (!scope) {
+      if (c.scopes.folders().length === 0) {
         void vscode.window.showInformationMessage('Open a folder first: memory is kept per project.');
         return;
       }
+      // The active file's project; in a window of several projects with none, the user picks one.
+      const scope = (await c.scopes.resolve(vscode.window.activeTextEditor?.document.uri, 'Search the memory of which project?'))?.scope;
+      if (!scope) return;
       const qp = vscode.window.createQuickPick<HitItem>();
       qp.title = `Search Memory · ${scope.project}`;
       qp.placeholder = 'Type what you want to remember (e.g. "why did we pick LanceDB")';

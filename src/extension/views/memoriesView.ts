@@ -4,11 +4,13 @@ import type { Memory, Scope } from '../../core/model/records';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
-import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryProjectNode, MemoryTypeNode, MessageNode } from './nodes';
+import { ConflictGroupNode, ConflictNode, MemoryNode, MemoryProjectNode, MemoryTypeNode, MessageNode, MoreNode, count } from './nodes';
 import { snapshotTree } from './snapshot';
 import type { TreeSnapshot } from './snapshot';
 
 const TYPE_ORDER: readonly string[] = MEMORY_TYPES;
+/** What one level of the tree shows at first, newest first, and what each Show more… adds. */
+export const MEMORY_PAGE = 200;
 
 /**
  * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state;
@@ -28,6 +30,8 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
    */
   private predecessors = new Map<string, Memory[]>();
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** How many items each paged level (by its node's id) shows, where Show more… was chosen. */
+  private readonly shown = new Map<string, number>();
 
   constructor(
     private readonly engines: EngineHost,
@@ -49,20 +53,28 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     this.refresh();
   }
 
+  /** Show more… of a level: its next page, the level alone redrawn (its list is not read again). */
+  showMore(node: MoreNode): void {
+    const key = node.parent.id ?? '';
+    this.shown.set(key, (this.shown.get(key) ?? MEMORY_PAGE) + MEMORY_PAGE);
+    this._onDidChangeTreeData.fire(node.parent as CodeMemoryNode);
+  }
+
   getTreeItem(node: CodeMemoryNode): vscode.TreeItem {
     return node;
   }
 
   async getChildren(node?: CodeMemoryNode): Promise<CodeMemoryNode[]> {
     if (node instanceof MemoryProjectNode) return node.groups;
-    if (node instanceof MemoryTypeNode) return node.memories.map(({ scope, memory }) => this.withHistory(scope, memory, node.parent));
-    if (node instanceof ConflictGroupNode) return node.conflicts;
+    if (node instanceof MemoryTypeNode) return this.page(node, node.memories, ({ scope, memory }) => this.withHistory(scope, memory, node.parent));
+    if (node instanceof ConflictGroupNode) return this.page(node, node.conflicts, (c) => c);
     if (node instanceof ConflictNode) return node.sides();
-    if (node instanceof MemoryNode) return node.history.map((m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`));
+    if (node instanceof MemoryNode) return this.page(node, node.history, (m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`));
     if (node) return [];
     try {
       return await this.projects();
     } catch (err) {
+      this.tree.description = undefined;
       return [new MessageNode(`Could not read the store: ${err instanceof Error ? err.message : String(err)}`, 'error')];
     }
   }
@@ -77,14 +89,27 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     for (const { folder, scope } of all) if (!projects.some((p) => p.scope.project === scope.project)) projects.push({ folder, scope: { project: scope.project } });
     const several = projects.length > 1;
     const nodes: CodeMemoryNode[] = [];
+    let total = 0;
     for (const { folder, scope } of projects) {
       const memories = await engine.listMemories(scope, { includeSuppressed: this.showInactive });
       const parent = several ? `project:${scope.project}/` : '';
       const groups = this.groups(scope, memories, predecessors, parent);
+      const listed = groups.reduce((n, g) => n + (g instanceof MemoryTypeNode ? g.memories.length : 0), 0);
+      total += listed;
       if (!several) nodes.push(...groups);
-      else if (groups.length > 0) nodes.push(new MemoryProjectNode(scope, folder, groups.reduce((n, g) => n + (g instanceof MemoryTypeNode ? g.memories.length : 0), 0), groups));
+      else if (groups.length > 0) nodes.push(new MemoryProjectNode(scope, folder, listed, groups));
     }
     this.predecessors = predecessors;
+    // How many there are in all: each level below shows a page of them.
+    this.tree.description = total > 0 ? `${count(total)} memor${total === 1 ? 'y' : 'ies'}` : undefined;
+    return nodes;
+  }
+
+  /** The first page of `items` (more after each Show more…), then Show more… while some are left. */
+  private page<T>(parent: CodeMemoryNode, items: readonly T[], node: (item: T) => CodeMemoryNode): CodeMemoryNode[] {
+    const limit = this.shown.get(parent.id ?? '') ?? MEMORY_PAGE;
+    const nodes = items.slice(0, limit).map(node);
+    if (items.length > limit) nodes.push(new MoreNode(parent, limit, items.length, Math.min(MEMORY_PAGE, items.length - limit)));
     return nodes;
   }
 

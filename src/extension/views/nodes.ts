@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { SessionInfo } from '../../core/api';
 import type { Freshness } from '../../core/capture/freshness';
 import type { Memory, Observation, RequestLogEntry, Scope } from '../../core/model/records';
+import { printable } from '../../core/model/printable';
 import { parseList } from '../capture/capturedLog';
 import { freshnessBadge } from '../freshness';
 
@@ -9,6 +10,7 @@ import { freshnessBadge } from '../freshness';
 // on their contextValue (viewItem == observation, memory, session, ...).
 
 export const OPEN_DETAILS = 'codeMemory.openDetails';
+export const SHOW_MORE_MEMORIES = 'codeMemory.showMoreMemories';
 
 /** A project of the window: the top level of the Sessions view, and of the Memories view when the window has several. */
 export class ProjectNode extends vscode.TreeItem {
@@ -172,7 +174,7 @@ export class MemoryNode extends vscode.TreeItem {
     readonly history: Memory[] = [],
     parent = '',
   ) {
-    super(memory.title, history.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    super(oneLine(memory.title), history.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     this.id = `${parent}memory:${memory.id}`;
     this.description = temporalState(memory);
     this.iconPath = new vscode.ThemeIcon(
@@ -181,7 +183,7 @@ export class MemoryNode extends vscode.TreeItem {
     );
     this.contextValue = memory.status === 'active' ? 'memory' : 'memory.inactive';
     const md = new vscode.MarkdownString();
-    md.appendMarkdown(`**${escapeMd(memory.title)}** (${memory.memory_type}, ${memory.status}, memory ${memory.id})\n\n`);
+    md.appendMarkdown(`**${escapeMd(oneLine(memory.title))}** (${memory.memory_type}, ${memory.status}, memory ${memory.id})\n\n`);
     md.appendText(truncate(memory.text, 600));
     if (memory.superseded_by !== null) md.appendMarkdown(`\n\nSuperseded by memory ${memory.superseded_by} on ${day(memory.valid_to_epoch)}.`);
     this.tooltip = md;
@@ -213,7 +215,7 @@ export class ConflictNode extends vscode.TreeItem {
     readonly reason: string,
     parent = '',
   ) {
-    super(`${newer.title} ↔ ${older.title}`, vscode.TreeItemCollapsibleState.Expanded);
+    super(`${oneLine(newer.title)} ↔ ${oneLine(older.title)}`, vscode.TreeItemCollapsibleState.Expanded);
     this.id = `${parent}conflict:${older.id}:${newer.id}`;
     this.description = reason;
     this.iconPath = new vscode.ThemeIcon('git-compare', new vscode.ThemeColor('list.warningForeground'));
@@ -223,6 +225,27 @@ export class ConflictNode extends vscode.TreeItem {
 
   sides(): MemoryNode[] {
     return [new MemoryNode(this.scope, this.newer, [], `${this.id}:`), new MemoryNode(this.scope, this.older, [], `${this.id}:`)];
+  }
+}
+
+/**
+ * The last item of a level that shows a page of a longer list: choosing it shows the next page.
+ * `parent` is the node whose children it ends (the level's own key: its id).
+ */
+export class MoreNode extends vscode.TreeItem {
+  constructor(
+    readonly parent: vscode.TreeItem,
+    shown: number,
+    total: number,
+    next: number,
+  ) {
+    super('Show more…', vscode.TreeItemCollapsibleState.None);
+    this.id = `${parent.id ?? ''}/more`;
+    this.description = `${count(shown)} of ${count(total)} shown`;
+    this.iconPath = new vscode.ThemeIcon('ellipsis');
+    this.contextValue = 'more';
+    this.tooltip = `Show the next ${count(next)} (newest first).`;
+    this.command = { command: SHOW_MORE_MEMORIES, title: 'Show More', arguments: [this] };
   }
 }
 
@@ -247,7 +270,7 @@ export class MessageNode extends vscode.TreeItem {
   }
 }
 
-export type CodeMemoryNode = ProjectNode | MemoryProjectNode | DocumentsNode | DocumentFileNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | RequestNode | MessageNode;
+export type CodeMemoryNode = ProjectNode | MemoryProjectNode | DocumentsNode | DocumentFileNode | SessionNode | ObservationNode | MemoryTypeNode | MemoryNode | ConflictGroupNode | ConflictNode | MoreNode | RequestNode | MessageNode;
 
 export function sessionLabel(session: SessionInfo): string {
   const d = new Date(session.started_at_epoch);
@@ -333,6 +356,16 @@ export function truncate(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
+/** Markdown syntax escaped, `&` too: an entity (`&amp;`) would show as its character. */
 function escapeMd(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~&]/g, '\\$&');
+}
+
+/** A stored title as one line of a tree: without control characters and escape sequences, its line breaks as spaces. */
+export function oneLine(s: string): string {
+  return printable(s).replace(/\s*\n\s*/g, ' ').replace(/\t/g, ' ');
+}
+
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
 }
