@@ -55,6 +55,7 @@ import { Store } from './store/store';
 import { MaintenanceLease } from './store/lease';
 import { localPath } from './store/location';
 import type { ObjectStoreSettings } from './store/objectStorage';
+import { objectEndpointKey } from './store/objectStorage';
 import { REMOTE_WAIT_MS, TeamMemory, teamStateFolder, within } from './team/teamMemory';
 import type { TeamStatus } from './team/teamMemory';
 import { TeamSharing, forgetInTeamFolders } from './team/sharing';
@@ -280,14 +281,17 @@ export class MemoryEngine implements MemoryEngineApi {
       });
     }
     // Next to the personal store's data (or under one named after it, for a store on object storage).
-    engine.teamBase = store.local ? localPath(store.uri) : await teamStateFolder(path.join(os.homedir(), '.code-memory'), store.uri, options.logger);
+    engine.teamBase = store.local
+      ? localPath(store.uri)
+      : await teamStateFolder(path.join(os.homedir(), '.code-memory'), store.uri, options.logger, objectEndpointKey(store.uri, process.env, options.storageOptions?.endpoint ? { endpoint: options.storageOptions.endpoint } : options.objectStore));
     if (options.team) {
       // Under the personal store's base, so two personal stores never share an outbox; named
       // after the store's location as parsed: `s3://team/acme` and `s3://team/acme/` share one.
       const base = engine.teamBase;
       const team = await TeamMemory.open({
         uri: options.team.uri,
-        stateDir: options.team.stateDir ?? (await teamStateFolder(base, options.team.uri, options.logger)),
+        // And after its server: the same bucket and prefix on another endpoint is another store.
+        stateDir: options.team.stateDir ?? (await teamStateFolder(base, options.team.uri, options.logger, objectEndpointKey(options.team.uri, options.team.env ?? process.env, options.objectStore))),
         dimension: store.dimension,
         env: options.team.env,
         objectStore: options.objectStore,

@@ -2,13 +2,17 @@
 // open applies only when the file is created, and a path may be a symlink planted to redirect the
 // write, so both helpers write a new file and rename it over the path. writePrivateLines writes
 // into a pipe or a device at its path instead (a reader of a named pipe, /dev/null), and refuses
-// a folder or a socket: a rename would put a file in their place.
+// a folder or a socket: a rename would put a file in their place. A temporary file names its
+// writer's pid: one a killed writer left is removed by the next write into its folder.
 
-import { closeSync, constants, createWriteStream, fstatSync, lstatSync, open, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, createWriteStream, fstatSync, lstatSync, open, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Stats, WriteStream } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import { processStartedAt, processState } from './store/processRef';
 
 /** A path no lines can be written to as a file (a folder, a socket): refused, left as it is. */
 export class UnwritableTargetError extends Error {
@@ -50,6 +54,7 @@ export async function writePrivateLines<T>(file: string, produce: (write: (line:
     if (isStream(st)) return writeLinesInto(file, produce);
     throw new UnwritableTargetError(file, st.isDirectory() ? 'a folder' : st.isSocket() ? 'a socket' : 'no regular file, pipe or terminal');
   }
+  removeStaleTemps(file);
   const tmp = tmpNameFor(file);
   const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600, encoding: 'utf8' });
   try {
@@ -125,8 +130,58 @@ async function writeAll<T>(out: WriteStream, produce: (write: (line: string) => 
   return value;
 }
 
+/** `<file>.<pid>.<12 hex>.tmp`: the writer's pid, so that one it left when killed is told from one being written. */
 function tmpNameFor(file: string): string {
-  return `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  return `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** A temporary file of tmpNameFor: the file it is written for and its writer's pid. */
+const TEMP_NAME = /^(.+)\.(\d{1,10})\.[0-9a-f]{12}\.tmp$/;
+/** A temporary file of an earlier build (`<file>.<12 hex>.tmp`, no pid). */
+const UNNAMED_TEMP_NAME = /^(.+)\.[0-9a-f]{12}\.tmp$/;
+/** How old an earlier build's temporary file must be before it is taken for one a dead writer left. */
+const UNNAMED_TEMP_STALE_MS = 60_000;
+
+/**
+ * Removes the temporary files that writers killed mid-write (kill -9, a crash, a power cut) left
+ * in `file`'s folder: never renamed, they held part of what was written (a whole export of the
+ * memory, mode 0600) and nothing else removes them. Only files of this user, mode 0600, named as
+ * tmpNameFor names them, whose writer no longer runs (its pid free, or now naming a process that
+ * started after the file was last written); an earlier build's (no pid in the name) for this
+ * same `file` only, once a minute old. A live writer's file is left. Best effort: what cannot be
+ * looked at or removed stays.
+ */
+function removeStaleTemps(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  const base = path.basename(file);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const named = TEMP_NAME.exec(name);
+    const unnamed = named ? null : UNNAMED_TEMP_NAME.exec(name);
+    if (!named && !(unnamed && unnamed[1] === base)) continue;
+    const temp = path.join(dir, name);
+    try {
+      const st = lstatSync(temp);
+      if (!st.isFile() || (st.mode & 0o777) !== 0o600 || (uid !== undefined && st.uid !== uid)) continue;
+      if (named) {
+        const pid = Number(named[2]);
+        if (pid === process.pid) continue;
+        const state = processState({ pid, host: os.hostname() });
+        const started = state === 'running' ? processStartedAt(pid) : undefined;
+        // A pid handed to a later process: that process is not the writer (2 s: the boot time is to the second).
+        if (state !== 'ended' && !(started !== undefined && started > st.mtimeMs + 2000)) continue;
+      } else if (Date.now() - st.mtimeMs <= UNNAMED_TEMP_STALE_MS) continue;
+      rmSync(temp, { force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
 }
 
 /**
@@ -134,6 +189,7 @@ function tmpNameFor(file: string): string {
  * file, a symlink planted to redirect the write) is replaced, never written through.
  */
 export function writePrivateFile(file: string, text: string): void {
+  removeStaleTemps(file);
   const tmp = tmpNameFor(file);
   try {
     writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });

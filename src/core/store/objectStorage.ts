@@ -163,6 +163,44 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
   };
 }
 
+/**
+ * The server an object store location's requests go to, as one string however it is spelled
+ * (`HTTP://Minio:9000/` is `http://minio:9000`): the S3 endpoint (the setting, AWS_ENDPOINT_URL_S3,
+ * AWS_ENDPOINT_URL, the profile's endpoint_url, as s3Credentials picks it), an az:// store's Blob
+ * service URL (which names its account), gs://'s endpoint setting; '' for the scheme's default (AWS
+ * S3, GCS). Reads no credentials and never throws: a bucket and prefix name one store only
+ * together with it (a local state folder kept for a store is keyed by both).
+ */
+export function objectEndpointKey(uri: string, env: NodeJS.ProcessEnv = process.env, settings: ObjectStoreSettings = {}): string {
+  let location: ObjectLocation | null;
+  try {
+    location = parseObjectLocation(uri);
+  } catch {
+    return '';
+  }
+  if (!location) return '';
+  let endpoint: string | undefined = settings.endpoint?.trim() || undefined;
+  if (location.scheme === 's3') {
+    const profileName = env.AWS_PROFILE || env.AWS_DEFAULT_PROFILE || 'default';
+    const config = () => readIni(env.AWS_CONFIG_FILE || path.join(env.HOME || os.homedir(), '.aws', 'config')).get(profileName) ?? {};
+    endpoint ||= env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || config().endpoint_url || undefined;
+  } else if (location.scheme === 'az') {
+    endpoint ||= env.AZURE_STORAGE_ENDPOINT?.trim() || undefined;
+    if (!endpoint) {
+      const emulator = /^(1|true)$/i.test(env.AZURE_STORAGE_USE_EMULATOR ?? '');
+      const account = env.AZURE_STORAGE_ACCOUNT_NAME || (emulator ? EMULATOR_ACCOUNT : undefined);
+      if (account) endpoint = emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`;
+    }
+  }
+  if (!endpoint) return '';
+  try {
+    const url = new URL(endpoint);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return endpoint.replace(/\/+$/, '');
+  }
+}
+
 /** Azurite's account, the same in every installation (its documentation's). */
 const EMULATOR_ACCOUNT = 'devstoreaccount1';
 const EMULATOR_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';

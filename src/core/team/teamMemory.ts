@@ -14,7 +14,8 @@
 // - Every read of the remote a caller waits for is bounded by REMOTE_WAIT_MS: a network that
 //   takes connections and answers nothing leaves the caller with the local copy.
 // - The state folder is named after the team store's location as parsed (`s3://team/acme` and
-//   `s3://team/acme/` are one store, with one outbox), and holds the ledger of the items this
+//   `s3://team/acme/` are one store, with one outbox) and its endpoint (the same bucket and
+//   prefix on another server is another store), and holds the ledger of the items this
 //   personal store shared (shareLedger.ts).
 
 import { createHash } from 'node:crypto';
@@ -92,6 +93,18 @@ const CACHE_META = 'cache.json';
  */
 const REPROBED = /\(HTTP (?:401|403|404)\)/;
 
+/**
+ * Why the store refused a request, when an error is its answer refusing it (as Lance reports it:
+ * `status code: 403 Forbidden`; 401 too, and a 404 for a bucket that does not exist), with the
+ * status as the probe's refusals give it (REPROBED); null for any other failure (no answer, a
+ * busy store, a row it cannot take).
+ */
+function storeRefusal(e: unknown): string | null {
+  const raw = e instanceof Error ? e.message : String(e);
+  const status = /status code: (40[13])\b/.exec(raw)?.[1] ?? (/<Code>NoSuchBucket<\/Code>/.test(raw) ? '404' : null);
+  return status ? `${briefError(e)} (HTTP ${status})` : null;
+}
+
 /** How many times a refresh downloads the team store when it moves during the download (see refreshCache). */
 const REFRESH_PASSES = 3;
 
@@ -146,21 +159,58 @@ function hashed(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
-/** The folder where a team store's outbox and cache live, under a base folder (one per store, however it is spelled). */
-export function teamStateDir(base: string, uri: string): string {
-  return path.join(base, 'team', hashed(storeLocationKey(uri)));
+/**
+ * The folder where a team store's outbox and cache live, under a base folder (one per store,
+ * however it is spelled). A store on object storage is its bucket and prefix on its server
+ * (`endpoint`: objectEndpointKey, '' for the scheme's default): another server with the same
+ * bucket and prefix is another store, with a copy and a queue of its own.
+ */
+export function teamStateDir(base: string, uri: string, endpoint = ''): string {
+  const location = storeLocationKey(uri);
+  let onObjectStorage = false;
+  try {
+    onObjectStorage = !isLocalUri(uri.trim()) && parseObjectLocation(uri.trim()) !== null;
+  } catch {
+    // refused at connect, with its reason
+  }
+  return path.join(base, 'team', hashed(onObjectStorage ? `${location}\n${endpoint}` : location));
 }
 
 /**
- * teamStateDir, after adopting what an earlier version kept under the URI as spelled (it named
- * the folder after the text, so `s3://team/acme/` had an outbox of its own): the folder is
- * renamed, or when both exist its queued entries and ledger are moved over (the cache, a copy,
- * is left to the next refresh). An adoption that fails leaves the old folder where it was.
+ * The names earlier versions gave a store's state folder: after the URI as spelled (so
+ * `s3://team/acme/` had an outbox of its own), after its bucket and prefix with the prefix as
+ * written (before prefixes were URL-encoded: `my store`, now `my%20store`), and after its bucket
+ * and prefix without the endpoint.
  */
-export async function teamStateFolder(base: string, uri: string, log?: (m: string) => void): Promise<string> {
-  const dir = teamStateDir(base, uri);
-  const legacy = path.join(base, 'team', hashed(uri));
-  if (legacy !== dir) await adoptState(legacy, dir).catch((e: unknown) => log?.(`team store state in ${legacy} was left there: ${errorMessage(e)}`));
+function legacyStateKeys(uri: string): string[] {
+  const keys = [uri];
+  const trimmed = uri.trim();
+  try {
+    if (isLocalUri(trimmed)) return keys;
+    const location = parseObjectLocation(trimmed);
+    if (!location) return keys;
+    const written = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(\/[^?#]*)?$/is.exec(trimmed)?.[1] ?? '';
+    keys.push(`${location.scheme}://${location.bucket}/${written.split('/').filter(Boolean).join('/')}`, storeLocationKey(trimmed));
+  } catch {
+    // refused at connect, with its reason
+  }
+  return keys;
+}
+
+/**
+ * teamStateDir, after adopting what an earlier version kept under another name for this store
+ * (legacyStateKeys): the folder is renamed, or when both exist its queued entries and ledger are
+ * moved over (the cache, a copy, is left to the next refresh). An adoption that fails leaves the
+ * old folder where it was. A folder named without the endpoint (every earlier version's) goes to
+ * the first open after the upgrade, with the endpoint then in effect: its queue was made for the
+ * server that version used, and no queued share or unshare is lost.
+ */
+export async function teamStateFolder(base: string, uri: string, log?: (m: string) => void, endpoint = ''): Promise<string> {
+  const dir = teamStateDir(base, uri, endpoint);
+  for (const key of new Set(legacyStateKeys(uri))) {
+    const legacy = path.join(base, 'team', hashed(key));
+    if (legacy !== dir) await adoptState(legacy, dir).catch((e: unknown) => log?.(`team store state in ${legacy} was left there: ${errorMessage(e)}`));
+  }
   return dir;
 }
 
@@ -311,7 +361,7 @@ export class TeamMemory {
       void this.sync().catch(() => undefined);
     } catch (e) {
       if (e instanceof ObjectStoreRefused) this.setState('refused', e.message);
-      else this.setState('offline', briefError(e));
+      else this.setState(storeRefusal(e) ? 'refused' : 'offline', storeRefusal(e) ?? briefError(e));
     }
   }
 
@@ -321,11 +371,17 @@ export class TeamMemory {
     throw new Error(this.state === 'refused' ? `team store refused: ${this.message}` : `team store ${displayUri(this.uri)} is ${this.state}${this.message ? ` (${this.message})` : ''}`);
   }
 
-  /** A remote failure means the network is gone until a reconnect proves otherwise. */
+  /**
+   * A remote failure means the network is gone until a reconnect proves otherwise; one the store
+   * answered with a refusal (credentials or rights refused, the bucket gone: storeRefusal) makes it
+   * refused, probed again as the probe's refusals are (see connect), not offline: it answered.
+   */
   private lost(e: unknown): void {
     this.remote?.close();
     this.remote = null;
-    this.setState('offline', briefError(e));
+    const refusal = storeRefusal(e);
+    if (refusal) this.setState('refused', refusal);
+    else this.setState('offline', briefError(e));
   }
 
   // ------------------------------------------------------------------ writing
