@@ -179,7 +179,7 @@ export const shareSpec: CommandSpec = {
   name: 'share',
   summary: 'Share a memory or session summary with your team (shows what leaves the machine first)',
   usage: 'code-memory share --memory <id> | --summary <id> [--yes] --team-store <uri>',
-  details: 'Without --yes, prints exactly what would be sent (after redaction) and sends nothing. With --yes, sends it; when the team store cannot be reached, it waits in a queue on disk and goes out with the next command or window that reaches the store.',
+  details: 'Without --yes, prints exactly what would be sent (after redaction) and sends nothing. With --yes, sends it; when the team store cannot be reached or refuses it (a missing bucket, keys or rights refused), it waits in a queue on disk and goes out with the next command or window that reaches a store that takes it.',
   options: { ...TEAM_RECORD_OPTIONS, yes: { type: 'boolean', description: 'Share without asking (after reading the preview)' } },
 };
 
