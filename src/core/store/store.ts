@@ -158,6 +158,9 @@ export class Store {
     if (meta) {
       const rows = await meta.query().where(`key = 'schema_version'`).toArray();
       const stored = rows.length > 0 ? Number(rows[0].value) : 1;
+      // Not a version (garbled by hand or by a damaged disk): taken for one, NaN skipped every
+      // migration and was written back as the store's version, 0 or 2.5 failed on a missing step.
+      if (!Number.isSafeInteger(stored) || stored < 1) refuseBadVersion(options.uri, String(rows[0].value));
       if (stored > SCHEMA_VERSION) throw new StoreVersionError(stored, SCHEMA_VERSION, options.uri);
       version = stored;
       if (rows.length > 0) storedVersion = stored;
@@ -580,6 +583,15 @@ function refuseLostMeta(uri: string): never {
       'It held the store\'s schema version, the digests that keep forgotten commits and documents from being imported again, and the journals of forgets under way. ' +
       'Restore the store folder (with meta.lance) from a backup; or, to go on without what it held, run `code-memory doctor --rebuild-meta` with the same --store ' +
       '(every record is kept, but a commit or document forgotten before may come back with a later import: forget it again).',
+  );
+}
+
+/** A meta table whose schema_version is not a version number: which migrations the store needs is not known. */
+function refuseBadVersion(uri: string, value: string): never {
+  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+  throw new Error(
+    `the store is corrupt: its meta table's schema_version is ${JSON.stringify(shown)}, not a version number, in ${displayUri(uri)}; nothing was changed. ` +
+      'Restore the store folder (with meta.lance) from a backup.',
   );
 }
 
