@@ -2,7 +2,9 @@
 // how they are applied). Every rule is tested in redact.test.ts (the prose, header and public
 // base64 ones in redactProse.test.ts; program options, vendor formats, JWKs, base64 DER and
 // encoded secrets in redactFormats.test.ts; values a formatter wraps, OpenVPN keys and the code
-// that only names a secret in redactAudit.test.ts), on hostile input too.
+// that only names a secret in redactAudit.test.ts; the AWS CLI's secret values, URL-encoded
+// assignments, Square's tokens and credential pairs in prose in redactCliEncodedVendor.test.ts),
+// on hostile input too.
 
 import { splitIdentifier, tokenize } from '../retrieve/textPrep';
 import { wordNeighbours } from '../retrieve/wordNeighbours';
@@ -627,6 +629,11 @@ const PREFIXED_TOKENS: [trigger: string, token: string][] = [
   ['SK[A-Za-z0-9]{32}', 'SK(?=[A-Za-z0-9]{0,31}[0-9])(?=[A-Za-z0-9]{0,31}[a-z])[A-Za-z0-9]{32}'],
   ['dapi[A-Za-z0-9]{30}', 'dapi(?=[A-Za-z0-9]{0,40}[0-9])[A-Za-z0-9]{30}[A-Za-z0-9]*(?:-[0-9])?'],
   ['key-[A-Za-z0-9]{32}', 'key-(?=[A-Za-z0-9]{0,31}[0-9])[A-Za-z0-9]{32}'],
+  // Square: a personal or OAuth access token (sq0atp-, or EAAA and about 60 characters, a digit
+  // and a lowercase letter among them, not base64 text's '+', '/' or '=' after), an
+  // application's OAuth secret (sq0csp-). Not the application's id (sq0idp-), which is public.
+  ['sq0(?:atp|csp)-', 'sq0atp-[A-Za-z0-9_-]{22}[A-Za-z0-9_-]*|sq0csp-[A-Za-z0-9_-]{40}[A-Za-z0-9_-]*'],
+  ['EAAA[A-Za-z0-9_-]{8}', 'EAAA(?=[A-Za-z0-9_-]{0,79}[0-9])(?=[A-Za-z0-9_-]{0,79}[a-z])[A-Za-z0-9_-]{56,80}(?![+/=])'],
 ];
 
 /** An unquoted value's characters: it ends at a space, a quote, a separator or a bracket. */
@@ -912,6 +919,13 @@ const PASSWORD_OPTIONS: [programs: string, option: string, follows: 'attached' |
   ['keytool|jarsigner', '-storepass|-keypass|-srcstorepass|-deststorepass|-srckeypass|-destkeypass|-new', 'spaced'],
 ];
 
+/** The AWS CLI's value read from a file (file://secret.json, fileb://key.bin): a path, no secret. */
+const AWS_CLI_FILE = /^fileb?:\/\//;
+/** A character of a command's line, or a line break that a '\' at the line's end continues. */
+const CONTINUED_LINE = '(?:[^\\n]|\\\\\\r?\\n)';
+/** Prose after an option's name, not its value: the --token flag, the --password option is required. */
+const PROSE_AFTER_OPTION = '(?:(?:flag|option|argument|arg|parameter|param|switch|value)s?|is|was|and|or|to|for|with|in|on|of|the|from|instead|now|also)\\b';
+
 /**
  * A value echoed into a command (echo, printf with its format, their flags), quoted (any text on
  * its line) or not: group 1 is what comes before it, group 3 its quote (group 2 the format's).
@@ -1068,6 +1082,26 @@ export const RULES: Rule[] = [
     trigger: '%3A%2F%2F',
   },
   {
+    // A secret's assignment URL-encoded, as a form or a query inside another one carries it
+    // (body=user%3Dbob%26client_secret%3Dvalue, state=...%26password%3Dvalue; encoded twice,
+    // %253D, too). The name starts where a run of name characters starts, or after an encoded
+    // separator (%26, %3F, %3B, %2C, %20); the value runs to an encoded '&' or the parameter's end.
+    // Kept where the value decoded would be (a setting about a secret, a reference, a label).
+    name: 'url-encoded secret assignment',
+    pattern: new RegExp(`((?:(?<![A-Za-z0-9_.%-])|(?<=%(?:25)?(?:26|3[Ff]|3[Bb]|2[Cc]|20)))(?=${NAME_CHAR}*?${KEYWORD})(${NAME_CHAR}+)%(?:25)?3[Dd])(?!\\[REDACTED\\])((?:[^\\s&%"'<>;,]|%(?!(?:25)?26)[0-9A-Fa-f]{2})+)`, 'gi'),
+    replace: (match, head: string, name: string, value: string) => {
+      let decoded = value;
+      try {
+        decoded = decodeURIComponent(decodeURIComponent(value.replace(/\+/g, ' ')));
+      } catch {
+        // Not valid encoding: judged as it is.
+      }
+      const kept = decoded.length < 4 || isSettingOfSecret(name, decoded) || REFERENCE.test(decoded) || WHOLE_TEMPLATE_SLOT.test(decoded) || isOwnName(name, decoded);
+      return kept ? match : `${head}${REDACTED}`;
+    },
+    trigger: '%(?:25)?3D',
+  },
+  {
     // curl -u user:password (or --user), on curl's line or a line it continues onto (a '\' at
     // the end of a line). The look back for 'curl' runs only at a '-u' and is bounded, so a long
     // line of '-u' options stays linear.
@@ -1171,6 +1205,28 @@ export const RULES: Rule[] = [
     },
     // Programs as words: 'az', 'zip' or 'mongo' inside a word (lazy, gzip, mongoose) is no command.
     trigger: `\\b(?:${PASSWORD_OPTIONS.map(([programs]) => programs).join('|')})\\b`,
+  },
+  {
+    // A secret's value given to the AWS CLI: Secrets Manager's --secret-string and --secret-binary
+    // (aws secretsmanager create-secret --name n --secret-string 'value', put-secret-value,
+    // update-secret; a JSON value holds the other quote), and Systems Manager's --value for a
+    // SecureString (aws ssm put-parameter --name n --value 'value' --type SecureString, the type
+    // before or after the value). On a command continued over lines ('\' at their ends) too. A
+    // String parameter's value is a setting, kept, as is a value read from a file (file://...), a
+    // variable's reference, or prose about the option (the --secret-string option). The looks
+    // back and ahead are bounded.
+    name: 'aws cli secret value',
+    pattern: new RegExp(
+      `((?:^|\\s)(?:--secret-(?:string|binary)|--value(?<=\\bssm[ \\t]+put-parameter\\b${CONTINUED_LINE}{0,300}--value)(?=${CONTINUED_LINE}{0,300}?\\bSecureString\\b|(?<=\\bSecureString\\b${CONTINUED_LINE}{0,300})))(?:=|[ \\t]+))(?!\\[REDACTED\\]|-|${PROSE_AFTER_OPTION})("[^"\\n]+"|'[^'\\n]+'|[^\\s"']+)`,
+      'g',
+    ),
+    replace: (match, head: string, value: string) => {
+      const quote = /^["']/.test(value) ? value[0] : '';
+      const bare = quote ? value.slice(1, -1) : value;
+      return REFERENCE.test(bare) || AWS_CLI_FILE.test(bare) ? match : `${head}${quote}${REDACTED}${quote}`;
+    },
+    trigger: '--secret-(?:string|binary)|put-parameter',
+    spansLines: true,
   },
   {
     // A password echoed into a command that reads it from its input: echo SECRET | docker login
@@ -1291,8 +1347,9 @@ export const RULES: Rule[] = [
     // A secret set in git's configuration: git config --global github.token value (hub's
     // oauthtoken, sendemail.smtppass). The last part of the name says it: credential.helper store
     // names a helper, and keeps it. A value that is an option or a shell operator is no value.
+    // In a file given by its path too (git config --file path/to/cfg user.password value, -f).
     name: 'git config secret',
-    pattern: new RegExp(`(\\bgit[ \\t]+config(?:[ \\t]+--(?:global|local|system|worktree|add|replace-all))*[ \\t]+(?:[\\w.:/-]*\\.)?(?=[\\w-]*?${KEYWORD})[\\w-]+[ \\t]+)(["']?)(?![-&|;<>$]|\\[REDACTED\\])[^\\s"']+`, 'gi'),
+    pattern: new RegExp(`(\\bgit[ \\t]+config(?:[ \\t]+(?:--(?:global|local|system|worktree|add|replace-all)|(?:--file|-f|--blob)(?:=|[ \\t]+)[^\\s-]\\S*))*[ \\t]+(?:[\\w.:/-]*\\.)?(?=[\\w-]*?${KEYWORD})[\\w-]+[ \\t]+)(["']?)(?![-&|;<>$]|\\[REDACTED\\])[^\\s"']+`, 'gi'),
     replace: `$1$2${REDACTED}`,
     trigger: KEYWORD,
   },
@@ -1382,10 +1439,14 @@ export const RULES: Rule[] = [
   },
   {
     // A default after a secret's lookup: process.env.API_KEY || "value", os.getenv("TOKEN") or
-    // 'value', config.password ?? "value", Kotlin's System.getenv("TOKEN") ?: "value".
+    // 'value', config.password ?? "value", Kotlin's System.getenv("TOKEN") ?: "value". Not a
+    // setting about a secret, nor where it is or what it is called (config.tokenType ?? "Bearer",
+    // process.env.SECRET_NAME ?? "default", see isSettingOfSecret), nor a reference or a label
+    // (as the rule 'quoted secret assignment' keeps them).
     name: 'secret fallback',
-    pattern: new RegExp(`(${SECRET_NAME}["'\\])\\]]{0,3}[ \\t]*(?:\\|\\||\\?\\?|\\?:|\\bor\\b)[ \\t]*)(["'])(?!\\[REDACTED\\])${quotedChar(2)}{4}${quotedChar(2)}*\\2`, 'gi'),
-    replace: `$1$2${REDACTED}$2`,
+    pattern: new RegExp(`((${SECRET_NAME})["'\\])\\]]{0,3}[ \\t]*(?:\\|\\||\\?\\?|\\?:|\\bor\\b)[ \\t]*)(["'])(?!\\[REDACTED\\])(${quotedChar(3)}{4}${quotedChar(3)}*)\\3`, 'gi'),
+    replace: (match, head: string, name: string, quote: string, value: string) =>
+      isSettingOfSecret(name, value) || WHOLE_TEMPLATE_SLOT.test(value) || WHOLE_REFERENCE.test(value) || isOwnName(name, value) ? match : `${head}${quote}${REDACTED}${quote}`,
     trigger: KEYWORD,
   },
   {
@@ -1532,6 +1593,21 @@ export const RULES: Rule[] = [
       return `${head}${REDACTED}${more.slice(secretWords.length)}`;
     },
     trigger: KEYWORD,
+  },
+  {
+    // A user and a password given together in prose: "the credentials are admin / pw123", "login:
+    // admin/Zq9pass", "creds for staging are deploy:s3cr3t!". The user stays. Only a password
+    // that is a secret (see isSecretValue) is redacted: "the credentials are read / write",
+    // "login is username/password based", "credentials are rotated / revoked" stay.
+    name: 'prose credentials pair',
+    pattern: /((?<![\w$./\\-])(?:credentials?|creds|login)(?:[ \t]+(?:for|on|to|of|in)(?:[ \t]+[\w.-]+){1,3})?(?:[ \t]+(?:are|is|were|was)(?:[ \t]+(?:now|still))?)?[ \t]*:?[ \t]+["'`]?[A-Za-z0-9_@+][A-Za-z0-9_.@+-]{0,63}(?:[ \t]*\/[ \t]*|:))(?!\[REDACTED\])([^\s"'`,;]+)/gi,
+    replace: (match, head: string, value: string) => {
+      const password = value.replace(TRAILING_PUNCTUATION, '');
+      // After a ':' digits alone are a port (login: db:5432).
+      if ((head.endsWith(':') && /^\d+$/.test(password)) || !isSecretValue(password)) return match;
+      return `${head}${REDACTED}${value.slice(password.length)}`;
+    },
+    trigger: 'cred|login',
   },
   {
     // A secret given in prose: "the database password is hunter2", "the secret is: 9f8e7d6c",
