@@ -18,9 +18,15 @@ export function checkInputFile(file: string, hint: string): void {
   if (!isFile) throw new UsageError(`${file} is not a file (${hint})`);
 }
 
-/** Refuses a path that names no folder. */
+/** Refuses a path that names no folder, also one the system cannot look up (too long, a loop of links, no rights). */
 export function checkInputFolder(dir: string, hint: string): void {
-  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`'${dir}' is not a folder: ${hint}`);
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch (error) {
+    throw new UsageError(`cannot read ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)} (${hint})`);
+  }
+  if (!isFolder) throw new UsageError(`'${dir}' is not a folder: ${hint}`);
 }
 
 /** What git import refuses about the folder or revision given: bad input (exit 2), not a failure. */

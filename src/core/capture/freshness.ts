@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { gitEnv } from './git';
 
 export type FreshnessState = 'current' | 'changed' | 'off_branch' | 'unknown';
 
@@ -37,7 +38,7 @@ function runGit(cwd: string, args: string[]): Promise<{ code: number; out: strin
   return new Promise((resolve) => {
     // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
     // they are (not quoted).
-    const child = spawn('git', ['-C', cwd, '--literal-pathspecs', '-c', 'core.quotePath=false', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn('git', ['-C', cwd, '--literal-pathspecs', '-c', 'core.quotePath=false', ...args], { stdio: ['ignore', 'pipe', 'ignore'], env: gitEnv() });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('error', () => resolve({ code: -1, out: '' }));

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE, MAX_FIELD_CHARS } from '../model/records';
 import type { Scope } from '../model/records';
-import { GitImportError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, isObjectId, runGit } from './git';
+import { GitImportError, GitUnavailableError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, gitEnv, isObjectId, revisionArgs, runGit } from './git';
 import type { FormatSeparators } from './git';
 import { clipRedacted, redact } from './redact';
 import { MAX_EPOCH_MS } from './prepare';
@@ -85,15 +85,19 @@ async function checkRepository(repoPath: string, rev: string): Promise<boolean> 
   }
   try {
     await runGit(repoPath, ['rev-parse', '--git-dir']);
-  } catch {
+  } catch (error) {
+    if (error instanceof GitUnavailableError) throw error;
     throw new GitImportError(`Not a git repository: ${repoPath}. Pass the folder of a git clone (one that contains .git).`);
   }
   try {
     await runGit(repoPath, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`]);
     return true;
-  } catch {
+  } catch (error) {
+    if (error instanceof GitUnavailableError) throw error;
     if (rev === 'HEAD') return false; // a repository without commits: nothing to import
-    throw new GitImportError(`Revision not found in ${repoPath}: ${rev}. Fetch it first or pass another revision.`);
+    // A revision is named as given, up to 200 characters: one of megabytes is no revision to show whole.
+    const shown = rev.length > 200 ? `${rev.slice(0, 200)}... (${rev.length.toLocaleString('en-US')} characters)` : rev;
+    throw new GitImportError(`Revision not found in ${repoPath}: ${shown}. Fetch it first or pass another revision.`);
   }
 }
 
@@ -116,7 +120,7 @@ const MAX_PULL_REQUEST_TEXT = 1000;
 export async function pullRequestTexts(repoPath: string, rev: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const sep = formatSeparators();
-  const log = await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '--merges', `--format=${sep.record}%H${sep.field}%P${sep.field}%B`, '--end-of-options', rev]);
+  const log = await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '--merges', `--format=${sep.record}%H${sep.field}%P${sep.field}%B`, ...revisionArgs(rev)]);
   for (const record of log.split(sep.record)) {
     const [sha, parents, message] = record.split(sep.field);
     if (!sha || parents === undefined || !message) continue;
@@ -126,7 +130,7 @@ export async function pullRequestTexts(repoPath: string, rev: string): Promise<M
     const subject = nl < 0 ? msg : msg.slice(0, nl);
     const body = nl < 0 ? '' : msg.slice(nl + 1);
     if (ps.length !== 2 || !ps.every(isObjectId) || !hasOwnMessage(subject, body)) continue;
-    const merged = (await runGit(repoPath, ['rev-list', '--no-merges', '--end-of-options', `${ps[0]}..${ps[1]}`])).split('\n').filter(Boolean);
+    const merged = (await runGit(repoPath, ['rev-list', '--no-merges', ...revisionArgs(`${ps[0]}..${ps[1]}`)])).split('\n').filter(Boolean);
     if (merged.length === 0 || merged.length > MAX_PULL_REQUEST_COMMITS) continue;
     const text = clipRedacted(msg, MAX_PULL_REQUEST_TEXT);
     for (const c of merged) if (!out.has(c)) out.set(c, text);
@@ -138,7 +142,7 @@ async function isInformativeMerge(repoPath: string, c: GitCommit): Promise<boole
   if (!hasOwnMessage(c.subject, c.body)) return false;
   if (c.parents.length !== 2) return true;
   try {
-    const n = Number((await runGit(repoPath, ['rev-list', '--count', '--end-of-options', `${c.parents[0]}..${c.parents[1]}`])).trim());
+    const n = Number((await runGit(repoPath, ['rev-list', '--count', ...revisionArgs(`${c.parents[0]}..${c.parents[1]}`)])).trim());
     return n > 1;
   } catch {
     return true;
@@ -202,7 +206,7 @@ export async function* readGitCommits(
 ): AsyncGenerator<GitCommit> {
   const rev = options.rev ?? 'HEAD';
   // Only the commits of this history are taken from the output, whatever else it holds.
-  const reachable = new Set((await runGit(repoPath, ['rev-list', '--end-of-options', rev])).split('\n').filter(Boolean));
+  const reachable = new Set((await runGit(repoPath, ['rev-list', ...revisionArgs(rev)])).split('\n').filter(Boolean));
   const sep = formatSeparators();
   // Merges are read only when they are imported; their diffs repeat the merged commits.
   const args = [
@@ -211,9 +215,9 @@ export async function* readGitCommits(
     `--format=${sep.record}%H${sep.field}%P${sep.field}%an${sep.field}%ae${sep.field}%ct${sep.field}%B${sep.endOfHeader}`,
     '-p', '-U1', ...PLAIN_DIFF_OPTIONS,
     options.includeMerges ? '--diff-merges=first-parent' : '--no-merges',
-    '--end-of-options', rev,
+    ...revisionArgs(rev),
   ];
-  const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: gitEnv() });
   const onAbort = (): void => {
     child.kill();
   };
@@ -326,7 +330,7 @@ export async function importGitHistory(
 ): Promise<GitImportResult> {
   const rev = options.rev ?? 'HEAD';
   if (!(await checkRepository(repoPath, rev))) return { imported: 0, skipped: 0, sessions: 0 };
-  const total = Number((await runGit(repoPath, ['rev-list', '--count', '--end-of-options', rev])).trim()) || 0;
+  const total = Number((await runGit(repoPath, ['rev-list', '--count', ...revisionArgs(rev)])).trim()) || 0;
   const branch = options.scope?.branch ?? (await currentBranch(repoPath));
   const scope: Scope = options.scope ?? { project: projectFor(repoPath) };
   const earlier = await earlierImport(engine, scope);
@@ -397,7 +401,7 @@ async function importProjectDocuments(
   earlier: Set<number>,
 ): Promise<{ kept: number; removed: number }> {
   const sha = (await runGit(repoPath, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])).trim();
-  const when = Number((await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '-1', '--format=%ct', '--end-of-options', sha])).trim()) * 1000 || Date.now();
+  const when = Number((await runGit(repoPath, [...PLAIN_LOG_CONFIG, 'log', '-1', '--format=%ct', ...revisionArgs(sha)])).trim()) * 1000 || Date.now();
   const sessionId = `docs-${sha.slice(0, 12)}`;
   // A document the user forgot is not stored again (a newer revision of it is a new document).
   const inputs = await notForgotten(

@@ -6,10 +6,11 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { gitEnv } from './git';
 
 function git(folder: string, args: string[]): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile('git', ['-C', folder, ...args], { timeout: 5000, windowsHide: true }, (err, stdout) => {
+    execFile('git', ['-C', folder, ...args], { timeout: 5000, windowsHide: true, env: gitEnv() }, (err, stdout) => {
       resolve(err ? null : stdout.trim());
     });
   });

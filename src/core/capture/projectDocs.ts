@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import { isSkippedFile } from '../retrieve/diffText';
-import { isObjectId, runGit } from './git';
+import { gitEnv, isObjectId, runGit } from './git';
 import { isSecretPath, redact } from './redact';
 import { codePointCut, cutText } from '../tokens';
 
@@ -219,7 +219,7 @@ interface Blob {
  * whatever characters it holds, is never part of the request.
  */
 async function readBlobs(repoPath: string, files: TreeFile[], maxBytes: number): Promise<Blob[]> {
-  const child = spawn('git', ['-C', repoPath, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = spawn('git', ['-C', repoPath, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'], env: gitEnv() });
   const chunks: Buffer[] = [];
   child.stdout.on('data', (d: Buffer) => chunks.push(d));
   const done = new Promise<void>((resolve, reject) => {
