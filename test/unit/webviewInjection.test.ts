@@ -10,7 +10,9 @@
 // at CHROMIUM_PATH or /usr/bin/chromium, as test/host/hostLauncher.mjs) with the real
 // media/webview.js, so the DOM, not a regex over the HTML, says what stored text became.
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { SessionInfo } from '../../src/core/api';
@@ -432,6 +434,22 @@ describe('webviews: what a click can open or run', () => {
     await navigation.openFile('/etc/passwd', 'p');
     assert.deepEqual(calls.opened, []);
     assert.equal(calls.warnings.length, 1, JSON.stringify(calls.warnings));
+  });
+
+  it('openCommit of an id that is an option of git (`--output=…`) runs no git and warns', async () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-opencommit-'));
+    try {
+      execFileSync('git', ['init', '-q', repo]);
+      execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'first']);
+      const inRepo = new Navigation({ all: async () => [{ scope: { project: 'p' }, folder: { uri: Uri.file(repo), name: 'repo', index: 0 } }] } as never);
+      const written = path.join(repo, 'written-by-git');
+      await inRepo.openCommit(`--output=${written}`, 'p');
+      assert.equal(fs.existsSync(written), false, 'git show wrote the file the id named');
+      assert.equal(calls.warnings.length, 1, JSON.stringify(calls.warnings));
+      assert.match(calls.warnings[0], /Not a commit id/);
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it("the details panel runs no command a page posts, and still handles its own links", async () => {

@@ -3,6 +3,9 @@ import type { ScopeService } from '../scopes';
 import type { GitApi, GitExtension } from '../capture/gitApi';
 import { isSameOrInside } from '../../core/capture/paths';
 
+/** A commit id as records hold it: hex, abbreviated (4+) or whole (SHA-1, SHA-256). */
+const COMMIT_ID = /^[0-9a-f]{4,64}$/i;
+
 /** What the panels' links do: open a workspace file, open a commit. */
 export class Navigation {
   constructor(private readonly scopes: ScopeService) {}
@@ -40,6 +43,12 @@ export class Navigation {
    * extension cannot, shows `git show` in a diff document.
    */
   async openCommit(sha: string, project?: string): Promise<void> {
+    // A page posts the SHA: one that is no commit id (`--output=…`, an option of git show and
+    // diff-tree) never reaches git.
+    if (!COMMIT_ID.test(sha)) {
+      void vscode.window.showWarningMessage(`Not a commit id: ${JSON.stringify(sha.slice(0, 80))}`);
+      return;
+    }
     const folder = await this.folderOf(project);
     if (!folder) {
       void vscode.window.showWarningMessage(`Open the folder of ${project ?? 'this project'} to see commit ${sha.slice(0, 8)}.`);
