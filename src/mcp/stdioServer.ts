@@ -18,6 +18,14 @@ import { decodeUtf8 } from './utf8';
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 /** How long requests received before stdin closed may take to be answered; the server then closes. */
 const EOF_ANSWER_LIMIT_MS = 60_000;
+/**
+ * Back-pressure: no further request is read while the answers stdout has not taken hold more than
+ * this many characters (a client that does not read its answers), or while MAX_IN_FLIGHT requests
+ * run; reading goes on once both are below again. Without it, a client that wrote requests and
+ * never read made the server hold their answers in memory without bound.
+ */
+const MAX_PENDING_OUTPUT_CHARS = 16 * 1024 * 1024;
+const MAX_IN_FLIGHT = 64;
 
 export interface StdioServerOptions {
   engine: MemoryEngineApi;
@@ -40,6 +48,17 @@ export interface StdioServerOptions {
  */
 function boundedLines(input: Readable, maxBytes: number, onOversized: () => void, accept: (line: Buffer) => boolean): PassThrough {
   const out = new PassThrough();
+  // The reader of `out` paused (back-pressure): stdin is not read until it takes what waits.
+  let held = false;
+  const hold = (): void => {
+    if (held) return;
+    held = true;
+    input.pause();
+    out.once('drain', () => {
+      held = false;
+      input.resume();
+    });
+  };
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let skipping = false;
@@ -66,7 +85,7 @@ function boundedLines(input: Readable, maxBytes: number, onOversized: () => void
         onOversized();
       } else {
         const line = pending.length === 1 ? pending[0] : Buffer.concat(pending);
-        if (accept(line)) out.write(line);
+        if (accept(line) && !out.write(line)) hold();
         pending = [];
         pendingBytes = 0;
       }
@@ -150,8 +169,19 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
     }),
   });
   const { stdin, stdout } = process;
+  const inFlight = new InFlightRequests();
+  let paused = false;
+  // Hands the SDK requests only while the answers are taken and the calls running are few
+  // (back-pressure): the lines wait, and stdin is not read while they do.
+  const flow = (): void => {
+    const busy = out.pendingChars > MAX_PENDING_OUTPUT_CHARS || inFlight.size >= MAX_IN_FLIGHT;
+    if (busy === paused) return;
+    paused = busy;
+    if (busy) lines.pause();
+    else lines.resume();
+  };
   // Every write to stdout goes through it: answers, and the errors written here.
-  const out = new SerialWriter(stdout);
+  const out = new SerialWriter(stdout, flow);
   const lines = boundedLines(
     stdin,
     MAX_LINE_BYTES,
@@ -179,7 +209,11 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
   );
   // One line is never over MAX_LINE_BYTES here; the SDK's own limit only has to be above it.
   const transport = new StdioServerTransport(lines, stdout, { maxBufferSize: MAX_LINE_BYTES + 64 * 1024 });
-  transport.send = (message) => out.write(serializeMessage(message));
+  transport.send = (message) => {
+    const written = out.write(serializeMessage(message));
+    flow();
+    return written;
+  };
   // A line that is not JSON, or not JSON-RPC: the SDK skips it; the client hears why.
   transport.onerror = (error: Error) => {
     const parse = error instanceof SyntaxError;
@@ -204,8 +238,9 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
   void out.failed.then(() => (clientGone = true));
   void stopped.then(() => (clientGone = true));
   await server.connect(transport);
-  const inFlight = new InFlightRequests();
   inFlight.watch(transport);
+  // After each line the SDK read (its request counted in flight): enough running to wait?
+  lines.on('data', flow);
   // Outermost, so that a request dropped here is not counted as in flight.
   const onmessage = transport.onmessage;
   transport.onmessage = (message) => {
@@ -215,6 +250,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<void>
   const gone = out.failed.then(() => 'gone' as const);
   await Promise.race([stopped, inputEnded, gone]);
   await answerAll(inFlight, out, EOF_ANSWER_LIMIT_MS, stopped, options.log);
+  lines.off('data', flow);
   await server.close();
 }
 
