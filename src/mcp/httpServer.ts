@@ -150,6 +150,22 @@ function rawJsonError(socket: Duplex, status: number, error: string, message: st
   socket.once('close', () => clearTimeout(linger));
 }
 
+/**
+ * Reads the rest of a body refused for its size and drops it, until its end or for ERROR_LINGER_MS
+ * at most (a client that goes on sending longer is cut off).
+ */
+function discardBody(req: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(linger);
+      resolve();
+    };
+    const linger = setTimeout(done, ERROR_LINGER_MS);
+    req.once('end', done).once('close', done).once('error', done);
+    req.resume();
+  });
+}
+
 /** The error of a request whose client went away (closed or reset the connection mid-request). */
 function clientLeft(error: unknown): boolean {
   const e = error as NodeJS.ErrnoException | undefined;
@@ -325,10 +341,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       body = await readBody(req, maxBody);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
+        // A body that grew past the limit is read to its end first (dropped): answered while the
+        // client still sends, the socket is closed under it and reset, and the client may lose
+        // the answer. One declared too large is answered at once (its client may wait for it).
+        if (!error.declared) await discardBody(req);
         const message = `request bodies are limited to ${maxBody} bytes`;
         if (jsonRpc) jsonRpcError(res, 413, -32000, message, { connection: 'close' });
         else sendJson(res, 413, { error: 'payload_too_large', message }, { connection: 'close' });
-        req.destroy();
+        if (!req.complete) req.destroy();
         return undefined;
       }
       throw error;

@@ -55,17 +55,23 @@ export function tokenMatches(authorization: string | undefined, token: string): 
 }
 
 export class BodyTooLargeError extends Error {
-  constructor(readonly limit: number) {
+  /** `declared`: its Content-Length said so, and nothing of it was read. */
+  constructor(
+    readonly limit: number,
+    readonly declared = false,
+  ) {
     super(`request body exceeds ${limit} bytes`);
   }
 }
 
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLargeError(limit);
+  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLargeError(limit, true);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
+  // Not destroyed when the limit stops the loop: the caller answers 413 and drains the rest
+  // (a socket closed with body still arriving is reset, and the client may lose the answer).
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     const buf = chunk as Buffer;
     size += buf.length;
     if (size > limit) throw new BodyTooLargeError(limit);
