@@ -3,10 +3,10 @@
 // readable size, before any store or temporary store is made.
 
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { runMain } from './cliInProcess';
+import { tempDirs } from './mcpFixture';
 import { makeRepo } from './gitImportFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -15,26 +15,20 @@ const ENV = { CODE_MEMORY_EMBEDDER: 'none', CODE_MEMORY_STORE: '', CODE_MEMORY_P
 
 describe('import-git and eval: a repository or revision that cannot be one', function () {
   this.timeout(120_000);
-  const dirs: string[] = [];
-  const temp = (prefix: string): string => {
-    const d = mkdtempSync(path.join(os.tmpdir(), `code-memory-${prefix}-`));
-    dirs.push(d);
-    return d;
-  };
+  const dirs = tempDirs();
+  const temp = dirs.make;
   let repo: string;
   let questions: string;
 
   before(() => {
     const r = makeRepo([{ subject: 'Initial parser', files: { 'parser.js': 'module.exports = (a) => a\n' }, time: 1_700_000_000 }]);
     repo = r.repo;
-    dirs.push(repo);
+    dirs.keep(repo);
     questions = path.join(temp('questions'), 'q.jsonl');
     writeFileSync(questions, `${JSON.stringify({ id: 'q1', question: 'where is the parser', gold_commits: [r.shas[0]] })}\n`);
   });
 
-  after(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  after(() => dirs.removeAll());
 
   it('a repository path longer than the system looks up: import-git exits 2 and makes no store', async () => {
     const store = path.join(temp('parent'), 'store');

@@ -3,12 +3,12 @@
 // that cannot be run is said as such, never blamed on the repository named.
 
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GitImportError, importGitHistory } from '../../src/core/capture/gitImport';
 import { MemoryEngine } from '../../src/core/engine';
 import { runMain } from './cliInProcess';
+import { tempDirs } from './mcpFixture';
 import { git, makeRepo } from './gitImportFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -18,25 +18,19 @@ const ENV = { CODE_MEMORY_EMBEDDER: 'none', CODE_MEMORY_STORE: '', CODE_MEMORY_P
 
 describe('git import: the environment git runs in', function () {
   this.timeout(120_000);
-  const dirs: string[] = [];
-  const temp = (prefix: string): string => {
-    const d = mkdtempSync(path.join(os.tmpdir(), `code-memory-${prefix}-`));
-    dirs.push(d);
-    return d;
-  };
+  const dirs = tempDirs();
+  const temp = dirs.make;
   const repoOf = (subject: string, remote: string): { repo: string; shas: string[] } => {
     const r = makeRepo([
       { subject: `${subject} one`, files: { 'a.txt': 'a\n' }, time: T0 },
       { subject: `${subject} two`, files: { 'b.txt': 'b\n' }, time: T0 + 60 },
     ]);
-    dirs.push(r.repo);
+    dirs.keep(r.repo);
     git(r.repo, ['remote', 'add', 'origin', remote]);
     return r;
   };
 
-  after(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  after(() => dirs.removeAll());
 
   async function commitsOf(store: string, project: string): Promise<string[]> {
     const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });

@@ -20,6 +20,13 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(path.join(os.tmpdir(), `cm-${prefix}-`));
 }
 
+/** Temporary folders a test suite makes (`make`) or is handed (`keep`), all removed by `removeAll` (in its `after`). */
+export function tempDirs(): { make(prefix: string): string; keep(dir: string): string; removeAll(): void } {
+  const dirs: string[] = [];
+  const keep = (dir: string): string => (dirs.push(dir), dir);
+  return { make: (prefix) => keep(tempDir(prefix)), keep, removeAll: () => dirs.splice(0).forEach(removeDir) };
+}
+
 export async function openTestEngine(dir = tempDir('store')): Promise<{ engine: MemoryEngine; dir: string }> {
   const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
   return { engine, dir };
