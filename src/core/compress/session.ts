@@ -6,7 +6,7 @@ import type { CompressedSource, Observation, SessionSummary } from '../model/rec
 import type { SessionEndReason } from '../api';
 import type { ProjectRepositories } from '../store/repos/repositories';
 import { observationFiles, observationTitle } from '../store/cells';
-import type { Summariser, SummaryResult } from './summariser';
+import type { Summariser, SummaryFields, SummaryResult } from './summariser';
 import { countTokens, truncateToTokens } from '../tokens';
 import { createHash } from 'node:crypto';
 import { PREFERENCE_PATTERN, isDecision, statements } from './summariser';
@@ -50,6 +50,29 @@ function hash(o: Observation): string {
 /** The summariser's answer with every string in it redacted (its name too: it is stored as well). */
 function redactSummary(result: SummaryResult): SummaryResult {
   return Object.fromEntries(Object.entries(result).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value])) as SummaryResult;
+}
+
+const SUMMARY_FIELDS = ['request', 'completed', 'decisions', 'learned', 'next_steps', 'preferences'] as const;
+
+/**
+ * The summary's fields within `budget` tokens together (the summariser's name aside): what a
+ * plugged-in summariser answers beyond its budget is cut, the shortest fields kept whole and the
+ * rest cut to an equal share of what is left. Within the budget, the answer is kept as it is.
+ */
+function boundSummary(result: SummaryResult, budget: number): SummaryResult {
+  const present = SUMMARY_FIELDS.filter((k) => typeof result[k] === 'string' && result[k] !== '');
+  // A field of more characters than the budget can be tokens counts as longer than any share.
+  const tokens = new Map(present.map((k) => [k, narrativeTokens(result[k], budget)]));
+  if (present.reduce((n, k) => n + Math.min(tokens.get(k)!, budget + 1), 0) <= budget) return result;
+  const out: SummaryResult = { ...result };
+  let left = Math.max(0, Math.floor(budget));
+  const byLength = [...present].sort((a, b) => tokens.get(a)! - tokens.get(b)!);
+  byLength.forEach((k, i) => {
+    const given = Math.min(tokens.get(k)!, Math.floor(left / (byLength.length - i)));
+    if (given < tokens.get(k)!) out[k] = truncateToTokens(cutText(result[k]!, budget * 16), given) || null;
+    left -= given;
+  });
+  return out;
 }
 
 export interface CompressionContext {
@@ -120,14 +143,44 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
   const scope = { project };
   const now = Date.now();
 
-  const existing = await repos.summaries.ofSession(sessionId);
   const prompts = (await repos.prompts.recent(sessionId, 5)).reverse();
   const input = summariserInput(observations, ctx.summaryBudgetTokens * 8);
   // A plugged-in summariser (the extension's language model) may quote a credential from its
-  // context, or put one together: every text field of its answer is redacted before it is stored.
-  const { summariser: writtenBy, ...fields } = redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts }));
+  // context, or put one together: every text field of its answer is redacted before it is
+  // stored, and then kept to the budget (a model may answer with more than it was asked for).
+  const { summariser: writtenBy, ...fields } = boundSummary(redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts })), ctx.summaryBudgetTokens);
 
-  const id = existing?.id ?? (await repos.ids.allocate(1))[0];
+  // The merge, the summary's write and the promotion go alone in the store (every process): two
+  // ends of one session at once (two windows, an idle timer and End Session) leave one summary,
+  // and merge and promote once. The summariser's call above stays outside: it may take a while.
+  return repos.summaries.exclusive(async () => {
+    // Read again: what an end of the session that finished meanwhile merged is not merged twice,
+    // nor what an end killed before it marked a merge's sources (it wrote no summary, so the sweep
+    // of sessions left open ends the session again): those sources are marked now.
+    const asked = new Set(observations.map((o) => o.id));
+    const merged = new Set((await repos.observations.mergedInSession(sessionId)).flatMap((m) => (m.compressed_sources ?? []).map((c) => c.source_observation_id)));
+    const active = (await repos.observations.inSession(sessionId)).filter((o) => o.status === 'active');
+    await repos.observations.markMerged(active.filter((o) => merged.has(o.id)).map((o) => o.id));
+    await mergeObservations(repos, active.filter((o) => asked.has(o.id) && !merged.has(o.id)), sessionId, now);
+    // The summary last but for promotion: a session with a summary is not ended again by the sweep.
+    const existing = await repos.summaries.ofSession(sessionId);
+    const summary = await writeSummary(repos, sessionId, existing?.id ?? (await repos.ids.allocate(1))[0], observations, fields, writtenBy ?? ctx.summariser.name, reason, now);
+    await promoteRecurring(repos, observations, scope, sessionId, summary.branch, now, ctx.forgottenStatements);
+    return summary.summary;
+  });
+}
+
+async function writeSummary(
+  repos: ProjectRepositories,
+  sessionId: string,
+  id: number,
+  observations: Observation[],
+  fields: SummaryFields,
+  writtenBy: string,
+  reason: SessionEndReason,
+  now: number,
+): Promise<{ summary: SessionSummary; branch: string | null }> {
+  const project = repos.project;
   const started = Math.min(...observations.map((o) => o.created_at_epoch));
   const summary: SessionSummary = {
     id,
@@ -146,15 +199,12 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     end_reason: reason,
     observation_count: observations.length,
     source_ids: JSON.stringify(observations.map((o) => o.id).sort((a, b) => a - b)),
-    summariser: writtenBy ?? ctx.summariser.name,
+    summariser: writtenBy,
     status: 'active',
   };
   // Ending a session again (new events after an earlier end) replaces its summary.
-  await repos.summaries.write(summary, row, branch, files);
-
-  await mergeObservations(repos, observations, sessionId, now);
-  await promoteRecurring(repos, observations, scope, sessionId, branch, now, ctx.forgottenStatements);
-  return summary;
+  await repos.summaries.replaceOfSession(summary, row, branch, files);
+  return { summary, branch };
 }
 
 /** Groups of observations of one type on the same files become one merged observation. */

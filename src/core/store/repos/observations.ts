@@ -82,10 +82,20 @@ export class ObservationRepository extends RecordRepository<Observation> {
     return rows.slice(0, limit);
   }
 
-  /** The active, unmerged observations of one session of this project. */
+  /**
+   * What one session of this project recorded: its active observations and those an earlier end
+   * of the session merged (status `merged`: a session ended again is summarised from all it did),
+   * not the merged observations themselves nor suppressed ones.
+   */
   async inSession(sessionId: string): Promise<Observation[]> {
-    const rows = await this.table.rows(`memory_session_id = ${sqlString(sessionId)} AND status = 'active'`);
+    const rows = await this.table.rows(`memory_session_id = ${sqlString(sessionId)} AND status IN ('active', 'merged')`);
     return rows.map(rowToObservation).filter((o) => o.type !== 'merged');
+  }
+
+  /** The merged observations an end of one session of this project wrote (with their sources). */
+  async mergedInSession(sessionId: string): Promise<Observation[]> {
+    const rows = await this.table.rows(`memory_session_id = ${sqlString(sessionId)} AND type = 'merged'`);
+    return rows.map(rowToObservation);
   }
 
   /**

@@ -39,6 +39,29 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     return rows.map((r) => ({ id: Number(r.id), text: `${r.decisions ?? ''} ${r.preferences ?? ''}` }));
   }
 
+  /**
+   * Runs `fn` alone among the store's writers of session summaries, in every process (see
+   * Store.exclusive): two windows, or an idle timer and End Session, ending one session at once
+   * would each find no summary and write one.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.store.exclusive('summaries', fn);
+  }
+
+  /**
+   * Writes the session's summary in place of every summary it had (a session ended again; two
+   * left by a build that wrote them unlocked): one summary per session. Call under exclusive().
+   */
+  async replaceOfSession(summary: SessionSummary, row: Row, branch: string | null, files: string[]): Promise<void> {
+    const where = `memory_session_id = ${sqlString(summary.memory_session_id)}`;
+    const old = (await this.table.rows(where, { select: ['id'] })).map((r) => Number(r.id));
+    if (old.length > 0) {
+      await this.table.delete(`id IN ${sqlIntList(old)}`);
+      await this.cells.delete('session_summary', old);
+    }
+    await this.addWithCells([row], [summaryCell(summary, branch, files, this.cells.dimension)]);
+  }
+
   /** Writes (or replaces, for a session ended again) a summary row and its L1 cell. */
   async write(summary: SessionSummary, row: Row, branch: string | null, files: string[]): Promise<void> {
     if ((await this.table.count(`id = ${sqlInt(summary.id)}`)) > 0) {
