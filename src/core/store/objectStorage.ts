@@ -148,7 +148,7 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
   // Keys this process holds are redacted from anything it stores or shares, also when the store
   // is then refused for its settings (shares wait in the queue meanwhile, and go once they are fixed).
   for (const secret of [secretAccessKey, sessionToken]) if (secret) registerSecret(secret);
-  const endpoint = settings.endpoint?.trim() || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || config.endpoint_url || undefined;
+  const endpoint = s3Endpoint(env, settings, () => config);
   if (endpoint && (!/^https?:\/\/[^/\s@]+\/?$/i.test(endpoint) || !URL.canParse(endpoint))) {
     const why = /^https?:\/\/[^/\s]*@/i.test(endpoint) ? ', without credentials in it (they go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)' : '';
     throw new ObjectStoreRefused(`the S3 endpoint '${displayUri(endpoint)}' is not an http(s)://host[:port] URL${why}`);
@@ -161,6 +161,16 @@ export function s3Credentials(env: NodeJS.ProcessEnv, settings: ObjectStoreSetti
     // The scheme in lower case: Lance allows plain http only for an endpoint spelled `http://`.
     endpoint: endpoint?.replace(/\/$/, '').replace(/^https?:/i, (scheme) => scheme.toLowerCase()),
   };
+}
+
+/** The S3 endpoint as the AWS tools pick it (unchecked): the setting, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url. */
+function s3Endpoint(env: NodeJS.ProcessEnv, settings: ObjectStoreSettings, profileConfig: () => Record<string, string>): string | undefined {
+  return settings.endpoint?.trim() || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || profileConfig().endpoint_url || undefined;
+}
+
+/** The Blob service URL of an Azure account when no endpoint is given: Azurite's names the account. */
+function azureServiceUrl(env: NodeJS.ProcessEnv, account: string, emulator: boolean): string {
+  return emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`;
 }
 
 /**
@@ -182,14 +192,13 @@ export function objectEndpointKey(uri: string, env: NodeJS.ProcessEnv = process.
   let endpoint: string | undefined = settings.endpoint?.trim() || undefined;
   if (location.scheme === 's3') {
     const profileName = env.AWS_PROFILE || env.AWS_DEFAULT_PROFILE || 'default';
-    const config = () => readIni(env.AWS_CONFIG_FILE || path.join(env.HOME || os.homedir(), '.aws', 'config')).get(profileName) ?? {};
-    endpoint ||= env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || config().endpoint_url || undefined;
+    endpoint = s3Endpoint(env, settings, () => readIni(env.AWS_CONFIG_FILE || path.join(env.HOME || os.homedir(), '.aws', 'config')).get(profileName) ?? {});
   } else if (location.scheme === 'az') {
     endpoint ||= env.AZURE_STORAGE_ENDPOINT?.trim() || undefined;
     if (!endpoint) {
       const emulator = /^(1|true)$/i.test(env.AZURE_STORAGE_USE_EMULATOR ?? '');
       const account = env.AZURE_STORAGE_ACCOUNT_NAME || (emulator ? EMULATOR_ACCOUNT : undefined);
-      if (account) endpoint = emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`;
+      if (account) endpoint = azureServiceUrl(env, account, emulator);
     }
   }
   if (!endpoint) return '';
@@ -241,7 +250,7 @@ export function azureCredentials(env: NodeJS.ProcessEnv, options: Record<string,
   if (given && !/^https?:\/\/[^/\s@?#]+(\/[^\s?#@]*)?$/i.test(given)) {
     throw new ObjectStoreRefused(`the Azure endpoint '${displayUri(given.replace(/[?#].*$/, '?…'))}' is not an http(s)://host[:port][/path] URL (a SAS goes in AZURE_STORAGE_SAS_TOKEN)`);
   }
-  const endpoint = given ?? (emulator ? `${env.AZURITE_BLOB_STORAGE_URL ?? 'http://127.0.0.1:10000'}/${account}` : `https://${account}.blob.core.windows.net`);
+  const endpoint = given ?? azureServiceUrl(env, account, emulator);
   return { account, key, sas, endpoint: endpoint.replace(/\/+$/, '').replace(/^https?:/i, (scheme) => scheme.toLowerCase()) };
 }
 
