@@ -70,16 +70,26 @@ export class ScopeService implements vscode.Disposable {
    * (a command run on an untitled buffer), and the answer becomes the window's choice.
    */
   async resolve(uri: vscode.Uri | undefined, question: string, options: { reuse?: boolean } = {}): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
-    const known = uri && this.folderOf(uri);
-    if (known) return { folder: known, scope: await this.scopeFor(known.uri.toString()) };
-    const all = await this.all();
-    if (all.length === 0) return undefined;
-    if (new Set(all.map((a) => a.scope.project)).size === 1) return all[0];
+    const known = await this.known(uri);
+    if (known) return known;
+    if (this.folders().length === 0) return undefined;
     if (options.reuse) {
+      const all = await this.all();
       const kept = this.chosen === undefined ? undefined : all.find((a) => a.folder.uri.toString() === this.chosen);
       if (kept) return kept;
     }
     return this.choose(question);
+  }
+
+  /**
+   * The project a command on `uri` (or on nothing) is about without asking: its folder's, or the
+   * window's only project's. Undefined where resolve would ask.
+   */
+  async known(uri: vscode.Uri | undefined): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
+    const folder = uri && this.folderOf(uri);
+    if (folder) return { folder, scope: await this.scopeFor(folder.uri.toString()) };
+    const all = await this.all();
+    return all.length > 0 && new Set(all.map((a) => a.scope.project)).size === 1 ? all[0] : undefined;
   }
 
   /**

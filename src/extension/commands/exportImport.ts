@@ -1,5 +1,4 @@
 import * as vscode from 'vscode';
-import type { Scope } from '../../core/model/records';
 import type { CommandDefinition, Container } from '../container';
 
 // Export and Import Memory: JSON Lines, the same format as `code-memory export/import`.
@@ -11,7 +10,7 @@ export function exportMemoryCommand(c: Container): CommandDefinition {
       // The project is the active file's, or the window's only one; else it is asked for once
       // "a project" is chosen (a dismissed pick exports nothing).
       const active = vscode.window.activeTextEditor?.document.uri;
-      const known = c.scopes.folders().length === 0 ? undefined : await knownTarget(c, active);
+      const known = c.scopes.folders().length === 0 ? undefined : await c.scopes.known(active);
       const all =
         options?.allProjects ??
         (c.scopes.folders().length > 0
@@ -36,14 +35,6 @@ export function exportMemoryCommand(c: Container): CommandDefinition {
       return count;
     },
   };
-}
-
-/** The project a command is about without asking: the active file's folder's, or the window's only project's. */
-async function knownTarget(c: Container, active: vscode.Uri | undefined): Promise<{ folder: vscode.WorkspaceFolder; scope: Scope } | undefined> {
-  const folder = active && c.scopes.folderOf(active);
-  if (folder) return { folder, scope: await c.scopes.scopeFor(folder.uri.toString()) };
-  const all = await c.scopes.all();
-  return all.length > 0 && new Set(all.map((a) => a.scope.project)).size === 1 ? all[0] : undefined;
 }
 
 export function importMemoryCommand(c: Container): CommandDefinition {
