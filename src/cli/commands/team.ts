@@ -5,6 +5,7 @@ import type { MemoryEngineApi } from '../../core/api';
 import type { Scope, SourceKind } from '../../core/model/records';
 import type { SharePreview } from '../../core/team/shareRows';
 import type { TeamStatus } from '../../core/team/teamMemory';
+import { queuedReason } from '../../core/team/queuedReason';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
 import { UsageError } from '../options';
@@ -51,14 +52,6 @@ export function previewText(p: SharePreview): string {
   ].join('\n');
 }
 
-/**
- * Why a share or unshare waits in the queue: the team store refused it (it answered: a missing
- * bucket, keys or rights refused, an endpoint that ignores conditional PUT), or it did not answer.
- */
-function queuedWhy(s: TeamStatus): string {
-  return s.state === 'refused' ? `the team store refused it: ${s.message ?? 'no reason given'}; it goes out once the store accepts it` : 'the team store is not reachable; it goes out when it is';
-}
-
 function statusLine(s: TeamStatus): string {
   return `team store ${s.uri}: ${s.state}${s.pending ? `, ${s.pending} write(s) queued` : ''}${s.message ? ` (${s.message})` : ''}`;
 }
@@ -77,7 +70,7 @@ export const shareCommand: CommandImpl = {
       }
       const result = await engine.share(target.kind, target.id, scope);
       if (options.json) writeJson(io, result);
-      else io.stdout.write(`${result.delivery === 'sent' ? 'Shared' : `Queued (${queuedWhy(result.status)})`}: ${result.preview.title}\nteam node ${result.preview.node_id}\n${statusLine(result.status)}\n`);
+      else io.stdout.write(`${result.delivery === 'sent' ? 'Shared' : `Queued (${queuedReason(result.status)})`}: ${result.preview.title}\nteam node ${result.preview.node_id}\n${statusLine(result.status)}\n`);
       return 0;
     });
   },
@@ -92,7 +85,7 @@ export const unshareCommand: CommandImpl = {
     return withEngine(options, io, false, async (engine, scope) => {
       const result = await engine.unshare(node ? { node_id: node } : { kind: target!.kind, id: target!.id }, scope);
       if (options.json) writeJson(io, result);
-      else io.stdout.write(`${result.delivery === 'sent' ? 'Unshared' : `Unshare queued (${queuedWhy(result.status)})`}: team node ${result.node_id}\n${statusLine(result.status)}\n`);
+      else io.stdout.write(`${result.delivery === 'sent' ? 'Unshared' : `Unshare queued (${queuedReason(result.status)})`}: team node ${result.node_id}\n${statusLine(result.status)}\n`);
       return 0;
     });
   },

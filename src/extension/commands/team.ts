@@ -3,6 +3,7 @@ import type { CommandDefinition, Container } from '../container';
 import { tooltip } from '../teamStatusBar';
 import { readConfig } from '../config';
 import { itemTarget } from './itemTarget';
+import { queuedReason } from '../../core/team/queuedReason';
 
 /**
  * Share with Team: shows exactly what would leave the machine (the redacted text, files,
@@ -33,9 +34,7 @@ export function shareWithTeamCommand(c: Container): CommandDefinition {
       const result = await engine.share(t.kind, t.id, t.scope, p);
       void c.teamStatusBar.refresh();
       void vscode.window.showInformationMessage(
-        result.delivery === 'sent' ? `Shared "${p.title}" with your team.` : result.status.state === 'refused'
-          ? `"${p.title}" is queued: the team store refused it (${result.status.message ?? 'no reason given'}); it goes out once the store accepts it.`
-          : `"${p.title}" is queued: the team store is ${result.status.state}; it goes out when the store is reachable.`,
+        result.delivery === 'sent' ? `Shared "${p.title}" with your team.` : `"${p.title}" is queued: ${queuedReason(result.status)}.`,
       );
       return result;
     },
@@ -56,7 +55,7 @@ export function unshareFromTeamCommand(c: Container): CommandDefinition {
       const engine = await c.engines.get();
       const result = await engine.unshare({ kind: t.kind, id: t.id }, t.scope);
       void c.teamStatusBar.refresh();
-      void vscode.window.showInformationMessage(result.delivery === 'sent' ? `Unshared "${t.label}".` : result.status.state === 'refused' ? `Unshare of "${t.label}" is queued: the team store refused it (${result.status.message ?? 'no reason given'}).` : `Unshare of "${t.label}" is queued: the team store is ${result.status.state}.`);
+      void vscode.window.showInformationMessage(result.delivery === 'sent' ? `Unshared "${t.label}".` : `Unshare of "${t.label}" is queued: ${queuedReason(result.status)}.`);
       return result;
     },
   };
