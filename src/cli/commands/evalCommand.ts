@@ -3,6 +3,7 @@
 import { createReadStream, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { formatReport } from '../../core/eval/format';
+import { reportHtml } from '../../core/eval/htmlReport';
 import { EVAL_TOOLS } from '../../core/eval/evalTools';
 import type { EvalTool } from '../../core/eval/evalTools';
 import { parseQuestions } from '../../core/eval/queries';
@@ -47,9 +48,9 @@ function outProblem(file: string, code: string | undefined): string | undefined 
   return undefined;
 }
 
-/** Checked before the run, which takes minutes: --out in a folder that does not exist is bad input (exit 2). */
-function checkOutFile(file: string): void {
-  if (!file) throw new UsageError('--out needs a file path');
+/** Checked before the run, which takes minutes: --out (or --html) in a folder that does not exist is bad input (exit 2). */
+function checkOutFile(file: string, option = '--out'): void {
+  if (!file) throw new UsageError(`${option} needs a file path`);
   let code: string | undefined;
   try {
     const dir = statSync(path.dirname(path.resolve(file)));
@@ -99,6 +100,8 @@ export const evalCommand: CommandImpl = {
     const queries = await readQuestions(String(values.queries));
     const out = values.out === undefined ? undefined : String(values.out);
     if (out !== undefined) checkOutFile(out);
+    const html = values.html === undefined ? undefined : String(values.html);
+    if (html !== undefined) checkOutFile(html, '--html');
     const report = await runEval({
       repo: String(values.repo),
       queries,
@@ -113,6 +116,7 @@ export const evalCommand: CommandImpl = {
       throw gitInputError(error);
     });
     if (out !== undefined) writeOutFile(out, `${JSON.stringify(report, null, 2)}\n`);
+    if (html !== undefined) writeOutFile(html, reportHtml(report));
     if (options.json) writeJson(io, report);
     else io.stdout.write(`${formatReport(report, { perQuestion: Boolean(values['per-question']) })}\n`);
     return 0;

@@ -153,7 +153,7 @@ export const doctorSpec: CommandSpec = {
 export const evalSpec: CommandSpec = {
   name: 'eval',
   summary: "Measure retrieval quality on a repository's history and a question file",
-  usage: 'code-memory eval --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--tools recall,recall_context,retrieve_memory] [--k <n>] [--per-question] [--out <file>] [--json]',
+  usage: 'code-memory eval --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--tools recall,recall_context,retrieve_memory] [--k <n>] [--per-question] [--out <file>] [--html <file>] [--json]',
   details:
     'Imports the history into a fresh temporary store (your store is not touched), asks every question through the tools and scores where the gold commit ranks (hit@1/5/10, MRR@10, latency). ' +
     'Question lines: {"id": "q1", "question": "...", "gold_commits": ["<sha>"], "kind": "paraphrase"}.',
@@ -166,6 +166,7 @@ export const evalSpec: CommandSpec = {
     merges: { type: 'boolean', description: 'Import informative merge commits too' },
     'per-question': { type: 'boolean', description: 'Also print each question\'s ranks' },
     out: { type: 'string', description: 'Also write the JSON report to this file', valueName: 'file' },
+    html: { type: 'string', description: 'Also write the report as a page to open in a browser: bars per tool and kind, each question\'s ranks, its commits\' subjects and what each tool answered first', valueName: 'file' },
     ...RERANK_OPTIONS,
   },
 };

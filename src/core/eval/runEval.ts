@@ -26,6 +26,7 @@ import type { LatencyMetrics, RankMetrics } from './metrics';
 import { EVAL_TOOLS } from './evalTools';
 import type { EvalTool } from './evalTools';
 import { loadQuestions } from './queries';
+import { commitSubjects, shortSha } from './subjects';
 import type { EvalQuestion } from './queries';
 import { errorMessage } from '../errorText';
 
@@ -88,6 +89,8 @@ export interface EvalReport {
   import: { imported: number; skipped: number; sessions: number; seconds: number; embed_seconds: number; cells: number; cells_with_vectors: number };
   tools: Partial<Record<EvalTool, ToolReport>>;
   per_question: QuestionResult[];
+  /** Subject of each commit the report names (gold commits, first answers), by its first 10 hex digits. */
+  subjects: Record<string, string>;
 }
 
 async function makeEmbedder(kind: EvalOptions['embedder'], worker: boolean): Promise<Embedder | 'none'> {
@@ -263,7 +266,7 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
         const top = shas.slice(0, k);
         perQuestion[i].ranks[tool] = firstGoldRank(top, questions[i].gold_commits);
         perQuestion[i].latency_ms[tool] = Math.round(ms * 10) / 10;
-        perQuestion[i].top[tool] = top.slice(0, 5).map((x) => x.slice(0, 10));
+        perQuestion[i].top[tool] = top.slice(0, 5).map(shortSha);
       }
       log(`asked ${questions.length} questions through ${tool}`);
     }
@@ -277,6 +280,10 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
       import: importInfo,
       tools: {},
       per_question: perQuestion,
+      subjects: await commitSubjects(repo, options.rev ?? 'HEAD', perQuestion.flatMap((q) => [...q.gold_commits, ...Object.values(q.top).flat()])).catch((error: unknown) => {
+        log(`commit subjects not read: ${errorMessage(error)}`);
+        return {};
+      }),
     };
     for (const tool of tools) {
       const kinds = [...new Set(perQuestion.map((q) => q.kind ?? 'all'))];

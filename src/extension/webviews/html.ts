@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { escapeHtml } from '../../core/model/html';
 
 export function nonce(): string {
   return randomBytes(16).toString('base64');
 }
 
-export function escapeHtml(s: string | null | undefined): string {
-  return String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
+export { escapeHtml } from '../../core/model/html';
 
 /** Messages the webview scripts send back; every one carries a `type`. */
 export type WebviewMessage =
