@@ -125,7 +125,7 @@ export class Maintenance {
     return changed;
   }
 
-  /** Applies the request log's retention and the session prompts' expiry (at open, and before each compaction). */
+  /** Applies the request log's retention and the session prompts' expiry (at open, and on each upkeep: tidy and optimize). */
   async pruneRequestLog(): Promise<number> {
     await pruneSessionPrompts(this.repos.store);
     return pruneRequestLog(this.repos.store, this.options.requestLogRetention ?? DEFAULT_REQUEST_LOG_RETENTION);
@@ -156,8 +156,9 @@ export class Maintenance {
   }
 
   /**
-   * The timer's job when no cell was written: full-text segments for rows other processes wrote,
-   * and compaction of the tables that small commits left in pieces. Every prompt, request-log
+   * The timer's job when no cell was written: the request log's retention and the prompts'
+   * expiry, full-text segments for rows other processes wrote, and compaction of the tables that
+   * small commits left in pieces. Every prompt, request-log
    * entry and access time is a commit of its own, written by whichever process answered; each
    * adds a fragment that every later read of the table opens, so a store only asked questions
    * slows down (at 300 one-row fragments a prompt-history read took 60 ms instead of 2) unless
@@ -165,6 +166,9 @@ export class Maintenance {
    */
   tidy(olderThanMs = VERSIONS_KEPT_MS): Promise<void> {
     return this.run('upkeep', async () => {
+      // A process that only answers queries runs this alone: the retention applies here too
+      // (a failure there holds up none of the rest).
+      await this.pruneRequestLog().catch((e) => this.options.log(`request log retention: ${errorMessage(e)}`));
       await this.writeLexicon(olderThanMs);
       await this.rewriteAgedOut();
       const store = this.repos.store;

@@ -5,7 +5,7 @@
 // before the observation was stored, and settles forgets against it (see forget.ts).
 
 import type { Entity, Memory, Observation, Relationship } from '../../model/records';
-import { sqlStringList } from '../filters';
+import { sqlIntList, sqlStringList } from '../filters';
 import { earlierMark, forgetMark, forgotSince, goneRecords, settleForgets } from '../forget';
 import type { ForgetMark } from '../forget';
 import { deriveGraph } from '../graph';
@@ -73,6 +73,8 @@ export class GraphCache {
 export class GraphRepository {
   readonly entities: ProjectTable;
   readonly relationships: ProjectTable;
+  /** Read to leave out the entities of suppressed memories (neighbourhood). */
+  private readonly memories: ProjectTable;
 
   constructor(
     store: Store,
@@ -81,19 +83,44 @@ export class GraphRepository {
   ) {
     this.entities = new ProjectTable(store, TABLES.entities, project);
     this.relationships = new ProjectTable(store, TABLES.relationships, project);
+    this.memories = new ProjectTable(store, TABLES.memories, project);
   }
 
+  /**
+   * The entities named (by id or label) and their edges. A memory's entity (memoryGraph) is its
+   * title: a suppressed memory, hidden from search, is left out with its edges, as the graph of a
+   * branch (observedNeighbourhood, from the memories listed) leaves it out.
+   */
   async neighbourhood(names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {
     const wanted = neighbourhoodNames(names);
     if (wanted.length === 0) return { entities: [], relationships: [] };
     const list = sqlStringList(wanted);
-    const entities = (await this.entities.rows(`label IN ${list} OR id IN ${list}`)).map(rowToEntity);
+    const found = (await this.entities.rows(`label IN ${list} OR id IN ${list}`)).map(rowToEntity);
+    const hidden = await this.hiddenMemories(found.map((e) => e.id));
+    const entities = found.filter((e) => !hidden.has(e.id));
     const ids = entities.map((e) => e.id);
-    const relationships = ids.length
+    const edges = ids.length
       ? (await this.relationships.rows(`source IN ${sqlStringList(ids)} OR target IN ${sqlStringList(ids)}`, { limit: 500 })).map(rowToRelationship)
       : [];
+    const far = await this.hiddenMemories(edges.flatMap((r) => [r.source, r.target]));
+    const relationships = edges.filter((r) => !far.has(r.source) && !far.has(r.target));
     relationships.sort((a, b) => b.weight - a.weight);
     return { entities, relationships };
+  }
+
+  /** Of these entity ids, the memories' (`memory:<id>`) whose memory is not shown: suppressed, or gone. */
+  private async hiddenMemories(entityIds: string[]): Promise<Set<string>> {
+    const named = new Map<number, string>();
+    for (const id of entityIds) {
+      const n = Number(/^memory:(\d{1,16})$/.exec(id)?.[1]);
+      if (Number.isSafeInteger(n)) named.set(n, id);
+    }
+    const hidden = new Set(named.values());
+    const ids = [...named.keys()];
+    for (let i = 0; i < ids.length; i += 500) {
+      for (const r of await this.memories.rows(`id IN ${sqlIntList(ids.slice(i, i + 500))} AND status <> 'suppressed'`, { select: ['id'] })) hidden.delete(`memory:${Number(r.id)}`);
+    }
+    return hidden;
   }
 
   /** Adds the observations' entities and edges; edge weights count sightings. */

@@ -3,7 +3,7 @@
 
 import { redactJson, redactKeyNullable } from '../../capture/redact';
 import type { RequestLogEntry } from '../../model/records';
-import { sqlInt, sqlString } from '../filters';
+import { sqlInt, sqlString, sqlStringList } from '../filters';
 import { rowToRequest } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
@@ -33,20 +33,28 @@ export class RequestLogRepository {
 
 /**
  * Drops entries older than the retention's age, and all but the newest maxRows of each project:
- * a project whose agents call often does not push another project's entries out.
+ * a project whose agents call often does not push another project's entries out. Entries of
+ * the same millisecond as the last one kept are told apart by their request id, so no more than
+ * maxRows stay however many share it.
  */
 export async function pruneRequestLog(store: Store, retention: RequestLogRetention, now = Date.now()): Promise<number> {
   let removed = await store.delete(TABLES.requestLog, `created_at_epoch < ${sqlInt(Math.floor(now - retention.maxAgeMs))}`);
   if ((await store.count(TABLES.requestLog)) <= retention.maxRows) return removed;
-  const times = new Map<string, number[]>();
-  for (const r of await store.rows(TABLES.requestLog, null, { select: ['project', 'created_at_epoch'] })) {
-    const project = String(r.project);
-    times.set(project, [...(times.get(project) ?? []), Number(r.created_at_epoch)]);
-  }
-  for (const [project, list] of times) {
+  // Each project counted by its index: only one over the limit is read (the upkeep runs this every minute).
+  for (const project of await store.distinct(TABLES.requestLog, 'project')) {
+    const where = `project = ${sqlString(project)}`;
+    if ((await store.count(TABLES.requestLog, where)) <= retention.maxRows) continue;
+    const list = (await store.rows(TABLES.requestLog, where, { select: ['created_at_epoch', 'request_id'] })).map((r) => ({ at: Number(r.created_at_epoch), id: String(r.request_id) }));
+    // A forget may have deleted some since the count.
     if (list.length <= retention.maxRows) continue;
-    list.sort((a, b) => b - a);
-    removed += await store.delete(TABLES.requestLog, `project = ${sqlString(project)} AND created_at_epoch < ${sqlInt(list[retention.maxRows - 1])}`);
+    list.sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const last = list[retention.maxRows - 1];
+    removed += await store.delete(TABLES.requestLog, `${where} AND created_at_epoch < ${sqlInt(last.at)}`);
+    const kept = new Set(list.slice(0, retention.maxRows).filter((r) => r.at === last.at).map((r) => r.id));
+    const tied = [...new Set(list.slice(retention.maxRows).filter((r) => r.at === last.at && !kept.has(r.id)).map((r) => r.id))];
+    for (let i = 0; i < tied.length; i += 500) {
+      removed += await store.delete(TABLES.requestLog, `${where} AND created_at_epoch = ${sqlInt(last.at)} AND request_id IN ${sqlStringList(tied.slice(i, i + 500))}`);
+    }
   }
   return removed;
 }
