@@ -480,7 +480,7 @@ export class MemoryEngine implements MemoryEngineApi {
       memorySessionId,
       reason,
     );
-    if (summary && (await forgotSince(this.store, mark, repos.project))) await this.forgetAgain(repos, summary.id);
+    if (summary && (await forgotSince(this.store, mark, repos.project))) await this.forgetAgain(repos, memorySessionId);
     // The memories it promoted supersede others, which a forget may have removed meanwhile.
     await settleForgets(this.repos, repos.project, mark, { memories: [...repos.memories.written] });
     return summary;
@@ -491,8 +491,8 @@ export class MemoryEngine implements MemoryEngineApi {
    * observations and promoted memories were written from observations it may have removed
    * since. Those observations are forgotten again, which takes with them what cites them.
    */
-  private async forgetAgain(repos: ProjectRepositories, summaryId: number): Promise<void> {
-    const sources = await repos.summaries.sources([summaryId]);
+  private async forgetAgain(repos: ProjectRepositories, sessionId: string): Promise<void> {
+    const sources = await repos.summaries.sources((await repos.summaries.ofSessionsOnBranches([sessionId])).map((s) => s.summary.id));
     const gone = await goneRecords(this.store, repos, { observation: sources });
     if (gone.observation.size > 0) await forgetRecords(this.repos, { kind: 'observation', ids: [...gone.observation] }, { project: repos.project });
   }
@@ -739,9 +739,12 @@ export class MemoryEngine implements MemoryEngineApi {
       .slice(0, Math.max(1, Math.min(500, limit)))
       .map((s) => ({ memory_session_id: s.id, project: repos.project, branch: s.branch, started_at_epoch: s.first, ended_at_epoch: null, observation_count: s.count, summary: null }));
     const bySession = new Map(sessions.map((s) => [s.memory_session_id, s]));
-    for (const summary of await repos.summaries.ofSessions(sessions.map((s) => s.memory_session_id))) {
+    // A session that worked on several branches has a summary per branch: the caller's branch's
+    // (or, for a caller on none, the one of the branch the session is listed on), else another in reach.
+    const found = await repos.summaries.ofSessionsOnBranches(sessions.map((s) => s.memory_session_id), branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }));
+    for (const { summary, branch } of found) {
       const s = bySession.get(summary.memory_session_id);
-      if (s) {
+      if (s && (s.summary === null || branch === (scope.branch ?? s.branch))) {
         s.summary = summary;
         s.ended_at_epoch = summary.created_at_epoch;
       }

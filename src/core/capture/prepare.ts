@@ -1,5 +1,6 @@
-// An observation as the caller sent it, made ready to store: type and lists checked, secrets
-// redacted, secret files dropped, token count and near-duplicate fingerprint computed.
+// An observation as the caller sent it, made ready to store: type and lists checked, its text
+// made printable and secrets redacted, secret files dropped, token count and near-duplicate
+// fingerprint computed.
 
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
@@ -7,9 +8,10 @@ import type { Observation } from '../model/records';
 import { FilterError, LONE_SURROGATE, SHA_PATTERN, sqlInt, validType } from '../store/filters';
 import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
+import { printable } from '../model/printable';
 import { countTokens } from '../tokens';
 import { storedPath } from './paths';
-import { isSecretPath, redact, redactKey, redactKeyNullable, redactLines, redactNullable } from './redact';
+import { isSecretPath, redact, redactKey, redactKeyNullable, redactLines } from './redact';
 
 /**
  * Times callers give (observation times, recall's since/until, imported records): milliseconds
@@ -39,12 +41,27 @@ export const IDENTIFIER_TEXT = {
   message: 'may not contain NUL characters or lone surrogates (text that is not valid Unicode)',
 };
 
-export function cleanList(values: unknown, name: string): string[] {
+/**
+ * Text as stored (a title, a narrative, a fact, a summary's field): without terminal escape
+ * sequences and control characters but the line feed and the tab (model/printable.ts: a colour
+ * code or a title change an agent copied from a terminal would otherwise reach every reader of
+ * the record raw), then redacted. Escapes go first: one inside a secret would hide it from redaction.
+ */
+export function storedText(text: string): string {
+  return redact(printable(text));
+}
+
+export function storedTextNullable(text: string | null): string | null {
+  return text === null ? null : storedText(text);
+}
+
+/** A list of texts as stored (see storedText); `paths` keeps each item as given but for redaction (a file's name is its own). */
+export function cleanList(values: unknown, name: string, paths = false): string[] {
   if (values === undefined || values === null) return [];
   if (!Array.isArray(values)) throw new FilterError(`${name} must be a list of strings`);
   // Items of one line each are redacted as lines: a private key given one line per item is then
   // redacted whole, from its BEGIN item to its END item.
-  const items = values.map((v) => String(v));
+  const items = values.map((v) => (paths ? String(v) : printable(String(v))));
   const redacted = items.some((v) => v.includes('\n')) ? items.map(redact) : redactLines(items);
   return [...new Set(redacted.map((v) => v.trim()).filter(Boolean))];
 }
@@ -52,7 +69,7 @@ export function cleanList(values: unknown, name: string): string[] {
 /** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped, NUL refused. */
 export function cleanPaths(values: unknown, name: string): string[] {
   if (Array.isArray(values) && values.some((v) => !IDENTIFIER_TEXT.test(String(v)))) throw new FilterError(`${name} ${IDENTIFIER_TEXT.message}`);
-  return [...new Set(cleanList(values, name).map(storedPath))].filter((f) => !isSecretPath(f));
+  return [...new Set(cleanList(values, name, true).map(storedPath))].filter((f) => !isSecretPath(f));
 }
 
 export function checkEpoch(value: unknown, name: string): number {
@@ -125,8 +142,8 @@ export function prepareObservation(
   const filesModified = cleanPaths(input.files_modified, 'files_modified');
   const facts = cleanList(input.facts, 'facts');
   const concepts = cleanList(input.concepts, 'concepts');
-  const title = redactNullable(input.title?.trim() || null);
-  const narrative = redactNullable(input.narrative ?? null);
+  const title = storedTextNullable(input.title ? printable(input.title).trim() || null : null);
+  const narrative = storedTextNullable(input.narrative ?? null);
   const grow = growKey(input, session);
   const obs: Omit<Observation, 'id'> = {
     memory_session_id: session,
@@ -134,7 +151,7 @@ export function prepareObservation(
     project,
     type,
     title,
-    subtitle: redactNullable(input.subtitle ?? null),
+    subtitle: storedTextNullable(input.subtitle ?? null),
     narrative,
     facts: jsonList(facts),
     concepts: jsonList(concepts),
@@ -151,7 +168,7 @@ export function prepareObservation(
   };
   return {
     obs,
-    extra: redactNullable(input.search_extra ?? null),
+    extra: storedTextNullable(input.search_extra ?? null),
     dedupe: grow ?? storedKey(input.dedupe_key, 'dedupe_key'),
     grows: grow !== null,
     fp: input.dedupe_key || grow ? null : fingerprint(type, title, [...filesModified, ...filesRead]),

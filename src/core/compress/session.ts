@@ -1,6 +1,6 @@
-// Compressing an ended session: one summary (L1), merged observations where several say the
-// same thing, and promotion of decisions and conventions that recur into memories (L2).
-// One summariser call per session, within the engine's token budget.
+// Compressing an ended session: one summary (L1) per branch it worked on, merged observations
+// where several say the same thing, and promotion of decisions and conventions that recur into
+// memories (L2). One summariser call per summary, within the engine's token budget.
 
 import type { CompressedSource, Observation, SessionSummary } from '../model/records';
 import type { SessionEndReason } from '../api';
@@ -14,7 +14,7 @@ import { parseJson } from '../store/mapping';
 import { buildMemory } from './promote';
 import { memoryBranch, projectWideBranch } from '../model/branches';
 import { applyMemoryFacts } from './supersede';
-import { redact } from '../capture/redact';
+import { storedText } from '../capture/prepare';
 import { cutText } from '../tokens';
 
 const MERGE_MIN_GROUP = 3;
@@ -47,9 +47,9 @@ function hash(o: Observation): string {
   return createHash('sha1').update(`${o.type}\u0000${o.title ?? ''}\u0000${o.narrative ?? ''}\u0000${o.facts ?? ''}`).digest('hex').slice(0, 16);
 }
 
-/** The summariser's answer with every string in it redacted (its name too: it is stored as well). */
+/** The summariser's answer with every string in it as stored text (storedText: printable, redacted; its name too: it is stored as well). */
 function redactSummary(result: SummaryResult): SummaryResult {
-  return Object.fromEntries(Object.entries(result).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value])) as SummaryResult;
+  return Object.fromEntries(Object.entries(result).map(([key, value]) => [key, typeof value === 'string' ? storedText(value) : value])) as SummaryResult;
 }
 
 const SUMMARY_FIELDS = ['request', 'completed', 'decisions', 'learned', 'next_steps', 'preferences'] as const;
@@ -135,6 +135,25 @@ function summariserInput(observations: Observation[], budget: number): Observati
   });
 }
 
+/**
+ * The session's observations by the branch they were recorded on, in the order the session
+ * first worked on each: a session that switched branch (an agent naming its own session id across
+ * a checkout) is summarised on each branch from what it did there, so a caller on either branch
+ * finds that branch's work, and neither finds the other's (model/branches.ts). An observation
+ * with no branch belongs to the branch the session was on when it was recorded (the first one
+ * named, before any is); a session that named none has one part, with no branch.
+ */
+export function branchParts(observations: Observation[]): Array<{ branch: string | null; observations: Observation[] }> {
+  const inOrder = [...observations].sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);
+  let current = inOrder.find((o) => o.branch)?.branch ?? null;
+  const parts = new Map<string | null, Observation[]>();
+  for (const o of inOrder) {
+    if (o.branch) current = o.branch;
+    parts.set(current, [...(parts.get(current) ?? []), o]);
+  }
+  return [...parts].map(([branch, list]) => ({ branch, observations: list }));
+}
+
 export async function compressSession(ctx: CompressionContext, sessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
   const { repos } = ctx;
   const observations = await repos.observations.inSession(sessionId);
@@ -144,15 +163,21 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
   const now = Date.now();
 
   const prompts = (await repos.prompts.recent(sessionId, 5)).reverse();
-  const input = summariserInput(observations, ctx.summaryBudgetTokens * 8);
-  // A plugged-in summariser (the extension's language model) may quote a credential from its
-  // context, or put one together: every text field of its answer is redacted before it is
-  // stored, and then kept to the budget (a model may answer with more than it was asked for).
-  const { summariser: writtenBy, ...fields } = boundSummary(redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts })), ctx.summaryBudgetTokens);
+  const parts = branchParts(observations);
+  const written: Array<{ branch: string | null; observations: Observation[]; fields: SummaryFields; writtenBy: string }> = [];
+  for (const part of parts) {
+    const input = summariserInput(part.observations, ctx.summaryBudgetTokens * 8);
+    // A plugged-in summariser (the extension's language model) may quote a credential from its
+    // context, or put one together: every text field of its answer is redacted before it is
+    // stored, and then kept to the budget (a model may answer with more than it was asked for).
+    const { summariser: writtenBy, ...fields } = boundSummary(redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts })), ctx.summaryBudgetTokens);
+    written.push({ ...part, fields, writtenBy: writtenBy ?? ctx.summariser.name });
+  }
+  const branchOf = new Map(parts.flatMap((p) => p.observations.map((o) => [o.id, p.branch] as const)));
 
-  // The merge, the summary's write and the promotion go alone in the store (every process): two
-  // ends of one session at once (two windows, an idle timer and End Session) leave one summary,
-  // and merge and promote once. The summariser's call above stays outside: it may take a while.
+  // The merge, the promotion and the summaries' write go alone in the store (every process): two
+  // ends of one session at once (two windows, an idle timer and End Session) leave one summary
+  // per branch, and merge and promote once. The summariser's calls above stay outside: they may take a while.
   return repos.summaries.exclusive(async () => {
     // Read again: what an end of the session that finished meanwhile merged is not merged twice,
     // nor what an end killed before it marked a merge's sources (it wrote no summary, so the sweep
@@ -161,25 +186,35 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     const merged = new Set((await repos.observations.mergedInSession(sessionId)).flatMap((m) => (m.compressed_sources ?? []).map((c) => c.source_observation_id)));
     const active = (await repos.observations.inSession(sessionId)).filter((o) => o.status === 'active');
     await repos.observations.markMerged(active.filter((o) => merged.has(o.id)).map((o) => o.id));
-    await mergeObservations(repos, active.filter((o) => asked.has(o.id) && !merged.has(o.id)), sessionId, now);
-    // The summary last but for promotion: a session with a summary is not ended again by the sweep.
-    const existing = await repos.summaries.ofSession(sessionId);
-    const summary = await writeSummary(repos, sessionId, existing?.id ?? (await repos.ids.allocate(1))[0], observations, fields, writtenBy ?? ctx.summariser.name, reason, now);
-    await promoteRecurring(repos, observations, scope, sessionId, summary.branch, now, ctx.forgottenStatements);
-    return summary.summary;
+    await mergeObservations(repos, active.filter((o) => asked.has(o.id) && !merged.has(o.id)), sessionId, now, branchOf);
+    // Promotion before the summaries: a session with a summary is not ended again by the sweep of
+    // sessions left open, so a process killed before it wrote them leaves the session to that
+    // sweep, which promotes again what was not promoted (a statement already a memory is known,
+    // and not promoted twice); the summaries are written once everything else is.
+    for (const part of parts) await promoteRecurring(repos, part.observations, scope, sessionId, part.branch, now, ctx.forgottenStatements);
+    // Each branch's summary keeps its id when the session is ended again.
+    const before = new Map((await repos.summaries.ofSessionsOnBranches([sessionId])).map((s) => [s.branch, s.summary.id]));
+    const fresh = await repos.ids.allocate(written.filter((w) => !before.has(w.branch)).length);
+    const rows = written.map((w) => summaryRow(repos, sessionId, before.get(w.branch) ?? fresh.shift()!, w.branch, w.observations, w.fields, w.writtenBy, reason, now));
+    await repos.summaries.replaceOfSession(sessionId, rows);
+    // The summary of the branch the session was on last stands for the session.
+    const last = observations.reduce((a, b) => (b.created_at_epoch > a.created_at_epoch || (b.created_at_epoch === a.created_at_epoch && b.id > a.id) ? b : a));
+    return (rows.find((r) => r.branch === branchOf.get(last.id)) ?? rows[rows.length - 1]).summary;
   });
 }
 
-async function writeSummary(
+/** A summary of the session's observations on one branch, as stored. */
+function summaryRow(
   repos: ProjectRepositories,
   sessionId: string,
   id: number,
+  branch: string | null,
   observations: Observation[],
   fields: SummaryFields,
   writtenBy: string,
   reason: SessionEndReason,
   now: number,
-): Promise<{ summary: SessionSummary; branch: string | null }> {
+): { summary: SessionSummary; row: Record<string, unknown>; branch: string | null; files: string[] } {
   const project = repos.project;
   const started = Math.min(...observations.map((o) => o.created_at_epoch));
   const summary: SessionSummary = {
@@ -190,7 +225,6 @@ async function writeSummary(
     created_at: new Date(now).toISOString(),
     created_at_epoch: now,
   };
-  const branch = observations.find((o) => o.branch)?.branch ?? null;
   const files = [...new Set(observations.flatMap(observationFiles))];
   const row = {
     ...summary,
@@ -202,18 +236,17 @@ async function writeSummary(
     summariser: writtenBy,
     status: 'active',
   };
-  // Ending a session again (new events after an earlier end) replaces its summary.
-  await repos.summaries.replaceOfSession(summary, row, branch, files);
-  return { summary, branch };
+  return { summary, row, branch, files };
 }
 
-/** Groups of observations of one type on the same files become one merged observation. */
-async function mergeObservations(repos: ProjectRepositories, observations: Observation[], sessionId: string, now: number): Promise<void> {
+/** Groups of observations of one type on the same files and branch become one merged observation. */
+async function mergeObservations(repos: ProjectRepositories, observations: Observation[], sessionId: string, now: number, branchOf: Map<number, string | null>): Promise<void> {
   const groups = new Map<string, Observation[]>();
   for (const o of observations) {
     const files = observationFiles(o).sort();
     if (files.length === 0 || o.type === 'commit') continue;
-    const key = `${o.type}\u0000${files.join('\u0000')}`;
+    // Never across branches: a merged observation holds on one branch (see branchParts).
+    const key = `${o.type}\u0000${branchOf.get(o.id) ?? ''}\u0000${files.join('\u0000')}`;
     groups.set(key, [...(groups.get(key) ?? []), o]);
   }
   const mergeable = [...groups.values()].filter((g) => g.length >= MERGE_MIN_GROUP);

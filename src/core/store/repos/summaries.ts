@@ -29,6 +29,19 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     return out;
   }
 
+  /**
+   * The summaries of these sessions with the branch each was written for (a session that worked
+   * on several branches has one summary per branch), those `where` keeps (e.g. branchWhere).
+   */
+  async ofSessionsOnBranches(sessionIds: string[], where: string | null = null): Promise<Array<{ summary: SessionSummary; branch: string | null }>> {
+    const out: Array<{ summary: SessionSummary; branch: string | null }> = [];
+    for (let i = 0; i < sessionIds.length; i += 500) {
+      const rows = await this.table.rows([`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`, ...(where ? [`(${where})`] : [])].join(' AND '));
+      out.push(...rows.map((r) => ({ summary: rowToSessionSummary(r), branch: (r.branch as string | null) ?? null })));
+    }
+    return out;
+  }
+
   async summarisedSessions(): Promise<Set<string>> {
     return new Set((await this.table.rows(null, { select: ['memory_session_id'] })).map((r) => String(r.memory_session_id)));
   }
@@ -49,17 +62,21 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
   }
 
   /**
-   * Writes the session's summary in place of every summary it had (a session ended again; two
-   * left by a build that wrote them unlocked): one summary per session. Call under exclusive().
+   * Writes the session's summaries (one per branch it worked on) in place of every summary it had
+   * (a session ended again; two left by a build that wrote them unlocked), in one write: a session
+   * has all its summaries or none. Call under exclusive().
    */
-  async replaceOfSession(summary: SessionSummary, row: Row, branch: string | null, files: string[]): Promise<void> {
-    const where = `memory_session_id = ${sqlString(summary.memory_session_id)}`;
+  async replaceOfSession(sessionId: string, summaries: Array<{ summary: SessionSummary; row: Row; branch: string | null; files: string[] }>): Promise<void> {
+    const where = `memory_session_id = ${sqlString(sessionId)}`;
     const old = (await this.table.rows(where, { select: ['id'] })).map((r) => Number(r.id));
     if (old.length > 0) {
       await this.table.delete(`id IN ${sqlIntList(old)}`);
       await this.cells.delete('session_summary', old);
     }
-    await this.addWithCells([row], [summaryCell(summary, branch, files, this.cells.dimension)]);
+    await this.addWithCells(
+      summaries.map((s) => s.row),
+      summaries.map((s) => summaryCell(s.summary, s.branch, s.files, this.cells.dimension)),
+    );
   }
 
   /** Writes (or replaces, for a session ended again) a summary row and its L1 cell. */
