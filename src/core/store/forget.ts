@@ -41,6 +41,7 @@ import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
 import { normaliseStatement } from '../compress/session';
 import type { ForgottenStatement } from '../compress/session';
+import { cellNodeId } from './cells';
 import { deriveGraph } from './graph';
 import { parseJson, rowToMemory, rowToObservation } from './mapping';
 import { checkProject } from './projectTable';
@@ -491,6 +492,85 @@ export async function forgetMark(store: Store): Promise<ForgetMark> {
 /** The earlier of two marks: a forget since either is a forget since it. */
 export function earlierMark(a: ForgetMark, b: ForgetMark): ForgetMark {
   return { meta_version: Math.min(a.meta_version, b.meta_version), at: Math.min(a.at, b.at), pending: [...new Set([...a.pending, ...b.pending])] };
+}
+
+/**
+ * What the forgets journalled in the store are deleting, whichever process runs them and whether
+ * it still runs: from the moment a forget's journal is written until it is finished (by its own
+ * process, or, after a crash, by any process's upkeep or the next open: resumeForget), no search
+ * serves its records' cells. A forget killed between deleting records and deleting their cells
+ * (or before either) leaves those cells stored until then: they are found by no one meanwhile.
+ * (Deleting the cells first would not do: the cell repair gives a record that has none its cell.)
+ */
+export class PendingForgets {
+  private readonly nodes = new Map<string, Set<string>>();
+
+  constructor(
+    /** A forget of everything. */
+    private readonly all: boolean,
+    /** Projects forgotten whole. */
+    private readonly projects: Set<string>,
+    /** Per project, the records forgotten by id (a journal's request, and its closure once decided). */
+    private readonly ids: Map<string, Record<SourceKind, Set<number>>>,
+  ) {}
+
+  /** A filter on `project`'s cells that leaves out those of records under a forget; null when none is. */
+  cellsWhere(project: string): string | null {
+    if (this.all || this.projects.has(project)) return 'false';
+    const doomed = this.ids.get(project);
+    if (!doomed) return null;
+    const parts = (Object.keys(doomed) as SourceKind[]).filter((k) => doomed[k].size > 0).map((k) => `(source_kind = ${sqlString(k)} AND source_id IN ${sqlIntList([...doomed[k]])})`);
+    return parts.length > 0 ? `NOT (${parts.join(' OR ')})` : null;
+  }
+
+  /** Whether `project`'s cell of this record is one under a forget. */
+  covers(project: string, kind: SourceKind, id: number): boolean {
+    return this.all || this.projects.has(project) || (this.ids.get(project)?.[kind]?.has(id) ?? false);
+  }
+
+  /** Whether `project`'s cell with this node id (cellNodeId) is one under a forget. */
+  coversNode(project: string, nodeId: string): boolean {
+    if (this.all || this.projects.has(project)) return true;
+    const doomed = this.ids.get(project);
+    if (!doomed) return false;
+    let nodes = this.nodes.get(project);
+    if (!nodes) {
+      nodes = new Set((Object.keys(doomed) as SourceKind[]).flatMap((k) => [...doomed[k]].map((id) => cellNodeId(project, k, id))));
+      this.nodes.set(project, nodes);
+    }
+    return nodes.has(nodeId.toLowerCase());
+  }
+}
+
+/** The journals' PendingForgets per store, with the meta table's version they were read at. */
+const pendingRead = new WeakMap<Store, { version: number; pending: PendingForgets }>();
+
+/** The forgets journalled in the store now (see PendingForgets): read again only when the meta table changed. */
+export async function pendingForgets(store: Store): Promise<PendingForgets> {
+  const version = await store.table(TABLES.meta).version();
+  const known = pendingRead.get(store);
+  if (known && known.version === version) return known.pending;
+  let all = false;
+  const projects = new Set<string>();
+  const ids = new Map<string, Record<SourceKind, Set<number>>>();
+  for (const [key, text] of await store.metaEntries(JOURNAL_KEY)) {
+    // A marker: its forget deleted everything already.
+    if ((key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) || text === PURGE_MARKER) continue;
+    const journal = parseJson<Journal | null>(text, null);
+    if (!journal || typeof journal !== 'object' || !isValid(journal)) continue;
+    const { request, scope } = journal;
+    if (request.all) all = true;
+    else if (request.project !== undefined) projects.add(request.project);
+    else if (scope) {
+      const doomed = ids.get(scope.project) ?? { observation: new Set<number>(), session_summary: new Set<number>(), memory: new Set<number>() };
+      ids.set(scope.project, doomed);
+      for (const id of request.ids ?? []) doomed[(request.kind ?? 'observation') as SourceKind].add(Number(id));
+      if (journal.closure !== undefined && isClosure(journal.closure)) for (const k of Object.keys(doomed) as SourceKind[]) for (const id of journal.closure.doomed[k]) doomed[k].add(id);
+    }
+  }
+  const pending = new PendingForgets(all, projects, ids);
+  pendingRead.set(store, { version, pending });
+  return pending;
 }
 
 /**

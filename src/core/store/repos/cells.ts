@@ -10,6 +10,7 @@ import { lexiconFor } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
 import { cellNodeId } from '../cells';
+import { pendingForgets } from '../forget';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { CELL_COLUMNS, rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';
@@ -69,7 +70,8 @@ export class CellRepository {
   /**
    * Removes the cells of `kind` that are not the one cell of a stored record: a second copy (a
    * writer slower than the repair's grace wrote the node the repair had written) or a cell whose
-   * record is gone (a forget deleted the record between a writer's two commits). Returns how many.
+   * record is gone (a forget deleted the record between a writer's two commits, or a forget still
+   * under way, or killed, deleted it: PendingForgets). Returns how many.
    * The cells are read before the records: a writer commits a record before its cell, so every
    * cell read here whose record is stored has that record in the list read after it.
    */
@@ -77,6 +79,7 @@ export class CellRepository {
     const cells = await this.table.rows(`source_kind = ${sqlString(kind)}`, { select: ['source_id', 'embed_model'], withRowId: true });
     if (cells.length === 0) return 0;
     const records = await recordIds();
+    const pending = await pendingForgets(this.store);
     // Of two copies, the one that has its vector already stays.
     cells.sort((a, b) => Number(Boolean(b.embed_model)) - Number(Boolean(a.embed_model)));
     const kept = new Set<number>();
@@ -85,7 +88,9 @@ export class CellRepository {
     for (const c of cells) {
       const id = Number(c.source_id);
       if (records.has(id) && !kept.has(id)) kept.add(id);
-      else (records.has(id) ? stray : orphans).push(String(c._rowid));
+      // A cell a forget (killed, or still running) is deleting: no lost record's copy.
+      else if (records.has(id) || pending.covers(this.table.project, kind, id)) stray.push(String(c._rowid));
+      else orphans.push(String(c._rowid));
     }
     // A race leaves a few cells without a record; many means the records table lost rows (a
     // version gone with a crashed disk, a folder restored in part): those cells may be the only
@@ -122,9 +127,11 @@ export class CellRepository {
     return this.table.delete(this.bySource(kind, ids));
   }
 
+  /** A cell by node id; none of a record under a forget (see PendingForgets). */
   async node(nodeId: string): Promise<Cell | null> {
     const rows = await this.table.rows(`node_id = ${sqlString(nodeId)}`, { select: CELL_COLUMNS, limit: 1 });
-    return rows.length > 0 ? rowToCell(rows[0]) : null;
+    const cell = rows.length > 0 ? rowToCell(rows[0]) : null;
+    return cell && !(await pendingForgets(this.store)).covers(this.table.project, cell.source_kind, cell.source_id) ? cell : null;
   }
 
   /** Brings the project's full-text view up to date (a search does the same first). */
@@ -132,19 +139,38 @@ export class CellRepository {
     return retryVanished(() => lexiconFor(this.store.table(TABLES.cells), this.segments, this.table.project).refresh());
   }
 
+  /**
+   * The project's cells that best match `text`. None of records under a forget, whichever process
+   * runs it or was killed running it (see PendingForgets): left out of the search, and out of its
+   * hits when a forget began while it ran.
+   */
   search(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<SearchHit[]> {
-    return retryVanished(() => hybridSearch(...this.searchArgs(text, embedder, options)));
+    return retryVanished(async () => {
+      const args = await this.searchArgs(text, embedder, options);
+      const hits = args ? await hybridSearch(...args) : [];
+      const pending = await pendingForgets(this.store);
+      return hits.filter((h) => !pending.covers(this.table.project, h.cell.source_kind, h.cell.source_id));
+    });
   }
 
   /** The search's ranking alone: node ids and scores, no cell read. */
   rank(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<RankedHit[]> {
-    return retryVanished(() => rankNodes(...this.searchArgs(text, embedder, options)));
+    return retryVanished(async () => {
+      const args = await this.searchArgs(text, embedder, options);
+      const hits = args ? await rankNodes(...args) : [];
+      const pending = await pendingForgets(this.store);
+      return hits.filter((h) => !pending.coversNode(this.table.project, h.node_id));
+    });
   }
 
-  private searchArgs(text: string, embedder: QueryEmbedder | null, options: CellSearch): Parameters<typeof rankNodes> {
-    const where = this.table.where(cellFilterWhere(options, options.filter, options.layers, { includeSuperseded: options.includeSuperseded }));
+  /** The search's arguments; null when the whole project is under a forget. */
+  private async searchArgs(text: string, embedder: QueryEmbedder | null, options: CellSearch): Promise<Parameters<typeof rankNodes> | null> {
+    const filter = cellFilterWhere(options, options.filter, options.layers, { includeSuperseded: options.includeSuperseded });
+    const forgetting = (await pendingForgets(this.store)).cellsWhere(this.table.project);
+    if (forgetting === 'false') return null;
+    const where = (base: string): string => this.table.where(forgetting ? `(${base}) AND ${forgetting}` : base);
     const ctx = { cells: this.store.table(TABLES.cells), project: this.table.project, segments: this.segments, embedder };
-    const expandFrom = this.table.where(cellFilterWhere(options, { type: DOCUMENT_TYPE }));
-    return [ctx, text, where, options.limit, { expandFrom }];
+    const expandFrom = where(cellFilterWhere(options, { type: DOCUMENT_TYPE }));
+    return [ctx, text, where(filter), options.limit, { expandFrom }];
   }
 }
