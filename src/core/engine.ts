@@ -25,9 +25,9 @@ import type { CachedQueryEmbedder } from './embed/queryCache';
 import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
 import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
-import { redact } from './capture/redact';
 import { projectWideBranch } from './model/branches';
-import { cleanPaths, prepareObservation, storedKey } from './capture/prepare';
+import { cleanPaths, prepareObservation, storedKey, storedText } from './capture/prepare';
+import { printable } from './model/printable';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
@@ -609,7 +609,7 @@ export class MemoryEngine implements MemoryEngineApi {
   async remember(input: MemoryInput, scope: Scope): Promise<Memory> {
     this.assertOpen();
     const repos = this.scoped(scope);
-    if (!input || typeof input.title !== 'string' || !input.title.trim() || typeof input.text !== 'string') {
+    if (!input || typeof input.title !== 'string' || !printable(input.title).trim() || typeof input.text !== 'string') {
       throw new FilterError('a memory needs a title and a text');
     }
     // The remember tool's bounds, for every caller (a command, the CLI, an import of the API).
@@ -621,8 +621,8 @@ export class MemoryEngine implements MemoryEngineApi {
     const [id] = await repos.ids.allocate(1);
     const memory = buildMemory(id, {
       ...input,
-      title: redact(input.title.trim()),
-      text: redact(input.text),
+      title: storedText(input.title).trim(),
+      text: storedText(input.text),
       memory_type: validType(input.memory_type ?? 'note'),
       files: cleanPaths(input.files, 'files'),
       branch: storedKey(input.branch ?? scope.branch, 'branch') ?? undefined,
@@ -794,14 +794,14 @@ export class MemoryEngine implements MemoryEngineApi {
   async editMemory(scope: Scope, id: number, changes: { title?: string; text?: string }): Promise<Memory> {
     this.assertOpen();
     const repos = this.scoped(scope);
-    const title = changes?.title === undefined ? undefined : String(changes.title).trim();
-    const text = changes?.text === undefined ? undefined : String(changes.text);
+    const title = changes?.title === undefined ? undefined : storedText(String(changes.title)).trim();
+    const text = changes?.text === undefined ? undefined : storedText(String(changes.text));
     if (title === '' || text?.trim() === '') throw new FilterError('a memory needs a title and a text');
     const mark = await forgetMark(this.store);
     const [memory] = await repos.memories.get([Number(id)], { includeSuppressed: true });
     if (!memory) throw new FilterError(`No memory ${id} in project ${repos.project}`);
     const now = Date.now();
-    const next = { title: title === undefined ? undefined : redact(title), text: text === undefined ? undefined : redact(text) };
+    const next = { title, text };
     const facts = memoryFacts(next.title ?? memory.title, next.text ?? memory.text, memory.topic_key, repos.project, now, 1);
     const [edited] = await this.settleMemories(repos, mark, [await editMemory(repos.memories, memory, next, facts, now)]);
     if (!edited) throw new FilterError(`memory ${id} was forgotten while it was edited: the edit was not kept`);

@@ -1,7 +1,8 @@
 // Terminal escape sequences (colours, OSC title changes) and other control characters an agent
 // sends through `observe` are not stored: the observation as get_observations reads it back, and
 // the summary of its session (the extractive one, and a plugged-in model's answer), hold the text
-// without them, their line breaks, tabs and ordinary Unicode kept.
+// without them, their line breaks, tabs and ordinary Unicode kept. The same for a memory, whether
+// remembered, edited or imported.
 import * as assert from 'node:assert/strict';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
@@ -15,7 +16,7 @@ import { removeDir, tempDir, toolContext } from './mcpFixture';
 /* eslint-disable no-control-regex -- control characters are what these tests look for */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
-describe('control characters sent through observe', function () {
+describe('control characters sent through observe, remember, an edit or an import', function () {
   this.timeout(120_000);
   let engine: MemoryEngine;
   let dir: string;
@@ -106,5 +107,36 @@ describe('control characters sent through observe', function () {
       await e.close();
       removeDir(other);
     }
+  });
+  it('stores a memory without them, remembered, edited or imported', async () => {
+    const scope: Scope = { project: 'github.com/acme/escapes-memory' };
+    const m = await engine.remember({ title: '\u001b[31mRed title\u001b[0m ', text: 'text \u001b]0;x\u0007here\n\tindented', memory_type: 'note' }, scope);
+    assert.equal(m.title, 'Red title');
+    assert.equal(m.text, 'text here\n\tindented');
+    const answer = JSON.stringify(await getObservations(toolContext(engine, scope), { ids: [m.id], source: 'memory' }));
+    assert.doesNotMatch(answer, /\\u001b|\\u0007/, answer);
+    await assert.rejects(engine.remember({ title: '\u001b[0m\u0007', text: 'a title of escapes alone is none' }, scope), /needs a title/);
+
+    const edited = await engine.editMemory(scope, m.id, { title: 'Edited \u001b[1mtitle', text: 'edited \u009b2Jtext' });
+    assert.equal(edited.title, 'Edited title');
+    assert.equal(edited.text, 'edited text');
+
+    // An export of it, its texts given escapes again (a hand-made file, an earlier build's), imported as another project.
+    const lines: string[] = [];
+    await engine.exportJsonl((line) => lines.push(line), scope);
+    const moved = lines.map((line) => {
+      const parsed = JSON.parse(line) as { kind: string; project?: string; record?: Record<string, unknown> };
+      if (parsed.project) parsed.project = 'github.com/acme/escapes-import';
+      if (parsed.record) parsed.record.project = 'github.com/acme/escapes-import';
+      if (parsed.kind === 'memory') Object.assign(parsed.record!, { title: '\u001b[31mImported\u001b[0m title', text: 'imported \u001b]0;t\u0007text' });
+      return JSON.stringify(parsed);
+    });
+    await engine.importJsonl(
+      (async function* () {
+        yield* moved;
+      })(),
+    );
+    const imported = await engine.listMemories({ project: 'github.com/acme/escapes-import' });
+    assert.deepEqual(imported.map((x) => [x.title, x.text]), [['Imported title', 'imported text']]);
   });
 });

@@ -25,6 +25,7 @@ import { Type } from 'apache-arrow';
 import type { Field } from 'apache-arrow';
 import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { redact, redactJson, redactKey } from '../capture/redact';
+import { printable } from '../model/printable';
 import { MAX_FIELD_CHARS, MEMORY_TYPES, RECORD_STATUSES } from '../model/records';
 import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../model/records';
 import { cutText } from '../tokens';
@@ -224,7 +225,8 @@ function nulFields(r: Row): string[] {
 
 /**
  * An imported record with this build's redaction applied to every text it holds, as if it had
- * been captured here: an export may be hand-made, or come from a build with fewer rules. The
+ * been captured here (its texts without terminal escapes and control characters, as capture
+ * stores them): an export may be hand-made, or come from a build with fewer rules. The
  * project stays as it is (it scopes the record); numbers are the store's own.
  */
 function redactRecord(record: Row): Row {
@@ -233,7 +235,7 @@ function redactRecord(record: Row): Row {
     if (k === 'project' || v === null || (typeof v !== 'string' && typeof v !== 'object')) out[k] = v;
     else if (typeof v === 'object') out[k] = JSON.parse(redactJson(JSON.stringify(v))) as unknown;
     else if (KEY_FIELDS.has(k)) out[k] = redactKey(v);
-    else out[k] = /^\s*[[{]/.test(v) ? redactJson(v) : redact(v);
+    else out[k] = /^\s*[[{]/.test(v) ? redactJson(v) : redact(printable(v));
   }
   return out;
 }
