@@ -25,9 +25,10 @@ const MAX_TOKEN_LENGTH = 40;
  * The version of this preparation, kept in the store's meta table: a store whose cells were
  * prepared by an earlier one has them prepared again (Maintenance.reprepareText). 2: letters of
  * every alphabet, Chinese, Japanese and Korean in pairs of characters (1 read ASCII only). 3:
- * numbers of 5 to 7 digits (2 dropped numbers over 4 digits).
+ * numbers of 5 to 7 digits (2 dropped numbers over 4 digits). 4: Thai, Lao, Khmer and Myanmar in
+ * pairs of characters too (3 kept each of their runs whole).
  */
-export const TEXT_PREP_VERSION = 3;
+export const TEXT_PREP_VERSION = 4;
 
 /** The longest number that is a term: issue and pull-request numbers (#48213) are; timestamps and other ids are not. */
 const MAX_NUMBER_DIGITS = 7;
@@ -93,16 +94,19 @@ export function foldText(text: string): string {
 }
 
 /**
- * Scripts written without spaces between words (Chinese, Japanese; Korean joins its particles to
- * words): their runs are indexed as overlapping pairs of characters, as search engines do without
- * a dictionary, so that a word of two characters or more is found inside a sentence.
+ * Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Myanmar;
+ * Korean joins its particles to words): their runs are indexed as overlapping pairs of
+ * characters, as search engines do without a dictionary, so that a word of two characters or
+ * more is found inside a sentence.
  */
-const UNSPACED = '\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}\\p{sc=Hangul}\\u30fc';
+const UNSPACED = '\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}\\p{sc=Hangul}\\u30fc\\p{sc=Thai}\\p{sc=Lao}\\p{sc=Khmer}\\p{sc=Myanmar}';
 const UNSPACED_RUN = new RegExp(`[${UNSPACED}]+`, 'gu');
 const UNSPACED_ONLY = new RegExp(`^[${UNSPACED}]+$`, 'u');
+/** A character as a reader counts it: a letter with the marks written on it (Thai ข้, Myanmar မြ), or marks alone. */
+const CHARACTER = /\P{M}\p{M}*|\p{M}+/gu;
 
 function characterPairs(run: string): string[] {
-  const chars = [...run];
+  const chars = run.match(CHARACTER) ?? [];
   if (chars.length === 1) return chars;
   const out: string[] = [];
   for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
@@ -140,7 +144,7 @@ function wordRuns(text: string): string[] {
 /**
  * Terms of a text: each identifier-like run is kept whole (lowercased) and also split into its
  * words; stop words go, the rest is stemmed. Letters of every alphabet count (see foldText);
- * runs of Chinese, Japanese and Korean give their pairs of characters (see UNSPACED).
+ * runs of the scripts written without spaces give their pairs of characters (see UNSPACED).
  */
 export function tokenize(text: string, s: TextSettings = retrievalSettings()): string[] {
   const out: string[] = [];

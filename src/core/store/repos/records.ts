@@ -35,6 +35,8 @@ const PREPARED_OTHERWISE: Record<number, (column: string) => string> = {
   // Numbers of 5 digits or more (those up to 7 became terms). Shorter groups joined by - or _
   // (400-499), whose joined form became a term too, keep their old terms: worth no rescan.
   3: (column) => `regexp_like(${column}, '[0-9]{5}')`,
+  // Thai, Lao, Khmer and Myanmar (their runs became pairs of characters).
+  4: (column) => `regexp_like(${column}, '[\\p{Thai}\\p{Lao}\\p{Khmer}\\p{Myanmar}]')`,
 };
 
 export abstract class RecordRepository<T extends { id: number }> {
