@@ -196,6 +196,8 @@ export interface MemoryEngineApi {
   listObservations(scope: Scope, options?: { sessionId?: string; limit?: number; type?: string }): Promise<Observation[]>;
   /** `replacingOnBranch`: only the current memories of exactly the scope's branch that replace (shadow) others. */
   listMemories(scope: Scope, options?: { includeSuppressed?: boolean; replacingOnBranch?: boolean }): Promise<Memory[]>;
+  /** listMemories' memories (same order) with only the few fields a list of them shows before one is opened. */
+  listMemoryOutline(scope: Scope, options?: { includeSuppressed?: boolean }): Promise<MemoryOutline[]>;
   entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }>;
 
   // Curation.
@@ -285,6 +287,7 @@ export const REMOTE_ENGINE_METHODS = [
   'listSessions',
   'listObservations',
   'listMemories',
+  'listMemoryOutline',
   'entities',
   'setStatus',
   'resolveConflict',
@@ -310,6 +313,9 @@ export const REMOTE_ENGINE_METHODS = [
 ] as const satisfies readonly (keyof MemoryEngineApi)[];
 
 export type RemoteEngineMethod = (typeof REMOTE_ENGINE_METHODS)[number];
+
+/** What a list of memories shows of each before it is opened: its type, state, replacement, conflicts and age. */
+export type MemoryOutline = Pick<Memory, 'id' | 'memory_type' | 'status' | 'superseded_by' | 'updated_at_epoch' | 'conflicts'>;
 
 /** Members that take callbacks or streams, or end the engine: wrapped by hand where needed. */
 type LocalOnly = 'storeUri' | 'enqueue' | 'exportJsonl' | 'importJsonl' | 'close';

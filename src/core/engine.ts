@@ -7,6 +7,7 @@ import type {
   ForgetRequest,
   MemoryEngineApi,
   MemoryInput,
+  MemoryOutline,
   NodeDetail,
   ObservationInput,
   RankedHit,
@@ -761,6 +762,11 @@ export class MemoryEngine implements MemoryEngineApi {
     const repos = this.scoped(scope);
     const { branch } = scope;
     return repos.memories.list({ includeSuppressed: options.includeSuppressed, branch, defaultBranch: repos.defaultBranch, replacingOn: options.replacingOnBranch ? (branch ?? undefined) : undefined });
+  }
+
+  listMemoryOutline(scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<MemoryOutline[]> {
+    const repos = this.scoped(scope);
+    return repos.memories.outline({ includeSuppressed: options.includeSuppressed, branch: scope.branch ?? undefined, defaultBranch: repos.defaultBranch });
   }
 
   async entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {

@@ -30,7 +30,7 @@ import { Navigation } from './webviews/navigation';
 import { RecallPanel } from './webviews/recallPanel';
 import { ServerInfoPanel } from './webviews/serverInfoPanel';
 import { WindowShutdown } from './windowShutdown';
-import { storeChanged } from './storeChanged';
+import { StoreWatcher, storeChanged } from './storeChanged';
 
 /** What activate() returns: used by the host tests and by other extensions. */
 export interface CodeMemoryExtensionApi {
@@ -111,6 +111,9 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const mcpRegistration = registerMcpDefinitionProvider(mcp, String(context.extension.packageJSON.version));
   if (mcpRegistration) context.subscriptions.push(mcpRegistration);
   context.subscriptions.push(...registerLanguageModelTools(engines, scopes, () => void storeChanged(c)), ...registerCommands(c, { mcpRegistered: () => mcpRegistration !== undefined }));
+  // What another process (the CLI, another window) writes or forgets shows within seconds.
+  const watcher = new StoreWatcher(c, () => vscode.window.state.focused || memoriesView.tree.visible || sessionsView.tree.visible);
+  context.subscriptions.push(watcher, vscode.window.onDidChangeWindowState((s) => void (s.focused && watcher.look())));
 
   context.subscriptions.push(
     capture.onDidCapture(() => {

@@ -176,6 +176,13 @@ export class EngineClient {
   toolList(): Promise<{ name: string; title: string; readOnly: boolean }[]> {
     return this.call('toolList', []);
   }
+  /**
+   * Whether the store changed since the last ask other than through this client's writes: another
+   * process (the CLI, another window) wrote or forgot. The first ask only takes note. See StoreChanges.
+   */
+  storeChangedElsewhere(): Promise<boolean> {
+    return this.call('storeChangedElsewhere', []);
+  }
 
   /** Closes the store (flushing it) and ends the thread. */
   async close(): Promise<void> {

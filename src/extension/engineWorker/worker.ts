@@ -19,6 +19,7 @@ import type { Observation, Scope } from '../../core/model/records';
 import { ToolError } from '../../core/tools/types';
 import type { RunningHttpServer } from '../../mcp/httpServer';
 import type { ToMainMessage, ToWorkerMessage, WorkerOpenOptions } from './protocol';
+import { StoreChanges } from './storeChanges';
 
 const port = parentPort;
 if (!port) throw new Error('engineWorker.js runs as a worker thread of the Code Memory extension');
@@ -27,6 +28,16 @@ const post = (m: ToMainMessage): void => port.postMessage(m);
 const log = (message: string): void => post({ type: 'log', message });
 
 const ENGINE_METHODS = new Set<string>(REMOTE_ENGINE_METHODS);
+/**
+ * The calls that write to or forget from the tables the window shows: the window brings its views
+ * up to date after them itself, so what they change is no change from elsewhere (see
+ * StoreChanges). One left out costs one refresh more; a read listed here could hide another
+ * process's change made while it ran (so the tools, mostly reads, are not listed).
+ */
+const WRITES = new Set<string>([
+  'observe', 'observeReport', 'capture', 'flush', 'remember', 'endSession', 'endCurrentSession', 'touch', 'setStatus', 'resolveConflict', 'editMemory', 'promote', 'forget',
+  'replaceDocuments', 'share', 'unshare', 'syncTeam', 'importFromFile', 'importGitHistory',
+]);
 
 // The tools, the MCP server and the git import load on first use, after the store is open:
 // their modules (the tools' zod schemas, the MCP SDK, ajv) were a third of this thread's start
@@ -39,6 +50,12 @@ let nextSummary = 1;
 const summaries = new Map<number, (fields: SummaryResult | null) => void>();
 const aborts = new Map<number, AbortController>();
 let server: RunningHttpServer | null = null;
+let changes: StoreChanges | null = null;
+/** The calls under way, which a close waits for up to CLOSE_WAIT_MS. */
+const inFlight = new Set<Promise<void>>();
+/** Set once a close is asked: later calls are answered with an error, never run. */
+let closing = false;
+const CLOSE_WAIT_MS = 500;
 
 /** Asks the extension host for a language-model summary; the extractive one otherwise. */
 class BridgeSummariser implements Summariser {
@@ -71,7 +88,7 @@ async function startEmbedder(config: EmbedderConfig): Promise<Embedder | null> {
   }
 }
 
-async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | null }> {
+async function start(): Promise<{ engine: MemoryEngine; embedder: Embedder | null }> {
   // The model loads while the store opens; the store is what the first answer waits for.
   const loading = options.embedder ? startEmbedder(options.embedder) : Promise.resolve(null);
   const engine = await MemoryEngine.open({
@@ -89,6 +106,12 @@ async function start(): Promise<{ engine: MemoryEngineApi; embedder: Embedder | 
 }
 
 async function dispatch(engine: MemoryEngineApi, id: number, method: string, args: unknown[]): Promise<unknown> {
+  if (method === 'storeChangedElsewhere') return changes?.changed() ?? false;
+  if (changes && WRITES.has(method)) return changes.own(() => run(engine, id, method, args));
+  return run(engine, id, method, args);
+}
+
+async function run(engine: MemoryEngineApi, id: number, method: string, args: unknown[]): Promise<unknown> {
   if (ENGINE_METHODS.has(method)) {
     return (engine as unknown as Record<string, (...a: unknown[]) => unknown>)[method](...args);
   }
@@ -141,7 +164,7 @@ async function dispatch(engine: MemoryEngineApi, id: number, method: string, arg
 }
 
 void (async () => {
-  let opened: { engine: MemoryEngineApi; embedder: Embedder | null };
+  let opened: { engine: MemoryEngine; embedder: Embedder | null };
   try {
     opened = await start();
   } catch (err) {
@@ -149,24 +172,38 @@ void (async () => {
     return;
   }
   const { engine, embedder } = opened;
+  changes = StoreChanges.of(engine.store);
   port.on('message', (m: ToWorkerMessage) => {
     switch (m.type) {
       case 'call':
         if (m.method === 'close') {
+          closing = true;
           void (async () => {
             await server?.close().catch(() => undefined);
             server = null;
+            // The calls under way (a look for another process's changes, a count) end first, briefly:
+            // the store is not closed under a read of it.
+            await Promise.race([Promise.allSettled(inFlight), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))]);
             await engine.close();
             await embedder?.close?.();
             post({ type: 'result', id: m.id, value: null });
           })();
           return;
         }
-        dispatch(engine, m.id, m.method, m.args).then(
-          (value) => post({ type: 'result', id: m.id, value }),
-          (err: unknown) =>
-            post({ type: 'error', id: m.id, error: err instanceof Error ? err.message : String(err), code: err instanceof ToolError ? err.code : undefined }),
-        );
+        if (closing) {
+          // Nothing reaches a store being closed (a read of a closed table is no error a call can catch).
+          post({ type: 'error', id: m.id, error: 'The Code Memory engine is closed.' });
+          return;
+        }
+        {
+          const answered = dispatch(engine, m.id, m.method, m.args).then(
+            (value) => post({ type: 'result', id: m.id, value }),
+            (err: unknown) =>
+              post({ type: 'error', id: m.id, error: err instanceof Error ? err.message : String(err), code: err instanceof ToolError ? err.code : undefined }),
+          );
+          inFlight.add(answered);
+          void answered.finally(() => inFlight.delete(answered));
+        }
         return;
       case 'cancel':
         aborts.get(m.id)?.abort();

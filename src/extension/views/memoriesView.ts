@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
+import type { MemoryOutline } from '../../core/api';
 import { MEMORY_TYPES } from '../../core/model/records';
 import type { Memory, Scope } from '../../core/model/records';
+import type { EngineClient } from '../engineWorker/engineClient';
 import type { EngineHost } from '../engineHost';
 import type { ScopeService } from '../scopes';
 import type { CodeMemoryNode } from './nodes';
@@ -16,7 +18,9 @@ export const MEMORY_PAGE = 200;
  * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state;
  * in a window of several projects, under a node per project, so none passes for another's.
  * Possible conflicts come first, each with both sides, for review; a superseded memory is not in
- * the lists but under the memory that replaced it, as history.
+ * the lists but under the memory that replaced it, as history. The top level reads a few columns
+ * of each memory (listMemoryOutline: types, states, replacements, conflicts); a list's page is
+ * read whole when it is shown (5,000 memories read whole took about 2 s to list).
  */
 export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vscode.Disposable {
   static readonly id = 'codeMemory.memories';
@@ -25,10 +29,12 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   readonly tree: vscode.TreeView<CodeMemoryNode>;
   private showInactive = false;
   /**
-   * Superseded memories by project and the id of the memory that replaced them, from the last
-   * listing. Each listing builds its own and replaces this one whole: listings may overlap.
+   * The ids of superseded memories by project and the id of the memory that replaced them, from
+   * the last listing. Each listing builds its own and replaces this one whole: listings may overlap.
    */
-  private predecessors = new Map<string, Memory[]>();
+  private predecessors = new Map<string, number[]>();
+  /** The memories read whole since the last listing (the pages shown, their history, the conflicts' sides), by project and id. */
+  private loaded = new Map<string, Memory>();
   private refreshTimer: NodeJS.Timeout | undefined;
   /** How many items each paged level (by its node's id) shows, where Show more… was chosen. */
   private readonly shown = new Map<string, number>();
@@ -53,7 +59,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     this.refresh();
   }
 
-  /** Show more… of a level: its next page, the level alone redrawn (its list is not read again). */
+  /** Show more… of a level: its next page, the level alone redrawn (its list is not read again, only the page's memories). */
   showMore(node: MoreNode): void {
     const key = node.parent.id ?? '';
     this.shown.set(key, (this.shown.get(key) ?? MEMORY_PAGE) + MEMORY_PAGE);
@@ -66,7 +72,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
 
   async getChildren(node?: CodeMemoryNode): Promise<CodeMemoryNode[]> {
     if (node instanceof MemoryProjectNode) return node.groups;
-    if (node instanceof MemoryTypeNode) return this.page(node, node.memories, ({ scope, memory }) => this.withHistory(scope, memory, node.parent));
+    if (node instanceof MemoryTypeNode) return this.memoryPage(node, node.scope, node.ids, node.parent);
     if (node instanceof ConflictGroupNode) return this.page(node, node.conflicts, (c) => c);
     if (node instanceof ConflictNode) return node.sides();
     if (node instanceof MemoryNode) return this.page(node, node.history, (m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`));
@@ -84,22 +90,24 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const all = await this.scopes.all();
     if (all.length === 0) return [];
     const engine = await this.engines.get();
-    const predecessors = new Map<string, Memory[]>();
+    const predecessors = new Map<string, number[]>();
+    const loaded = new Map<string, Memory>();
     const projects: { folder: vscode.WorkspaceFolder; scope: Scope }[] = [];
     for (const { folder, scope } of all) if (!projects.some((p) => p.scope.project === scope.project)) projects.push({ folder, scope: { project: scope.project } });
     const several = projects.length > 1;
     const nodes: CodeMemoryNode[] = [];
     let total = 0;
     for (const { folder, scope } of projects) {
-      const memories = await engine.listMemories(scope, { includeSuppressed: this.showInactive });
+      const outline = await engine.listMemoryOutline(scope, { includeSuppressed: this.showInactive });
       const parent = several ? `project:${scope.project}/` : '';
-      const groups = this.groups(scope, memories, predecessors, parent);
-      const listed = groups.reduce((n, g) => n + (g instanceof MemoryTypeNode ? g.memories.length : 0), 0);
+      const groups = await this.groups(engine, scope, outline, predecessors, loaded, parent);
+      const listed = groups.reduce((n, g) => n + (g instanceof MemoryTypeNode ? g.ids.length : 0), 0);
       total += listed;
       if (!several) nodes.push(...groups);
       else if (groups.length > 0) nodes.push(new MemoryProjectNode(scope, folder, listed, groups));
     }
     this.predecessors = predecessors;
+    this.loaded = loaded;
     // How many there are in all: each level below shows a page of them.
     this.tree.description = total > 0 ? `${count(total)} memor${total === 1 ? 'y' : 'ies'}` : undefined;
     return nodes;
@@ -113,39 +121,80 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     return nodes;
   }
 
-  private groups(s: Scope, memories: Memory[], predecessors: Map<string, Memory[]>, parent: string): CodeMemoryNode[] {
-    const byType = new Map<string, { scope: Scope; memory: Memory }[]>();
-    const conflicts: ConflictNode[] = [];
+  /** The groups of a project's outline; only the sides of its possible conflicts are read whole (into `loaded`). */
+  private async groups(engine: EngineClient, s: Scope, memories: MemoryOutline[], predecessors: Map<string, number[]>, loaded: Map<string, Memory>, parent: string): Promise<CodeMemoryNode[]> {
+    const byType = new Map<string, MemoryOutline[]>();
+    const pairs: { older: number; newer: number; reason: string }[] = [];
     const byId = new Map(memories.map((m) => [m.id, m]));
     for (const memory of memories) {
       const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
       if (successor) {
-        const key = `${s.project}\u0000${successor.id}`;
-        predecessors.set(key, [...(predecessors.get(key) ?? []), memory]);
+        const key = memoryKey(s, successor.id);
+        predecessors.set(key, [...(predecessors.get(key) ?? []), memory.id]);
         continue;
       }
       for (const c of memory.conflicts ?? []) {
         const other = byId.get(c.id);
         // Each pair once, from its newer side; a side already superseded is no longer in question.
         if (c.resolution !== 'open' || !other || other.id > memory.id || other.status === 'superseded' || memory.status === 'superseded') continue;
-        conflicts.push(new ConflictNode(s, other, memory, c.reason, parent));
+        pairs.push({ older: other.id, newer: memory.id, reason: c.reason });
       }
       const list = byType.get(memory.memory_type) ?? [];
-      list.push({ scope: s, memory });
+      list.push(memory);
       byType.set(memory.memory_type, list);
+    }
+    await this.load(engine, s, new Set(pairs.flatMap((p) => [p.older, p.newer])), loaded);
+    const conflicts: ConflictNode[] = [];
+    for (const { older, newer, reason } of pairs) {
+      const [o, n] = [loaded.get(memoryKey(s, older)), loaded.get(memoryKey(s, newer))];
+      if (o && n) conflicts.push(new ConflictNode(s, o, n, reason, parent));
     }
     const types = [...byType.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
     const groups: CodeMemoryNode[] = types.map((t) => {
       const list = byType.get(t) ?? [];
-      list.sort((a, b) => Number(b.memory.status === 'active') - Number(a.memory.status === 'active') || b.memory.updated_at_epoch - a.memory.updated_at_epoch);
-      return new MemoryTypeNode(t, list, parent);
+      list.sort((a, b) => Number(b.status === 'active') - Number(a.status === 'active') || b.updated_at_epoch - a.updated_at_epoch);
+      return new MemoryTypeNode(t, s, list.map((m) => m.id), parent);
     });
     return conflicts.length > 0 ? [new ConflictGroupNode(conflicts, parent), ...groups] : groups;
   }
 
+  /**
+   * A page of a type's memories (more after each Show more…), then Show more… while some are
+   * left: the page's memories read whole, with the memories they superseded, down the chain.
+   */
+  private async memoryPage(parent: MemoryTypeNode, scope: Scope, ids: readonly number[], nodeParent: string): Promise<CodeMemoryNode[]> {
+    const limit = this.shown.get(parent.id ?? '') ?? MEMORY_PAGE;
+    const shown = ids.slice(0, limit);
+    const wanted = new Set<number>();
+    for (const stack = [...shown]; stack.length > 0; ) {
+      const id = stack.pop() as number;
+      if (wanted.has(id)) continue;
+      wanted.add(id);
+      stack.push(...(this.predecessors.get(memoryKey(scope, id)) ?? []));
+    }
+    const loaded = this.loaded;
+    await this.load(await this.engines.get(), scope, wanted, loaded);
+    // One forgotten since the listing is left out; the refresh that follows a forget lists anew.
+    const nodes: CodeMemoryNode[] = shown.flatMap((id) => {
+      const memory = loaded.get(memoryKey(scope, id));
+      return memory ? [this.withHistory(scope, memory, nodeParent)] : [];
+    });
+    if (ids.length > limit) nodes.push(new MoreNode(parent, limit, ids.length, Math.min(MEMORY_PAGE, ids.length - limit)));
+    return nodes;
+  }
+
+  /** Reads whole the memories of `ids` not in `loaded` yet, into it. */
+  private async load(engine: EngineClient, scope: Scope, ids: Set<number>, loaded: Map<string, Memory>): Promise<void> {
+    const missing = [...ids].filter((id) => !loaded.has(memoryKey(scope, id)));
+    if (missing.length === 0) return;
+    for (const m of await engine.getMemories(missing, scope, { includeSuppressed: true })) loaded.set(memoryKey(scope, m.id), m);
+  }
+
   /** A memory node whose children are the memories it superseded, newest first. */
   private withHistory(scope: Scope, memory: Memory, parent: string): MemoryNode {
-    const history = (this.predecessors.get(`${scope.project}\u0000${memory.id}`) ?? []).sort((a, b) => (b.valid_to_epoch ?? 0) - (a.valid_to_epoch ?? 0) || b.id - a.id);
+    const history = (this.predecessors.get(memoryKey(scope, memory.id)) ?? [])
+      .flatMap((id) => this.loaded.get(memoryKey(scope, id)) ?? [])
+      .sort((a, b) => (b.valid_to_epoch ?? 0) - (a.valid_to_epoch ?? 0) || b.id - a.id);
     return new MemoryNode(scope, memory, history, parent);
   }
 
@@ -159,6 +208,10 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     this.tree.dispose();
     this._onDidChangeTreeData.dispose();
   }
+}
+
+function memoryKey(scope: Scope, id: number): string {
+  return `${scope.project}\u0000${id}`;
 }
 
 function rank(type: string): number {

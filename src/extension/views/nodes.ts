@@ -148,16 +148,21 @@ export class MemoryProjectNode extends ProjectNode {
   }
 }
 
-/** `parent`: the project node's id and a slash in a window of several projects, where types repeat. */
+/**
+ * A type's memories: their ids in the order shown (current first, then newest first), each page
+ * read whole when it is shown. `parent`: the project node's id and a slash in a window of several
+ * projects, where types repeat.
+ */
 export class MemoryTypeNode extends vscode.TreeItem {
   constructor(
     readonly memoryType: string,
-    readonly memories: { scope: Scope; memory: Memory }[],
+    readonly scope: Scope,
+    readonly ids: readonly number[],
     readonly parent = '',
   ) {
     super(pluralType(memoryType), vscode.TreeItemCollapsibleState.Expanded);
     this.id = `${parent}memory-type:${memoryType}`;
-    this.description = String(memories.length);
+    this.description = String(ids.length);
     this.iconPath = new vscode.ThemeIcon(memoryIcon(memoryType));
     this.contextValue = 'memoryType';
   }

@@ -1,6 +1,7 @@
 // Memories of one project (L2): rows with their cells, rewritten in place (so a node id held by
 // a client stays valid) when a newer memory closes their facts.
 
+import type { MemoryOutline } from '../../api';
 import type { Memory } from '../../model/records';
 import { memoryCell } from '../cells';
 import { branchWhere, sqlInt, sqlString, sqlText } from '../filters';
@@ -10,6 +11,26 @@ import type { Row, Store } from '../store';
 import type { CellRepository } from './cells';
 import type { GraphRepository } from './graph';
 import { RecordRepository } from './records';
+
+const OUTLINE_COLUMNS = ['id', 'memory_type', 'status', 'superseded_by', 'updated_at_epoch', 'conflicts'];
+
+interface ListOptions {
+  includeSuppressed?: boolean;
+  branch?: string;
+  defaultBranch?: string | null;
+}
+
+/** A list's filter: the branch's memories (with what holds on every branch), suppressed ones only when asked, and `more`. */
+function listWhere(options: ListOptions, more: string[] = []): string | null {
+  const parts = [...(options.branch ? [branchWhere(options)!] : []), ...more];
+  if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
+  return parts.join(' AND ') || null;
+}
+
+/** Newest first (updated), ties by id. */
+function newestFirst<T extends { updated_at_epoch: number; id: number }>(rows: T[]): T[] {
+  return rows.sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id);
+}
 
 export class MemoryRepository extends RecordRepository<Memory> {
   /**
@@ -31,14 +52,22 @@ export class MemoryRepository extends RecordRepository<Memory> {
 
   /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
   /** `aboutFiles`: only the decisions and conventions that name files, the memories of the entity graph (memoryGraph). */
-  async list(options: { includeSuppressed?: boolean; branch?: string; defaultBranch?: string | null; replacingOn?: string; aboutFiles?: boolean } = {}): Promise<Memory[]> {
+  async list(options: ListOptions & { replacingOn?: string; aboutFiles?: boolean } = {}): Promise<Memory[]> {
     const parts: string[] = [];
-    if (options.branch) parts.push(branchWhere(options)!);
     if (options.aboutFiles) parts.push(`memory_type IN ('decision', 'convention') AND files IS NOT NULL AND files <> '[]'`);
     if (options.replacingOn) parts.push(`branch = ${sqlString(options.replacingOn)} AND status = 'active' AND supersedes IS NOT NULL`);
-    if (!options.includeSuppressed) parts.push(`status <> 'suppressed'`);
-    const rows = (await this.table.rows(parts.join(' AND ') || null)).map(rowToMemory);
-    return rows.sort((a, b) => b.updated_at_epoch - a.updated_at_epoch || b.id - a.id);
+    return newestFirst((await this.table.rows(listWhere(options, parts))).map(rowToMemory));
+  }
+
+  /** list()'s memories (same filter and order), only the columns of a MemoryOutline read. */
+  async outline(options: ListOptions = {}): Promise<MemoryOutline[]> {
+    const rows = await this.table.rows(listWhere(options), { select: OUTLINE_COLUMNS });
+    return newestFirst(
+      rows.map((r): MemoryOutline => {
+        const m = rowToMemory(r);
+        return { id: m.id, memory_type: m.memory_type, status: m.status, superseded_by: m.superseded_by, updated_at_epoch: m.updated_at_epoch, conflicts: m.conflicts };
+      }),
+    );
   }
 
   /** Writes a new memory row and its L2 cell; decisions and conventions about files join the graph. */
