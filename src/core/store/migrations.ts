@@ -5,6 +5,15 @@
 // every store has, are never created in a store that has a schema version (the open refuses it).
 
 import type { Connection, Table } from '@lancedb/lancedb';
+import type { FixedSizeList } from 'apache-arrow';
+import { closeConflictsOf, markSuperseded } from '../compress/supersede';
+import { projectWideBranch } from '../model/branches';
+import type { Memory } from '../model/records';
+import { plainRow, rowsToArrow } from './arrowRows';
+import { memoryCell } from './cells';
+import { sqlIntList } from './filters';
+import { memoryToRow, parseJson, rowToMemory } from './mapping';
+import { retryConflicts } from './retry';
 import { MEMORY_V4_FIELDS, OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';
 
 export class StoreVersionError extends Error {
@@ -60,7 +69,8 @@ const steps: Record<number, Step> = {
     }
   },
   3: async (db, log) => {
-    // Supersession links and conflicts: every existing memory starts with none.
+    // Supersession links and conflicts: every existing memory starts with none, then memories of
+    // one topic_key are retired as remember retires them (retireSameTopics).
     const table = await openExisting(db, TABLES.memories);
     if (!table) return;
     const have = new Set((await table.schema()).fields.map((f) => f.name));
@@ -69,9 +79,102 @@ const steps: Record<number, Step> = {
       await table.addColumns(missing);
       log(`schema v3 -> v4: added memory columns ${missing.map((f) => f.name).join(', ')}`);
     }
-    table.close();
+    try {
+      await retireSameTopics(db, table, log);
+    } finally {
+      table.close();
+    }
   },
 };
+
+/**
+ * A key an old build took from a memory's first fact where none was given (and the current one
+ * still stores so): remember retires by a given topic_key only. A given key that is also the
+ * first fact's subject reads as taken, and retires nothing (leaving a memory current is what the
+ * upgrade did before; retiring one by a key nobody gave would hide it).
+ */
+function givenTopicKey(m: Memory): boolean {
+  return m.topic_key !== null && m.topic_key !== (m.temporal_facts?.[0]?.subject ?? null);
+}
+
+/**
+ * Builds before v4 never retired a memory: a project can hold several current memories of one
+ * topic_key in one scope, which the tools then all return as current. The rule remember applies
+ * (compress/supersede.ts) is applied to them once, as if they had been remembered in the order
+ * they were said: a memory given a topic_key retires the current memories of that key said
+ * before it, of its project and scope (project-wide, or one branch), with markSuperseded's
+ * fields and links. Suppressed memories are left as a person left them. The search cells are
+ * written first and the memories last, in one commit: until that commit the next open makes the
+ * same plan again, after it there is nothing left to retire.
+ */
+async function retireSameTopics(db: Connection, memories: Table, log: (m: string) => void): Promise<void> {
+  const rows = new Map<number, Record<string, unknown>>();
+  for (const r of await memories.query().toArray()) rows.set(Number(r.id), plainRow(r as Record<string, unknown>));
+  const all = new Map([...rows.values()].map((r) => [Number(r.id), rowToMemory(r)]));
+  const topics = new Map<string, Memory[]>();
+  for (const m of all.values()) {
+    if (m.status !== 'active' || m.topic_key === null) continue;
+    const key = JSON.stringify([m.project, projectWideBranch(m.branch) ? null : m.branch, m.topic_key]);
+    topics.set(key, [...(topics.get(key) ?? []), m]);
+  }
+  const changed = new Map<number, Memory>();
+  let retired = 0;
+  for (const said of topics.values()) {
+    if (said.length < 2) continue;
+    said.sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);
+    let current: Memory[] = [];
+    for (const m of said) {
+      if (givenTopicKey(m)) {
+        for (const older of current) {
+          markSuperseded(older, m, m.created_at_epoch);
+          retired++;
+          changed.set(older.id, older).set(m.id, m);
+          for (const o of closeConflictsOf(older, (id) => all.get(id))) changed.set(o.id, o);
+        }
+        current = [];
+      }
+      current.push(m);
+    }
+  }
+  if (changed.size === 0) return;
+
+  const cells = await openExisting(db, TABLES.cells);
+  if (cells) {
+    try {
+      const schema = await cells.schema();
+      const dimension = (schema.fields.find((f) => f.name === 'vector')?.type as FixedSizeList).listSize;
+      const ids = [...changed.keys()];
+      const stale: Record<string, unknown>[] = [];
+      for (let i = 0; i < ids.length; i += 500) {
+        const found = await cells.query().where(`source_kind = 'memory' AND source_id IN ${sqlIntList(ids.slice(i, i + 500))}`).toArray();
+        for (const raw of found) {
+          const cell = plainRow(raw as Record<string, unknown>);
+          const m = changed.get(Number(cell.source_id));
+          if (!m || m.project !== cell.project) continue;
+          const now = memoryCell(m, dimension);
+          const fields = ['title', 'text', 'search_text', 'status', 'type'] as const;
+          if (fields.every((f) => cell[f] === now[f])) continue;
+          // As MemoryRepository.rewrite updates a cell: its text and status anew, to be embedded again.
+          stale.push({ ...cell, ...Object.fromEntries(fields.map((f) => [f, now[f]])), embed_model: '', vector: new Float32Array(dimension) });
+        }
+      }
+      if (stale.length > 0) await retryConflicts(() => cells.mergeInsert('node_id').whenMatchedUpdateAll().execute(rowsToArrow(schema, stale)));
+    } finally {
+      cells.close();
+    }
+  }
+  const written = [...changed.values()].map((m) => {
+    const prev = rows.get(m.id) as Record<string, unknown>;
+    return memoryToRow(m, {
+      source_ids: prev.source_ids ? parseJson<number[]>(prev.source_ids, []) : undefined,
+      access_count: Number(prev.access_count ?? 0),
+      last_accessed_epoch: prev.last_accessed_epoch === null || prev.last_accessed_epoch === undefined ? null : Number(prev.last_accessed_epoch),
+    });
+  });
+  const schema = await memories.schema();
+  await retryConflicts(() => memories.mergeInsert('id').whenMatchedUpdateAll().execute(rowsToArrow(schema, written)));
+  log(`schema v3 -> v4: ${retired} older memories of a topic_key retired by the newer one, as remember retires them`);
+}
 
 export async function migrate(db: Connection, from: number, log: (m: string) => void): Promise<number> {
   let version = from;
