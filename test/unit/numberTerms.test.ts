@@ -4,12 +4,12 @@
 // dropped) has the cells of records holding such numbers prepared again once, at open, keeping
 // their vectors; the other cells are not rewritten.
 import * as assert from 'node:assert/strict';
-import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { sqlText } from '../../src/core/store/filters';
 import { TEXT_PREP_VERSION } from '../../src/core/retrieve/textPrep';
 import { removeDir, tempDir } from './mcpFixture';
+import { assertPreparedOnce, openLogged, vectorsByNode } from './textPrepFixture';
 
 const SCOPE: Scope = { project: 'github.com/acme/numbers' };
 
@@ -33,8 +33,7 @@ function withoutLongNumbers(searchText: string): string {
 
 describe('issue numbers in the word index', function () {
   this.timeout(120_000);
-  const open = (dir: string, logged: string[] = []): Promise<MemoryEngine> =>
-    MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, summariseOrphanSessions: false, lexiconMinDelta: 1, logger: (m) => logged.push(m) });
+  const open = openLogged;
 
   it('finds a record by an issue number of 5 to 7 digits, by its words alone', async () => {
     const dir = tempDir('number-terms');
@@ -64,7 +63,7 @@ describe('issue numbers in the word index', function () {
       await engine.store.setMeta({ text_prep_version: '2' });
       await engine.maintenance.indexLexicon();
       assert.ok(!(await searchText(ids[0])).split(' ').includes('48213'), 'control: the old cell lacks the number');
-      const vectorsBefore = await engine.store.rows('cells', null, { select: ['node_id', 'vector', 'embed_model'] });
+      const vectorsBefore = await vectorsByNode(engine);
       const untouchedBefore = (await engine.store.rows('cells', `source_id = ${ids[2]}`, { select: ['search_text'], withRowId: true }))[0];
       await engine.close();
 
@@ -76,15 +75,7 @@ describe('issue numbers in the word index', function () {
       assert.equal((await titlesFor(engine, 'issue 1234567'))[0], 'Release notes');
       // The cell with no such number was not rewritten, and every vector stayed.
       assert.deepEqual((await engine.store.rows('cells', `source_id = ${ids[2]}`, { select: ['search_text'], withRowId: true }))[0], untouchedBefore);
-      const vectorsAfter = await engine.store.rows('cells', null, { select: ['node_id', 'vector', 'embed_model'] });
-      const byNode = (rows: typeof vectorsBefore): Map<string, string> => new Map(rows.map((r) => [String(r.node_id), `${String(r.embed_model)}:${Array.from(r.vector as ArrayLike<number>).join(',')}`]));
-      assert.deepEqual(byNode(vectorsAfter), byNode(vectorsBefore));
-      assert.equal(await engine.store.getMeta('text_prep_version'), String(TEXT_PREP_VERSION));
-      await engine.close();
-
-      logged.length = 0;
-      engine = await open(dir, logged);
-      assert.ok(!logged.some((m) => /prepared the search text/.test(m)), 'prepared again on a second open');
+      engine = await assertPreparedOnce(engine, dir, vectorsBefore);
     } finally {
       await engine.close();
       removeDir(dir);

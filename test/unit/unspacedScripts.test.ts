@@ -4,12 +4,12 @@
 // prepared with such runs whole has the cells of records holding them prepared again once, at
 // open, keeping their vectors; the other cells are not rewritten.
 import * as assert from 'node:assert/strict';
-import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { sqlText } from '../../src/core/store/filters';
-import { TEXT_PREP_VERSION, foldText, prepareQueryText, tokenize } from '../../src/core/retrieve/textPrep';
+import { foldText, prepareQueryText, tokenize } from '../../src/core/retrieve/textPrep';
 import { removeDir, tempDir } from './mcpFixture';
+import { assertPreparedOnce, openLogged, vectorsByNode } from './textPrepFixture';
 
 const SCOPE: Scope = { project: 'github.com/acme/unspaced' };
 
@@ -32,8 +32,7 @@ async function titlesFor(engine: MemoryEngine, query: string): Promise<string[]>
 
 describe('scripts written without spaces between words', function () {
   this.timeout(120_000);
-  const open = (dir: string, logged: string[] = []): Promise<MemoryEngine> =>
-    MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, summariseOrphanSessions: false, lexiconMinDelta: 1, logger: (m) => logged.push(m) });
+  const open = openLogged;
 
   it('gives Thai, Lao, Khmer and Myanmar runs as pairs of characters, so a word inside a sentence is a term', () => {
     for (const { text, word } of NOTES) {
@@ -79,7 +78,7 @@ describe('scripts written without spaces between words', function () {
       await engine.store.setMeta({ text_prep_version: '3' });
       await engine.maintenance.indexLexicon();
       assert.ok(!(await searchText(ids[0])).split(' ').includes(tokenize(NOTES[0].word)[0]), 'control: the old cell lacks the pairs');
-      const vectorsBefore = await engine.store.rows('cells', null, { select: ['node_id', 'vector', 'embed_model'] });
+      const vectorsBefore = await vectorsByNode(engine);
       const otherBefore = (await engine.store.rows('cells', `source_id = ${other.id}`, { select: ['search_text'], withRowId: true }))[0];
       await engine.close();
 
@@ -92,15 +91,7 @@ describe('scripts written without spaces between words', function () {
       }
       // The cell holding none of these scripts was not rewritten, and every vector stayed.
       assert.deepEqual((await engine.store.rows('cells', `source_id = ${other.id}`, { select: ['search_text'], withRowId: true }))[0], otherBefore);
-      const vectorsAfter = await engine.store.rows('cells', null, { select: ['node_id', 'vector', 'embed_model'] });
-      const byNode = (rows: typeof vectorsBefore): Map<string, string> => new Map(rows.map((r) => [String(r.node_id), `${String(r.embed_model)}:${Array.from(r.vector as ArrayLike<number>).join(',')}`]));
-      assert.deepEqual(byNode(vectorsAfter), byNode(vectorsBefore));
-      assert.equal(await engine.store.getMeta('text_prep_version'), String(TEXT_PREP_VERSION));
-      await engine.close();
-
-      logged.length = 0;
-      engine = await open(dir, logged);
-      assert.ok(!logged.some((m) => /prepared the search text/.test(m)), 'prepared again on a second open');
+      engine = await assertPreparedOnce(engine, dir, vectorsBefore);
     } finally {
       await engine.close();
       removeDir(dir);
