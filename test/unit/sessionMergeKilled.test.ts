@@ -4,16 +4,15 @@
 // merged observation alone, and the session has one summary naming its files.
 
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { TABLES } from '../../src/core/store/schema';
+import { REPO, killAtMarker } from './fixtures/killAtMarker';
 
 process.env.LANCEDB_LOG ??= 'error';
-const REPO = path.resolve(__dirname, '..', '..');
 
 describe('a session end killed between a merge and the marking of its sources', function () {
   this.timeout(180_000);
@@ -44,20 +43,7 @@ describe('a session end killed between a merge and the marking of its sources', 
         await e.endSession(${JSON.stringify(scope)}, 'killed', 'idle');
       })().catch((err) => { process.stderr.write(String((err && err.stack) || err)); process.exit(3); });
     `;
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', code], { cwd: REPO, env: { ...process.env, LANCEDB_LOG: 'error' } });
-    let out = '';
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const exited = new Promise((resolve) => child.on('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-        if (out.includes('merged, sources not marked')) resolve();
-      });
-      void exited.then(() => reject(new Error(`the process ended before the merge: ${err}`)));
-    });
-    child.kill('SIGKILL');
-    await exited;
+    await killAtMarker(code, 'merged, sources not marked');
   }
 
   it('the sweep marks the sources, merges once, and writes one summary', async () => {

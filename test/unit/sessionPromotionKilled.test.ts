@@ -4,16 +4,15 @@
 // nothing for a later sweep. Killed once it wrote the session's summary, it had promoted all.
 
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { TABLES } from '../../src/core/store/schema';
+import { REPO, killAtMarker } from './fixtures/killAtMarker';
 
 process.env.LANCEDB_LOG ??= 'error';
-const REPO = path.resolve(__dirname, '..', '..');
 
 const DECISIONS = ['We decided to use Vitest for unit tests.', 'We decided to use pnpm for installing packages.'];
 
@@ -54,21 +53,7 @@ describe('a session end killed before its promotions were all written', function
         process.stdout.write('ended whole\\n');
       })().catch((err) => { process.stderr.write(String((err && err.stack) || err)); process.exit(3); });
     `;
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', code], { cwd: REPO, env: { ...process.env, LANCEDB_LOG: 'error' } });
-    let out = '';
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const exited = new Promise((resolve) => child.on('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-        if (out.includes('stopped here')) resolve();
-        if (out.includes('ended whole')) reject(new Error('the session ended without reaching the kill point'));
-      });
-      void exited.then(() => reject(new Error(`the process ended before the kill point: ${out} ${err}`)));
-    });
-    child.kill('SIGKILL');
-    await exited;
+    await killAtMarker(code, 'stopped here', 'ended whole');
   }
 
   /** Opens the store again and sweeps: `left` sessions are ended by it (those the kill left without a summary). */
