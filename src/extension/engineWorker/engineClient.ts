@@ -44,6 +44,8 @@ export class EngineClient {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  /** The thread has ended: nothing more is posted to it (until then a closing thread may still ask for a summary). */
+  private ended = false;
   exited: Promise<void>;
 
   private constructor(
@@ -56,6 +58,7 @@ export class EngineClient {
     this.exited = new Promise((resolve) => {
       worker.once('exit', (code) => {
         this.closed = true;
+        this.ended = true;
         for (const p of this.pending.values()) p.reject(new Error(`The Code Memory engine stopped (exit code ${code}). It restarts on the next use.`));
         this.pending.clear();
         resolve();
@@ -129,7 +132,7 @@ export class EngineClient {
   }
 
   private post(m: ToWorkerMessage): void {
-    if (!this.closed) this.worker.postMessage(m);
+    if (!this.ended) this.worker.postMessage(m);
   }
 
   call<T>(method: string, args: unknown[], extra: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<T> {
@@ -185,14 +188,26 @@ export class EngineClient {
   }
 
   /** Closes the store (flushing it) and ends the thread. */
+  /**
+   * Closes the store and ends the thread. Waits at most 5 s (what VS Code gives deactivate());
+   * a thread still closing then (its calls under way, the flush, the sessions' summaries) is left
+   * to finish and ended when it has, without holding the process: a thread ended while the store's
+   * native code still works in it aborts the whole process (the extension host).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
-    try {
-      await Promise.race([this.call('close', []), new Promise((resolve) => setTimeout(resolve, 5000))]);
-    } finally {
-      this.closed = true;
+    const closing = this.call('close', []).then(
+      () => true,
+      () => true,
+    );
+    const closed = await Promise.race([closing, new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
+    this.closed = true;
+    if (closed) {
       await this.worker.terminate();
+      return;
     }
+    this.worker.unref();
+    void closing.then(() => this.worker.terminate());
   }
 }
 

@@ -51,11 +51,10 @@ const summaries = new Map<number, (fields: SummaryResult | null) => void>();
 const aborts = new Map<number, AbortController>();
 let server: RunningHttpServer | null = null;
 let changes: StoreChanges | null = null;
-/** The calls under way, which a close waits for up to CLOSE_WAIT_MS. */
+/** The calls under way, which a close waits for. */
 const inFlight = new Set<Promise<void>>();
 /** Set once a close is asked: later calls are answered with an error, never run. */
 let closing = false;
-const CLOSE_WAIT_MS = 500;
 
 /** Asks the extension host for a language-model summary; the extractive one otherwise. */
 class BridgeSummariser implements Summariser {
@@ -181,9 +180,10 @@ void (async () => {
           void (async () => {
             await server?.close().catch(() => undefined);
             server = null;
-            // The calls under way (a look for another process's changes, a count) end first, briefly:
-            // the store is not closed under a read of it.
-            await Promise.race([Promise.allSettled(inFlight), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))]);
+            // The calls under way end first: the store is not closed under a read or write of it, and
+            // the thread is not ended while its native code works (that aborts the whole process).
+            // The client stops waiting after a while and ends the thread once this has answered.
+            await Promise.allSettled(inFlight);
             await engine.close();
             await embedder?.close?.();
             post({ type: 'result', id: m.id, value: null });
