@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,18 +13,9 @@ import { UseLiteEmbedder } from '../../src/core/embed/useLite';
 import { startEmbedder } from '../../src/core/embed/start';
 import { WorkerEmbedder } from '../../src/core/embed/workerEmbedder';
 import { assertLoadedBeforeTheFirstQuestion } from './embedFixture';
+import { HASHED, alive, endHosts } from './modelHostFixture';
 
 const CLI = path.resolve(__dirname, '../../src/cli/main.ts');
-const HASHED = { provider: 'hashed', dimension: 64 } as const;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -83,9 +74,7 @@ describe('shared model host', function () {
   });
 
   afterEach(() => {
-    for (const pid of hosts) if (alive(pid)) process.kill(pid, 'SIGKILL');
-    hosts.clear();
-    rmSync(base, { recursive: true, force: true });
+    endHosts(hosts, base);
   });
 
   it('serves every client from one host process, with the vectors the model gives in-process', async () => {

@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import type net from 'node:net';
 import path from 'node:path';
 import type { Embedder } from '../embedder';
-import type { EmbedderConfig } from '../factory';
+import { embedderName, type EmbedderConfig } from '../factory';
 import { connectSocket, encodeFrame, FrameReader, hostFolder, hostSocketPath, unpackVectors, type HostReply, type HostRequest } from './protocol';
 
 export interface SharedModelOptions {
@@ -111,11 +111,7 @@ export class SharedModelEmbedder implements Embedder {
     const start = () => startHost(options.hostEntry ?? defaultHostEntry(), socketPath, config);
     const timeout = options.startTimeoutMs ?? 10_000;
     const connection = await open(socketPath, start, timeout);
-    const { header } = await connection.request({ type: 'hello' }, timeout);
-    if (header.type !== 'hello') {
-      connection.close();
-      throw new Error(`The shared model host could not start its embedder: ${header.type === 'error' ? header.error : header.type}`);
-    }
+    const header = await greet(connection, socketPath, embedderName(config), null, timeout);
     const e = new SharedModelEmbedder(socketPath, start, timeout, header.name, header.dimension, header.pid);
     e.live = connection;
     return e;
@@ -149,8 +145,12 @@ export class SharedModelEmbedder implements Embedder {
 
   private connect(): Promise<Connection> {
     if (this.live?.alive) return Promise.resolve(this.live);
+    // A new connection (the host died, or another took the socket) is asked who it is first.
     this.opening ??= open(this.socketPath, this.start, this.startTimeoutMs)
-      .then((c) => (this.live = c))
+      .then(async (c) => {
+        await greet(c, this.socketPath, this.name, this.dimension, this.startTimeoutMs);
+        return (this.live = c);
+      })
       .finally(() => {
         this.opening = null;
       });
@@ -178,6 +178,24 @@ async function open(socketPath: string, start: () => void, timeoutMs: number): P
       }
     }
   }
+}
+
+/**
+ * Asks who listens on the socket. Only a host of this model (and, once known, dimension) is used:
+ * any other process there gets no text and no time beyond `timeoutMs`.
+ */
+async function greet(connection: Connection, socketPath: string, name: string, dimension: number | null, timeoutMs: number): Promise<Extract<HostReply, { type: 'hello' }>> {
+  const { header } = await connection.request({ type: 'hello' }, timeoutMs);
+  if (header.type === 'error') {
+    connection.close();
+    throw new Error(`The shared model host could not start its embedder: ${header.error}`);
+  }
+  const valid = header.type === 'hello' && header.name === name && Number.isSafeInteger(header.dimension) && header.dimension > 0 && (dimension === null || header.dimension === dimension);
+  if (!valid) {
+    connection.close();
+    throw new Error(`What listens on ${socketPath} is not a shared model host of ${name} (it answered ${JSON.stringify(header).slice(0, 200)}).`);
+  }
+  return header;
 }
 
 function startHost(entry: string, socketPath: string, config: EmbedderConfig): void {

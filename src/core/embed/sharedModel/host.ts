@@ -8,7 +8,7 @@
 // next CLI command to find the model loaded, short enough that closing everything leaves no
 // process behind for long). Requests of all clients share one ModelQueue: a query's one text
 // waits for at most one model call of another client's backfill, never for its whole batch.
-import { chmodSync, unlinkSync } from 'node:fs';
+import { chmodSync, statSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { packVectors } from '../embedder';
 import { createEmbedder, type EmbedderConfig } from '../factory';
@@ -53,8 +53,12 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
     send(socket, { type: 'result', id, count: vectors.length }, packVectors(vectors, embedder.dimension));
   };
 
+  // The socket file this host made (its inode): see stop.
+  let ownSocket: number | null = null;
   const stop = async (): Promise<void> => {
-    server.close();
+    // Closing the server removes the socket path. Only this host's own file: one removed while
+    // this host ran (a temp cleaner) may be another host's by now, which must stay reachable.
+    if (ownSocket !== null && inodeOf(socketPath) === ownSocket) server.close();
     await embedder.close?.().catch(() => undefined);
     process.exit(0);
   };
@@ -100,12 +104,21 @@ export async function runHost(socketPath: string, config: EmbedderConfig, idleMs
 
   await listen(server, socketPath);
   chmodSync(socketPath, 0o600);
+  ownSocket = inodeOf(socketPath);
   armIdle();
   // The client that started the host is opening its store meanwhile: its first question should
   // find the model loaded. A load that fails is tried again, and reported, by the first request.
   void embedder.warmUp?.().catch(() => undefined);
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+}
+
+function inodeOf(file: string): number | null {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return null;
+  }
 }
 
 /** Listens on the socket path; a stale socket file is replaced, a live host's is left alone. */
