@@ -192,9 +192,14 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     // sweep, which promotes again what was not promoted (a statement already a memory is known,
     // and not promoted twice); the summaries are written once everything else is.
     for (const part of parts) await promoteRecurring(repos, part.observations, scope, sessionId, part.branch, now, ctx.forgottenStatements);
-    // Each branch's summary keeps its id when the session is ended again.
+    // Each branch's summary keeps its id when the session is ended again. One of a branch the
+    // session no longer has a part on (it was summarised with no branch, then named one: its
+    // observations joined that branch's part, see branchParts) passes its id on to a new part,
+    // so an id a caller holds still names the session's work.
     const before = new Map((await repos.summaries.ofSessionsOnBranches([sessionId])).map((s) => [s.branch, s.summary.id]));
-    const fresh = await repos.ids.allocate(written.filter((w) => !before.has(w.branch)).length);
+    const spare = [...before].filter(([branch]) => !written.some((w) => w.branch === branch)).map(([, id]) => id);
+    const needed = written.filter((w) => !before.has(w.branch)).length;
+    const fresh = [...spare.slice(0, needed), ...(await repos.ids.allocate(Math.max(0, needed - spare.length)))];
     const rows = written.map((w) => summaryRow(repos, sessionId, before.get(w.branch) ?? fresh.shift()!, w.branch, w.observations, w.fields, w.writtenBy, reason, now));
     await repos.summaries.replaceOfSession(sessionId, rows);
     // The summary of the branch the session was on last stands for the session.

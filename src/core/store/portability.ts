@@ -233,11 +233,36 @@ function redactRecord(record: Row): Row {
   const out: Row = {};
   for (const [k, v] of Object.entries(record)) {
     if (k === 'project' || v === null || (typeof v !== 'string' && typeof v !== 'object')) out[k] = v;
-    else if (typeof v === 'object') out[k] = JSON.parse(redactJson(JSON.stringify(v))) as unknown;
+    // A file's name is its own (as capture keeps it, cleanPaths): redacted only, and NUL in one refused (nulFields).
+    else if (typeof v === 'object') out[k] = JSON.parse(redactJson(JSON.stringify(FILE_FIELDS.includes(k) ? v : printableValue(v)))) as unknown;
     else if (KEY_FIELDS.has(k)) out[k] = redactKey(v);
-    else out[k] = /^\s*[[{]/.test(v) ? redactJson(v) : redact(printable(v));
+    else out[k] = FILE_FIELDS.includes(k) && /^\s*[[{]/.test(v) ? redactJson(v) : storedJsonText(v);
   }
   return out;
+}
+
+/** `value` with every string in it printable (tooDeepFields has bounded its depth). */
+function printableValue(value: unknown): unknown {
+  if (typeof value === 'string') return printable(value);
+  if (Array.isArray(value)) return value.map(printableValue);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, printableValue(x)]));
+  return value;
+}
+
+/**
+ * A text field as stored: JSON (facts, a memory's temporal facts) with every string in it
+ * printable and redacted; any other text (a title that only opens with a bracket too) printable
+ * and redacted whole.
+ */
+function storedJsonText(v: string): string {
+  if (/^\s*[[{]/.test(v)) {
+    try {
+      return redactJson(JSON.stringify(printableValue(JSON.parse(v))));
+    } catch {
+      // Not JSON: text.
+    }
+  }
+  return redact(printable(v));
 }
 
 /**
