@@ -63,6 +63,23 @@ function checkOutFile(file: string, option = '--out'): void {
   if (why) throw new UsageError(`cannot write ${file}: ${why}`);
 }
 
+/** Whether two paths name one file (the same path, or a link to it). */
+function sameFile(a: string, b: string): boolean {
+  if (path.resolve(a) === path.resolve(b)) return true;
+  const [sa, sb] = [statSync(a, { throwIfNoEntry: false }), statSync(b, { throwIfNoEntry: false })];
+  return sa !== undefined && sb !== undefined && sa.dev === sb.dev && sa.ino === sb.ino;
+}
+
+/** The report is never written over the question file, nor the JSON report and the page over each other (exit 2, before the run). */
+function checkDistinct(files: Array<[string, string | undefined]>): void {
+  const given = files.filter((f): f is [string, string] => f[1] !== undefined);
+  for (let i = 0; i < given.length; i++) {
+    for (let j = i + 1; j < given.length; j++) {
+      if (sameFile(given[i][1], given[j][1])) throw new UsageError(`${given[j][0]} ${given[j][1]} is the file of ${given[i][0]}: give another file`);
+    }
+  }
+}
+
 function writeOutFile(file: string, text: string): void {
   try {
     writeFileSync(file, text);
@@ -102,6 +119,7 @@ export const evalCommand: CommandImpl = {
     if (out !== undefined) checkOutFile(out);
     const html = values.html === undefined ? undefined : String(values.html);
     if (html !== undefined) checkOutFile(html, '--html');
+    checkDistinct([['--queries', String(values.queries)], ['--out', out], ['--html', html]]);
     const report = await runEval({
       repo: String(values.repo),
       queries,

@@ -68,20 +68,37 @@ export function sqlContains(column: string, needle: string): string {
 
 /** What the regular expressions of a `where` (Rust's regex crate) give a meaning to: the characters its regex::escape escapes. */
 const REGEX_META = /[\\.+*?()|[\]{}^$#&~-]/g;
+/** The most UTF-8 bytes of escaped needles in one regular expression of sqlContainsAny (a sixth or less of what compiles). */
+const REGEX_BYTES = 16_384;
 
 /**
  * A test that the column holds any of `needles` literally anywhere: one regular expression of
- * them all, which reads each row once (a LIKE each read every row once per needle: a files filter
- * of 100 paths cost three times one of 1). A needle holding a backslash (a JSON-quoted path with
- * a quote in it) keeps a LIKE of its own: the query planner turns an expression of up to 4 plain
- * words into LIKEs without escaping a backslash, which a LIKE reads as an escape.
+ * them all (a few for a long list, see REGEX_BYTES), which reads each row once (a LIKE each read
+ * every row once per needle: a files filter of 100 paths cost three times one of 1). A needle
+ * holding a backslash (a JSON-quoted path with a quote in it) keeps a LIKE of its own: the query
+ * planner turns an expression of up to 4 plain words into LIKEs without escaping a backslash,
+ * which a LIKE reads as an escape.
  */
 export function sqlContainsAny(column: string, needles: readonly string[]): string {
   if (needles.length === 0) throw new FilterError('a value list may not be empty');
-  const plain = needles.filter((n) => !n.includes('\\'));
-  const clauses = needles.filter((n) => n.includes('\\')).map((n) => sqlContains(column, n));
+  const inRegex = (n: string): boolean => !n.includes('\\') && Buffer.byteLength(n) * 2 < REGEX_BYTES;
+  const clauses = needles.filter((n) => !inRegex(n)).map((n) => sqlContains(column, n));
+  // A regular expression compiles to at most 10 MiB (the regex crate's limit, "CompiledTooBig"):
+  // about 200 KB of needles; each takes at most REGEX_BYTES of them, a longer needle its own LIKE.
+  const groups: string[][] = [];
+  let bytes = Infinity;
+  for (const n of needles.filter(inRegex)) {
+    const escaped = n.replace(REGEX_META, (c) => `\\${c}`);
+    const size = Buffer.byteLength(escaped) + 1;
+    if (bytes + size > REGEX_BYTES) {
+      groups.push([]);
+      bytes = 0;
+    }
+    groups[groups.length - 1].push(escaped);
+    bytes += size;
+  }
   // Matched against stored text, in which half a surrogate pair reads U+FFFD.
-  if (plain.length > 0) clauses.unshift(`regexp_like(${column}, ${sqlText(plain.map((n) => n.replace(REGEX_META, (c) => `\\${c}`)).join('|'))})`);
+  clauses.unshift(...groups.map((g) => `regexp_like(${column}, ${sqlText(g.join('|'))})`));
   return clauses.length === 1 ? clauses[0] : `(${clauses.join(' OR ')})`;
 }
 

@@ -13,6 +13,8 @@ import type { TreeSnapshot } from './snapshot';
 const TYPE_ORDER: readonly string[] = MEMORY_TYPES;
 /** What one level of the tree shows at first, newest first, and what each Show more… adds. */
 export const MEMORY_PAGE = 200;
+/** The most memories read whole in one call (the engine's getMemories takes at most 1,000 ids). */
+const LOAD_BATCH = 500;
 
 /**
  * Memories by type (decisions, conventions, facts, preferences, notes) with their temporal state;
@@ -183,11 +185,15 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     return nodes;
   }
 
-  /** Reads whole the memories of `ids` not in `loaded` yet, into it. */
+  /**
+   * Reads whole the memories of `ids` not in `loaded` yet, into it, LOAD_BATCH at a time (a call
+   * takes at most 1,000 ids: a level shown past that, listed again, or many conflicts ask more).
+   */
   private async load(engine: EngineClient, scope: Scope, ids: Set<number>, loaded: Map<string, Memory>): Promise<void> {
     const missing = [...ids].filter((id) => !loaded.has(memoryKey(scope, id)));
-    if (missing.length === 0) return;
-    for (const m of await engine.getMemories(missing, scope, { includeSuppressed: true })) loaded.set(memoryKey(scope, m.id), m);
+    for (let i = 0; i < missing.length; i += LOAD_BATCH) {
+      for (const m of await engine.getMemories(missing.slice(i, i + LOAD_BATCH), scope, { includeSuppressed: true })) loaded.set(memoryKey(scope, m.id), m);
+    }
   }
 
   /** A memory node whose children are the memories it superseded, newest first. */
