@@ -287,7 +287,8 @@ export async function openEvalSession(options: EvalOptions): Promise<EvalSession
     };
     for (const tool of tools) {
       const kinds = [...new Set(perQuestion.map((q) => q.kind ?? 'all'))];
-      const byKind: Record<string, RankMetrics> = {};
+      // No prototype: a question kind may be any string, "__proto__" too.
+      const byKind: Record<string, RankMetrics> = Object.create(null) as Record<string, RankMetrics>;
       if (kinds.length > 1) {
         for (const kind of kinds) byKind[kind] = rankMetrics(perQuestion.filter((q) => (q.kind ?? 'all') === kind).map((q) => q.ranks[tool] ?? null));
       }

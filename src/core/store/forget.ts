@@ -502,6 +502,9 @@ export function earlierMark(a: ForgetMark, b: ForgetMark): ForgetMark {
  * (or before either) leaves those cells stored until then: they are found by no one meanwhile.
  * (Deleting the cells first would not do: the cell repair gives a record that has none its cell.)
  */
+/** The most records of a forget under way that a search's filter lists (see cellsWhere). */
+const MAX_FILTERED_IDS = 1000;
+
 export class PendingForgets {
   private readonly nodes = new Map<string, Set<string>>();
 
@@ -514,11 +517,17 @@ export class PendingForgets {
     private readonly ids: Map<string, Record<SourceKind, Set<number>>>,
   ) {}
 
-  /** A filter on `project`'s cells that leaves out those of records under a forget; null when none is. */
+  /**
+   * A filter on `project`'s cells that leaves out those of records under a forget; null when none
+   * is, or when the forget names more records than a query's filter should list (every search
+   * while it runs would pay for the list: 50,000 ids took a search from 21 to 684 ms). The hits are
+   * checked against the forget after the search anyway (covers), so a search while a large forget
+   * runs may only return fewer than it was asked for.
+   */
   cellsWhere(project: string): string | null {
     if (this.all || this.projects.has(project)) return 'false';
     const doomed = this.ids.get(project);
-    if (!doomed) return null;
+    if (!doomed || (Object.values(doomed) as Set<number>[]).reduce((n, set) => n + set.size, 0) > MAX_FILTERED_IDS) return null;
     const parts = (Object.keys(doomed) as SourceKind[]).filter((k) => doomed[k].size > 0).map((k) => `(source_kind = ${sqlString(k)} AND source_id IN ${sqlIntList([...doomed[k]])})`);
     return parts.length > 0 ? `NOT (${parts.join(' OR ')})` : null;
   }

@@ -56,6 +56,9 @@ export class StoreChanges {
    * since the last look is left unseen, so that change is still reported.
    */
   async own<T>(write: () => Promise<T>): Promise<T> {
+    // On object storage the versions are not read around each write (listings, billed, and slow
+    // when the store is far): the window's own writes may then cost a refresh at the next look.
+    if (this.minLookMs > 0) return write();
     const before = await this.versions().catch(() => null);
     try {
       return await write();
