@@ -148,7 +148,10 @@ export interface SessionInfo {
   started_at_epoch: number;
   ended_at_epoch: number | null;
   observation_count: number;
+  /** The summary shown: of the caller's branch, else of the branch the session is listed on, else another the caller may see. */
   summary: SessionSummary | null;
+  /** Every summary of the session the caller may see (one per branch it worked on): what forgetting the session forgets. */
+  summary_ids?: number[];
 }
 
 export type SessionEndReason = 'idle' | 'branch_switch' | 'shutdown' | 'request';

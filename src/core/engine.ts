@@ -738,13 +738,14 @@ export class MemoryEngine implements MemoryEngineApi {
     const sessions: SessionInfo[] = [...spans.values()]
       .sort((a, b) => b.first - a.first)
       .slice(0, Math.max(1, Math.min(500, limit)))
-      .map((s) => ({ memory_session_id: s.id, project: repos.project, branch: s.branch, started_at_epoch: s.first, ended_at_epoch: null, observation_count: s.count, summary: null }));
+      .map((s) => ({ memory_session_id: s.id, project: repos.project, branch: s.branch, started_at_epoch: s.first, ended_at_epoch: null, observation_count: s.count, summary: null, summary_ids: [] }));
     const bySession = new Map(sessions.map((s) => [s.memory_session_id, s]));
     // A session that worked on several branches has a summary per branch: the caller's branch's
     // (or, for a caller on none, the one of the branch the session is listed on), else another in reach.
     const found = await repos.summaries.ofSessionsOnBranches(sessions.map((s) => s.memory_session_id), branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }));
     for (const { summary, branch } of found) {
       const s = bySession.get(summary.memory_session_id);
+      s?.summary_ids?.push(summary.id);
       if (s && (s.summary === null || branch === (scope.branch ?? s.branch))) {
         s.summary = summary;
         s.ended_at_epoch = summary.created_at_epoch;

@@ -77,6 +77,23 @@ describe('extension: what shows the store follows its changes', function () {
     assert.match(after[0], /1 decision · 1 note/);
   });
 
+  it('Forget on a session that worked on two branches forgets all of it, both summaries and their observations', async () => {
+    const t = Date.now() - 60_000;
+    await w.engine.observe(
+      [
+        { memory_session_id: 'two-branches', type: 'note', title: 'zebra work on A', narrative: 'zebra', branch: 'br-a', created_at_epoch: t },
+        { memory_session_id: 'two-branches', type: 'note', title: 'yak work on B', narrative: 'yak', branch: 'br-b', created_at_epoch: t + 2000 },
+      ],
+      w.alpha,
+    );
+    await w.engine.endSession(w.alpha, 'two-branches', 'idle');
+    const listed = (await w.engine.listSessions(w.alpha)).find((s) => s.memory_session_id === 'two-branches');
+    assert.equal(listed?.summary_ids?.length, 2, 'a summary per branch');
+    const node = withVscodeStub(w.stub, () => new w.mods.nodes.SessionNode(w.alpha, listed));
+    await run('codeMemory.forgetItem', node, { confirm: false });
+    assert.equal((await w.engine.listSessions(w.alpha)).find((s) => s.memory_session_id === 'two-branches'), undefined, 'the session is gone whole');
+  });
+
   it('the details panel showing a record says it is gone once it is forgotten, title and all', async () => {
     const o = await observe(w.alpha, { title: 'zorblax token is hunter2', narrative: 'zorblax token is hunter2' });
     const target = { kind: 'observation', scope: w.alpha, id: o.id };

@@ -15,7 +15,7 @@ export function forgetItemCommand(c: Container): CommandDefinition {
         if (ok !== 'Forget') return;
       }
       const engine = await c.engines.get();
-      const report = await engine.forget({ kind: t.kind, ids: [t.id] }, t.scope);
+      const report = await engine.forget({ kind: t.kind, ids: t.ids ?? [t.id] }, t.scope);
       await afterForget(c);
       void vscode.window.setStatusBarMessage(`Forgot ${t.label}`, 3000);
       return report;

@@ -5,6 +5,8 @@ import type { DetailsTarget } from '../webviews/detailsPanel';
 export interface ItemTarget {
   kind: SourceKind;
   id: number;
+  /** Every record the item stands for (a session: its summaries, one per branch it worked on); `id` alone when absent. */
+  ids?: number[];
   scope: Scope;
   label: string;
 }
@@ -14,7 +16,8 @@ export function itemTarget(arg: unknown): ItemTarget | undefined {
   if (arg instanceof ObservationNode) return { kind: 'observation', id: arg.observation.id, scope: arg.scope, label: arg.observation.title ?? `observation #${arg.observation.id}` };
   if (arg instanceof MemoryNode) return { kind: 'memory', id: arg.memory.id, scope: arg.scope, label: arg.memory.title };
   if (arg instanceof SessionNode && arg.session.summary) {
-    return { kind: 'session_summary', id: arg.session.summary.id, scope: arg.scope, label: `session ${arg.session.memory_session_id} (its summary and observations)` };
+    const ids = arg.session.summary_ids?.length ? arg.session.summary_ids : [arg.session.summary.id];
+    return { kind: 'session_summary', id: arg.session.summary.id, ids, scope: arg.scope, label: `session ${arg.session.memory_session_id} (its summary and observations)` };
   }
   const t = arg as DetailsTarget | undefined;
   if (t && typeof t === 'object' && 'kind' in t) {
