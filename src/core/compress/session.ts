@@ -149,7 +149,9 @@ export function branchParts(observations: Observation[]): Array<{ branch: string
   const parts = new Map<string | null, Observation[]>();
   for (const o of inOrder) {
     if (o.branch) current = o.branch;
-    parts.set(current, [...(parts.get(current) ?? []), o]);
+    const part = parts.get(current);
+    if (part) part.push(o);
+    else parts.set(current, [o]);
   }
   return [...parts].map(([branch, list]) => ({ branch, observations: list }));
 }
