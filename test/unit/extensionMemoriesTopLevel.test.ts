@@ -104,6 +104,16 @@ describe('extension: the Memories view reads what it shows', function () {
     assert.ok(!JSON.stringify(tree).includes('hidden fact'), 'a suppressed memory is not listed');
   });
 
+  it('listings that overlap (a refresh while the tree is read) each show the history once', async () => {
+    for (let round = 0; round < 3; round++) {
+      const trees = await Promise.all([view.snapshot(), view.snapshot(), view.snapshot()]);
+      for (const tree of trees) {
+        const decisions = tree.find((n: Any) => n.label === 'Decisions');
+        assert.deepEqual(decisions.children[0].children.map((n: Any) => n.label), ['deploy from main'], `round ${round}`);
+      }
+    }
+  });
+
   it('with inactive memories shown, the suppressed one is counted and listed', async () => {
     view.toggleInactive();
     try {

@@ -30,13 +30,13 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
   readonly tree: vscode.TreeView<CodeMemoryNode>;
   private showInactive = false;
+  /** The last listing. Each listing builds its own and replaces this one whole. */
+  private listing: Listing = { predecessors: new Map(), loaded: new Map() };
   /**
-   * The ids of superseded memories by project and the id of the memory that replaced them, from
-   * the last listing. Each listing builds its own and replaces this one whole: listings may overlap.
+   * The listing each type and memory node came from: listings may overlap (a refresh while the
+   * tree is read), and a node's page and history are read from its own listing.
    */
-  private predecessors = new Map<string, number[]>();
-  /** The memories read whole since the last listing (the pages shown, their history, the conflicts' sides), by project and id. */
-  private loaded = new Map<string, Memory>();
+  private readonly listingOf = new WeakMap<CodeMemoryNode, Listing>();
   private refreshTimer: NodeJS.Timeout | undefined;
   /** How many items each paged level (by its node's id) shows, where Show more… was chosen. */
   private readonly shown = new Map<string, number>();
@@ -74,10 +74,13 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
 
   async getChildren(node?: CodeMemoryNode): Promise<CodeMemoryNode[]> {
     if (node instanceof MemoryProjectNode) return node.groups;
-    if (node instanceof MemoryTypeNode) return this.memoryPage(node, node.scope, node.ids, node.parent);
+    if (node instanceof MemoryTypeNode) return this.memoryPage(node, node.scope, node.ids, node.parent, this.listingOf.get(node) ?? this.listing);
     if (node instanceof ConflictGroupNode) return this.page(node, node.conflicts, (c) => c);
     if (node instanceof ConflictNode) return node.sides();
-    if (node instanceof MemoryNode) return this.page(node, node.history, (m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`));
+    if (node instanceof MemoryNode) {
+      const listing = this.listingOf.get(node) ?? this.listing;
+      return this.page(node, node.history, (m) => this.withHistory(node.scope, m, `${node.id ?? ''}/`, listing));
+    }
     if (node) return [];
     try {
       return await this.projects();
@@ -92,8 +95,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const all = await this.scopes.all();
     if (all.length === 0) return [];
     const engine = await this.engines.get();
-    const predecessors = new Map<string, number[]>();
-    const loaded = new Map<string, Memory>();
+    const listing: Listing = { predecessors: new Map(), loaded: new Map() };
     const projects: { folder: vscode.WorkspaceFolder; scope: Scope }[] = [];
     for (const { folder, scope } of all) if (!projects.some((p) => p.scope.project === scope.project)) projects.push({ folder, scope: { project: scope.project } });
     const several = projects.length > 1;
@@ -102,14 +104,13 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     for (const { folder, scope } of projects) {
       const outline = await engine.listMemoryOutline(scope, { includeSuppressed: this.showInactive });
       const parent = several ? `project:${scope.project}/` : '';
-      const groups = await this.groups(engine, scope, outline, predecessors, loaded, parent);
+      const groups = await this.groups(engine, scope, outline, listing, parent);
       const listed = groups.reduce((n, g) => n + (g instanceof MemoryTypeNode ? g.ids.length : 0), 0);
       total += listed;
       if (!several) nodes.push(...groups);
       else if (groups.length > 0) nodes.push(new MemoryProjectNode(scope, folder, listed, groups));
     }
-    this.predecessors = predecessors;
-    this.loaded = loaded;
+    this.listing = listing;
     // How many there are in all: each level below shows a page of them.
     this.tree.description = total > 0 ? `${count(total)} memor${total === 1 ? 'y' : 'ies'}` : undefined;
     return nodes;
@@ -123,8 +124,9 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     return nodes;
   }
 
-  /** The groups of a project's outline; only the sides of its possible conflicts are read whole (into `loaded`). */
-  private async groups(engine: EngineClient, s: Scope, memories: MemoryOutline[], predecessors: Map<string, number[]>, loaded: Map<string, Memory>, parent: string): Promise<CodeMemoryNode[]> {
+  /** The groups of a project's outline; only the sides of its possible conflicts are read whole (into the listing). */
+  private async groups(engine: EngineClient, s: Scope, memories: MemoryOutline[], listing: Listing, parent: string): Promise<CodeMemoryNode[]> {
+    const { predecessors, loaded } = listing;
     const byType = new Map<string, MemoryOutline[]>();
     const pairs: { older: number; newer: number; reason: string }[] = [];
     const byId = new Map(memories.map((m) => [m.id, m]));
@@ -155,7 +157,9 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const groups: CodeMemoryNode[] = types.map((t) => {
       const list = byType.get(t) ?? [];
       list.sort((a, b) => Number(b.status === 'active') - Number(a.status === 'active') || b.updated_at_epoch - a.updated_at_epoch);
-      return new MemoryTypeNode(t, s, list.map((m) => m.id), parent);
+      const node = new MemoryTypeNode(t, s, list.map((m) => m.id), parent);
+      this.listingOf.set(node, listing);
+      return node;
     });
     return conflicts.length > 0 ? [new ConflictGroupNode(conflicts, parent), ...groups] : groups;
   }
@@ -164,7 +168,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
    * A page of a type's memories (more after each Show more…), then Show more… while some are
    * left: the page's memories read whole, with the memories they superseded, down the chain.
    */
-  private async memoryPage(parent: MemoryTypeNode, scope: Scope, ids: readonly number[], nodeParent: string): Promise<CodeMemoryNode[]> {
+  private async memoryPage(parent: MemoryTypeNode, scope: Scope, ids: readonly number[], nodeParent: string, listing: Listing): Promise<CodeMemoryNode[]> {
     const limit = this.shown.get(parent.id ?? '') ?? MEMORY_PAGE;
     const shown = ids.slice(0, limit);
     const wanted = new Set<number>();
@@ -172,14 +176,14 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
       const id = stack.pop() as number;
       if (wanted.has(id)) continue;
       wanted.add(id);
-      stack.push(...(this.predecessors.get(memoryKey(scope, id)) ?? []));
+      stack.push(...(listing.predecessors.get(memoryKey(scope, id)) ?? []));
     }
-    const loaded = this.loaded;
+    const { loaded } = listing;
     await this.load(await this.engines.get(), scope, wanted, loaded);
     // One forgotten since the listing is left out; the refresh that follows a forget lists anew.
     const nodes: CodeMemoryNode[] = shown.flatMap((id) => {
       const memory = loaded.get(memoryKey(scope, id));
-      return memory ? [this.withHistory(scope, memory, nodeParent)] : [];
+      return memory ? [this.withHistory(scope, memory, nodeParent, listing)] : [];
     });
     if (ids.length > limit) nodes.push(new MoreNode(parent, limit, ids.length, Math.min(MEMORY_PAGE, ids.length - limit)));
     return nodes;
@@ -196,12 +200,14 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     }
   }
 
-  /** A memory node whose children are the memories it superseded, newest first. */
-  private withHistory(scope: Scope, memory: Memory, parent: string): MemoryNode {
-    const history = (this.predecessors.get(memoryKey(scope, memory.id)) ?? [])
-      .flatMap((id) => this.loaded.get(memoryKey(scope, id)) ?? [])
+  /** A memory node whose children are the memories it superseded (read by its page, see memoryPage), newest first. */
+  private withHistory(scope: Scope, memory: Memory, parent: string, listing: Listing): MemoryNode {
+    const history = (listing.predecessors.get(memoryKey(scope, memory.id)) ?? [])
+      .flatMap((id) => listing.loaded.get(memoryKey(scope, id)) ?? [])
       .sort((a, b) => (b.valid_to_epoch ?? 0) - (a.valid_to_epoch ?? 0) || b.id - a.id);
-    return new MemoryNode(scope, memory, history, parent);
+    const node = new MemoryNode(scope, memory, history, parent);
+    this.listingOf.set(node, listing);
+    return node;
   }
 
   /** The whole tree as plain data, expanded: what a person would see with every node open. */
@@ -214,6 +220,16 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     this.tree.dispose();
     this._onDidChangeTreeData.dispose();
   }
+}
+
+/**
+ * What one listing of the view read: the ids of superseded memories by project and the id of the
+ * memory that replaced them, and the memories read whole since (the pages shown, their history,
+ * the conflicts' sides), by project and id.
+ */
+interface Listing {
+  predecessors: Map<string, number[]>;
+  loaded: Map<string, Memory>;
 }
 
 function memoryKey(scope: Scope, id: number): string {
