@@ -144,3 +144,26 @@ describe('code-memory search of a question about nothing in the store', function
     assert.match(found.out, /^\d\.\d\d .*Upload retries use exponential backoff/);
   });
 });
+
+describe('the hashed fallback and a record that shares only spellings with the question', function () {
+  this.timeout(120_000);
+  it('finds nothing through the spelling alone, and still finds a record sharing the word', async () => {
+    // Hashed similarities to "kumquat": 0.23 for the first (kum, qua, uat), above the 0.13 of random
+    // vectors that once let a session summary sharing "<se" with "seven" answer "seven dwarfs".
+    const dir = tempDir('nomatch-spelling');
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
+    try {
+      await engine.observe([{ type: 'note', title: 'Kumar fixed the squat bug', narrative: '' }], SCOPE);
+      await engine.waitForVectors();
+      const before = await engine.search('kumquat', { scope: SCOPE, limit: 5 });
+      assert.deepEqual(before.filter((h) => h.score > 0).map((h) => h.cell.title), []);
+      await engine.observe([{ type: 'note', title: 'Kumquats are sold at the market', narrative: '' }], SCOPE);
+      await engine.waitForVectors();
+      const after = await engine.search('kumquat', { scope: SCOPE, limit: 5 });
+      assert.deepEqual(after.filter((h) => h.score > 0).map((h) => h.cell.title), ['Kumquats are sold at the market']);
+    } finally {
+      await engine.close();
+      removeDir(dir);
+    }
+  });
+});

@@ -18,6 +18,21 @@ export function hashedEmbedderName(dimension: number = HASHED_DEFAULT_DIMENSION)
   return `hashed-ngram-${dimension}`;
 }
 
+/**
+ * How near a hashed vector comes to text it has nothing to do with, by spelling alone: words share
+ * n-grams ("<se" of "seven" and "session") and a store holds many texts, so the nearest unrelated
+ * one lies far above what random vectors give (3 / sqrt(512) = 0.13). Measured over 4,865 commit
+ * messages of two projects and 15 questions about nothing: p99.9 0.22, p99.99 0.28, the nearest
+ * 0.18 to 0.38 a question. A misspelt word's record lies in the same range (0.2 to 0.3), so the
+ * fallback finds shared words and their stems, not typos.
+ */
+export const HASHED_UNRELATED_SIMILARITY = 0.3;
+
+/** The similarity unrelated texts reach with the named model's vectors of this dimension, at the least. */
+export function unrelatedSimilarity(model: string, dimension: number): number {
+  return model === hashedEmbedderName(dimension) ? HASHED_UNRELATED_SIMILARITY : 3 / Math.sqrt(dimension);
+}
+
 export class HashedEmbedder implements Embedder {
   readonly name: string;
   readonly dimension: number;

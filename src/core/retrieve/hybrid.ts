@@ -20,6 +20,7 @@ import { joinedTerms, prepareQueryText } from './textPrep';
 import { and, readByNodeId } from './rowReads';
 import type { Row } from './rowReads';
 import { CELL_COLUMNS, rowToCell } from '../store/mapping';
+import { unrelatedSimilarity } from '../embed/hashed';
 
 /** The part of an embedder that search needs (structurally the Embedder of src/core/embed). */
 export interface QueryEmbedder {
@@ -261,10 +262,11 @@ const UNRELATED_RETRY_MS = 5 * 60_000;
 
 /**
  * The similarity a neighbour that shares no word with the query must pass: the query's to the
- * nearest of UNRELATED (0 when they cannot be embedded), and at least what chance alone gives two
- * unrelated vectors of the embedder's dimension (three standard deviations of the dot product of
- * random unit vectors, 3 / sqrt(dimension): 0.13 at 512): the hashed embedder's collisions, where a
- * sentence encoder's unrelated texts lie well above it anyway.
+ * nearest of UNRELATED (0 when they cannot be embedded), and at least what unrelated texts reach
+ * with the model's vectors whatever the query (unrelatedSimilarity): for a sentence encoder, three
+ * standard deviations of the dot product of random unit vectors (3 / sqrt(dimension): 0.13 at
+ * 512), where its unrelated texts lie well above it anyway; for the hashed fallback, the nearness
+ * that shared spellings give (0.3), which a store of many texts reaches for any question.
  */
 async function unrelatedFloor(embedder: QueryEmbedder, vector: Float32Array): Promise<number> {
   const key = `${embedder.name}\u0000${embedder.dimension}`;
@@ -278,7 +280,7 @@ async function unrelatedFloor(embedder: QueryEmbedder, vector: Float32Array): Pr
     unrelatedVectors.set(key, entry);
   }
   const list = await entry.vectors;
-  const chance = 3 / Math.sqrt(vector.length);
+  const chance = unrelatedSimilarity(embedder.name, vector.length);
   return list.filter((v) => v.length === vector.length).reduce((best, v) => Math.max(best, dot(vector, v)), chance);
 }
 
