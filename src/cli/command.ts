@@ -24,6 +24,12 @@ export interface CommandSpec {
   options: Record<string, OptionSpec>;
   /** How many positional arguments it takes (none unless said; `Infinity` for free text). */
   positionals?: number;
+  /**
+   * Whether --branch means something to it: it narrows what the command reads, or is the branch
+   * of what it writes. A command without it reads or deletes the whole project whatever the
+   * branch, so it refuses --branch (exit 2) rather than ignore it unseen.
+   */
+  branch?: true;
 }
 
 export interface CommandImpl {

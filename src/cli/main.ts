@@ -6,15 +6,18 @@
 import { parseArgs } from 'node:util';
 import type { CommandImpl, CommandSpec, OptionSpec } from './command';
 import { COMMAND_SPECS } from './commands/specs';
-import { FULL_DISK_ADVICE, errorMessage, globalOptionsFrom, isUsageError, looksDamaged, looksLikeFullDisk } from './options';
+import { FULL_DISK_ADVICE, UsageError, errorMessage, globalOptionsFrom, isUsageError, looksDamaged, looksLikeFullDisk } from './options';
 import type { Io } from './options';
 import { exitWhenFlushed, guardOutput } from './output';
+
+/** The commands --branch means something to (see CommandSpec.branch), as --help names them. */
+const BRANCH_COMMANDS = COMMAND_SPECS.filter((c) => c.branch).map((c) => c.name).join(', ');
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   store: { type: 'string', description: 'Store location: a folder (a leading ~ is your home folder) or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
   'team-store': { type: 'string', description: 'A team store shared with others: s3://bucket/prefix, gs://, az:// or a folder, where a leading ~ is your home folder (default: $CODE_MEMORY_TEAM_STORE); searches read it too', valueName: 'uri' },
   project: { type: 'string', description: "Project scope (default: $CODE_MEMORY_PROJECT, else the current folder's git remote, e.g. github.com/owner/repo, else its name made unique, e.g. app-3f2a9c1b07de)", valueName: 'name' },
-  branch: { type: 'string', description: 'Narrow the scope to one branch (with what holds on every branch: no branch, main, master, trunk, the default branch)', valueName: 'name' },
+  branch: { type: 'string', description: `Narrow the scope to one branch (with what holds on every branch: no branch, main, master, trunk, the default branch); the branch of what observe and import-git write. Only ${BRANCH_COMMANDS} take it`, valueName: 'name' },
   embedder: { type: 'string', description: 'use-lite (default, offline model, held once per machine user by a shared model host; $CODE_MEMORY_SHARED_MODEL=0 keeps it in this process), hashed (fast, weaker), openai (an OpenAI-compatible /embeddings server such as Ollama, see --embedding-*) or none (full text only); or $CODE_MEMORY_EMBEDDER', valueName: 'name' },
   'embedding-endpoint': { type: 'string', description: 'With --embedder openai: the server\'s base URL (default: $CODE_MEMORY_EMBEDDING_ENDPOINT or http://127.0.0.1:11434/v1, Ollama; API key from $CODE_MEMORY_EMBEDDING_API_KEY)', valueName: 'url' },
   'embedding-model': { type: 'string', description: 'With --embedder openai: the model (default: $CODE_MEMORY_EMBEDDING_MODEL or nomic-embed-text)', valueName: 'name' },
@@ -150,6 +153,9 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
   }
   try {
     const options = globalOptionsFrom(parsed.values as Record<string, unknown>);
+    if (options.branch !== undefined && !command.branch) {
+      throw new UsageError(`${command.name} does not take --branch: what it reads, writes or deletes is not narrowed to a branch (only ${BRANCH_COMMANDS} take it); give it without --branch`);
+    }
     const impl = implementationOf(command);
     return await impl.run({ options, values: parsed.values as Record<string, unknown>, positionals: parsed.positionals, io, signal });
   } catch (error) {

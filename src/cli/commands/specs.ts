@@ -17,6 +17,7 @@ const RERANK_OPTIONS = {
 
 export const mcpSpec: CommandSpec = {
   name: 'mcp',
+  branch: true,
   summary: 'Serve the memory tools over MCP stdio (for Claude Code, Cursor, Codex...)',
   usage: 'code-memory mcp [--project <name>] [--store <uri>]',
   details:
@@ -27,6 +28,7 @@ export const mcpSpec: CommandSpec = {
 
 export const serveSpec: CommandSpec = {
   name: 'serve',
+  branch: true,
   summary: 'Serve MCP (Streamable HTTP) and REST on 127.0.0.1 with a bearer token',
   usage: 'code-memory serve [--port <n>] [--token-file <path>] [--project <name>] [--store <uri>]',
   details:
@@ -43,6 +45,7 @@ export const serveSpec: CommandSpec = {
 
 export const importGitSpec: CommandSpec = {
   name: 'import-git',
+  branch: true,
   summary: "Backfill memory from a repository's commit history (idempotent)",
   usage: 'code-memory import-git [repo-path] [--rev <rev>] [--project <name>] [--store <uri>]',
   details:
@@ -62,6 +65,7 @@ export const importGitSpec: CommandSpec = {
 
 export const observeSpec: CommandSpec = {
   name: 'observe',
+  branch: true,
   summary: 'Store observations given as JSON lines on stdin (for agent hooks)',
   usage: 'some-hook | code-memory observe [--project <name>] [--store <uri>]',
   details:
@@ -110,6 +114,7 @@ export const forgetSpec: CommandSpec = {
 
 export const nodeSpec: CommandSpec = {
   name: 'node',
+  branch: true,
   summary: 'Show a node (a recall result): its cell and source record',
   usage: 'code-memory node <node-id> [--project <name>] [--json]',
   positionals: 1,
@@ -118,6 +123,7 @@ export const nodeSpec: CommandSpec = {
 
 export const searchSpec: CommandSpec = {
   name: 'search',
+  branch: true,
   summary: 'Search the project memory (hybrid full text + vectors)',
   usage: 'code-memory search <text...> [--limit <n>] [--layer L0|L1|L2] [--json]',
   positionals: Infinity,
