@@ -77,12 +77,14 @@ async function main() {
   };
   onInterrupt(cleanup);
 
+  // The demo keeps its own store so trying the product never touches the real one, unless
+  // CODE_MEMORY_STORE names one.
+  const store = process.env.CODE_MEMORY_STORE ?? path.join(demoDir, 'store');
   server = await startCodeServer({
     workspace,
     port: option('--port') ? Number(option('--port')) : undefined,
     prefix: 'code-memory-start',
-    // The demo keeps its own store so trying the product never touches the real one.
-    env: { CODE_MEMORY_STORE: process.env.CODE_MEMORY_STORE ?? path.join(demoDir, 'store') },
+    env: { CODE_MEMORY_STORE: store },
   });
   const url = workbenchUrl(server, { extensionDevelopmentPath: repoRoot });
 
@@ -116,7 +118,7 @@ Code Memory is running in VS Code (code-server on ${server.origin}), loaded from
 
   Open: ${url}
 
-Workspace: ${path.relative(process.cwd(), workspace) || workspace}   Store: ${path.relative(process.cwd(), path.join(demoDir, 'store'))}
+Workspace: ${path.relative(process.cwd(), workspace) || workspace}   Store: ${process.env.CODE_MEMORY_STORE ? store : path.relative(process.cwd(), store)}
 esbuild rebuilds on change; run "Developer: Reload Window" in the workbench to pick changes up.
 Press Ctrl-C to stop.`);
   await new Promise(() => {});
