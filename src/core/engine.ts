@@ -38,7 +38,7 @@ import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supers
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
-import { forgetMark, forgetRecords, forgotSince, forgottenImports, forgottenStatements, goneRecords, lastForgets, purgeRows, replaceDocuments, settleForgets } from './store/forget';
+import { forgetMark, forgetRecords, forgotSince, forgottenImports, forgottenStatements, goneRecords, lastForgets, pendingForgets, purgeRows, replaceDocuments, settleForgets } from './store/forget';
 import type { ForgetMark, Forgotten } from './store/forget';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
@@ -681,20 +681,28 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   // Records by id in the scope: on a scope's branch, another branch's records are not found, as
-  // getNode and a search there leave them out.
-  getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {
+  // getNode and a search there leave them out; nor are those a forget under way names (in any
+  // process, see PendingForgets), as no search or node read serves them.
+  async getObservations(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Observation[]> {
     const repos = this.scoped(scope);
-    return repos.observations.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } });
+    return this.notForgetting(repos.observations.kind, repos.project, await repos.observations.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } }));
   }
 
-  getSessionSummaries(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<SessionSummary[]> {
+  async getSessionSummaries(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<SessionSummary[]> {
     const repos = this.scoped(scope);
-    return repos.summaries.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } });
+    return this.notForgetting(repos.summaries.kind, repos.project, await repos.summaries.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } }));
   }
 
-  getMemories(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Memory[]> {
+  async getMemories(ids: number[], scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<Memory[]> {
     const repos = this.scoped(scope);
-    return repos.memories.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } });
+    return this.notForgetting(repos.memories.kind, repos.project, await repos.memories.get(ids, { ...options, branch: { branch: scope.branch, defaultBranch: repos.defaultBranch } }));
+  }
+
+  /** Of records read by id, those that no forget under way names: what no search serves is not read by id either. */
+  private async notForgetting<T extends { id: number }>(kind: SourceKind, project: string, records: T[]): Promise<T[]> {
+    if (records.length === 0) return records;
+    const pending = await pendingForgets(this.store);
+    return records.filter((r) => !pending.covers(project, kind, r.id));
   }
 
   /**
