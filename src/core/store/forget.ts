@@ -53,7 +53,7 @@ import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
 import { retryConflicts, sleep } from './retry';
-import { ensureFtsIndex, ensureScalarIndexes } from './store';
+import { ensureFtsIndex, ensureScalarIndexes, prefixWhere } from './store';
 import type { Row, Store } from './store';
 
 /** Journals are meta rows `pending_forget:<uuid>`, one per forget (two processes may forget at once); `pending_forget` alone is an older build's. */
@@ -958,7 +958,7 @@ async function forgetNow(repos: Repositories, key: string, journal: Journal, res
     // meta table is purged after every forget, finish/purgeMeta.)
     const project = request.all ? null : (request.project as string);
     for (const prefix of [tombstonePrefix(project), statementPrefix(project), projectPrefix(FORGOT_RECORD_KEY, project), projectPrefix(IMPORT_ALIAS_KEY, project)]) {
-      if ((await store.metaEntries(prefix)).length > 0) await store.delete(TABLES.meta, `starts_with(key, ${sqlString(prefix)})`);
+      if ((await store.metaEntries(prefix)).length > 0) await store.delete(TABLES.meta, prefixWhere('key', prefix));
     }
   } else {
     await forgetIds(repos, repos.forProject((scope as Scope).project), purger, key, journal, report, sessions);

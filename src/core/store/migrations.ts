@@ -11,8 +11,9 @@ import { projectWideBranch } from '../model/branches';
 import type { Memory } from '../model/records';
 import { plainRow, rowsToArrow } from './arrowRows';
 import { memoryCell } from './cells';
-import { sqlIntList } from './filters';
+import { sqlIntList, sqlStringList } from './filters';
 import { memoryToRow, parseJson, rowToMemory } from './mapping';
+import { projection } from './projection';
 import { retryConflicts } from './retry';
 import { MEMORY_V4_FIELDS, OBSERVATION_V2_FIELDS, SCHEMA_VERSION, TABLES } from './schema';
 
@@ -69,18 +70,18 @@ const steps: Record<number, Step> = {
     }
   },
   3: async (db, log) => {
-    // Supersession links and conflicts: every existing memory starts with none, then memories of
-    // one topic_key are retired as remember retires them (retireSameTopics).
+    // Supersession links and conflicts: every existing memory starts with none. Memories of one
+    // topic_key are then retired as remember retires them by the open that follows (the store's
+    // meta does not say TOPICS_RETIRED_KEY yet: see retireSameTopics).
     const table = await openExisting(db, TABLES.memories);
     if (!table) return;
-    const have = new Set((await table.schema()).fields.map((f) => f.name));
-    const missing = MEMORY_V4_FIELDS().filter((f) => !have.has(f.name));
-    if (missing.length > 0) {
-      await table.addColumns(missing);
-      log(`schema v3 -> v4: added memory columns ${missing.map((f) => f.name).join(', ')}`);
-    }
     try {
-      await retireSameTopics(db, table, log);
+      const have = new Set((await table.schema()).fields.map((f) => f.name));
+      const missing = MEMORY_V4_FIELDS().filter((f) => !have.has(f.name));
+      if (missing.length > 0) {
+        await table.addColumns(missing);
+        log(`schema v3 -> v4: added memory columns ${missing.map((f) => f.name).join(', ')}`);
+      }
     } finally {
       table.close();
     }
@@ -98,28 +99,71 @@ function givenTopicKey(m: Memory): boolean {
 }
 
 /**
- * Builds before v4 never retired a memory: a project can hold several current memories of one
- * topic_key in one scope, which the tools then all return as current. The rule remember applies
- * (compress/supersede.ts) is applied to them once, as if they had been remembered in the order
- * they were said: a memory given a topic_key retires the current memories of that key said
- * before it, of its project and scope (project-wide, or one branch), with markSuperseded's
- * fields and links. Suppressed memories are left as a person left them. The search cells are
- * written first and the memories last, in one commit: until that commit the next open makes the
- * same plan again, after it there is nothing left to retire.
+ * Meta key: the store's memories were replayed by retireSameTopics (the value is the rule's
+ * version). A store without it (new, from before v4, or taken to v4 by a build whose upgrade did
+ * not replay: several current memories of one topic_key) is replayed by its next open, which
+ * then writes it; an open of a store that has it reads nothing more.
  */
-async function retireSameTopics(db: Connection, memories: Table, log: (m: string) => void): Promise<void> {
-  const rows = new Map<number, Record<string, unknown>>();
-  for (const r of await memories.query().toArray()) rows.set(Number(r.id), plainRow(r as Record<string, unknown>));
-  const all = new Map([...rows.values()].map((r) => [Number(r.id), rowToMemory(r)]));
-  const topics = new Map<string, Memory[]>();
-  for (const m of all.values()) {
-    if (m.status !== 'active' || m.topic_key === null) continue;
-    const key = JSON.stringify([m.project, projectWideBranch(m.branch) ? null : m.branch, m.topic_key]);
-    topics.set(key, [...(topics.get(key) ?? []), m]);
+export const TOPICS_RETIRED_KEY = 'topics_retired';
+export const TOPICS_RETIRED_VERSION = '1';
+
+/** Where retireSameTopics reads and writes. */
+export interface TopicTables {
+  memories: Table;
+  /** The search cells, when the store has them. */
+  cells: Table | null;
+  /** Runs a write of a table (the store's RewriteGate; at an open, nothing else writes). */
+  mutate?: <T>(table: string, work: () => Promise<T>) => Promise<T>;
+}
+
+/** The columns that tell which memories share a topic_key in one project and scope. */
+const TOPIC_COLUMNS = ['id', 'project', 'branch', 'topic_key'];
+
+/**
+ * Builds before v4 never retired a memory, nor did the upgrade of the first v4 builds, nor does
+ * an import of such a store's export: a project can hold several current memories of one
+ * topic_key in one scope, which the tools then all return as current. The rule remember applies
+ * (compress/supersede.ts) is applied to them, as if they had been remembered in the order they
+ * were said: a memory given a topic_key retires the current memories of that key said before it,
+ * of its project and scope (project-wide, or one branch), with markSuperseded's fields and links.
+ * Suppressed memories are left as a person left them. Only `projects`' memories where given.
+ *
+ * Which memories share a key is read from a few narrow columns; only those memories (and the
+ * other sides of their open conflicts) are read whole. The search cells are written first and
+ * the memories last, in one commit: until that commit a second run makes the same plan again,
+ * after it there is nothing left to retire. Returns how many memories it retired.
+ */
+export async function retireSameTopics(tables: TopicTables, log: (m: string) => void, projects?: readonly string[]): Promise<number> {
+  const { memories } = tables;
+  const mutate = tables.mutate ?? (<T>(_table: string, work: () => Promise<T>): Promise<T> => work());
+  const where = [`status = 'active'`, 'topic_key IS NOT NULL', ...(projects ? [projects.length > 0 ? `project IN ${sqlStringList(projects)}` : 'false'] : [])].join(' AND ');
+  const topics = new Map<string, number[]>();
+  for (const raw of await memories.query().where(where).select(projection(TOPIC_COLUMNS)).toArray()) {
+    const r = plainRow(raw as Record<string, unknown>);
+    const key = JSON.stringify([r.project, projectWideBranch(r.branch as string | null) ? null : r.branch, r.topic_key]);
+    topics.set(key, [...(topics.get(key) ?? []), Number(r.id)]);
   }
+  const shared = [...topics.values()].filter((ids) => ids.length > 1).flat();
+  if (shared.length === 0) return 0;
+  const rows = new Map<number, Record<string, unknown>>();
+  const all = new Map<number, Memory>();
+  const read = async (ids: number[]): Promise<void> => {
+    for (let i = 0; i < ids.length; i += 500) {
+      for (const raw of await memories.query().where(`id IN ${sqlIntList(ids.slice(i, i + 500))}`).toArray()) {
+        const r = plainRow(raw as Record<string, unknown>);
+        rows.set(Number(r.id), r);
+        all.set(Number(r.id), rowToMemory(r));
+      }
+    }
+  };
+  await read(shared);
+  // The other sides of their open conflicts, which a retirement closes too.
+  const sides = [...all.values()].flatMap((m) => (m.conflicts ?? []).filter((c) => c.resolution === 'open').map((c) => c.id));
+  await read([...new Set(sides)].filter((id) => !all.has(id)));
   const changed = new Map<number, Memory>();
   let retired = 0;
-  for (const said of topics.values()) {
+  for (const ids of topics.values()) {
+    const said = ids.map((id) => all.get(id)).filter((m): m is Memory => m !== undefined && m.status === 'active');
     if (said.length < 2) continue;
     said.sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);
     let current: Memory[] = [];
@@ -129,39 +173,36 @@ async function retireSameTopics(db: Connection, memories: Table, log: (m: string
           markSuperseded(older, m, m.created_at_epoch);
           retired++;
           changed.set(older.id, older).set(m.id, m);
-          for (const o of closeConflictsOf(older, (id) => all.get(id))) changed.set(o.id, o);
+          const lookup = (id: number): Memory | undefined => (all.get(id)?.project === older.project ? all.get(id) : undefined);
+          for (const o of closeConflictsOf(older, lookup)) changed.set(o.id, o);
         }
         current = [];
       }
       current.push(m);
     }
   }
-  if (changed.size === 0) return;
+  if (changed.size === 0) return 0;
 
-  const cells = await openExisting(db, TABLES.cells);
+  const { cells } = tables;
   if (cells) {
-    try {
-      const schema = await cells.schema();
-      const dimension = (schema.fields.find((f) => f.name === 'vector')?.type as FixedSizeList).listSize;
-      const ids = [...changed.keys()];
-      const stale: Record<string, unknown>[] = [];
-      for (let i = 0; i < ids.length; i += 500) {
-        const found = await cells.query().where(`source_kind = 'memory' AND source_id IN ${sqlIntList(ids.slice(i, i + 500))}`).toArray();
-        for (const raw of found) {
-          const cell = plainRow(raw as Record<string, unknown>);
-          const m = changed.get(Number(cell.source_id));
-          if (!m || m.project !== cell.project) continue;
-          const now = memoryCell(m, dimension);
-          const fields = ['title', 'text', 'search_text', 'status', 'type'] as const;
-          if (fields.every((f) => cell[f] === now[f])) continue;
-          // As MemoryRepository.rewrite updates a cell: its text and status anew, to be embedded again.
-          stale.push({ ...cell, ...Object.fromEntries(fields.map((f) => [f, now[f]])), embed_model: '', vector: new Float32Array(dimension) });
-        }
+    const schema = await cells.schema();
+    const dimension = (schema.fields.find((f) => f.name === 'vector')?.type as FixedSizeList).listSize;
+    const ids = [...changed.keys()];
+    const stale: Record<string, unknown>[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const found = await cells.query().where(`source_kind = 'memory' AND source_id IN ${sqlIntList(ids.slice(i, i + 500))}`).toArray();
+      for (const raw of found) {
+        const cell = plainRow(raw as Record<string, unknown>);
+        const m = changed.get(Number(cell.source_id));
+        if (!m || m.project !== cell.project) continue;
+        const now = memoryCell(m, dimension);
+        const fields = ['title', 'text', 'search_text', 'status', 'type'] as const;
+        if (fields.every((f) => cell[f] === now[f])) continue;
+        // As MemoryRepository.rewrite updates a cell: its text and status anew, to be embedded again.
+        stale.push({ ...cell, ...Object.fromEntries(fields.map((f) => [f, now[f]])), embed_model: '', vector: new Float32Array(dimension) });
       }
-      if (stale.length > 0) await retryConflicts(() => cells.mergeInsert('node_id').whenMatchedUpdateAll().execute(rowsToArrow(schema, stale)));
-    } finally {
-      cells.close();
     }
+    if (stale.length > 0) await mutate(TABLES.cells, () => retryConflicts(() => cells.mergeInsert('node_id').whenMatchedUpdateAll().execute(rowsToArrow(schema, stale))));
   }
   const written = [...changed.values()].map((m) => {
     const prev = rows.get(m.id) as Record<string, unknown>;
@@ -172,8 +213,10 @@ async function retireSameTopics(db: Connection, memories: Table, log: (m: string
     });
   });
   const schema = await memories.schema();
-  await retryConflicts(() => memories.mergeInsert('id').whenMatchedUpdateAll().execute(rowsToArrow(schema, written)));
-  log(`schema v3 -> v4: ${retired} older memories of a topic_key retired by the newer one, as remember retires them`);
+  // Rows that are stored only: a memory forgotten meanwhile is not written back.
+  await mutate(TABLES.memories, () => retryConflicts(() => memories.mergeInsert('id').whenMatchedUpdateAll().execute(rowsToArrow(schema, written))));
+  log(`${retired} older memories of a topic_key retired by the newer one, as remember retires them`);
+  return retired;
 }
 
 export async function migrate(db: Connection, from: number, log: (m: string) => void): Promise<number> {

@@ -705,6 +705,11 @@ async function writeImport(
     if (queued.length >= BATCH) await flushKind(spec);
   }
   for (const spec of KINDS) await flushKind(spec);
+  // An export of a store that never retired them holds several current memories of one topic_key:
+  // all but the newest are retired, as remember retires them, in the projects the file's memories
+  // are of (those stored before too: a file imported again after an import cut short is repaired).
+  const projects = [...new Set(toPlace.memory.map((p) => p.project))];
+  if (projects.length > 0) await repos.store.retireSameTopics(projects);
   // Noted once the records are written: an import cut short finds them again by their content.
   const noted = Object.entries(aliases);
   for (let i = 0; i < noted.length; i += BATCH) await repos.store.setMeta(Object.fromEntries(noted.slice(i, i + BATCH)));

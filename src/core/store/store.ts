@@ -22,7 +22,7 @@ import { objectLock } from './objectLock';
 import { fragmentsWithDeletions } from './deletionFiles';
 import { canonicalObjectUri, displayUri, openObjectStorage } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
-import { StoreVersionError, migrate } from './migrations';
+import { StoreVersionError, TOPICS_RETIRED_KEY, TOPICS_RETIRED_VERSION, migrate, retireSameTopics } from './migrations';
 import { projection } from './projection';
 import { retryConflicts, retryVanished, sleep } from './retry';
 import { RewriteGate } from './rewriteGate';
@@ -155,8 +155,13 @@ export class Store {
     if (metaLost && !options.rebuildMeta) refuseLostMeta(options.uri);
     let version = SCHEMA_VERSION;
     let storedVersion: number | null = null;
+    let topicsRetired: string | null = null;
     if (meta) {
-      const rows = await meta.query().where(`key = 'schema_version'`).toArray();
+      // The meta entries every open reads: the version, and whether the topics were replayed.
+      const read = await meta.query().where(`key IN ('schema_version', ${sqlString(TOPICS_RETIRED_KEY)})`).toArray();
+      const replayed = read.find((r) => r.key === TOPICS_RETIRED_KEY);
+      topicsRetired = replayed ? String(replayed.value) : null;
+      const rows = read.filter((r) => r.key === 'schema_version');
       const stored = rows.length > 0 ? Number(rows[0].value) : 1;
       // Not a version (garbled by hand or by a damaged disk): taken for one, NaN skipped every
       // migration and was written back as the store's version, 0 or 2.5 failed on a missing step.
@@ -201,8 +206,17 @@ export class Store {
     const upkeep = { connect, inChildFrom: options.upkeepInChildFrom ?? UPKEEP_IN_CHILD_FROM, children: new UpkeepProcess() };
     const opened = new Store(options.uri, db, tables, version, dimension, newIds, local, log, upkeep, created);
     store.current = opened;
+    // Memories of one topic_key that a build or an import left current together (see
+    // retireSameTopics) are retired once per store, before the version is written (an upgrade
+    // killed before then is done again). Not done (a damaged table), it is tried at the next open.
+    let retired = topicsRetired === TOPICS_RETIRED_VERSION;
+    if (!retired) retired = await opened.retireSameTopics().then(() => true, (e: unknown) => (log(`retiring memories of one topic_key: ${errorMessage(e)}`), false));
     // Every write is a new table version: an open writes only what changed.
-    if (storedVersion !== version) await opened.setMeta({ schema_version: String(version), ...(metaLost ? { meta_rebuilt_at: new Date().toISOString() } : {}) });
+    const entries = {
+      ...(storedVersion !== version ? { schema_version: String(version), ...(metaLost ? { meta_rebuilt_at: new Date().toISOString() } : {}) } : {}),
+      ...(retired && topicsRetired !== TOPICS_RETIRED_VERSION ? { [TOPICS_RETIRED_KEY]: TOPICS_RETIRED_VERSION } : {}),
+    };
+    if (Object.keys(entries).length > 0) await opened.setMeta(entries);
     if (metaLost) log(`store ${displayUri(options.uri)}: its lost meta table was made anew`);
     return opened;
   }
@@ -397,7 +411,7 @@ export class Store {
 
   /** The meta rows whose key starts with `prefix`, as [key, value]. */
   async metaEntries(prefix: string): Promise<Array<[string, string]>> {
-    const rows = await this.rows(TABLES.meta, `starts_with(key, ${sqlString(prefix)})`);
+    const rows = await this.rows(TABLES.meta, prefixWhere('key', prefix));
     return rows.map((r) => [String(r.key), String(r.value)]);
   }
 
@@ -505,6 +519,15 @@ export class Store {
     this.tables.set(TABLES.cells, table);
     this.dimension = dimension;
     this.log(`cells re-created for ${dimension}-dimension vectors; ${rows.length} cells wait for embedding`);
+  }
+
+  /**
+   * Retires all but the newest current memory of each topic_key, per project and scope (of
+   * `projects`, or every project): see retireSameTopics. Returns how many it retired.
+   */
+  retireSameTopics(projects?: readonly string[]): Promise<number> {
+    const tables = { memories: this.table(TABLES.memories), cells: this.table(TABLES.cells), mutate: <T>(name: string, work: () => Promise<T>) => this.gate.mutate(name, work) };
+    return retireSameTopics(tables, this.log, projects);
   }
 
   close(): void {
@@ -674,7 +697,28 @@ export const SCALAR_INDEXES: Partial<Record<TableName, { btree: string[]; bitmap
   entities: { btree: ['id'], bitmap: ['project'] },
   relationships: { btree: ['source', 'target'], bitmap: ['project'] },
   lexical_segments: { btree: ['term'], bitmap: ['project'] },
+  // key: getMeta and setMeta's merge on it, read by every write (forget stamps) and grown by
+  // forgets (about three tombstone rows per forgotten commit), and metaEntries' prefix reads.
+  meta: { btree: ['key'], bitmap: [] },
 };
+
+/**
+ * A filter for the rows whose `column` starts with `prefix`: the range of values from the prefix
+ * up to the prefix with its last character the next one (text compares by code point, as UTF-8
+ * bytes do), which a BTREE index on the column answers exactly. LanceDB 0.31 reads `starts_with`
+ * through such an index as a LIKE that takes `_` and `%` in the prefix for wildcards and `\` for
+ * an escape: `forgot_record:` also found `forgotXrecord:`, and `a\` found nothing.
+ */
+export function prefixWhere(column: string, prefix: string): string {
+  const chars = [...prefix];
+  while (chars.length > 0) {
+    const last = (chars.pop() as string).codePointAt(0) as number;
+    // Past the surrogates (not characters); the last code point has no next one: shorten the prefix.
+    const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+    if (next <= 0x10ffff) return `${column} >= ${sqlString(prefix)} AND ${column} < ${sqlString(chars.join('') + String.fromCodePoint(next))}`;
+  }
+  return `${column} >= ${sqlString(prefix)}`;
+}
 
 /** Creates the scalar indexes a table lacks (or all of them again, after a purge). */
 export async function ensureScalarIndexes(table: Table, name: TableName, log: (m: string) => void = () => undefined, replace = false): Promise<void> {
