@@ -742,7 +742,8 @@ export class MemoryEngine implements MemoryEngineApi {
 
   async listSessions(scope: Scope, limit = 20): Promise<SessionInfo[]> {
     const repos = this.scoped(scope);
-    const spans = await repos.observations.sessionSpans(branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }));
+    // The lists leave out what a forget under way names, as the searches do (forgetFilter).
+    const spans = await repos.observations.sessionSpans(branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }), { exceptForgetting: true });
     const sessions: SessionInfo[] = [...spans.values()]
       .sort((a, b) => b.first - a.first)
       .slice(0, Math.max(1, Math.min(500, limit)))
@@ -750,7 +751,7 @@ export class MemoryEngine implements MemoryEngineApi {
     const bySession = new Map(sessions.map((s) => [s.memory_session_id, s]));
     // A session that worked on several branches has a summary per branch: the caller's branch's
     // (or, for a caller on none, the one of the branch the session is listed on), else another in reach.
-    const found = await repos.summaries.ofSessionsOnBranches(sessions.map((s) => s.memory_session_id), branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }));
+    const found = await repos.summaries.ofSessionsOnBranches(sessions.map((s) => s.memory_session_id), branchWhere({ branch: scope.branch, defaultBranch: repos.defaultBranch }), { exceptForgetting: true });
     for (const { summary, branch } of found) {
       const s = bySession.get(summary.memory_session_id);
       s?.summary_ids?.push(summary.id);
@@ -770,12 +771,12 @@ export class MemoryEngine implements MemoryEngineApi {
   listMemories(scope: Scope, options: { includeSuppressed?: boolean; replacingOnBranch?: boolean } = {}): Promise<Memory[]> {
     const repos = this.scoped(scope);
     const { branch } = scope;
-    return repos.memories.list({ includeSuppressed: options.includeSuppressed, branch, defaultBranch: repos.defaultBranch, replacingOn: options.replacingOnBranch ? (branch ?? undefined) : undefined });
+    return repos.memories.list({ includeSuppressed: options.includeSuppressed, branch, defaultBranch: repos.defaultBranch, replacingOn: options.replacingOnBranch ? (branch ?? undefined) : undefined, exceptForgetting: true });
   }
 
   listMemoryOutline(scope: Scope, options: { includeSuppressed?: boolean } = {}): Promise<MemoryOutline[]> {
     const repos = this.scoped(scope);
-    return repos.memories.outline({ includeSuppressed: options.includeSuppressed, branch: scope.branch ?? undefined, defaultBranch: repos.defaultBranch });
+    return repos.memories.outline({ includeSuppressed: options.includeSuppressed, branch: scope.branch ?? undefined, defaultBranch: repos.defaultBranch, exceptForgetting: true });
   }
 
   async entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }> {

@@ -532,6 +532,17 @@ export class PendingForgets {
     return parts.length > 0 ? `NOT (${parts.join(' OR ')})` : null;
   }
 
+  /**
+   * cellsWhere's filter on `project`'s records of `kind` (their id column), for the lists
+   * (RecordRepository.forgetFilter): 'false' when the whole project is under a forget, null when
+   * none of them is or when more are than a filter lists (covers leaves those out after the read).
+   */
+  recordsWhere(project: string, kind: SourceKind): string | null {
+    if (this.all || this.projects.has(project)) return 'false';
+    const doomed = this.ids.get(project)?.[kind];
+    return doomed && doomed.size > 0 && doomed.size <= MAX_FILTERED_IDS ? `NOT (id IN ${sqlIntList([...doomed])})` : null;
+  }
+
   /** Whether `project`'s cell of this record is one under a forget. */
   covers(project: string, kind: SourceKind, id: number): boolean {
     return this.all || this.projects.has(project) || (this.ids.get(project)?.[kind]?.has(id) ?? false);

@@ -16,6 +16,8 @@ const OUTLINE_COLUMNS = ['id', 'memory_type', 'status', 'superseded_by', 'update
 
 interface ListOptions {
   includeSuppressed?: boolean;
+  /** None a forget under way names (forgetFilter), as a list shown to a caller reads them. */
+  exceptForgetting?: boolean;
   branch?: string;
   defaultBranch?: string | null;
 }
@@ -56,12 +58,19 @@ export class MemoryRepository extends RecordRepository<Memory> {
     const parts: string[] = [];
     if (options.aboutFiles) parts.push(`memory_type IN ('decision', 'convention') AND files IS NOT NULL AND files <> '[]'`);
     if (options.replacingOn) parts.push(`branch = ${sqlString(options.replacingOn)} AND status = 'active' AND supersedes IS NOT NULL`);
-    return newestFirst((await this.table.rows(listWhere(options, parts))).map(rowToMemory));
+    return newestFirst((await this.listedRows(listWhere(options, parts), options)).map(rowToMemory));
+  }
+
+  /** The rows `where` keeps, of memories no forget under way names when `exceptForgetting`. */
+  private async listedRows(where: string | null, options: ListOptions, select?: string[]): Promise<Row[]> {
+    if (!options.exceptForgetting) return this.table.rows(where, { select });
+    const filter = await this.forgetFilter(where);
+    return filter ? (await this.table.rows(filter.where, { select })).filter((r) => filter.keeps(r.id)) : [];
   }
 
   /** list()'s memories (same filter and order), only the columns of a MemoryOutline read. */
   async outline(options: ListOptions = {}): Promise<MemoryOutline[]> {
-    const rows = await this.table.rows(listWhere(options), { select: OUTLINE_COLUMNS });
+    const rows = await this.listedRows(listWhere(options), options, OUTLINE_COLUMNS);
     return newestFirst(
       rows.map((r): MemoryOutline => {
         const m = rowToMemory(r);

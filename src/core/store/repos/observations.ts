@@ -47,12 +47,15 @@ export class ObservationRepository extends RecordRepository<Observation> {
     super(store, TABLES.observations, project, 'observation', cells, rowToObservation, OBSERVATION_COLUMNS);
   }
 
+  /** The newest `limit` observations a caller reads, none a forget under way names (forgetFilter). */
   async list(options: { sessionId?: string; branch?: string; defaultBranch?: string | null; limit?: number; type?: string } = {}): Promise<Observation[]> {
     let where = `status <> 'suppressed'`;
     if (options.type !== undefined) where += ` AND type = ${sqlString(validType(options.type))}`;
     if (options.branch) where += ` AND ${branchWhere(options)}`;
     if (options.sessionId !== undefined) where += ` AND memory_session_id = ${sqlString(options.sessionId)}`;
-    const rows = (await this.table.rows(where)).map(rowToObservation);
+    const filter = await this.forgetFilter(where);
+    if (!filter) return [];
+    const rows = (await this.table.rows(filter.where)).filter((r) => filter.keeps(r.id)).map(rowToObservation);
     rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
     return rows.slice(0, Math.max(1, Math.min(10_000, options.limit ?? 100)));
   }
@@ -102,16 +105,21 @@ export class ObservationRepository extends RecordRepository<Observation> {
    * The working sessions that have observations passing `clause`, with their first and last
    * observation times and counts (for session lists and the orphan sweep): the project's
    * documents are a layer, not a session. Read as a stream of three columns, so a project of a
-   * million observations costs its sessions' memory, not its rows'.
+   * million observations costs its sessions' memory, not its rows'. `exceptForgetting`: of the
+   * observations no forget under way names (forgetFilter), as a list shown to a caller reads them.
    */
-  async sessionSpans(clause: string | null = null): Promise<Map<string, SessionSpan>> {
+  async sessionSpans(clause: string | null = null, options: { exceptForgetting?: boolean } = {}): Promise<Map<string, SessionSpan>> {
     const notDocuments = `type <> '${DOCUMENT_TYPE}'`;
     const spans = new Map<string, SessionSpan>();
-    for await (const batch of this.table.batches(clause ? `(${clause}) AND ${notDocuments}` : notDocuments, ['memory_session_id', 'branch', 'created_at_epoch'])) {
+    const filter = options.exceptForgetting ? await this.forgetFilter(clause ? `(${clause}) AND ${notDocuments}` : notDocuments) : { where: clause ? `(${clause}) AND ${notDocuments}` : notDocuments, keeps: () => true };
+    if (!filter) return spans;
+    for await (const batch of this.table.batches(filter.where, ['memory_session_id', 'branch', 'created_at_epoch', ...(options.exceptForgetting ? ['id'] : [])])) {
       const ids = batch.getChild('memory_session_id')!;
       const branches = batch.getChild('branch')!;
       const times = batch.getChild('created_at_epoch')!;
+      const recordIds = batch.getChild('id');
       for (let i = 0; i < batch.numRows; i++) {
+        if (recordIds && !filter.keeps(recordIds.get(i))) continue;
         const id = String(ids.get(i));
         const at = Number(times.get(i));
         const span = spans.get(id);

@@ -5,6 +5,7 @@ import { RECORD_STATUSES } from '../../model/records';
 import type { SourceKind } from '../../model/records';
 import { FilterError, branchWhere, sqlInt, sqlIntList, sqlString } from '../filters';
 import type { BranchScope } from '../filters';
+import { pendingForgets } from '../forget';
 import { ProjectTable } from '../projectTable';
 import type { TableName } from '../schema';
 import type { Row, Store } from '../store';
@@ -70,6 +71,23 @@ export abstract class RecordRepository<T extends { id: number }> {
     if (branch) where += ` AND ${branch}`;
     const rows = await this.table.rows(where, { select: this.columns, limit: unique.length });
     return orderBy(rows.map(this.toRecord), asked);
+  }
+
+  /**
+   * What a list shown to a caller (the sidebar's sessions, observations and memories) reads of
+   * this kind while forgets are journalled, whichever process runs them or was killed running them
+   * (see PendingForgets): `where` narrowed by the search's filter, and `keeps` to test each row's id
+   * read (a forget naming more records than a filter lists); null when the project is under a
+   * forget whole. Filtered before a list takes its page, so a page holds all it can.
+   */
+  async forgetFilter(where: string | null): Promise<{ where: string | null; keeps: (id: unknown) => boolean } | null> {
+    const pending = await pendingForgets(this.store);
+    const forgetting = pending.recordsWhere(this.project, this.kind);
+    if (forgetting === 'false') return null;
+    return {
+      where: forgetting ? (where ? `(${where}) AND ${forgetting}` : forgetting) : where,
+      keeps: (id) => !pending.covers(this.project, this.kind, Number(id)),
+    };
   }
 
   /**

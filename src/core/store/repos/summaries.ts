@@ -32,12 +32,15 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
   /**
    * The summaries of these sessions with the branch each was written for (a session that worked
    * on several branches has one summary per branch), those `where` keeps (e.g. branchWhere).
+   * `exceptForgetting`: none a forget under way names (forgetFilter), as a list shown to a caller reads them.
    */
-  async ofSessionsOnBranches(sessionIds: string[], where: string | null = null): Promise<Array<{ summary: SessionSummary; branch: string | null }>> {
+  async ofSessionsOnBranches(sessionIds: string[], where: string | null = null, options: { exceptForgetting?: boolean } = {}): Promise<Array<{ summary: SessionSummary; branch: string | null }>> {
     const out: Array<{ summary: SessionSummary; branch: string | null }> = [];
+    const filter = options.exceptForgetting ? await this.forgetFilter(where) : { where, keeps: () => true };
+    if (!filter) return out;
     for (let i = 0; i < sessionIds.length; i += 500) {
-      const rows = await this.table.rows([`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`, ...(where ? [`(${where})`] : [])].join(' AND '));
-      out.push(...rows.map((r) => ({ summary: rowToSessionSummary(r), branch: (r.branch as string | null) ?? null })));
+      const rows = await this.table.rows([`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`, ...(filter.where ? [`(${filter.where})`] : [])].join(' AND '));
+      out.push(...rows.filter((r) => filter.keeps(r.id)).map((r) => ({ summary: rowToSessionSummary(r), branch: (r.branch as string | null) ?? null })));
     }
     return out;
   }
