@@ -36,6 +36,13 @@ function tmpWriter(name: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+function isEntry(e: unknown): e is OutboxEntry {
+  if (typeof e !== 'object' || e === null) return false;
+  const o = e as Record<string, unknown>;
+  if (o.op === 'share') return Array.isArray(o.rows) && o.rows.length > 0 && o.rows.every((r) => typeof r === 'object' && r !== null && typeof (r as TeamRow).node_id === 'string' && typeof (r as TeamRow).project === 'string');
+  return o.op === 'unshare' && typeof o.project === 'string' && Array.isArray(o.node_ids) && o.node_ids.every((id) => typeof id === 'string');
+}
+
 export interface PendingEntry {
   file: string;
   entry: OutboxEntry;
@@ -44,7 +51,11 @@ export interface PendingEntry {
 export class Outbox {
   private seq = 0;
 
-  constructor(readonly dir: string) {}
+  /** `log` is told of each entry removed for being none (see pending). */
+  constructor(
+    readonly dir: string,
+    private readonly log: (message: string) => void = () => undefined,
+  ) {}
 
   async add(entry: OutboxEntry): Promise<void> {
     await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -89,16 +100,31 @@ export class Outbox {
     return removed;
   }
 
+  /**
+   * The entries waiting, oldest first. An entry is renamed into place whole, so one that is not
+   * an entry (a damaged disk, a hand edit) never will be: it is removed, and `damaged` told why,
+   * rather than left to stop every later share (or, with no op, to loop the sender for ever).
+   */
   async pending(): Promise<PendingEntry[]> {
     const names = (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).sort();
     const out: PendingEntry[] = [];
     for (const name of names) {
       const file = path.join(this.dir, name);
+      // Gone: taken by another flush of this process in the meantime, nothing to do.
+      const text = await fsp.readFile(file, 'utf8').catch(() => null);
+      if (text === null) continue;
+      let entry: unknown;
       try {
-        out.push({ file, entry: JSON.parse(await fsp.readFile(file, 'utf8')) as OutboxEntry });
+        entry = JSON.parse(text);
       } catch {
-        // Taken by another flush of this process in the meantime: nothing to do.
+        entry = null;
       }
+      if (isEntry(entry)) {
+        out.push({ file, entry });
+        continue;
+      }
+      await fsp.rm(file, { force: true });
+      this.log(`team store: queued entry ${name} removed, ${entry === null && text.trim() !== 'null' ? 'not JSON' : 'not a share or an unshare'}: it could never be sent`);
     }
     return out;
   }
@@ -113,8 +139,9 @@ export class Outbox {
     return new LockFile(path.join(this.dir, '.sending.lock')).tryWithLock(fn);
   }
 
+  /** How many entries wait (read, so that one that is none is not counted: see pending). */
   async count(): Promise<number> {
-    return (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).length;
+    return (await this.pending()).length;
   }
 
   async done(entries: PendingEntry[]): Promise<void> {

@@ -262,7 +262,7 @@ export class TeamMemory {
     private readonly cache: TeamTable,
   ) {
     this.log = options.log ?? (() => undefined);
-    this.outbox = new Outbox(path.join(options.stateDir, 'outbox'));
+    this.outbox = new Outbox(path.join(options.stateDir, 'outbox'), (m) => this.log(m));
     this.ledger = new ShareLedger(path.join(options.stateDir, 'shared'));
   }
 
