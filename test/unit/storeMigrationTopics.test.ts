@@ -6,8 +6,6 @@
 // at any of its writes leaves a store the next open finishes the same way.
 
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { Schema } from 'apache-arrow';
 import { MemoryEngine } from '../../src/core/engine';
@@ -16,6 +14,7 @@ import { rowsToArrow } from '../../src/core/store/arrowRows';
 import { cellNodeId, memoryCell } from '../../src/core/store/cells';
 import { rowToMemory } from '../../src/core/store/mapping';
 import { MEMORY_V4_FIELDS, SCHEMA_VERSION, TABLES, cellsSchema, memoriesSchema, metaSchema, observationsSchema, sessionSummariesSchema } from '../../src/core/store/schema';
+import { openKilledAt } from './fixtures/openKilledAt';
 import { tempDirs } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -203,39 +202,3 @@ describe('store: the upgrade of an old store retires memories of one topic_key a
     }
   });
 });
-
-const CHILD = `
-const lancedb = require('@lancedb/lancedb');
-const { MemoryEngine } = require('./src/core/engine');
-const [dir, point] = process.argv.slice(1);
-const [method, nth] = point.split(':');
-(async () => {
-  const db = await lancedb.connect(dir);
-  const table = await db.openTable('meta');
-  const proto = method === 'execute' ? lancedb.MergeInsertBuilder.prototype : Object.getPrototypeOf(table);
-  db.close();
-  const original = proto[method];
-  let calls = 0;
-  proto[method] = async function (...args) {
-    const out = await original.apply(this, args);
-    if (++calls === Number(nth)) process.kill(process.pid, 'SIGKILL');
-    return out;
-  };
-  await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-  process.exit(3);
-})().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
-`;
-
-/** Opens the store in a child process that kills itself (SIGKILL) right after the nth call of a LanceDB method. */
-function openKilledAt(dir: string, point: string): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', CHILD, dir, point], { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LANCEDB_LOG: 'error' } });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  return new Promise((resolve) =>
-    child.on('exit', (code, signal) => {
-      clearTimeout(guard);
-      resolve({ code, signal, stderr });
-    }),
-  );
-}

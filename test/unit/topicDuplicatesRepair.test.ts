@@ -7,8 +7,6 @@
 // A kill -9 in the middle of the repair leaves a store the next open finishes the same way.
 
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { HASHED_DEFAULT_DIMENSION, HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
@@ -23,6 +21,7 @@ import { getObservations } from '../../src/core/tools/getObservations';
 import { recall } from '../../src/core/tools/recall';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
+import { openKilledAt } from './fixtures/openKilledAt';
 import { tempDirs, toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -243,36 +242,3 @@ describe('store: several current memories of one topic_key are repaired to one',
     }
   });
 });
-
-const CHILD = `
-const lancedb = require('@lancedb/lancedb');
-const { MemoryEngine } = require('./src/core/engine');
-const [dir, point] = process.argv.slice(1);
-const [method, nth] = point.split(':');
-(async () => {
-  const proto = lancedb.MergeInsertBuilder.prototype;
-  const original = proto[method];
-  let calls = 0;
-  proto[method] = async function (...args) {
-    const out = await original.apply(this, args);
-    if (++calls === Number(nth)) process.kill(process.pid, 'SIGKILL');
-    return out;
-  };
-  await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
-  process.exit(3);
-})().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
-`;
-
-/** Opens the store in a child process that kills itself (SIGKILL) right after the nth call of a LanceDB method. */
-function openKilledAt(dir: string, point: string): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', CHILD, dir, point], { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LANCEDB_LOG: 'error' } });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  return new Promise((resolve) =>
-    child.on('exit', (code, signal) => {
-      clearTimeout(guard);
-      resolve({ code, signal, stderr });
-    }),
-  );
-}
