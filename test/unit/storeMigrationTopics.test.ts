@@ -10,11 +10,10 @@ import * as lancedb from '@lancedb/lancedb';
 import { Schema } from 'apache-arrow';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Memory } from '../../src/core/model/records';
-import { rowsToArrow } from '../../src/core/store/arrowRows';
-import { cellNodeId, memoryCell } from '../../src/core/store/cells';
-import { rowToMemory } from '../../src/core/store/mapping';
-import { MEMORY_V4_FIELDS, SCHEMA_VERSION, TABLES, cellsSchema, memoriesSchema, metaSchema, observationsSchema, sessionSummariesSchema } from '../../src/core/store/schema';
-import { openKilledAt } from './fixtures/openKilledAt';
+import { MEMORY_V4_FIELDS, SCHEMA_VERSION, TABLES, memoriesSchema } from '../../src/core/store/schema';
+import { memoryRow, writeMemoryStore } from './fixtures/memoryStore';
+import type { MemorySeed } from './fixtures/memoryStore';
+import { openKilledAt, rawStatusOf } from './fixtures/openKilledAt';
 import { tempDirs } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -24,20 +23,8 @@ const OTHER = 'legacy/other';
 const DAY = 86_400_000;
 const T0 = Date.UTC(2025, 0, 10);
 
-interface Seed {
-  id: number;
-  project?: string;
-  title: string;
-  text: string;
-  topic_key: string | null;
-  day: number;
-  branch?: string | null;
-  status?: string;
-  facts?: Array<[string, string, string]>;
-}
-
 /** The memories of the old store: ids and what each is expected to become. */
-const SEEDS: Seed[] = [
+const SEEDS: MemorySeed[] = [
   // One topic said three times project-wide (no branch, then `main`, which is project-wide too).
   { id: 11, title: 'Orders database', text: 'We use PostgreSQL 14 for the orders service.', topic_key: 'orders-db', day: 0, facts: [['orders service', 'uses', 'postgresql 14']] },
   { id: 12, title: 'Orders database', text: 'We moved the orders service to MySQL.', topic_key: 'orders-db', day: 2, branch: 'main', facts: [['orders service', 'uses', 'mysql']] },
@@ -54,33 +41,11 @@ const SEEDS: Seed[] = [
   { id: 52, title: 'Billing schedule', text: 'The billing job must be idempotent.', topic_key: 'billing job', day: 2, facts: [['billing job', 'must be', 'idempotent']] },
 ];
 
-function memoryRow(s: Seed): Record<string, unknown> {
-  const at = T0 + s.day * DAY;
-  const project = s.project ?? APP;
-  const facts = (s.facts ?? []).map(([subject, predicate, object]) => ({ project, subject, predicate, object, learned_at_epoch: at, confidence: 1, status: 'current', valid_from_epoch: at, valid_to_epoch: null }));
-  return {
-    id: s.id, project, title: s.title, text: s.text, memory_type: 'decision', created_at_epoch: at, updated_at_epoch: at,
-    status: s.status ?? 'active', scope: 'project', classification: 'decision', classification_reason: 'saved explicitly',
-    current_context_eligible: true, branch: s.branch ?? null, files: null, session_id: null, topic_key: s.topic_key, topic_trace: null,
-    temporal_facts: facts.length > 0 ? JSON.stringify(facts) : null, last_accessed_epoch: at + 1000, access_count: 3, source_ids: '[7]',
-  };
-}
-
 /** A store as schema v2 wrote it: memories without the v4 supersession columns, each with its search cell. */
-async function writeV2Store(dir: string): Promise<void> {
-  const db = await lancedb.connect(dir);
-  await db.createTable('meta', rowsToArrow(metaSchema(), [{ key: 'schema_version', value: '2' }]));
-  await db.createEmptyTable('observations', observationsSchema());
-  await db.createEmptyTable('session_summaries', sessionSummariesSchema());
+function writeV2Store(dir: string): Promise<void> {
   const v4 = new Set(MEMORY_V4_FIELDS().map((f) => f.name));
-  const rows = SEEDS.map(memoryRow);
-  await db.createTable('memories', rowsToArrow(new Schema(memoriesSchema().fields.filter((f) => !v4.has(f.name))), rows));
-  const cells = rows.map((r) => {
-    const m = rowToMemory(r);
-    return { ...memoryCell(m, 16), node_id: cellNodeId(m.project, 'memory', m.id), access_count: 3 };
-  });
-  await db.createTable('cells', rowsToArrow(cellsSchema(16), cells));
-  db.close();
+  const rows = SEEDS.map((seed) => ({ ...memoryRow(seed, APP, T0), source_ids: '[7]' }));
+  return writeMemoryStore(dir, { version: 2, rows, memories: new Schema(memoriesSchema().fields.filter((f) => !v4.has(f.name))), dimension: 16, cell: { access_count: 3 } });
 }
 
 const open = (dir: string): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
@@ -110,18 +75,6 @@ async function storedVersion(dir: string): Promise<string> {
   try {
     const rows = await (await db.openTable('meta')).query().where(`key = 'schema_version'`).toArray();
     return String(rows[0].value);
-  } finally {
-    db.close();
-  }
-}
-
-/** Memory `id`'s status in its row and in its search cell, read without opening the store. */
-async function rawStatusOf(dir: string, id: number): Promise<string[]> {
-  const db = await lancedb.connect(dir);
-  try {
-    const [row] = await (await db.openTable('memories')).query().where(`id = ${id}`).toArray();
-    const [cell] = await (await db.openTable('cells')).query().where(`source_kind = 'memory' AND source_id = ${id}`).toArray();
-    return [String(row.status), String(cell.status)];
   } finally {
     db.close();
   }

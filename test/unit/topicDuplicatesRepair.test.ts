@@ -11,17 +11,17 @@ import * as lancedb from '@lancedb/lancedb';
 import { HASHED_DEFAULT_DIMENSION, HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
-import { rowsToArrow } from '../../src/core/store/arrowRows';
-import { cellNodeId, memoryCell } from '../../src/core/store/cells';
-import { rowToMemory } from '../../src/core/store/mapping';
+import { cellNodeId } from '../../src/core/store/cells';
 import { Store } from '../../src/core/store/store';
 import { EXPORT_FORMAT } from '../../src/core/store/portability';
-import { TABLES, cellsSchema, memoriesSchema, metaSchema, observationsSchema, sessionSummariesSchema } from '../../src/core/store/schema';
+import { TABLES, memoriesSchema } from '../../src/core/store/schema';
 import { getObservations } from '../../src/core/tools/getObservations';
 import { recall } from '../../src/core/tools/recall';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
-import { openKilledAt } from './fixtures/openKilledAt';
+import { memoryRow, writeMemoryStore } from './fixtures/memoryStore';
+import type { MemorySeed } from './fixtures/memoryStore';
+import { openKilledAt, rawStatusOf } from './fixtures/openKilledAt';
 import { tempDirs, toolContext } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -31,17 +31,7 @@ const OTHER = 'github.com/acme/other-app';
 const DAY = 86_400_000;
 const T0 = Date.UTC(2025, 2, 3);
 
-interface Seed {
-  id: number;
-  project?: string;
-  title: string;
-  text: string;
-  topic_key: string | null;
-  day: number;
-  facts?: Array<[string, string, string]>;
-}
-
-const SEEDS: Seed[] = [
+const SEEDS: MemorySeed[] = [
   // One topic said three times in APP, all left current.
   { id: 11, title: 'Orders database', text: 'We use PostgreSQL 14 for the orders service.', topic_key: 'orders-db', day: 0, facts: [['orders service', 'uses', 'postgresql 14']] },
   { id: 12, title: 'Orders database', text: 'We moved the orders service to MySQL.', topic_key: 'orders-db', day: 2, facts: [['orders service', 'uses', 'mysql']] },
@@ -52,33 +42,9 @@ const SEEDS: Seed[] = [
   { id: 41, project: OTHER, title: 'Orders database', text: 'The other app keeps orders database rows in Redis.', topic_key: 'orders-db', day: 7 },
 ];
 
-function memoryRow(s: Seed): Record<string, unknown> {
-  const at = T0 + s.day * DAY;
-  const project = s.project ?? APP;
-  const facts = (s.facts ?? []).map(([subject, predicate, object]) => ({ project, subject, predicate, object, learned_at_epoch: at, confidence: 1, status: 'current', valid_from_epoch: at, valid_to_epoch: null }));
-  return {
-    id: s.id, project, title: s.title, text: s.text, memory_type: 'decision', created_at_epoch: at, updated_at_epoch: at,
-    status: 'active', scope: 'project', classification: 'decision', classification_reason: 'saved explicitly',
-    current_context_eligible: true, branch: null, files: null, session_id: null, topic_key: s.topic_key, topic_trace: null,
-    temporal_facts: facts.length > 0 ? JSON.stringify(facts) : null, last_accessed_epoch: at + 1000, access_count: 3, source_ids: null,
-    supersedes: null, superseded_by: null, valid_to_epoch: null, conflicts: null,
-  };
-}
-
 /** A store as an earlier build at schema v4 left it: its upgrade never replayed the topics, so every memory is current. */
-async function writeOldV4Store(dir: string): Promise<void> {
-  const db = await lancedb.connect(dir);
-  await db.createTable('meta', rowsToArrow(metaSchema(), [{ key: 'schema_version', value: '4' }]));
-  await db.createEmptyTable('observations', observationsSchema());
-  await db.createEmptyTable('session_summaries', sessionSummariesSchema());
-  const rows = SEEDS.map(memoryRow);
-  await db.createTable('memories', rowsToArrow(memoriesSchema(), rows));
-  const cells = rows.map((r) => {
-    const m = rowToMemory(r);
-    return { ...memoryCell(m, HASHED_DEFAULT_DIMENSION), node_id: cellNodeId(m.project, 'memory', m.id) };
-  });
-  await db.createTable('cells', rowsToArrow(cellsSchema(HASHED_DEFAULT_DIMENSION), cells));
-  db.close();
+function writeOldV4Store(dir: string): Promise<void> {
+  return writeMemoryStore(dir, { version: 4, rows: SEEDS.map((seed) => memoryRow(seed, APP, T0)), memories: memoriesSchema(), dimension: HASHED_DEFAULT_DIMENSION });
 }
 
 const open = (dir: string): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
@@ -98,18 +64,6 @@ async function snapshot(dir: string): Promise<{ memories: Record<number, Record<
     return { memories, cells };
   } finally {
     await engine.close();
-  }
-}
-
-/** Memory `id`'s status in its row and in its search cell, read without opening the store. */
-async function rawStatusOf(dir: string, id: number): Promise<string[]> {
-  const db = await lancedb.connect(dir);
-  try {
-    const [row] = await (await db.openTable('memories')).query().where(`id = ${id}`).toArray();
-    const [cell] = await (await db.openTable('cells')).query().where(`source_kind = 'memory' AND source_id = ${id}`).toArray();
-    return [String(row.status), String(cell.status)];
-  } finally {
-    db.close();
   }
 }
 
@@ -215,7 +169,7 @@ describe('store: several current memories of one topic_key are repaired to one',
     const dir = dirs.make('topics-import');
     const engine = await open(dir);
     try {
-      const seeds: Seed[] = [
+      const seeds: MemorySeed[] = [
         { id: 101, title: 'Job queue', text: 'Background jobs run on RabbitMQ.', topic_key: 'jobs-queue', day: 0 },
         { id: 102, title: 'Job queue', text: 'Background jobs moved to Amazon SQS.', topic_key: 'jobs-queue', day: 3 },
         { id: 103, title: 'Job queue retries', text: 'Background job retries back off exponentially.', topic_key: null, day: 1 },
@@ -223,7 +177,7 @@ describe('store: several current memories of one topic_key are repaired to one',
       ];
       const lines = [
         JSON.stringify({ kind: EXPORT_FORMAT, schema_version: 4, exported_at: new Date(T0).toISOString(), project: null }),
-        ...seeds.map((s) => JSON.stringify({ kind: 'memory', record: memoryRow(s) })),
+        ...seeds.map((s) => JSON.stringify({ kind: 'memory', record: memoryRow(s, APP, T0) })),
       ];
       const imported = await engine.importJsonl(async function* () {
         yield* lines;
