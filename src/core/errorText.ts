@@ -70,6 +70,19 @@ export function looksLikeFullDisk(message: string): boolean {
  */
 export const FULL_DISK_ADVICE = 'free some space on it and run it again; what the store held before is whole';
 
+const LEFT_STORED = Symbol('leftStored');
+
+/** Notes on a failed write's error what it could not take back (a full disk takes the delete too). */
+export function noteLeftStored(error: unknown, note: string): void {
+  if (typeof error === 'object' && error !== null) (error as Record<symbol, string>)[LEFT_STORED] = note;
+}
+
+/** The advice for a full disk, with what the failed write left stored when it could not take it back. */
+export function fullDiskAdvice(error: unknown): string {
+  const note = typeof error === 'object' && error !== null ? (error as Record<symbol, string | undefined>)[LEFT_STORED] : undefined;
+  return note ? `${FULL_DISK_ADVICE}, but ${note}` : FULL_DISK_ADVICE;
+}
+
 /**
  * A file the newest manifest of a table lists that is not on disk (a data file, a deletion file,
  * an index): Lance says `Not found: <store>/cells.lance/data/<uuid>.lance`. Object stores say

@@ -137,7 +137,7 @@ describe('a full disk', function () {
     }
   });
 
-  it('remember until the disk is full: the failing call names the full disk, not damage; no memory is left without its cell, and every one reported stored reads after space is freed', async function () {
+  it('remember until the disk is full: the failing call names the full disk, not damage, and says so when it could not take its memory back; every one reported stored reads after space is freed, with its cell', async function () {
     const disk = mount(this, '3m');
     const store = path.join(disk, 'store');
     const engine = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
@@ -159,11 +159,16 @@ describe('a full disk', function () {
     execFileSync('mount', ['-o', 'remount,size=64m', disk]);
     const reopened = await MemoryEngine.open({ storeUri: store, embedder: 'none', maintenanceIntervalMs: 0 });
     try {
-      const titles = (await reopened.store.rows(TABLES.memories, null, { select: ['title'] })).map((r) => String(r.title));
+      const rows = await reopened.store.rows(TABLES.memories, null, { select: ['id', 'title'] });
+      const titles = rows.map((r) => String(r.title));
       const state = `${stored.length} remembered, then: ${failure}\nafter freeing: ${titles.length} memories`;
       for (const i of stored) assert.ok(titles.includes(`memo ${i} qzmemo`), `${state}\nmemory ${i} lost`);
-      assert.equal(titles.length, stored.length, `${state}\nthe failed call left its memory`);
-      assert.equal(await reopened.store.count(TABLES.cells, `source_kind = 'memory'`), titles.length, state);
+      // Taking the failed call's memory back is a write too, which the full disk may refuse as well:
+      // then the call says so, and the record stays (its cell is given by a repair once it is older
+      // than a write in flight could be).
+      const leftStored = /but this call's memory record \(id \d+\) could not be taken back and stays stored: look before writing it again$/.test(failure);
+      assert.equal(titles.length, stored.length + (leftStored ? 1 : 0), `${state}\nthe failed call left its memory without saying so`);
+      assert.equal(await reopened.store.count(TABLES.cells, `source_kind = 'memory' AND source_id IN (${rows.filter((r) => stored.some((i) => r.title === `memo ${i} qzmemo`)).map((r) => Number(r.id)).join(', ')})`), stored.length, state);
     } finally {
       await reopened.close();
     }

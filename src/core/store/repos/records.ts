@@ -5,6 +5,7 @@ import { RECORD_STATUSES } from '../../model/records';
 import type { SourceKind } from '../../model/records';
 import { FilterError, branchWhere, sqlInt, sqlIntList, sqlString } from '../filters';
 import type { BranchScope } from '../filters';
+import { noteLeftStored } from '../../errorText';
 import { pendingForgets } from '../forget';
 import { ProjectTable } from '../projectTable';
 import type { TableName } from '../schema';
@@ -95,17 +96,20 @@ export abstract class RecordRepository<T extends { id: number }> {
    * store's repair gives cells). When either fails (a full disk, say, or an object store that
    * committed the records and answered with an error) the records are taken back before the error
    * goes on: the caller is told the write failed, so trying again must not find half of it stored.
-   * Their ids are fresh, so nothing else has them. (Should taking them back fail too, the repair
-   * gives them cells.)
+   * Their ids are fresh, so nothing else has them. Should taking them back fail too (a full disk
+   * takes the delete as well), the error says they stay stored, and the repair gives them cells.
    */
   protected async addWithCells(rows: Row[], cells: Row[]): Promise<void> {
+    let added = false;
     try {
       await this.table.add(rows, 'id');
+      added = true;
       await this.cells.add(cells);
     } catch (error) {
       const ids = rows.map((r) => Number(r.id));
-      await this.table.delete(`id IN ${sqlIntList(ids)}`).catch(() => undefined);
+      const takenBack = !added || (await this.table.delete(`id IN ${sqlIntList(ids)}`).then(() => true, () => false));
       await this.cells.delete(this.kind, ids).catch(() => undefined);
+      if (!takenBack) noteLeftStored(error, `this call's ${this.kind} record${ids.length === 1 ? ` (id ${ids[0]}) could not be taken back and stays stored` : `s (ids ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}) could not be taken back and stay stored`}: look before writing ${ids.length === 1 ? 'it' : 'them'} again`);
       throw error;
     }
   }
