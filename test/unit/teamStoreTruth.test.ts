@@ -460,9 +460,9 @@ describe('team store: what leaves, and what unshare and forget find', function (
     const alice = await team.person('Alice', s, { online: true });
     const secret = await alice.remember({ title: 'Oops', text: 'pasted by mistake: marker-stuck-fossa' }, scope);
     assert.equal((await alice.share('memory', secret.id, scope)).delivery, 'sent');
-    // A share no team table takes (a row without its node id), queued before the unshare.
+    // A share no team table takes (a time that is no number), queued before the unshare.
     const outbox = internals(alice).sharing.team.outbox;
-    await outbox.add({ op: 'share', rows: [handRow({ node_id: null as unknown as string, title: 'broken' })] });
+    await outbox.add({ op: 'share', rows: [handRow({ node_id: 'hand-broken', title: 'broken', created_at_epoch: 'not a time' as unknown as number })] });
     const un = await alice.unshare({ kind: 'memory', id: secret.id }, scope).then((r) => r.delivery, (e: Error) => `error: ${e.message}`);
     await alice.syncTeam().catch(() => undefined);
     const left = (await outbox.pending()).map((p) => p.entry.op);
