@@ -107,9 +107,10 @@ export abstract class RecordRepository<T extends { id: number }> {
       await this.cells.add(cells);
     } catch (error) {
       const ids = rows.map((r) => Number(r.id));
-      const takenBack = !added || (await this.table.delete(`id IN ${sqlIntList(ids)}`).then(() => true, () => false));
+      // Also after an add that failed: one answered with an error may have gone through.
+      const takenBack = await this.table.delete(`id IN ${sqlIntList(ids)}`).then(() => true, () => false);
       await this.cells.delete(this.kind, ids).catch(() => undefined);
-      if (!takenBack) noteLeftStored(error, `this call's ${this.kind} record${ids.length === 1 ? ` (id ${ids[0]}) could not be taken back and stays stored` : `s (ids ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}) could not be taken back and stay stored`}: look before writing ${ids.length === 1 ? 'it' : 'them'} again`);
+      if (added && !takenBack) noteLeftStored(error, `this call's ${this.kind} record${ids.length === 1 ? ` (id ${ids[0]}) could not be taken back and stays stored` : `s (ids ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}) could not be taken back and stay stored`}: look before writing ${ids.length === 1 ? 'it' : 'them'} again`);
       throw error;
     }
   }
