@@ -29,6 +29,13 @@ export interface LeaseInfo extends ProcessRef {
 
 const TTL_MS = 30_000;
 
+/**
+ * The tokens of the leases this process gave up (released, or closed trying to): one whose file
+ * a failed release left (a full disk refuses the lock file) names this live process, and another
+ * lease of this process (a store opened again) would otherwise wait for it to expire.
+ */
+const givenUp = new Set<string>();
+
 export class MaintenanceLease {
   private readonly token = randomUUID();
   private held = false;
@@ -86,11 +93,11 @@ export class MaintenanceLease {
     return this.lock.withLock(async () => {
       const current = await this.read();
       const ours = current?.token === this.token;
-      if (!ours && current && current.expires > Date.now() && processState(current) !== 'ended') {
+      if (!ours && current && current.expires > Date.now() && processState(current) !== 'ended' && !givenUp.has(current.token)) {
         this.seen = current;
         return false;
       }
-      // Ours to renew, or free (none, expired, its holder ended): no one else writes it meanwhile.
+      // Ours to renew, or free (none, expired, its holder ended or gave it up): no one else writes it meanwhile.
       await this.write(this.file);
       return true;
     });
@@ -117,6 +124,7 @@ export class MaintenanceLease {
   async release(): Promise<void> {
     if (this.dir === null || !this.held) return;
     this.held = false;
+    givenUp.add(this.token);
     await this.lock
       .withLock(async () => {
         const current = await this.read().catch(() => null);
