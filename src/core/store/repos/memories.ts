@@ -52,6 +52,16 @@ export class MemoryRepository extends RecordRepository<Memory> {
     super(store, TABLES.memories, project, 'memory', cells, rowToMemory);
   }
 
+  /**
+   * Runs `fn` alone among the store's writers of memories that read other memories first (a new
+   * memory superseding older ones, a conflict's review), in every process (see Store.exclusive):
+   * two at once would each find the same older memory current and both retire it, or both miss
+   * the other's topic_key, leaving two current memories of one topic.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.store.exclusive('memories', fn);
+  }
+
   /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
   /** `aboutFiles`: only the decisions and conventions that name files, the memories of the entity graph (memoryGraph). */
   async list(options: ListOptions & { replacingOn?: string; aboutFiles?: boolean } = {}): Promise<Memory[]> {
@@ -63,8 +73,7 @@ export class MemoryRepository extends RecordRepository<Memory> {
 
   /** The rows `where` keeps, of memories no forget under way names when `exceptForgetting`. */
   private async listedRows(where: string | null, options: ListOptions, select?: string[]): Promise<Row[]> {
-    if (!options.exceptForgetting) return this.table.rows(where, { select });
-    const filter = await this.forgetFilter(where);
+    const filter = await this.forgetFilter(where, options.exceptForgetting === true);
     return filter ? (await this.table.rows(filter.where, { select })).filter((r) => filter.keeps(r.id)) : [];
   }
 

@@ -53,7 +53,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
     if (options.type !== undefined) where += ` AND type = ${sqlString(validType(options.type))}`;
     if (options.branch) where += ` AND ${branchWhere(options)}`;
     if (options.sessionId !== undefined) where += ` AND memory_session_id = ${sqlString(options.sessionId)}`;
-    const filter = await this.forgetFilter(where);
+    const filter = await this.forgetFilter(where, true);
     if (!filter) return [];
     const rows = (await this.table.rows(filter.where)).filter((r) => filter.keeps(r.id)).map(rowToObservation);
     rows.sort((a, b) => b.created_at_epoch - a.created_at_epoch || b.id - a.id);
@@ -95,6 +95,16 @@ export class ObservationRepository extends RecordRepository<Observation> {
     return rows.map(rowToObservation).filter((o) => o.type !== 'merged');
   }
 
+  /**
+   * The commits on `branch` stored since `since` (epoch ms) in any session of this project: two
+   * windows (or a window and the CLI) each see a commit, and its dedupe key stores it in the
+   * session of whichever wrote it first.
+   */
+  async commitsSince(branch: string, since: number): Promise<Observation[]> {
+    const rows = await this.table.rows(`type = 'commit' AND status IN ('active', 'merged') AND branch = ${sqlString(branch)} AND created_at_epoch >= ${sqlInt(Math.floor(since))}`);
+    return rows.map(rowToObservation);
+  }
+
   /** The merged observations an end of one session of this project wrote (with their sources). */
   async mergedInSession(sessionId: string): Promise<Observation[]> {
     const rows = await this.table.rows(`memory_session_id = ${sqlString(sessionId)} AND type = 'merged'`);
@@ -111,7 +121,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
   async sessionSpans(clause: string | null = null, options: { exceptForgetting?: boolean } = {}): Promise<Map<string, SessionSpan>> {
     const notDocuments = `type <> '${DOCUMENT_TYPE}'`;
     const spans = new Map<string, SessionSpan>();
-    const filter = options.exceptForgetting ? await this.forgetFilter(clause ? `(${clause}) AND ${notDocuments}` : notDocuments) : { where: clause ? `(${clause}) AND ${notDocuments}` : notDocuments, keeps: () => true };
+    const filter = await this.forgetFilter(clause ? `(${clause}) AND ${notDocuments}` : notDocuments, options.exceptForgetting === true);
     if (!filter) return spans;
     for await (const batch of this.table.batches(filter.where, ['memory_session_id', 'branch', 'created_at_epoch', ...(options.exceptForgetting ? ['id'] : [])])) {
       const ids = batch.getChild('memory_session_id')!;

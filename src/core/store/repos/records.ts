@@ -79,9 +79,11 @@ export abstract class RecordRepository<T extends { id: number }> {
    * this kind while forgets are journalled, whichever process runs them or was killed running them
    * (see PendingForgets): `where` narrowed by the search's filter, and `keeps` to test each row's id
    * read (a forget naming more records than a filter lists); null when the project is under a
-   * forget whole. Filtered before a list takes its page, so a page holds all it can.
+   * forget whole. Filtered before a list takes its page, so a page holds all it can. With
+   * `exceptForgetting` false (a read for the store's own upkeep), `where` and every row as they are.
    */
-  async forgetFilter(where: string | null): Promise<{ where: string | null; keeps: (id: unknown) => boolean } | null> {
+  async forgetFilter(where: string | null, exceptForgetting: boolean): Promise<{ where: string | null; keeps: (id: unknown) => boolean } | null> {
+    if (!exceptForgetting) return { where, keeps: () => true };
     const pending = await pendingForgets(this.store);
     const forgetting = pending.recordsWhere(this.project, this.kind);
     if (forgetting === 'false') return null;

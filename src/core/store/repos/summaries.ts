@@ -36,7 +36,7 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
    */
   async ofSessionsOnBranches(sessionIds: string[], where: string | null = null, options: { exceptForgetting?: boolean } = {}): Promise<Array<{ summary: SessionSummary; branch: string | null }>> {
     const out: Array<{ summary: SessionSummary; branch: string | null }> = [];
-    const filter = options.exceptForgetting ? await this.forgetFilter(where) : { where, keeps: () => true };
+    const filter = await this.forgetFilter(where, options.exceptForgetting === true);
     if (!filter) return out;
     for (let i = 0; i < sessionIds.length; i += 500) {
       const rows = await this.table.rows([`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`, ...(filter.where ? [`(${filter.where})`] : [])].join(' AND '));
