@@ -37,10 +37,14 @@ export function teamHarness(): TeamHarness {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-team-'));
   });
   afterEach(async () => {
-    for (const e of engines.splice(0)) await e.close().catch(() => undefined);
+    // An engine whose close does not end fails the test by name, after the rest is cleaned up
+    // (a close's waits on the team store are bounded by REMOTE_WAIT_MS).
+    const closed = await Promise.all(engines.splice(0).map((e) => Promise.race([e.close().then(() => true, () => true), new Promise<false>((r) => setTimeout(() => r(false), 60_000).unref())])));
+    const unclosed = closed.flatMap((ok, i) => (ok ? [] : [`engine ${i + 1}`]));
     // A test may have stopped a server itself.
     for (const s of servers.splice(0)) await s.stop().catch(() => undefined);
     fs.rmSync(dir, { recursive: true, force: true });
+    if (unclosed.length) throw new Error(`${unclosed.join(', ')} of this test did not close within 60 s`);
   });
   return {
     dir: () => dir,
