@@ -3,7 +3,9 @@
 // <files>`) and whether the commit is an ancestor of HEAD (on this branch, merged into it, or
 // only on another branch). Answers are cached per state of the refs (HEAD and every branch): a
 // new commit, a checkout, a branch deleted or rebased asks again. A record that names files and no
-// commit (a decision remembered, an edit) is checked for files gone from the working tree.
+// commit (a decision remembered, an edit) is checked for files gone from the working tree. A name
+// that points outside the repository (`../x`, an absolute path elsewhere) is no file of it: it is
+// never looked up there, nor handed to git, which would refuse the whole diff for it.
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -65,6 +67,13 @@ export function gitRunner(folder: string): GitRunner {
   return run;
 }
 
+/** Whether `name`, read from `root`, is a path inside it (not `..`, not an absolute path elsewhere). */
+function inside(root: string, name: string): boolean {
+  if (name.trim() === '') return false;
+  const rel = path.relative(root, path.resolve(root, name));
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+}
+
 /** Ranking weight of a record by its freshness: changed or off-branch ranks a little lower, never out. */
 export function freshnessWeight(state: FreshnessState | undefined): number {
   return state === 'changed' ? 0.9 : state === 'off_branch' ? 0.85 : 1;
@@ -100,9 +109,13 @@ export class GitFreshness {
    * gone, or no commit was made on its branch yet), so that a caller can tell it from a record
    * nobody checked.
    */
-  async check(sha: string | null | undefined, files: readonly string[]): Promise<Freshness | null> {
+  async check(sha: string | null | undefined, named: readonly string[]): Promise<Freshness | null> {
+    if (named.length === 0) return null;
+    // The folders the names may be relative to, git's own (the repository's top) first.
+    const roots = (await this.git.roots?.()) ?? [];
+    if (!sha) return this.gone(roots, named);
+    const files = roots.length === 0 ? [...named] : named.filter((f) => inside(roots[0]!, f));
     if (files.length === 0) return null;
-    if (!sha) return this.gone(files);
     if (!/^[0-9a-f]{7,64}$/i.test(sha)) return null;
     const head = await this.headSha();
     if (!head) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: 'cannot be checked: the repository cannot be read or has no commit at HEAD' };
@@ -119,11 +132,12 @@ export class GitFreshness {
   /**
    * The files of a record without a commit that are in none of the folders its names may be
    * relative to (a package of a monorepo names them from itself or from the repository's top).
+   * A name is looked up only in the folders it is inside of; one inside none is not checked.
    */
-  private async gone(files: readonly string[]): Promise<Freshness | null> {
-    const roots = (await this.git.roots?.()) ?? [];
-    if (roots.length === 0) return null;
-    const gone = files.filter((f) => f.trim() !== '' && !roots.some((root) => existsSync(path.resolve(root, f)))).slice(0, MAX_FILES);
+  private gone(roots: readonly string[], named: readonly string[]): Freshness | null {
+    const gone = named
+      .filter((f) => roots.some((root) => inside(root, f)) && !roots.some((root) => inside(root, f) && existsSync(path.resolve(root, f))))
+      .slice(0, MAX_FILES);
     if (gone.length === 0) return null;
     return { state: 'changed', commit_sha: '', changed_files: gone, branches: [], marker: `no longer in the working tree: ${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ` and ${gone.length - 3} more` : ''}` };
   }
@@ -140,6 +154,8 @@ export class GitFreshness {
     // No rename pairs ("src/{a.ts => b.ts}"): a record's files are listed by their own names,
     // a file renamed since as changed (gone under its name), whatever diff.renames is set to.
     const diff = await this.git(['diff', '--numstat', '--no-renames', `${sha}..HEAD`, '--', ...files]);
+    // A diff git refused (a name it cannot take as a path) says nothing of the files: no "still holds".
+    if (diff.code !== 0) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: `cannot be checked: git could not compare ${short} with HEAD` };
     const changed = diff.out
       .split('\n')
       .map((l) => l.split('\t')[2]?.trim())
