@@ -146,6 +146,11 @@ function ends(e: ExtractedFact, f: TemporalFact, old: TemporalFact): boolean {
  * on the order in which sessions are summarised.
  */
 export async function applyMemoryFacts(memories: MemoryRepository, memory: Memory, sourceIds: number[], options: SupersedeOptions = {}): Promise<Memory> {
+  // What the other memories say is read and the new memory written as one step (see exclusive).
+  return memories.exclusive(() => supersedeAndWrite(memories, memory, sourceIds, options));
+}
+
+async function supersedeAndWrite(memories: MemoryRepository, memory: Memory, sourceIds: number[], options: SupersedeOptions): Promise<Memory> {
   const at = memory.created_at_epoch;
   const now = Math.max(memory.updated_at_epoch, at);
   const all = await memories.list({ includeSuppressed: true });
@@ -342,6 +347,10 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
 export async function resolveConflict(memories: MemoryRepository, id: number, otherId: number, choice: ConflictChoice, at: number): Promise<Memory[]> {
   if (choice !== 'keep_both' && choice !== 'superseded') throw new FilterError(`unknown choice '${String(choice)}': use keep_both or superseded`);
   if (id === otherId) throw new FilterError('a memory cannot supersede itself');
+  return memories.exclusive(() => recordReview(memories, id, otherId, choice, at));
+}
+
+async function recordReview(memories: MemoryRepository, id: number, otherId: number, choice: ConflictChoice, at: number): Promise<Memory[]> {
   const [a, b] = await bothOf(memories, id, otherId);
   const others: Memory[] = [];
   if (choice === 'superseded') {
