@@ -254,11 +254,11 @@ describe('capture of branches and commits', function () {
       commit('B1', 6);
       h.gitRefresh();
       h.gitRefresh();
-      assert.deepEqual(seen, ['main -> b', 'A1 @ a', 'B1 @ b']);
+      assert.deepEqual(seen, ['A1 @ a', 'main -> b', 'B1 @ b']);
       commit('B2', 7);
       h.gitRefresh();
       h.gitRefresh();
-      assert.deepEqual(seen, ['main -> b', 'A1 @ a', 'B1 @ b', 'B2 @ b']);
+      assert.deepEqual(seen, ['A1 @ a', 'main -> b', 'B1 @ b', 'B2 @ b']);
       await h.flush();
     });
 

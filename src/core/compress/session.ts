@@ -156,6 +156,13 @@ export function branchParts(observations: Observation[]): Array<{ branch: string
   return [...parts].map(([branch, list]) => ({ branch, observations: list }));
 }
 
+/** Commits on a session's branch since its part there began that other sessions hold (see SummaryContext.commitsElsewhere). */
+async function commitsOfOtherSessions(repos: ProjectRepositories, sessionId: string, part: { branch: string | null; observations: Observation[] }): Promise<Observation[]> {
+  if (part.branch === null || !part.observations.some((o) => o.type === 'edit')) return [];
+  const began = part.observations.reduce((t, o) => Math.min(t, o.created_at_epoch), Infinity);
+  return (await repos.observations.commitsSince(part.branch, began)).filter((o) => o.memory_session_id !== sessionId);
+}
+
 export async function compressSession(ctx: CompressionContext, sessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
   const { repos } = ctx;
   const observations = await repos.observations.inSession(sessionId);
@@ -172,7 +179,9 @@ export async function compressSession(ctx: CompressionContext, sessionId: string
     // A plugged-in summariser (the extension's language model) may quote a credential from its
     // context, or put one together: every text field of its answer is redacted before it is
     // stored, and then kept to the budget (a model may answer with more than it was asked for).
-    const { summariser: writtenBy, ...fields } = boundSummary(redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, { prompts })), ctx.summaryBudgetTokens);
+    const commitsElsewhere = await commitsOfOtherSessions(repos, sessionId, part);
+    const context = commitsElsewhere.length > 0 ? { prompts, commitsElsewhere } : { prompts };
+    const { summariser: writtenBy, ...fields } = boundSummary(redactSummary(await ctx.summariser.summarise(input, ctx.summaryBudgetTokens, context)), ctx.summaryBudgetTokens);
     written.push({ ...part, fields, writtenBy: writtenBy ?? ctx.summariser.name });
   }
   const branchOf = new Map(parts.flatMap((p) => p.observations.map((o) => [o.id, p.branch] as const)));

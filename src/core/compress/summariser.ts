@@ -21,6 +21,11 @@ export type SummaryResult = SummaryFields & { summariser?: string };
 export interface SummaryContext {
   /** The user's recent prompts in this session, oldest first. */
   prompts?: string[];
+  /**
+   * Commits on the session's branch since it began that another session holds (another window
+   * or the CLI stored the commit first): what they took is not this session's uncommitted work.
+   */
+  commitsElsewhere?: Observation[];
 }
 
 export interface Summariser {
@@ -110,8 +115,10 @@ function budgeted(items: string[], budget: number): string | null {
 // its own words below, so they are not repeated as things learned.
 /** A checkout observation's fact naming the commits a move of HEAD left (12-digit SHAs, newest first). */
 export const COMMITS_LEFT = 'commits left by the move:';
+/** A commit observation's fact naming the commit it amended (`git commit --amend`, 12-digit SHA): that one no longer stands. */
+export const AMENDS = 'amends commit';
 
-const MECHANICAL = /^(commits left by the move: |changed .+ in |added in |removed from |strings in |problem (introduced|cleared) in |test failed: |\d+ (change\(s\)|file\(s\)) |touched |(test )?task |tests |command |debug session |head moved |.+ was renamed to |.+ (created|deleted|changed on disk)$)/i;
+const MECHANICAL = /^(commits left by the move: |amends commit |changed .+ in |added in |removed from |strings in |problem (introduced|cleared) in |test failed: |\d+ (change\(s\)|file\(s\)) |touched |(test )?task |tests |command |debug session |head moved |.+ was renamed to |.+ (created|deleted|changed on disk)$)/i;
 
 function fileOf(o: Observation): string | null {
   return files(o, 'files_modified')[0] ?? null;
@@ -155,6 +162,11 @@ function leftBehind(obs: Observation[]): { at: number; title: string; shas: stri
   return out;
 }
 
+/** The commits (SHA prefixes) that later commits amended (their AMENDS fact). */
+function amendedAway(commits: Observation[]): string[] {
+  return commits.flatMap((o) => parseJson<string[]>(o.facts, []).filter((f) => f.startsWith(AMENDS)).map((f) => f.slice(AMENDS.length).trim())).filter((s) => /^[0-9a-f]{7,64}$/.test(s));
+}
+
 export class ExtractiveSummariser implements Summariser {
   readonly name = 'extractive-v2';
 
@@ -170,7 +182,10 @@ export class ExtractiveSummariser implements Summariser {
     const completed: string[] = [];
     const commits = obs.filter((x) => x.type === 'commit');
     const moves = leftBehind(obs);
+    const amended = amendedAway(commits);
     for (const o of commits) {
+      // A commit the session amended is told by the commit that replaced it.
+      if (o.commit_sha && amended.some((s) => o.commit_sha!.startsWith(s))) continue;
       const undone = o.commit_sha ? moves.find((l) => l.at >= o.created_at_epoch && l.shas.some((s) => o.commit_sha!.startsWith(s))) : undefined;
       completed.push(`Committed: ${o.title ?? o.commit_sha ?? ''}${undone ? ` (undone: ${undone.title})` : ''}`);
     }
@@ -207,7 +222,7 @@ export class ExtractiveSummariser implements Summariser {
     // Next steps: tests still failing at the end, work not committed or not saved.
     // A file is committed when a commit that names it came after its last edit (obs is in time order).
     const lastCommitted = new Map<string, number>();
-    for (const o of commits) for (const f of files(o, 'files_modified')) lastCommitted.set(f, o.created_at_epoch);
+    for (const o of [...commits, ...(context.commitsElsewhere ?? [])]) for (const f of files(o, 'files_modified')) lastCommitted.set(f, Math.max(lastCommitted.get(f) ?? -Infinity, o.created_at_epoch));
     const lastEdited = new Map<string, number>();
     for (const o of obs.filter((x) => x.type === 'edit')) {
       const f = fileOf(o);

@@ -55,6 +55,8 @@ export interface ReflogMark {
 /** The commits HEAD's reflog shows since a report, whether anything else moved HEAD, and the mark for the next report. */
 export interface ReflogSince {
   commits: ReflogCommit[];
+  /** How many of `commits` (the last ones) were made after the last checkout among the entries: all of them where there is none. */
+  sinceCheckout: number;
   /** A pull, reset, rebase or fast-forward among them (checkouts do not count). */
   others: boolean;
   mark: ReflogMark | undefined;
@@ -108,16 +110,19 @@ function lastIndex(entries: ReflogEntry[], from: number, to: number, ok: (e: Ref
 function commitsAmong(entries: ReflogEntry[], first: number, last: number, branchAtEnd: string | null): Omit<ReflogSince, 'mark'> {
   const commits: ReflogCommit[] = [];
   let others = false;
+  let sinceCheckout: number | undefined;
   // Walking back, the branch a commit was made on is the one the next checkout after it left.
   let branch = branchAtEnd;
   for (let i = last; i >= first; i--) {
     const e = entries[i];
     const checkout = CHECKOUT.exec(e.message);
     if (MADE_A_COMMIT.test(e.message)) commits.push({ sha: e.sha, from: e.old, branch });
-    else if (checkout) branch = FULL_SHA.test(checkout[1]) ? null : checkout[1];
-    else others = true;
+    else if (checkout) {
+      sinceCheckout ??= commits.length;
+      branch = FULL_SHA.test(checkout[1]) ? null : checkout[1];
+    } else others = true;
   }
-  return { commits: commits.reverse(), others };
+  return { commits: commits.reverse(), sinceCheckout: sinceCheckout ?? commits.length, others };
 }
 
 /**
@@ -130,9 +135,9 @@ function commitsAmong(entries: ReflogEntry[], first: number, last: number, branc
  */
 export function reflogSince(gitDir: string, mark: ReflogMark | undefined, from: string | null, to: string, branchAtEnd: string | null): ReflogSince {
   // Nothing appended and HEAD where the mark left it: nothing to read (most reports are status refreshes).
-  if (mark && mark.sha === to && reflogSize(gitDir) === mark.size) return { commits: [], others: false, mark };
+  if (mark && mark.sha === to && reflogSize(gitDir) === mark.size) return { commits: [], sinceCheckout: 0, others: false, mark };
   const tail = reflogTail(gitDir);
-  if (!tail) return { commits: [], others: true, mark: undefined };
+  if (!tail) return { commits: [], sinceCheckout: 0, others: true, mark: undefined };
   const { entries, size } = tail;
   const markAt = (i: number): ReflogMark => ({ line: entries[i].line, sha: entries[i].sha, size });
   const at = mark ? lastIndex(entries, 0, entries.length - 1, (e) => e.line === mark.line) : -1;
@@ -143,9 +148,9 @@ export function reflogSince(gitDir: string, mark: ReflogMark | undefined, from: 
     if (last >= 0) return { ...commitsAmong(entries, at + 1, last, branchAtEnd), mark: markAt(last) };
   }
   const last = lastIndex(entries, 0, entries.length - 1, (e) => e.sha === to);
-  if (last < 0) return { commits: [], others: true, mark: undefined };
+  if (last < 0) return { commits: [], sinceCheckout: 0, others: true, mark: undefined };
   const first = from === null ? -1 : lastIndex(entries, 0, last, (e) => e.old === from);
-  if (first < 0) return { commits: [], others: true, mark: markAt(last) };
+  if (first < 0) return { commits: [], sinceCheckout: 0, others: true, mark: markAt(last) };
   return { ...commitsAmong(entries, first, last, branchAtEnd), mark: markAt(last) };
 }
 
@@ -377,9 +382,15 @@ export class GitCapture implements vscode.Disposable {
     const at = Date.now();
     if (known.branch !== next.branch) {
       if (active) {
+        // Commits made before the checkout (`git commit && git checkout -b x`), then the checkout,
+        // then those made after it (`git checkout -b x && git commit`), in the same report: in the
+        // order they were made, so that each goes to the session of its branch, which a commit
+        // recorded after the checkout would open again (ending the new branch's session).
+        const commits = since?.commits ?? [];
+        const before = commits.length - (since?.sinceCheckout ?? commits.length);
+        for (const c of commits.slice(0, before)) this.recordCommit(folder, c, next.repoRoot, at, t0);
         this.recorder.record({ kind: 'checkout', folder, from: known.branch, branch: next.branch, sha: next.sha, at }, t0);
-        // Commits made before the checkout, or after it (`git checkout -b x && git commit`), in the same report.
-        for (const c of since?.commits ?? []) this.recordCommit(folder, c, next.repoRoot, at, t0);
+        for (const c of commits.slice(before)) this.recordCommit(folder, c, next.repoRoot, at, t0);
       }
       this._onDidChangeBranch.fire({ folder, from: known.branch, to: next.branch });
     } else if (active && next.sha) {

@@ -9,7 +9,7 @@ import { REDACTED, redact } from '../../core/capture/redact';
 import { firstFailingTest } from '../../core/capture/testOutput';
 import { clipRedacted } from '../../core/capture/redact';
 import type { CaptureEvent, EditEvent, FileEvent } from './events';
-import { COMMITS_LEFT } from '../../core/compress/summariser';
+import { AMENDS, COMMITS_LEFT } from '../../core/compress/summariser';
 
 export interface CommitDetails {
   subject: string;
@@ -203,7 +203,7 @@ function buildForFolder(folder: string, events: CaptureEvent[], enrich: Enrichme
           files_modified: d?.files.slice(0, 100),
           commit_sha: e.sha,
           branch: e.branch ?? undefined,
-          facts: d ? [`${d.files.length} file(s) changed in ${e.sha.slice(0, 8)}`] : undefined,
+          facts: d ? [`${d.files.length} file(s) changed in ${e.sha.slice(0, 8)}`, ...(amended && d.moved ? [`${AMENDS} ${d.moved.from.slice(0, 12)}`] : [])] : undefined,
           dedupe_key: `commit:${e.sha}`,
           created_at_epoch: e.at,
         });

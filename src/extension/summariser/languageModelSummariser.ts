@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { SummaryContext, SummaryFields, SummaryResult } from '../../core/compress/summariser';
 import type { Observation } from '../../core/model/records';
+import { parseJson } from '../../core/store/mapping';
 import { readConfig } from '../config';
 
 const FIELDS: (keyof SummaryFields)[] = ['request', 'learned', 'completed', 'decisions', 'next_steps', 'preferences'];
@@ -43,6 +44,8 @@ export class LanguageModelSummariser {
       'learned, completed, decisions (with their reasons), next_steps, preferences. Be concrete: name files, symbols, commits.',
       `Keep the whole answer under ${answerTokens} tokens. Do not invent anything not in the log.`,
       context?.prompts?.length ? `Recent prompts: ${context.prompts.join(' | ')}` : '',
+      // A commit another window or the CLI stored first: the files it took are committed, though not by this log.
+      context?.commitsElsewhere?.length ? `Committed meanwhile (recorded elsewhere): ${context.commitsElsewhere.map((c) => `${c.title ?? c.commit_sha ?? ''} [${parseJson<string[]>(c.files_modified, []).slice(0, 10).join(', ')}]`).join(' | ')}` : '',
       'Session log (oldest first):',
     ].join('\n');
     const lines: string[] = [];

@@ -98,11 +98,12 @@ export class ObservationRepository extends RecordRepository<Observation> {
   /**
    * The commits on `branch` stored since `since` (epoch ms) in any session of this project: two
    * windows (or a window and the CLI) each see a commit, and its dedupe key stores it in the
-   * session of whichever wrote it first.
+   * session of whichever wrote it first. None a forget under way names (a summary must not quote it).
    */
   async commitsSince(branch: string, since: number): Promise<Observation[]> {
-    const rows = await this.table.rows(`type = 'commit' AND status IN ('active', 'merged') AND branch = ${sqlString(branch)} AND created_at_epoch >= ${sqlInt(Math.floor(since))}`);
-    return rows.map(rowToObservation);
+    const filter = await this.forgetFilter(`type = 'commit' AND status IN ('active', 'merged') AND branch = ${sqlString(branch)} AND created_at_epoch >= ${sqlInt(Math.floor(since))}`, true);
+    if (!filter) return [];
+    return (await this.table.rows(filter.where)).filter((r) => filter.keeps(r.id)).map(rowToObservation);
   }
 
   /** The merged observations an end of one session of this project wrote (with their sources). */
