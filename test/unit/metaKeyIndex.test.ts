@@ -136,8 +136,8 @@ describe('store: the meta table is read by key through a BTREE index', function 
   });
 
   it('two processes writing meta at once (new keys, and updates of the same stored keys): nothing is lost, no key stored twice', async () => {
-    // The shared keys are stored before: two setMeta of one key not stored yet, in two processes
-    // at once, can both insert it (a race LanceDB's merge does not see, with or without the index).
+    // The shared keys are stored before: these are updates of stored keys (two processes inserting
+    // one key not stored yet at once: metaConcurrentKeys.test.ts).
     const first = await Store.open({ uri: dir, dimension: 8 });
     await first.setMeta(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`shared:${i}`, 'before'])));
     first.close();

@@ -3,7 +3,7 @@
 
 import type { TableCheck } from '../api';
 import * as lancedb from '@lancedb/lancedb';
-import type { Connection, IndexConfig, Table } from '@lancedb/lancedb';
+import type { Connection, IndexConfig, MergeResult, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
 import { promises as fsp } from 'node:fs';
@@ -276,11 +276,13 @@ export class Store {
    */
   async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<number> {
     if (rows.length === 0) return 0;
+    return (await this.merge(name, on, rows)).numInsertedRows;
+  }
+
+  /** upsert's merge of (some) rows; numUpdatedRows counts every stored copy of a key. */
+  private async merge(name: TableName, on: string | string[], rows: Row[]): Promise<MergeResult> {
     const data = rowsToArrow(this.schemaOf(name), rows);
-    const result = await this.gate.mutate(name, () =>
-      retryConflicts(() => this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data)),
-    );
-    return result.numInsertedRows;
+    return this.gate.mutate(name, () => retryConflicts(() => this.table(name).mergeInsert(on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data)));
   }
 
   /**
@@ -406,22 +408,69 @@ export class Store {
 
   async getMeta(key: string): Promise<string | null> {
     const rows = await this.rows(TABLES.meta, `key = ${sqlString(key)}`);
-    return rows.length > 0 ? String(rows[0].value) : null;
+    return metaValues(rows).get(key) ?? null;
   }
 
-  /** The meta rows whose key starts with `prefix`, as [key, value]. */
+  /** The meta rows whose key starts with `prefix`, as [key, value], one per key. */
   async metaEntries(prefix: string): Promise<Array<[string, string]>> {
     const rows = await this.rows(TABLES.meta, prefixWhere('key', prefix));
-    return rows.map((r) => [String(r.key), String(r.value)]);
+    return [...metaValues(rows)];
   }
 
   async deleteMeta(key: string): Promise<void> {
     await this.delete(TABLES.meta, `key = ${sqlString(key)}`);
   }
 
+  /**
+   * Sets meta keys, under the store's `meta` lock (see exclusive): LanceDB's merge does not see
+   * another process's insert of the same key committed meanwhile, so two processes setting a key
+   * not stored yet at once both stored a row. A key the merge found stored more than once (left
+   * so by an earlier version, or where there is no lock: gs://) is left with one row.
+   */
   async setMeta(entries: Record<string, string>): Promise<void> {
     const rows = Object.entries(entries).map(([key, value]) => ({ key, value }));
-    await this.upsert(TABLES.meta, 'key', rows);
+    if (rows.length === 0) return;
+    await this.exclusive(TABLES.meta, async () => {
+      const merged = await this.merge(TABLES.meta, 'key', rows);
+      if (merged.numInsertedRows + merged.numUpdatedRows > rows.length) await this.dropMetaCopies(rows.map((r) => r.key));
+    });
+  }
+
+  /**
+   * The value of `key`: the one stored if `keep` accepts it, or else `value`, stored now. Under the
+   * meta lock, so that processes claiming one key at once all get the value stored first (a
+   * read then setMeta let each go on with its own, the last one kept).
+   */
+  async claimMeta(key: string, value: string, keep: (stored: string) => boolean = () => true): Promise<string> {
+    return this.exclusive(TABLES.meta, async () => {
+      const stored = await this.getMeta(key);
+      if (stored !== null && keep(stored)) return stored;
+      const merged = await this.merge(TABLES.meta, 'key', [{ key, value }]);
+      if (merged.numInsertedRows + merged.numUpdatedRows > 1) await this.dropMetaCopies([key]);
+      return value;
+    });
+  }
+
+  /** Deletes all but one row of each of `keys` stored more than once (by row address: see TeamTable.dedupe for compactions meanwhile). */
+  private async dropMetaCopies(keys: string[]): Promise<void> {
+    for (let start = 0; start < keys.length; start += 1000) {
+      const where = `key IN (${keys.slice(start, start + 1000).map(sqlString).join(', ')})`;
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const rows = await this.rows(TABLES.meta, where, { select: ['key', 'value'], withRowId: true });
+        const kept = metaValues(rows);
+        const seen = new Set<string>();
+        const doomed: string[] = [];
+        for (const r of rows.sort((a, b) => (BigInt(a._rowid as bigint) < BigInt(b._rowid as bigint) ? -1 : 1))) {
+          const key = String(r.key);
+          // The first copy holding the value readers read is kept.
+          if (!seen.has(key) && String(r.value) === kept.get(key)) seen.add(key);
+          else doomed.push(String(r._rowid));
+        }
+        if (doomed.length === 0) break;
+        const gone = `${where} AND _rowid IN (${doomed.join(', ')})`;
+        await this.gate.mutate(TABLES.meta, () => retryConflicts(() => this.table(TABLES.meta).delete(gone)));
+      }
+    }
   }
 
   /** Largest id in any table with int64 ids (0 when empty). */
@@ -718,6 +767,23 @@ export function prefixWhere(column: string, prefix: string): string {
     if (next <= 0x10ffff) return `${column} >= ${sqlString(prefix)} AND ${column} < ${sqlString(chars.join('') + String.fromCodePoint(next))}`;
   }
   return `${column} >= ${sqlString(prefix)}`;
+}
+
+/**
+ * The value of each key of these meta rows, in the order the keys first come. A key stored more
+ * than once (two processes inserted it at once before setMeta took the meta lock) reads as its
+ * greatest value: the same in every process, whatever order its rows are read in (which a
+ * compaction changes).
+ */
+function metaValues(rows: Row[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of rows) {
+    const key = String(r.key);
+    const value = String(r.value);
+    const before = out.get(key);
+    if (before === undefined || value > before) out.set(key, value);
+  }
+  return out;
 }
 
 /** Creates the scalar indexes a table lacks (or all of them again, after a purge). */

@@ -68,27 +68,26 @@ export function teamNodeIds(project: string, author: string, kind: SourceKind, i
 /** What a personal store keeps its identity under in its meta table. */
 export const STORE_IDENTITY_KEY = 'team_store_identity';
 
-/** The meta table of a personal store, as far as its identity needs it. */
+/** The meta table of a personal store, as far as its identity needs it (see Store.claimMeta). */
 export interface IdentityMeta {
   getMeta(key: string): Promise<string | null>;
-  setMeta(entries: Record<string, string>): Promise<void>;
+  claimMeta(key: string, value: string, keep: (stored: string) => boolean): Promise<string>;
 }
+
+const IDENTITY = /^[0-9a-f-]{36}$/;
 
 /**
  * The personal store's identity: a random id made the first time it is needed and kept in the
  * store's meta table (so it travels with the store, whatever machine opens it). Two processes
- * making it at once keep what was stored last; read back after writing. Without `create`, null
- * when there is none yet.
+ * making it at once both get the one stored first (claimMeta). Without `create`, null when
+ * there is none yet.
  */
 export async function storeIdentity(meta: IdentityMeta, create: boolean): Promise<string | null> {
   const stored = await meta.getMeta(STORE_IDENTITY_KEY);
-  if (stored && /^[0-9a-f-]{36}$/.test(stored)) return stored;
+  if (stored && IDENTITY.test(stored)) return stored;
   // Reads (search, unshare, forget) do not make one: a store that never shared has none to find.
   if (!create) return null;
-  await meta.setMeta({ [STORE_IDENTITY_KEY]: randomUUID() });
-  const made = await meta.getMeta(STORE_IDENTITY_KEY);
-  if (!made) throw new Error('the personal store did not keep its identity');
-  return made;
+  return meta.claimMeta(STORE_IDENTITY_KEY, randomUUID(), (s) => IDENTITY.test(s));
 }
 
 /** A positive integer below 2^53 derived from a node id, for the cell's source_id. */
