@@ -156,6 +156,8 @@ export class MemoryEngine implements MemoryEngineApi {
   private readonly sessions: SessionRegistry;
   /** Per project, the meta table's version, the last forget's stamp and when the last whole forget began, at this process's last look (noticeForgets). */
   private readonly forgetsSeen = new Map<string, { version: number; stamp: string; whole: number }>();
+  /** The sessions endSession is ending (off the open list, being compressed), by project and id, oldest first. */
+  private readonly sessionsEnding = new Map<string, { project: string; id: string; summary: Promise<SessionSummary | null> }>();
   private readonly queue: WriteQueue<QueuedEvent>;
   private readonly timers: NodeJS.Timeout[] = [];
   private writesSinceOptimize = 0;
@@ -405,8 +407,15 @@ export class MemoryEngine implements MemoryEngineApi {
     const project = checkProject(scope?.project);
     await this.noticeForgets([project]);
     const ending = this.sessions.ofProject(project);
-    // Nothing open: the session ended is a new one, with nothing to summarise (as before).
-    if (ending.length === 0) ending.push(this.sessions.current(project, scope.branch ?? null, Date.now()));
+    if (ending.length === 0) {
+      // The idle timer (or a branch switch) is ending the project's session: that one is the current
+      // session, reported once ended (it is off the open list while it is compressed).
+      const under = [...this.sessionsEnding.values()].filter((e) => e.project === project);
+      const last = under[under.length - 1];
+      if (last) return { sessionId: last.id, summary: await last.summary };
+      // Nothing open: the session ended is a new one, with nothing to summarise (as before).
+      ending.push(this.sessions.current(project, scope.branch ?? null, Date.now()));
+    }
     let summary: SessionSummary | null = null;
     for (const s of ending) summary = (await this.endSession(scope, s.id, reason)) ?? summary;
     return { sessionId: ending[ending.length - 1].id, summary };
@@ -473,6 +482,19 @@ export class MemoryEngine implements MemoryEngineApi {
     const repos = this.scoped(scope);
     if (typeof memorySessionId !== 'string' || memorySessionId.length === 0) throw new FilterError('a session id is a non-empty string');
     this.sessions.close(repos.project, memorySessionId);
+    const key = `${repos.project}\u0000${memorySessionId}`;
+    const summary = this.compressEnded(repos, memorySessionId, reason);
+    const entry = { project: repos.project, id: memorySessionId, summary };
+    this.sessionsEnding.set(key, entry);
+    try {
+      return await summary;
+    } finally {
+      if (this.sessionsEnding.get(key) === entry) this.sessionsEnding.delete(key);
+    }
+  }
+
+  /** endSession's work once the session is off the open list. */
+  private async compressEnded(repos: ProjectRepositories, memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
     await this.flush();
     const mark = await forgetMark(this.store);
     const summary = await compressSession(

@@ -9,9 +9,14 @@
 export class RewriteGate {
   private readonly tables = new Map<string, TableGate>();
 
+  /** `committed` is told each mutation's result (LanceDB's names the version it committed). */
+  constructor(private readonly committed: (table: string, result: unknown) => void = () => undefined) {}
+
   /** Runs an update, delete or merge of `table` once no rewrite of it is running. */
-  mutate<T>(table: string, work: () => Promise<T>): Promise<T> {
-    return this.gate(table).mutate(work);
+  async mutate<T>(table: string, work: () => Promise<T>): Promise<T> {
+    const result = await this.gate(table).mutate(work);
+    this.committed(table, result);
+    return result;
   }
 
   /** Runs a rewrite of `table` (compaction) alone: later mutations wait for it, running ones finish first. */

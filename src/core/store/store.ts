@@ -3,6 +3,7 @@
 
 import type { TableCheck } from '../api';
 import * as lancedb from '@lancedb/lancedb';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Connection, IndexConfig, MergeResult, Table } from '@lancedb/lancedb';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import type { FixedSizeList } from 'apache-arrow';
@@ -86,9 +87,16 @@ function cacheSession(): lancedb.Session {
   return new lancedb.Session(BigInt(INDEX_CACHE_BYTES), BigInt(METADATA_CACHE_BYTES));
 }
 
+/** Told the versions a recordCommits call's commits made (see Store.recordCommits). */
+export interface CommitNotes {
+  note(table: string, version: number): void;
+}
+
 export class Store {
   /** Holds this process's updates and deletes of a table while it compacts that table. */
-  readonly gate = new RewriteGate();
+  readonly gate = new RewriteGate((table, result) => this.noteCommit(table, result));
+  /** The commit notes of the recordCommits calls the running work is part of. */
+  private readonly commitNotes = new AsyncLocalStorage<readonly CommitNotes[]>();
   private readonly queues = new Map<string, Promise<void>>();
   private readonly projectIds = new Map<string, IdAllocator>();
   /** Store-wide ids, for an import that keeps its records' ids (every project's). */
@@ -246,6 +254,21 @@ export class Store {
     return run;
   }
 
+  /**
+   * Runs `work`, telling `notes` the version of each commit it makes, in its own calls and what
+   * they start (not another caller's work meanwhile, nor another process's): an append, merge,
+   * update or delete. A commit whose version LanceDB does not return (an index build, a
+   * compaction) is not told.
+   */
+  recordCommits<T>(notes: CommitNotes, work: () => Promise<T>): Promise<T> {
+    return this.commitNotes.run([...(this.commitNotes.getStore() ?? []), notes], work);
+  }
+
+  private noteCommit(table: string, result: unknown): void {
+    const version = (result as { version?: unknown } | null | undefined)?.version;
+    if (typeof version === 'number') for (const notes of this.commitNotes.getStore() ?? []) notes.note(table, version);
+  }
+
   table(name: TableName): Table {
     const t = this.tables.get(name);
     if (!t) throw new Error(`table ${name} is not open`);
@@ -261,13 +284,14 @@ export class Store {
     if (rows.length === 0) return;
     const data = rowsToArrow(this.schemaOf(name), rows);
     let failedOnce = false;
-    await retryConflicts(() => {
+    const result = await retryConflicts(() => {
       // After a failed attempt we cannot know whether it committed: retry as an insert of the
       // rows whose key is not stored yet, so a retry never duplicates.
       if (failedOnce && key) return this.table(name).mergeInsert(key).whenNotMatchedInsertAll().execute(data);
       failedOnce = true;
       return this.table(name).add(data);
     });
+    this.noteCommit(name, result);
   }
 
   /**

@@ -3,7 +3,7 @@
 // brings what shows the store up to date once when it did.
 
 import { isLocalUri } from '../../core/store/location';
-import type { Store } from '../../core/store/store';
+import type { CommitNotes, Store } from '../../core/store/store';
 import { TABLES } from '../../core/store/schema';
 import type { TableName } from '../../core/store/schema';
 
@@ -21,19 +21,52 @@ export const WATCHED_TABLES: readonly TableName[] = [TABLES.meta, TABLES.observa
  */
 export const OBJECT_STORE_LOOK_MS = 30_000;
 
+/** The versions the window's own writes committed, table by table; told nothing once closed. */
+class OwnCommits implements CommitNotes {
+  private readonly versions = new Map<string, Set<number>>();
+  private open = true;
+
+  note(table: string, version: number): void {
+    if (!this.open) return;
+    const versions = this.versions.get(table) ?? new Set<number>();
+    this.versions.set(table, versions.add(version));
+  }
+
+  /** Once the write has ended: what commits later (a timer it set) is reported, not taken as the window's. */
+  close(): void {
+    this.open = false;
+  }
+
+  has(table: string, version: number): boolean {
+    return this.versions.get(table)?.has(version) ?? false;
+  }
+}
+
+/** Runs a write, telling `notes` the versions of the commits it makes (Store.recordCommits). */
+type Recorder = <T>(notes: CommitNotes, write: () => Promise<T>) => Promise<T>;
+
 export class StoreChanges {
   /** The versions the window has seen, WATCHED_TABLES' order; null before the first look. */
   private seen: number[] | null = null;
   private lastLook = 0;
+  /** The commits of the own writes running, and of those that ended while one ran. */
+  private readonly ownCommits = new Set<OwnCommits>();
+  private ownRunning = 0;
 
   constructor(
     private readonly versions: () => Promise<number[]>,
     /** The shortest time between two looks that read the versions. */
     private readonly minLookMs = 0,
+    /** Without one, no commit is known to be the window's: each own write is a change. */
+    private readonly record: Recorder = (_notes, write) => write(),
   ) {}
 
   static of(store: Store): StoreChanges {
-    return new StoreChanges(() => Promise.all(WATCHED_TABLES.map((name) => store.table(name).version())), isLocalUri(store.uri) ? 0 : OBJECT_STORE_LOOK_MS);
+    return new StoreChanges(
+      () => Promise.all(WATCHED_TABLES.map((name) => store.table(name).version())),
+      isLocalUri(store.uri) ? 0 : OBJECT_STORE_LOOK_MS,
+      (notes, write) => store.recordCommits(notes, write),
+    );
   }
 
   /**
@@ -51,23 +84,35 @@ export class StoreChanges {
   }
 
   /**
-   * Runs a write the window asked for (which brings its views up to date itself), then takes the
-   * versions it made as seen, so it is no change from elsewhere. A table another process changed
-   * since the last look is left unseen, so that change is still reported.
+   * Runs a write the window asked for (which brings its views up to date itself), then takes a
+   * table's new versions as seen when each is a commit of the window's own writes. A version
+   * another process committed, before or during the write, or this engine for someone else (an
+   * agent, an idle session's end), or that LanceDB did not name (an index build, a compaction),
+   * leaves the table unseen, so the change is reported (a refresh too many is cheap, one missed
+   * is not).
    */
   async own<T>(write: () => Promise<T>): Promise<T> {
     // On object storage the versions are not read around each write (listings, billed, and slow
     // when the store is far): the window's own writes may then cost a refresh at the next look.
     if (this.minLookMs > 0) return write();
-    const before = await this.versions().catch(() => null);
+    const commits = new OwnCommits();
+    this.ownCommits.add(commits);
+    this.ownRunning++;
     try {
-      return await write();
+      return await this.record(commits, write);
     } finally {
-      if (before) {
-        const after = await this.versions().catch(() => null);
-        const seen = this.seen;
-        if (after && seen) this.seen = seen.map((v, i) => (before[i] === v ? after[i] : v));
-      }
+      commits.close();
+      const after = await this.versions().catch(() => null);
+      const seen = this.seen;
+      if (after && seen) this.seen = seen.map((v, i) => (after[i] > v && this.allOwn(WATCHED_TABLES[i], v, after[i]) ? after[i] : v));
+      // Own writes that overlap take each other's commits as the window's too.
+      if (--this.ownRunning === 0) this.ownCommits.clear();
     }
+  }
+
+  /** Whether every version of `table` after `from`, up to `to`, is a commit of an own write. */
+  private allOwn(table: string, from: number, to: number): boolean {
+    for (let v = from + 1; v <= to; v++) if (![...this.ownCommits].some((c) => c.has(table, v))) return false;
+    return true;
   }
 }
