@@ -300,7 +300,40 @@ export class Store {
    */
   async upsert(name: TableName, on: string | string[], rows: Row[]): Promise<number> {
     if (rows.length === 0) return 0;
-    return (await this.merge(name, on, rows)).numInsertedRows;
+    const columns = typeof on === 'string' ? [on] : on;
+    // A key given twice (an export of copies) is written once: the last row given.
+    const unique = [...new Map(rows.map((r) => [keyOf(r, columns), r])).values()];
+    const merged = await this.merge(name, on, unique);
+    // More rows matched than given: a key stored more than once (two processes inserted it at
+    // once; the merge does not see the other's insert). The merge made its copies alike: one stays.
+    if (merged.numInsertedRows + merged.numUpdatedRows > unique.length) await this.dropCopies(name, columns, unique);
+    return merged.numInsertedRows;
+  }
+
+  /**
+   * Deletes all but one row of each key (`on`) of these rows stored more than once, by row address:
+   * the lowest stays. An address names a fragment that a compaction in between replaced (fragment
+   * ids are never reused): such a delete finds nothing, and the check runs again.
+   */
+  private async dropCopies(name: TableName, on: string[], rows: Row[]): Promise<void> {
+    const literal = (v: unknown): string => (typeof v === 'number' || typeof v === 'bigint' ? String(v) : sqlString(String(v)));
+    for (let start = 0; start < rows.length; start += 200) {
+      const where = rows.slice(start, start + 200).map((r) => `(${on.map((c) => (r[c] === null || r[c] === undefined ? `${c} IS NULL` : `${c} = ${literal(r[c])}`)).join(' AND ')})`).join(' OR ');
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const found = await this.rows(name, where, { select: on, withRowId: true });
+        found.sort((a, b) => (BigInt(a._rowid as bigint) < BigInt(b._rowid as bigint) ? -1 : 1));
+        const seen = new Set<string>();
+        const doomed: string[] = [];
+        for (const r of found) {
+          const key = keyOf(r, on);
+          if (seen.has(key)) doomed.push(String(r._rowid));
+          else seen.add(key);
+        }
+        if (doomed.length === 0) break;
+        const gone = `(${where}) AND _rowid IN (${doomed.join(', ')})`;
+        await this.gate.mutate(name, () => retryConflicts(() => this.table(name).delete(gone)));
+      }
+    }
   }
 
   /** upsert's merge of (some) rows; numUpdatedRows counts every stored copy of a key. */
@@ -449,15 +482,12 @@ export class Store {
    * Sets meta keys, under the store's `meta` lock (see exclusive): LanceDB's merge does not see
    * another process's insert of the same key committed meanwhile, so two processes setting a key
    * not stored yet at once both stored a row. A key the merge found stored more than once (left
-   * so by an earlier version, or where there is no lock: gs://) is left with one row.
+   * so by an earlier version, or where there is no lock: gs://) is left with one row (upsert).
    */
   async setMeta(entries: Record<string, string>): Promise<void> {
     const rows = Object.entries(entries).map(([key, value]) => ({ key, value }));
     if (rows.length === 0) return;
-    await this.exclusive(TABLES.meta, async () => {
-      const merged = await this.merge(TABLES.meta, 'key', rows);
-      if (merged.numInsertedRows + merged.numUpdatedRows > rows.length) await this.dropMetaCopies(rows.map((r) => r.key));
-    });
+    await this.exclusive(TABLES.meta, () => this.upsert(TABLES.meta, 'key', rows));
   }
 
   /**
@@ -469,32 +499,9 @@ export class Store {
     return this.exclusive(TABLES.meta, async () => {
       const stored = await this.getMeta(key);
       if (stored !== null && keep(stored)) return stored;
-      const merged = await this.merge(TABLES.meta, 'key', [{ key, value }]);
-      if (merged.numInsertedRows + merged.numUpdatedRows > 1) await this.dropMetaCopies([key]);
+      await this.upsert(TABLES.meta, 'key', [{ key, value }]);
       return value;
     });
-  }
-
-  /** Deletes all but one row of each of `keys` stored more than once (by row address: see TeamTable.dedupe for compactions meanwhile). */
-  private async dropMetaCopies(keys: string[]): Promise<void> {
-    for (let start = 0; start < keys.length; start += 1000) {
-      const where = `key IN (${keys.slice(start, start + 1000).map(sqlString).join(', ')})`;
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const rows = await this.rows(TABLES.meta, where, { select: ['key', 'value'], withRowId: true });
-        const kept = metaValues(rows);
-        const seen = new Set<string>();
-        const doomed: string[] = [];
-        for (const r of rows.sort((a, b) => (BigInt(a._rowid as bigint) < BigInt(b._rowid as bigint) ? -1 : 1))) {
-          const key = String(r.key);
-          // The first copy holding the value readers read is kept.
-          if (!seen.has(key) && String(r.value) === kept.get(key)) seen.add(key);
-          else doomed.push(String(r._rowid));
-        }
-        if (doomed.length === 0) break;
-        const gone = `${where} AND _rowid IN (${doomed.join(', ')})`;
-        await this.gate.mutate(TABLES.meta, () => retryConflicts(() => this.table(TABLES.meta).delete(gone)));
-      }
-    }
   }
 
   /** Largest id in any table with int64 ids (0 when empty). */
@@ -791,6 +798,11 @@ export function prefixWhere(column: string, prefix: string): string {
     if (next <= 0x10ffff) return `${column} >= ${sqlString(prefix)} AND ${column} < ${sqlString(chars.join('') + String.fromCodePoint(next))}`;
   }
   return `${column} >= ${sqlString(prefix)}`;
+}
+
+/** The key (`on` columns) of a row, as one string. */
+function keyOf(row: Row, on: string[]): string {
+  return on.map((c) => (row[c] === null || row[c] === undefined ? '\u0001' : String(row[c]))).join('\u0000');
 }
 
 /**

@@ -59,6 +59,24 @@ export function observedNeighbourhood(observations: Observation[], memories: Mem
   return { entities: entities.filter((e) => named.has(e.id)), relationships };
 }
 
+/**
+ * One row per key (`on`) of these rows of one project. Two processes inserting a key at once can
+ * both store it (LanceDB's merge does not see the other's insert) until a write of the key leaves
+ * one (Store.upsert): the copy with the greatest `rank`, then the greatest by its other values, is
+ * read, the same whatever order the copies are read in.
+ */
+export function onePerKey(rows: Row[], on: string[], rank: string): Row[] {
+  const out = new Map<string, Row>();
+  const text = (r: Row): string => JSON.stringify(Object.keys(r).sort().map((k) => String(r[k])));
+  for (const r of rows) {
+    const key = on.map((c) => String(r[c])).join('\u0000');
+    const before = out.get(key);
+    const better = !before || Number(r[rank]) > Number(before[rank]) || (Number(r[rank]) === Number(before[rank]) && text(r) > text(before));
+    if (better) out.set(key, r);
+  }
+  return [...out.values()];
+}
+
 /** Edge weights and known entities seen by this process, keyed with their project. */
 export class GraphCache {
   readonly edgeWeights = new Map<string, number>();
@@ -95,13 +113,17 @@ export class GraphRepository {
     const wanted = neighbourhoodNames(names);
     if (wanted.length === 0) return { entities: [], relationships: [] };
     const list = sqlStringList(wanted);
-    const found = (await this.entities.rows(`label IN ${list} OR id IN ${list}`)).map(rowToEntity);
+    const found = onePerKey(await this.entities.rows(`label IN ${list} OR id IN ${list}`), ['id'], 'updated_at_epoch').map(rowToEntity);
     const hidden = await this.hiddenMemories(found.map((e) => e.id));
     const entities = found.filter((e) => !hidden.has(e.id));
     const ids = entities.map((e) => e.id);
-    const edges = ids.length
-      ? (await this.relationships.rows(`source IN ${sqlStringList(ids)} OR target IN ${sqlStringList(ids)}`, { limit: 500 })).map(rowToRelationship)
-      : [];
+    let edges: Relationship[] = [];
+    // Copies of an edge (see onePerKey) count once towards the 500 edges read.
+    for (let limit = 500; ids.length > 0; limit *= 2) {
+      const read = await this.relationships.rows(`source IN ${sqlStringList(ids)} OR target IN ${sqlStringList(ids)}`, { limit });
+      edges = onePerKey(read, ['source', 'target', 'type'], 'weight').slice(0, 500).map(rowToRelationship);
+      if (read.length < limit || edges.length === 500 || limit >= 4000) break;
+    }
     const far = await this.hiddenMemories(edges.flatMap((r) => [r.source, r.target]));
     const relationships = edges.filter((r) => !far.has(r.source) && !far.has(r.target));
     relationships.sort((a, b) => b.weight - a.weight);
@@ -136,7 +158,8 @@ export class GraphRepository {
       const sources = sqlStringList([...new Set(chunk.map((r) => String(r.source)))]);
       const targets = sqlStringList([...new Set(chunk.map((r) => String(r.target)))]);
       const stored = await this.relationships.rows(`source IN ${sources} AND target IN ${targets}`, { select: ['source', 'target', 'type', 'weight'] });
-      for (const r of stored) edgeWeights.set(key(r), Number(r.weight));
+      // An edge stored twice (see onePerKey) counts from its greatest weight, as it is read.
+      for (const r of stored) edgeWeights.set(key(r), Math.max(Number(r.weight), edgeWeights.get(key(r)) ?? 0));
     }
     for (const r of relationships) {
       r.weight = Number(r.weight) + (edgeWeights.get(key(r)) ?? 0);
