@@ -2,8 +2,8 @@
 // "Freshness"): an absolute path elsewhere or a `../` path is no file of the working tree. One
 // such name among a record's files must not hide that its other files changed (git refuses the
 // whole diff, and an empty answer is no "still holds"), and a record's names are never looked up
-// outside the repository. Real git repositories in temporary folders, the real HTTP server with
-// the repository it serves, and a real MCP client.
+// outside the repository, nor through a symlink in it that points outside. Real git repositories
+// in temporary folders, the real HTTP server with the repository it serves, and a real MCP client.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -74,6 +74,26 @@ describe('freshness of a record that names a path outside the repository', funct
     // A file of the repository that is gone is still said to be gone, next to such a name.
     const gone = await fresh.check(null, ['src/gone.ts', path.join(root, 'no-such-file.txt')]);
     assert.equal(gone?.marker, 'no longer in the working tree: src/gone.ts', JSON.stringify(gone));
+  });
+
+  it('a record without a commit: a path through a symlink to outside the repository is not looked up', async function () {
+    const link = path.join(ws, 'out');
+    try {
+      fs.symlinkSync(root, link, 'dir');
+    } catch {
+      this.skip(); // no symlinks here (Windows without the right)
+    }
+    try {
+      const fresh = GitFreshness.forRepository(ws);
+      // Both answers alike: the link does not tell whether a file outside the repository exists.
+      assert.equal(await fresh.check(null, ['out/elsewhere.txt']), null);
+      assert.equal(await fresh.check(null, ['out/no-such-file.txt']), null);
+      assert.equal(await fresh.check(null, [path.join(link, 'no-such-file.txt')]), null);
+      const gone = await fresh.check(null, ['src/gone.ts', 'out/no-such-file.txt']);
+      assert.equal(gone?.marker, 'no longer in the working tree: src/gone.ts', JSON.stringify(gone));
+    } finally {
+      fs.unlinkSync(link);
+    }
   });
 
   describe('over recall_context and retrieve_memory, on the server of the repository', () => {

@@ -4,11 +4,12 @@
 // only on another branch). Answers are cached per state of the refs (HEAD and every branch): a
 // new commit, a checkout, a branch deleted or rebased asks again. A record that names files and no
 // commit (a decision remembered, an edit) is checked for files gone from the working tree. A name
-// that points outside the repository (`../x`, an absolute path elsewhere) is no file of it: it is
-// never looked up there, nor handed to git, which would refuse the whole diff for it.
+// that points outside the repository (`../x`, an absolute path elsewhere, a path through a symlink
+// in it to elsewhere) is no file of it: it is never looked up there, nor handed to git, which would
+// refuse the whole diff for it.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { gitEnv } from './git';
 
@@ -74,6 +75,29 @@ function inside(root: string, name: string): boolean {
   return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
 }
 
+/**
+ * Whether `name`, read from `root`, stays inside it once symlinks are followed: the folders on its
+ * way (the deepest that exists) resolve inside the root's own real path. A link in the repository
+ * that points outside would otherwise let a record ask whether a file elsewhere exists. The name's
+ * last part is not followed: a link is a file of the working tree, wherever it points.
+ */
+function realInside(root: string, name: string): boolean {
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(root);
+  } catch {
+    return false;
+  }
+  for (let dir = path.dirname(path.resolve(root, name)); ; dir = path.dirname(dir)) {
+    try {
+      const real = realpathSync(dir);
+      return real === realRoot || inside(realRoot, path.relative(realRoot, real));
+    } catch {
+      if (path.dirname(dir) === dir) return false;
+    }
+  }
+}
+
 /** Ranking weight of a record by its freshness: changed or off-branch ranks a little lower, never out. */
 export function freshnessWeight(state: FreshnessState | undefined): number {
   return state === 'changed' ? 0.9 : state === 'off_branch' ? 0.85 : 1;
@@ -116,7 +140,8 @@ export class GitFreshness {
     if (!sha) return this.gone(roots, named);
     const files = roots.length === 0 ? [...named] : named.filter((f) => inside(roots[0]!, f));
     if (files.length === 0) return null;
-    if (!/^[0-9a-f]{7,64}$/i.test(sha)) return null;
+    // observe takes shas of 4 hex digits and up: a short one is checked as the commit git resolves it to (compute).
+    if (!/^[0-9a-f]{4,64}$/i.test(sha)) return null;
     const head = await this.headSha();
     if (!head) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: 'cannot be checked: the repository cannot be read or has no commit at HEAD' };
     const key = `${head}\u0000${sha}\u0000${[...files].sort().join('\u0000')}`;
@@ -135,33 +160,41 @@ export class GitFreshness {
    * A name is looked up only in the folders it is inside of; one inside none is not checked.
    */
   private gone(roots: readonly string[], named: readonly string[]): Freshness | null {
+    const within = (root: string, f: string): boolean => inside(root, f) && realInside(root, f);
     const gone = named
-      .filter((f) => roots.some((root) => inside(root, f)) && !roots.some((root) => inside(root, f) && existsSync(path.resolve(root, f))))
+      .filter((f) => roots.some((root) => within(root, f)) && !roots.some((root) => within(root, f) && lstatSync(path.resolve(root, f), { throwIfNoEntry: false }) !== undefined))
       .slice(0, MAX_FILES);
     if (gone.length === 0) return null;
     return { state: 'changed', commit_sha: '', changed_files: gone, branches: [], marker: `no longer in the working tree: ${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ` and ${gone.length - 3} more` : ''}` };
   }
 
-  private async compute(sha: string, files: readonly string[]): Promise<Freshness> {
+  private async compute(named: string, files: readonly string[]): Promise<Freshness> {
+    // The one commit the sha names (a short one may name none of this clone, or several).
+    const resolved = await this.git(['rev-parse', '--verify', '--quiet', `${named}^{commit}`]);
+    const sha = resolved.code === 0 ? resolved.out.trim() : '';
+    if (!/^[0-9a-f]{40,64}$/i.test(sha)) {
+      const which = named.length < 7 ? `commit ${named} is not in this clone, or names more than one of its commits` : `commit ${named.slice(0, 7)} is not in this clone`;
+      return { state: 'unknown', commit_sha: named, changed_files: [], branches: [], marker: which };
+    }
     const short = sha.slice(0, 7);
     const ancestor = await this.git(['merge-base', '--is-ancestor', sha, 'HEAD']);
-    if (ancestor.code !== 0 && ancestor.code !== 1) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: `commit ${short} is not in this clone` };
+    if (ancestor.code !== 0 && ancestor.code !== 1) return { state: 'unknown', commit_sha: named, changed_files: [], branches: [], marker: `commit ${short} is not in this clone` };
     if (ancestor.code === 1) {
       const b = await this.git(['branch', '--all', '--contains', sha, '--format=%(refname:short)']);
       const branches = b.out.split('\n').map((x) => x.trim()).filter(Boolean).slice(0, 5);
-      return { state: 'off_branch', commit_sha: sha, changed_files: [], branches, marker: `not on this branch${branches.length ? ` (only on ${branches.join(', ')})` : ''}` };
+      return { state: 'off_branch', commit_sha: named, changed_files: [], branches, marker: `not on this branch${branches.length ? ` (only on ${branches.join(', ')})` : ''}` };
     }
     // No rename pairs ("src/{a.ts => b.ts}"): a record's files are listed by their own names,
     // a file renamed since as changed (gone under its name), whatever diff.renames is set to.
     const diff = await this.git(['diff', '--numstat', '--no-renames', `${sha}..HEAD`, '--', ...files]);
     // A diff git refused (a name it cannot take as a path) says nothing of the files: no "still holds".
-    if (diff.code !== 0) return { state: 'unknown', commit_sha: sha, changed_files: [], branches: [], marker: `cannot be checked: git could not compare ${short} with HEAD` };
+    if (diff.code !== 0) return { state: 'unknown', commit_sha: named, changed_files: [], branches: [], marker: `cannot be checked: git could not compare ${short} with HEAD` };
     const changed = diff.out
       .split('\n')
       .map((l) => l.split('\t')[2]?.trim())
       .filter((f): f is string => !!f)
       .slice(0, MAX_FILES);
-    if (changed.length === 0) return { state: 'current', commit_sha: sha, changed_files: [], branches: [], marker: 'still holds' };
-    return { state: 'changed', commit_sha: sha, changed_files: changed, branches: [], marker: `changed since ${short}: ${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}` };
+    if (changed.length === 0) return { state: 'current', commit_sha: named, changed_files: [], branches: [], marker: 'still holds' };
+    return { state: 'changed', commit_sha: named, changed_files: changed, branches: [], marker: `changed since ${short}: ${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}` };
   }
 }
