@@ -25,7 +25,7 @@ import { ProjectQueryCaches } from './embed/queryCache';
 import type { CachedQueryEmbedder } from './embed/queryCache';
 import { Reranker } from './retrieve/rerank';
 import type { RerankerConfig } from './retrieve/rerank';
-import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind } from './model/records';
+import type { ConflictChoice, Entity, Memory, Observation, Relationship, RequestLogEntry, Scope, SessionSummary, SourceKind, TemporalFact } from './model/records';
 import { projectWideBranch } from './model/branches';
 import { cleanPaths, prepareObservation, storedKey, storedText } from './capture/prepare';
 import { printable } from './model/printable';
@@ -836,12 +836,10 @@ export class MemoryEngine implements MemoryEngineApi {
     const text = changes?.text === undefined ? undefined : storedText(String(changes.text));
     if (title === '' || text?.trim() === '') throw new FilterError('a memory needs a title and a text');
     const mark = await forgetMark(this.store);
-    const [memory] = await repos.memories.get([Number(id)], { includeSuppressed: true });
-    if (!memory) throw new FilterError(`No memory ${id} in project ${repos.project}`);
     const now = Date.now();
     const next = { title, text };
-    const facts = memoryFacts(next.title ?? memory.title, next.text ?? memory.text, memory.topic_key, repos.project, now, 1);
-    const [edited] = await this.settleMemories(repos, mark, [await editMemory(repos.memories, memory, next, facts, now)]);
+    const factsOf = (memory: Memory): TemporalFact[] | null => memoryFacts(next.title ?? memory.title, next.text ?? memory.text, memory.topic_key, repos.project, now, 1);
+    const [edited] = await this.settleMemories(repos, mark, [await editMemory(repos.memories, Number(id), next, factsOf, now)]);
     if (!edited) throw new FilterError(`memory ${id} was forgotten while it was edited: the edit was not kept`);
     return edited;
   }

@@ -103,9 +103,13 @@ describe('forget next to writes in flight', function () {
       const superseding = b.remember({ title: 'Queue broker', text: 'We use RabbitMQ as the broker.', topic_key: 'queue-broker', memory_type: 'decision' }, scope);
       // Its successor is stored: b has read the old memory and waits to mark it superseded.
       await until(async () => (await a.listMemories(scope)).some((m) => m.title === 'Queue broker'));
-      await a.forget({ kind: 'memory', ids: [old.id] }, scope);
+      // The forget decides what it deletes now; its deletes wait for b's write, under the memories
+      // lock (MemoryRepository.exclusive), and read who retired the memory again there.
+      const forgetting = a.forget({ kind: 'memory', ids: [old.id] }, scope);
+      await until(() => forgetUnderWay(a));
       await release();
       const next = await superseding;
+      await forgetting;
       assert.deepEqual(await a.getMemories([old.id], scope, { includeSuppressed: true }), []);
       const [stored] = await a.getMemories([next.id], scope, { includeSuppressed: true });
       assert.deepEqual({ supersedes: stored.supersedes, trace: stored.topic_trace?.map((t) => t.id) }, { supersedes: null, trace: [next.id] });
@@ -129,15 +133,19 @@ describe('forget next to writes in flight', function () {
       assert.deepEqual(['fossasecret', 'fossatext'].flatMap((w) => filesContaining(dir, w)), []);
     });
 
-    it('a memory forgotten while another process edits it is refused the edit and leaves no cell or graph entity', async () => {
+    it('a memory forgotten while another process edits it leaves no edit, cell or graph entity', async () => {
       const m = await a.remember({ title: 'Deploy key genetsecret', text: 'Deploys use genettext.', memory_type: 'decision', files: ['deploy/keys.ts'] }, scope);
       // A decision's edited title relabels its graph entity: b waits there, its row rewritten.
       const release = hold(b, TABLES.entities);
       const editing = b.editMemory(scope, m.id, { title: 'Deploy key (edited)' });
       await until(async () => (await a.getMemories([m.id], scope, { includeSuppressed: true }))[0]?.title === 'Deploy key (edited)');
-      await a.forget({ kind: 'memory', ids: [m.id] }, scope);
+      // The forget's deletes wait for the edit, under the memories lock: the edit is kept until
+      // the forget takes it, or refused when the forget was done before the edit looked.
+      const forgetting = a.forget({ kind: 'memory', ids: [m.id] }, scope);
+      await until(() => forgetUnderWay(a));
       await release();
-      await assert.rejects(editing, /forgotten while it was edited/);
+      await editing.catch((e: unknown) => assert.match(String(e), /forgotten while it was edited/));
+      await forgetting;
       assert.deepEqual(await a.getMemories([m.id], scope, { includeSuppressed: true }), []);
       assert.deepEqual((await a.search('genettext', { scope, layers: ['L0', 'L1', 'L2'] })).map((h) => h.cell.node_id), []);
       assert.deepEqual((await a.entities(scope, [`memory:${m.id}`])).entities.map((e) => e.id), []);

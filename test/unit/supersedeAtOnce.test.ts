@@ -3,7 +3,10 @@
 // Two `remember` calls at once (two tool calls to one server, or two processes on one store) must
 // not both retire the same memory, nor both miss each other's topic_key: one topic keeps one
 // current memory, and a memory named in `supersedes` that the other call retired first is refused
-// as already superseded. Real LanceDB in temporary folders, real child processes.
+// as already superseded. The other writers of memories that read before they write take the same
+// turn: an edit racing a remember that retires the memory keeps both the edit and the retirement,
+// a suppression is not written over, and a forget of a chain's current end racing a remember of
+// its topic leaves one current memory. Real LanceDB in temporary folders, real child processes.
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -11,7 +14,7 @@ import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
 import { rememberTool } from '../../src/core/tools/write';
-import { openTestEngine, removeDir, scopeMaker, tempDir, toolContext } from './mcpFixture';
+import { openTestEngine, removeDir, scopeMaker, storedMemory, tempDir, toolContext } from './mcpFixture';
 
 const WRITER = path.join(__dirname, 'fixtures', 'memoryWriter.ts');
 const TSX = require.resolve('tsx/cli');
@@ -71,6 +74,53 @@ describe('two writers superseding at once', function () {
       const { current, retired } = await standing(engine, scope);
       assert.deepEqual(current, [Number(ok[0]!.structured!.id)]);
       assert.equal(retired.get(a.id), Number(ok[0]!.structured!.id));
+    });
+
+    it('an edit racing a remember that retires the memory: the edit and the retirement both stay', async () => {
+      const scope = fresh();
+      const a = await engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use PostgreSQL.', topic_key: 'database' }, scope);
+      const [, b] = await Promise.all([
+        engine.editMemory(scope, a.id, { text: 'We use PostgreSQL 16.' }),
+        engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use MySQL.', topic_key: 'database' }, scope),
+      ]);
+      const stored = await storedMemory(engine, scope, a.id);
+      assert.equal(stored.text, 'We use PostgreSQL 16.');
+      assert.equal(stored.status, 'superseded');
+      assert.equal(stored.superseded_by, b.id);
+      assert.deepEqual((await standing(engine, scope)).current, [b.id]);
+    });
+
+    it('a suppression racing a remember that retires the memory: it stays suppressed', async () => {
+      for (const delay of [0, 10, 30, 60]) {
+        const scope = fresh();
+        const a = await engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use PostgreSQL.', topic_key: 'database' }, scope);
+        // The suppression comes at a few points of the remember (it has no hook to wait on).
+        const [, b] = await Promise.all([
+          new Promise((resolve) => setTimeout(resolve, delay)).then(() => engine.setStatus('memory', a.id, 'suppressed', scope)),
+          engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use MySQL.', topic_key: 'database' }, scope),
+        ]);
+        // Suppressed first, it is no current memory for the remember to retire; retired first, it keeps the link.
+        const stored = await storedMemory(engine, scope, a.id);
+        assert.equal(stored.status, 'suppressed', JSON.stringify({ delay, stored }));
+        assert.ok(stored.superseded_by === null || stored.superseded_by === b.id, JSON.stringify(stored));
+        assert.deepEqual((await standing(engine, scope)).current, [b.id]);
+      }
+    });
+
+    it("a forget of a chain's current end racing a remember of its topic: one current memory, the rest its history", async () => {
+      for (const delay of [0, 20, 100]) {
+        const scope = fresh();
+        const a = await engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use PostgreSQL.', topic_key: 'database' }, scope);
+        const b = await engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use MySQL.', topic_key: 'database' }, scope);
+        // The remember starts at a few points of the forget (it has no hook to wait on).
+        const [, c] = await Promise.all([
+          engine.forget({ kind: 'memory', ids: [b.id] }, scope),
+          new Promise((resolve) => setTimeout(resolve, delay)).then(() => engine.remember({ memory_type: 'decision', title: 'Database', text: 'We use SQLite.', topic_key: 'database' }, scope)),
+        ]);
+        const { current, retired } = await standing(engine, scope);
+        assert.deepEqual(current, [c.id], JSON.stringify({ delay, a: a.id, b: b.id, c: c.id, current, retired: [...retired] }));
+        assert.equal(retired.get(a.id), c.id);
+      }
     });
   });
 
@@ -138,6 +188,28 @@ describe('two writers superseding at once', function () {
         assert.match(byName.find((r) => r.error)!.error!, new RegExp(`memory ${n.id} was already superseded by memory ${ok[0]!.id}`));
         assert.deepEqual(named.current, [ok[0]!.id]);
         assert.equal(named.retired.get(n.id), ok[0]!.id);
+      } finally {
+        await engine.close();
+      }
+    });
+
+    it('an edit and a remember that retires the memory, from two processes: the edit and the retirement both stay', async () => {
+      const open = (): Promise<MemoryEngine> => MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+      const scope = { project: 'github.com/acme/procs-edit' };
+      let engine = await open();
+      const a = await engine.remember({ memory_type: 'decision', title: 'Deploy day', text: 'Deploys happen on Fridays.', topic_key: 'deploy-day' }, scope);
+      await engine.close();
+
+      const [edit, remembered] = await race(scope.project, [[`edit:${a.id}`], ['two', 'deploy-day']]);
+
+      engine = await open();
+      try {
+        assert.equal(edit!.id, a.id, JSON.stringify(edit));
+        const stored = await storedMemory(engine, scope, a.id);
+        assert.equal(stored.text, 'Deploys happen on day edited.');
+        assert.equal(stored.status, 'superseded');
+        assert.equal(stored.superseded_by, remembered!.id);
+        assert.deepEqual((await standing(engine, scope)).current, [remembered!.id]);
       } finally {
         await engine.close();
       }

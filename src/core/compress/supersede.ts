@@ -379,8 +379,27 @@ async function recordReview(memories: MemoryRepository, id: number, otherId: num
   return [a, b];
 }
 
-/** Edits a memory's title or text after review: its facts are read again, its open conflicts are closed as edited. */
-export async function editMemory(memories: MemoryRepository, memory: Memory, changes: { title?: string; text?: string }, facts: TemporalFact[] | null, at: number): Promise<Memory> {
+/**
+ * Edits memory `id`'s title or text after review: its facts are read again (`factsOf`), its open
+ * conflicts are closed as edited. Read and written under the memories lock (see exclusive): an edit
+ * read before a remember retired the memory would write it back current, or the remember's copy
+ * read before the edit would write the old text back.
+ */
+export async function editMemory(
+  memories: MemoryRepository,
+  id: number,
+  changes: { title?: string; text?: string },
+  factsOf: (memory: Memory) => TemporalFact[] | null,
+  at: number,
+): Promise<Memory> {
+  return memories.exclusive(async () => {
+    const [memory] = await memories.get([id], { includeSuppressed: true });
+    if (!memory) throw new FilterError(`No memory ${id} in project ${memories.project}`);
+    return recordEdit(memories, memory, changes, factsOf(memory), at);
+  });
+}
+
+async function recordEdit(memories: MemoryRepository, memory: Memory, changes: { title?: string; text?: string }, facts: TemporalFact[] | null, at: number): Promise<Memory> {
   memory.title = changes.title ?? memory.title;
   memory.text = changes.text ?? memory.text;
   memory.updated_at_epoch = at;

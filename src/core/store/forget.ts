@@ -1036,7 +1036,6 @@ async function closureOf(store: Store, repos: ProjectRepositories, seed: Partial
 }
 
 async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: Purger, key: string, journal: Journal, report: ForgetReport, sessions: Set<string>): Promise<void> {
-  const p = `project = ${sqlString(repos.project)}`;
   if (!journal.closure) {
     const kind = (journal.request.kind ?? 'observation') as SourceKind;
     const closure = await closureOf(all.store, repos, { [kind]: (journal.request.ids ?? []).map(Number) });
@@ -1045,7 +1044,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
     journal.closure = closure;
     await all.store.setMeta({ [key]: JSON.stringify(journal) });
   }
-  const { doomed, entities, restore, successors, tombstones, records, statements } = journal.closure;
+  const { doomed, tombstones, records, statements } = journal.closure;
   const replacing = journal.replace === true;
   // Before the deletes (a resumed forget writes them again): the next import skips what was
   // forgotten, and a forgotten promoted memory is not promoted again from what it stood on. Only
@@ -1084,6 +1083,39 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   // Before the documents go (a resumed forget finds those still there): commits quote them. (A
   // document replaced by its newer revision was what the project said then: the commits keep it.)
   if (!replacing) await forgetDocumentQuotes(repos, purger, doomed.observation);
+  // Memories are deleted and their supersede chains relinked under the memories lock (see
+  // MemoryRepository.exclusive), reading who supersedes a doomed memory again there: a remember
+  // in any process since the closure was decided may have retired it, and one between the
+  // deletes and the relinking would find its chain broken and supersede nothing.
+  if (doomed.memory.length === 0) await deleteAndRelink(repos, purger, journal, report);
+  else {
+    await repos.memories.exclusive(async () => {
+      const now: Memory[] = [];
+      for (let i = 0; i < doomed.memory.length; i += 1000) now.push(...(await repos.memories.get(doomed.memory.slice(i, i + 1000), { includeSuppressed: true })));
+      const successors = journal.closure!.successors ?? {};
+      if (now.some((m) => successors[String(m.id)] !== m.superseded_by)) {
+        for (const m of now) successors[String(m.id)] = m.superseded_by;
+        journal.closure!.successors = successors;
+        await all.store.setMeta({ [key]: JSON.stringify(journal) });
+      }
+      await deleteAndRelink(repos, purger, journal, report);
+    });
+  }
+  await forgetGraph(repos, purger, journal.closure.entities);
+  // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
+  // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
+  // quoting a record dated after them: a date is the client's or the commit's, not when it was stored.)
+  // A replaced document is not a forget: nothing the user asked or was told goes with it.
+  if (replacing) return;
+  const p = `project = ${sqlString(repos.project)}`;
+  await purger.delete(TABLES.requestLog, p);
+  await purger.delete(TABLES.sessionPrompts, p);
+}
+
+/** forgetIds' deletes of the closure's records, and the relinking of the memories left. */
+async function deleteAndRelink(repos: ProjectRepositories, purger: Purger, journal: Journal, report: ForgetReport): Promise<void> {
+  const p = `project = ${sqlString(repos.project)}`;
+  const { doomed, restore, successors } = journal.closure!;
   for (const k of Object.keys(doomed) as SourceKind[]) {
     if (doomed[k].length === 0) continue;
     const list = sqlIntList(doomed[k]);
@@ -1099,14 +1131,6 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
 
   await restoreMergedSources(repos, restore);
   await forgetMemoryLinks(repos, purger, new Set(doomed.memory), successors ?? {});
-  await forgetGraph(repos, purger, entities);
-  // The request log quotes what retrieve_memory returned, and prompts what was asked about it:
-  // the project's log and prompts go too. (Bounding the log by the records' dates missed entries
-  // quoting a record dated after them: a date is the client's or the commit's, not when it was stored.)
-  // A replaced document is not a forget: nothing the user asked or was told goes with it.
-  if (replacing) return;
-  await purger.delete(TABLES.requestLog, p);
-  await purger.delete(TABLES.sessionPrompts, p);
 }
 
 /**

@@ -603,11 +603,13 @@ export class Store {
 
   /**
    * Retires all but the newest current memory of each topic_key, per project and scope (of
-   * `projects`, or every project): see retireSameTopics. Returns how many it retired.
+   * `projects`, or every project): see retireSameTopics. Returns how many it retired. Under the
+   * memories lock (MemoryRepository.exclusive): it writes back whole rows it read, which a
+   * remember meanwhile would lose.
    */
   retireSameTopics(projects?: readonly string[]): Promise<number> {
     const tables = { memories: this.table(TABLES.memories), cells: this.table(TABLES.cells), mutate: <T>(name: string, work: () => Promise<T>) => this.gate.mutate(name, work) };
-    return retireSameTopics(tables, this.log, projects);
+    return this.exclusive(TABLES.memories, () => retireSameTopics(tables, this.log, projects));
   }
 
   close(): void {

@@ -54,12 +54,23 @@ export class MemoryRepository extends RecordRepository<Memory> {
 
   /**
    * Runs `fn` alone among the store's writers of memories that read other memories first (a new
-   * memory superseding older ones, a conflict's review), in every process (see Store.exclusive):
-   * two at once would each find the same older memory current and both retire it, or both miss
-   * the other's topic_key, leaving two current memories of one topic.
+   * memory superseding older ones, a conflict's review, an edit, a status set, a forget relinking
+   * a supersede chain), in every process (see Store.exclusive): two at once would each find the
+   * same older memory current and both retire it, or both miss the other's topic_key, leaving two
+   * current memories of one topic, or write back a copy read before the other's write. Not
+   * re-entrant: `fn` must not take it again. Lock order: a caller holding `summaries` (session
+   * promotion) or `import` may take it; nothing holding it takes those.
    */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.store.exclusive('memories', fn);
+  }
+
+  /**
+   * Sets a memory's status under the memories lock: a supersede that read the memory before would
+   * otherwise write its whole row back over the status a person chose (a suppression lost).
+   */
+  override async setStatus(id: number, status: string): Promise<void> {
+    await this.exclusive(() => super.setStatus(id, status));
   }
 
   /** `replacingOn`: only the current memories of exactly that branch that replace others (what they shadow there). */
