@@ -8,7 +8,6 @@
 // in which two given rows match one stored row).
 import { strict as assert } from 'node:assert';
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -19,11 +18,11 @@ import { TABLES } from '../../src/core/store/schema';
 import { Store } from '../../src/core/store/store';
 import type { Row } from '../../src/core/store/store';
 import { racedObservation } from './fixtures/graphKeyRacer';
+import { raceAtOnce } from './fixtures/racers';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const RACER = path.join(__dirname, 'fixtures', 'graphKeyRacer.ts');
-const TSX = require.resolve('tsx/cli');
 const P = 'github.com/acme/graph-race';
 
 /** The keys stored more than once in `table` of project P, with their row counts. */
@@ -47,24 +46,6 @@ async function assertShownOnce(store: Store, names: string[]): Promise<{ entitie
   return { entities: ids.length, relationships: edges.length };
 }
 
-function startRacer(uri: string, count: number, go: string, children: ChildProcess[]): { ready: Promise<void>; done: Promise<void> } {
-  const child = spawn(process.execPath, [TSX, RACER, uri, String(count), P, go], { env: { ...process.env, LANCEDB_LOG: 'error' } });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  let opened: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (opened = resolve));
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    if (stdout.includes('ready')) opened();
-  });
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => (code === 0 && stdout.includes('done') ? resolve() : reject(new Error(`graph racer failed (${code}): ${stderr}`))));
-  });
-  return { ready, done };
-}
-
 describe('graph: two processes adding the same new entities and edges at once', function () {
   this.timeout(600_000);
   let dir: string;
@@ -83,10 +64,7 @@ describe('graph: two processes adding the same new entities and edges at once', 
     const uri = path.join(dir, 'store');
     (await Store.open({ uri, dimension: 8 })).close();
     const go = path.join(dir, 'go');
-    const racers = [0, 1].map(() => startRacer(uri, N, go, children));
-    await Promise.race([Promise.all(racers.map((r) => r.ready)), Promise.all(racers.map((r) => r.done))]);
-    fs.writeFileSync(go, '');
-    await Promise.all(racers.map((r) => r.done));
+    await raceAtOnce(RACER, [0, 1].map(() => [uri, String(N), P, go]), go, children, 'graph racer');
     const store = await Store.open({ uri, dimension: 8 });
     try {
       const names = Array.from({ length: N }, (_, i) => `src/race/f${i}.ts`);

@@ -6,7 +6,6 @@
 // making the store's team identity at once both get the one stored.
 import { strict as assert } from 'node:assert';
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,42 +14,20 @@ import { TABLES } from '../../src/core/store/schema';
 import { Store } from '../../src/core/store/store';
 import type { Row } from '../../src/core/store/store';
 import { STORE_IDENTITY_KEY } from '../../src/core/team/shareRows';
+import { raceAtOnce } from './fixtures/racers';
 import { setEnv, startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
 
 const RACER = path.join(__dirname, 'fixtures', 'metaKeyRacer.ts');
-const TSX = require.resolve('tsx/cli');
-
-/** A racer process: resolves `ready` once its store is open, `done` with its output once it wrote. */
-function startRacer(uri: string, count: number, tag: string, go: string, children: ChildProcess[], mode = 'keys'): { ready: Promise<void>; done: Promise<string> } {
-  const child = spawn(process.execPath, [TSX, RACER, uri, String(count), tag, go, mode], { env: { ...process.env, LANCEDB_LOG: 'error' } });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  let opened: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (opened = resolve));
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    if (stdout.includes('ready')) opened();
-  });
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => (code === 0 && stdout.includes('done') ? resolve(stdout) : reject(new Error(`meta racer ${tag} failed (${code}): ${stderr}`))));
-  });
-  return { ready, done };
-}
 
 /** Two racer processes on the store at `uri`, started at once; their outputs. */
 async function runRacers(uri: string, count: number, dir: string, children: ChildProcess[], mode = 'keys'): Promise<string[]> {
   const first = await Store.open({ uri, dimension: 8 });
   first.close();
   const go = path.join(dir, 'go');
-  const racers = ['a', 'b'].map((tag) => startRacer(uri, count, tag, go, children, mode));
-  await Promise.race([Promise.all(racers.map((r) => r.ready)), Promise.all(racers.map((r) => r.done))]);
-  fs.writeFileSync(go, '');
-  return Promise.all(racers.map((r) => r.done));
+  return raceAtOnce(RACER, ['a', 'b'].map((tag) => [uri, String(count), tag, go, mode]), go, children, 'meta racer');
 }
 
 /** Two processes set the keys race:0 .. race:<count-1> at once: one row per key, holding one of their values, read as stored. */
