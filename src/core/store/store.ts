@@ -808,20 +808,25 @@ function keyOf(row: Row, on: string[]): string {
 }
 
 /**
- * The value of each key of these meta rows, in the order the keys first come. A key stored more
- * than once (two processes inserted it at once before setMeta took the meta lock) reads as its
- * greatest value: the same in every process, whatever order its rows are read in (which a
+ * One row per key (`on` columns) of these rows, in the order the keys first come. A key two
+ * processes inserted at once can be stored more than once (LanceDB's merge does not see the
+ * other's insert) until a write of it leaves one row (upsert): of its copies the one `first`
+ * prefers is read, the same in every process whatever order they are read in (which a
  * compaction changes).
  */
-function metaValues(rows: Row[]): Map<string, string> {
-  const out = new Map<string, string>();
+export function onePerKey(rows: Row[], on: string[], first: (a: Row, b: Row) => boolean): Row[] {
+  const out = new Map<string, Row>();
   for (const r of rows) {
-    const key = String(r.key);
-    const value = String(r.value);
-    const before = out.get(key);
-    if (before === undefined || value > before) out.set(key, value);
+    const key = keyOf(r, on);
+    const kept = out.get(key);
+    if (!kept || first(r, kept)) out.set(key, r);
   }
-  return out;
+  return [...out.values()];
+}
+
+/** The value of each key of these meta rows (onePerKey: a key stored twice reads as its greatest value). */
+function metaValues(rows: Row[]): Map<string, string> {
+  return new Map(onePerKey(rows, ['key'], (a, b) => String(a.value) > String(b.value)).map((r) => [String(r.key), String(r.value)]));
 }
 
 /** Creates the scalar indexes a table lacks (or all of them again, after a purge). */

@@ -12,6 +12,7 @@ import { deriveGraph } from '../graph';
 import { parseJson, rowToEntity, rowToRelationship } from '../mapping';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
+import { onePerKey } from '../store';
 import type { Row, Store } from '../store';
 import type { Repositories } from './repositories';
 import { errorMessage } from '../../errorText';
@@ -59,22 +60,10 @@ export function observedNeighbourhood(observations: Observation[], memories: Mem
   return { entities: entities.filter((e) => named.has(e.id)), relationships };
 }
 
-/**
- * One row per key (`on`) of these rows of one project. Two processes inserting a key at once can
- * both store it (LanceDB's merge does not see the other's insert) until a write of the key leaves
- * one (Store.upsert): the copy with the greatest `rank`, then the greatest by its other values, is
- * read, the same whatever order the copies are read in.
- */
-export function onePerKey(rows: Row[], on: string[], rank: string): Row[] {
-  const out = new Map<string, Row>();
+/** Of two copies of a graph key (see onePerKey): the one of greater `rank`, then the greater by its other values. */
+function greater(rank: string): (a: Row, b: Row) => boolean {
   const text = (r: Row): string => JSON.stringify(Object.keys(r).sort().map((k) => String(r[k])));
-  for (const r of rows) {
-    const key = on.map((c) => String(r[c])).join('\u0000');
-    const before = out.get(key);
-    const better = !before || Number(r[rank]) > Number(before[rank]) || (Number(r[rank]) === Number(before[rank]) && text(r) > text(before));
-    if (better) out.set(key, r);
-  }
-  return [...out.values()];
+  return (a, b) => Number(a[rank]) > Number(b[rank]) || (Number(a[rank]) === Number(b[rank]) && text(a) > text(b));
 }
 
 /** Edge weights and known entities seen by this process, keyed with their project. */
@@ -113,7 +102,7 @@ export class GraphRepository {
     const wanted = neighbourhoodNames(names);
     if (wanted.length === 0) return { entities: [], relationships: [] };
     const list = sqlStringList(wanted);
-    const found = onePerKey(await this.entities.rows(`label IN ${list} OR id IN ${list}`), ['id'], 'updated_at_epoch').map(rowToEntity);
+    const found = onePerKey(await this.entities.rows(`label IN ${list} OR id IN ${list}`), ['id'], greater('updated_at_epoch')).map(rowToEntity);
     const hidden = await this.hiddenMemories(found.map((e) => e.id));
     const entities = found.filter((e) => !hidden.has(e.id));
     const ids = entities.map((e) => e.id);
@@ -121,7 +110,7 @@ export class GraphRepository {
     // Copies of an edge (see onePerKey) count once towards the 500 edges read.
     for (let limit = 500; ids.length > 0; limit *= 2) {
       const read = await this.relationships.rows(`source IN ${sqlStringList(ids)} OR target IN ${sqlStringList(ids)}`, { limit });
-      edges = onePerKey(read, ['source', 'target', 'type'], 'weight').slice(0, 500).map(rowToRelationship);
+      edges = onePerKey(read, ['source', 'target', 'type'], greater('weight')).slice(0, 500).map(rowToRelationship);
       if (read.length < limit || edges.length === 500 || limit >= 4000) break;
     }
     const far = await this.hiddenMemories(edges.flatMap((r) => [r.source, r.target]));
