@@ -160,18 +160,22 @@ export class GitFreshness {
    * A name is looked up only in the folders it is inside of; one inside none is not checked.
    */
   private gone(roots: readonly string[], named: readonly string[]): Freshness | null {
-    const within = (root: string, f: string): boolean => inside(root, f) && realInside(root, f);
     const gone = named
-      .filter((f) => roots.some((root) => within(root, f)) && !roots.some((root) => within(root, f) && lstatSync(path.resolve(root, f), { throwIfNoEntry: false }) !== undefined))
+      .filter((f) => {
+        const at = roots.filter((root) => inside(root, f) && realInside(root, f));
+        return at.length > 0 && at.every((root) => lstatSync(path.resolve(root, f), { throwIfNoEntry: false }) === undefined);
+      })
       .slice(0, MAX_FILES);
     if (gone.length === 0) return null;
     return { state: 'changed', commit_sha: '', changed_files: gone, branches: [], marker: `no longer in the working tree: ${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ` and ${gone.length - 3} more` : ''}` };
   }
 
   private async compute(named: string, files: readonly string[]): Promise<Freshness> {
-    // The one commit the sha names (a short one may name none of this clone, or several).
-    const resolved = await this.git(['rev-parse', '--verify', '--quiet', `${named}^{commit}`]);
-    const sha = resolved.code === 0 ? resolved.out.trim() : '';
+    // The one commit an abbreviated sha names (it may name none of this clone, or several); a
+    // whole one is asked about as it is.
+    const whole = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(named);
+    const resolved = whole ? null : await this.git(['rev-parse', '--verify', '--quiet', `${named}^{commit}`]);
+    const sha = whole ? named : resolved?.code === 0 ? resolved.out.trim() : '';
     if (!/^[0-9a-f]{40,64}$/i.test(sha)) {
       const which = named.length < 7 ? `commit ${named} is not in this clone, or names more than one of its commits` : `commit ${named.slice(0, 7)} is not in this clone`;
       return { state: 'unknown', commit_sha: named, changed_files: [], branches: [], marker: which };
