@@ -8,15 +8,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { GitFreshness } from '../../src/core/capture/freshness';
-import type { MemoryEngine } from '../../src/core/engine';
-import { startHttpServer } from '../../src/mcp/httpServer';
-import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { git, makeRepo, tmp, writeFiles } from './captureHarness';
-import { connectClient } from './httpToolHarness';
-import type { CallResult } from './httpToolHarness';
-import { openTestEngine, removeDir } from './mcpFixture';
+import { httpToolHarness } from './httpToolHarness';
 
 describe('freshness of a record that names a path outside the repository', function () {
   this.timeout(120_000);
@@ -97,33 +91,24 @@ describe('freshness of a record that names a path outside the repository', funct
   });
 
   describe('over recall_context and retrieve_memory, on the server of the repository', () => {
-    let engine: MemoryEngine;
-    let dir: string;
-    let server: RunningHttpServer;
-    let client: Client;
     const scope = { project: 'github.com/acme/fresh-outside' };
-    before(async () => {
-      ({ engine, dir } = await openTestEngine());
-      await engine.observe([{ type: 'commit', title: 'Tune the quokka exporter constants', files_modified: ['src/a.ts', '/etc/passwd'], commit_sha: sha, branch: 'main' }], scope);
-      await engine.settled();
-      server = await startHttpServer({ engine, scope, repoRoot: ws });
-      client = await connectClient(server);
-    });
-    after(async () => {
-      await client?.close();
-      await server?.close();
-      await engine?.close();
-      if (dir) removeDir(dir);
+    const h = httpToolHarness({
+      scope,
+      repoRoot: () => ws,
+      fill: async (engine) => {
+        await engine.observe([{ type: 'commit', title: 'Tune the quokka exporter constants', files_modified: ['src/a.ts', '/etc/passwd'], commit_sha: sha, branch: 'main' }], scope);
+        await engine.settled();
+      },
     });
 
     it('the item says what changed, never "still holds"', async () => {
-      const pack = (await client.callTool({ name: 'recall_context', arguments: { query: 'quokka exporter constants' } })) as CallResult;
+      const pack = await h.call('recall_context', { query: 'quokka exporter constants' });
       const items = pack.structuredContent!.items as Array<{ freshness?: string }>;
       const text = pack.content[0]!.text!;
       assert.equal(items[0]?.freshness, 'changed', text);
       assert.match(text, new RegExp(`\\[changed since ${sha.slice(0, 7)}: src/a\\.ts\\]`));
       assert.doesNotMatch(text, /still holds/);
-      const report = (await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'quokka exporter constants' } })) as CallResult;
+      const report = await h.call('retrieve_memory', { prompt: 'quokka exporter constants' });
       const facts = (report.structuredContent!.retrieval as { facts: Array<{ statement: string }> }).facts;
       assert.match(facts[0]?.statement ?? '', new RegExp(`^\\[changed since ${sha.slice(0, 7)}: src/a\\.ts\\]`), JSON.stringify(facts));
     });

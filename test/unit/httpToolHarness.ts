@@ -33,7 +33,15 @@ export interface HttpToolHarness {
 }
 
 export function httpToolHarness(
-  options: { open?: () => Promise<{ engine: MemoryEngine; dir: string }>; fill?: (engine: MemoryEngine) => Promise<void>; serve?: (engine: MemoryEngine) => MemoryEngineApi } = {},
+  options: {
+    open?: () => Promise<{ engine: MemoryEngine; dir: string }>;
+    fill?: (engine: MemoryEngine) => Promise<void>;
+    serve?: (engine: MemoryEngine) => MemoryEngineApi;
+    /** The project the server serves (SCOPE by default). */
+    scope?: Scope;
+    /** The repository the server checks freshness in, known once the hooks before this one ran. */
+    repoRoot?: () => string;
+  } = {},
 ): HttpToolHarness {
   let engine: MemoryEngine;
   let dir: string;
@@ -43,7 +51,7 @@ export function httpToolHarness(
   before(async () => {
     ({ engine, dir } = await (options.open ?? openTestEngine)());
     await options.fill?.(engine);
-    server = await startHttpServer({ engine: options.serve?.(engine) ?? engine, scope: SCOPE });
+    server = await startHttpServer({ engine: options.serve?.(engine) ?? engine, scope: options.scope ?? SCOPE, repoRoot: options.repoRoot?.() });
     client = await connectClient(server);
     tools = (await client.listTools()).tools;
   });
