@@ -8,16 +8,15 @@
 // a suppression is not written over, and a forget of a chain's current end racing a remember of
 // its topic leaves one current memory. Real LanceDB in temporary folders, real child processes.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
 import { rememberTool } from '../../src/core/tools/write';
 import { openTestEngine, removeDir, scopeMaker, storedMemory, tempDir, toolContext } from './mcpFixture';
+import { raceAtOnce } from './fixtures/racers';
 
 const WRITER = path.join(__dirname, 'fixtures', 'memoryWriter.ts');
-const TSX = require.resolve('tsx/cli');
 
 /** What the memories of `scope` say of each other: current ones, and who retired whom. */
 async function standing(engine: MemoryEngine, scope: Scope): Promise<{ current: number[]; retired: Map<number, number | null> }> {
@@ -126,43 +125,25 @@ describe('two writers superseding at once', function () {
 
   describe('two processes on one store', () => {
     let dir: string;
+    /** Where the racers' go files are made (not the store's folder). */
+    let goes: string;
+    let round = 0;
     const children: ChildProcess[] = [];
     before(() => {
       dir = tempDir('cm-supersede-procs-');
+      goes = tempDir('cm-supersede-go-');
     });
     after(() => {
       for (const c of children) if (c.exitCode === null) c.kill();
       removeDir(dir);
+      removeDir(goes);
     });
 
     /** Starts one writer per argument list, lets them all go at once, and returns what each printed. */
     async function race(project: string, args: string[][]): Promise<Array<{ id?: number; superseded?: number[]; error?: string }>> {
-      const started = args.map((a) => {
-        const child = spawn(process.execPath, [TSX, WRITER, dir, project, ...a], { env: { ...process.env, LANCEDB_LOG: 'error' }, stdio: ['pipe', 'pipe', 'pipe'] });
-        children.push(child);
-        let out = '';
-        let err = '';
-        child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-        child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-        const ready = new Promise<void>((resolve, reject) => {
-          const poll = setInterval(() => {
-            if (out.includes('ready\n')) {
-              clearInterval(poll);
-              resolve();
-            }
-          }, 20);
-          child.once('exit', (code) => {
-            clearInterval(poll);
-            reject(new Error(`writer exited ${code} before it was ready: ${err}`));
-          });
-        });
-        const done = new Promise<string>((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`writer exited ${code}: ${err}`)))));
-        return { child, ready, done };
-      });
-      await Promise.all(started.map((s) => s.ready));
-      for (const s of started) s.child.stdin!.write('go\n');
-      const outs = await Promise.all(started.map((s) => s.done));
-      return outs.map((o) => JSON.parse(o.split('\n').filter(Boolean).pop()!) as { id?: number; superseded?: number[]; error?: string });
+      const go = path.join(goes, `go-${++round}`);
+      const outs = await raceAtOnce(WRITER, args.map((a) => [dir, project, go, ...a]), go, children, 'memory writer');
+      return outs.map((o) => JSON.parse(o.split('\n').filter((l) => l.startsWith('{')).pop()!) as { id?: number; superseded?: number[]; error?: string });
     }
 
     it('the same topic_key and the same memory named, from two processes: one current memory each time', async () => {
