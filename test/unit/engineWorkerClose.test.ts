@@ -6,16 +6,50 @@
 
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { requestLogRetention } from '../../src/core/store/retention';
+import { EngineClient } from '../../src/extension/engineWorker/engineClient';
+import type { EngineClientOptions } from '../../src/extension/engineWorker/engineClient';
 import { buildNodeBundle } from './cliFixture';
 import { removeDir, tempDir } from './mcpFixture';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const ROUNDS = 4;
 const WRITES = 20;
+const HOST_ROUNDS = 8;
+const HOST_WRITES = 150;
 
-describe('closing the engine thread while writes are under way', function () {
+/** Runs `code` as the host (the extension host's part: EngineClient) in a Node process of its own; fails unless it exits 0, printing "closed cleanly". */
+async function runHost(code: string): Promise<{ stdout: string }> {
+  const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', code], { cwd: REPO, env: { ...process.env, LANCEDB_LOG: 'error' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const [code_, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+  assert.equal(signal, null, `the process was ended by ${signal}: ${stdout} ${stderr.slice(-500)}`);
+  assert.equal(code_, 0, `exit ${code_} (134 is an abort, 139 a segmentation fault): ${stdout} ${stderr.slice(-500)}`);
+  assert.match(stdout, /closed cleanly/);
+  return { stdout };
+}
+
+/** Whether a process runs (a zombie, ended but not yet reaped, does not). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('the engine process: closing it while writes are under way, a crash, a host that goes', function () {
   this.timeout(300_000);
   let out: string;
   let stores: string;
@@ -53,15 +87,7 @@ describe('closing the engine thread while writes are under way', function () {
         process.stdout.write('closed cleanly\\n');
       })().catch((err) => { process.stderr.write(String((err && err.stack) || err)); process.exit(3); });
     `;
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', code], { cwd: REPO, env: { ...process.env, LANCEDB_LOG: 'error' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const [code_, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
-    assert.equal(signal, null, `the process was ended by ${signal}: ${stdout} ${stderr.slice(-500)}`);
-    assert.equal(code_, 0, `exit ${code_} (134 is an abort): ${stdout} ${stderr.slice(-500)}`);
-    assert.match(stdout, /closed cleanly/);
+    const { stdout } = await runHost(code);
 
     // Every write the close let through is in the store; none was half-written.
     for (let round = 0; round < ROUNDS; round++) {
@@ -76,4 +102,121 @@ describe('closing the engine thread while writes are under way', function () {
       }
     }
   });
+
+  // The test runner and the CLI load LanceDB in their main thread. With the engine on a thread
+  // of the same process, LanceDB's native layer (napi-rs 3.9.4) hands the buffers a write of the
+  // engine's thread lets go of to the main thread's environment, which frees them there: the
+  // process crashed (SIGSEGV, or glibc's malloc_consolidate abort) a few engines later.
+  it('a host that has LanceDB loaded itself survives engines that write and close, one after another', async () => {
+    const code = `
+      const path = require('node:path');
+      const lancedb = require('@lancedb/lancedb');
+      const { EngineClient } = require(${JSON.stringify(path.join(REPO, 'src/extension/engineWorker/engineClient'))});
+      const { requestLogRetention } = require(${JSON.stringify(path.join(REPO, 'src/core/store/retention'))});
+      (async () => {
+        const own = await (await lancedb.connect(path.join(${JSON.stringify(stores)}, 'host'))).createTable('rows', [{ id: 0, text: 'host' }], { mode: 'overwrite' });
+        for (let round = 0; round < ${HOST_ROUNDS}; round++) {
+          const client = await EngineClient.start({
+            workerPath: ${JSON.stringify(path.join(out, 'engineWorker.js'))}, storeUri: path.join(${JSON.stringify(stores)}, 'h' + round),
+            embedder: null, sessionIdleMs: 30 * 60_000, requestLogRetention: requestLogRetention(30, 10_000),
+            languageModelSummaries: false, log: () => undefined, summarise: () => Promise.resolve(null),
+          });
+          const scope = { project: 'github.com/acme/app' };
+          for (let i = 0; i < ${HOST_WRITES}; i++) await client.observe([{ type: 'note', title: 'note ' + i, narrative: 'round ' + round + ' write ' + i + ' '.padEnd(400, 'x') }], scope);
+          await own.add([{ id: round + 1, text: 'host round ' + round }]);
+          await client.close();
+          process.stdout.write('round ' + round + ' ');
+        }
+        if (global.gc) global.gc();
+        process.stdout.write('rows ' + (await own.countRows()) + '\\nclosed cleanly\\n');
+      })().catch((err) => { process.stderr.write(String((err && err.stack) || err)); process.exit(3); });
+    `;
+    const { stdout } = await runHost(code);
+    assert.match(stdout, new RegExp(`rows ${HOST_ROUNDS + 1}`));
+    for (let round = 0; round < HOST_ROUNDS; round += HOST_ROUNDS - 1) {
+      const engine = await MemoryEngine.open({ storeUri: path.join(stores, `h${round}`), embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false });
+      try {
+        assert.equal((await engine.stats({ project: 'github.com/acme/app' })).observations, HOST_WRITES, `round ${round}`);
+      } finally {
+        await engine.close();
+      }
+    }
+  });
+
+  it('a crash of the engine process leaves the host running: a call under way fails saying how it ended, and the store opens again', async () => {
+    const storeUri = path.join(stores, 'crash');
+    const scope = { project: 'github.com/acme/app' };
+    const client = await EngineClient.start(clientOptions(storeUri));
+    await client.observe([{ type: 'note', title: 'written before the crash', narrative: 'kept' }], scope);
+    const pid = client.pid!;
+    assert.notEqual(pid, process.pid);
+    process.kill(pid, 'SIGSTOP');
+    const underWay = client.observe([{ type: 'note', title: 'asked of a stopped engine', narrative: 'lost' }], scope);
+    process.kill(pid, 'SIGKILL');
+    await assert.rejects(underWay, /The Code Memory engine stopped \(signal SIGKILL\)\. It restarts on the next use\./);
+    await client.exited;
+    await assert.rejects(client.observe([{ type: 'note', title: 'after', narrative: 'x' }], scope), /The Code Memory engine is closed\./);
+
+    const again = await EngineClient.start(clientOptions(storeUri));
+    try {
+      assert.deepEqual((await again.search('written before the crash', { scope, limit: 5 })).map((h) => h.cell.title), ['written before the crash']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('a host that goes (killed) leaves no engine process behind: the engine closes its store and ends', async () => {
+    const storeUri = path.join(stores, 'orphan');
+    const code = `
+      const { EngineClient } = require(${JSON.stringify(path.join(REPO, 'src/extension/engineWorker/engineClient'))});
+      const { requestLogRetention } = require(${JSON.stringify(path.join(REPO, 'src/core/store/retention'))});
+      (async () => {
+        const client = await EngineClient.start({
+          workerPath: ${JSON.stringify(path.join(out, 'engineWorker.js'))}, storeUri: ${JSON.stringify(storeUri)},
+          embedder: null, sessionIdleMs: 30 * 60_000, requestLogRetention: requestLogRetention(30, 10_000),
+          languageModelSummaries: false, log: () => undefined, summarise: () => Promise.resolve(null),
+        });
+        await client.observe([{ type: 'note', title: 'written before the host went', narrative: 'kept' }], { project: 'github.com/acme/app' });
+        process.stdout.write('engine ' + client.pid + '\\n');
+        setInterval(() => undefined, 1000);
+      })();
+    `;
+    const host = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', code], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    const pid = await new Promise<number>((resolve, reject) => {
+      host.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        const m = /engine (\d+)/.exec(stdout);
+        if (m) resolve(Number(m[1]));
+      });
+      host.once('exit', (c) => reject(new Error(`the host ended (${c}) before its engine started: ${stdout}`)));
+    });
+    assert.equal(running(pid), true, 'control: the engine runs while its host does');
+    host.kill('SIGKILL');
+    const until = Date.now() + 30_000;
+    while (running(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(running(pid), false, 'the engine process still runs 30 s after its host went');
+    const engine = await MemoryEngine.open({ storeUri, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false });
+    try {
+      const stats = await engine.stats({ project: 'github.com/acme/app' });
+      assert.equal(stats.observations, 1);
+      // The session the host's capture opened was ended by the engine's close, with its summary.
+      assert.equal(stats.session_summaries, 1, 'the store was not closed: the open session has no summary');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  function clientOptions(storeUri: string): EngineClientOptions {
+    return {
+      workerPath: path.join(out, 'engineWorker.js'),
+      storeUri,
+      embedder: null,
+      sessionIdleMs: 30 * 60_000,
+      requestLogRetention: requestLogRetention(30, 10_000),
+      languageModelSummaries: false,
+      log: () => undefined,
+      summarise: () => Promise.resolve(null),
+    };
+  }
 });

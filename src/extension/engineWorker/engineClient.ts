@@ -1,8 +1,10 @@
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { RemoteEngine, SessionEndReason } from '../../core/api';
 import { REMOTE_ENGINE_METHODS } from '../../core/api';
 import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import type { Observation, Scope, SessionSummary } from '../../core/model/records';
+import { storeChildEnv } from '../../core/processEnv';
 import type { ToMainMessage, ToWorkerMessage, WorkerOpenOptions } from './protocol';
 
 export interface ToolRunResult {
@@ -33,7 +35,14 @@ interface Pending {
 
 /**
  * The engine as the extension host sees it: the MemoryEngineApi reads and writes, each a
- * message to the engine thread. The host's event loop only posts and receives messages.
+ * message to the engine process. The host's event loop only sends and receives messages.
+ *
+ * A process, not a thread of the host: LanceDB's native layer (napi-rs 3.9.4 in 0.31) keeps one
+ * release queue for the buffers its writes let go of, the first JavaScript environment's, and
+ * frees there the buffers of every other environment of the process; a host with LanceDB on two
+ * threads (a window whose old engine still closes while the new one opens, the test runner)
+ * crashed with SIGSEGV or a glibc abort a few engines later. A process also keeps a native crash
+ * of the store out of the extension host: the engine restarts on the next use.
  */
 // The class gets the RemoteEngine methods at load time (below); the interface tells the compiler.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
@@ -49,52 +58,67 @@ export class EngineClient {
   exited: Promise<void>;
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly child: ChildProcess,
     readonly storeUri: string,
     readonly embedderName: string | null,
     private readonly options: EngineClientOptions,
+    output: ChildOutput,
   ) {
-    worker.on('message', (m: ToMainMessage) => this.onMessage(m));
+    child.on('message', (m: ToMainMessage) => this.onMessage(m));
     this.exited = new Promise((resolve) => {
-      worker.once('exit', (code) => {
+      child.once('exit', (code, signal) => {
         this.closed = true;
         this.ended = true;
-        for (const p of this.pending.values()) p.reject(new Error(`The Code Memory engine stopped (exit code ${code}). It restarts on the next use.`));
+        const how = signal ? `signal ${signal}` : `exit code ${code}`;
+        for (const p of this.pending.values()) p.reject(new Error(`The Code Memory engine stopped (${how}). It restarts on the next use.${output.tail()}`));
         this.pending.clear();
         resolve();
       });
     });
-    worker.on('error', (err) => options.log(`Engine thread error: ${err.stack ?? err.message}`));
+    child.on('error', (err) => options.log(`Engine process error: ${err.stack ?? err.message}`));
   }
 
   static async start(options: EngineClientOptions): Promise<EngineClient> {
-    const { workerPath, log: _log, summarise: _summarise, ...data } = options;
-    // LanceDB's native logger reads the real process environment, not a worker's copy.
-    process.env.LANCEDB_LOG ??= 'error';
-    const worker = new Worker(workerPath, { workerData: data });
+    const { workerPath, log, summarise: _summarise, ...data } = options;
+    const child = fork(workerPath, [], {
+      // Not the host's flags (a debugger's, tsx's): the bundle is plain JavaScript.
+      execArgv: [],
+      // The extension host's executable is Electron's: the environment runs the child as Node.
+      env: storeChildEnv(),
+      // Structured clone, as between threads: the records keep their Dates and typed arrays.
+      serialization: 'advanced',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const output = new ChildOutput(child, log);
     let onMessage: (m: ToMainMessage) => void = () => undefined;
     const opening = new Promise<Extract<ToMainMessage, { type: 'ready' }>>((resolve, reject) => {
       onMessage = (m: ToMainMessage): void => {
-        if (m.type === 'log') options.log(m.message);
+        if (m.type === 'log') log(m.message);
         else if (m.type === 'ready') resolve(m);
         else if (m.type === 'failed') reject(new Error(`The memory store could not be opened: ${m.error}`));
       };
-      worker.on('message', onMessage);
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(`The engine thread exited (code ${code}) before the store was open.`)));
+      child.on('message', onMessage);
+      child.once('error', reject);
+      child.once('exit', (code, signal) => reject(new Error(`The engine process exited (${signal ?? `code ${code}`}) before the store was open.${output.tail()}`)));
     });
+    child.send({ type: 'open', options: data } satisfies ToWorkerMessage);
     let ready: Extract<ToMainMessage, { type: 'ready' }>;
     try {
       ready = await opening;
     } catch (err) {
-      await worker.terminate();
+      child.kill('SIGKILL');
       throw err;
     } finally {
-      worker.off('message', onMessage);
-      worker.removeAllListeners('error');
-      worker.removeAllListeners('exit');
+      child.off('message', onMessage);
+      child.removeAllListeners('error');
+      child.removeAllListeners('exit');
     }
-    return new EngineClient(worker, ready.storeUri, ready.embedder, options);
+    return new EngineClient(child, ready.storeUri, ready.embedder, options, output);
+  }
+
+  /** The engine process's id (undefined when it could not start). */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   get isClosed(): boolean {
@@ -132,7 +156,7 @@ export class EngineClient {
   }
 
   private post(m: ToWorkerMessage): void {
-    if (!this.ended) this.worker.postMessage(m);
+    if (!this.ended && this.child.connected) this.child.send(m);
   }
 
   call<T>(method: string, args: unknown[], extra: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<T> {
@@ -187,12 +211,10 @@ export class EngineClient {
     return this.call('storeChangedElsewhere', []);
   }
 
-  /** Closes the store (flushing it) and ends the thread. */
   /**
-   * Closes the store and ends the thread. Waits at most 5 s (what VS Code gives deactivate());
-   * a thread still closing then (its calls under way, the flush, the sessions' summaries) is left
-   * to finish and ended when it has, without holding the process: a thread ended while the store's
-   * native code still works in it aborts the whole process (the extension host).
+   * Closes the store and ends the process. Waits at most 5 s (what VS Code gives deactivate());
+   * a process still closing then (its calls under way, the flush, the sessions' summaries) is left
+   * to finish, without holding the host: it ends itself once closed, also when the host has gone.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -200,14 +222,40 @@ export class EngineClient {
       () => true,
       () => true,
     );
-    const closed = await Promise.race([closing, new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
+    const closed = await Promise.race([closing, delay(5000, false)]);
     this.closed = true;
     if (closed) {
-      await this.worker.terminate();
+      // It exits once it has answered; one that does not is ended.
+      if (!(await Promise.race([this.exited.then(() => true), delay(5000, false)]))) this.child.kill('SIGKILL');
       return;
     }
-    this.worker.unref();
-    void closing.then(() => this.worker.terminate());
+    this.child.unref();
+    this.child.channel?.unref();
+    for (const stream of [this.child.stdout, this.child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  }
+}
+
+function delay<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
+}
+
+/** The engine process's own output (a native panic, LanceDB's errors): to the log, and its end kept for the message of an unexpected exit. */
+class ChildOutput {
+  private last = '';
+
+  constructor(child: ChildProcess, log: (message: string) => void) {
+    for (const stream of [child.stdout, child.stderr]) {
+      stream?.setEncoding('utf8').on('data', (d: string) => {
+        this.last = (this.last + d).slice(-1000);
+        for (const line of d.split(/\r?\n/)) if (line.trim()) log(`engine: ${line}`);
+      });
+    }
+  }
+
+  /** The output's last lines, as the end of a message; nothing when there was none. */
+  tail(): string {
+    const text = this.last.trim();
+    return text ? ` Its last output: ${text.split(/\r?\n/).slice(-5).join(' | ')}` : '';
   }
 }
 

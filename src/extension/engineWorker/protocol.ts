@@ -1,5 +1,5 @@
-// Messages between the extension host and the engine worker thread. Everything crosses by
-// structured clone, so only plain data: records, options, results; never functions.
+// Messages between the extension host and the engine process (its IPC channel, with Node's
+// 'advanced' serialization: structured clone). So only plain data: records, options, results; never functions.
 
 import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
 import type { EmbedderConfig } from '../../core/embed/factory';
@@ -33,6 +33,8 @@ export type ToMainMessage =
   | { type: 'log'; message: string };
 
 export type ToWorkerMessage =
+  /** The first message: what to open. */
+  | { type: 'open'; options: WorkerOpenOptions }
   | { type: 'call'; id: number; method: string; args: unknown[] }
   | { type: 'cancel'; id: number }
   | { type: 'summary'; id: number; fields: SummaryResult | null }

@@ -1,9 +1,9 @@
-// The engine's thread. The extension host only posts plain messages here; everything that
-// costs CPU (loading LanceDB, the tokenizer and the tools, text preparation, compression,
-// the MCP server's request handling) happens on this thread, never on the extension host's.
+// The engine's process, a child of the extension host (see EngineClient for why not a thread).
+// The host only sends plain messages here; everything that costs CPU (loading LanceDB, the
+// tokenizer and the tools, text preparation, compression, the MCP server's request handling)
+// happens in this process, never on the extension host's thread.
 // Bundled as dist/engineWorker.js; no `vscode` here.
 
-import { parentPort, workerData } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { MemoryEngineApi } from '../../core/api';
@@ -21,10 +21,12 @@ import type { RunningHttpServer } from '../../mcp/httpServer';
 import type { ToMainMessage, ToWorkerMessage, WorkerOpenOptions } from './protocol';
 import { StoreChanges } from './storeChanges';
 
-const port = parentPort;
-if (!port) throw new Error('engineWorker.js runs as a worker thread of the Code Memory extension');
-const options = workerData as WorkerOpenOptions;
-const post = (m: ToMainMessage): void => port.postMessage(m);
+if (!process.send) throw new Error('engineWorker.js runs as a child process of the Code Memory extension');
+/** Sends to the host while it listens; a host gone has nobody to answer. */
+const post = (m: ToMainMessage, then?: () => void): void => {
+  if (process.connected) process.send!(m, undefined, {}, () => then?.());
+  else then?.();
+};
 const log = (message: string): void => post({ type: 'log', message });
 
 const ENGINE_METHODS = new Set<string>(REMOTE_ENGINE_METHODS);
@@ -45,7 +47,7 @@ const WRITES = new Set<string>([
 // 396-436 without).
 const toolRegistry = () => import('../../core/tools/registry');
 
-let languageModelSummaries = options.languageModelSummaries;
+let languageModelSummaries = false;
 let nextSummary = 1;
 const summaries = new Map<number, (fields: SummaryResult | null) => void>();
 const aborts = new Map<number, AbortController>();
@@ -62,7 +64,7 @@ class BridgeSummariser implements Summariser {
   readonly name = this.extractive.name;
 
   async summarise(observations: Observation[], budgetTokens: number, context?: SummaryContext): Promise<SummaryResult> {
-    if (languageModelSummaries && observations.length > 0) {
+    if (languageModelSummaries && observations.length > 0 && process.connected) {
       const id = nextSummary++;
       const fields = await new Promise<SummaryResult | null>((resolve) => {
         summaries.set(id, resolve);
@@ -87,7 +89,7 @@ async function startEmbedder(config: EmbedderConfig): Promise<Embedder | null> {
   }
 }
 
-async function start(): Promise<{ engine: MemoryEngine; embedder: Embedder | null }> {
+async function start(options: WorkerOpenOptions): Promise<{ engine: MemoryEngine; embedder: Embedder | null }> {
   // The model loads while the store opens; the store is what the first answer waits for.
   const loading = options.embedder ? startEmbedder(options.embedder) : Promise.resolve(null);
   const engine = await MemoryEngine.open({
@@ -162,32 +164,68 @@ async function run(engine: MemoryEngineApi, id: number, method: string, args: un
   }
 }
 
+/** The host's first message: what to open. */
+function openOptions(): Promise<WorkerOpenOptions> {
+  return new Promise((resolve) => {
+    const first = (m: ToWorkerMessage): void => {
+      if (m.type !== 'open') return;
+      process.off('message', first);
+      resolve(m.options);
+    };
+    process.on('message', first);
+  });
+}
+
+/** Set once the host has gone (its window closed, it was killed): nobody asks anything more. */
+let hostGone = false;
+/** Closes what is open and ends the process; the host's close, or its going, asks it. */
+let shutdown: () => Promise<void> = () => Promise.resolve();
+
+process.once('disconnect', () => {
+  hostGone = true;
+  // A summary the host was asked for is written by the extractive summariser instead.
+  for (const resolve of summaries.values()) resolve(null);
+  summaries.clear();
+  // What the host wrote is flushed, then the process ends.
+  void shutdown().finally(() => process.exit(0));
+});
+
 void (async () => {
+  const options = await openOptions();
+  languageModelSummaries = options.languageModelSummaries;
   let opened: { engine: MemoryEngine; embedder: Embedder | null };
   try {
-    opened = await start();
+    opened = await start(options);
   } catch (err) {
-    post({ type: 'failed', error: err instanceof Error ? err.message : String(err) });
+    post({ type: 'failed', error: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
     return;
   }
   const { engine, embedder } = opened;
   changes = StoreChanges.of(engine.store);
-  port.on('message', (m: ToWorkerMessage) => {
+  let closed: Promise<void> | null = null;
+  shutdown = () =>
+    (closed ??= (async () => {
+      closing = true;
+      await server?.close().catch(() => undefined);
+      server = null;
+      // The calls under way end first: the store is not closed under a read or write of it.
+      await Promise.allSettled(inFlight);
+      await engine.close();
+      await embedder?.close?.();
+    })());
+  if (hostGone) {
+    void shutdown().finally(() => process.exit(0));
+    return;
+  }
+  process.on('message', (m: ToWorkerMessage) => {
     switch (m.type) {
       case 'call':
         if (m.method === 'close') {
-          closing = true;
-          void (async () => {
-            await server?.close().catch(() => undefined);
-            server = null;
-            // The calls under way end first: the store is not closed under a read or write of it, and
-            // the thread is not ended while its native code works (that aborts the whole process).
-            // The client stops waiting after a while and ends the thread once this has answered.
-            await Promise.allSettled(inFlight);
-            await engine.close();
-            await embedder?.close?.();
-            post({ type: 'result', id: m.id, value: null });
-          })();
+          // Answered once closed; the process then ends. The host stops waiting after a while and
+          // leaves this to finish.
+          void shutdown()
+            .catch((err: unknown) => log(`The store did not close cleanly: ${err instanceof Error ? err.message : String(err)}`))
+            .then(() => post({ type: 'result', id: m.id, value: null }, () => process.exit(0)));
           return;
         }
         if (closing) {
@@ -214,6 +252,8 @@ void (async () => {
         return;
       case 'setLanguageModelSummaries':
         languageModelSummaries = m.enabled;
+        return;
+      case 'open':
         return;
     }
   });
