@@ -63,8 +63,8 @@ describe('team store: one sender per outbox', function () {
     assert.deepEqual(lockFiles(), []);
   });
 
-  it('takes over, once its heartbeat stopped, the lock of an engine thread of this process that was terminated mid-send', async () => {
-    // The engine runs in a worker thread, which closing the engine terminates after a few seconds.
+  it('takes over, once its heartbeat stopped, the lock of a thread of this process that was terminated mid-send', async () => {
+    // A holder with this process's pid that is gone: its heartbeat, not its pid, tells.
     const code = `require('tsx/cjs');
 const { parentPort, workerData } = require('node:worker_threads');
 setInterval(() => {}, 60_000);
