@@ -19,7 +19,7 @@ export interface EngineHostOptions {
 
 /**
  * Owns the one engine of this window and starts it on first need, never at activation. The
- * engine (LanceDB, tokenizer, embedder, tools, MCP server) runs on a worker thread
+ * engine (LanceDB, tokenizer, embedder, tools, MCP server) runs in a child process
  * (dist/engineWorker.js), so neither loading it nor using it blocks the extension host.
  */
 export class EngineHost implements vscode.Disposable {
@@ -61,7 +61,7 @@ export class EngineHost implements vscode.Disposable {
       (engine) => {
         this.engine = engine;
         this.opening = undefined;
-        // A crashed thread is restarted by the next get().
+        // A crashed engine process is started again by the next get().
         void engine.exited.then(() => {
           if (this.engine !== engine) return;
           this.engine = undefined;

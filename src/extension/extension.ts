@@ -43,7 +43,7 @@ export interface CodeMemoryExtensionApi {
   /** Opens the store if it is not open yet. */
   engine(): Promise<EngineClient>;
   isEngineOpen(): boolean;
-  /** How long the last store open took (engine thread started, store opened), or null before one. */
+  /** How long the last store open took (engine process started, store opened), or null before one. */
   storeOpenMs(): number | null;
   scopeFor(uri?: vscode.Uri): Promise<Scope | null>;
   /** Records the current focus period and unsaved edits, then writes all pending capture. */
@@ -152,7 +152,7 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
   const activationMs = performance.now() - started;
   log(`Activated in ${activationMs.toFixed(1)} ms (store: ${engines.storeUri}; opened on first use).`);
 
-  // The engine lives on its own thread; none of this may ever be loaded on the extension host's.
+  // The engine lives in its own process; none of this may ever be loaded in the extension host.
   const heavyModules = (): string[] => Object.keys(require.cache).filter((k) => /[\\/](@lancedb|@energetic-ai|@tensorflow|apache-arrow|gpt-tokenizer)[\\/]|engineWorker\.js$/.test(k));
   return {
     activationMs,

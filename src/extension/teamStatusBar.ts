@@ -6,7 +6,7 @@ import type { EngineHost } from './engineHost';
 /**
  * The team store's state, shown while `codeMemory.teamStore` is set: online, offline (writes
  * wait in a queue on disk, reads come from the local cache), refused (the endpoint would lose
- * writes), or connecting. Polled from the engine thread every few seconds once it is open.
+ * writes), or connecting. Polled from the engine process every few seconds once it is open.
  */
 export class TeamStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('codeMemory.team', vscode.StatusBarAlignment.Right, 99);

@@ -34,7 +34,7 @@ export class McpServerHost implements vscode.Disposable {
     private readonly secrets: vscode.SecretStorage,
     private readonly log: (message: string) => void,
   ) {
-    // The server lives on the engine's thread: when the engine closes, so does the server.
+    // The server lives in the engine's process: when the engine closes, so does the server.
     this.subscription = engines.onDidClose(() => {
       if (!this.running && !this.starting) return;
       this.running = undefined;

@@ -53,7 +53,7 @@ export class EngineClient {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
-  /** The thread has ended: nothing more is posted to it (until then a closing thread may still ask for a summary). */
+  /** The process has ended: nothing more is sent to it (until then a closing one may still ask for a summary). */
   private ended = false;
   exited: Promise<void>;
 
@@ -85,7 +85,7 @@ export class EngineClient {
       execArgv: [],
       // The extension host's executable is Electron's: the environment runs the child as Node.
       env: storeChildEnv(),
-      // Structured clone, as between threads: the records keep their Dates and typed arrays.
+      // Structured clone, as between threads: records keep their Dates and typed arrays.
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });

@@ -42,7 +42,7 @@ const WRITES = new Set<string>([
 ]);
 
 // The tools, the MCP server and the git import load on first use, after the store is open:
-// their modules (the tools' zod schemas, the MCP SDK, ajv) were a third of this thread's start
+// their modules (the tools' zod schemas, the MCP SDK, ajv) were a third of this engine's start
 // (Node 20, 100,000-cell store, alternating: ready after 556-625 ms with them loaded first,
 // 396-436 without).
 const toolRegistry = () => import('../../core/tools/registry');
