@@ -178,8 +178,10 @@ function openOptions(): Promise<WorkerOpenOptions> {
 
 /** Set once the host has gone (its window closed, it was killed): nobody asks anything more. */
 let hostGone = false;
-/** Closes what is open and ends the process; the host's close, or its going, asks it. */
-let shutdown: () => Promise<void> = () => Promise.resolve();
+/** Set while the store opens: a host gone meanwhile has it closed once open, not cut off mid-open. */
+let opening = false;
+/** Closes the open store and what serves it; the host's close, or its going, asks it. */
+let shutdown: (() => Promise<void>) | null = null;
 
 process.once('disconnect', () => {
   hostGone = true;
@@ -187,11 +189,13 @@ process.once('disconnect', () => {
   for (const resolve of summaries.values()) resolve(null);
   summaries.clear();
   // What the host wrote is flushed, then the process ends.
-  void shutdown().finally(() => process.exit(0));
+  if (shutdown) void shutdown().finally(() => process.exit(0));
+  else if (!opening) process.exit(0);
 });
 
 void (async () => {
   const options = await openOptions();
+  opening = true;
   languageModelSummaries = options.languageModelSummaries;
   let opened: { engine: MemoryEngine; embedder: Embedder | null };
   try {
@@ -203,7 +207,7 @@ void (async () => {
   const { engine, embedder } = opened;
   changes = StoreChanges.of(engine.store);
   let closed: Promise<void> | null = null;
-  shutdown = () =>
+  const stop = (): Promise<void> =>
     (closed ??= (async () => {
       closing = true;
       await server?.close().catch(() => undefined);
@@ -213,17 +217,19 @@ void (async () => {
       await engine.close();
       await embedder?.close?.();
     })());
+  shutdown = stop;
   if (hostGone) {
-    void shutdown().finally(() => process.exit(0));
+    void stop().finally(() => process.exit(0));
     return;
   }
+  opening = false;
   process.on('message', (m: ToWorkerMessage) => {
     switch (m.type) {
       case 'call':
         if (m.method === 'close') {
           // Answered once closed; the process then ends. The host stops waiting after a while and
           // leaves this to finish.
-          void shutdown()
+          void stop()
             .catch((err: unknown) => log(`The store did not close cleanly: ${err instanceof Error ? err.message : String(err)}`))
             .then(() => post({ type: 'result', id: m.id, value: null }, () => process.exit(0)));
           return;
