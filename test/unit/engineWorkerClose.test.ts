@@ -9,9 +9,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
-import { requestLogRetention } from '../../src/core/store/retention';
 import { EngineClient } from '../../src/extension/engineWorker/engineClient';
-import type { EngineClientOptions } from '../../src/extension/engineWorker/engineClient';
+import { engineClientOptions } from './fixtures/engineClient';
 import { buildNodeBundle } from './cliFixture';
 import { removeDir, tempDir } from './mcpFixture';
 
@@ -20,6 +19,7 @@ const ROUNDS = 4;
 const WRITES = 20;
 const HOST_ROUNDS = 8;
 const HOST_WRITES = 150;
+const FIXTURE = path.join(__dirname, 'fixtures', 'engineClient.ts');
 
 /** Runs `code` as the host (the extension host's part: EngineClient) in a Node process of its own; fails unless it exits 0, printing "closed cleanly". */
 async function runHost(code: string): Promise<{ stdout: string }> {
@@ -69,14 +69,10 @@ describe('the engine process: closing it while writes are under way, a crash, a 
     const code = `
       const path = require('node:path');
       const { EngineClient } = require(${JSON.stringify(path.join(REPO, 'src/extension/engineWorker/engineClient'))});
-      const { requestLogRetention } = require(${JSON.stringify(path.join(REPO, 'src/core/store/retention'))});
+      const { engineClientOptions } = require(${JSON.stringify(FIXTURE)});
       (async () => {
         for (let round = 0; round < ${ROUNDS}; round++) {
-          const client = await EngineClient.start({
-            workerPath: ${JSON.stringify(path.join(out, 'engineWorker.js'))}, storeUri: path.join(${JSON.stringify(stores)}, 'r' + round),
-            embedder: { provider: 'hashed' }, sessionIdleMs: 30 * 60_000, requestLogRetention: requestLogRetention(30, 10_000),
-            languageModelSummaries: false, log: () => undefined, summarise: () => Promise.resolve(null),
-          });
+          const client = await EngineClient.start(engineClientOptions(${JSON.stringify(path.join(out, 'engineWorker.js'))}, path.join(${JSON.stringify(stores)}, 'r' + round), { embedder: { provider: 'hashed' } }));
           const scope = { project: 'github.com/acme/app' };
           await client.remember({ title: 'first', text: 'written before the close' }, scope);
           const writes = Promise.allSettled(Array.from({ length: ${WRITES} }, (_, i) => client.remember({ title: 'note ' + i, text: 'written as the window closed ' + i }, scope)));
@@ -112,15 +108,11 @@ describe('the engine process: closing it while writes are under way, a crash, a 
       const path = require('node:path');
       const lancedb = require('@lancedb/lancedb');
       const { EngineClient } = require(${JSON.stringify(path.join(REPO, 'src/extension/engineWorker/engineClient'))});
-      const { requestLogRetention } = require(${JSON.stringify(path.join(REPO, 'src/core/store/retention'))});
+      const { engineClientOptions } = require(${JSON.stringify(FIXTURE)});
       (async () => {
         const own = await (await lancedb.connect(path.join(${JSON.stringify(stores)}, 'host'))).createTable('rows', [{ id: 0, text: 'host' }], { mode: 'overwrite' });
         for (let round = 0; round < ${HOST_ROUNDS}; round++) {
-          const client = await EngineClient.start({
-            workerPath: ${JSON.stringify(path.join(out, 'engineWorker.js'))}, storeUri: path.join(${JSON.stringify(stores)}, 'h' + round),
-            embedder: null, sessionIdleMs: 30 * 60_000, requestLogRetention: requestLogRetention(30, 10_000),
-            languageModelSummaries: false, log: () => undefined, summarise: () => Promise.resolve(null),
-          });
+          const client = await EngineClient.start(engineClientOptions(${JSON.stringify(path.join(out, 'engineWorker.js'))}, path.join(${JSON.stringify(stores)}, 'h' + round)));
           const scope = { project: 'github.com/acme/app' };
           for (let i = 0; i < ${HOST_WRITES}; i++) await client.observe([{ type: 'note', title: 'note ' + i, narrative: 'round ' + round + ' write ' + i + ' '.padEnd(400, 'x') }], scope);
           await own.add([{ id: round + 1, text: 'host round ' + round }]);
@@ -146,7 +138,7 @@ describe('the engine process: closing it while writes are under way, a crash, a 
   it('a crash of the engine process leaves the host running: a call under way fails saying how it ended, and the store opens again', async () => {
     const storeUri = path.join(stores, 'crash');
     const scope = { project: 'github.com/acme/app' };
-    const client = await EngineClient.start(clientOptions(storeUri));
+    const client = await EngineClient.start(engineClientOptions(path.join(out, 'engineWorker.js'), storeUri));
     await client.observe([{ type: 'note', title: 'written before the crash', narrative: 'kept' }], scope);
     const pid = client.pid!;
     assert.notEqual(pid, process.pid);
@@ -157,7 +149,7 @@ describe('the engine process: closing it while writes are under way, a crash, a 
     await client.exited;
     await assert.rejects(client.observe([{ type: 'note', title: 'after', narrative: 'x' }], scope), /The Code Memory engine is closed\./);
 
-    const again = await EngineClient.start(clientOptions(storeUri));
+    const again = await EngineClient.start(engineClientOptions(path.join(out, 'engineWorker.js'), storeUri));
     try {
       assert.deepEqual((await again.search('written before the crash', { scope, limit: 5 })).map((h) => h.cell.title), ['written before the crash']);
     } finally {
@@ -169,13 +161,9 @@ describe('the engine process: closing it while writes are under way, a crash, a 
     const storeUri = path.join(stores, 'orphan');
     const code = `
       const { EngineClient } = require(${JSON.stringify(path.join(REPO, 'src/extension/engineWorker/engineClient'))});
-      const { requestLogRetention } = require(${JSON.stringify(path.join(REPO, 'src/core/store/retention'))});
+      const { engineClientOptions } = require(${JSON.stringify(FIXTURE)});
       (async () => {
-        const client = await EngineClient.start({
-          workerPath: ${JSON.stringify(path.join(out, 'engineWorker.js'))}, storeUri: ${JSON.stringify(storeUri)},
-          embedder: null, sessionIdleMs: 30 * 60_000, requestLogRetention: requestLogRetention(30, 10_000),
-          languageModelSummaries: false, log: () => undefined, summarise: () => Promise.resolve(null),
-        });
+        const client = await EngineClient.start(engineClientOptions(${JSON.stringify(path.join(out, 'engineWorker.js'))}, ${JSON.stringify(storeUri)}));
         await client.observe([{ type: 'note', title: 'written before the host went', narrative: 'kept' }], { project: 'github.com/acme/app' });
         process.stdout.write('engine ' + client.pid + '\\n');
         setInterval(() => undefined, 1000);
@@ -206,17 +194,4 @@ describe('the engine process: closing it while writes are under way, a crash, a 
       await engine.close();
     }
   });
-
-  function clientOptions(storeUri: string): EngineClientOptions {
-    return {
-      workerPath: path.join(out, 'engineWorker.js'),
-      storeUri,
-      embedder: null,
-      sessionIdleMs: 30 * 60_000,
-      requestLogRetention: requestLogRetention(30, 10_000),
-      languageModelSummaries: false,
-      log: () => undefined,
-      summarise: () => Promise.resolve(null),
-    };
-  }
 });

@@ -5,9 +5,9 @@
 // the real CLI.
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { requestLogRetention } from '../../src/core/store/retention';
 import { EngineClient } from '../../src/extension/engineWorker/engineClient';
 import { CliBundle, buildNodeBundle } from './cliFixture';
+import { engineClientOptions } from './fixtures/engineClient';
 import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
 import { withVscodeStub } from './vscodeStub';
 import type { Any, TwoProjectWindow } from './extensionWindow';
@@ -50,16 +50,7 @@ describe('extension: what another process changes in the store shows without Ref
     w = await openTwoProjectWindow();
     w.state.folders = [w.state.folders[0]];
     dir = tempDir('other-process');
-    client = await EngineClient.start({
-      workerPath: path.join(workerDir, 'engineWorker.js'),
-      storeUri: dir,
-      embedder: { provider: 'hashed' },
-      sessionIdleMs: 30 * 60_000,
-      requestLogRetention: requestLogRetention(30, 10_000),
-      languageModelSummaries: false,
-      log: () => undefined,
-      summarise: () => Promise.resolve(null),
-    });
+    client = await EngineClient.start(engineClientOptions(path.join(workerDir, 'engineWorker.js'), dir, { embedder: { provider: 'hashed' } }));
     engines = { ...w.engines, get: async () => client, peek: () => client };
     const capture = { state: 'capturing', queue: { stats: { observations: 0 } }, onDidChangeState: () => ({ dispose() {} }), onDidCapture: () => ({ dispose() {} }) };
     const navigation = { openFile: async () => undefined, openCommit: async () => undefined };

@@ -10,6 +10,7 @@ import { TABLES } from '../../src/core/store/schema';
 import { EngineClient } from '../../src/extension/engineWorker/engineClient';
 import { CliBundle, buildNodeBundle } from './cliFixture';
 import { filesContaining } from './diskFixture';
+import { engineClientOptions } from './fixtures/engineClient';
 import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -96,17 +97,8 @@ describe('request log retention as the user sets it', function () {
     const out = path.join(REPO_ROOT, 'out', 'test-retention-worker', String(process.pid));
     await buildNodeBundle({ entryPoints: { engineWorker: path.join(REPO_ROOT, 'src/extension/engineWorker/worker.ts') }, outdir: out });
     try {
-      const client = await EngineClient.start({
-        workerPath: path.join(out, 'engineWorker.js'),
-        storeUri: dir,
-        embedder: null,
-        sessionIdleMs: 30 * 60_000,
-        // What EngineHost passes for codeMemory.requestLog.retentionDays 7 and maxRows 4.
-        requestLogRetention: requestLogRetention(7, 4),
-        languageModelSummaries: false,
-        log: () => undefined,
-        summarise: () => Promise.resolve(null),
-      });
+      // What EngineHost passes for codeMemory.requestLog.retentionDays 7 and maxRows 4.
+      const client = await EngineClient.start(engineClientOptions(path.join(out, 'engineWorker.js'), dir, { requestLogRetention: requestLogRetention(7, 4) }));
       await client.close();
       assert.deepEqual(await requestIds(dir), newest(4));
     } finally {
