@@ -61,6 +61,34 @@ interface Pattern {
   predicate: string;
   /** The group that comes before the verb ("the team never uses X"): its words are read by the guard too. */
   lead?: number;
+  /** The subject and object as stored, where they are not one group's words (a number's digits, a verb's lemma). */
+  read?: (m: RegExpExecArray) => { subject: string; object: string };
+}
+
+// Numbers a decision sets: "the request timeout is 10 seconds", "retry failed uploads twice".
+// A number word counts as its digits, so that "five times" and "5 times" are one value.
+const NUMBER_WORDS = new Map(
+  Object.entries({
+    one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
+    fifteen: 15, twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, hundred: 100, thousand: 1000,
+  }),
+);
+/** How many times: "retry ... twice". */
+const TIMES_WORDS = new Map(Object.entries({ once: 1, twice: 2, thrice: 3 }));
+const NUMBER = String.raw`(?:\d+(?:\.\d+)?|${[...NUMBER_WORDS.keys()].join('|')})`;
+/** A unit after a number ("seconds", "ms", "%"), never another number word ("five hundred" is no value read here). */
+const UNIT = String.raw`(?!(?:${[...NUMBER_WORDS.keys()].join('|')})\b)[a-z%]{1,12}`;
+/** Where a number's value ends: the clause does ("is 10 seconds, because ..."), not a word more ("is 3 days old"). */
+const VALUE_END = String.raw`(?=\s*(?:[.;,!:]|$))`;
+
+function digits(n: string): string {
+  const w = n.toLowerCase();
+  return String(NUMBER_WORDS.get(w) ?? TIMES_WORDS.get(w) ?? w);
+}
+
+/** "10 seconds" from a number and its unit as written. */
+function quantity(n: string, unit: string | undefined): string {
+  return unit ? `${digits(n)} ${unit.toLowerCase()}` : digits(n);
 }
 
 const STOP = 'to|from|for|onto|with|instead|over|by|in';
@@ -164,6 +192,34 @@ const PATTERNS: Pattern[] = [
   { re: /\bprefer(?:s|red)?\s+([\w@./+-]+(?:\s+[\w@./+-]+)?)\s+(?:over|to|instead of)\s+([^.;\n]+)/i, predicate: 'prefers', subject: 0, object: 1, replaces: 0 },
   // Y should be / must be / is X
   { re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'), predicate: 'is', subject: 1, object: 2, replaces: 0, lead: 1 },
+  // S is N (unit): "the request timeout is 10 seconds"; the sentence starts with S, a number ends it.
+  {
+    re: new RegExp(String.raw`^\s*(${T}(?:\s+${T}){0,4}?)\s+(?:is|are|was|were)\s+(?:now\s+|set\s+to\s+|at\s+)?(${NUMBER})(?:\s+(${UNIT}))?${VALUE_END}`, 'i'),
+    predicate: 'is',
+    subject: 1,
+    object: 2,
+    replaces: 0,
+    lead: 1,
+    read: (m) => ({ subject: words(m[1], 6), object: quantity(m[2], m[3]) }),
+  },
+  // set / raise / lower S to N (unit)
+  {
+    re: new RegExp(String.raw`\b(?:set|setting|chang(?:e|ed|es|ing)|rais(?:e|ed|es|ing)|lower(?:ed|s|ing)?|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|bump(?:ed|s|ing)?|reduc(?:e|ed|es|ing)|cap(?:ped|s)?|limit(?:ed|s)?)\s+(${PHRASE('to', 4)})\s+to\s+(${NUMBER})(?:\s+(${UNIT}))?${VALUE_END}`, 'i'),
+    predicate: 'is',
+    subject: 1,
+    object: 2,
+    replaces: 0,
+    read: (m) => ({ subject: words(m[1], 6), object: quantity(m[2], m[3]) }),
+  },
+  // retry X N times / twice: how many times is a value of "retry X"
+  {
+    re: new RegExp(String.raw`\b(?:retr(?:y|ies|ied|ying)|re-tr(?:y|ies|ied|ying))\s+((?:${T}\s+){1,3}?)(?:(${NUMBER})\s+times|(once|twice|thrice))\b`, 'i'),
+    predicate: 'is',
+    subject: 1,
+    object: 2,
+    replaces: 0,
+    read: (m) => ({ subject: words(`retry ${m[1]}`, 6), object: `${digits(m[2] ?? m[3])} times` }),
+  },
 ];
 
 // What a sentence says the project does, and what it only mentions. "We decided not to use
@@ -246,11 +302,14 @@ export function extractFacts(text: string, topic: string | null): ExtractedFact[
       const m = p.re.exec(sentence);
       if (!m || hedged(sentence, m, p)) continue;
       const group = (Array.isArray(p.subject) ? p.subject : [p.subject]).find((g) => g > 0 && m[g]);
-      let subject = group ? words(m[group], 6) : '';
+      const read = p.read?.(m);
+      let subject = read ? read.subject : group ? words(m[group], 6) : '';
       if (PRONOUN.test(subject)) subject = '';
       if (!subject && topic) subject = clean(topic);
       const replaces = p.replaces ? words(m[p.replaces], 4) : '';
-      let object = p.object ? words(m[p.object], 6) : '';
+      let object = read ? read.object : p.object ? words(m[p.object], 6) : '';
+      // "Must be thirty seconds" and "is 30 seconds" name one value.
+      if (p.predicate === 'is' && !read) object = object.replace(/^[a-z]+(?= |$)/, (w) => String(NUMBER_WORDS.get(w) ?? w));
       let predicate = p.predicate;
       // "A is deprecated" with no successor named: A is no longer used.
       if (!object && replaces) {
