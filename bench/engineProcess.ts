@@ -10,8 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MemoryEngine } from '../src/core/engine';
-import { requestLogRetention } from '../src/core/store/retention';
 import { EngineClient } from '../src/extension/engineWorker/engineClient';
+import { engineClientOptions } from '../test/unit/fixtures/engineClient';
 import { percentile, round, runBench, table } from './synthetic';
 
 const { values } = parseArgs({
@@ -41,16 +41,7 @@ runBench(async () => {
     const rows: Array<Record<string, unknown>> = [];
     for (let r = 0; r < Number(values.rounds); r++) {
       const started = performance.now();
-      const client = await EngineClient.start({
-        workerPath,
-        storeUri: store,
-        embedder: null,
-        sessionIdleMs: 30 * 60_000,
-        requestLogRetention: requestLogRetention(30, 10_000),
-        languageModelSummaries: false,
-        log: () => undefined,
-        summarise: () => Promise.resolve(null),
-      });
+      const client = await EngineClient.start(engineClientOptions(workerPath, store));
       const ready = performance.now() - started;
       const times: Record<'stats' | 'recall' | 'search200', number[]> = { stats: [], recall: [], search200: [] };
       const timed = async (name: keyof typeof times, call: () => Promise<unknown>): Promise<void> => {
