@@ -1,8 +1,9 @@
-// The extension's engine thread closed (EngineClient.close: a window closing, the store's settings
-// changed) while writes are under way: the thread is not ended while the store's native code works
-// in it, which aborted the whole process (the extension host) with SIGABRT, and the writes under
-// way are kept. Run in a child process, so that an abort is seen as its exit, not as the end of
-// this test run.
+// The extension's engine process (EngineClient and dist/engineWorker.js). Closed while writes
+// are under way (a window closing, the store's settings changed): the writes under way are kept.
+// It ran as a thread of the extension host, which aborted the whole host (SIGABRT) when ended
+// under native work, and crashed it (SIGSEGV) once the host had LanceDB on another thread. The
+// hosts here run in a process of their own, so that a crash is seen as their exit, not as the end
+// of this test run.
 
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
