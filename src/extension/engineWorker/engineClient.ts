@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { RemoteEngine, SessionEndReason } from '../../core/api';
 import { REMOTE_ENGINE_METHODS } from '../../core/api';
 import type { SummaryContext, SummaryResult } from '../../core/compress/summariser';
@@ -222,21 +223,17 @@ export class EngineClient {
       () => true,
       () => true,
     );
-    const closed = await Promise.race([closing, delay(5000, false)]);
+    const closed = await Promise.race([closing, delay(5000, false, { ref: false })]);
     this.closed = true;
     if (closed) {
       // It exits once it has answered; one that does not is ended.
-      if (!(await Promise.race([this.exited.then(() => true), delay(5000, false)]))) this.child.kill('SIGKILL');
+      if (!(await Promise.race([this.exited.then(() => true), delay(5000, false, { ref: false })]))) this.child.kill('SIGKILL');
       return;
     }
     this.child.unref();
     this.child.channel?.unref();
     for (const stream of [this.child.stdout, this.child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
   }
-}
-
-function delay<T>(ms: number, value: T): Promise<T> {
-  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
 
 /** The engine process's own output (a native panic, LanceDB's errors): to the log, and its end kept for the message of an unexpected exit. */

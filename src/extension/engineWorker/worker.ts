@@ -176,35 +176,32 @@ function openOptions(): Promise<WorkerOpenOptions> {
   });
 }
 
-/** Set once the host has gone (its window closed, it was killed): nobody asks anything more. */
-let hostGone = false;
-/** Set while the store opens: a host gone meanwhile has it closed once open, not cut off mid-open. */
-let opening = false;
-/** Closes the open store and what serves it; the host's close, or its going, asks it. */
-let shutdown: (() => Promise<void>) | null = null;
+/** The store's close once it is open (null when it did not open); set when the open starts. */
+let opened: Promise<(() => Promise<void>) | null> | null = null;
 
 process.once('disconnect', () => {
-  hostGone = true;
   // A summary the host was asked for is written by the extractive summariser instead.
   for (const resolve of summaries.values()) resolve(null);
   summaries.clear();
-  // What the host wrote is flushed, then the process ends.
-  if (shutdown) void shutdown().finally(() => process.exit(0));
-  else if (!opening) process.exit(0);
+  // The host has gone (its window closed, it was killed): what it wrote is flushed, once the store
+  // is open if it was opening (not cut off mid-open), then the process ends.
+  void (opened ?? Promise.resolve(null)).then((stop) => stop?.()).finally(() => process.exit(0));
 });
 
 void (async () => {
   const options = await openOptions();
-  opening = true;
   languageModelSummaries = options.languageModelSummaries;
-  let opened: { engine: MemoryEngine; embedder: Embedder | null };
-  try {
-    opened = await start(options);
-  } catch (err) {
-    post({ type: 'failed', error: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
-    return;
-  }
-  const { engine, embedder } = opened;
+  opened = start(options).then(
+    ({ engine, embedder }) => serve(engine, embedder),
+    (err: unknown) => {
+      post({ type: 'failed', error: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
+      return null;
+    },
+  );
+})();
+
+/** Answers the host's calls on the open store; returns its close (the calls under way end first). */
+function serve(engine: MemoryEngine, embedder: Embedder | null): () => Promise<void> {
   changes = StoreChanges.of(engine.store);
   let closed: Promise<void> | null = null;
   const stop = (): Promise<void> =>
@@ -217,12 +214,6 @@ void (async () => {
       await engine.close();
       await embedder?.close?.();
     })());
-  shutdown = stop;
-  if (hostGone) {
-    void stop().finally(() => process.exit(0));
-    return;
-  }
-  opening = false;
   process.on('message', (m: ToWorkerMessage) => {
     switch (m.type) {
       case 'call':
@@ -264,4 +255,5 @@ void (async () => {
     }
   });
   post({ type: 'ready', storeUri: engine.storeUri, embedder: embedder?.name ?? null });
-})();
+  return stop;
+}
