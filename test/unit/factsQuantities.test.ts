@@ -6,9 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { extractFacts } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
-import type { MemoryEngine } from '../../src/core/engine';
-import type { Memory, Scope } from '../../src/core/model/records';
-import { openTestEngine, removeDir } from './mcpFixture';
+import { memoryPairs } from './fixtures/memoryPairs';
 
 describe('facts: a number a decision sets is a value of its subject', () => {
   const cases: [string, ExtractedFact[]][] = [
@@ -58,26 +56,7 @@ describe('facts: a number a decision sets is a value of its subject', () => {
 
 describe('facts: a newer number ends the older decision (real engine)', function () {
   this.timeout(120_000);
-  let engine: MemoryEngine;
-  let dir: string;
-  let n = 0;
-  const fresh = (): Scope => ({ project: `github.com/acme/facts-quantities-${++n}` });
-
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-  });
-  after(async () => {
-    await engine.close();
-    removeDir(dir);
-  });
-
-  async function pair(older: string, newer: string): Promise<{ a: Memory; b: Memory }> {
-    const scope = fresh();
-    const a = await engine.remember({ memory_type: 'decision', title: 'Decision', text: older }, scope);
-    const b = await engine.remember({ memory_type: 'decision', title: 'Decision', text: newer }, scope);
-    const [a2] = await engine.getMemories([a.id], scope, { includeSuppressed: true });
-    return { a: a2, b };
-  }
+  const { pair } = memoryPairs('facts-quantities');
 
   const replaced: [string, string][] = [
     ['The request timeout is 10 seconds.', 'Set the request timeout to 30 seconds.'],

@@ -7,9 +7,8 @@
 import * as assert from 'node:assert/strict';
 import { extractFacts } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
-import type { MemoryEngine } from '../../src/core/engine';
-import type { Memory, Scope } from '../../src/core/model/records';
-import { openTestEngine, removeDir } from './mcpFixture';
+import type { Memory } from '../../src/core/model/records';
+import { memoryPairs } from './fixtures/memoryPairs';
 
 describe('facts: negated, hedged, quoted and questioning sentences state nothing', () => {
   const none: string[] = [
@@ -144,26 +143,7 @@ describe('facts: the guard and the time phrases stay linear on hostile text', fu
 
 describe('facts: what hedged sentences do to older memories (real engine)', function () {
   this.timeout(120_000);
-  let engine: MemoryEngine;
-  let dir: string;
-  let n = 0;
-  const fresh = (): Scope => ({ project: `github.com/acme/facts-truth-${++n}` });
-
-  before(async () => {
-    ({ engine, dir } = await openTestEngine());
-  });
-  after(async () => {
-    await engine.close();
-    removeDir(dir);
-  });
-
-  async function pair(older: string, newer: string, type = 'decision'): Promise<{ a: Memory; b: Memory }> {
-    const scope = fresh();
-    const a = await engine.remember({ memory_type: 'decision', title: 'Decision', text: older }, scope);
-    const b = await engine.remember({ memory_type: type, title: 'Note', text: newer }, scope);
-    const [a2] = await engine.getMemories([a.id], scope, { includeSuppressed: true });
-    return { a: a2, b };
-  }
+  const { pair } = memoryPairs('facts-truth');
   const factsOf = (m: Memory): string[] => (m.temporal_facts ?? []).map((f) => `${f.subject} ${f.predicate} ${f.object}`);
 
   const keeps: [string, string, string][] = [
