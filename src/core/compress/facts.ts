@@ -93,6 +93,26 @@ function quantity(n: string, unit: string | undefined): string {
 
 const STOP = 'to|from|for|onto|with|instead|over|by|in';
 
+// Something turned on or off: "enable request logging in production", "source maps are disabled
+// in production builds". Its state is a value of what is turned (with where, when named: "in
+// production" and "in staging" are two switches), so the opposite state ends the older decision.
+const OFF_VERB = /^(?:disabl|deactivat|turn|switch)\w*\s+off$|^(?:disabl|deactivat)/i;
+const TOGGLE_VERB = String.raw`(?:enabl(?:e|ed|es|ing)|disabl(?:e|ed|es|ing)|activat(?:e|ed|es|ing)|deactivat(?:e|ed|es|ing)|(?:turn|switch)(?:ed|s|es|ing)?\s+(?:on|off))`;
+const TOGGLE_STATE = String.raw`(?:enabled|disabled|activated|deactivated|(?:turned|switched)\s+(?:on|off))`;
+/** Where the switch is turned: "in production", "for the TypeScript build". */
+const TOGGLE_WHERE = String.raw`(?:\s+((?:in|for|on)\s+${PHRASE(STOP, 3)}))?`;
+
+function toggled(subject: string, where: string | undefined, verb: string): { subject: string; object: string } {
+  return { subject: words(where ? `${subject} ${where}` : subject, 6), object: OFF_VERB.test(verb.replace(/^(?:turned|switched)/i, 'turn')) ? 'disabled' : 'enabled' };
+}
+
+/**
+ * Done with or without something: "retry failed uploads with backoff" is (retry failed uploads,
+ * with, backoff), "... without backoff" (..., with, no backoff). Only the two sides of one thing
+ * exclude each other: "with backoff" and "with jitter" both hold.
+ */
+export const WITH = 'with';
+
 const PATTERNS: Pattern[] = [
   // switched from A to B (for S); moved S from A to B
   {
@@ -190,6 +210,25 @@ const PATTERNS: Pattern[] = [
   },
   // prefer X over Y
   { re: /\bprefer(?:s|red)?\s+([\w@./+-]+(?:\s+[\w@./+-]+)?)\s+(?:over|to|instead of)\s+([^.;\n]+)/i, predicate: 'prefers', subject: 0, object: 1, replaces: 0 },
+  // S is / should be disabled (in Q): the sentence starts with S.
+  {
+    re: new RegExp(String.raw`^\s*(${T}(?:\s+${T}){0,4}?)\s+(?:is|are|was|were|(?:should|must|will)\s+be|stays?|remains?)\s+(?:now\s+|always\s+)?(${TOGGLE_STATE})${TOGGLE_WHERE}`, 'i'),
+    predicate: 'is',
+    subject: 1,
+    object: 2,
+    replaces: 0,
+    lead: 1,
+    read: (m) => toggled(m[1], m[3], m[2]),
+  },
+  // enable / turn off X (in Q)
+  {
+    re: new RegExp(String.raw`\b(${TOGGLE_VERB})\s+(${PHRASE(STOP, 3)})${TOGGLE_WHERE}`, 'i'),
+    predicate: 'is',
+    subject: 2,
+    object: 1,
+    replaces: 0,
+    read: (m) => toggled(m[2], m[3], m[1]),
+  },
   // Y should be / must be / is X
   { re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'), predicate: 'is', subject: 1, object: 2, replaces: 0, lead: 1 },
   // S is N (unit): "the request timeout is 10 seconds"; the sentence starts with S, a number ends it.
@@ -219,6 +258,16 @@ const PATTERNS: Pattern[] = [
     object: 2,
     replaces: 0,
     read: (m) => ({ subject: words(`retry ${m[1]}`, 6), object: `${digits(m[2] ?? m[3])} times` }),
+  },
+  // (we) do S with / without X, X ending the clause: "retry failed uploads without backoff".
+  {
+    re: new RegExp(String.raw`^\s*(?:(?:we|i|you|they|always)\s+)?(?!(?:it|this|that|there|he|she)\b)(${T}(?:\s+${T}){0,4}?)\s+(with|without)\s+(${T}(?:\s+${T}){0,2})${VALUE_END}`, 'i'),
+    predicate: WITH,
+    subject: 1,
+    object: 3,
+    replaces: 0,
+    lead: 1,
+    read: (m) => ({ subject: words(m[1], 6), object: `${m[2].toLowerCase() === 'without' ? 'no ' : ''}${words(m[3], 4)}` }),
   },
 ];
 
@@ -402,9 +451,12 @@ function stems(word: string): string[] {
  * ("fully documented", "partly documented"), or opposites ("public", "private"; "stateful",
  * "stateless"). Two adjectives that share a stem otherwise ("configured", "configurable"), or an
  * adjective against a bare word the list may not know as one ("closed", "shut"), are unclear.
+ * Objects of 'with' exclude each other only as the two sides of one thing ("backoff", "no backoff").
  */
 export function objectRelation(predicate: string, a: string, b: string): 'exclusive' | 'independent' | 'unclear' {
-  if (predicate !== 'is' || a === b) return 'exclusive';
+  if (a === b) return 'exclusive';
+  if (predicate === WITH) return a === `no ${b}` || b === `no ${a}` ? 'exclusive' : 'independent';
+  if (predicate !== 'is') return 'exclusive';
   const pa = propertyOf(a);
   const pb = propertyOf(b);
   if (pa === pb || (pa && pb && opposites(pa, pb))) return 'exclusive';

@@ -26,7 +26,7 @@ import type { ConflictChoice, Memory, MemoryConflict, TemporalFact, TopicTrace }
 import { FilterError } from '../store/filters';
 import { parseJson } from '../store/mapping';
 import type { MemoryRepository } from '../store/repos/memories';
-import { NO_LONGER, exclusiveObjects, extractFacts, objectRelation, sameObject } from './facts';
+import { NO_LONGER, WITH, exclusiveObjects, extractFacts, objectRelation, sameObject } from './facts';
 import type { ExtractedFact } from './facts';
 import { cutText } from '../tokens';
 
@@ -289,8 +289,11 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
   // "No longer uses A" says nothing against "uses B".
   for (const f of facts.filter((x) => x.predicate !== NO_LONGER)) {
     // "Must be documented" says nothing against "must be backwards compatible": other properties.
-    // Where the words do not tell ("must be closed", "must be shut") it is a question.
-    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object) && (o.predicate !== f.predicate || objectRelation(f.predicate, o.object, f.object) !== 'independent'));
+    // Where the words do not tell ("must be closed", "must be shut") it is a question. How a
+    // thing is done ("with jitter") says nothing against another fact of it ("5 times").
+    const disagree = (o: TemporalFact): boolean =>
+      o.predicate === f.predicate ? objectRelation(f.predicate, o.object, f.object) !== 'independent' : o.predicate !== WITH && f.predicate !== WITH;
+    const old = olds.find((o) => o.subject === f.subject && o.predicate !== NO_LONGER && !sameObject(o.object, f.object) && disagree(o));
     if (old) return `both are about '${f.subject}': '${old.predicate} ${old.object}' and '${f.predicate} ${f.object}'`;
   }
   if (!DECIDING_TYPES.has(memory.memory_type) || !DECIDING_TYPES.has(other.memory_type) || !sharesFiles(memory, other)) return null;
