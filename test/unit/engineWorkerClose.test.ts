@@ -158,6 +158,24 @@ describe('the engine process: closing it while writes are under way, a crash, a 
     }
   });
 
+  it("a crash's message ends with the engine's last output, also a line printed as it died", async () => {
+    // A stand-in engine: ready at once, and at the first call it prints a long trace (more than a
+    // pipe holds), its last line, and exits, as a native panic does (written at once, as Rust's
+    // panic hook does: Node's own stderr to a pipe may drop what process.exit finds unwritten).
+    const fake = path.join(out, 'panics.js');
+    fs.writeFileSync(
+      fake,
+      `process.on('message', (m) => {
+        if (m.type === 'open') process.send({ type: 'ready', storeUri: 'x', embedder: null });
+        else { require('node:fs').writeSync(2, 'frame\\n'.repeat(60000) + 'thread panicked: the last words\\n'); process.exit(101); }
+      });`,
+    );
+    for (let i = 0; i < 5; i++) {
+      const client = await EngineClient.start(engineClientOptions(fake, 'x'));
+      await assert.rejects(client.stats({ project: 'github.com/acme/app' }), /The Code Memory engine stopped \(exit code 101\)\. It restarts on the next use\. Its last output: .*thread panicked: the last words$/);
+    }
+  });
+
   it('a host that goes (killed) leaves no engine process behind: the engine closes its store and ends', async () => {
     const storeUri = path.join(stores, 'orphan');
     const code = `
