@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { HashedEmbedder } from '../src/core/embed/hashed';
 import { MemoryEngine } from '../src/core/engine';
 import type { Scope } from '../src/core/model/records';
-import { recordForgetKeys } from '../src/core/store/forget';
+import { recordForgetKeys } from '../src/core/store/forgetKeys';
 import { TABLES } from '../src/core/store/schema';
 import { percentile, round, runBench, sayer, table } from './synthetic';
 

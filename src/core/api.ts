@@ -14,7 +14,7 @@ import type {
   SessionSummary,
   SourceKind,
 } from './model/records';
-import type { ForgetMark } from './store/forget';
+import type { ForgetMark } from './store/forgetMarks';
 import type { ImportLines, ImportOptions } from './store/portability';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
 import type { SharePreview } from './team/shareRows';

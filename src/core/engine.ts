@@ -38,8 +38,11 @@ import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supers
 import { SessionRegistry } from './sessions';
 import { observationFiles } from './store/cells';
 import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
-import { forgetMark, forgetRecords, forgotSince, forgottenImports, forgottenStatements, goneRecords, lastForgets, pendingForgets, purgeRows, replaceDocuments, settleForgets } from './store/forget';
-import type { ForgetMark, Forgotten } from './store/forget';
+import { forgetRecords, purgeRows, replaceDocuments, settleForgets } from './store/forget';
+import type { Forgotten } from './store/forget';
+import { forgottenImports, forgottenStatements } from './store/forgetKeys';
+import { forgetMark, forgotSince, goneRecords, lastForgets, pendingForgets } from './store/forgetMarks';
+import type { ForgetMark } from './store/forgetMarks';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
 import { exportJsonl, importJsonl } from './store/portability';
@@ -426,7 +429,7 @@ export class MemoryEngine implements MemoryEngineApi {
    * session open here, and capture diffs a file against what its session recorded, forgotten text
    * included (see endForgottenSessions, which does this for this process's own forgets). So before
    * a session of a project is continued, a forget in the project since this process last looked
-   * (forgetsSeen: a new stamp of a forget of the project or of everything, store/forget.ts
+   * (forgetsSeen: a new stamp of a forget of the project or of everything, store/forgetMarks.ts
    * lastForgets) retires its open session, once: the next observation starts a new one. Which
    * records another process forgot is not known here (its journal is gone), so any forget in the
    * project counts; the graph cache (known entities, edge weights) is dropped for the same
@@ -917,7 +920,7 @@ export class MemoryEngine implements MemoryEngineApi {
 
   /**
    * Of the dedupe keys an import is about to store (`commit:<sha>`, `doc:<hash>`), those of
-   * commits and documents forgotten in the scope's project: an import skips them (store/forget.ts
+   * commits and documents forgotten in the scope's project: an import skips them (store/forgetKeys.ts
    * forgottenImports). A forget of the whole project clears the list.
    */
   async forgottenImports(scope: Scope, dedupeKeys: string[]): Promise<Set<string>> {

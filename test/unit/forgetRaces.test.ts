@@ -1,7 +1,7 @@
 // Forget next to writers that read records first and write what derives from them later: a
 // session's compression, a retrieve_memory call's log entry, the lease holder's full-text
 // indexer. A forget (in this process or another) that runs in between must not have its text
-// written back by them (forgotSince in forget.ts).
+// written back by them (forgotSince in forgetMarks.ts).
 
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';

@@ -1,6 +1,6 @@
 // An import of an export made before a forget, running while another process forgets records of
 // it: the import checks what is stored chunk by chunk, kind by kind, and the digests a forget
-// leaves (forget.ts) read once at its start missed a forget that ran after; the record it
+// leaves (forgetKeys.ts) read once at its start missed a forget that ran after; the record it
 // deleted was then not stored, not known as forgotten, and written back.
 
 import { strict as assert } from 'node:assert';

@@ -30,7 +30,7 @@ function normalise(s: string): string {
 export const normaliseStatement = normalise;
 
 /**
- * What a promoted memory the user forgot stood on when it was forgotten (store/forget.ts keeps
+ * What a promoted memory the user forgot stood on when it was forgotten (store/forgetKeys.ts keeps
  * it, as ids, under a digest of its statement): the observations that said it and the summaries
  * that listed it then. They do not count towards promoting that statement again; what says it
  * after the forget does, as for any statement.

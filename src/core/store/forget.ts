@@ -8,13 +8,10 @@
 //   no-op update moves them to a new fragment, which leaves the old one empty and dropped), the
 //   FTS index is rebuilt, and every old version is pruned. The project's full-text index
 //   segments (lexicalSegments.ts) are deleted the same way, and their postings files with them.
-// - Writers that read records and write what derives from them later (a session's summary, the
-//   request log, index segments, the entity graph, memories that supersede or were promoted from
-//   others) take a ForgetMark before they read and ask forgotSince after they wrote: a forget of
-//   their project (or of everything) in between, in any process, moved the meta table (its
-//   journal and its project's stamp), and they take back what it would have removed
-//   (settleForgets forgets again the records gone meanwhile); one of another project does not. Rows that must already
-//   be stored are rewritten, never upserted (Store.rewrite): a rewrite never brings a row back.
+// - Writers that read records and write what derives from them later take a ForgetMark before
+//   they read and settle after they wrote (forgetMarks.ts; settleForgets here forgets again the
+//   records gone meanwhile). Rows that must already be stored are rewritten, never upserted
+//   (Store.rewrite): a rewrite never brings a row back.
 // - The request is journalled in the meta table before the first delete, with what it will
 //   delete (the records derived from the forgotten ones, the graph entities they support)
 //   before the first row goes, and cleared after the purge: a forget interrupted by a crash is
@@ -22,99 +19,54 @@
 //   finds, since the crash may have come after the deletes and before the purge. A journal whose
 //   process is still running on this host is its own: another process's open leaves it alone.
 // - Nothing forgotten comes back: a forget by id keeps, in the meta table and journalled with
-//   its closure, digests (never text) of the commits and documents it removed, which an import
-//   then skips (forgottenImports), of every record it removed as an export holds it (its project,
-//   kind and time with its id, or with its content: forgottenRecordKeys), which an import of an
-//   export made before the forget skips, and of the statements of the promoted memories it removed, with
-//   the ids of what said them then, which do not promote them again (forgottenStatements). A
-//   forget of the whole project deletes them. A document an import replaces with its newer
-//   revision is removed the same way (replaceDocuments) without them: that is not a forget.
+//   its closure, digests (never text) of what an import or a promotion would store again
+//   (forgetKeys.ts). A forget of the whole project deletes them. A document an import replaces
+//   with its newer revision is removed the same way (replaceDocuments) without them: that is not a forget.
 
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
-import { redact, redactJson, redactKey } from '../capture/redact';
 import { DOCUMENT_TYPE, DOC_QUOTE_CHARS } from '../model/records';
 import type { CompressedSource, Memory, Observation, Scope, SourceKind, TopicTrace } from '../model/records';
 import { errorMessage } from '../errorText';
-import { FilterError, sqlInt, sqlIntList, sqlString } from './filters';
+import { sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
 import { normaliseStatement } from '../compress/session';
-import type { ForgottenStatement } from '../compress/session';
-import { cellNodeId } from './cells';
 import { deriveGraph } from './graph';
 import { parseJson, rowToMemory, rowToObservation } from './mapping';
-import { checkProject } from './projectTable';
 import type { ProjectTable } from './projectTable';
 import { processState, thisProcess } from './processRef';
 import { RowMarkers } from './abandonedFiles';
-import type { ProcessRef } from './processRef';
 import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
-import { retryConflicts, sleep } from './retry';
+import { retryConflicts } from './retry';
 import { ensureFtsIndex, ensureScalarIndexes, prefixWhere } from './store';
 import type { Row, Store } from './store';
+import {
+  FORGOT_RECORD_KEY,
+  IMPORT_ALIAS_KEY,
+  MAX_STATEMENT_EVIDENCE,
+  RECURRING_REASON,
+  forgottenRecordKeys,
+  forgottenRecordPrefix,
+  importAliasPrefix,
+  importTombstoneKey,
+  importedKey,
+  projectPrefix,
+  stampKey,
+  statementKey,
+  statementPrefix,
+  tombstonePrefix,
+  wholeKey,
+} from './forgetKeys';
+import type { StatementEvidence } from './forgetKeys';
+import { JOURNAL_KEY, PURGE_MARKER, isClosure, isValid, journalProject, validate } from './forgetJournal';
+import type { Closure, Journal } from './forgetJournal';
+import { forgotSince, goneRecords, recordTable } from './forgetMarks';
+import type { ForgetMark } from './forgetMarks';
 
-/** Journals are meta rows `pending_forget:<uuid>`, one per forget (two processes may forget at once); `pending_forget` alone is an older build's. */
-const JOURNAL_KEY = 'pending_forget';
 const DATA_TABLES: TableName[] = Object.values(TABLES).filter((t) => t !== TABLES.meta);
-
-interface Journal {
-  request: ForgetRequest;
-  scope: Scope | null;
-  /** The process doing the forget. */
-  owner?: ProcessRef;
-  /** A forget by id: everything it deletes, journalled before the first delete. */
-  closure?: Closure;
-  /**
-   * A forget again (settleForgets) of records an earlier forget deleted: that forget purges what it
-   * deleted, this one what it deletes itself (what a writer derived from them meanwhile).
-   */
-  again?: boolean;
-  /**
-   * Not a user's forget: documents an import stored, replaced by a newer revision's (see
-   * replaceDocuments). They go from every table like forgotten ones, but leave no tombstone, and
-   * the project's request log and prompts stay.
-   */
-  replace?: boolean;
-}
-
-/** What a forget by id deletes, decided while the records are still there. */
-interface Closure {
-  doomed: Record<SourceKind, number[]>;
-  /** Graph entities derived from the forgotten observations and memories. */
-  entities: string[];
-  /** Sources of forgotten merged observations, shown again on their own. */
-  restore: number[];
-  /**
-   * Forgotten memory id -> its successor (superseded_by) when it was forgotten: a memory it had
-   * superseded is history of that successor's chain, not current again. (Absent in a journal of
-   * an older build: the successors are then read from the surviving memories' `supersedes`.)
-   */
-  successors?: Record<string, number | null>;
-  /**
-   * Meta keys (importTombstoneKey) of the forgotten observations an import would store again: a
-   * commit, a document. Digests, never text. (Absent in a journal of an older build.)
-   */
-  tombstones?: string[];
-  /**
-   * Meta keys (forgottenRecordKeys) of every forgotten record, as an export made before the forget
-   * holds it: an import of it skips them. Digests, never text. (Absent in a journal of an older build.)
-   */
-  records?: string[];
-  /**
-   * Promoted memories forgotten by id: statementKey -> the ids of the observations (`o`) and
-   * summaries (`s`) that said their statement then (see forgottenStatements). Ids, never text.
-   */
-  statements?: Record<string, StatementEvidence>;
-}
-
-/** What a forgotten promoted memory's statement stood on: observation and summary ids. */
-interface StatementEvidence {
-  o: number[];
-  s: number[];
-}
 
 /** Deletes rows and notes the tables it touched, for the purge. */
 class Purger {
@@ -201,182 +153,6 @@ export async function rewriteFragments(table: Table, fragments: Set<bigint> | 'a
   }, 10);
 }
 
-/**
- * Where a writer of text derived from records (a session summary, the request log, index
- * segments) stood towards forgets when it began to read them: the meta table's version, which a
- * forget moves before its first delete (its journal and its stamp), when, and which projects
- * forgets under way were forgetting. Plain data, so that it can cross to the engine's thread.
- */
-export interface ForgetMark {
-  meta_version: number;
-  /** When the mark was taken (ms). */
-  at: number;
-  /** The stamp keys (see stampKey) of the forgets under way then. */
-  pending: string[];
-}
-
-/** How long a writer waits for the forgets of running processes before it checks what they left (a forget by id takes a second or two). */
-const FORGET_WAIT_MS = 10_000;
-
-/**
- * Meta rows `forgot_at:<digest of a project>` (`forgot_at:*`: everything) hold when a forget of
- * that project last began, written with its journal, so that a writer can tell a forget of its
- * own project from one of another project after both journal and forget are gone. A digest: the
- * meta table keeps no forgotten project's name.
- */
-const STAMP_KEY = 'forgot_at';
-/** Clocks of two hosts on one store (object storage) may differ by this much; a stamp this much older than a mark still counts. */
-const CLOCK_SKEW_MS = 5_000;
-
-function stampKey(project: string | null): string {
-  return projectKey(STAMP_KEY, project);
-}
-
-/** `<prefix>:<digest of the project>`, `<prefix>:*` for everything. */
-function projectKey(prefix: string, project: string | null): string {
-  return `${prefix}:${project === null ? '*' : digest(project)}`;
-}
-
-/**
- * Meta rows `forgot_whole:<digest of a project>` (`*`: everything) hold when a forget of the whole
- * project (or of everything) last began: what was captured before it is not stored after it
- * (MemoryEngine.capture). A forget by id does not move it.
- */
-const WHOLE_KEY = 'forgot_whole';
-
-function wholeKey(project: string | null): string {
-  return projectKey(WHOLE_KEY, project);
-}
-
-/**
- * Meta rows `forgot_import:<digest of the project>:<digest of the project and a dedupe key>` are
- * tombstones of forgotten commits and documents (dedupe keys `commit:<sha>`, `doc:<hash>`): an
- * import of the repository skips them (forgottenImports), so a forgotten commit is not stored
- * again by the next import-git. Digests: the meta table keeps neither text nor a project's name.
- * A forget of the whole project (or of everything) deletes them: an import then starts afresh.
- */
-const TOMBSTONE_KEY = 'forgot_import';
-
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-function tombstonePrefix(project: string | null): string {
-  return project === null ? `${TOMBSTONE_KEY}:` : `${TOMBSTONE_KEY}:${digest(project)}:`;
-}
-
-function importTombstoneKey(project: string, dedupeKey: string): string {
-  return `${tombstonePrefix(project)}${digest(`${project}\u0000${dedupeKey}`)}`;
-}
-
-/**
- * Meta rows `forgot_statement:<digest of the project>:<digest of the project and a statement>`
- * hold, for a memory promoted from a recurring statement (compress/session.ts promoteRecurring)
- * that the user forgot, the ids of what said it then (StatementEvidence): that evidence does not
- * promote the statement again, what says it later does. Deleted with the whole project.
- */
-const STATEMENT_KEY = 'forgot_statement';
-/** The classification_reason of a memory promoted from a recurring statement (compress/promote.ts). */
-const RECURRING_REASON = 'recurred across sessions';
-/** The most observations a statement's evidence lists (promotion looks at 50 at a time). */
-const MAX_STATEMENT_EVIDENCE = 2000;
-
-function statementPrefix(project: string | null): string {
-  return project === null ? `${STATEMENT_KEY}:` : `${STATEMENT_KEY}:${digest(project)}:`;
-}
-
-function statementKey(project: string, normalised: string): string {
-  return `${statementPrefix(project)}${digest(`${project}\u0000${normalised}`)}`;
-}
-
-/**
- * What tells a record of an export stored before under another id: its project, time and these
- * fields (portability.ts place).
- */
-export const CONTENT_FIELDS: Record<SourceKind, string[]> = {
-  observation: ['memory_session_id', 'type', 'title', 'narrative'],
-  session_summary: ['memory_session_id'],
-  memory: ['memory_type', 'title', 'text'],
-};
-
-export function contentKey(kind: SourceKind, r: Row): string {
-  return createHash('sha256').update(JSON.stringify(CONTENT_FIELDS[kind].map((f) => r[f] ?? null))).digest('base64');
-}
-
-/**
- * Meta rows `forgot_record:<digest of the project>:<identity digest>` (value: when it was forgotten,
- * ms) stand for a record forgotten by id: an import of an export made before the forget skips a
- * record with one of these identities (portability.ts). Digests, never text. A forget of the whole
- * project (or of everything) deletes them: the import is then a restore.
- */
-const FORGOT_RECORD_KEY = 'forgot_record';
-/**
- * Meta rows `import_alias:<digest of the project>:<identity digest of the record in the file>`
- * (value: its id in the store) stand for a record an import stored under another id than the file's
- * (renumbered): an import of the same file again finds it by them, whatever was edited since.
- */
-const IMPORT_ALIAS_KEY = 'import_alias';
-
-function projectPrefix(prefix: string, project: string | null): string {
-  return project === null ? `${prefix}:` : `${prefix}:${digest(project)}:`;
-}
-
-export function forgottenRecordPrefix(project: string): string {
-  return projectPrefix(FORGOT_RECORD_KEY, project);
-}
-
-export function importAliasPrefix(project: string): string {
-  return projectPrefix(IMPORT_ALIAS_KEY, project);
-}
-
-/** The digest of a record's id in an export (with its project, kind and time). */
-function idIdentity(project: string, kind: SourceKind, epoch: number, id: number): string {
-  return digest(`${project}\u0000${kind}\u0000${epoch}\u0000id\u0000${id}`);
-}
-
-function contentIdentity(project: string, kind: SourceKind, epoch: number, key: string): string {
-  return digest(`${project}\u0000${kind}\u0000${epoch}\u0000content\u0000${key}`);
-}
-
-/** The meta keys of a record of `kind` with this id, time and content keys (contentKey), had it been forgotten. */
-export function recordForgetKeys(project: string, kind: SourceKind, epoch: number, id: number, contentKeys: string[]): string[] {
-  const prefix = forgottenRecordPrefix(project);
-  return [...new Set([idIdentity(project, kind, epoch, id), ...contentKeys.map((k) => contentIdentity(project, kind, epoch, k))])].map((k) => `${prefix}${k}`);
-}
-
-/** The content fields of a stored row as an import reads them (portability.ts redactRecord): redacted. */
-function redactedContent(kind: SourceKind, r: Row): Row {
-  const out: Row = { ...r };
-  for (const f of CONTENT_FIELDS[kind]) {
-    const v = r[f];
-    if (typeof v !== 'string') continue;
-    out[f] = f === 'memory_session_id' ? redactKey(v) : /^\s*[[{]/.test(v) ? redactJson(v) : redact(v);
-  }
-  return out;
-}
-
-/**
- * The meta keys a forgotten record is known by to an import of an export made before the forget
- * (its project, kind and time, with its id or its content: an export holds the record as stored);
- * those of a record read from an export (recordForgetKeys) are looked up among them. A stored
- * row's content is digested as stored and as redacted (as an import reads it: a row an older
- * build stored raw).
- */
-export function forgottenRecordKeys(project: string, kind: SourceKind, r: Row): string[] {
-  return recordForgetKeys(project, kind, Number(r.created_at_epoch), Number(r.id), [contentKey(kind, r), contentKey(kind, redactedContent(kind, r))]);
-}
-
-/** The meta key under which an import notes the store's id of a record of the file it renumbered. */
-export function importAliasKey(project: string, kind: SourceKind, epoch: number, fileId: number): string {
-  return `${importAliasPrefix(project)}${idIdentity(project, kind, epoch, fileId)}`;
-}
-
-/** A project's forgotten records (key -> when forgotten, ms) and import aliases (key -> id in the store). */
-export async function importMemo(store: Store, project: string): Promise<{ forgotten: Map<string, number>; aliases: Map<string, number> }> {
-  const [forgotten, aliases] = await Promise.all([store.metaEntries(forgottenRecordPrefix(project)), store.metaEntries(importAliasPrefix(project))]);
-  return { forgotten: new Map(forgotten.map(([k, v]) => [k, Number(v) || 0])), aliases: new Map(aliases.map(([k, v]) => [k, Number(v)])) };
-}
-
 /** The keys (forgottenRecordKeys) of the doomed records still stored, and of the identities they had in files imported before (import aliases). */
 async function forgottenRecordsOf(store: Store, repos: ProjectRepositories, doomed: Record<SourceKind, Set<number>>, observations: Row[]): Promise<string[]> {
   const keys = new Set<string>();
@@ -418,25 +194,6 @@ export async function deriveGraphAgain(repos: ProjectRepositories, entityIds: st
   );
 }
 
-/** Of the statements (normalised) a session would promote, those whose memory was forgotten, with the evidence it was forgotten with. */
-export async function forgottenStatements(store: Store, project: string, statements: string[]): Promise<Map<string, ForgottenStatement>> {
-  const out = new Map<string, ForgottenStatement>();
-  if (statements.length === 0) return out;
-  const entries = new Map(await store.metaEntries(statementPrefix(project)));
-  if (entries.size === 0) return out;
-  for (const statement of statements) {
-    const text = entries.get(statementKey(project, statement));
-    if (text === undefined) continue;
-    const e = parseJson<Partial<StatementEvidence> | null>(text, null);
-    // A damaged row still says the statement was forgotten: nothing stored before counts then.
-    out.set(statement, {
-      observations: new Set((Array.isArray(e?.o) ? e.o : []).map(Number)),
-      summaries: new Set((Array.isArray(e?.s) ? e.s : []).map(Number)),
-    });
-  }
-  return out;
-}
-
 /** The promoted memories among `ids` (forgotten by id): their statements' evidence, by statementKey. */
 async function statementsOf(repos: ProjectRepositories, ids: number[]): Promise<Record<string, StatementEvidence>> {
   const out: Record<string, StatementEvidence> = {};
@@ -458,217 +215,6 @@ async function statementsOf(repos: ProjectRepositories, ids: number[]): Promise<
     out[key] = e;
   }
   return out;
-}
-
-/** Whether a forgotten observation would come back with an import (a commit, a document) and gets a tombstone. */
-function importedKey(type: unknown, dedupeKey: unknown): string | null {
-  if (typeof dedupeKey !== 'string') return null;
-  if (type === 'commit' && dedupeKey.startsWith('commit:')) return dedupeKey;
-  if (type === DOCUMENT_TYPE && dedupeKey.startsWith('doc:')) return dedupeKey;
-  return null;
-}
-
-/** Of the dedupe keys an import is about to store, those of commits and documents forgotten in the project. */
-export async function forgottenImports(store: Store, project: string, dedupeKeys: string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  if (dedupeKeys.length === 0) return out;
-  const stones = new Set((await store.metaEntries(tombstonePrefix(project))).map(([key]) => key));
-  if (stones.size === 0) return out;
-  for (const key of dedupeKeys) if (stones.has(importTombstoneKey(project, key))) out.add(key);
-  return out;
-}
-
-/** The project a journalled forget removes records of; null for everything (or a forget by id without a scope). */
-function journalProject(journal: Journal): string | null {
-  return journal.request.all ? null : (journal.request.project ?? journal.scope?.project ?? null);
-}
-
-export async function forgetMark(store: Store): Promise<ForgetMark> {
-  const at = Date.now();
-  const meta_version = await store.table(TABLES.meta).version();
-  return { meta_version, at, pending: [...new Set((await runningJournals(store)).map((j) => stampKey(journalProject(j))))] };
-}
-
-/** The earlier of two marks: a forget since either is a forget since it. */
-export function earlierMark(a: ForgetMark, b: ForgetMark): ForgetMark {
-  return { meta_version: Math.min(a.meta_version, b.meta_version), at: Math.min(a.at, b.at), pending: [...new Set([...a.pending, ...b.pending])] };
-}
-
-/**
- * What the forgets journalled in the store are deleting, whichever process runs them and whether
- * it still runs: from the moment a forget's journal is written until it is finished (by its own
- * process, or, after a crash, by any process's upkeep or the next open: resumeForget), no search
- * serves its records' cells. A forget killed between deleting records and deleting their cells
- * (or before either) leaves those cells stored until then: they are found by no one meanwhile.
- * (Deleting the cells first would not do: the cell repair gives a record that has none its cell.)
- */
-/** The most records of a forget under way that a search's filter lists (see cellsWhere). */
-const MAX_FILTERED_IDS = 1000;
-
-export class PendingForgets {
-  private readonly nodes = new Map<string, Set<string>>();
-
-  constructor(
-    /** A forget of everything. */
-    private readonly all: boolean,
-    /** Projects forgotten whole. */
-    private readonly projects: Set<string>,
-    /** Per project, the records forgotten by id (a journal's request, and its closure once decided). */
-    private readonly ids: Map<string, Record<SourceKind, Set<number>>>,
-  ) {}
-
-  /**
-   * A filter on `project`'s cells that leaves out those of records under a forget; null when none
-   * is, or when the forget names more records than a query's filter should list (every search
-   * while it runs would pay for the list: 50,000 ids took a search from 21 to 684 ms). The hits are
-   * checked against the forget after the search anyway (covers), so a search while a large forget
-   * runs may only return fewer than it was asked for.
-   */
-  cellsWhere(project: string): string | null {
-    if (this.all || this.projects.has(project)) return 'false';
-    const doomed = this.ids.get(project);
-    if (!doomed || (Object.values(doomed) as Set<number>[]).reduce((n, set) => n + set.size, 0) > MAX_FILTERED_IDS) return null;
-    const parts = (Object.keys(doomed) as SourceKind[]).filter((k) => doomed[k].size > 0).map((k) => `(source_kind = ${sqlString(k)} AND source_id IN ${sqlIntList([...doomed[k]])})`);
-    return parts.length > 0 ? `NOT (${parts.join(' OR ')})` : null;
-  }
-
-  /**
-   * cellsWhere's filter on `project`'s records of `kind` (their id column), for the lists
-   * (RecordRepository.forgetFilter): 'false' when the whole project is under a forget, null when
-   * none of them is or when more are than a filter lists (covers leaves those out after the read).
-   */
-  recordsWhere(project: string, kind: SourceKind): string | null {
-    if (this.all || this.projects.has(project)) return 'false';
-    const doomed = this.ids.get(project)?.[kind];
-    return doomed && doomed.size > 0 && doomed.size <= MAX_FILTERED_IDS ? `NOT (id IN ${sqlIntList([...doomed])})` : null;
-  }
-
-  /** Whether `project`'s cell of this record is one under a forget. */
-  covers(project: string, kind: SourceKind, id: number): boolean {
-    return this.all || this.projects.has(project) || (this.ids.get(project)?.[kind]?.has(id) ?? false);
-  }
-
-  /** Whether `project`'s cell with this node id (cellNodeId) is one under a forget. */
-  coversNode(project: string, nodeId: string): boolean {
-    if (this.all || this.projects.has(project)) return true;
-    const doomed = this.ids.get(project);
-    if (!doomed) return false;
-    let nodes = this.nodes.get(project);
-    if (!nodes) {
-      nodes = new Set((Object.keys(doomed) as SourceKind[]).flatMap((k) => [...doomed[k]].map((id) => cellNodeId(project, k, id))));
-      this.nodes.set(project, nodes);
-    }
-    return nodes.has(nodeId.toLowerCase());
-  }
-}
-
-/** The journals' PendingForgets per store, with the meta table's version they were read at. */
-const pendingRead = new WeakMap<Store, { version: number; pending: PendingForgets }>();
-
-/** The forgets journalled in the store now (see PendingForgets): read again only when the meta table changed. */
-export async function pendingForgets(store: Store): Promise<PendingForgets> {
-  const version = await store.table(TABLES.meta).version();
-  const known = pendingRead.get(store);
-  if (known && known.version === version) return known.pending;
-  let all = false;
-  const projects = new Set<string>();
-  const ids = new Map<string, Record<SourceKind, Set<number>>>();
-  for (const [key, text] of await store.metaEntries(JOURNAL_KEY)) {
-    // A marker: its forget deleted everything already.
-    if ((key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) || text === PURGE_MARKER) continue;
-    const journal = parseJson<Journal | null>(text, null);
-    if (!journal || typeof journal !== 'object' || !isValid(journal)) continue;
-    const { request, scope } = journal;
-    if (request.all) all = true;
-    else if (request.project !== undefined) projects.add(request.project);
-    else if (scope) {
-      const doomed = ids.get(scope.project) ?? { observation: new Set<number>(), session_summary: new Set<number>(), memory: new Set<number>() };
-      ids.set(scope.project, doomed);
-      for (const id of request.ids ?? []) doomed[(request.kind ?? 'observation') as SourceKind].add(Number(id));
-      if (journal.closure !== undefined && isClosure(journal.closure)) for (const k of Object.keys(doomed) as SourceKind[]) for (const id of journal.closure.doomed[k]) doomed[k].add(id);
-    }
-  }
-  const pending = new PendingForgets(all, projects, ids);
-  pendingRead.set(store, { version, pending });
-  return pending;
-}
-
-/**
- * The journals of forgets whose process runs (this one included, or one on another host, which
- * cannot be told from here). One whose process ended is finished by the next open, which also
- * deletes the project's request log and rewrites every table: what was written meanwhile goes then.
- */
-async function runningJournals(store: Store): Promise<Journal[]> {
-  return (await store.metaEntries(JOURNAL_KEY))
-    .filter(([key]) => key === JOURNAL_KEY || key.startsWith(`${JOURNAL_KEY}:`))
-    .map(([, text]) => parseJson<Journal | null>(text, null))
-    .filter((j): j is Journal => j !== null && typeof j === 'object' && 'request' in j)
-    .filter((j) => !j.owner || j.owner.pid === process.pid || processState(j.owner) !== 'ended');
-}
-
-/**
- * Whether a forget of `project` (or of everything) may have run between `mark` and now. A writer
- * that read records before a forget and wrote after it would put their text back: it asks this
- * after writing, and on true takes back whatever of its write a forget would have removed (see
- * purgeRows and the callers). A forget in another project leaves the writer's rows alone.
- */
-export async function forgotSince(store: Store, mark: ForgetMark, project: string): Promise<boolean> {
-  const mine = [stampKey(null), stampKey(project)];
-  // A mark that came across a thread damaged says nothing: as if a forget ran.
-  if (!Array.isArray(mark?.pending) || mark.pending.some((key) => mine.includes(key))) return true;
-  if ((await store.table(TABLES.meta).version()) === mark.meta_version) return false;
-  const stamps = await store.metaEntries(`${STAMP_KEY}:`);
-  return stamps.some(([key, at]) => mine.includes(key) && !(Number(at) < mark.at - CLOCK_SKEW_MS));
-}
-
-/**
- * Per project, when the last forget of it (or of everything) began, as the stamps say: a forget
- * writes a new stamp when it begins (see begin), so a value that changed means a forget ran; and
- * when the last forget of the whole project (or of everything) began (ms, 0 for none). One read of
- * the stamps for all `projects`.
- */
-export async function lastForgets(store: Store, projects: string[]): Promise<Map<string, { stamp: string; whole: number }>> {
-  const [stamps, wholes] = await Promise.all([store.metaEntries(`${STAMP_KEY}:`), store.metaEntries(`${WHOLE_KEY}:`)]).then((lists) => lists.map((l) => new Map(l)));
-  const all = stamps.get(stampKey(null)) ?? '';
-  const time = (value: string | undefined) => Number(value) || 0;
-  return new Map(projects.map((p) => [p, { stamp: `${all}/${stamps.get(stampKey(p)) ?? ''}`, whole: Math.max(time(wholes.get(wholeKey(null))), time(wholes.get(wholeKey(p)))) }]));
-}
-
-/** Waits (up to ten seconds) for the forgets of running processes, this one included; returns those still running then. */
-async function forgetsUnderWay(store: Store): Promise<Journal[]> {
-  const until = Date.now() + FORGET_WAIT_MS;
-  for (;;) {
-    const running = await runningJournals(store);
-    if (running.length === 0 || Date.now() >= until) return running;
-    await sleep(100);
-  }
-}
-
-function recordTable(repos: ProjectRepositories, kind: SourceKind): ProjectTable {
-  return kind === 'observation' ? repos.observations.table : kind === 'memory' ? repos.memories.table : repos.summaries.table;
-}
-
-/**
- * Of the records a writer worked from, those a forget removed or is removing: waits for the
- * forgets under way (see forgetsUnderWay), then reads which are still stored.
- */
-export async function goneRecords(store: Store, repos: ProjectRepositories, ids: Partial<Record<SourceKind, number[]>>): Promise<Record<SourceKind, Set<number>>> {
-  const gone: Record<SourceKind, Set<number>> = { observation: new Set(), session_summary: new Set(), memory: new Set() };
-  const asked = (Object.keys(ids) as SourceKind[]).filter((k) => (ids[k] ?? []).length > 0);
-  if (asked.length === 0) return gone;
-  const running = await forgetsUnderWay(store);
-  const whole = running.some((j) => j.request.all || j.request.project === repos.project);
-  for (const kind of asked) {
-    const wanted = [...new Set(ids[kind])];
-    // A journal gets its closure once the forget has read it: until then its request says what goes.
-    const doomed = new Set(running.flatMap((j) => [...(j.closure?.doomed[kind] ?? []), ...((j.request.kind ?? 'observation') === kind ? (j.request.ids ?? []) : [])].map(Number)));
-    const stored = new Set<number>();
-    for (let i = 0; i < wanted.length; i += 1000) {
-      for (const r of await recordTable(repos, kind).rows(`id IN ${sqlIntList(wanted.slice(i, i + 1000))}`, { select: ['id'] })) stored.add(Number(r.id));
-    }
-    for (const id of wanted) if (whole || doomed.has(id) || !stored.has(id)) gone[kind].add(id);
-  }
-  return gone;
 }
 
 /** What a writer wrote from records it had read (see settleForgets). */
@@ -816,14 +362,6 @@ async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> 
   });
 }
 
-/**
- * What a journal becomes once its forget has deleted everything: a row that names nothing, kept
- * until the meta table is purged of the journal's older copies (which name the project, or graph
- * entities: files, symbols and words). A crash before the marker goes leaves it for the next open,
- * which purges again.
- */
-const PURGE_MARKER = JSON.stringify({ purge: 'meta' });
-
 async function finish(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<Forgotten> {
   const sessions = new Set<string>();
   const report = await forgetNow(repos, key, journal, resumed, sessions);
@@ -896,60 +434,6 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
     );
   }
   return done;
-}
-
-function isValid(journal: Journal): boolean {
-  try {
-    validate(journal.request, journal.scope);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const isIdList = (v: unknown): boolean => Array.isArray(v) && v.every((id) => Number.isSafeInteger(id));
-
-/** A closure as forgetIds writes it: lists of integer ids and of entity ids. */
-function isClosure(c: unknown): boolean {
-  if (!c || typeof c !== 'object') return false;
-  const { doomed, entities, restore, successors, tombstones, records, statements } = c as Closure;
-  return (
-    (statements === undefined ||
-      (!!statements &&
-        typeof statements === 'object' &&
-        Object.entries(statements).every(([k, e]) => k.startsWith(`${STATEMENT_KEY}:`) && !!e && isIdList(e.o) && isIdList(e.s)))) &&
-    (tombstones === undefined || (Array.isArray(tombstones) && tombstones.every((k) => typeof k === 'string' && k.startsWith(`${TOMBSTONE_KEY}:`)))) &&
-    (records === undefined || (Array.isArray(records) && records.every((k) => typeof k === 'string' && k.startsWith(`${FORGOT_RECORD_KEY}:`)))) &&
-    (successors === undefined ||
-      (!!successors && typeof successors === 'object' && Object.entries(successors).every(([k, v]) => Number.isSafeInteger(Number(k)) && (v === null || Number.isSafeInteger(v))))) &&
-    !!doomed &&
-    typeof doomed === 'object' &&
-    Object.keys(RECORD_TABLE_OF).every((kind) => isIdList(doomed[kind as SourceKind])) &&
-    Array.isArray(entities) &&
-    entities.every((e) => typeof e === 'string') &&
-    isIdList(restore)
-  );
-}
-
-function validate(request: ForgetRequest, scope: Scope | null): void {
-  if (!request || typeof request !== 'object') throw new FilterError('forget needs ids, a project, or all: true');
-  if (request.all) {
-    // A caller scoped to one project never reaches the others.
-    if (scope) throw new FilterError(`forgetting everything is not for a caller scoped to project '${scope.project}'`);
-    return;
-  }
-  if (request.project !== undefined) {
-    checkProject(request.project);
-    if (scope && scope.project !== request.project) throw new FilterError(`cannot forget project '${request.project}' from scope '${scope.project}'`);
-    return;
-  }
-  if (request.ids && request.ids.length > 0) {
-    if (!scope) throw new FilterError('forgetting records by id needs a scope (project)');
-    if (!(String(request.kind ?? 'observation') in RECORD_TABLE_OF)) throw new FilterError(`unknown kind '${String(request.kind)}'`);
-    request.ids.forEach((id) => sqlInt(Number(id)));
-    return;
-  }
-  throw new FilterError('forget needs ids, a project, or all: true');
 }
 
 async function forgetNow(repos: Repositories, key: string, journal: Journal, resumed: boolean, sessions: Set<string>): Promise<ForgetReport> {

@@ -12,7 +12,7 @@
 // meta table: a digest of its identity in the file, and its id in the store), so that importing
 // the file again finds it whatever was edited since.
 //
-// A record the user forgot since the export (forget.ts keeps a digest of each, never text) is
+// A record the user forgot since the export (forgetKeys.ts keeps a digest of each, never text) is
 // left out, counted as forgotten, with what names or derives from it: the graph's entries of a
 // forgotten memory or derived from forgotten observations (those the stored observations still
 // support are derived again), the links of other records to it, and the project's prompts from
@@ -31,7 +31,8 @@ import type { CompressedSource, MemoryConflict, Scope, TopicTrace } from '../mod
 import { cutText } from '../tokens';
 import { EPOCH_RULE, MAX_EPOCH_MS } from '../tools/epoch';
 import { SHA_PATTERN, sqlIntList, typeProblem } from './filters';
-import { CONTENT_FIELDS, contentKey, deriveGraphAgain, importAliasKey, importMemo, recordForgetKeys } from './forget';
+import { deriveGraphAgain } from './forget';
+import { CONTENT_FIELDS, contentKey, importAliasKey, importMemo, recordForgetKeys } from './forgetKeys';
 import { deriveGraph } from './graph';
 import { MAX_KEPT_ID } from './ids';
 import { parseJson, rowToMemory, rowToObservation, rowToSessionSummary } from './mapping';
@@ -465,7 +466,7 @@ interface Placement {
  * Where every record of the file goes, decided before anything is written so that references
  * follow whatever the order of the file. A record already stored (same project and time, and the
  * same id, the id an earlier import of it stored it under, or the same content) is not written
- * again, and references to it point at the stored one. A record forgotten since (forget.ts keeps
+ * again, and references to it point at the stored one. A record forgotten since (forgetKeys.ts keeps
  * its digests) is left out, unless `includeForgotten`. Any other keeps its id when no process can
  * hand it out any more (the id allocator reserves it), no stored or imported record holds it and
  * it is at most MAX_KEPT_ID, else it gets a fresh id. Keeping a larger one would move a local

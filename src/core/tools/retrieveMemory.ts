@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
-import type { ForgetMark } from '../store/forget';
+import type { ForgetMark } from '../store/forgetMarks';
 import type { Cell, Entity } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
 import { sessionKey } from '../capture/prepare';

@@ -10,7 +10,7 @@ import { lexiconFor } from '../../retrieve/lexicon';
 import type { QueryEmbedder } from '../../retrieve/hybrid';
 import type { LexicalSegments } from '../lexicalSegments';
 import { cellNodeId } from '../cells';
-import { pendingForgets } from '../forget';
+import { pendingForgets } from '../forgetMarks';
 import { cellFilterWhere, sqlIntList, sqlString } from '../filters';
 import { CELL_COLUMNS, rowToCell } from '../mapping';
 import { ProjectTable } from '../projectTable';

@@ -6,8 +6,9 @@
 
 import type { Entity, Memory, Observation, Relationship } from '../../model/records';
 import { sqlIntList, sqlStringList } from '../filters';
-import { earlierMark, forgetMark, forgotSince, goneRecords, settleForgets } from '../forget';
-import type { ForgetMark } from '../forget';
+import { settleForgets } from '../forget';
+import { earlierMark, forgetMark, forgotSince, goneRecords } from '../forgetMarks';
+import type { ForgetMark } from '../forgetMarks';
 import { deriveGraph } from '../graph';
 import { parseJson, rowToEntity, rowToRelationship } from '../mapping';
 import { ProjectTable } from '../projectTable';

@@ -4,7 +4,8 @@
 import { sessionKey } from '../../capture/prepare';
 import { redact } from '../../capture/redact';
 import { sqlInt, sqlString, sqlStringList } from '../filters';
-import { forgetMark, forgotSince, purgeRows } from '../forget';
+import { purgeRows } from '../forget';
+import { forgetMark, forgotSince } from '../forgetMarks';
 import { ProjectTable } from '../projectTable';
 import { TABLES } from '../schema';
 import type { Store } from '../store';

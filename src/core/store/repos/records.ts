@@ -6,7 +6,7 @@ import type { SourceKind } from '../../model/records';
 import { FilterError, branchWhere, sqlInt, sqlIntList, sqlString } from '../filters';
 import type { BranchScope } from '../filters';
 import { noteLeftStored } from '../../errorText';
-import { pendingForgets } from '../forget';
+import { pendingForgets } from '../forgetMarks';
 import { ProjectTable } from '../projectTable';
 import type { TableName } from '../schema';
 import type { Row, Store } from '../store';
