@@ -14,6 +14,7 @@ import type {
   SessionSummary,
   SourceKind,
 } from './model/records';
+import type { MemoryDraft } from './compress/promote';
 import type { ForgetMark } from './store/forgetMarks';
 import type { ImportLines, ImportOptions } from './store/portability';
 import type { ShareResult, TeamItem, UnshareResult } from './team/sharing';
@@ -48,14 +49,8 @@ export interface ObservationInput {
   grow_key?: string;
 }
 
-export interface MemoryInput {
-  title: string;
-  text: string;
-  memory_type?: string;
-  branch?: string;
-  files?: string[];
-  session_id?: string;
-  topic_key?: string;
+/** A memory as a caller gives it: what buildMemory takes, and what it replaces. */
+export interface MemoryInput extends MemoryDraft {
   /** Ids of memories of the project this one replaces (each becomes superseded). */
   supersedes?: number[];
 }

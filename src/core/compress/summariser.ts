@@ -2,18 +2,11 @@
 // a token budget; the default is extractive and deterministic: no model, no network. The
 // extension can plug a language-model summariser in behind the same interface.
 
-import type { Observation } from '../model/records';
+import type { Observation, SummaryFields } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { parseJson } from '../store/mapping';
 
-export interface SummaryFields {
-  request: string | null;
-  learned: string | null;
-  completed: string | null;
-  decisions: string | null;
-  next_steps: string | null;
-  preferences: string | null;
-}
+export type { SummaryFields };
 
 /** A summary, with the name of what wrote it when that is not the summariser asked. */
 export type SummaryResult = SummaryFields & { summariser?: string };

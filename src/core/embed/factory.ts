@@ -3,20 +3,13 @@
 import type { Embedder } from './embedder';
 import { HashedEmbedder, hashedEmbedderName } from './hashed';
 import { OpenAiCompatibleEmbedder, openAiEmbedderName } from './openaiCompatible';
+import type { OpenAiCompatibleOptions } from './openaiCompatible';
 import { USE_LITE_NAME, UseLiteEmbedder } from './useLite';
 
 export type EmbedderConfig =
   | { provider: 'use-lite'; maxChars?: number }
   | { provider: 'hashed'; dimension?: number }
-  | {
-      provider: 'openai';
-      baseUrl: string;
-      model: string;
-      apiKey?: string;
-      dimension?: number;
-      batchSize?: number;
-      timeoutMs?: number;
-    }
+  | ({ provider: 'openai' } & OpenAiCompatibleOptions)
   | { provider: 'transformers'; modelPath: string; model: string; dimension?: number };
 
 export const DEFAULT_EMBEDDER_CONFIG: EmbedderConfig = { provider: 'use-lite' };

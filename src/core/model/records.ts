@@ -88,16 +88,20 @@ export interface Observation {
   updated_at_epoch?: number;
 }
 
-export interface SessionSummary {
-  id: number;
-  memory_session_id: string;
-  project: string | null;
+/** What a session summary says, section by section (null: nothing to say there). */
+export interface SummaryFields {
   request: string | null;
   learned: string | null;
   completed: string | null;
   decisions: string | null;
   next_steps: string | null;
   preferences: string | null;
+}
+
+export interface SessionSummary extends SummaryFields {
+  id: number;
+  memory_session_id: string;
+  project: string | null;
   created_at: string;
   created_at_epoch: number;
 }
