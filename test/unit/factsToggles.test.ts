@@ -9,6 +9,7 @@ import * as assert from 'node:assert/strict';
 import { extractFacts, objectRelation } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
 import { memoryPairs } from './fixtures/memoryPairs';
+import { openTestEngine, removeDir } from './mcpFixture';
 
 describe('facts: turned on or off, done with or without', () => {
   const cases: [string, ExtractedFact[]][] = [
@@ -90,6 +91,22 @@ describe('facts: the opposite value ends the older decision (real engine)', func
     ]) {
       const { a } = await pair(older, newer);
       assert.equal(a.status, 'active', `${older} / ${newer}: superseded by ${a.superseded_by}`);
+    }
+  });
+
+  it('how a thing is done is no other fact of the same files: no conflict to review', async () => {
+    const engine = await openTestEngine();
+    try {
+      const scope = { project: 'github.com/acme/facts-toggles-files' };
+      const files = ['src/upload.ts'];
+      const a = await engine.engine.remember({ memory_type: 'decision', title: 'Uploads', text: 'Use p-retry for uploads.', files }, scope);
+      await engine.engine.remember({ memory_type: 'decision', title: 'Uploads', text: 'Retry failed uploads with jitter.', files }, scope);
+      const [a2] = await engine.engine.getMemories([a.id], scope, { includeSuppressed: true });
+      assert.equal(a2.status, 'active');
+      assert.deepEqual(a2.conflicts ?? [], []);
+    } finally {
+      await engine.engine.close();
+      removeDir(engine.dir);
     }
   });
 

@@ -299,8 +299,11 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
   if (!DECIDING_TYPES.has(memory.memory_type) || !DECIDING_TYPES.has(other.memory_type) || !sharesFiles(memory, other)) return null;
   const shared = filesOf(memory).filter((f) => filesOf(other).includes(f));
   const where = shared.slice(0, 3).join(', ');
-  if (facts.some((f) => olds.some((o) => sameObject(o.object, f.object)))) return null;
-  if (facts.length > 0 && olds.length > 0) return `${memory.memory_type}s about ${where} with different facts`;
+  // How a thing is done ("with jitter") adds to what the other decided: no other fact of it.
+  const said = facts.filter((f) => f.predicate !== WITH);
+  const saidBefore = olds.filter((o) => o.predicate !== WITH);
+  if (said.some((f) => saidBefore.some((o) => sameObject(o.object, f.object)))) return null;
+  if (said.length > 0 && saidBefore.length > 0) return `${memory.memory_type}s about ${where} with different facts`;
   if (CHANGE_WORDS.test(memory.text)) return `a change to ${where} that does not say what it replaces`;
   return null;
 }
