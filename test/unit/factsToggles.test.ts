@@ -42,6 +42,9 @@ describe('facts: turned on or off, done with or without', () => {
     'Requests with a body are logged.',
     'We never deploy without a review.',
     'We considered running the migrations without a transaction.',
+    // More than one switch's worth: for some users, in one place for some routes.
+    'Feature flag new-checkout is enabled for 10% of users.',
+    'Enable caching in production for API routes.',
   ];
   for (const text of none) {
     it(`"${text}" yields no fact`, () => {

@@ -99,8 +99,11 @@ const STOP = 'to|from|for|onto|with|instead|over|by|in';
 const OFF_VERB = /^(?:disabl|deactivat|turn|switch)\w*\s+off$|^(?:disabl|deactivat)/i;
 const TOGGLE_VERB = String.raw`(?:enabl(?:e|ed|es|ing)|disabl(?:e|ed|es|ing)|activat(?:e|ed|es|ing)|deactivat(?:e|ed|es|ing)|(?:turn|switch)(?:ed|s|es|ing)?\s+(?:on|off))`;
 const TOGGLE_STATE = String.raw`(?:enabled|disabled|activated|deactivated|(?:turned|switched)\s+(?:on|off))`;
-/** Where the switch is turned: "in production", "for the TypeScript build". */
-const TOGGLE_WHERE = String.raw`(?:\s+((?:in|for|on)\s+${PHRASE(STOP, 3)}))?`;
+/**
+ * Where the switch is turned ("in production", "for the TypeScript build"), and the end of the
+ * clause: "enabled for 10% of users" or "in production for API routes" says more than one switch.
+ */
+const TOGGLE_WHERE = String.raw`(?:\s+((?:in|for|on)\s+${PHRASE(STOP, 3)}))?${VALUE_END}`;
 
 function toggled(subject: string, where: string | undefined, verb: string): { subject: string; object: string } {
   return { subject: words(where ? `${subject} ${where}` : subject, 6), object: OFF_VERB.test(verb.replace(/^(?:turned|switched)/i, 'turn')) ? 'disabled' : 'enabled' };
