@@ -6,6 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { extractFacts } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
+import { itReads, itYieldsNoFact } from './fixtures/factCases';
 import { memoryPairs } from './fixtures/memoryPairs';
 
 describe('facts: a number a decision sets is a value of its subject', () => {
@@ -23,11 +24,7 @@ describe('facts: a number a decision sets is a value of its subject', () => {
     // Only number words are read as numbers (not a name every object has, such as "constructor").
     ['Services must be constructor injected.', [{ subject: 'services', predicate: 'is', object: 'constructor injected' }]],
   ];
-  for (const [text, expected] of cases) {
-    it(`reads "${text}"`, () => {
-      assert.deepEqual(extractFacts(text, null), expected);
-    });
-  }
+  itReads(cases);
 
   const none = [
     'We think the build is 10 minutes slower.',
@@ -40,11 +37,7 @@ describe('facts: a number a decision sets is a value of its subject', () => {
     // What is retried must be named: "retry" alone would make every count one subject's.
     'Uploads are retried 5 times.',
   ];
-  for (const text of none) {
-    it(`"${text}" yields no fact`, () => {
-      assert.deepEqual(extractFacts(text, null), []);
-    });
-  }
+  itYieldsNoFact(none);
 
   it('stays linear on a long run of numbers and words', () => {
     const text = `${'the timeout is 1 '.repeat(5000)}seconds ${'retry a '.repeat(5000)}5 times`;
@@ -56,27 +49,16 @@ describe('facts: a number a decision sets is a value of its subject', () => {
 
 describe('facts: a newer number ends the older decision (real engine)', function () {
   this.timeout(120_000);
-  const { pair } = memoryPairs('facts-quantities');
+  const { itSupersedes, itKeepsCurrent } = memoryPairs('facts-quantities');
 
   const replaced: [string, string][] = [
     ['The request timeout is 10 seconds.', 'Set the request timeout to 30 seconds.'],
     ['We retry failed uploads five times with exponential backoff.', 'We retry failed uploads twice without backoff.'],
   ];
-  for (const [older, newer] of replaced) {
-    it(`"${newer}" supersedes "${older}"`, async () => {
-      const { a, b } = await pair(older, newer);
-      assert.equal(a.status, 'superseded', JSON.stringify(a.temporal_facts));
-      assert.equal(a.superseded_by, b.id);
-    });
-  }
+  itSupersedes(replaced);
 
-  it('the same number said again, or a number of another subject, leaves the older decision current', async () => {
-    for (const [older, newer] of [
-      ['The request timeout is 10 seconds.', 'The request timeout is ten seconds, measured from the first byte.'],
-      ['The request timeout is 10 seconds.', 'The connection pool size is 10.'],
-    ]) {
-      const { a } = await pair(older, newer);
-      assert.equal(a.status, 'active', `${older} / ${newer}: superseded by ${a.superseded_by}`);
-    }
-  });
+  itKeepsCurrent('the same number said again, or a number of another subject, leaves the older decision current', [
+    ['The request timeout is 10 seconds.', 'The request timeout is ten seconds, measured from the first byte.'],
+    ['The request timeout is 10 seconds.', 'The connection pool size is 10.'],
+  ]);
 });

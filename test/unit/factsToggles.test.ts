@@ -8,6 +8,7 @@
 import * as assert from 'node:assert/strict';
 import { extractFacts, objectRelation } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
+import { itReads, itYieldsNoFact } from './fixtures/factCases';
 import { memoryPairs } from './fixtures/memoryPairs';
 import { openTestEngine, removeDir } from './mcpFixture';
 
@@ -26,11 +27,7 @@ describe('facts: turned on or off, done with or without', () => {
     // The number is what the sentence sets; its "with" is read by the number's own pattern.
     ['Retry failed uploads five times with backoff.', [{ subject: 'retry failed uploads', predicate: 'is', object: '5 times' }]],
   ];
-  for (const [text, expected] of cases) {
-    it(`reads "${text}"`, () => {
-      assert.deepEqual(extractFacts(text, null), expected);
-    });
-  }
+  itReads(cases);
 
   const none = [
     'Do not enable request logging.',
@@ -46,11 +43,7 @@ describe('facts: turned on or off, done with or without', () => {
     'Feature flag new-checkout is enabled for 10% of users.',
     'Enable caching in production for API routes.',
   ];
-  for (const text of none) {
-    it(`"${text}" yields no fact`, () => {
-      assert.deepEqual(extractFacts(text, null), []);
-    });
-  }
+  itYieldsNoFact(none);
 
   it('"with" one thing and "with" another both hold; "with X" and "without X" exclude each other', () => {
     assert.equal(objectRelation('with', 'backoff', 'no backoff'), 'exclusive');
@@ -70,7 +63,7 @@ describe('facts: turned on or off, done with or without', () => {
 
 describe('facts: the opposite value ends the older decision (real engine)', function () {
   this.timeout(120_000);
-  const { pair } = memoryPairs('facts-toggles');
+  const { pair, itSupersedes, itKeepsCurrent } = memoryPairs('facts-toggles');
 
   const replaced: [string, string][] = [
     ['Enable request logging in production.', 'Disable request logging in production: it leaks tokens.'],
@@ -78,24 +71,13 @@ describe('facts: the opposite value ends the older decision (real engine)', func
     ['Retry failed uploads with backoff.', 'Retry failed uploads without backoff, the queue already spaces them.'],
     ['Run the migrations without a transaction.', 'Run the migrations with a transaction.'],
   ];
-  for (const [older, newer] of replaced) {
-    it(`"${newer}" supersedes "${older}"`, async () => {
-      const { a, b } = await pair(older, newer);
-      assert.equal(a.status, 'superseded', JSON.stringify(a.temporal_facts));
-      assert.equal(a.superseded_by, b.id);
-    });
-  }
+  itSupersedes(replaced);
 
-  it('the same value again, another subject, or with another thing leaves the older decision current', async () => {
-    for (const [older, newer] of [
-      ['Enable request logging in production.', 'We enabled request logging in production for the audit.'],
-      ['Enable request logging in production.', 'Disable request logging in staging.'],
-      ['Retry failed uploads with backoff.', 'Retry failed uploads with jitter.'],
-    ]) {
-      const { a } = await pair(older, newer);
-      assert.equal(a.status, 'active', `${older} / ${newer}: superseded by ${a.superseded_by}`);
-    }
-  });
+  itKeepsCurrent('the same value again, another subject, or with another thing leaves the older decision current', [
+    ['Enable request logging in production.', 'We enabled request logging in production, for the audit.'],
+    ['Enable request logging in production.', 'Disable request logging in staging.'],
+    ['Retry failed uploads with backoff.', 'Retry failed uploads with jitter.'],
+  ]);
 
   it('how a thing is done is no other fact of the same files: no conflict to review', async () => {
     const engine = await openTestEngine();

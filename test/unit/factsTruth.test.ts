@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import { extractFacts } from '../../src/core/compress/facts';
 import type { ExtractedFact } from '../../src/core/compress/facts';
 import type { Memory } from '../../src/core/model/records';
+import { itReads, itYieldsNoFact } from './fixtures/factCases';
 import { memoryPairs } from './fixtures/memoryPairs';
 
 describe('facts: negated, hedged, quoted and questioning sentences state nothing', () => {
@@ -45,11 +46,7 @@ describe('facts: negated, hedged, quoted and questioning sentences state nothing
     'Nobody uses Redis for caching.',
     'The orders service is not using PostgreSQL anymore.',
   ];
-  for (const text of none) {
-    it(`"${text}" yields no fact`, () => {
-      assert.deepEqual(extractFacts(text, null), []);
-    });
-  }
+  itYieldsNoFact(none);
 
   it('a quoted or rejected proposal next to a stated decision: only the decision is a fact', () => {
     assert.deepEqual(extractFacts('Bob suggested: "use MongoDB for the orders service". We use PostgreSQL for the orders service.', null), [
@@ -100,11 +97,7 @@ describe('facts: a leading time phrase is not part of the subject', () => {
     // "Since" that gives a reason is not a time.
     ['Since Redis is slow, we use Memcached for caching.', [{ subject: 'caching', predicate: 'uses', object: 'memcached' }]],
   ];
-  for (const [text, expected] of cases) {
-    it(`reads "${text}"`, () => {
-      assert.deepEqual(extractFacts(text, null), expected);
-    });
-  }
+  itReads(cases);
 });
 
 describe('facts: the guard and the time phrases stay linear on hostile text', function () {
