@@ -96,7 +96,8 @@ const STOP = 'to|from|for|onto|with|instead|over|by|in';
 // Something turned on or off: "enable request logging in production", "source maps are disabled
 // in production builds". Its state is a value of what is turned (with where, when named: "in
 // production" and "in staging" are two switches), so the opposite state ends the older decision.
-const OFF_VERB = /^(?:disabl|deactivat|turn|switch)\w*\s+off$|^(?:disabl|deactivat)/i;
+/** A verb or state that turns something off: disable(d), deactivate(d), turn(ed) / switch(ed) off. */
+const OFF = /^(?:disabl|deactivat)|\soff$/i;
 const TOGGLE_VERB = String.raw`(?:enabl(?:e|ed|es|ing)|disabl(?:e|ed|es|ing)|activat(?:e|ed|es|ing)|deactivat(?:e|ed|es|ing)|(?:turn|switch)(?:ed|s|es|ing)?\s+(?:on|off))`;
 const TOGGLE_STATE = String.raw`(?:enabled|disabled|activated|deactivated|(?:turned|switched)\s+(?:on|off))`;
 /**
@@ -106,7 +107,7 @@ const TOGGLE_STATE = String.raw`(?:enabled|disabled|activated|deactivated|(?:tur
 const TOGGLE_WHERE = String.raw`(?:\s+((?:in|for|on)\s+${PHRASE(STOP, 3)}))?${VALUE_END}`;
 
 function toggled(subject: string, where: string | undefined, verb: string): { subject: string; object: string } {
-  return { subject: words(where ? `${subject} ${where}` : subject, 6), object: OFF_VERB.test(verb.replace(/^(?:turned|switched)/i, 'turn')) ? 'disabled' : 'enabled' };
+  return { subject: words(where ? `${subject} ${where}` : subject, 6), object: OFF.test(verb) ? 'disabled' : 'enabled' };
 }
 
 /**
