@@ -21,6 +21,8 @@ describe('facts: turned on or off, done with or without', () => {
     ['Source maps are disabled in production builds.', [{ subject: 'source maps in production builds', predicate: 'is', object: 'disabled' }]],
     ['Source maps are now enabled in production builds.', [{ subject: 'source maps in production builds', predicate: 'is', object: 'enabled' }]],
     ['The query cache is turned off.', [{ subject: 'query cache', predicate: 'is', object: 'disabled' }]],
+    ['Disable telemetry by default.', [{ subject: 'telemetry', predicate: 'is', object: 'disabled' }]],
+    ['Enable the flaky upload test again.', [{ subject: 'flaky upload test', predicate: 'is', object: 'enabled' }]],
     ['Retry failed uploads with backoff.', [{ subject: 'retry failed uploads', predicate: 'with', object: 'backoff' }]],
     ['We retry failed uploads without backoff.', [{ subject: 'retry failed uploads', predicate: 'with', object: 'no backoff' }]],
     ['Run the migrations without a transaction, since Postgres locks the table.', [{ subject: 'run the migrations', predicate: 'with', object: 'no transaction' }]],

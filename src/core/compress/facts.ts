@@ -30,7 +30,7 @@ function clean(s: string): string {
 }
 
 // Qualifiers that end the subject or object: "use npm for packages from now on, because ...".
-const TAIL = /(?<!\s)\s+(?:from now on|going forward|from here on|for now|in this (?:repo|repository|project|codebase)|instead\b|because|since|when|so that|unless|until|rather|over|but|and then|which|as of|anymore|any more|in favou?r of|everywhere|last|yesterday|today|this (?:week|sprint|month|quarter|year)|in (?:19|20)\d\d|on \w+day)\b.*$/i;
+const TAIL = /(?<!\s)\s+(?:again|from now on|going forward|from here on|for now|in this (?:repo|repository|project|codebase)|instead\b|because|since|when|so that|unless|until|rather|over|but|and then|which|as of|anymore|any more|in favou?r of|everywhere|last|yesterday|today|this (?:week|sprint|month|quarter|year)|in (?:19|20)\d\d|on \w+day)\b.*$/i;
 
 function words(s: string | undefined, max: number): string {
   if (!s) return '';
@@ -102,9 +102,10 @@ const TOGGLE_VERB = String.raw`(?:enabl(?:e|ed|es|ing)|disabl(?:e|ed|es|ing)|act
 const TOGGLE_STATE = String.raw`(?:enabled|disabled|activated|deactivated|(?:turned|switched)\s+(?:on|off))`;
 /**
  * Where the switch is turned ("in production", "for the TypeScript build"), and the end of the
- * clause: "enabled for 10% of users" or "in production for API routes" says more than one switch.
+ * clause ("by default" and "again" say nothing more): "enabled for 10% of users" or "in production
+ * for API routes" says more than one switch.
  */
-const TOGGLE_WHERE = String.raw`(?:\s+((?:in|for|on)\s+${PHRASE(STOP, 3)}))?${VALUE_END}`;
+const TOGGLE_WHERE = String.raw`(?:\s+((?:in|for|on)\s+${PHRASE(STOP, 3)}))?(?:\s+by\s+default|\s+again)?${VALUE_END}`;
 
 function toggled(subject: string, where: string | undefined, verb: string): { subject: string; object: string } {
   return { subject: words(where ? `${subject} ${where}` : subject, 6), object: OFF.test(verb) ? 'disabled' : 'enabled' };
