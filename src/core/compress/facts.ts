@@ -234,8 +234,16 @@ const PATTERNS: Pattern[] = [
     replaces: 0,
     read: (m) => toggled(m[2], m[3], m[1]),
   },
-  // Y should be / must be / is X
-  { re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'), predicate: 'is', subject: 1, object: 2, replaces: 0, lead: 1 },
+  // Y should be / must be / is X; "must be thirty seconds" and "is 30 seconds" name one value.
+  {
+    re: new RegExp(String.raw`${RUN_WORD_START}(${T}(?:\s+${T}){0,3})\s+(?:should|must|will)\s+(?:be|use)\s+([^.;\n]+)`, 'i'),
+    predicate: 'is',
+    subject: 1,
+    object: 2,
+    replaces: 0,
+    lead: 1,
+    read: (m) => ({ subject: words(m[1], 6), object: words(m[2], 6).replace(/^[a-z]+(?= |$)/, (w) => String(NUMBER_WORDS.get(w) ?? w)) }),
+  },
   // S is N (unit): "the request timeout is 10 seconds"; the sentence starts with S, a number ends it.
   {
     re: new RegExp(String.raw`^\s*(${T}(?:\s+${T}){0,4}?)\s+(?:is|are|was|were)\s+(?:now\s+|set\s+to\s+|at\s+)?(${NUMBER})(?:\s+(${UNIT}))?${VALUE_END}`, 'i'),
@@ -362,8 +370,6 @@ export function extractFacts(text: string, topic: string | null): ExtractedFact[
       if (!subject && topic) subject = clean(topic);
       const replaces = p.replaces ? words(m[p.replaces], 4) : '';
       let object = read ? read.object : p.object ? words(m[p.object], 6) : '';
-      // "Must be thirty seconds" and "is 30 seconds" name one value.
-      if (p.predicate === 'is' && !read) object = object.replace(/^[a-z]+(?= |$)/, (w) => String(NUMBER_WORDS.get(w) ?? w));
       let predicate = p.predicate;
       // "A is deprecated" with no successor named: A is no longer used.
       if (!object && replaces) {
