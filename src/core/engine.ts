@@ -32,16 +32,16 @@ import { printable } from './model/printable';
 import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
-import { compressSession } from './compress/session';
 import { buildMemory, memoryFacts } from './compress/promote';
 import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
-import { SessionRegistry } from './sessions';
+import { SessionKeeper } from './sessionKeeper';
+import { Upkeep } from './upkeep';
 import { observationFiles } from './store/cells';
 import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
 import { forgetRecords, purgeRows, replaceDocuments, settleForgets } from './store/forget';
 import type { Forgotten } from './store/forget';
-import { forgottenImports, forgottenStatements } from './store/forgetKeys';
-import { forgetMark, forgotSince, goneRecords, lastForgets, pendingForgets } from './store/forgetMarks';
+import { forgottenImports } from './store/forgetKeys';
+import { forgetMark, forgotSince, pendingForgets } from './store/forgetMarks';
 import type { ForgetMark } from './store/forgetMarks';
 import { AccessQueue } from './store/accessQueue';
 import { Maintenance } from './store/maintenance';
@@ -126,9 +126,6 @@ export interface MemoryEngineOptions {
   logger?: (msg: string) => void;
 }
 
-/** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
-const COMPACT_AFTER_EMBEDDED = 1000;
-
 /** When a promoted observation said what it says: its own date, one after `now` (a client's clock) or none as `now`. */
 function saidAt(epoch: number | null | undefined, now: number): number {
   return typeof epoch === 'number' && Number.isFinite(epoch) && epoch > 0 ? Math.min(epoch, now) : now;
@@ -156,23 +153,11 @@ interface QueuedEvent {
 }
 
 export class MemoryEngine implements MemoryEngineApi {
-  private readonly sessions: SessionRegistry;
-  /** Per project, the meta table's version, the last forget's stamp and when the last whole forget began, at this process's last look (noticeForgets). */
-  private readonly forgetsSeen = new Map<string, { version: number; stamp: string; whole: number }>();
-  /** The sessions endSession is ending (off the open list, being compressed), by project and id, oldest first. */
-  private readonly sessionsEnding = new Map<string, { project: string; id: string; summary: Promise<SessionSummary | null> }>();
+  private readonly sessions: SessionKeeper;
+  private readonly upkeep: Upkeep;
   private readonly queue: WriteQueue<QueuedEvent>;
-  private readonly timers: NodeJS.Timeout[] = [];
-  private writesSinceOptimize = 0;
   private closed = false;
-  /** close() has begun: background work stops taking new steps. */
-  private closing = false;
   private backfill: VectorBackfill | null = null;
-  private embeddedSinceUpkeep = 0;
-  private upkeepTimer: NodeJS.Timeout | null = null;
-  private readonly upkeepQuietMs: number;
-  /** Period of the lease holder's upkeep (0: none). */
-  private readonly maintenanceMs: number;
   /** Query vectors for search, cached per text (never used by the embedding queue). */
   private readonly queryEmbedders: ProjectQueryCaches | null;
   private readonly reranker: Reranker | null;
@@ -182,8 +167,6 @@ export class MemoryEngine implements MemoryEngineApi {
   /** Where the folders of the team stores this store shared to are (`<base>/team/<hash>`). */
   private teamBase: string | null = null;
   private readonly log: (msg: string) => void;
-  private readonly sessionIdleMs: number;
-  private readonly summariseOrphans: boolean;
   readonly summaryBudgetTokens: number;
   readonly repos: Repositories;
   readonly maintenance: Maintenance;
@@ -197,19 +180,11 @@ export class MemoryEngine implements MemoryEngineApi {
     options: MemoryEngineOptions,
   ) {
     this.log = options.logger ?? (() => undefined);
-    this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
-    this.summariseOrphans = options.summariseOrphanSessions ?? true;
-    this.upkeepQuietMs = options.upkeepQuietMs ?? 10_000;
-    this.maintenanceMs = options.maintenanceIntervalMs ?? 60_000;
+    const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {
-      onCellsWritten: () => {
-        this.writesSinceOptimize++;
-        this.kickVectors();
-        // Still writing: compacting now would race the writer for every commit.
-        if (this.upkeepTimer) this.armUpkeep();
-      },
+      onCellsWritten: () => this.upkeep.cellsWritten(),
       duplicateWindowMs: options.duplicateWindowMs ?? 30 * 60_000,
       log: this.log,
     });
@@ -223,8 +198,32 @@ export class MemoryEngine implements MemoryEngineApi {
     this.queryEmbedders = embedder ? new ProjectQueryCaches(embedder) : null;
     this.reranker = options.reranker?.endpoint ? new Reranker(options.reranker, this.log) : null;
     this.access = new AccessQueue((project, kind, ids, at) => this.record(this.repos.forProject(project), kind).touch(ids, at), this.log);
-    // A branch switch ends the session; its compression runs in the background.
-    this.sessions = new SessionRegistry((ended) => void this.endSession({ project: ended.project }, ended.id, 'branch_switch').catch((e) => this.log(`ending session ${ended.id}: ${errorMessage(e)}`)));
+    this.upkeep = new Upkeep({
+      lease: this.lease,
+      maintenance: this.maintenance,
+      backfill: () => this.backfill,
+      closed: () => this.closed,
+      endIdleSessions: () => this.sessions.endIdle(),
+      endOrphanSessions: () => this.sessions.endOrphans(),
+      resumeForgets: () => this.resumeForgets(),
+      log: this.log,
+      maintenanceMs: options.maintenanceIntervalMs ?? 60_000,
+      upkeepQuietMs: options.upkeepQuietMs ?? 10_000,
+      sessionIdleMs,
+      summariseOrphans: options.summariseOrphanSessions ?? true,
+    });
+    this.sessions = new SessionKeeper({
+      store,
+      repos: this.repos,
+      summariser,
+      summaryBudgetTokens: this.summaryBudgetTokens,
+      sessionIdleMs,
+      flush: () => this.flush(),
+      projects: () => this.maintenance.projects(),
+      closing: () => this.upkeep.closing,
+      assertOpen: () => this.assertOpen(),
+      log: this.log,
+    });
     this.queue = new WriteQueue<QueuedEvent>({
       write: (batch) => this.writeObservations(batch),
       batchSize: options.batchSize ?? 200,
@@ -283,7 +282,7 @@ export class MemoryEngine implements MemoryEngineApi {
         onError: (e) => engine.log(`embedding queue: ${errorMessage(e)}`),
         // A large write-back leaves many fragments and unindexed vectors: compact and build
         // the ANN index now rather than at the next timer tick (only in the lease holder).
-        onCaughtUp: (embedded) => engine.scheduleUpkeep(embedded),
+        onCaughtUp: (embedded) => engine.upkeep.scheduleUpkeep(embedded),
       });
     }
     // Next to the personal store's data (or under one named after it, for a store on object storage).
@@ -311,81 +310,12 @@ export class MemoryEngine implements MemoryEngineApi {
       engine.sharing = new TeamSharing(team, options.team.author, (create) => storeIdentity(store, create));
     }
     for (const forgotten of resumed) await engine.forgetShares(forgotten);
-    await engine.takeLease();
-    engine.startTimers();
+    await engine.upkeep.takeLease();
+    engine.upkeep.start();
     for (const project of options.warmProjects ?? []) {
       void engine.repos.forProject(checkProject(project)).cells.warm().catch((e) => engine.log(`reading the full-text view of ${project}: ${errorMessage(e)}`));
     }
     return engine;
-  }
-
-  /** Timer work close() waits for, so that it never reads a store being closed. */
-  private readonly background = new Set<Promise<unknown>>();
-
-  /** Runs timer work that close() waits for; a failure is logged under `what`. */
-  private inBackground(what: string, work: Promise<unknown>): void {
-    const tracked: Promise<unknown> = work.catch((e) => this.log(`${what}: ${errorMessage(e)}`)).finally(() => this.background.delete(tracked));
-    this.background.add(tracked);
-  }
-
-  /**
-   * Takes or renews the maintenance lease. On taking it: cells a crash left out are given back
-   * (before the open resolves, so that a search right after finds every record), the request
-   * log's retention is applied and, 5 s later, sessions nobody ended are summarised; on taking
-   * and on every renewal, cells left unembedded (by another
-   * process, an earlier run, or another model) are picked up in the background.
-   */
-  private async takeLease(): Promise<void> {
-    const had = this.lease.isHeld;
-    if (!(await this.lease.refresh()) || this.closing) return;
-    // Another process may have died between a record and its cell: the holder looks (a count
-    // comparison unless something is missing) every time it renews.
-    await this.maintenance.repairCells().catch((e) => this.log(`repair: ${errorMessage(e)}`));
-    // Cells an earlier build prepared for search otherwise are prepared again, once, before the
-    // open resolves (a search right after finds them by the words it now reads).
-    if (!had) await this.maintenance.reprepareText().catch((e) => this.log(`search text: ${errorMessage(e)}`));
-    // Cells other processes wrote (they never embed) get their vectors from the holder.
-    this.backfill?.kick();
-    if (had) return;
-    // A store nobody kept open for a while holds old requests: the retention applies from the start.
-    await this.maintenance.pruneRequestLog().catch((e) => this.log(`request log retention: ${errorMessage(e)}`));
-    // Processes that never held the lease for a whole period (hooks, brief agent runs) leave
-    // their one-row commits in pieces, and every read of those tables opens each piece: the new
-    // holder tidies once its open has settled, not a period later.
-    if (this.maintenanceMs > 0 && !this.closing) this.later(this.upkeepQuietMs, 'upkeep', () => this.maintenance.tidy());
-    // Sessions a dead process left open (or a git import wrote) are summarised here alone: every
-    // process that opens the store summarising them would repeat the work, at about one session a
-    // second of its query time, and race the others to write the same summaries.
-    if (this.summariseOrphans && !this.closing) this.later(5000, 'orphan sessions', () => this.endOrphanSessions());
-  }
-
-  /** Background work `ms` from now, which close() cancels or waits for. */
-  private later(ms: number, what: string, work: () => Promise<unknown>): void {
-    const t = setTimeout(() => this.inBackground(what, work()), ms);
-    t.unref();
-    this.timers.push(t);
-  }
-
-  private startTimers(): void {
-    const lease = setInterval(() => this.inBackground('maintenance lease', this.takeLease()), 10_000);
-    lease.unref();
-    this.timers.push(lease);
-    const idleCheck = setInterval(() => void this.endIdleSessions(), Math.max(1000, Math.min(60_000, this.sessionIdleMs / 2)));
-    idleCheck.unref();
-    this.timers.push(idleCheck);
-    if (this.maintenanceMs > 0) {
-      const t = setInterval(() => {
-        // Every process finishes its own forgets that failed part-way: no other may while it runs.
-        this.inBackground('finishing an interrupted forget', this.resumeForgets());
-        if (!this.lease.isHeld) return;
-        if (this.writesSinceOptimize > 0) void this.optimize();
-        // Rows other processes wrote (or a store from before the index segments) are indexed too,
-        // and tables that prompts, log entries and access times left in pieces are compacted.
-        else void this.maintenance.tidy();
-      }, this.maintenanceMs);
-      t.unref();
-      this.timers.push(t);
-    }
   }
 
   private assertOpen(): void {
@@ -400,127 +330,27 @@ export class MemoryEngine implements MemoryEngineApi {
 
   // ---------------------------------------------------------------- sessions
 
-  async currentSessionId(scope: Scope): Promise<string> {
-    const project = checkProject(scope?.project);
-    await this.noticeForgets([project]);
-    return this.sessions.current(project, scope.branch ?? null, Date.now()).id;
+  currentSessionId(scope: Scope): Promise<string> {
+    return this.sessions.currentId(scope);
   }
 
-  async endCurrentSession(scope: Scope, reason: SessionEndReason): Promise<{ sessionId: string; summary: SessionSummary | null }> {
-    const project = checkProject(scope?.project);
-    await this.noticeForgets([project]);
-    const ending = this.sessions.ofProject(project);
-    if (ending.length === 0) {
-      // The idle timer (or a branch switch) is ending the project's session: that one is the current
-      // session, reported once ended (it is off the open list while it is compressed).
-      const under = [...this.sessionsEnding.values()].filter((e) => e.project === project);
-      const last = under[under.length - 1];
-      if (last) return { sessionId: last.id, summary: await last.summary };
-      // Nothing open: the session ended is a new one, with nothing to summarise (as before).
-      ending.push(this.sessions.current(project, scope.branch ?? null, Date.now()));
-    }
-    let summary: SessionSummary | null = null;
-    for (const s of ending) summary = (await this.endSession(scope, s.id, reason)) ?? summary;
-    return { sessionId: ending[ending.length - 1].id, summary };
-  }
-
-  /**
-   * Forgets another process ran (the CLI, another window) may have removed observations of a
-   * session open here, and capture diffs a file against what its session recorded, forgotten text
-   * included (see endForgottenSessions, which does this for this process's own forgets). So before
-   * a session of a project is continued, a forget in the project since this process last looked
-   * (forgetsSeen: a new stamp of a forget of the project or of everything, store/forgetMarks.ts
-   * lastForgets) retires its open session, once: the next observation starts a new one. Which
-   * records another process forgot is not known here (its journal is gone), so any forget in the
-   * project counts; the graph cache (known entities, edge weights) is dropped for the same
-   * reason. One read of the meta table's version when the meta table did not change.
-   * `ownForget`: the stamps are taken as seen without retiring anything (this process's own
-   * forget, which settles its sessions itself). `metaVersion`: the meta table's version when the
-   * caller read it already (a write's forget mark).
-   */
-  private async noticeForgets(projects: Iterable<string>, ownForget = false, metaVersion?: number): Promise<void> {
-    const version = metaVersion ?? (await this.store.table(TABLES.meta).version());
-    const stale = [...projects].filter((p) => this.forgetsSeen.get(p)?.version !== version);
-    if (stale.length === 0) return;
-    for (const [project, { stamp, whole }] of await lastForgets(this.store, stale)) {
-      const seen = this.forgetsSeen.get(project);
-      this.forgetsSeen.set(project, { version, stamp, whole });
-      if (seen && seen.stamp !== stamp && !ownForget) {
-        this.sessions.retireOpen(project);
-        // The graph's known entities and edge weights may name what it removed.
-        this.repos.graphCache.clear();
-      }
-    }
+  endCurrentSession(scope: Scope, reason: SessionEndReason): Promise<{ sessionId: string; summary: SessionSummary | null }> {
+    return this.sessions.endCurrent(scope, reason, (id) => this.endSession(scope, id, reason));
   }
 
   /**
    * Sessions a crashed or killed process never ended have observations and no summary: once
    * they are idle, summarise them like any idle session. Runs once, shortly after open.
    */
-  async endOrphanSessions(): Promise<number> {
-    const cutoff = Date.now() - this.sessionIdleMs;
-    let ended = 0;
-    for (const project of await this.maintenance.projects()) {
-      if (this.closing) break;
-      const repos = this.repos.forProject(project);
-      const spans = await repos.observations.sessionSpans(`status = 'active' AND type <> 'merged'`);
-      const summarised = await repos.summaries.summarisedSessions();
-      for (const { id, last } of spans.values()) {
-        if (summarised.has(id) || this.sessions.isOpen(project, id) || last > cutoff || this.closing) continue;
-        await this.endSession({ project }, id, 'idle').catch((e) => this.log(`ending orphan session ${id}: ${errorMessage(e)}`));
-        ended++;
-      }
-    }
-    return ended;
-  }
-
-  private async endIdleSessions(): Promise<void> {
-    for (const s of this.sessions.idle(Date.now(), this.sessionIdleMs)) {
-      await this.endSession({ project: s.project }, s.id, 'idle').catch((e) => this.log(`ending idle session ${s.id}: ${errorMessage(e)}`));
-    }
+  endOrphanSessions(): Promise<number> {
+    return this.sessions.endOrphans();
   }
 
   async endSession(scope: Scope, memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
     this.assertOpen();
     const repos = this.scoped(scope);
     if (typeof memorySessionId !== 'string' || memorySessionId.length === 0) throw new FilterError('a session id is a non-empty string');
-    this.sessions.close(repos.project, memorySessionId);
-    const key = `${repos.project}\u0000${memorySessionId}`;
-    const summary = this.compressEnded(repos, memorySessionId, reason);
-    const entry = { project: repos.project, id: memorySessionId, summary };
-    this.sessionsEnding.set(key, entry);
-    try {
-      return await summary;
-    } finally {
-      if (this.sessionsEnding.get(key) === entry) this.sessionsEnding.delete(key);
-    }
-  }
-
-  /** endSession's work once the session is off the open list. */
-  private async compressEnded(repos: ProjectRepositories, memorySessionId: string, reason: SessionEndReason): Promise<SessionSummary | null> {
-    await this.flush();
-    const mark = await forgetMark(this.store);
-    const summary = await compressSession(
-      // A promoted memory the user forgot is not promoted again from the evidence it had then.
-      { repos, summariser: this.summariser, summaryBudgetTokens: this.summaryBudgetTokens, forgottenStatements: (keys) => forgottenStatements(this.store, repos.project, keys) },
-      memorySessionId,
-      reason,
-    );
-    if (summary && (await forgotSince(this.store, mark, repos.project))) await this.forgetAgain(repos, memorySessionId);
-    // The memories it promoted supersede others, which a forget may have removed meanwhile.
-    await settleForgets(this.repos, repos.project, mark, { memories: [...repos.memories.written] });
-    return summary;
-  }
-
-  /**
-   * A forget (in any process) ran while a session was compressed: the summary, its merged
-   * observations and promoted memories were written from observations it may have removed
-   * since. Those observations are forgotten again, which takes with them what cites them.
-   */
-  private async forgetAgain(repos: ProjectRepositories, sessionId: string): Promise<void> {
-    const sources = await repos.summaries.sources((await repos.summaries.ofSessionsOnBranches([sessionId])).map((s) => s.summary.id));
-    const gone = await goneRecords(this.store, repos, { observation: sources });
-    if (gone.observation.size > 0) await forgetRecords(this.repos, { kind: 'observation', ids: [...gone.observation] }, { project: repos.project });
+    return this.sessions.end(repos, memorySessionId, reason);
   }
 
   // ---------------------------------------------------------------- writing
@@ -556,27 +386,22 @@ export class MemoryEngine implements MemoryEngineApi {
     if (inputs.length === 0) return [];
     const project = checkProject(scope?.project);
     const mark = await forgetMark(this.store);
-    await this.noticeForgets([project], false, mark.meta_version);
+    await this.sessions.noticeForgets([project], false, mark.meta_version);
     // An input without a valid time is observe()'s to refuse or date, never dropped here.
     const at = inputs.map((input) => (typeof input?.created_at_epoch === 'number' && input.created_at_epoch > 0 ? input.created_at_epoch : Infinity));
     const before = (began: number) => at.map((t) => t <= began);
-    const dropped = before(this.wholeForgetBegan(project));
+    const dropped = before(this.sessions.wholeForgetBegan(project));
     const kept = inputs.filter((_, i) => !dropped[i]);
     const stored = kept.length > 0 ? (await this.writeObservations(kept.map((input) => ({ input, scope })), mark)).results : [];
     let k = 0;
     const out = inputs.map((_, i) => (dropped[i] ? null : stored[k++]));
     if (kept.length === 0 || !(await forgotSince(this.store, mark, project))) return out;
-    await this.noticeForgets([project]);
-    const late = before(this.wholeForgetBegan(project));
+    await this.sessions.noticeForgets([project]);
+    const late = before(this.sessions.wholeForgetBegan(project));
     const takeBack = out.map((o, i) => (o && late[i] ? o.id : null)).filter((id): id is number => id !== null);
     if (takeBack.length === 0) return out;
     await this.forget({ kind: 'observation', ids: takeBack }, { project });
     return out.map((o) => (o && takeBack.includes(o.id) ? null : o));
-  }
-
-  /** When the last forget of the whole project (or of everything) began, as this process last read the stamps (noticeForgets); 0 for none. */
-  private wholeForgetBegan(project: string): number {
-    return this.forgetsSeen.get(project)?.whole ?? 0;
   }
 
   enqueue(input: ObservationInput, scope: Scope): void {
@@ -606,11 +431,11 @@ export class MemoryEngine implements MemoryEngineApi {
     // Before anything is read: a forget in any process from here on is settled against it, by this
     // call for the stored observations its duplicates bumped or grew, by the graph queue for the graph.
     const mark = taken ?? (await forgetMark(this.store));
-    if (!taken) await this.noticeForgets(new Set(projects), false, mark.meta_version);
+    if (!taken) await this.sessions.noticeForgets(new Set(projects), false, mark.meta_version);
     // Prepared first, all of them, so one bad event rejects the call before anything is written.
     const prepared = events.map(({ input, scope }, i) => {
       const project = projects[i];
-      return { project, p: prepareObservation(input, project, scope.branch, now, (branch, at) => this.sessions.current(project, branch, at).id) };
+      return { project, p: prepareObservation(input, project, scope.branch, now, (branch, at) => this.sessions.open.current(project, branch, at).id) };
     });
     const results: Observation[] = new Array(events.length);
     const written: number[] = [];
@@ -881,14 +706,14 @@ export class MemoryEngine implements MemoryEngineApi {
     await this.resumeForgets().catch((e: unknown) => this.log(`an interrupted forget is not finished yet: ${errorMessage(e)}`));
     // Another process's forget before this one still retires the session it touched.
     const project = request.project ?? scope?.project;
-    if (!request.all && typeof project === 'string') await this.noticeForgets([project]);
+    if (!request.all && typeof project === 'string') await this.sessions.noticeForgets([project]);
     const forgotten = await forgetRecords(this.repos, request, scope);
-    if (request.all) this.sessions.clear();
-    else if (request.project) this.sessions.clear(request.project);
-    else if (forgotten.project !== null) this.endForgottenSessions(forgotten.project, forgotten.sessions);
+    if (request.all) this.sessions.open.clear();
+    else if (request.project) this.sessions.open.clear(request.project);
+    else if (forgotten.project !== null) this.sessions.retire(forgotten.project, forgotten.sessions);
     // This forget's sessions are settled above: its stamp is taken as seen.
-    if (forgotten.project === null) this.forgetsSeen.clear();
-    else await this.noticeForgets([forgotten.project], true);
+    if (forgotten.project === null) this.sessions.forgetAllSeen();
+    else await this.sessions.noticeForgets([forgotten.project], true);
     await this.forgetShares(forgotten);
     return forgotten.report;
   }
@@ -896,8 +721,8 @@ export class MemoryEngine implements MemoryEngineApi {
   /** Finishes the forgets a crash or a failure left unfinished (see resumeForget), with what a forget does after. */
   private async resumeForgets(): Promise<void> {
     for (const forgotten of await this.maintenance.resumeForget()) {
-      if (forgotten.project === null || forgotten.records === null) this.sessions.clear(forgotten.project ?? undefined);
-      else this.endForgottenSessions(forgotten.project, forgotten.sessions);
+      if (forgotten.project === null || forgotten.records === null) this.sessions.open.clear(forgotten.project ?? undefined);
+      else this.sessions.retire(forgotten.project, forgotten.sessions);
       await this.forgetShares(forgotten);
     }
   }
@@ -941,18 +766,6 @@ export class MemoryEngine implements MemoryEngineApi {
     const replaced = await replaceDocuments(this.repos, project, list);
     await this.forgetShares(replaced);
     return replaced.report;
-  }
-
-  /**
-   * A forget by id removed observations of sessions still open here: those sessions take no more
-   * observations (SessionRegistry.retire), so the next capture starts a new one. Capture diffs a
-   * file against the text its session recorded (the extension's edit baseline), which holds what
-   * was forgotten, and starts again from the file as it is once the session has changed. What is
-   * left of a retired session is summarised when it would have been (idle, shutdown), from the
-   * observations still stored: the forgotten ones are gone.
-   */
-  private endForgottenSessions(project: string, sessionIds: string[]): void {
-    for (const id of sessionIds) this.sessions.retire(project, id);
   }
 
   // ---------------------------------------------------------------- team store
@@ -1121,47 +934,16 @@ export class MemoryEngine implements MemoryEngineApi {
   }
 
   /**
-   * After a large write-back (an import, a long capture burst, a model switch) the cells table
-   * is many fragments and its new vectors are outside the ANN index: the lease holder compacts
-   * and builds the index once writing has been quiet for a moment, not at the next timer tick.
-   */
-  private scheduleUpkeep(embedded: number): void {
-    this.embeddedSinceUpkeep += embedded;
-    if (this.embeddedSinceUpkeep >= COMPACT_AFTER_EMBEDDED && !this.closed) this.armUpkeep();
-  }
-
-  private armUpkeep(): void {
-    if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
-    this.upkeepTimer = setTimeout(() => {
-      this.upkeepTimer = null;
-      if (this.closed || !this.lease.isHeld) return;
-      // Still embedding (a pass stopped early and retries): compact once it is done.
-      if (this.backfill?.busy) return this.armUpkeep();
-      this.embeddedSinceUpkeep = 0;
-      void this.optimize();
-    }, this.upkeepQuietMs);
-    this.upkeepTimer.unref();
-  }
-
-  /**
    * Resolves when background work has settled: vectors written and the upkeep that follows a
    * large write-back done (benchmarks and tests measure the quiet store after it).
    */
-  async settled(): Promise<void> {
-    for (;;) {
-      await this.backfill?.idle();
-      if (this.upkeepTimer) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        continue;
-      }
-      await this.maintenance.idle();
-      if (!this.upkeepTimer) return;
-    }
+  settled(): Promise<void> {
+    return this.upkeep.settled();
   }
 
   /** New cells wait for vectors: wake the background embedding queue (in the lease holder). */
   kickVectors(): void {
-    if (this.lease.isHeld) this.backfill?.kick();
+    this.upkeep.kickVectors();
   }
 
   /** Resolves when the embedding queue has caught up (for tools that need vectors now, and tests). */
@@ -1179,25 +961,15 @@ export class MemoryEngine implements MemoryEngineApi {
    * sees it), then this process's forgets that failed part-way are finished; never throws.
    */
   optimize(olderThanMs?: number): Promise<void> {
-    this.writesSinceOptimize = 0;
-    return this.maintenance.optimize(olderThanMs).then(() => this.resumeForgets().catch((e: unknown) => this.log(`an interrupted forget is not finished yet: ${errorMessage(e)}`)));
+    return this.upkeep.optimize(olderThanMs);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closing = true;
-    for (const t of this.timers) clearInterval(t);
-    for (const t of this.timers) clearTimeout(t);
-    if (this.upkeepTimer) clearTimeout(this.upkeepTimer);
-    this.upkeepTimer = null;
-    // A lease renewal or the orphan sweep still running: they stop early, and nothing reads the
-    // store after it is closed ("Table observations is closed", logged by a repair).
-    await Promise.all(this.background);
+    await this.upkeep.stop();
     await this.flush();
     await this.trailingWrites();
-    for (const s of this.sessions.all()) {
-      await this.endSession({ project: s.project }, s.id, 'shutdown').catch((e) => this.log(`ending session ${s.id} on shutdown: ${errorMessage(e)}`));
-    }
+    await this.sessions.endAll('shutdown');
     await this.repos.graphQueue.drain();
     await this.maintenance.idle();
     this.closed = true;
