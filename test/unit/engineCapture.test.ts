@@ -60,6 +60,11 @@ describe('capture: project names and store location', () => {
     assert.equal(normaliseRemote('ssh://dev.example.internal/~bob/app.git'), 'dev.example.internal/~bob/app');
     assert.equal(normaliseRemote('alice@dev.example.internal:/srv/app.git'), 'dev.example.internal/srv/app', 'an absolute path is no one\'s home');
     assert.equal(normaliseRemote('git@dev.example.internal:team/app.git'), 'dev.example.internal/team/app', 'git is the usual service account');
+    // Without a user, an scp path is still relative to the (unnamed) ssh user's home: not the root path.
+    assert.equal(normaliseRemote('dev.example.internal:app.git'), 'dev.example.internal/~/app');
+    assert.equal(normaliseRemote('ssh://dev.example.internal/~/app.git'), 'dev.example.internal/~/app', 'the same home folder, as a URL');
+    assert.notEqual(normaliseRemote('dev.example.internal:app.git'), normaliseRemote('ssh://dev.example.internal/app.git'), '/app.git is another repository');
+    assert.equal(normaliseRemote('dev.example.internal:/srv/app.git'), 'dev.example.internal/srv/app');
     assert.equal(normaliseRemote('https://alice@dev.example.internal/team/App.git'), 'dev.example.internal/team/App', 'an http user is a credential, not a home');
     // One repository reached over ssh and https (a forge's ssh port is not its web port) is one project.
     assert.equal(normaliseRemote('ssh://git@dev.example.internal:2222/team/App.git'), normaliseRemote('https://dev.example.internal/team/App.git'));

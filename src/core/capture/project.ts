@@ -28,7 +28,7 @@ const FORGES = new Set(['github.com', 'gitlab.com', 'bitbucket.org', 'codeberg.o
 /**
  * 'git@github.com:Owner/Repo.git', 'https://user:pw@github.com/owner/repo', 'ssh://git@host:22/a/b.git'
  * all become 'github.com/owner/repo' style names: lower-cased host, no credentials, port or .git;
- * the path as FORGES says, a home-relative one as `host/~user/path`. The port is dropped: a forge's
+ * the path as FORGES says, a home-relative one as `host/~user/path` (`host/~/path` with no user). The port is dropped: a forge's
  * ssh port is not its web port, and one repository reached both ways is one project.
  */
 export function normaliseRemote(remote: string): string | null {
@@ -59,8 +59,9 @@ export function normaliseRemote(remote: string): string | null {
   host = host.toLowerCase();
   let repo = rest.replace(/\/+$/g, '').replace(/\.git$/i, '');
   const forge = FORGES.has(host);
-  // A path relative to the ssh user's home folder ('app.git', '~/app.git') is that user's.
-  if (!forge && user && user !== 'git') repo = repo.replace(/^~\/|^(?![/~])/, `~${user}/`);
+  // A path relative to the ssh user's home folder ('app.git', '~/app.git') is that user's; with
+  // no user named, the home of whoever connects (`host/~/app`), never the root path `/app.git`.
+  if (!forge && user !== 'git') repo = repo.replace(/^~\/|^(?![/~])/, user ? `~${user}/` : '~/');
   repo = repo.replace(/^\/+/, '');
   if (!host || !repo) return null;
   return `${host}/${forge ? repo.toLowerCase() : repo}`;
