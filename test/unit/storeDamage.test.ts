@@ -357,3 +357,35 @@ describe('a data file the newest manifest lists, gone from the disk', function (
     });
   }
 });
+
+describe('a data file of the cells table cut short', function () {
+  this.timeout(300_000);
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-damage-cut-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("get_observations of a memory, whose access time cannot be recorded then: access_update_failed says the store looks damaged and points at doctor, as the other tools do, with no Rust source line or chain of causes", async () => {
+    await seedRecords(dir);
+    const data = path.join(dir, `${TABLES.cells}.lance`, 'data');
+    for (const f of fs.readdirSync(data).filter((n) => n.endsWith('.lance'))) {
+      const bytes = fs.readFileSync(path.join(data, f));
+      fs.writeFileSync(path.join(data, f), bytes.subarray(0, Math.floor(bytes.length / 2)));
+    }
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });
+    try {
+      const ctx = toolContext(engine, { project });
+      const [memory] = await engine.listMemories({ project });
+      assert.ok(memory, 'control: the memory is read from its own table');
+      const recall = await findTool('recall_context')!.run(ctx, { query: 'zebrafish ledger' });
+      assert.match(recall.text, /^internal_error: the store's files look damaged \(.+\); run `code-memory doctor`/, `control: recall_context says so: ${recall.text}`);
+      const r = await findTool('get_observations')!.run(ctx, { ids: [memory.id] });
+      assert.ok(r.isError, `control: the access update fails: ${r.text}`);
+      assert.match(r.text, new RegExp(`^access_update_failed: could not record access to memories ${memory.id}: the store's files look damaged \\(.+\\); run \`code-memory doctor\``), r.text);
+      assert.doesNotMatch(r.text, /\.rs:\d+|Caused by|\n/, r.text);
+    } finally {
+      await engine.close().catch(() => undefined);
+    }
+  });
+});

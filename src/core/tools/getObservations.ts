@@ -157,7 +157,7 @@ export async function getObservations(ctx: ToolContext, rawArgs: unknown): Promi
     try {
       await engine.touch('memory', ids, scope);
     } catch (error) {
-      throw new ToolError('access_update_failed', `could not record access to memories ${ids.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ToolError('access_update_failed', `could not record access to memories ${ids.join(', ')}`, error);
     }
     return { details } as GetObservationsOutput;
   }

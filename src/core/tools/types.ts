@@ -54,12 +54,17 @@ export interface ToolDefinition {
 }
 
 /** A failure the caller can act on; `code` is the machine-readable error code. */
+/**
+ * A failed call's own code and message. `cause`: the store's error it wraps, which the answer
+ * tells after the message as it tells any store error (errorText).
+ */
 export class ToolError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'ToolError';
   }
 }
@@ -151,6 +156,7 @@ const STORE_PANIC = /Panic in async function|panicked at/i;
  */
 export function errorText(error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
+  if (error instanceof ToolError && error.cause !== undefined) return `${raw}: ${errorText(error.cause)}`;
   if (errorCode(error) !== 'internal_error') return raw;
   const message = errorMessage(error);
   // The cause's own text is one line: no Rust location or backtrace reaches the client.
