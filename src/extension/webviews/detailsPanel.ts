@@ -73,16 +73,24 @@ export class DetailsPanel implements vscode.Disposable {
     panel.webview.html = page(panel.webview, this.extensionUri, title, body);
   }
 
+  /** The scope of the record shown: what a link on its page opens is looked up there. */
+  private shownScope(): Scope | null {
+    const target = this.current;
+    if (!target) return null;
+    return target.kind === 'request' ? { project: target.entry.project } : target.scope;
+  }
+
   private async onMessage(m: WebviewMessage): Promise<void> {
+    const scope = this.shownScope();
     switch (m.type) {
       case 'openFile':
-        return this.navigation.openFile(m.path, m.project, m.line);
+        return scope ? this.navigation.openFile(m.path, scope.project, m.line) : undefined;
       case 'openCommit':
-        return this.navigation.openCommit(m.sha, m.project);
+        return scope ? this.navigation.openCommit(m.sha, scope.project) : undefined;
       case 'openObservation':
-        return this.show({ kind: 'observation', scope: { project: m.project }, id: m.id });
+        return scope ? this.show({ kind: 'observation', scope, id: m.id }) : undefined;
       case 'openNode':
-        return this.show({ kind: 'node', scope: { project: m.project }, nodeId: m.nodeId });
+        return scope ? this.show({ kind: 'node', scope, nodeId: m.nodeId }) : undefined;
       case 'copy':
         await vscode.env.clipboard.writeText(m.text);
         void vscode.window.setStatusBarMessage('Copied', 2000);
@@ -162,13 +170,13 @@ function badge(text: string, cls = ''): string {
   return `<span class="badge ${escapeHtml(cls)}">${escapeHtml(text)}</span>`;
 }
 
-function commitLink(sha: string | null | undefined, project: string): string {
-  return sha ? action({ type: 'openCommit', sha, project }, `<span class="codicon">⎇</span> ${escapeHtml(sha.slice(0, 10))}`, 'badge link commit', 'Open this commit') : '';
+function commitLink(sha: string | null | undefined): string {
+  return sha ? action({ type: 'openCommit', sha }, `<span class="codicon">⎇</span> ${escapeHtml(sha.slice(0, 10))}`, 'badge link commit', 'Open this commit') : '';
 }
 
-function fileLinks(files: string[], project: string): string {
+function fileLinks(files: string[]): string {
   if (files.length === 0) return '';
-  return `<ul class="files">${files.map((f) => `<li>${action({ type: 'openFile', path: f, project }, escapeHtml(f), 'link file', `Open ${f}`)}</li>`).join('')}</ul>`;
+  return `<ul class="files">${files.map((f) => `<li>${action({ type: 'openFile', path: f }, escapeHtml(f), 'link file', `Open ${f}`)}</li>`).join('')}</ul>`;
 }
 
 function section(title: string, html: string): string {
@@ -187,7 +195,7 @@ export function observationBody(scope: Scope, o: Observation, session: Observati
     header(`Observation #${o.id}`, o.title ?? o.type, [
       badge(o.type, `t-${o.type}`),
       o.branch ? badge(`branch ${o.branch}`) : '',
-      commitLink(o.commit_sha, scope.project),
+      commitLink(o.commit_sha),
       badge(new Date(o.created_at_epoch).toLocaleString()),
       o.status !== 'active' ? badge(o.status, 'warn') : '',
       freshness && freshness.state !== 'unknown' ? badge(freshness.marker, freshness.state === 'current' ? 'fresh' : 'warn') : '',
@@ -196,8 +204,8 @@ export function observationBody(scope: Scope, o: Observation, session: Observati
     section('What happened', renderText(o.narrative)),
     section('Facts', list(parseList(o.facts))),
     section('Concepts', parseList(o.concepts).map((c) => badge(c, 'tag')).join('')),
-    section('Files modified', fileLinks(modified, scope.project)),
-    section('Files read', fileLinks(read, scope.project)),
+    section('Files modified', fileLinks(modified)),
+    section('Files read', fileLinks(read)),
     section(
       'Merged from',
       o.compressed_sources?.length ? list(o.compressed_sources.map((s) => `observation #${s.source_observation_id} (${new Date(s.source_created_at_epoch).toLocaleString()})`)) : '',
@@ -218,7 +226,7 @@ export function sessionBody(scope: Scope, s: SessionInfo, observations: Observat
       s.branch ? badge(`branch ${s.branch}`) : '',
       badge(`${s.observation_count} observations`),
       badge(s.ended_at_epoch ? `${duration} min` : 'in progress', s.ended_at_epoch ? '' : 'live'),
-      ...commits.slice(0, 5).map((c) => commitLink(c, scope.project)),
+      ...commits.slice(0, 5).map((c) => commitLink(c)),
     ]),
     summary
       ? [
@@ -232,14 +240,14 @@ export function sessionBody(scope: Scope, s: SessionInfo, observations: Observat
       : `<p class="muted">${s.ended_at_epoch ? 'This session has no summary.' : 'The summary is written when the session ends (idle, branch switch, window close, or "End Session Now").'}</p>`,
     section('Activity per file', fileActivitySvg(pointsOf(sorted))),
     sessions.length > 1 ? section(`Sessions of ${scope.project}`, sessionsSvg(sessions, s.memory_session_id)) : '',
-    section('Files', fileLinks(files.slice(0, 60), scope.project)),
+    section('Files', fileLinks(files.slice(0, 60))),
     section(
       'Observations',
       `<ol class="observations">${sorted
         .map(
           (o) =>
             `<li><span class="time">${escapeHtml(new Date(o.created_at_epoch).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))}</span> ${badge(o.type, `t-${o.type}`)} ${action(
-              { type: 'openObservation', id: o.id, project: scope.project },
+              { type: 'openObservation', id: o.id },
               escapeHtml(o.title ?? o.type),
             )}${o.subtitle ? ` <span class="muted">${escapeHtml(o.subtitle)}</span>` : ''}${
               // What an edit changed, or why a run failed, right in the list: the reason to open a session.
@@ -277,7 +285,7 @@ export function memoryBody(scope: Scope, m: Memory): string {
     section('In time', timeLinks(m)),
     section('Facts over time', factRows ? `<table class="facts"><thead><tr><th>Subject</th><th>Predicate</th><th>Object</th><th>From</th><th>To</th></tr></thead><tbody>${factRows}</tbody></table>` : ''),
     section('Topic trace', trace ? `<ol>${trace}</ol>` : ''),
-    section('Files', fileLinks(parseList(m.files), scope.project)),
+    section('Files', fileLinks(parseList(m.files))),
     `<footer>${m.session_id ? `From session ${escapeHtml(m.session_id)} · ` : ''}${action({ type: 'copy', text: `memory:${m.id}` }, 'Copy reference', 'link')}</footer>`,
   ].join('\n');
 }

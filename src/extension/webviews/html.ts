@@ -8,12 +8,16 @@ export function nonce(): string {
 
 export { escapeHtml } from '../../core/model/html';
 
-/** Messages the webview scripts send back; every one carries a `type`. */
+/**
+ * Messages the webview scripts send back; every one carries a `type`. None names a project: a
+ * panel opens what a message names in the scope of what it shows (a page a stored record's markup
+ * made post a message cannot reach another project's records).
+ */
 export type WebviewMessage =
-  | { type: 'openFile'; path: string; project?: string; line?: number }
-  | { type: 'openCommit'; sha: string; project?: string }
-  | { type: 'openNode'; nodeId: string; project: string }
-  | { type: 'openObservation'; id: number; project: string }
+  | { type: 'openFile'; path: string; line?: number }
+  | { type: 'openCommit'; sha: string }
+  | { type: 'openNode'; nodeId: string }
+  | { type: 'openObservation'; id: number }
   | { type: 'copy'; text: string }
   | { type: 'command'; command: string };
 

@@ -70,15 +70,17 @@ export class RecallPanel implements vscode.Disposable {
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
+    const scope = this.last?.scope;
     switch (m.type) {
+      // What a link names is looked up in the scope of the result shown, never a project the page says.
       case 'openFile':
-        return this.navigation.openFile(m.path, m.project, m.line);
+        return scope ? this.navigation.openFile(m.path, scope.project, m.line) : undefined;
       case 'openCommit':
-        return this.navigation.openCommit(m.sha, m.project);
+        return scope ? this.navigation.openCommit(m.sha, scope.project) : undefined;
       case 'openNode':
-        return this.details.show({ kind: 'node', scope: { project: m.project }, nodeId: m.nodeId });
+        return scope ? this.details.show({ kind: 'node', scope, nodeId: m.nodeId }) : undefined;
       case 'openObservation':
-        return this.details.show({ kind: 'observation', scope: { project: m.project }, id: m.id });
+        return scope ? this.details.show({ kind: 'observation', scope, id: m.id }) : undefined;
       case 'copy':
         await vscode.env.clipboard.writeText(m.text);
         void vscode.window.setStatusBarMessage('Copied', 2000);
@@ -102,12 +104,12 @@ export function recallBody(r: RecallResult): string {
       const width = Math.max(2, Math.round(hit.score * 80));
       return `<div class="result">
   <div class="top"><span class="badge">${i + 1}</span><span class="badge tag">${escapeHtml(layerName(c.layer))}</span><span class="badge t-${escapeHtml(c.type)}">${escapeHtml(c.type)}</span>
-    ${action({ type: 'openNode', nodeId: c.node_id, project }, escapeHtml(c.title || '(untitled)'), 'link title', 'Show details')}
+    ${action({ type: 'openNode', nodeId: c.node_id }, escapeHtml(c.title || '(untitled)'), 'link title', 'Show details')}
     <span class="score" title="relevance ${hit.score.toFixed(2)}"><svg width="80" height="6"><rect x="0" y="0" width="${width}" height="6"/></svg></span></div>
   <div class="text">${escapeHtml(c.text.length > 600 ? `${c.text.slice(0, 600)}…` : c.text)}</div>
-  ${files.length ? `<ul class="files">${files.slice(0, 6).map((f) => `<li>${action({ type: 'openFile', path: f, project }, escapeHtml(f), 'link file', `Open ${f}`)}</li>`).join('')}</ul>` : ''}
+  ${files.length ? `<ul class="files">${files.slice(0, 6).map((f) => `<li>${action({ type: 'openFile', path: f }, escapeHtml(f), 'link file', `Open ${f}`)}</li>`).join('')}</ul>` : ''}
   <div class="ref">Reference: ${action({ type: 'copy', text: c.node_id }, escapeHtml(c.node_id), 'link', 'Copy the reference')}${
-    c.commit_sha ? ` · ${action({ type: 'openCommit', sha: c.commit_sha, project }, `commit ${escapeHtml(c.commit_sha.slice(0, 10))}`, 'link')}` : ''
+    c.commit_sha ? ` · ${action({ type: 'openCommit', sha: c.commit_sha }, `commit ${escapeHtml(c.commit_sha.slice(0, 10))}`, 'link')}` : ''
   }${c.branch ? ` · ${escapeHtml(c.branch)}` : ''} · ${escapeHtml(relativeTime(c.created_at_epoch))}</div>
 </div>`;
     })
