@@ -148,12 +148,12 @@ export class Outbox {
     for (const e of entries) await fsp.rm(e.file, { force: true });
   }
 
-  /** Drops queued shares of these items (an unshare before they went out). Returns how many rows. */
-  async dropShares(nodeIds: Set<string>): Promise<number> {
+  /** Drops queued shares of these items of `project` (an unshare before they went out). Returns how many rows. */
+  async dropShares(project: string, nodeIds: Set<string>): Promise<number> {
     let dropped = 0;
     for (const p of await this.pending()) {
       if (p.entry.op !== 'share') continue;
-      const keep = p.entry.rows.filter((r) => !nodeIds.has(r.node_id));
+      const keep = p.entry.rows.filter((r) => r.project !== project || !nodeIds.has(r.node_id));
       if (keep.length === p.entry.rows.length) continue;
       dropped += p.entry.rows.length - keep.length;
       if (keep.length === 0) await fsp.rm(p.file, { force: true });

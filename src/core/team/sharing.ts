@@ -125,7 +125,9 @@ export class TeamSharing {
       if (typeof target.node_id !== 'string' || !/^[0-9a-f-]{36}$/i.test(target.node_id)) throw new FilterError(`'${String(target.node_id)}' is not a team node id`);
       const nodeId = target.node_id.toLowerCase();
       const recorded = await this.team.ledger.get(nodeId);
-      if (recorded && recorded.project === project) targets = [{ node_id: nodeId, shared_by: recorded.shared_by }];
+      // An item is of one project: another project's share, as recorded here, is no item of this one.
+      if (recorded && recorded.project !== project) throw new FilterError(`no team item ${nodeId} in project ${project}: nothing was unshared`);
+      if (recorded) targets = [{ node_id: nodeId, shared_by: recorded.shared_by }];
       else {
         const { sharedBy, answered } = await this.team.locate(project, [nodeId]);
         const by = sharedBy.get(nodeId);

@@ -405,7 +405,7 @@ export class TeamMemory {
     if (nodeIds.length === 0) return;
     const ids = new Set(nodeIds);
     await this.outbox.sweep((r) => r.project === project && ids.has(r.node_id));
-    await this.outbox.dropShares(ids);
+    await this.outbox.dropShares(project, ids);
     await this.outbox.add({ op: 'unshare', project, node_ids: nodeIds, shared_by: sharedBy, ...(options.ifFound ? { if_found: true } : {}) });
     await this.cache.remove(unshareWhere(project, nodeIds, sharedBy), { purgeAnyway: options.ifFound !== true });
     this.pendingCount = await this.outbox.count();
