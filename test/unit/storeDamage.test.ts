@@ -311,7 +311,7 @@ describe('a damaged scalar index of the cells table', function () {
   });
 });
 
-describe('a data file the newest manifest lists, gone from the disk', function () {
+describe('a data file the newest manifest lists, gone from the disk or cut short', function () {
   this.timeout(300_000);
   let dir = '';
   beforeEach(() => {
@@ -356,17 +356,8 @@ describe('a data file the newest manifest lists, gone from the disk', function (
       assert.match(check?.detail ?? '', new RegExp(`damaged, table ${table} cannot be read`), doctor.out);
     });
   }
-});
 
-describe('a data file of the cells table cut short', function () {
-  this.timeout(300_000);
-  let dir = '';
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-damage-cut-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  it("get_observations of a memory, whose access time cannot be recorded then: access_update_failed says the store looks damaged and points at doctor, as the other tools do, with no Rust source line or chain of causes", async () => {
+  it("a data file of the cells table cut short: get_observations of a memory, whose access time cannot be recorded then: access_update_failed says the store looks damaged and points at doctor, as the other tools do, with no Rust source line or chain of causes", async () => {
     await seedRecords(dir);
     const data = path.join(dir, `${TABLES.cells}.lance`, 'data');
     for (const f of fs.readdirSync(data).filter((n) => n.endsWith('.lance'))) {

@@ -31,18 +31,30 @@ describe('team: an unshare by node id from another project', function () {
     );
   }
 
-  it("is refused while the owner's share is still queued (the team store unreachable), and the share goes out once it is back", async () => {
+  /** Alice's memory holding `marker`, shared in project A while the team store is down: its share waits in her queue. */
+  async function queuedShare(marker: string): Promise<{ s: S3Server; alice: MemoryEngine; nodeId: string }> {
     const s = await team.server();
     const alice = await team.person('Alice', s, { online: true });
     await s.stop();
-    const m = await alice.remember({ title: 'Alpha queued decision', text: 'alpha text marker-queued-wombat' }, A);
+    const m = await alice.remember({ title: 'Alpha queued decision', text: `alpha text ${marker}` }, A);
     const shared = await alice.share('memory', m.id, A);
     assert.equal(shared.delivery, 'queued', 'control: the team store is unreachable');
-    await assert.rejects(alice.unshare({ node_id: shared.preview.node_id }, B), { name: 'FilterError', message: REFUSED });
-    await team.server({ port: s.port, directory: s.directory });
+    return { s, alice, nodeId: shared.preview.node_id };
+  }
+
+  /** The team store back where it was: the queue has gone out and the copy is refreshed. */
+  async function backOnline(s: S3Server, alice: MemoryEngine): Promise<S3Server> {
+    const back = await team.server({ port: s.port, directory: s.directory });
     await until(async () => (await alice.teamStatus())?.pending === 0, 60_000);
     await alice.syncTeam();
-    assert.deepEqual((await alice.listShared(A)).map((i) => i.node_id), [shared.preview.node_id]);
+    return back;
+  }
+
+  it("is refused while the owner's share is still queued (the team store unreachable), and the share goes out once it is back", async () => {
+    const { s, alice, nodeId } = await queuedShare('marker-queued-wombat');
+    await assert.rejects(alice.unshare({ node_id: nodeId }, B), { name: 'FilterError', message: REFUSED });
+    await backOnline(s, alice);
+    assert.deepEqual((await alice.listShared(A)).map((i) => i.node_id), [nodeId]);
   });
 
   it('is refused while the team store is unreachable, and a forget in the owner project after the git author changed still removes the item', async () => {
@@ -66,18 +78,11 @@ describe('team: an unshare by node id from another project', function () {
   });
 
   it("the team queue's unshare of project B drops none of project A's queued shares of the same node id", async () => {
-    const s = await team.server();
-    const alice = await team.person('Alice', s, { online: true });
-    await s.stop();
-    const m = await alice.remember({ title: 'Alpha queued note', text: 'alpha text marker-queue-dunnart' }, A);
-    const shared = await alice.share('memory', m.id, A);
-    assert.equal(shared.delivery, 'queued', 'control: the team store is unreachable');
+    const { s, alice, nodeId } = await queuedShare('marker-queue-dunnart');
     const queue = (alice as unknown as { sharing: { team: TeamMemory } }).sharing.team;
-    await queue.unshare(B.project, [shared.preview.node_id], 'Alice <alice@example.com>', { ifFound: true });
-    const back = await team.server({ port: s.port, directory: s.directory });
-    await until(async () => (await alice.teamStatus())?.pending === 0, 60_000);
-    await alice.syncTeam();
-    assert.deepEqual((await alice.listShared(A)).map((i) => i.node_id), [shared.preview.node_id]);
+    await queue.unshare(B.project, [nodeId], 'Alice <alice@example.com>', { ifFound: true });
+    const back = await backOnline(s, alice);
+    assert.deepEqual((await alice.listShared(A)).map((i) => i.node_id), [nodeId]);
     assert.ok((await bucketHolds(back, 'marker-queue-dunnart')).length > 0, "A's share reached the team store");
   });
 });
