@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import type { CommandImpl, CommandSpec, OptionSpec } from './command';
 import { COMMAND_SPECS } from './commands/specs';
-import { UsageError, errorMessage, fullDiskAdvice, globalOptionsFrom, isUsageError, looksDamaged, looksLikeFullDisk } from './options';
+import { UsageError, errorMessage, fullDiskAdvice, globalOptionsFrom, isUsageError, leftStored, looksDamaged, looksLikeFullDisk } from './options';
 import type { Io } from './options';
 import { exitWhenFlushed, guardOutput } from './output';
 
@@ -167,7 +167,12 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
     const message = errorMessage(error);
     io.stderr.write(`error: ${message}\n`);
     if (looksLikeFullDisk(message)) io.stderr.write(`The disk is full: ${fullDiskAdvice(error)}.\n`);
-    else if (looksDamaged(message)) io.stderr.write(`The store's files look damaged: \`code-memory doctor\` with the same --store says which table, and how to recover.\n`);
+    else {
+      // Whatever else failed (an object store that stopped answering, say): what the write left stored.
+      const note = leftStored(error);
+      if (note) io.stderr.write(`${note[0].toUpperCase()}${note.slice(1)}.\n`);
+      if (looksDamaged(message)) io.stderr.write(`The store's files look damaged: \`code-memory doctor\` with the same --store says which table, and how to recover.\n`);
+    }
     if (process.env.CODE_MEMORY_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
     return 1;
   }

@@ -10,9 +10,9 @@ import { DEFAULT_OPENAI_EMBEDDING } from '../core/embed/embedder';
 import type { EmbedderConfig } from '../core/embed/factory';
 import { MAX_RERANK_CANDIDATES } from '../core/retrieve/rerank';
 import type { RerankerConfig } from '../core/retrieve/rerank';
-import { errorMessage, fullDiskAdvice, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights } from '../core/errorText';
+import { errorMessage, fullDiskAdvice, leftStored, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights } from '../core/errorText';
 
-export { errorMessage, fullDiskAdvice, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights };
+export { errorMessage, fullDiskAdvice, leftStored, looksDamaged, looksLikeFullDisk, looksLikeNetwork, looksLikeRights };
 
 export interface GlobalOptions {
   store: string;

@@ -70,16 +70,22 @@ export function looksLikeFullDisk(message: string): boolean {
  */
 export const FULL_DISK_ADVICE = 'free some space on it and run it again; what the store held before is whole';
 
-const LEFT_STORED = Symbol('leftStored');
+/** In the global registry: the CLI's entry and the commands bundle it loads each hold a copy of this module. */
+const LEFT_STORED = Symbol.for('codeMemory.leftStored');
 
 /** Notes on a failed write's error what it could not take back (a full disk takes the delete too). */
 export function noteLeftStored(error: unknown, note: string): void {
   if (typeof error === 'object' && error !== null) (error as Record<symbol, string>)[LEFT_STORED] = note;
 }
 
+/** What a failed write left stored because it could not take it back (noteLeftStored), or null. */
+export function leftStored(error: unknown): string | null {
+  return (typeof error === 'object' && error !== null ? (error as Record<symbol, string | undefined>)[LEFT_STORED] : undefined) ?? null;
+}
+
 /** The advice for a full disk, with what the failed write left stored when it could not take it back. */
 export function fullDiskAdvice(error: unknown): string {
-  const note = typeof error === 'object' && error !== null ? (error as Record<symbol, string | undefined>)[LEFT_STORED] : undefined;
+  const note = leftStored(error);
   return note ? `${FULL_DISK_ADVICE}, but ${note}` : FULL_DISK_ADVICE;
 }
 

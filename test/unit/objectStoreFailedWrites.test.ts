@@ -115,4 +115,22 @@ describe('observe on an s3:// store whose commits are answered with errors', fun
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await count(store, 'K'), 1 + titles.length);
   });
+
+  it('observe whose records commit and whose store then fails every request (the take-back too): the error says which records stay stored, so that they are not written again blindly', async () => {
+    const store = 's3://personal/left-stored';
+    const prep = await runRaw(['observe', '--store', store, '--project', 'L', '--embedder', 'none'], lines(['seed']), env);
+    assert.equal(prep.code, 0, prep.stderr);
+    let committed = false;
+    proxy.hook = (s) => {
+      if (committed) return { kind: 'fail', status: 503 };
+      committed = s.method === 'PUT' && /\/observations\.lance\/_versions\//.test(s.url);
+      return { kind: 'forward' };
+    };
+    const r = await runRaw(['observe', '--store', store, '--project', 'L', '--embedder', 'none'], lines(['left behind']), env);
+    proxy.hook = () => ({ kind: 'forward' });
+    assert.equal(r.code, 1, r.stdout);
+    assert.ok(noStack(r.stderr), r.stderr);
+    assert.equal(await count(store, 'L'), 2, `control: the record stayed stored (${r.stderr.trim()})`);
+    assert.match(r.stderr, /^This call's observation record \(id \d+\) could not be taken back and (stays|may be) stored: look before writing it again\.$/m, r.stderr);
+  });
 });

@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { MemoryEngineApi } from '../api';
 import type { Freshness } from '../capture/freshness';
 import { redact } from '../capture/redact';
-import { errorMessage, fullDiskAdvice, looksDamaged, looksLikeFullDisk } from '../errorText';
+import { errorMessage, fullDiskAdvice, leftStored, looksDamaged, looksLikeFullDisk } from '../errorText';
 import { cutText } from '../tokens';
 import type { Scope } from '../model/records';
 
@@ -162,8 +162,11 @@ export function errorText(error: unknown): string {
   // The cause's own text is one line: no Rust location or backtrace reaches the client.
   const said = cutText(message.split('\n')[0], 200);
   if (looksLikeFullDisk(message)) return `the disk that holds the store is full (${said}): ${fullDiskAdvice(error)}`;
-  if (!STORE_PANIC.test(raw) && !looksDamaged(message)) return message;
-  return `the store's files look damaged (${said}); run \`code-memory doctor\` with the same store: it names the damaged table or index, rebuilds a damaged index, and says how to recover the rest`;
+  // Whatever else failed: what the write left stored, when it could not take it back.
+  const note = leftStored(error);
+  const left = note ? `; ${note}` : '';
+  if (!STORE_PANIC.test(raw) && !looksDamaged(message)) return `${message}${left}`;
+  return `the store's files look damaged (${said}); run \`code-memory doctor\` with the same store: it names the damaged table or index, rebuilds a damaged index, and says how to recover the rest${left}`;
 }
 
 export function errorResult(error: unknown): ToolResult {

@@ -112,7 +112,13 @@ export abstract class RecordRepository<T extends { id: number }> {
       // Also after an add that failed: one answered with an error may have gone through.
       const takenBack = await this.table.delete(`id IN ${sqlIntList(ids)}`).then(() => true, () => false);
       await this.cells.delete(this.kind, ids).catch(() => undefined);
-      if (added && !takenBack) noteLeftStored(error, `this call's ${this.kind} record${ids.length === 1 ? ` (id ${ids[0]}) could not be taken back and stays stored` : `s (ids ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}) could not be taken back and stay stored`}: look before writing ${ids.length === 1 ? 'it' : 'them'} again`);
+      // An add answered with an error may have gone through: what could not be taken back may be stored.
+      if (!takenBack) {
+        const one = ids.length === 1;
+        const which = one ? ` (id ${ids[0]})` : `s (ids ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''})`;
+        const state = added ? (one ? 'stays stored' : 'stay stored') : 'may be stored';
+        noteLeftStored(error, `this call's ${this.kind} record${which} could not be taken back and ${state}: look before writing ${one ? 'it' : 'them'} again`);
+      }
       throw error;
     }
   }
