@@ -2,7 +2,7 @@
 // help text need them before any command's implementation is loaded.
 
 import { fileURLToPath } from 'node:url';
-import { defaultStoreUri, expandHome } from '../core/store/location';
+import { defaultStoreUri, expandHome, relativeFolder } from '../core/store/location';
 import { ObjectStoreRefused, parseObjectLocation, requestBounds } from '../core/store/objectStorage';
 import { requestLogRetention } from '../core/store/retention';
 import type { RequestLogRetention } from '../core/store/retention';
@@ -186,6 +186,11 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     throw new UsageError(`${fromEnv !== undefined ? '$CODE_MEMORY_EMBEDDER' : '--embedder'} must be one of ${EMBEDDERS.join(', ')}, not '${embedder.slice(0, 40)}'`);
   }
   const store = values.store as string | undefined;
+  const storeFromEnv = env.CODE_MEMORY_STORE?.trim();
+  // An agent's config starts the command in any folder: a relative store would be another store in each.
+  if (store === undefined && storeFromEnv && relativeFolder(storeFromEnv)) {
+    throw new UsageError(`CODE_MEMORY_STORE '${storeFromEnv.slice(0, 200)}' is a relative path: each folder a command starts in would have a store of its own; give an absolute path, ~/… or a URI`);
+  }
   for (const flag of ['store', 'team-store', 'project', 'branch']) {
     if (typeof values[flag] === 'string' && !(values[flag] as string).trim()) throw new UsageError(`--${flag} needs a value, not an empty string`);
   }

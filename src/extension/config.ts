@@ -1,6 +1,5 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { expandHome, isLocalUri } from '../core/store/location';
+import { relativeFolder } from '../core/store/location';
 import { DEFAULT_EXCLUDES } from './capture/excludes';
 
 export type SummariserChoice = 'extractive' | 'languageModel';
@@ -110,8 +109,7 @@ class Settings {
    */
   location(key: string, instead: string): string {
     const value = this.text(key);
-    const local = expandHome(value);
-    if (!value || !isLocalUri(local) || /^file:\/\//i.test(local) || /^[a-z]:[\\/]/i.test(local) || path.isAbsolute(local)) return value;
+    if (!value || !relativeFolder(value)) return value;
     this.problems.push(`codeMemory.${key} is ${shown(value)}, a relative path; give the folder as an absolute path or ~/…; using ${instead}.`);
     return '';
   }

@@ -8,6 +8,7 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { REDACTED, isSecretPath, redact } from '../../src/core/capture/redact';
 import { defaultBranchFor, IDENTITY_FILE, normaliseRemote, pathIdentity, projectScopeFor } from '../../src/core/capture/project';
 import { resolveScope } from '../../src/cli/context';
+import { runMain } from './cliInProcess';
 import { globalOptionsFrom } from '../../src/cli/options';
 import { defaultStoreUri } from '../../src/core/store/location';
 import { TABLES } from '../../src/core/store/schema';
@@ -184,6 +185,16 @@ describe('capture: project names and store location', () => {
   it('puts the store in the home folder unless CODE_MEMORY_STORE says otherwise', () => {
     assert.equal(defaultStoreUri({}), path.join(os.homedir(), '.code-memory', 'store'));
     assert.equal(defaultStoreUri({ CODE_MEMORY_STORE: 's3://bucket/memory' }), 's3://bucket/memory');
+    assert.equal(defaultStoreUri({ CODE_MEMORY_STORE: '~/memory' }), path.join(os.homedir(), 'memory'));
+    // A relative folder would be another store in each folder a process starts in: not used.
+    assert.equal(defaultStoreUri({ CODE_MEMORY_STORE: 'relstore' }), path.join(os.homedir(), '.code-memory', 'store'));
+  });
+  it('the CLI refuses a relative CODE_MEMORY_STORE (exit 2) and creates nothing', async () => {
+    const name = `relstore-${process.pid}`;
+    const refused = await runMain(['stats', '--project', 'a'], { CODE_MEMORY_STORE: name, CODE_MEMORY_EMBEDDER: 'none' });
+    assert.equal(refused.code, 2, refused.err);
+    assert.equal(refused.err, `error: CODE_MEMORY_STORE '${name}' is a relative path: each folder a command starts in would have a store of its own; give an absolute path, ~/… or a URI\n`);
+    assert.equal(fs.existsSync(path.resolve(name)), false);
   });
 });
 

@@ -9,7 +9,7 @@ import { removeDir, tempDir } from './mcpFixture';
 import { withVscodeStub } from './vscodeStub';
 
 /** The settings' defaults (package.json). */
-const defaults: AgentSettings = { embeddingProvider: 'use-lite', embeddingEndpoint: '', embeddingModel: '', rerankEndpoint: '', rerankModel: '', rerankCandidates: 30, teamStore: '', storeEndpoint: '' };
+const defaults: AgentSettings = { embeddingProvider: 'use-lite', embeddingEndpoint: '', embeddingModel: '', rerankEndpoint: '', rerankModel: '', rerankCandidates: 30, teamStore: '', storeEndpoint: '', requestLogRetentionDays: 30, requestLogMaxRows: 10_000, sessionIdleMinutes: 30 };
 const launch = { runtime: '/opt/VS Code/code', cliPath: '/ext/dist/cli.js', storeUri: '/home/me/.code-memory/store', project: 'github.com/me/app', settings: defaults };
 
 describe('extension: agent configuration snippets', () => {
@@ -56,6 +56,10 @@ describe('extension: agent configuration snippets', () => {
     assert.equal(all.env.AWS_ENDPOINT_URL, 'http://127.0.0.1:9000');
     assert.equal(all.env.AZURE_STORAGE_ENDPOINT, 'http://127.0.0.1:9000');
     assert.ok(!Object.keys(all.env).some((k) => /KEY|TOKEN|SECRET/.test(k)));
+    // The request log's retention and the session idle time: the agent's server may hold the
+    // store's maintenance lease, and then its values are the ones applied.
+    const kept = serverEntry({ ...launch, settings: { ...defaults, requestLogRetentionDays: 7, requestLogMaxRows: 500, sessionIdleMinutes: 10 } });
+    assert.deepEqual(kept.args.slice(6), ['--embedder', 'use-lite', '--request-log-days', '7', '--request-log-max-rows', '500', '--session-idle-minutes', '10']);
     // A folder store and no object store: no endpoint in the environment.
     assert.equal(serverEntry({ ...launch, settings: { ...defaults, storeEndpoint: 'http://127.0.0.1:9000' } }).env.AWS_ENDPOINT_URL, undefined);
   });
@@ -72,7 +76,7 @@ describe('extension: agent configuration snippets', () => {
       storeUri: store,
       project: 'github.com/me/app',
       // No reranker listens there: searches fall back to the first stage's order.
-      settings: { ...defaults, embeddingProvider: 'hashed', rerankEndpoint: 'http://127.0.0.1:9/v1', rerankModel: 'm', teamStore: team },
+      settings: { ...defaults, embeddingProvider: 'hashed', rerankEndpoint: 'http://127.0.0.1:9/v1', rerankModel: 'm', teamStore: team, requestLogRetentionDays: 7, requestLogMaxRows: 500, sessionIdleMinutes: 10 },
     });
     const client = new Client({ name: 'agent-config-test', version: '1.0.0' });
     try {

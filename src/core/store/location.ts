@@ -11,10 +11,21 @@ import { fileURLToPath } from 'node:url';
 /** The path functions of one OS (path.win32 or path.posix); tests pass one explicitly. */
 export type PathApi = Pick<typeof path, 'join' | 'resolve'>;
 
+/**
+ * The store CODE_MEMORY_STORE names, else ~/.code-memory/store. A relative folder there is not
+ * used (the CLI refuses it, see relativeFolder): each folder a process starts in would have a
+ * store of its own.
+ */
 export function defaultStoreUri(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir(), paths: PathApi = path): string {
   const fromEnv = env.CODE_MEMORY_STORE?.trim();
-  if (fromEnv) return expandHome(fromEnv, home);
+  if (fromEnv && !relativeFolder(fromEnv, home)) return expandHome(fromEnv, home);
   return paths.join(home, '.code-memory', 'store');
+}
+
+/** Whether a store location as a user writes it is a folder relative to the current one (not `~/…`, a drive, file:// or a URI). */
+export function relativeFolder(location: string, home: string = os.homedir()): boolean {
+  const local = expandHome(location, home);
+  return isLocalUri(local) && !/^file:\/\//i.test(local) && !/^[a-z]:[\\/]/i.test(local) && !path.isAbsolute(local) && !path.win32.isAbsolute(local);
 }
 
 /**

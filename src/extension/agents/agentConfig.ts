@@ -19,13 +19,18 @@ export interface AgentLaunch {
   settings: AgentSettings;
 }
 
-export type AgentSettings = Pick<CodeMemoryConfig, 'embeddingProvider' | 'embeddingEndpoint' | 'embeddingModel' | 'rerankEndpoint' | 'rerankModel' | 'rerankCandidates' | 'teamStore' | 'storeEndpoint'>;
+export type AgentSettings = Pick<
+  CodeMemoryConfig,
+  'embeddingProvider' | 'embeddingEndpoint' | 'embeddingModel' | 'rerankEndpoint' | 'rerankModel' | 'rerankCandidates' | 'teamStore' | 'storeEndpoint' | 'requestLogRetentionDays' | 'requestLogMaxRows' | 'sessionIdleMinutes'
+>;
 
 /**
  * The CLI options and environment that give the agent's server the extension's model, reranker
  * and team store: a server with another embedder would re-embed the whole store it shares with
- * VS Code, and one without the team store would not search what the team shared. API keys stay
- * in the environment the user gives the agent (CODE_MEMORY_EMBEDDING_API_KEY, ...), never in a file.
+ * VS Code, and one without the team store would not search what the team shared. The request
+ * log's retention and the session idle time too, where they are not the defaults: the process
+ * holding the store's maintenance lease applies its own. API keys stay in the environment the
+ * user gives the agent (CODE_MEMORY_EMBEDDING_API_KEY, ...), never in a file.
  */
 export function settingOptions(s: AgentSettings, storeUri: string): { args: string[]; env: Record<string, string> } {
   const embedder = ['use-lite', 'hashed', 'none', 'openai'].includes(s.embeddingProvider) ? s.embeddingProvider : 'use-lite';
@@ -34,6 +39,9 @@ export function settingOptions(s: AgentSettings, storeUri: string): { args: stri
   if (s.rerankEndpoint) args.push('--rerank-endpoint', s.rerankEndpoint, ...(s.rerankModel ? ['--rerank-model', s.rerankModel] : []), '--rerank-candidates', String(s.rerankCandidates));
   const teamStore = s.teamStore ? expandHome(s.teamStore) : '';
   if (teamStore) args.push('--team-store', teamStore);
+  if (s.requestLogRetentionDays !== 30) args.push('--request-log-days', String(s.requestLogRetentionDays));
+  if (s.requestLogMaxRows !== 10_000) args.push('--request-log-max-rows', String(s.requestLogMaxRows));
+  if (s.sessionIdleMinutes !== 30) args.push('--session-idle-minutes', String(s.sessionIdleMinutes));
   // codeMemory.store.endpoint: the S3-compatible or Blob service the object stores are on.
   const env: Record<string, string> = {};
   const schemes = new Set([storeUri, teamStore].map((u) => /^([a-z0-9]+):\/\//.exec(u)?.[1]));
@@ -70,7 +78,7 @@ export function agentSnippet(target: AgentTarget, l: AgentLaunch): AgentSnippet 
         target,
         title: 'Claude Code',
         workspaceFile: '.mcp.json',
-        location: '.mcp.json at the project root (or run the `claude mcp add-json` line below)',
+        location: '.mcp.json at the project root',
         language: 'json',
         text: JSON.stringify({ mcpServers: { 'code-memory': { type: 'stdio', ...entry } } }, null, 2),
       };
