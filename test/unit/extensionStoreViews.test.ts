@@ -53,12 +53,17 @@ describe('extension: what shows the store follows its changes', function () {
     assert.deepEqual(await lensTitles(file), []);
   });
 
-  it('the code lens stops counting a record once it is suppressed', async () => {
+  it('the code lens stops counting a record once it is suppressed, and counts it again once it is unsuppressed', async () => {
     const o = await observe(w.beta, { title: 'wibble handling in src/c.ts', narrative: 'wibble handling in src/c.ts', files_modified: ['src/c.ts'] });
     const file = path.join(w.dir, 'beta', 'src', 'c.ts');
     assert.equal((await lensTitles(file)).length, 1, 'a lens before the suppress');
     await run('codeMemory.suppress', { kind: 'observation', scope: w.beta, id: o.id });
     assert.deepEqual(await lensTitles(file), []);
+    // Reversible: Unsuppress gives it back to the lens, search and agents.
+    await run('codeMemory.unsuppress', { kind: 'observation', scope: w.beta, id: o.id });
+    assert.equal((await lensTitles(file)).length, 1, 'a lens again after Unsuppress');
+    const [found] = await w.engine.getObservations([o.id], w.beta);
+    assert.equal(found?.status, 'active');
   });
 
   it('the code lens counts a memory kept with Remember Selection and one promoted from an observation', async () => {

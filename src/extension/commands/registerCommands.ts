@@ -19,7 +19,7 @@ import { editConflictingMemoryCommand, keepBothMemoriesCommand, markMemorySupers
 import { searchMemoryCommand } from './searchMemory';
 import { showCapturedCommand } from './showCaptured';
 import { rotateServerTokenCommand, showMcpServerInfoCommand } from './showMcpServerInfo';
-import { suppressCommand } from './suppress';
+import { suppressCommand, unsuppressCommand } from './suppress';
 import { shareWithTeamCommand, showTeamStatusCommand, unshareFromTeamCommand } from './team';
 import { refreshCommand, showMoreMemoriesCommand, showOutputCommand, toggleInactiveMemoriesCommand } from './viewCommands';
 
@@ -46,6 +46,7 @@ export function registerCommands(c: Container, options: { mcpRegistered: () => b
     copyReferenceCommand(c),
     promoteToMemoryCommand(c),
     suppressCommand(c),
+    unsuppressCommand(c),
     forgetItemCommand(c),
     keepBothMemoriesCommand(c),
     markMemorySupersededCommand(c),

@@ -186,7 +186,7 @@ export class MemoryNode extends vscode.TreeItem {
       memory.status === 'active' ? memoryIcon(memory.memory_type) : memory.status === 'superseded' ? 'history' : 'circle-slash',
       memory.status === 'active' ? undefined : new vscode.ThemeColor('disabledForeground'),
     );
-    this.contextValue = memory.status === 'active' ? 'memory' : 'memory.inactive';
+    this.contextValue = memory.status === 'active' ? 'memory' : memory.status === 'suppressed' ? 'memory.suppressed' : 'memory.inactive';
     const md = new vscode.MarkdownString();
     md.appendMarkdown(`**${escapeMd(oneLine(memory.title))}** (${memory.memory_type}, ${memory.status}, memory ${memory.id})\n\n`);
     md.appendText(truncate(memory.text, 600));
