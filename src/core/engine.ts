@@ -35,6 +35,7 @@ import type { Summariser } from './compress/summariser';
 import { buildMemory, memoryFacts } from './compress/promote';
 import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
 import { SessionKeeper } from './sessionKeeper';
+import { DEFAULT_SESSION_IDLE_MINUTES } from './sessions';
 import { Upkeep } from './upkeep';
 import { observationFiles } from './store/cells';
 import { FilterError, branchWhere, projectWhere, sqlString, validType } from './store/filters';
@@ -180,7 +181,7 @@ export class MemoryEngine implements MemoryEngineApi {
     options: MemoryEngineOptions,
   ) {
     this.log = options.logger ?? (() => undefined);
-    const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
+    const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MINUTES * 60_000;
     this.summaryBudgetTokens = options.summaryBudgetTokens ?? 600;
     this.lease = new MaintenanceLease(store.local ? localPath(store.uri) : null);
     this.repos = new Repositories(store, {

@@ -4,6 +4,9 @@
 
 import { randomUUID } from 'node:crypto';
 
+/** Minutes of quiet after which a session ends and is summarised, unless told otherwise. */
+export const DEFAULT_SESSION_IDLE_MINUTES = 30;
+
 export interface OpenSession {
   id: string;
   project: string;

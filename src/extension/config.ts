@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { DEFAULT_SESSION_IDLE_MINUTES } from '../core/sessions';
 import { relativeFolder } from '../core/store/location';
 import { DEFAULT_EXCLUDES } from './capture/excludes';
 
@@ -43,7 +44,7 @@ export function readConfig(): CodeMemoryConfig {
     storeEndpoint: s.text('store.endpoint'),
     captureEnabled: s.flag('capture.enabled', true),
     exclude: s.list('capture.exclude', DEFAULT_EXCLUDES),
-    sessionIdleMinutes: s.number('session.idleMinutes', 30, 1, Infinity, false),
+    sessionIdleMinutes: s.number('session.idleMinutes', DEFAULT_SESSION_IDLE_MINUTES, 1, Infinity, false),
     summariser: s.choice('summariser.provider', ['extractive', 'languageModel'] as const, 'extractive'),
     summariserTokenBudget: s.number('summariser.tokenBudget', 4000, 500, Infinity, false),
     embeddingProvider: s.choice('embedding.provider', ['use-lite', 'hashed', 'openai', 'none'] as const, 'use-lite'),

@@ -8,7 +8,7 @@ export interface RequestLogRetention {
   maxRows: number;
 }
 
-const DAY_MS = 24 * 3600_000;
+export const DAY_MS = 24 * 3600_000;
 
 export const DEFAULT_REQUEST_LOG_RETENTION: RequestLogRetention = { maxAgeMs: 30 * DAY_MS, maxRows: 10_000 };
 

@@ -5,6 +5,8 @@
 import { DEFAULT_OPENAI_EMBEDDING } from '../../core/embed/embedder';
 import { STORE_PROCESS_ENV } from '../../core/processEnv';
 import { expandHome } from '../../core/store/location';
+import { DAY_MS, DEFAULT_REQUEST_LOG_RETENTION } from '../../core/store/retention';
+import { DEFAULT_SESSION_IDLE_MINUTES } from '../../core/sessions';
 import type { CodeMemoryConfig } from '../config';
 
 export type AgentTarget = 'claude' | 'cursor' | 'codex' | 'stdio';
@@ -39,9 +41,10 @@ export function settingOptions(s: AgentSettings, storeUri: string): { args: stri
   if (s.rerankEndpoint) args.push('--rerank-endpoint', s.rerankEndpoint, ...(s.rerankModel ? ['--rerank-model', s.rerankModel] : []), '--rerank-candidates', String(s.rerankCandidates));
   const teamStore = s.teamStore ? expandHome(s.teamStore) : '';
   if (teamStore) args.push('--team-store', teamStore);
-  if (s.requestLogRetentionDays !== 30) args.push('--request-log-days', String(s.requestLogRetentionDays));
-  if (s.requestLogMaxRows !== 10_000) args.push('--request-log-max-rows', String(s.requestLogMaxRows));
-  if (s.sessionIdleMinutes !== 30) args.push('--session-idle-minutes', String(s.sessionIdleMinutes));
+  // Each only where it is not what the server takes by default.
+  if (s.requestLogRetentionDays * DAY_MS !== DEFAULT_REQUEST_LOG_RETENTION.maxAgeMs) args.push('--request-log-days', String(s.requestLogRetentionDays));
+  if (s.requestLogMaxRows !== DEFAULT_REQUEST_LOG_RETENTION.maxRows) args.push('--request-log-max-rows', String(s.requestLogMaxRows));
+  if (s.sessionIdleMinutes !== DEFAULT_SESSION_IDLE_MINUTES) args.push('--session-idle-minutes', String(s.sessionIdleMinutes));
   // codeMemory.store.endpoint: the S3-compatible or Blob service the object stores are on.
   const env: Record<string, string> = {};
   const schemes = new Set([storeUri, teamStore].map((u) => /^([a-z0-9]+):\/\//.exec(u)?.[1]));
