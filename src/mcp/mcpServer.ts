@@ -35,9 +35,9 @@ function outputCarrier(tool: ToolDefinition): z.ZodType {
   return tool.outputSchema.meta(tool.outputJsonSchema);
 }
 
-export function toCallToolResult(result: ToolResult): CallToolResult {
+export function toCallToolResult(result: ToolResult, tool?: Pick<ToolDefinition, 'textOnly'>): CallToolResult {
   const out: CallToolResult = { content: [{ type: 'text', text: result.text }], isError: result.isError };
-  if (result.structured) out.structuredContent = result.structured;
+  if (result.structured && !tool?.textOnly) out.structuredContent = result.structured;
   return out;
 }
 
@@ -112,12 +112,13 @@ class MangledArguments {
 export interface ToolSpec {
   tool: ToolDefinition;
   inputSchema: z.ZodObject;
-  outputSchema: z.ZodObject;
+  /** None for a tool that answers with text alone (ToolDefinition.textOnly). */
+  outputSchema: z.ZodObject | undefined;
 }
 
 /** JSON Schema generation is not free: a server that builds an McpServer per request prepares these once. */
 export function prepareToolSpecs(tools: readonly ToolDefinition[] = toolDefinitions): ToolSpec[] {
-  return tools.map((tool) => ({ tool, inputSchema: carrier(jsonSchemaOf(tool.inputSchema, 'input')), outputSchema: outputCarrier(tool) as z.ZodObject }));
+  return tools.map((tool) => ({ tool, inputSchema: carrier(jsonSchemaOf(tool.inputSchema, 'input')), outputSchema: tool.textOnly ? undefined : (outputCarrier(tool) as z.ZodObject) }));
 }
 
 /**
@@ -182,7 +183,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         // Session ids are visible ASCII (MCP spec); anything else is ignored, not stored.
         const fromHeader = typeof headerSession === 'string' && /^[\x21-\x7e]{1,200}$/.test(headerSession) ? headerSession : undefined;
         const sessionId = extra.sessionId ?? fromHeader;
-        return toCallToolResult(await tool.run(options.context(sessionId), mangled.restore(extra.requestId, args)));
+        return toCallToolResult(await tool.run(options.context(sessionId), mangled.restore(extra.requestId, args)), tool);
       },
     );
   }

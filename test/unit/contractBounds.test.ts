@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
 import type { CallResult } from './httpToolHarness';
 import { seed } from './mcpFixture';
+import { textPack } from './textPack';
 
 describe('many unknown arguments (HTTP): a short refusal, a short request-log record', function () {
   this.timeout(300_000);
@@ -58,7 +59,7 @@ describe('recall_context: Reference lines under every line-splitting rule', func
   it('each item is exactly one Reference line when the text is split at universal newlines', async () => {
     const r = (await h.client.callTool({ name: 'recall_context', arguments: { query: 'okapi parser odd paths separators' } })) as CallResult;
     assert.equal(r.isError, false, r.content[0].text);
-    const n = r.structuredContent!.used_items as number;
+    const n = textPack(r).used_items;
     assert.ok(n >= 3, `items ${n}`);
     const text = r.content[0].text!;
     const header = text.slice(0, text.indexOf('\nContext:\n'));
@@ -104,7 +105,7 @@ describe('recall and recall_context: asking for more never reorders the first an
 
   it('recall_context with max_items m packs the first m items of max_items 50', async () => {
     const refs = async (query: string, max_items: number) =>
-      (((await h.client.callTool({ name: 'recall_context', arguments: { query, max_items, max_tokens: 12000 } })) as CallResult).structuredContent!.items as Array<{ reference: string }>).map((i) => i.reference);
+      textPack((await h.client.callTool({ name: 'recall_context', arguments: { query, max_items, max_tokens: 12000 } })) as CallResult).items.map((i) => i.reference);
     for (const query of queries) {
       const all = await refs(query, 50);
       for (const m of [1, 5, 12, 30]) assert.deepEqual(await refs(query, m), all.slice(0, m), `${query}, max_items = ${m}`);

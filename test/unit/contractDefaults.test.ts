@@ -4,6 +4,7 @@ import * as assert from 'node:assert/strict';
 import { countTokens } from '../../src/core/tokens';
 import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
 import { seed } from './mcpFixture';
+import { textPack } from './textPack';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -41,8 +42,9 @@ describe('contract: an empty store', function () {
     const r = await call('recall_context', { query: 'recent decisions' });
     assert.equal(r.isError, false, r.content[0].text);
     assert.equal(r.content[0].text, '### XMemo Context\nItems: 0\nNo matching XMemo memory was found.');
-    assert.equal(r.structuredContent?.used_items, 0);
-    assert.equal(r.structuredContent?.used_tokens, 0);
+    const pack = textPack(r);
+    assert.equal(pack.used_items, 0);
+    assert.equal(pack.used_tokens, 0);
   });
 
   it('get_observations on an empty store: a missing id is a tool error for every source', async () => {
@@ -93,7 +95,7 @@ describe('contract: defaults, bounds and records without optional data', functio
     assert.equal(lines[0], '### XMemo Context');
     assert.equal(lines[1], 'Items: 8');
     assert.match(lines[2], /^Budget: /);
-    const b = r.structuredContent!.budget as Record<string, number>;
+    const b = textPack(r).budget!;
     assert.equal(b.max_items, 8);
     assert.equal(b.max_tokens, 1500);
     assert.equal(lines.filter((l) => l.startsWith('Reference: ')).length, 8);
@@ -103,9 +105,9 @@ describe('contract: defaults, bounds and records without optional data', functio
     for (const [mi, mt] of [[1, 1], [50, 12000], [50, 1], [1, 12000]] as const) {
       const r = await call('recall_context', { query: 'Kafka consumer tuning', max_items: mi, max_tokens: mt });
       assert.equal(r.isError, false, `${mi}/${mt}: ${r.content[0].text}`);
-      const sc = r.structuredContent!;
-      assert.ok((sc.used_items as number) <= mi);
-      assert.ok((sc.used_tokens as number) <= mt, `${mi}/${mt}: used ${sc.used_tokens}`);
+      const sc = textPack(r);
+      assert.ok(sc.used_items <= mi);
+      assert.ok(sc.used_tokens <= mt, `${mi}/${mt}: used ${sc.used_tokens}`);
       const text = r.content[0].text!;
       const n = Number(/^Items: (\d+)$/m.exec(text)![1]);
       assert.equal(n, sc.used_items);

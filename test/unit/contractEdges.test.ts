@@ -3,6 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { OTHER, SCOPE, httpToolHarness } from './httpToolHarness';
 import { seed } from './mcpFixture';
+import { textPack } from './textPack';
 
 describe('tool contracts at their edges, over MCP (HTTP)', function () {
   this.timeout(180_000);
@@ -20,7 +21,7 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
     const text = r.content[0].text!;
     const budget = text.split('\n').find((l) => l.startsWith('Budget: '))!;
     assert.ok(budget, text);
-    assert.equal(r.structuredContent?.budget && (r.structuredContent.budget as { dropped_items: number }).dropped_items, 1);
+    assert.equal(textPack(r).budget?.dropped, 1);
     assert.doesNotMatch(budget, /dropped=\d+\+/, `only 2 candidates exist and all 9 fetch slots were not used, yet: ${budget}`);
   });
 
@@ -85,7 +86,7 @@ describe('tool contracts at their edges, over MCP (HTTP)', function () {
     await h.engine.flush();
     const r = await call('recall_context', { query: 'walrus commit touching four files', max_items: 1 });
     assert.equal(r.isError, false, r.content[0].text);
-    const items = (r.structuredContent as { items: Array<{ location: string }> }).items;
+    const { items } = textPack(r);
     assert.equal(items[0]?.location, 'a.ts, b.ts, c.ts (+1 more)', r.content[0].text);
     assert.match(r.content[0].text!, /\| Location: a\.ts, b\.ts, c\.ts \(\+1 more\)\n/);
   });

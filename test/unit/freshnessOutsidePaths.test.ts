@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { GitFreshness } from '../../src/core/capture/freshness';
 import { git, makeRepo, tmp, writeFiles } from './captureHarness';
 import { httpToolHarness } from './httpToolHarness';
+import { textPack } from './textPack';
 
 describe('freshness of a record that names a path outside the repository', function () {
   this.timeout(120_000);
@@ -103,9 +104,7 @@ describe('freshness of a record that names a path outside the repository', funct
 
     it('the item says what changed, never "still holds"', async () => {
       const pack = await h.call('recall_context', { query: 'quokka exporter constants' });
-      const items = pack.structuredContent!.items as Array<{ freshness?: string }>;
-      const text = pack.content[0]!.text!;
-      assert.equal(items[0]?.freshness, 'changed', text);
+      const { text } = textPack(pack);
       assert.match(text, new RegExp(`\\[changed since ${sha.slice(0, 7)}: src/a\\.ts\\]`));
       assert.doesNotMatch(text, /still holds/);
       const report = await h.call('retrieve_memory', { prompt: 'quokka exporter constants' });

@@ -57,7 +57,8 @@ describe('MCP over stdio (code-memory mcp)', function () {
   it('lists the tools with input and output schemas', async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), ['get_observations', 'observe', 'recall', 'recall_context', 'remember', 'retrieve_memory']);
-    for (const t of tools) assert.ok(t.outputSchema && t.inputSchema.properties, t.name);
+    // recall_context's public profile answers with text, not a structured object (its page).
+    for (const t of tools) assert.ok((t.name === 'recall_context' ? t.outputSchema === undefined : t.outputSchema) && t.inputSchema.properties, t.name);
   });
 
   it('answers questions about the imported commits through each read tool', async () => {

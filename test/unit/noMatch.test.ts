@@ -11,6 +11,7 @@ import type { Embedder } from '../../src/core/embed/embedder';
 import { MemoryEngine } from '../../src/core/engine';
 import { SCOPE, httpToolHarness } from './httpToolHarness';
 import { removeDir, tempDir } from './mcpFixture';
+import { textPack } from './textPack';
 import { runMain } from './cliInProcess';
 
 const NONE = '### XMemo Context\nItems: 0\nNo matching XMemo memory was found.';
@@ -78,9 +79,9 @@ describe('a paraphrase sharing no word with its record (USE-lite)', function () 
   it('is still found through the sentence encoder', async () => {
     const r = await h.call('recall_context', { query: 'one-time notices shown on the next page' });
     assert.notEqual(r.content[0].text, NONE);
-    const first = (r.structuredContent!.items as Array<{ source_kind: string; source_id: number }>)[0];
-    const [record] = await h.engine.getObservations([first.source_id], SCOPE);
-    assert.match(record?.title ?? '', /Flash messages/, r.content[0].text);
+    const [first] = textPack(r).items;
+    const detail = await h.engine.getNode(first.reference, SCOPE);
+    assert.match(String((detail?.source as { title?: string } | undefined)?.title), /Flash messages/, r.content[0].text);
   });
 });
 

@@ -15,6 +15,7 @@ import { until } from './fixtures/s3Server';
 import { bucketHolds, teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 import { runMain, withEnv } from './cliInProcess';
+import { textPack } from './textPack';
 
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -139,9 +140,10 @@ describe('team store on object storage', function () {
       assert.equal(pack.isError, false);
       assert.match(String(pack.content[0].text), /^### XMemo Context\nItems: 2\n/);
       assert.match(String(pack.content[0].text), /Feature flags live in LaunchDarkly \(team memory, shared by Alice <alice@example\.com>/);
-      const items = (pack.structuredContent as { items: Array<{ origin?: string; shared_by?: string }> }).items;
-      assert.deepEqual(items.map((i) => i.origin).sort(), ['local', 'team']);
-      assert.ok(items.some((i) => i.shared_by === 'Alice <alice@example.com>'));
+      // One item is the team's, shared by Alice; the other is Bob's own.
+      const { context_text } = textPack(pack);
+      assert.equal(context_text.match(/^\[\d+\] .* \(team memory, shared by Alice <alice@example\.com>, /gm)?.length, 1, context_text);
+      assert.equal(context_text.match(/^\[\d+\] Feature flag naming \(memory \d+, /gm)?.length, 1, context_text);
       const report = (await client.callTool({ name: 'retrieve_memory', arguments: { prompt: 'how do we handle feature flags?' } })) as Result;
       const facts = (report.structuredContent as { retrieval: { facts: Array<{ source_path: string }> } }).retrieval.facts;
       assert.ok(facts.some((f) => /^team\/[0-9a-f-]{36} \(shared by Alice <alice@example\.com>\)$/.test(f.source_path)), JSON.stringify(facts));

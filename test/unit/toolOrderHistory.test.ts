@@ -11,14 +11,26 @@ import { startHttpServer } from '../../src/mcp/httpServer';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { OTHER, SCOPE, connectClient, httpToolHarness } from './httpToolHarness';
 import type { CallResult } from './httpToolHarness';
-import { makeGitRepo, openTestEngine, removeDir, seed } from './mcpFixture';
+import { makeGitRepo, openTestEngine, removeDir, seed, toolContext } from './mcpFixture';
+import { textPack } from './textPack';
+import { GitFreshness } from '../../src/core/capture/freshness';
+import { findTool } from '../../src/core/tools/registry';
+import type { ToolContext } from '../../src/core/tools/types';
 import type { TestRepo } from './mcpFixture';
 
 type Item = { source_kind: string; source_id: number; relevance: number };
 type Fact = { statement: string; relevance_score: number; source_path: string };
 
-function items(r: CallResult): Item[] {
-  return (r.structuredContent as { items: Item[] }).items;
+/**
+ * recall_context's items with their relevance. Over MCP the answer is the text alone (textPack
+ * asserts it), so the same call is made in process too, for the structured pack behind that text:
+ * its text must be the one the MCP client got.
+ */
+async function items(mcp: Promise<CallResult>, ctx: ToolContext, args: Record<string, unknown>): Promise<Item[]> {
+  const { text } = textPack(await mcp);
+  const local = await findTool('recall_context')!.run(ctx, args);
+  assert.equal(local.text, text, 'the pack behind the MCP text');
+  return (local.structured as { items: Item[] }).items;
 }
 function facts(r: CallResult): Fact[] {
   return (r.structuredContent as { retrieval: { facts: Fact[] } }).retrieval.facts;
@@ -46,10 +58,11 @@ describe('tools: history questions are ranked by relevance with the current item
     },
   });
   const { call } = h;
+  const pack = (args: Record<string, unknown>): Promise<Item[]> => items(call('recall_context', args), toolContext(h.engine, SCOPE), args);
   const prompt = 'which wombat cache backend did we use before, Memcached?';
 
   it('recall_context: items are in non-increasing relevance, the replaced memory right after the one that replaced it', async () => {
-    const list = items(await call('recall_context', { query: prompt, max_items: 20 }));
+    const list = await pack({ query: prompt, max_items: 20 });
     const iNew = list.findIndex((i) => i.source_kind === 'memory' && i.source_id === newId);
     const iOld = list.findIndex((i) => i.source_kind === 'memory' && i.source_id === oldId);
     assert.ok(iNew >= 0 && iOld === iNew + 1, rows(list));
@@ -57,7 +70,7 @@ describe('tools: history questions are ranked by relevance with the current item
   });
 
   it('retrieve_memory: the facts come in the order of recall_context\'s items, with the same scores', async () => {
-    const list = items(await call('recall_context', { query: prompt, max_items: 12, max_tokens: 12000 }));
+    const list = await pack({ query: prompt, max_items: 12, max_tokens: 12000 });
     const found = facts(await call('retrieve_memory', { prompt, session_id: `order-${Date.now()}` }));
     assert.ok(found.length > 2, JSON.stringify(found));
     assert.deepEqual(
@@ -69,7 +82,7 @@ describe('tools: history questions are ranked by relevance with the current item
 
   it('a present-tense question leaves the replaced memory out of both tools', async () => {
     const now = 'which wombat cache backend do we use?';
-    const list = items(await call('recall_context', { query: now, max_items: 20 }));
+    const list = await pack({ query: now, max_items: 20 });
     assert.ok(list.some((i) => i.source_kind === 'memory' && i.source_id === newId), rows(list));
     assert.ok(!list.some((i) => i.source_kind === 'memory' && i.source_id === oldId), rows(list));
     const found = facts(await call('retrieve_memory', { prompt: now, session_id: `now-${Date.now()}` }));
@@ -91,6 +104,8 @@ describe('tools: a replaced memory stays below its replacement when freshness we
   let oldId: number;
   let newId: number;
   const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
+  // In process as the server runs it: the same repository's freshness.
+  const pack = (args: Record<string, unknown>): Promise<Item[]> => items(call('recall_context', args), toolContext(engine, SCOPE, { freshness: GitFreshness.forRepository(repo.dir) }), args);
 
   before(async () => {
     repo = makeGitRepo();
@@ -127,7 +142,7 @@ describe('tools: a replaced memory stays below its replacement when freshness we
   });
 
   it('recall_context: the same order, and scores that agree with it', async () => {
-    const list = items(await call('recall_context', { query: prompt, max_items: 20 }));
+    const list = await pack({ query: prompt, max_items: 20 });
     const iNew = list.findIndex((i) => i.source_kind === 'memory' && i.source_id === newId);
     const iOld = list.findIndex((i) => i.source_kind === 'memory' && i.source_id === oldId);
     assert.ok(iNew >= 0 && iOld > iNew, rows(list));

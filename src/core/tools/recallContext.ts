@@ -202,6 +202,7 @@ export const recallContextTool: ToolDefinition = {
     "Read a bounded multi-memory context pack for a natural-language query: the text starts with '### XMemo Context' and 'Items: <n>', adds a 'Budget: ...' line when results were dropped or shortened, one 'Reference: <id> | Type: <type> | Location: <path>' line per item, then 'Context:' and the context body within max_tokens (counted with the o200k tokenizer). Reports used_items and used_tokens. Use at the start of a session or task to restore project context; use recall for a quick single lookup. Out-of-range max_items (1-50) or max_tokens (1-12000) is an error and nothing is read. Writes nothing.",
   inputSchema: recallContextInput,
   outputSchema: recallContextOutput,
+  textOnly: true,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx: ToolContext, args: unknown): Promise<ToolResult> {
     try {

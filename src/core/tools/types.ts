@@ -49,6 +49,12 @@ export interface ToolDefinition {
   outputSchema: z.ZodObject;
   /** JSON Schema to publish instead of the one derived from outputSchema (when a contract prints its own). */
   outputJsonSchema?: Record<string, unknown>;
+  /**
+   * The public MCP profile answers with the text alone: no output schema is published and no
+   * structuredContent sent (recall_context's page: "the public MCP profile returns text, not a
+   * structured object"). The structured result stays for the product's own callers.
+   */
+  textOnly?: boolean;
   annotations: ToolAnnotations;
   run(ctx: ToolContext, args: unknown): Promise<ToolResult>;
 }
