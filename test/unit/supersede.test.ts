@@ -92,6 +92,11 @@ describe('supersession and conflicts (real engine)', function () {
     assert.equal(newer.status, 'active');
     assert.deepEqual(newer.supersedes, [firstId]);
     assert.deepEqual(newer.temporal_facts!.map((f) => [f.subject, f.object, f.status]), [['orders service', 'sqlite with litefs', 'current']]);
+    // Each memory's own trace says the same of the older one: closed, read from either.
+    assert.deepEqual((newer.topic_trace ?? []).map((t) => [t.id, t.status]), [[firstId, 'closed'], [secondId, 'current']]);
+    assert.deepEqual((older.topic_trace ?? []).map((t) => [t.id, t.status]), [[firstId, 'closed']]);
+    const details = await getObservations(ctx, { ids: [firstId] });
+    assert.deepEqual((details.details[0] as { topic_trace: Array<{ id: number; status: string }> }).topic_trace.map((t) => [t.id, t.status]), [[firstId, 'closed']]);
     // Searching for now leaves the superseded memory out.
     const hits = await engine.search('orders service database', { scope });
     assert.deepEqual(hits.filter((h) => h.cell.source_kind === 'memory').map((h) => h.cell.source_id), [secondId]);

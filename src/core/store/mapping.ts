@@ -108,13 +108,23 @@ export function rowToMemory(r: Row): Memory {
     files: strOrNull(r.files),
     session_id: strOrNull(r.session_id),
     topic_key: strOrNull(r.topic_key),
-    topic_trace: parseJson<TopicTrace[] | null>(r.topic_trace, null),
+    topic_trace: ownSegmentClosed(parseJson<TopicTrace[] | null>(r.topic_trace, null), num(r.id), str(r.status)),
     temporal_facts: parseJson<TemporalFact[] | null>(r.temporal_facts, null),
     supersedes: parseJson<number[] | null>(r.supersedes, null),
     superseded_by: numOrNull(r.superseded_by),
     valid_to_epoch: numOrNull(r.valid_to_epoch),
     conflicts: parseJson<MemoryConflict[] | null>(r.conflicts, null),
   };
+}
+
+/**
+ * A memory's trace is written with it, its own segment current; a newer memory that supersedes it
+ * closes that segment in its own trace only. Read back, a superseded memory's own segment is
+ * closed too, so that each memory's trace says the same of it.
+ */
+function ownSegmentClosed(trace: TopicTrace[] | null, id: number, status: string): TopicTrace[] | null {
+  if (!trace || status !== 'superseded') return trace;
+  return trace.map((t) => (t.id === id && t.status === 'current' ? { ...t, status: 'closed' } : t));
 }
 
 export function memoryToRow(m: Memory, extra: { source_ids?: number[]; access_count?: number; last_accessed_epoch?: number | null } = {}): Row {
