@@ -15,11 +15,18 @@ export class ScopeService implements vscode.Disposable {
    * ever a folder the user picked; forgotten when the window's folders change.
    */
   private chosen: string | undefined;
+  private readonly _onDidChangeFolders = new vscode.EventEmitter<void>();
+  /**
+   * The window's folders changed (added, removed, replaced): fired once the projects known of
+   * them are forgotten, so that scopeFor computes them again (a folder's remote may have changed).
+   */
+  readonly onDidChangeFolders = this._onDidChangeFolders.event;
 
   constructor() {
     this.subscription = vscode.workspace.onDidChangeWorkspaceFolders(() => {
       this.cache.clear();
       this.chosen = undefined;
+      this._onDidChangeFolders.fire();
     });
   }
 
@@ -111,6 +118,7 @@ export class ScopeService implements vscode.Disposable {
 
   dispose(): void {
     this.subscription.dispose();
+    this._onDidChangeFolders.dispose();
   }
 }
 

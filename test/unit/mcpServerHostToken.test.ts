@@ -65,7 +65,8 @@ function windowFor(engine: MemoryEngine, scope: Scope, secrets: SharedSecrets): 
     },
   };
   const engines = { get: async () => client, peek: () => client, onDidClose: () => ({ dispose: () => undefined }) };
-  const scopes = { current: async () => scope, currentFolder: () => undefined };
+  const folder = { uri: { scheme: 'untitled', toString: () => `untitled:${scope.project}` } };
+  const scopes = { current: async () => scope, currentFolder: () => folder, scopeFor: async () => scope, folders: () => [folder], onDidChangeFolders: () => ({ dispose: () => undefined }) };
   const host = new McpServerHost(engines as never, scopes as never, secrets as never, () => undefined);
   return { host, servers };
 }

@@ -1,0 +1,190 @@
+// The window's loopback MCP server when the window's folders change. It serves the project of the
+// folder it started for; once that folder left the window (removed from a window of several
+// repositories, or its remote changed when the folders changed), it went on serving that project
+// for the window's life: the agent attached to the window, now working in the other repository,
+// read the first one's memory and filed its observations there. (VS Code restarts the extensions
+// when the first folder changes: the folders that leave a running window are the others.) Real
+// ScopeService (projects from real git repositories with remotes), real McpServerHost, real HTTP
+// servers on a real engine; `vscode` is the window stub.
+
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { folderProject } from '../../src/core/capture/project';
+import { MemoryEngine } from '../../src/core/engine';
+import { HashedEmbedder } from '../../src/core/embed/hashed';
+import { startHttpServer } from '../../src/mcp/httpServer';
+import type { RunningHttpServer } from '../../src/mcp/httpServer';
+import type { Any, WindowState } from './extensionWindow';
+import { Uri, makeStub } from './extensionWindow';
+import { withVscodeStub } from './vscodeStub';
+
+const ALPHA = 'github.com/acme/alpha';
+const BETA = 'github.com/acme/beta';
+
+function gitRepo(folder: string, remote: string): void {
+  fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
+  execFileSync('git', ['init', '-q', folder]);
+  execFileSync('git', ['-C', folder, 'remote', 'add', 'origin', remote]);
+}
+
+async function health(server: { baseUrl: string; token: string }): Promise<{ status: number; project?: string }> {
+  try {
+    const r = await fetch(`${server.baseUrl}/v1/health`, { headers: { authorization: `Bearer ${server.token}` } });
+    const body = (await r.json()) as { project?: string };
+    return { status: r.status, project: body.project };
+  } catch {
+    return { status: 0 }; // nothing listens there any more
+  }
+}
+
+/** What an agent asks the server over MCP: retrieve_memory's answer, as text. */
+async function retrieve(server: { url: string; token: string }, query: string): Promise<string> {
+  try {
+    const r = await fetch(server.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'retrieve_memory', arguments: { prompt: query } } }),
+    });
+    return JSON.stringify(await r.json());
+  } catch {
+    return '';
+  }
+}
+
+describe("extension: the window's MCP server when the window's folders change", function () {
+  this.timeout(60_000);
+  let dir: string;
+  let engine: MemoryEngine;
+  let state: WindowState;
+  let folderChanged: ((e: unknown) => unknown)[];
+  let host: Any;
+  let scopes: Any;
+  let changes: number;
+  let logs: string[];
+  const servers: RunningHttpServer[] = [];
+  const folder = (name: string, index: number): WindowState['folders'][number] => ({ uri: Uri.file(path.join(dir, name)), name, index });
+  const setFolders = (names: string[]): void => {
+    state.folders = names.map((n, i) => folder(n, i));
+    for (const l of folderChanged) l({ added: [], removed: [] });
+  };
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-server-folders-'));
+    gitRepo(path.join(dir, 'alpha'), `https://${ALPHA}.git`);
+    gitRepo(path.join(dir, 'beta'), `git@github.com:acme/beta.git`);
+    engine = await MemoryEngine.open({ storeUri: path.join(dir, 'store'), embedder: new HashedEmbedder(64), maintenanceIntervalMs: 0, batchDelayMs: 20, summariseOrphanSessions: false });
+    await engine.remember({ title: 'quokka rollout plan', text: 'alpha ships the quokka rollout on friday' }, { project: ALPHA });
+    await engine.remember({ title: 'quokka beta note', text: 'beta has its own quokka' }, { project: BETA });
+    await engine.flush();
+  });
+
+  beforeEach(() => {
+    state = { folders: [], active: undefined, infos: [], warnings: [], errors: [], panels: [], items: [], handlers: new Map(), folderPick: undefined, folderPicks: [], quickPick: (items) => items[0] };
+    const stub = makeStub(state);
+    folderChanged = [];
+    stub.workspace.onDidChangeWorkspaceFolders = (l: (e: unknown) => unknown) => (folderChanged.push(l), { dispose: () => undefined });
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const mods = withVscodeStub(stub, () => ({ scopes: require('../../src/extension/scopes'), host: require('../../src/extension/agents/mcpServerHost') }));
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    // The engine process's server: one at a time, as EngineClient's.
+    const client = {
+      async startHttpServer(o: Any) {
+        const s = await startHttpServer({ engine, scope: o.scope, port: o.port, token: o.token, repoRoot: o.repoRoot });
+        servers.push(s);
+        return { url: s.url, baseUrl: s.baseUrl, port: s.port, token: s.token };
+      },
+      async stopHttpServer() {
+        for (const s of servers.splice(0)) await s.close();
+        return null;
+      },
+    };
+    const engines = { get: async () => client, peek: () => client, onDidClose: () => ({ dispose: () => undefined }) };
+    const secrets = new Map<string, string>();
+    const secretStorage = { get: async (k: string) => secrets.get(k), store: async (k: string, v: string) => void secrets.set(k, v), delete: async (k: string) => void secrets.delete(k) };
+    logs = [];
+    scopes = withVscodeStub(stub, () => new mods.scopes.ScopeService());
+    // The service's rule (folderProject), which it loads with import(), as tsx cannot here.
+    const scopeFor = scopes.scopeFor.bind(scopes);
+    scopes.scopeFor = (uri: string) => {
+      if (!scopes.cache.has(uri)) scopes.cache.set(uri, folderProject(Uri.parse(uri).fsPath).then(({ project }) => ({ project })));
+      return scopeFor(uri);
+    };
+    host = withVscodeStub(stub, () => new mods.host.McpServerHost(engines, scopes, secretStorage, (m: string) => logs.push(m)));
+    changes = 0;
+    host.onDidChange(() => changes++);
+  });
+
+  afterEach(async () => {
+    await host.stop();
+    for (const s of servers.splice(0)) await s.close();
+    host.dispose();
+    scopes.dispose();
+  });
+
+  after(async () => {
+    await engine?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the served folder removed from a window of two repositories: alpha's server stops, and the window's server then serves beta", async () => {
+    state.folders = [folder('beta', 0), folder('alpha', 1)];
+    state.active = { document: { uri: Uri.file(path.join(dir, 'alpha', 'src', 'index.ts')) } };
+    const first = await host.start();
+    assert.equal((await health(first)).project, ALPHA);
+    const baseline = await retrieve(first, 'quokka rollout');
+    assert.match(baseline, /alpha ships the quokka/, `the baseline: alpha reads its own memory (${baseline})`);
+    const before = changes;
+
+    setFolders(['beta']);
+    state.active = undefined;
+    // VS Code asks for the definitions again on the change event, and resolves the server anew.
+    const next = await host.start();
+    const old = await health(first);
+    assert.ok(old.status !== 200, `the agent's alpha server (URL and token) still answers, for '${old.project}', in a window of beta alone`);
+    assert.doesNotMatch(await retrieve(first, 'quokka rollout'), /alpha ships the quokka/);
+    assert.ok(changes > before, 'VS Code is told the server definition changed');
+    assert.equal((await health(next)).project, BETA, `the window's server serves '${(await health(next)).project}' in a window of beta alone`);
+    assert.equal(host.project, BETA);
+    assert.doesNotMatch(await retrieve(next, 'quokka rollout'), /alpha ships the quokka/);
+    // What the agent now writes is filed under beta.
+    const r = await fetch(`${next.baseUrl}/v1/observations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${next.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'note', title: 'wombat refactor in beta', narrative: 'done in beta' }),
+    });
+    assert.equal(r.status, 201);
+    await engine.flush();
+    const stats = await engine.stats({ project: ALPHA });
+    const betaStats = await engine.stats({ project: BETA });
+    assert.deepEqual([stats.observations, betaStats.observations > 0], [0, true], `alpha ${JSON.stringify(stats)}, beta ${JSON.stringify(betaStats)}`);
+  });
+
+  it('a folder added beside the one served, or another one removed: the server goes on serving it, at the same address', async () => {
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    const first = await host.start();
+    setFolders(['alpha']);
+    setFolders(['alpha', 'beta']);
+    const again = await host.start();
+    assert.equal(again.url, first.url);
+    assert.equal((await health(first)).project, ALPHA);
+  });
+
+  it("the served folder's remote changed, then the folders changed: the server of the old remote's project stops", async () => {
+    state.folders = [folder('alpha', 0)];
+    const first = await host.start();
+    assert.equal((await health(first)).project, ALPHA);
+    execFileSync('git', ['-C', path.join(dir, 'alpha'), 'remote', 'set-url', 'origin', 'https://github.com/acme/alpha-renamed.git']);
+    try {
+      setFolders(['alpha', 'beta']);
+      // The folder's project is computed again on the change; the server follows it.
+      const next = await host.start();
+      assert.equal((await health(next)).project, 'github.com/acme/alpha-renamed');
+      assert.notEqual((await health(first)).project, ALPHA);
+    } finally {
+      execFileSync('git', ['-C', path.join(dir, 'alpha'), 'remote', 'set-url', 'origin', `https://${ALPHA}.git`]);
+    }
+  });
+});
