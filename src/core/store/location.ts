@@ -25,7 +25,7 @@ export function defaultStoreUri(env: NodeJS.ProcessEnv = process.env, home: stri
 /** Whether a store location as a user writes it is a folder relative to the current one (not `~/…`, a drive, file:// or a URI). */
 export function relativeFolder(location: string, home: string = os.homedir()): boolean {
   const local = expandHome(location, home);
-  return isLocalUri(local) && !/^file:\/\//i.test(local) && !/^[a-z]:[\\/]/i.test(local) && !path.isAbsolute(local) && !path.win32.isAbsolute(local);
+  return isLocalUri(local) && !/^file:\/\//i.test(local) && !path.isAbsolute(local) && !path.win32.isAbsolute(local);
 }
 
 /**

@@ -81,20 +81,22 @@ export class DetailsPanel implements vscode.Disposable {
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
+    if (m.type === 'copy') {
+      await vscode.env.clipboard.writeText(m.text);
+      void vscode.window.setStatusBarMessage('Copied', 2000);
+      return;
+    }
     const scope = this.shownScope();
+    if (!scope) return;
     switch (m.type) {
       case 'openFile':
-        return scope ? this.navigation.openFile(m.path, scope.project, m.line) : undefined;
+        return this.navigation.openFile(m.path, scope.project, m.line);
       case 'openCommit':
-        return scope ? this.navigation.openCommit(m.sha, scope.project) : undefined;
+        return this.navigation.openCommit(m.sha, scope.project);
       case 'openObservation':
-        return scope ? this.show({ kind: 'observation', scope, id: m.id }) : undefined;
+        return this.show({ kind: 'observation', scope, id: m.id });
       case 'openNode':
-        return scope ? this.show({ kind: 'node', scope, nodeId: m.nodeId }) : undefined;
-      case 'copy':
-        await vscode.env.clipboard.writeText(m.text);
-        void vscode.window.setStatusBarMessage('Copied', 2000);
-        return;
+        return this.show({ kind: 'node', scope, nodeId: m.nodeId });
       // No 'command': this panel's pages offer none, and one posted by markup a stored record smuggled
       // in would run a codeMemory command (suppress, pause capture) on the record shown.
     }

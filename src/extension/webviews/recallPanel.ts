@@ -70,21 +70,23 @@ export class RecallPanel implements vscode.Disposable {
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
+    if (m.type === 'copy') {
+      await vscode.env.clipboard.writeText(m.text);
+      void vscode.window.setStatusBarMessage('Copied', 2000);
+      return;
+    }
+    // What a link names is looked up in the scope of the result shown, never a project the page says.
     const scope = this.last?.scope;
+    if (!scope) return;
     switch (m.type) {
-      // What a link names is looked up in the scope of the result shown, never a project the page says.
       case 'openFile':
-        return scope ? this.navigation.openFile(m.path, scope.project, m.line) : undefined;
+        return this.navigation.openFile(m.path, scope.project, m.line);
       case 'openCommit':
-        return scope ? this.navigation.openCommit(m.sha, scope.project) : undefined;
+        return this.navigation.openCommit(m.sha, scope.project);
       case 'openNode':
-        return scope ? this.details.show({ kind: 'node', scope, nodeId: m.nodeId }) : undefined;
+        return this.details.show({ kind: 'node', scope, nodeId: m.nodeId });
       case 'openObservation':
-        return scope ? this.details.show({ kind: 'observation', scope, id: m.id }) : undefined;
-      case 'copy':
-        await vscode.env.clipboard.writeText(m.text);
-        void vscode.window.setStatusBarMessage('Copied', 2000);
-        return;
+        return this.details.show({ kind: 'observation', scope, id: m.id });
       default:
         return;
     }
