@@ -15,10 +15,10 @@ import * as path from 'node:path';
 import { folderProject } from '../../src/core/capture/project';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
-import { startHttpServer } from '../../src/mcp/httpServer';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import type { Any, WindowState } from './extensionWindow';
 import { Uri, makeStub } from './extensionWindow';
+import { windowEngines } from './fixtures/windowServer';
 import { withVscodeStub } from './vscodeStub';
 
 const ALPHA = 'github.com/acme/alpha';
@@ -64,7 +64,7 @@ describe("extension: the window's MCP server when the window's folders change", 
   let scopes: Any;
   let changes: number;
   let logs: string[];
-  const servers: RunningHttpServer[] = [];
+  let servers: RunningHttpServer[] = [];
   const folder = (name: string, index: number): WindowState['folders'][number] => ({ uri: Uri.file(path.join(dir, name)), name, index });
   const setFolders = (names: string[]): void => {
     state.folders = names.map((n, i) => folder(n, i));
@@ -90,18 +90,9 @@ describe("extension: the window's MCP server when the window's folders change", 
     const mods = withVscodeStub(stub, () => ({ scopes: require('../../src/extension/scopes'), host: require('../../src/extension/agents/mcpServerHost') }));
     /* eslint-enable @typescript-eslint/no-require-imports */
     // The engine process's server: one at a time, as EngineClient's.
-    const client = {
-      async startHttpServer(o: Any) {
-        const s = await startHttpServer({ engine, scope: o.scope, port: o.port, token: o.token, repoRoot: o.repoRoot });
-        servers.push(s);
-        return { url: s.url, baseUrl: s.baseUrl, port: s.port, token: s.token };
-      },
-      async stopHttpServer() {
-        for (const s of servers.splice(0)) await s.close();
-        return null;
-      },
-    };
-    const engines = { get: async () => client, peek: () => client, onDidClose: () => ({ dispose: () => undefined }) };
+    const window = windowEngines(engine);
+    const engines = window.engines;
+    servers = window.servers;
     const secrets = new Map<string, string>();
     const secretStorage = { get: async (k: string) => secrets.get(k), store: async (k: string, v: string) => void secrets.set(k, v), delete: async (k: string) => void secrets.delete(k) };
     logs = [];

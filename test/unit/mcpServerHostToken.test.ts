@@ -7,9 +7,9 @@
 import * as assert from 'node:assert/strict';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
-import { startHttpServer } from '../../src/mcp/httpServer';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { openTestEngine, removeDir } from './mcpFixture';
+import { windowEngines } from './fixtures/windowServer';
 import { withVscodeStub } from './vscodeStub';
 
 class EventEmitter<T> {
@@ -52,19 +52,7 @@ class SharedSecrets {
 
 /** One VS Code window: its engine thread (here: an in-process server on the shared store) and its project. */
 function windowFor(engine: MemoryEngine, scope: Scope, secrets: SharedSecrets): { host: InstanceType<typeof McpServerHost>; servers: RunningHttpServer[] } {
-  const servers: RunningHttpServer[] = [];
-  const client = {
-    async startHttpServer(options: { scope: Scope; port: number; token: string; repoRoot?: string }) {
-      const s = await startHttpServer({ engine, scope: options.scope, port: options.port, token: options.token });
-      servers.push(s);
-      return { url: s.url, baseUrl: s.baseUrl, port: s.port, token: s.token };
-    },
-    async stopHttpServer() {
-      for (const s of servers.splice(0)) await s.close();
-      return null;
-    },
-  };
-  const engines = { get: async () => client, peek: () => client, onDidClose: () => ({ dispose: () => undefined }) };
+  const { engines, servers } = windowEngines(engine);
   const folder = { uri: { scheme: 'untitled', toString: () => `untitled:${scope.project}` } };
   const scopes = { current: async () => scope, currentFolder: () => folder, scopeFor: async () => scope, folders: () => [folder], onDidChangeFolders: () => ({ dispose: () => undefined }) };
   const host = new McpServerHost(engines as never, scopes as never, secrets as never, () => undefined);
