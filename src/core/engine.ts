@@ -709,6 +709,7 @@ export class MemoryEngine implements MemoryEngineApi {
     const project = request.project ?? scope?.project;
     if (!request.all && typeof project === 'string') await this.sessions.noticeForgets([project]);
     const forgotten = await forgetRecords(this.repos, request, scope);
+    this.queryEmbedders?.drop(forgotten.project);
     if (request.all) this.sessions.open.clear();
     else if (request.project) this.sessions.open.clear(request.project);
     else if (forgotten.project !== null) this.sessions.retire(forgotten.project, forgotten.sessions);
@@ -722,6 +723,7 @@ export class MemoryEngine implements MemoryEngineApi {
   /** Finishes the forgets a crash or a failure left unfinished (see resumeForget), with what a forget does after. */
   private async resumeForgets(): Promise<void> {
     for (const forgotten of await this.maintenance.resumeForget()) {
+      this.queryEmbedders?.drop(forgotten.project);
       if (forgotten.project === null || forgotten.records === null) this.sessions.open.clear(forgotten.project ?? undefined);
       else this.sessions.retire(forgotten.project, forgotten.sessions);
       await this.forgetShares(forgotten);

@@ -8,7 +8,7 @@ import type { Summariser } from './compress/summariser';
 import { errorMessage } from './errorText';
 import type { Scope, SessionSummary } from './model/records';
 import { SessionRegistry } from './sessions';
-import { forgetRecords, settleForgets } from './store/forget';
+import { forgetRecords, forgetSummariesAgain, settleForgets } from './store/forget';
 import { forgottenStatements } from './store/forgetKeys';
 import { forgetMark, forgotSince, goneRecords, lastForgets } from './store/forgetMarks';
 import { checkProject } from './store/projectTable';
@@ -184,13 +184,19 @@ export class SessionKeeper {
     const { store } = this.parts;
     await this.parts.flush();
     const mark = await forgetMark(store);
+    // The summariser is given the session's prompts, which a forget meanwhile deletes (below).
+    const prompted = (await repos.prompts.recent(memorySessionId, 1)).length > 0;
     const summary = await compressSession(
       // A promoted memory the user forgot is not promoted again from the evidence it had then.
       { repos, summariser: this.parts.summariser, summaryBudgetTokens: this.parts.summaryBudgetTokens, forgottenStatements: (keys) => forgottenStatements(store, repos.project, keys) },
       memorySessionId,
       reason,
     );
-    if (summary && (await forgotSince(store, mark, repos.project))) await this.forgetAgain(repos, memorySessionId);
+    if (summary && (await forgotSince(store, mark, repos.project))) {
+      await this.forgetAgain(repos, memorySessionId);
+      // Its summaries may quote the prompts that forget deleted (every forget in the project does).
+      if (prompted) await forgetSummariesAgain(this.parts.repos, repos.project, (await repos.summaries.ofSessionsOnBranches([memorySessionId])).map((s) => s.summary.id));
+    }
     // The memories it promoted supersede others, which a forget may have removed meanwhile.
     await settleForgets(this.parts.repos, repos.project, mark, { memories: [...repos.memories.written] });
     return summary;

@@ -119,6 +119,36 @@ describe("an engine's query vectors, per project", function () {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a forget in a project drops its cached questions (it deletes what its agents asked: a hit would still answer one faster), and leaves another project's", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-querycache-'));
+    const inner = new CountingEmbedder('m-64', 64);
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder: inner, maintenanceIntervalMs: 0 });
+    try {
+      const alpha = { project: 'alpha' };
+      const beta = { project: 'beta' };
+      const [note] = await engine.observe([{ type: 'note', title: 'Initech acquisition', narrative: 'alpha plans to acquire Initech' }], alpha);
+      await engine.observe([{ type: 'note', title: 'beta parser', narrative: 'the beta parser reads CSV' }], beta);
+      await engine.flush();
+      await engine.waitForVectors();
+      const asked = 'when do we acquire Initech';
+      const kept = 'what does the parser read';
+      const times = (q: string): number => inner.asked.filter((t) => t === q).length;
+      await engine.search(asked, { scope: alpha, limit: 3 });
+      await engine.search(kept, { scope: beta, limit: 3 });
+      await engine.forget({ ids: [note.id] }, alpha);
+      await engine.search(asked, { scope: alpha, limit: 3 });
+      assert.equal(times(asked), 2, 'the question asked before the forget was served from the cache after it');
+      await engine.search(kept, { scope: beta, limit: 3 });
+      assert.equal(times(kept), 1, "another project's cache stays");
+      await engine.forget({ all: true }, null);
+      await engine.search(kept, { scope: beta, limit: 3 });
+      assert.equal(times(kept), 2, 'a forget of everything drops every project\'s');
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('ProjectQueryCaches', () => {

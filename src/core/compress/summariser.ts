@@ -160,8 +160,11 @@ function amendedAway(commits: Observation[]): string[] {
   return commits.flatMap((o) => parseJson<string[]>(o.facts, []).filter((f) => f.startsWith(AMENDS)).map((f) => f.slice(AMENDS.length).trim())).filter((s) => /^[0-9a-f]{7,64}$/.test(s));
 }
 
+/** The extractive summariser's name, as a summary it wrote records it (store/summaryQuotes.ts reads it). */
+export const EXTRACTIVE_SUMMARISER = 'extractive-v2';
+
 export class ExtractiveSummariser implements Summariser {
-  readonly name = 'extractive-v2';
+  readonly name = EXTRACTIVE_SUMMARISER;
 
   async summarise(observations: Observation[], budgetTokens: number, context: SummaryContext = {}): Promise<SummaryFields> {
     const obs = [...observations].sort((a, b) => a.created_at_epoch - b.created_at_epoch || a.id - b.id);

@@ -102,6 +102,15 @@ export class ProjectQueryCaches {
     while (this.caches.size > this.projects) this.caches.delete(this.caches.keys().next().value as string);
     return cache;
   }
+
+  /**
+   * A forget in `project` (null: of everything) deletes what its agents asked (the prompts, the
+   * request log): its cached questions go too, or a hit would still answer one of them faster.
+   */
+  drop(project: string | null): void {
+    if (project === null) this.caches.clear();
+    else this.caches.delete(project);
+  }
 }
 
 interface Deferred {

@@ -41,6 +41,7 @@ import type { ProjectRepositories, Repositories } from './repos/repositories';
 import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
 import { retryConflicts } from './retry';
+import { summariesQuotingPrompts, summariesShownCommits } from './summaryQuotes';
 import { ensureFtsIndex, ensureScalarIndexes, prefixWhere } from './store';
 import type { Row, Store } from './store';
 import {
@@ -259,6 +260,29 @@ export async function settleForgets(repos: Repositories, project: string, mark: 
   if (!closure) return false;
   const kind: SourceKind = gone.observation.size > 0 ? 'observation' : 'memory';
   await begin(repos, { request: { kind, ids: [...gone[kind]] }, scope: { project }, owner: thisProcess(), closure, again: true });
+  return true;
+}
+
+/**
+ * Session summaries written from what a forget (in any process) deleted while they were being
+ * written, their session's prompts read before it: they go from every file as a forget's derived
+ * records do, their session's observations stay (the sweep of sessions left open summarises it
+ * again). Returns whether any was stored.
+ */
+export async function forgetSummariesAgain(repos: Repositories, project: string, ids: number[]): Promise<boolean> {
+  const scoped = repos.forProject(project);
+  const stored = ids.length === 0 ? [] : (await scoped.summaries.table.rows(`id IN ${sqlIntList(ids)}`, { select: ['id'] })).map((r) => Number(r.id));
+  if (stored.length === 0) return false;
+  const doomed = { observation: new Set<number>(), session_summary: new Set(stored), memory: new Set<number>() };
+  const closure: Closure = {
+    doomed: { observation: [], session_summary: stored, memory: [] },
+    entities: [],
+    restore: [],
+    successors: {},
+    tombstones: [],
+    records: await forgottenRecordsOf(repos.store, scoped, doomed, []),
+  };
+  await begin(repos, { request: { kind: 'session_summary', ids: stored }, scope: { project }, owner: thisProcess(), closure, again: true });
   return true;
 }
 
@@ -495,6 +519,10 @@ async function closureOf(store: Store, repos: ProjectRepositories, seed: Partial
   }
   if (!again && !(await anyRecord(repos, doomed))) return null;
   const rows = doomed.observation.size ? await repos.observations.table.rows(`id IN ${sqlIntList([...doomed.observation])}`) : [];
+  // Summaries that quote what goes besides their sources: the project's prompts (forgetIds
+  // deletes them), the forgotten commits of other sessions a summariser was shown.
+  for (const id of await summariesQuotingPrompts(repos)) doomed.session_summary.add(id);
+  for (const id of await summariesShownCommits(repos, rows)) doomed.session_summary.add(id);
   const observations = rows.map(rowToObservation);
   const derived = deriveGraph(observations, Date.now());
   const restore = observations

@@ -43,6 +43,11 @@ export class PromptRepository {
     // Older than 30 days: never read (see recent), deleted by the maintenance (pruneSessionPrompts).
   }
 
+  /** The sessions (as keyed here, sessionKey) with prompts stored. */
+  async sessions(): Promise<Set<string>> {
+    return new Set((await this.table.rows(null, { select: ['session_id'] })).map((r) => String(r.session_id)));
+  }
+
   /** Newest first, none older than 30 days. */
   async recent(sessionId: string, limit: number): Promise<string[]> {
     const since = Date.now() - PROMPT_TTL_MS;
