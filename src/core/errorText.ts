@@ -33,6 +33,12 @@ export function errorMessage(error: unknown): string {
     .trim();
 }
 
+/** The endpoint (its origin) of a request to object storage that got no answer in its time, as Lance reports it; null for any other error. */
+export function unansweredRequest(error: unknown): string | null {
+  const text = error instanceof Error ? error.message : String((error as Error)?.message ?? error);
+  return /timed out/i.test(text) ? (UNANSWERED.exec(text)?.[2] ?? null) : null;
+}
+
 /** errorMessage, at most about `max` characters: its start says what failed, its end why, so both are kept. */
 export function briefError(error: unknown, max = 500): string {
   const text = errorMessage(error).split('\n')[0];

@@ -11,6 +11,7 @@ import { errorMessage, looksDamaged, looksLikeNetwork } from '../../src/core/err
 import { ToolError, errorResult } from '../../src/core/tools/types';
 import { requestBounds, s3Credentials } from '../../src/core/store/objectStorage';
 import { TABLES } from '../../src/core/store/schema';
+import { UNANSWERED_HOLD } from '../../src/core/store/unanswered';
 import { TEST_SECRET_KEY, setEnv, startS3Server } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 import { blackholeProxy } from './fixtures/blackholeProxy';
@@ -91,6 +92,8 @@ describe('a personal store on s3:// whose endpoint black-holes requests', functi
     checkError('observe', await settle('observe during the hole', BOUND_MS + 15_000, engine.observe([{ type: 'edit', title: 'Edited src/during.ts', narrative: 'during: zebra' }], scope)));
 
     hole.blackhole(false);
+    // The store asks again once the calls after the last unanswered request have failed at once for their while.
+    await new Promise((resolve) => setTimeout(resolve, UNANSWERED_HOLD * REQUEST_TIMEOUT_S * 1000));
     const after = await settle('search after the hole', 30_000, engine.search('aardvark', { scope }));
     assert.equal(after.error, undefined, String(after.error?.message));
     assert.equal(after.value?.length, 4);
@@ -111,6 +114,35 @@ describe('a personal store on s3:// whose endpoint black-holes requests', functi
     assert.equal(cells, titles.length);
     const hits = (await engine.search('aardvark', { scope })).map((h) => h.cell.title);
     for (const t of [...before, 'After', seen.title]) assert.ok(hits.includes(t), `${t} not found: ${hits.join(' / ')}`);
+  });
+
+  it('fails the calls right after a request that got no answer at once, naming the endpoint, and asks again after a while', async () => {
+    engine = await MemoryEngine.open({ storeUri: 's3://personal/latch', embedder: 'none', maintenanceIntervalMs: 0 });
+    const scope = { project: PROJECT };
+    await engine.remember({ title: 'Before', text: 'written before the hole: aardvark' }, scope);
+    hole.blackhole(true);
+    const first = await settle('search during the hole', BOUND_MS + 15_000, engine.search('aardvark', { scope }));
+    assert.match(errorMessage(first.error), /did not answer: a GET of .* got no answer in 2 s/);
+    // Each of these asked again and waited its own bound: a command's close, which ends its session,
+    // writes its graph and renews its lease, took 35 bounds to exit.
+    const endpoint = `127.0.0.1:${hole.port}`;
+    for (const [what, call] of [
+      ['remember', () => engine!.remember({ title: 'During', text: 'written during the hole: zebra' }, scope)],
+      ['observe', () => engine!.observe([{ type: 'edit', title: 'Edited src/during.ts', narrative: 'during: zebra' }], scope)],
+      ['search', () => engine!.search('aardvark', { scope })],
+    ] as const) {
+      const r = await settle(`${what} right after`, BOUND_MS, (call as () => Promise<unknown>)());
+      const shown = errorMessage(r.error);
+      assert.ok(r.error, `${what} answered during the black hole`);
+      assert.match(shown, /did not answer [\d.]+ s ago; not asked again for [\d.]+ s/, `${what}: ${shown}`);
+      assert.ok(shown.includes(endpoint), shown);
+      assert.equal(looksLikeNetwork(shown), true, shown);
+      assert.equal(looksDamaged(shown), false, shown);
+    }
+    hole.blackhole(false);
+    await new Promise((resolve) => setTimeout(resolve, UNANSWERED_HOLD * REQUEST_TIMEOUT_S * 1000));
+    assert.deepEqual((await engine.search('aardvark', { scope })).map((h) => h.cell.title), ['Before']);
+    assert.deepEqual((await engine.store.rows(TABLES.memories, null, { select: ['title'] })).map((r) => String(r.title)), ['Before']);
   });
 
   it('bounds every request at 10 s unless CODE_MEMORY_STORE_TIMEOUT says otherwise, and refuses a value that says nothing', () => {

@@ -21,12 +21,13 @@ import type { IdAllocator } from './ids';
 import { isLocalUri, localPath, storeFolder } from './location';
 import { objectLock } from './objectLock';
 import { fragmentsWithDeletions } from './deletionFiles';
-import { canonicalObjectUri, displayUri, openObjectStorage } from './objectStorage';
+import { canonicalObjectUri, displayUri, openObjectStorage, requestTimeoutMs } from './objectStorage';
 import type { ObjectStoreSettings } from './objectStorage';
 import { StoreVersionError, TOPICS_RETIRED_KEY, TOPICS_RETIRED_VERSION, migrate, retireSameTopics } from './migrations';
 import { projection } from './projection';
 import { retryConflicts, retryVanished, sleep } from './retry';
 import { RewriteGate } from './rewriteGate';
+import { UNANSWERED_HOLD, UnansweredLatch, underLatch } from './unanswered';
 import { UpkeepProcess } from './upkeepProcess';
 import type { UpkeepJob } from './upkeepProcess';
 import { RECORD_TABLES, SCHEMA_VERSION, TABLES, cellsSchema, currentSchemas } from './schema';
@@ -145,11 +146,14 @@ export class Store {
     // Object storage is probed first: an endpoint that would lose concurrent commits is refused.
     const storageOptions = local ? options.storageOptions : await openObjectStorage(options.uri, options.storageOptions, options.env, options.objectStore);
     const connect = { uri: local ? localPath(options.uri) : options.uri, storageOptions };
-    const db = await lancedb.connect(connect.uri, {
+    const connected = await lancedb.connect(connect.uri, {
       readConsistencyInterval: 0,
       storageOptions,
       session: cacheSession(),
     });
+    // On object storage, a request that got no answer fails the calls right after it at once.
+    const bound = local ? null : requestTimeoutMs(storageOptions ?? {});
+    const db = bound === null ? connected : underLatch(connected, new UnansweredLatch(UNANSWERED_HOLD * bound));
 
     if (local) await refuseTablesWithoutVersions(localPath(options.uri));
     let names = new Set(await db.tableNames());
