@@ -13,6 +13,7 @@ import * as z from 'zod/v4';
 import type { SearchHit } from '../api';
 import type { Freshness } from '../capture/freshness';
 import { freshnessWeight } from '../capture/freshness';
+import { quotedLines } from '../model/quoted';
 import type { Cell } from '../model/records';
 import { countTokens, truncateToTokens } from '../tokens';
 import { rankInTime, searchInTime } from './timeline';
@@ -94,7 +95,8 @@ function itemBlock(index: number, cell: Cell, note: string | null, origin: Searc
   // Short markers say how it stands in time and whether it still holds: the code may have moved on.
   const fresh = freshness && freshness.state !== 'unknown' ? ` [${freshness.marker}]` : '';
   const head = `[${index}] ${oneLine(cell.title) || cell.type} (${source}, ${date}${sha})${note ? ` [${oneLine(note)}]` : ''}${fresh}`;
-  return cell.text ? `${head}\n${cell.text.trim()}` : head;
+  // The text is quoted: none of its lines reads as a line of the pack (a `Reference:`, an item head).
+  return cell.text ? `${head}\n${quotedLines(cell.text.trim())}` : head;
 }
 
 /** Freshness of the hits that name files and a commit, by node id; empty without a repository. */

@@ -9,6 +9,7 @@ import type { SearchHit } from '../api';
 import type { ForgetMark } from '../store/forgetMarks';
 import type { Cell, Entity } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
+import { quotedLines } from '../model/quoted';
 import { sessionKey } from '../capture/prepare';
 import { redact, redactKey } from '../capture/redact';
 import { countTokens, cutText, truncateToTokens } from '../tokens';
@@ -229,7 +230,8 @@ function report(prompt: string, out: RetrieveMemoryOutput, facts: z.output<typeo
   }
   if (r.documents.length) {
     lines.push('## Documents', '');
-    for (const d of r.documents) lines.push(`### ${d.title} (source: ${d.source_path})`, '', d.excerpt + (d.truncated ? ' […]' : ''), '');
+    // An excerpt is quoted: none of its lines reads as a heading, fact or rule of the report.
+    for (const d of r.documents) lines.push(`### ${d.title} (source: ${d.source_path})`, '', quotedLines(d.excerpt) + (d.truncated ? ' […]' : ''), '');
   }
   lines.push('---', `*Retrieved ${r.total_items} items | Avg relevance: ${Math.round(r.avg_relevance_score * 100)}% | Coverage: ${r.coverage_assessment}*`);
   return lines.join('\n');
