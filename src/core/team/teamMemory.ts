@@ -32,6 +32,7 @@ import type { ObjectStoreSettings } from '../store/objectStorage';
 import { Outbox } from './outbox';
 import type { OutboxEntry, PendingEntry } from './outbox';
 import { ShareLedger } from './shareLedger';
+import { teamSourceId } from './shareRows';
 import { PurgeUnfinished, TEAM_ITEM_WHERE, TeamTable, projectWhere, teamItemsSchema, teamRowOf } from './teamTable';
 import type { TeamRow } from './teamTable';
 import type { Row } from '../store/store';
@@ -39,6 +40,7 @@ import { briefError, errorMessage } from '../errorText';
 import { redact, redactJson, redactKey } from '../capture/redact';
 import { rowToCell } from '../store/mapping';
 import { printable } from '../model/printable';
+import { MAX_IMPORT_LINE_BYTES } from '../store/portability';
 import type { Schema } from 'apache-arrow';
 
 export type TeamState = 'connecting' | 'online' | 'offline' | 'refused';
@@ -779,6 +781,12 @@ const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/;
 const MAX_LABEL = 200;
 /** Longest file path a team row keeps, in characters; a longer one is dropped. */
 const MAX_FILE_PATH = 1024;
+/**
+ * Longest text value a team row keeps, in UTF-16 units: what one line of an export holds at most
+ * (MAX_IMPORT_LINE_BYTES), so no record a client shares is longer (an edited memory may pass the
+ * million characters an imported field holds, and is shared). A longer row is left out.
+ */
+export const MAX_TEAM_VALUE_CHARS = MAX_IMPORT_LINE_BYTES;
 /** Most file paths a team row keeps (as a record's cell keeps). */
 const MAX_FILES = 50;
 /** What splits a line for some reader: control characters (U+0085 too) and line and paragraph separators. */
@@ -826,13 +834,21 @@ export function safeTeamRow(raw: Row, schema: Schema): TeamRow | string {
   if (typeof checked === 'string') return checked;
   const row: Row = {};
   for (const field of schema.fields) row[field.name] = checked[field.name] ?? null;
+  // Before anything reads a value whole (redaction, the copy's full-text index, a pack's token
+  // count): a value longer than MAX_TEAM_VALUE_CHARS is no client's, and each read of it stalled
+  // every teammate's tools.
+  for (const field of schema.fields) {
+    const v = row[field.name];
+    if (typeof v === 'string' && v.length > MAX_TEAM_VALUE_CHARS) return `${field.name} is longer than ${MAX_TEAM_VALUE_CHARS} characters, more than a record holds`;
+  }
   if (!NODE_ID.test(String(row.node_id))) return 'node_id is not a node id';
   if (row.layer !== 'L1' && row.layer !== 'L2') return `layer is not shared`;
   if (redact(String(row.project)) !== row.project) return 'project holds a secret';
-  for (const name of ['title', 'text', 'search_text', 'shared_by']) row[name] = redact(String(row[name]));
   // Lists and look-ups print the title and text as they are (`code-memory team`): without terminal
-  // escape sequences, as every read of a search cell shows them (model/printable.ts).
+  // escape sequences, as every read of a search cell shows them (model/printable.ts). Taken out
+  // before redaction, as capture does: a key split by one came out whole after redaction looked.
   for (const name of ['title', 'text']) row[name] = printable(String(row[name]));
+  for (const name of ['title', 'text', 'search_text', 'shared_by']) row[name] = redact(String(row[name]));
   row.shared_by = oneLine(String(row.shared_by), MAX_LABEL);
   if (typeof row.files === 'string') row.files = safeFiles(row.files);
   for (const name of ['branch', 'type']) if (typeof row[name] === 'string') row[name] = oneLine(row[name] as string, MAX_LABEL);
@@ -840,6 +856,10 @@ export function safeTeamRow(raw: Row, schema: Schema): TeamRow | string {
   if (typeof row.commit_sha === 'string' && !COMMIT_SHA.test(row.commit_sha)) row.commit_sha = null;
   if (!ORIGIN.test(String(row.origin))) row.origin = `${String(row.source_kind)}/${String(row.source_id)}`;
   if (!ORIGIN.test(String(row.origin))) return 'origin is not a record';
+  // The item's number is its node id's, as every writer makes it (teamSourceId): one written as
+  // the id of a reader's own record named that record (recall_context's Location, a look-up by
+  // node id) for the teammate's item.
+  row.source_id = teamSourceId(String(row.node_id));
   const model = String(row.embed_model);
   if (model !== '' && !(MODEL_NAME.test(model) && redact(model) === model)) {
     row.embed_model = '';
