@@ -1,13 +1,19 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { gitConfigFile } from '../core/capture/gitConfig';
 import type { Scope } from '../core/model/records';
 
 /**
- * Project scope per workspace folder (git remote, else folder name and identity), computed once per folder
- * with the engine's own rule so that the CLI and the extension agree on project names.
+ * Project scope per workspace folder (git remote, else folder name and identity), computed with
+ * the engine's own rule so that the CLI and the extension agree on project names: once per folder,
+ * and again when the window's folders change or the repository's git config does (a remote set
+ * to another URL names another project, as the CLI run there then says).
  */
 export class ScopeService implements vscode.Disposable {
   private readonly cache = new Map<string, Promise<Scope>>();
+  /** The git config file each folder's scope was computed with, and how it stood then (see configStamp). */
+  private readonly configs = new Map<string, { file: string | null; stamp: string }>();
   private readonly subscription: vscode.Disposable;
   /**
    * The folder (URI string) the user last picked for what lies in no folder (resolve, choose):
@@ -17,14 +23,16 @@ export class ScopeService implements vscode.Disposable {
   private chosen: string | undefined;
   private readonly _onDidChangeFolders = new vscode.EventEmitter<void>();
   /**
-   * The window's folders changed (added, removed, replaced): fired once the projects known of
-   * them are forgotten, so that scopeFor computes them again (a folder's remote may have changed).
+   * The window's folders changed (added, removed, replaced), or a folder's git config did: fired
+   * once the projects known of them are forgotten, so that scopeFor computes them again.
    */
   readonly onDidChangeFolders = this._onDidChangeFolders.event;
 
-  constructor() {
+  /** `rule`: a folder's scope (the engine's rule, loaded when first needed). */
+  constructor(private readonly rule: (uri: vscode.Uri) => Promise<Scope> = computeScope) {
     this.subscription = vscode.workspace.onDidChangeWorkspaceFolders(() => {
       this.cache.clear();
+      this.configs.clear();
       this.chosen = undefined;
       this._onDidChangeFolders.fire();
     });
@@ -34,13 +42,22 @@ export class ScopeService implements vscode.Disposable {
     return vscode.workspace.workspaceFolders ?? [];
   }
 
-  /** `folder` is a workspace folder URI string (as capture events carry it). */
+  /**
+   * `folder` is a workspace folder URI string (as capture events carry it). Each call looks at
+   * the repository's git config (one stat): once it changed, the scope is computed again and
+   * onDidChangeFolders fires.
+   */
   scopeFor(folder: string): Promise<Scope> {
-    let scope = this.cache.get(folder);
-    if (!scope) {
-      scope = computeScope(vscode.Uri.parse(folder));
-      this.cache.set(folder, scope);
-    }
+    const uri = vscode.Uri.parse(folder);
+    const config = this.configs.get(folder);
+    const file = config ? config.file : uri.scheme === 'file' ? gitConfigFile(uri.fsPath) : null;
+    const stamp = configStamp(file);
+    const known = this.cache.get(folder);
+    if (known && config?.stamp === stamp) return known;
+    const scope = this.rule(uri);
+    this.cache.set(folder, scope);
+    this.configs.set(folder, { file, stamp });
+    if (known) this._onDidChangeFolders.fire();
     return scope;
   }
 
@@ -119,6 +136,17 @@ export class ScopeService implements vscode.Disposable {
   dispose(): void {
     this.subscription.dispose();
     this._onDidChangeFolders.dispose();
+  }
+}
+
+/** How a config file stands: git writes it anew (a lock file renamed over it) at each change. */
+function configStamp(file: string | null): string {
+  if (!file) return '';
+  try {
+    const s = fs.statSync(file);
+    return `${s.ino}:${s.mtimeMs}:${s.size}`;
+  } catch {
+    return 'none';
   }
 }
 

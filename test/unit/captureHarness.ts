@@ -349,11 +349,10 @@ export class Harness {
       const { CapturedLog } = require('../../src/extension/capture/capturedLog');
       const { ScopeService } = require('../../src/extension/scopes');
       /* eslint-enable @typescript-eslint/no-require-imports */
-      this.scopes = new ScopeService();
       // computeScope's `await import('../core/capture/project')` is bundled by esbuild in the
       // extension; under tsx/cjs it becomes a native ESM import that cannot resolve the .ts file,
-      // so the cache is seeded with the same rule the extension runs (projectScopeFor).
-      for (const f of this.folders) this.scopes.cache.set(f.uri.toString(), projectScopeFor(f.uri.fsPath).then((project: string) => ({ project })));
+      // so the service is given the same rule the extension runs (projectScopeFor).
+      this.scopes = new ScopeService((uri: Any) => projectScopeFor(uri.fsPath).then((project: string) => ({ project })));
       const log = new CapturedLog();
       this.captured = log;
       this.capture = new CaptureService(engines, this.scopes, log, memento);

@@ -39,8 +39,7 @@ describe('chat tools in a window of two projects, the active editor in no folder
       constructor(readonly content: unknown[]) {}
     };
     w.stub.lm = { registerTool: (name: string, tool: Any) => (tools.set(name, tool), { dispose: () => undefined }) };
-    scopes = withVscodeStub(w.stub, () => new w.mods.scopes.ScopeService());
-    seedProjects();
+    scopes = withVscodeStub(w.stub, () => new w.mods.scopes.ScopeService(w.projectOf));
     // The engine worker's invokeTool, on the real engine: the tool of that name, run in the scope given.
     const engine = { invokeTool: (name: string, scope: Any, input: unknown, session: string) => findTool(name)!.run({ engine: w.engine, scope, transportSessionId: session }, input) };
     const engines = { get: async () => engine, peek: () => engine, isOpen: true, storeUri: w.engines.storeUri, onDidOpen: w.engines.onDidOpen };
@@ -50,11 +49,6 @@ describe('chat tools in a window of two projects, the active editor in no folder
     w.state.folderPicks.length = 0;
     w.state.folderPick = undefined;
   });
-
-  function seedProjects(): void {
-    scopes.cache.set(w.state.folders[0].uri.toString(), Promise.resolve(w.alpha));
-    scopes.cache.set(w.state.folders[1].uri.toString(), Promise.resolve(w.beta));
-  }
 
   /** The chat tool of that MCP name, called as VS Code calls it; its text. */
   const tool = (name: string): Invoke => async (input) => {
@@ -108,8 +102,6 @@ describe('chat tools in a window of two projects, the active editor in no folder
     w.state.folderPick = 'beta';
     await tool('remember')({ title: 'chat note 7', text: 'x' });
     for (const l of folderChanged) l({ added: [], removed: [] });
-    // The folders' projects, as the service computes them again (these folders are not repositories).
-    seedProjects();
     w.state.folderPick = 'alpha';
     await tool('remember')({ title: 'chat note 8', text: 'x' });
     assert.equal(w.state.folderPicks.length, 2);

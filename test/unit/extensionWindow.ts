@@ -170,6 +170,8 @@ export interface TwoProjectWindow {
   engines: Any;
   alpha: Scope;
   beta: Scope;
+  /** The rule the window's ScopeService names the two folders by. */
+  projectOf(uri: Uri): Promise<Scope>;
   /** A document of `file`; scheme `file` unless told. */
   doc(file: string, text: string, scheme?: string): Any;
   editor(document: Any): Any;
@@ -197,12 +199,13 @@ export async function openTwoProjectWindow(): Promise<TwoProjectWindow> {
   const engines = { get: async () => engine, peek: () => engine, isOpen: true, storeUri: path.join(dir, 'store'), onDidOpen: opened.event };
   for (const name of ['alpha', 'beta']) fs.mkdirSync(path.join(dir, name, 'src'), { recursive: true });
   state.folders = ['alpha', 'beta'].map((name, index) => ({ uri: Uri.file(path.join(dir, name)), name, index }));
-  const scopes = withVscodeStub(stub, () => new mods.scopes.ScopeService());
   const alpha = { project: 'proj-alpha' };
   const beta = { project: 'proj-beta' };
-  scopes.cache.set(state.folders[0].uri.toString(), Promise.resolve(alpha));
-  scopes.cache.set(state.folders[1].uri.toString(), Promise.resolve(beta));
+  // The folders' projects, as the service's rule would name them (these folders are not repositories).
+  const projectOf = async (uri: Uri): Promise<{ project: string }> => (path.basename(uri.fsPath) === 'alpha' ? alpha : beta);
+  const scopes = withVscodeStub(stub, () => new mods.scopes.ScopeService(projectOf));
   return {
+    projectOf,
     dir,
     engine,
     state,

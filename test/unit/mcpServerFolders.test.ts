@@ -18,6 +18,7 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import type { Any, WindowState } from './extensionWindow';
 import { Uri, makeStub } from './extensionWindow';
+import { gitConfigFile } from '../../src/core/capture/gitConfig';
 import { windowEngines } from './fixtures/windowServer';
 import { withVscodeStub } from './vscodeStub';
 
@@ -96,13 +97,8 @@ describe("extension: the window's MCP server when the window's folders change", 
     const secrets = new Map<string, string>();
     const secretStorage = { get: async (k: string) => secrets.get(k), store: async (k: string, v: string) => void secrets.set(k, v), delete: async (k: string) => void secrets.delete(k) };
     logs = [];
-    scopes = withVscodeStub(stub, () => new mods.scopes.ScopeService());
     // The service's rule (folderProject), which it loads with import(), as tsx cannot here.
-    const scopeFor = scopes.scopeFor.bind(scopes);
-    scopes.scopeFor = (uri: string) => {
-      if (!scopes.cache.has(uri)) scopes.cache.set(uri, folderProject(Uri.parse(uri).fsPath).then(({ project }) => ({ project })));
-      return scopeFor(uri);
-    };
+    scopes = withVscodeStub(stub, () => new mods.scopes.ScopeService((uri: Any) => folderProject(uri.fsPath).then(({ project }) => ({ project }))));
     host = withVscodeStub(stub, () => new mods.host.McpServerHost(engines, scopes, secretStorage, (m: string) => logs.push(m)));
     changes = 0;
     host.onDidChange(() => changes++);
@@ -176,6 +172,51 @@ describe("extension: the window's MCP server when the window's folders change", 
       assert.notEqual((await health(first)).project, ALPHA);
     } finally {
       execFileSync('git', ['-C', path.join(dir, 'alpha'), 'remote', 'set-url', 'origin', `https://${ALPHA}.git`]);
+    }
+  });
+
+  it("the served folder's remote changed with no folder change: the window names it as the CLI then does, and the old project's server stops", async () => {
+    state.folders = [folder('alpha', 0)];
+    const uri = Uri.file(path.join(dir, 'alpha')).toString();
+    const first = await host.start();
+    assert.equal((await health(first)).project, ALPHA);
+    execFileSync('git', ['-C', path.join(dir, 'alpha'), 'remote', 'set-url', 'origin', 'https://github.com/acme/alpha-moved.git']);
+    try {
+      const cli = (await folderProject(path.join(dir, 'alpha'))).project;
+      assert.equal(cli, 'github.com/acme/alpha-moved');
+      // Capture asks for the folder's project at each event: the next one sees the new remote.
+      assert.equal((await scopes.scopeFor(uri)).project, cli);
+      const next = await host.start();
+      assert.equal((await health(next)).project, cli);
+      assert.notEqual((await health(first)).project, ALPHA, "the old remote's server still answers");
+      // Asked again with the config as it is: the same scope, nothing restarted.
+      const changesBefore = changes;
+      assert.equal((await scopes.scopeFor(uri)).project, cli);
+      assert.equal((await host.start()).url, next.url);
+      assert.equal(changes, changesBefore);
+    } finally {
+      execFileSync('git', ['-C', path.join(dir, 'alpha'), 'remote', 'set-url', 'origin', `https://${ALPHA}.git`]);
+    }
+  });
+});
+
+describe('gitConfigFile: the config a folder of a repository is named by', () => {
+  it('finds it from a subfolder, a worktree and a submodule-like .git file; null outside a repository', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-git-config-'));
+    try {
+      const repo = path.join(dir, 'repo');
+      gitRepo(repo, 'https://github.com/acme/repo.git');
+      execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@e', 'commit', '-q', '--allow-empty', '-m', 'first']);
+      const config = fs.realpathSync(path.join(repo, '.git', 'config'));
+      const real = (f: string | null): string | null => (f ? fs.realpathSync(f) : f);
+      assert.equal(real(gitConfigFile(path.join(repo, 'src'))), config);
+      execFileSync('git', ['-C', repo, 'worktree', 'add', '-q', path.join(dir, 'tree')]);
+      assert.equal(real(gitConfigFile(path.join(dir, 'tree'))), config);
+      const plain = path.join(dir, 'plain');
+      fs.mkdirSync(plain);
+      assert.equal(gitConfigFile(plain), null);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
