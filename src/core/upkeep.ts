@@ -92,6 +92,15 @@ export class Upkeep {
     if (this.parts.summariseOrphans && !this.stopping) this.later(5000, 'orphan sessions', () => this.parts.endOrphanSessions());
   }
 
+  /**
+   * After a forget that took session summaries whose sessions' observations stay (a summary that
+   * quoted the project's prompts, see store/summaryQuotes.ts): the lease holder summarises those
+   * sessions again from what is left, as it does at open, instead of at the next open.
+   */
+  summariseAgainLater(): void {
+    if (this.parts.summariseOrphans && this.parts.lease.isHeld && !this.stopping) this.later(5000, 'sessions a forget left without a summary', () => this.parts.endOrphanSessions());
+  }
+
   /** The lease renewal, the idle-session check and the lease holder's periodic upkeep. */
   start(): void {
     const { maintenanceMs, sessionIdleMs } = this.parts;

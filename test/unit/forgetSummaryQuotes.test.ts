@@ -75,6 +75,29 @@ describe('forget takes the summaries quoting what it removes', function () {
     assert.ok(filesContaining(dir, 'checked the deploy script').length > 0, 'the session kept its own words');
   });
 
+  it('the process that forgot summarises such a session again by itself, as it does at open', async () => {
+    const opened = Date.now();
+    engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, sessionIdleMs: 1 });
+    const { noteId } = await askedAbout();
+    // The sweep an open runs (5 s after it) is over: what summarises the session again is the forget's.
+    await new Promise((r) => setTimeout(r, Math.max(0, opened + 7000 - Date.now())));
+    const summaryOf = async (): Promise<string | undefined> => {
+      const s2 = (await engine.listSessions(scope)).find((s) => s.memory_session_id === 's2');
+      return s2?.summary ? (s2.summary.request ?? '') : undefined;
+    };
+    await engine.forget({ ids: [noteId] }, scope);
+    assert.equal(await summaryOf(), undefined, 'the summary quoting the prompt went');
+    let again: string | undefined;
+    for (let i = 0; i < 200 && again === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await summaryOf();
+    }
+    assert.notEqual(again, undefined, 'the session was not summarised again');
+    assert.doesNotMatch(again!, /quokkaphrase/);
+    await engine.close();
+    assert.deepEqual(filesContaining(dir, 'quokkaphrase'), []);
+  });
+
   it('an extractive summary still listing a prompt that has aged out goes too', async () => {
     engine = await open();
     const { noteId } = await askedAbout();
