@@ -159,6 +159,16 @@ describe('git import of a hostile repository', () => {
     assert.deepEqual(filesContaining(storeDir, secret), []);
   });
 
+  it("never stores an .htpasswd file's password hashes (a web server's credential store)", async () => {
+    const hash = '$apr1$Zq9salt7$Wk3mB8vQ1xT5nR2pL6hJd0';
+    commitAll(repo, { subject: 'Protect the admin pages', files: { 'deploy/nginx/.htpasswd': `admin:${hash}\n`, 'deploy/nginx/site.conf': 'auth_basic_user_file .htpasswd;\n' }, time: T0 + 60 });
+    await importGitHistory(engine, repo, { scope });
+    await engine.flush();
+    assert.deepEqual(await filesOf('Protect the admin pages'), ['deploy/nginx/site.conf']);
+    assert.deepEqual(filesContaining(storeDir, 'Wk3mB8vQ1xT5nR2pL6hJd0'), []);
+    assert.deepEqual(filesContaining(storeDir, 'Zq9salt7'), []);
+  });
+
   it("redacts a secret whose line changed alone, its name on the unchanged line above (a formatter's wrap)", async () => {
     const before = 'Zq9WrappedOldSecret-0123456789';
     const after = 'Zq9WrappedNewSecret-9876543210';

@@ -263,8 +263,8 @@ describe('capture: secret shapes an audit found the rules missing', () => {
   });
 
   it('treats credential files as secret paths', () => {
-    for (const f of ['.netrc', 'home/me/_netrc', 'C:\\Users\\me\\_netrc', '.pgpass', 'home/me/.git-credentials']) assert.ok(isSecretPath(f), f);
-    for (const f of ['.npmrc', 'docs/netrc.md', 'src/pgpass.ts', '.gitignore', 'git-credentials.md']) assert.ok(!isSecretPath(f), f);
+    for (const f of ['.netrc', 'home/me/_netrc', 'C:\\Users\\me\\_netrc', '.pgpass', 'home/me/.git-credentials', 'deploy/.htpasswd', 'conf/.HTPASSWD']) assert.ok(isSecretPath(f), f);
+    for (const f of ['.npmrc', 'docs/netrc.md', 'src/pgpass.ts', '.gitignore', 'git-credentials.md', 'docs/htpasswd.md', '.htaccess']) assert.ok(!isSecretPath(f), f);
   });
 });
 

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE, MAX_FIELD_CHARS } from '../model/records';
 import type { Scope } from '../model/records';
+import { MAX_RECORD_PATHS } from '../model/limits';
 import { GitImportError, GitUnavailableError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, gitEnv, isObjectId, revisionArgs, runGit } from './git';
 import type { FormatSeparators } from './git';
 import { clipRedacted, redact } from './redact';
@@ -308,6 +309,8 @@ export function commitObservation(c: GitCommit, branch: string | null, sessionId
     search_extra: symbolDocs ? [c.diffText, symbolDocs.textFor(c.touched)].filter(Boolean).join('\n') : c.diffText,
     dedupe_key: `commit:${c.sha}`,
   };
+  // The store lists the first MAX_RECORD_PATHS files (cleanPaths): a larger commit says how many it changed.
+  if (c.files.length > MAX_RECORD_PATHS) input.facts = [`${c.files.length.toLocaleString('en-US')} files changed; the first ${MAX_RECORD_PATHS} are listed`];
   if (branch) input.branch = branch;
   return input;
 }

@@ -4,7 +4,9 @@
 
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
+import { MAX_FIELD_CHARS } from '../model/records';
 import type { Observation } from '../model/records';
+import { MAX_RECORD_PATHS } from '../model/limits';
 import { FilterError, LONE_SURROGATE, SHA_PATTERN, sqlInt, validType } from '../store/filters';
 import { jsonList } from '../store/mapping';
 import type { PreparedObservation } from '../store/repos/observations';
@@ -66,10 +68,26 @@ export function cleanList(values: unknown, name: string, paths = false): string[
   return [...new Set(redacted.map((v) => v.trim()).filter(Boolean))];
 }
 
-/** File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped, NUL refused. */
+/**
+ * File lists as stored: forward slashes on every OS (see paths.ts), secret files dropped, NUL
+ * refused, and the first MAX_RECORD_PATHS kept, fewer where their list would be longer than a field
+ * holds (MAX_FIELD_CHARS): a git import's commit of 10,000 files would otherwise be stored whole,
+ * and an export of it never imported back.
+ */
 export function cleanPaths(values: unknown, name: string): string[] {
   if (Array.isArray(values) && values.some((v) => !IDENTIFIER_TEXT.test(String(v)))) throw new FilterError(`${name} ${IDENTIFIER_TEXT.message}`);
-  return [...new Set(cleanList(values, name, true).map(storedPath))].filter((f) => !isSecretPath(f));
+  const all = [...new Set(cleanList(values, name, true).map(storedPath))].filter((f) => !isSecretPath(f));
+  const kept: string[] = [];
+  // The list's JSON: brackets, and each path quoted with a comma.
+  let chars = 2;
+  for (const f of all) {
+    if (kept.length >= MAX_RECORD_PATHS) break;
+    const more = JSON.stringify(f).length + (kept.length > 0 ? 1 : 0);
+    if (chars + more > MAX_FIELD_CHARS) break;
+    kept.push(f);
+    chars += more;
+  }
+  return kept;
 }
 
 export function checkEpoch(value: unknown, name: string): number {

@@ -12,6 +12,15 @@ export const MAX_MEMORY_TITLE_CHARS = 300;
 export const MAX_MEMORY_TEXT_CHARS = 20000;
 
 /**
+ * The most file paths one observation or memory lists (files_read, files_modified, files), and the
+ * longest path an agent may give. The tools refuse more; the engine keeps the first
+ * MAX_RECORD_PATHS of a longer list from any other writer (a git import's commit of a vendored
+ * tree, 10,000 files), so that a stored list stays within what an export can be imported back with.
+ */
+export const MAX_RECORD_PATHS = 500;
+export const MAX_PATH_CHARS = 1024;
+
+/**
  * Fused relevance below which a hit is noise (a nearest neighbour that shares nothing with the
  * query): recall_context, retrieve_memory, `code-memory search` and the editor's Search Memory
  * leave such hits out, so that an unrelated query gets "No matching XMemo memory was found." (or

@@ -105,6 +105,15 @@ const UNSPACED_ONLY = new RegExp(`^[${UNSPACED}]+$`, 'u');
 /** A character as a reader counts it: a letter with the marks written on it (Thai ข้, Myanmar မြ), or marks alone. */
 const CHARACTER = /\P{M}\p{M}*|\p{M}+/gu;
 
+/**
+ * Appends `items` to `out` one by one: `out.push(...items)` passes each item as an argument, and
+ * a long enough list (a message of 150,000 CJK characters, a commit's 10,000 paths) overflows
+ * the call stack.
+ */
+function append(out: string[], items: readonly string[]): void {
+  for (const item of items) out.push(item);
+}
+
 function characterPairs(run: string): string[] {
   const chars = run.match(CHARACTER) ?? [];
   if (chars.length === 1) return chars;
@@ -136,7 +145,7 @@ function wordRuns(text: string): string[] {
   const out: string[] = [];
   for (const run of rough) {
     if (isAscii(run)) out.push(run);
-    else out.push(...(run.match(/[\p{L}\p{N}\p{M}_$]+(?:[-.][\p{L}\p{N}\p{M}_$]+)*/gu) ?? []));
+    else append(out, run.match(/[\p{L}\p{N}\p{M}_$]+(?:[-.][\p{L}\p{N}\p{M}_$]+)*/gu) ?? []);
   }
   return out;
 }
@@ -155,7 +164,7 @@ export function tokenize(text: string, s: TextSettings = retrievalSettings()): s
       // Commit hashes and other long hex runs name nothing a question would use.
       if (!raw || (raw.length >= 7 && /^[0-9a-f]+$/i.test(raw) && /[0-9]/.test(raw) && /[a-f]/i.test(raw))) continue;
       if (!ascii && UNSPACED_ONLY.test(raw)) {
-        out.push(...characterPairs(raw));
+        append(out, characterPairs(raw));
         continue;
       }
       if (!s.splitIdentifiers) {
@@ -187,15 +196,15 @@ export function pathTerms(files: string[], s: TextSettings = retrievalSettings()
   for (const f of files) {
     const base = f.split('/').pop() ?? f;
     const noExt = base.replace(/\.[A-Za-z0-9]+$/, '');
-    out.push(...tokenize(f.replace(/\.[A-Za-z0-9]+$/, '').replace(/\//g, ' '), s));
-    if (noExt !== base) out.push(...tokenize(noExt, s));
+    append(out, tokenize(f.replace(/\.[A-Za-z0-9]+$/, '').replace(/\//g, ' '), s));
+    if (noExt !== base) append(out, tokenize(noExt, s));
   }
   return out;
 }
 
 function repeat(terms: string[], times: number): string[] {
   const out: string[] = [];
-  for (let i = 0; i < times; i++) out.push(...terms);
+  for (let i = 0; i < times; i++) append(out, terms);
   return out;
 }
 
@@ -217,7 +226,10 @@ export function prepareIndexText(parts: { title: string; text: string; files?: s
   const files = pathTerms(parts.files ?? [], s);
   const extra = s.diffText ? tokenize(parts.extra ?? '', s) : [];
   const all = [...repeat(title, s.titleRepeat), ...repeat(files, s.pathRepeat), ...text];
-  if (extra.length > 0) all.push(EXTRA_MARK, ...extra);
+  if (extra.length > 0) {
+    all.push(EXTRA_MARK);
+    append(all, extra);
+  }
   let joined = all.join(' ');
   if (joined.length > MAX_INDEX_CHARS) {
     joined = joined.slice(0, MAX_INDEX_CHARS);

@@ -7,7 +7,7 @@ import { IDENTIFIER_TEXT } from '../capture/prepare';
 import { MEMORY_TYPES } from '../model/records';
 import { SHA_PATTERN, typeProblem } from '../store/filters';
 import { epochMs } from './epoch';
-import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS } from '../model/limits';
+import { MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_TITLE_CHARS, MAX_PATH_CHARS, MAX_RECORD_PATHS } from '../model/limits';
 import { boundedText, errorResult, parseArgs } from './types';
 import type { ToolContext, ToolDefinition, ToolResult } from './types';
 
@@ -17,7 +17,7 @@ const noNul = (value: string): string | undefined => (IDENTIFIER_TEXT.test(value
 const text = (max: number) => boundedText(max, { min: 0 });
 /** A branch, session id or key: filters must be able to name it again. */
 const key = (max: number) => boundedText(max, { min: 0, refuse: noNul });
-const paths = z.array(boundedText(1024, { refuse: noNul })).max(500);
+const paths = z.array(boundedText(MAX_PATH_CHARS, { refuse: noNul })).max(MAX_RECORD_PATHS);
 
 export const MAX_OBSERVATIONS_PER_CALL = 500;
 
