@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import { BASE64_BLOCK, JWK_PRIVATE_MEMBERS, PEM_SECRET_MARK, PRIVATE_KEY, REDACTED, RULES, SECRET_NAME, isLinesOfNames, isSettingOfSecret, publicBase64Spans } from './redactRules';
 import type { Rule } from './redactRules';
+import { withoutEscapes } from '../model/printable';
+import { foldLetters } from '../retrieve/textPrep';
 
 export { REDACTED };
 
@@ -67,6 +69,35 @@ function applyRules(text: string): string {
  * image's data: see publicBase64Spans) is kept as it is, the text around it redacted.
  */
 export function redact(text: string): string {
+  const out = redactAsWritten(text);
+  // What readers make of the text: printable (every read of a search cell) drops escapes and
+  // control characters, the index folds compatibility forms and accents (foldText: a full-width
+  // ＡＫＩＡ... is indexed as akia...), and a reader sees no zero-width character. A secret written
+  // so that only that text shows it is redacted in it: the text is then stored as read.
+  const read = readText(out);
+  if (read === out) return out;
+  const again = redactAsWritten(read);
+  return again === read ? out : again;
+}
+
+/** Format characters (zero-width space and joiners, the soft hyphen, the byte order mark): shown as nothing. */
+const FORMAT_CHARACTERS = /\p{Cf}/gu;
+/** Any character that reading may change: a control character but tab and line breaks, or one outside ASCII. */
+const MAY_READ_OTHERWISE = /[^\t\n\r\x20-\x7e]/;
+
+/**
+ * `text` as it is read (see redact): without escapes, control and format characters, folded as
+ * the index folds it (foldText: compatibility forms made plain, the accents of Latin, Greek and
+ * Cyrillic letters dropped, a few letters spelt out), the whole text at once.
+ */
+function readText(text: string): string {
+  if (!MAY_READ_OTHERWISE.test(text)) return text;
+  const shown = withoutEscapes(text).replace(FORMAT_CHARACTERS, '');
+  return foldLetters(shown.normalize('NFKD').replace(/[\u0300-\u036f]/g, '')).normalize('NFKC');
+}
+
+/** `redact` of the text as it is written. */
+function redactAsWritten(text: string): string {
   let out = text;
   for (const secret of knownSecrets.keys()) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   if (!maybeSecret(out)) return out;
@@ -123,6 +154,18 @@ function swallow(match: string, kept = ''): string {
  * taken (what a caller reads of a whole file is a few lines around a change).
  */
 export function redactEachLine(lines: string[], only?: ReadonlySet<number>): (string | null)[] {
+  const asWritten = redactEachLineAsWritten(lines, only);
+  // The lines as they are read (see redact): a private key whose BEGIN line is in full-width
+  // letters, or whose body a zero-width character cuts, is a key only there. A line that a rule
+  // redacts there is taken as redacted there; a line a secret took in either reading goes.
+  const read = lines.map(readText);
+  if (read.every((line, i) => line === lines[i])) return asWritten;
+  const asRead = redactEachLineAsWritten(read, only);
+  return asWritten.map((line, i) => (line === null || asRead[i] === null ? null : asRead[i] !== read[i] ? asRead[i] : line));
+}
+
+/** `redactEachLine` of the lines as they are written. */
+function redactEachLineAsWritten(lines: string[], only?: ReadonlySet<number>): (string | null)[] {
   let text = lines.join('\n');
   // Lines wholly inside public base64 (a certificate's body) are kept: blanked for the rules, which
   // would take them for a key's body lines, and put back after.

@@ -15,3 +15,13 @@ export function printable(text: string): string {
   if (!ANY.test(text)) return text;
   return text.replace(ESCAPES, '').replace(/\r\n?/g, '\n').replace(CONTROLS, '');
 }
+
+/**
+ * `text` without terminal escape sequences and control characters, its line breaks (CR too) kept
+ * as they are: what `printable` will show of it, line for line (see capture/redact.ts, which
+ * redacts what a reader is shown).
+ */
+export function withoutEscapes(text: string): string {
+  if (!ANY.test(text)) return text;
+  return text.replace(ESCAPES, '').replace(CONTROLS, '');
+}

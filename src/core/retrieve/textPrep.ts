@@ -73,6 +73,11 @@ function isAscii(text: string): boolean {
 const FOLDED: Record<string, string> = { ß: 'ss', ẞ: 'SS', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ł: 'l', Ł: 'L', þ: 'th', Þ: 'Th', ı: 'i' };
 const FOLDED_LETTERS = new RegExp(`[${Object.keys(FOLDED).join('')}]`, 'g');
 
+/** `text` with the letters no decomposition takes apart spelt out as foldText spells them (ß ~ ss). */
+export function foldLetters(text: string): string {
+  return text.replace(FOLDED_LETTERS, (c) => FOLDED[c]);
+}
+
 /**
  * Text as the index compares it: compatibility forms made plain (ﬁ, full-width Ａ, ²), the
  * accents of Latin, Greek and Cyrillic letters dropped (café ~ cafe, precomposed or not), and a
