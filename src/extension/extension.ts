@@ -31,6 +31,7 @@ import { RecallPanel } from './webviews/recallPanel';
 import { ServerInfoPanel } from './webviews/serverInfoPanel';
 import { WindowShutdown } from './windowShutdown';
 import { StoreWatcher, storeChanged } from './storeChanged';
+import { redact } from '../core/capture/redact';
 
 /** What activate() returns: used by the host tests and by other extensions. */
 export interface CodeMemoryExtensionApi {
@@ -71,7 +72,9 @@ let shutdown: WindowShutdown | undefined;
 export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionApi {
   const started = performance.now();
   const output = vscode.window.createOutputChannel('Code Memory', { log: true });
-  const log = (m: string): void => output.info(m);
+  // Everything the window logs passes here (the engine's lines, its server's failures with their
+  // stacks, the summariser's errors), and VS Code keeps the log on disk: redacted as stored text is.
+  const log = (m: string): void => output.info(redact(m));
 
   const captured = new CapturedLog();
   const summariser = new LanguageModelSummariser(log);
