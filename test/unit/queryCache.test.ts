@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CachedQueryEmbedder, ProjectQueryCaches } from '../../src/core/embed/queryCache';
 import { MemoryEngine } from '../../src/core/engine';
+import type { Scope } from '../../src/core/model/records';
 
 /** Counts the texts it is asked to embed; fails while `failing` is set. */
 class CountingEmbedder implements Embedder {
@@ -91,20 +92,30 @@ describe('CachedQueryEmbedder', () => {
   });
 });
 
+/** An engine (counting what its embedder is asked) with a note in each of two projects, embedded; removed after `fn`. */
+async function withTwoProjects(fn: (t: { engine: MemoryEngine; inner: CountingEmbedder; alpha: Scope; beta: Scope; note: { id: number } }) => Promise<void>): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-querycache-'));
+  const inner = new CountingEmbedder('m-64', 64);
+  const engine = await MemoryEngine.open({ storeUri: dir, embedder: inner, maintenanceIntervalMs: 0 });
+  try {
+    const alpha = { project: 'alpha' };
+    const beta = { project: 'beta' };
+    const [note] = await engine.observe([{ type: 'note', title: 'Initech acquisition', narrative: 'alpha plans to acquire Initech' }], alpha);
+    await engine.observe([{ type: 'note', title: 'beta parser', narrative: 'the beta parser reads CSV' }], beta);
+    await engine.flush();
+    await engine.waitForVectors();
+    await fn({ engine, inner, alpha, beta, note });
+  } finally {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("an engine's query vectors, per project", function () {
   this.timeout(120_000);
 
   it("one project's question is embedded again for another (a cached one would answer faster, telling what the first asked), and served from the asker's own cache after", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-querycache-'));
-    const inner = new CountingEmbedder('m-64', 64);
-    const engine = await MemoryEngine.open({ storeUri: dir, embedder: inner, maintenanceIntervalMs: 0 });
-    try {
-      const alpha = { project: 'alpha' };
-      const beta = { project: 'beta' };
-      await engine.observe([{ type: 'note', title: 'Initech acquisition', narrative: 'alpha plans to acquire Initech' }], alpha);
-      await engine.observe([{ type: 'note', title: 'beta parser', narrative: 'the beta parser reads CSV' }], beta);
-      await engine.flush();
-      await engine.waitForVectors();
+    await withTwoProjects(async ({ engine, inner, alpha, beta }) => {
       const secret = 'when do we acquire Initech';
       const times = (): number => inner.asked.filter((t) => t === secret).length;
       await engine.search(secret, { scope: alpha, limit: 3 });
@@ -114,23 +125,11 @@ describe("an engine's query vectors, per project", function () {
       await engine.search(secret, { scope: beta, limit: 3 });
       await engine.rank(secret, { scope: alpha, limit: 3 });
       assert.equal(times(), 2, "each project's own cache serves its repeated question");
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("a forget in a project drops its cached questions (it deletes what its agents asked: a hit would still answer one faster), and leaves another project's", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-querycache-'));
-    const inner = new CountingEmbedder('m-64', 64);
-    const engine = await MemoryEngine.open({ storeUri: dir, embedder: inner, maintenanceIntervalMs: 0 });
-    try {
-      const alpha = { project: 'alpha' };
-      const beta = { project: 'beta' };
-      const [note] = await engine.observe([{ type: 'note', title: 'Initech acquisition', narrative: 'alpha plans to acquire Initech' }], alpha);
-      await engine.observe([{ type: 'note', title: 'beta parser', narrative: 'the beta parser reads CSV' }], beta);
-      await engine.flush();
-      await engine.waitForVectors();
+    await withTwoProjects(async ({ engine, inner, alpha, beta, note }) => {
       const asked = 'when do we acquire Initech';
       const kept = 'what does the parser read';
       const times = (q: string): number => inner.asked.filter((t) => t === q).length;
@@ -144,10 +143,7 @@ describe("an engine's query vectors, per project", function () {
       await engine.forget({ all: true }, null);
       await engine.search(kept, { scope: beta, limit: 3 });
       assert.equal(times(kept), 2, 'a forget of everything drops every project\'s');
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 

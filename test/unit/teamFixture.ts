@@ -6,6 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
+import { rowsToArrow } from '../../src/core/store/arrowRows';
+import { objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
+import { TeamTable, teamItemsSchema } from '../../src/core/team/teamTable';
 import { startS3Server, until } from './fixtures/s3Server';
 import type { S3Server, S3ServerOptions } from './fixtures/s3Server';
 
@@ -76,4 +79,30 @@ export function teamHarness(): TeamHarness {
 /** The objects of the bucket whose bytes hold `needle`. */
 export async function bucketHolds(server: S3Server, needle: string): Promise<string[]> {
   return (await server.files()).filter((f) => f.bytes.includes(Buffer.from(needle))).map((f) => f.file);
+}
+
+/**
+ * A row of the team store as anyone who can write the bucket may put it there by hand: a memory
+ * of github.com/acme/shared shared by Mallory, `over` changing any column.
+ */
+export function handTeamRow(dim: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+  const now = Date.now();
+  return {
+    node_id: '11111111-2222-5333-8444-555555555500', layer: 'L2', source_kind: 'memory', source_id: 4242, project: 'github.com/acme/shared', branch: null, type: 'note',
+    title: 'Injected', text: 'injected', search_text: 'injected', files: null, commit_sha: null, session_id: null, created_at_epoch: now,
+    last_accessed_epoch: null, access_count: 0, status: 'active', embed_model: '', vector: new Array(dim).fill(0),
+    shared_by: 'Mallory <m@example.com>', shared_at_epoch: now, origin: 'memory/1', ...over,
+  };
+}
+
+/** The team store the harness's people share (s3://team/acme), opened as a writer of the bucket would. */
+export function teamTableOf(s: S3Server): Promise<TeamTable> {
+  return TeamTable.open('s3://team/acme', objectStorageOptions(parseObjectLocation('s3://team/acme')!, s.env), 16);
+}
+
+/** Puts rows in the team store by hand (handTeamRow with each of `overs`). */
+export async function injectTeamRows(s: S3Server, ...overs: Record<string, unknown>[]): Promise<void> {
+  const remote = await teamTableOf(s);
+  await remote.table.add(rowsToArrow(teamItemsSchema(remote.dimension), overs.map((over) => handTeamRow(remote.dimension, over))));
+  remote.close();
 }

@@ -8,16 +8,14 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import type { MemoryEngine } from '../../src/core/engine';
-import { TeamTable, teamItemsSchema } from '../../src/core/team/teamTable';
+import { teamItemsSchema } from '../../src/core/team/teamTable';
 import { safeTeamRow, teamRowsOf } from '../../src/core/team/teamMemory';
-import { rowsToArrow } from '../../src/core/store/arrowRows';
-import { objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
 import { redact } from '../../src/core/capture/redact';
 import { prepareIndexText } from '../../src/core/retrieve/textPrep';
 import { recallContext } from '../../src/core/tools/recallContext';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
-import { bucketHolds, teamHarness } from './teamFixture';
+import { bucketHolds, handTeamRow, injectTeamRows, teamHarness } from './teamFixture';
 import { until } from './fixtures/s3Server';
 import type { S3Server } from './fixtures/s3Server';
 
@@ -26,26 +24,11 @@ const PROJECT = 'github.com/acme/shared';
 const scope = { project: PROJECT };
 const HAND_ID = '11111111-2222-5333-8444-5555555555ee';
 
-async function remoteOf(s: S3Server): Promise<TeamTable> {
-  return TeamTable.open('s3://team/acme', objectStorageOptions(parseObjectLocation('s3://team/acme')!, s.env), 16);
-}
-
-function handRow(dim: number, over: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = Date.now();
-  return {
-    node_id: HAND_ID, layer: 'L2', source_kind: 'memory', source_id: 4242, project: PROJECT, branch: null, type: 'note',
-    title: 'Injected', text: 'injected', search_text: 'injected', files: null, commit_sha: null, session_id: null, created_at_epoch: now,
-    last_accessed_epoch: null, access_count: 0, status: 'active', embed_model: '', vector: new Array(dim).fill(0),
-    shared_by: 'Mallory <m@example.com>', shared_at_epoch: now, origin: 'memory/1', ...over,
-  };
-}
+/** A hand-made row of this test's item (see handTeamRow). */
+const handRow = (dim: number, over: Record<string, unknown> = {}): Record<string, unknown> => handTeamRow(dim, { node_id: HAND_ID, project: PROJECT, ...over });
 
 /** Puts a row in the team store by hand (as an older build, or anyone who can write the bucket). */
-async function inject(s: S3Server, over: Record<string, unknown> = {}): Promise<void> {
-  const remote = await remoteOf(s);
-  await remote.table.add(rowsToArrow(teamItemsSchema(remote.dimension), [handRow(remote.dimension, over)]));
-  remote.close();
-}
+const inject = (s: S3Server, over: Record<string, unknown> = {}): Promise<void> => injectTeamRows(s, { node_id: HAND_ID, project: PROJECT, ...over });
 
 describe('team store: hostile rows, wherever they are read', function () {
   this.timeout(300_000);

@@ -4,14 +4,12 @@
 // `memory/1` and a look-up by node id give memory 1: an agent following either read the reader's
 // own memory 1 for the teammate's item.
 import { strict as assert } from 'node:assert';
-import { TeamTable, teamItemsSchema } from '../../src/core/team/teamTable';
+import { teamItemsSchema } from '../../src/core/team/teamTable';
 import type { TeamRow } from '../../src/core/team/teamTable';
 import { safeTeamRow } from '../../src/core/team/teamMemory';
 import { teamSourceId } from '../../src/core/team/shareRows';
-import { rowsToArrow } from '../../src/core/store/arrowRows';
-import { objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
 import { recallContext } from '../../src/core/tools/recallContext';
-import { teamHarness } from './teamFixture';
+import { handTeamRow, injectTeamRows, teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -19,21 +17,9 @@ const PROJECT = 'github.com/acme/shared';
 const scope = { project: PROJECT };
 const HAND_ID = '11111111-2222-5333-8444-5555555555ff';
 
-function handRow(dim: number, sourceId: number): Record<string, unknown> {
-  const now = Date.now();
-  return {
-    node_id: HAND_ID, layer: 'L2', source_kind: 'memory', source_id: sourceId, project: PROJECT, branch: null, type: 'note',
-    title: 'Numbat feeding rule', text: 'numbats are fed termites at noon', search_text: 'numbat feeding rule numbats are fed termites at noon', files: null, commit_sha: null,
-    session_id: null, created_at_epoch: now, last_accessed_epoch: null, access_count: 0, status: 'active', embed_model: '', vector: new Array(dim).fill(0),
-    shared_by: 'Mallory <m@example.com>', shared_at_epoch: now, origin: 'memory/7',
-  };
-}
-
-async function inject(s: S3Server, sourceId: number): Promise<void> {
-  const remote = await TeamTable.open('s3://team/acme', objectStorageOptions(parseObjectLocation('s3://team/acme')!, s.env), 16);
-  await remote.table.add(rowsToArrow(teamItemsSchema(remote.dimension), [handRow(remote.dimension, sourceId)]));
-  remote.close();
-}
+const NUMBAT = { node_id: HAND_ID, project: PROJECT, title: 'Numbat feeding rule', text: 'numbats are fed termites at noon', search_text: 'numbat feeding rule numbats are fed termites at noon', origin: 'memory/7' };
+const handRow = (dim: number, sourceId: number): Record<string, unknown> => handTeamRow(dim, { ...NUMBAT, source_id: sourceId });
+const inject = (s: S3Server, sourceId: number): Promise<void> => injectTeamRows(s, { ...NUMBAT, source_id: sourceId });
 
 describe("team store: a team item's number is its node id's, whatever the row says", function () {
   this.timeout(300_000);

@@ -5,11 +5,9 @@
 // row no client of this version writes (with a line in the log), and the rest of the team store
 // is kept.
 import { strict as assert } from 'node:assert';
-import { TeamTable, teamItemsSchema } from '../../src/core/team/teamTable';
+import { teamItemsSchema } from '../../src/core/team/teamTable';
 import { MAX_TEAM_VALUE_CHARS, safeTeamRow } from '../../src/core/team/teamMemory';
-import { rowsToArrow } from '../../src/core/store/arrowRows';
-import { objectStorageOptions, parseObjectLocation } from '../../src/core/store/objectStorage';
-import { teamHarness } from './teamFixture';
+import { handTeamRow, injectTeamRows, teamHarness } from './teamFixture';
 import type { S3Server } from './fixtures/s3Server';
 
 process.env.LANCEDB_LOG ??= 'error';
@@ -17,15 +15,8 @@ const PROJECT = 'github.com/acme/shared';
 const scope = { project: PROJECT };
 const HAND_ID = '11111111-2222-5333-8444-5555555555dd';
 
-function handRow(dim: number, over: Record<string, unknown>): Record<string, unknown> {
-  const now = Date.now();
-  return {
-    node_id: HAND_ID, layer: 'L2', source_kind: 'memory', source_id: 4242, project: PROJECT, branch: null, type: 'note',
-    title: 'Wombat notes', text: 'wombat burrow notes', search_text: 'wombat burrow notes', files: null, commit_sha: null, session_id: null, created_at_epoch: now,
-    last_accessed_epoch: null, access_count: 0, status: 'active', embed_model: '', vector: new Array(dim).fill(0),
-    shared_by: 'Mallory <m@example.com>', shared_at_epoch: now, origin: 'memory/1', ...over,
-  };
-}
+const WOMBAT = { node_id: HAND_ID, project: PROJECT, title: 'Wombat notes', text: 'wombat burrow notes', search_text: 'wombat burrow notes' };
+const handRow = (dim: number, over: Record<string, unknown>): Record<string, unknown> => handTeamRow(dim, { ...WOMBAT, ...over });
 
 const HUGE = 'wombat burrow '.repeat(Math.ceil((MAX_TEAM_VALUE_CHARS + 10) / 14));
 
@@ -52,9 +43,7 @@ describe('team store: a row with a text beyond what a record holds', function ()
     const alice = await team.person('Alice', s, { online: true });
     const m = await alice.remember({ title: 'Wombat release', text: 'the wombat release checklist' }, scope);
     assert.equal((await alice.share('memory', m.id, scope)).delivery, 'sent');
-    const remote = await TeamTable.open('s3://team/acme', objectStorageOptions(parseObjectLocation('s3://team/acme')!, s.env), 16);
-    await remote.table.add(rowsToArrow(teamItemsSchema(remote.dimension), [handRow(remote.dimension, { text: HUGE })]));
-    remote.close();
+    await injectTeamRows(s, { ...WOMBAT, text: HUGE });
     const logged: string[] = [];
     const bob = await team.person('Bob', s, { online: true, logger: (l) => logged.push(l) });
     for (const when of ['before the local copy', 'from the local copy']) {
