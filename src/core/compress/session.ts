@@ -2,6 +2,7 @@
 // where several say the same thing, and promotion of decisions and conventions that recur into
 // memories (L2). One summariser call per summary, within the engine's token budget.
 
+import { addToList, append, largest, smallest } from '../lists';
 import type { CompressedSource, Observation, SessionSummary } from '../model/records';
 import type { SessionEndReason } from '../api';
 import type { ProjectRepositories } from '../store/repos/repositories';
@@ -232,7 +233,7 @@ function summaryRow(
   now: number,
 ): { summary: SessionSummary; row: Record<string, unknown>; branch: string | null; files: string[] } {
   const project = repos.project;
-  const started = Math.min(...observations.map((o) => o.created_at_epoch));
+  const started = smallest(observations.map((o) => o.created_at_epoch));
   const summary: SessionSummary = {
     id,
     memory_session_id: sessionId,
@@ -263,7 +264,7 @@ async function mergeObservations(repos: ProjectRepositories, observations: Obser
     if (files.length === 0 || o.type === 'commit') continue;
     // Never across branches: a merged observation holds on one branch (see branchParts).
     const key = `${o.type}\u0000${branchOf.get(o.id) ?? ''}\u0000${files.join('\u0000')}`;
-    groups.set(key, [...(groups.get(key) ?? []), o]);
+    addToList(groups, key, o);
   }
   const mergeable = [...groups.values()].filter((g) => g.length >= MERGE_MIN_GROUP);
   if (mergeable.length === 0) return;
@@ -305,7 +306,7 @@ async function mergeObservations(repos: ProjectRepositories, observations: Obser
       discovery_tokens: group.reduce((s, o) => s + (o.discovery_tokens ?? 0), 0),
       compressed_sources: sources,
     });
-    sourceIds.push(...group.map((o) => o.id));
+    append(sourceIds, group.map((o) => o.id));
   });
   await repos.observations.write(merged);
   await repos.observations.markMerged(sourceIds);
@@ -373,7 +374,7 @@ async function promoteRecurring(
     const summaries = replaced !== undefined ? [] : earlier.filter((t) => !gone?.summaries.has(t.id) && t.text.includes(key));
     const occurrences = c.evidence.size + summaries.length;
     if (occurrences < PROMOTE_MIN_OCCURRENCES || c.evidence.size === 0) continue;
-    const saidAt = Math.max(0, ...c.evidence.values());
+    const saidAt = Math.max(0, largest(c.evidence.values()));
     const [id] = await repos.ids.allocate(1);
     const title = c.text.length > 80 ? `${cutText(c.text, 77)}...` : c.text;
     // Evidence dated after now (a client's clock) counts as said now.

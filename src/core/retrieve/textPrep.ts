@@ -2,6 +2,7 @@
 // (parseArgs, exit_process) nor stems, so the cells table indexes a prepared `search_text`,
 // and queries go through the same pipeline so that both sides meet on the same terms.
 
+import { append } from '../lists';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';
 import { stem } from './stemmer';
@@ -109,15 +110,6 @@ const UNSPACED_RUN = new RegExp(`[${UNSPACED}]+`, 'gu');
 const UNSPACED_ONLY = new RegExp(`^[${UNSPACED}]+$`, 'u');
 /** A character as a reader counts it: a letter with the marks written on it (Thai ข้, Myanmar မြ), or marks alone. */
 const CHARACTER = /\P{M}\p{M}*|\p{M}+/gu;
-
-/**
- * Appends `items` to `out` one by one: `out.push(...items)` passes each item as an argument, and
- * a long enough list (a message of 150,000 CJK characters, a commit's 10,000 paths) overflows
- * the call stack.
- */
-function append(out: string[], items: readonly string[]): void {
-  for (const item of items) out.push(item);
-}
 
 function characterPairs(run: string): string[] {
   const chars = run.match(CHARACTER) ?? [];

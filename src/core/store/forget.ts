@@ -23,6 +23,7 @@
 //   (forgetKeys.ts). A forget of the whole project deletes them. A document an import replaces
 //   with its newer revision is removed the same way (replaceDocuments) without them: that is not a forget.
 
+import { append } from '../lists';
 import { randomUUID } from 'node:crypto';
 import type { Table } from '@lancedb/lancedb';
 import type { ForgetReport, ForgetRequest } from '../api';
@@ -162,8 +163,8 @@ async function forgottenRecordsOf(store: Store, repos: ProjectRepositories, doom
     if (doomed[kind].size === 0) continue;
     const list = [...doomed[kind]];
     const rows: Row[] = [];
-    if (kind === 'observation') rows.push(...observations);
-    else for (let i = 0; i < list.length; i += 1000) rows.push(...(await recordTable(repos, kind).rows(`id IN ${sqlIntList(list.slice(i, i + 1000))}`)));
+    if (kind === 'observation') append(rows, observations);
+    else for (let i = 0; i < list.length; i += 1000) append(rows, await recordTable(repos, kind).rows(`id IN ${sqlIntList(list.slice(i, i + 1000))}`));
     for (const r of rows) {
       ids.add(Number(r.id));
       for (const k of forgottenRecordKeys(repos.project, kind, r)) keys.add(k);
@@ -603,7 +604,7 @@ async function forgetIds(all: Repositories, repos: ProjectRepositories, purger: 
   else {
     await repos.memories.exclusive(async () => {
       const now: Memory[] = [];
-      for (let i = 0; i < doomed.memory.length; i += 1000) now.push(...(await repos.memories.get(doomed.memory.slice(i, i + 1000), { includeSuppressed: true })));
+      for (let i = 0; i < doomed.memory.length; i += 1000) append(now, await repos.memories.get(doomed.memory.slice(i, i + 1000), { includeSuppressed: true }));
       const successors = journal.closure!.successors ?? {};
       if (now.some((m) => successors[String(m.id)] !== m.superseded_by)) {
         for (const m of now) successors[String(m.id)] = m.superseded_by;

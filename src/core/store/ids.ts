@@ -12,6 +12,7 @@
 // number. No allocator hands out an id above it: a claim that would pass it is refused
 // (IdSpaceError), and an import keeps its records' ids only up to MAX_KEPT_ID.
 
+import { largest } from '../lists';
 import { randomInt } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
@@ -109,7 +110,7 @@ export class LocalBlockAllocator implements IdAllocator {
     if (wrong !== undefined) throw new IdSpaceError(`An import can keep ids from 1 to ${MAX_KEPT_ID} only, not ${wrong}: give that record a fresh id (nothing was reserved)`);
     return this.lock.withLock(async () => {
       const floor = await this.nextFree();
-      const top = Math.max(...ids) + 1;
+      const top = largest(ids) + 1;
       if (top <= floor) return null;
       await this.writeCounter(top);
       return [floor, top];

@@ -1,6 +1,7 @@
 // Timelines drawn as inline SVG (no script, themable through CSS classes):
 // activity per file across a session, and a project's sessions over time.
 
+import { addToList, largest, smallest } from '../../core/lists';
 import type { SessionInfo } from '../../core/api';
 import type { Observation } from '../../core/model/records';
 import { parseList } from '../capture/capturedLog';
@@ -30,12 +31,12 @@ export function pointsOf(observations: readonly Observation[]): TimelinePoint[] 
 /** Rows are files (most active first), dots are observations coloured by type. */
 export function fileActivitySvg(points: readonly TimelinePoint[], highlightFile?: string): string {
   const perFile = new Map<string, TimelinePoint[]>();
-  for (const p of points) for (const f of p.files) perFile.set(f, [...(perFile.get(f) ?? []), p]);
+  for (const p of points) for (const f of p.files) addToList(perFile, f, p);
   if (perFile.size === 0) return '<p class="muted">No file activity recorded.</p>';
   const files = [...perFile.entries()].sort((a, b) => b[1].length - a[1].length).slice(0, MAX_FILES);
   const times = points.map((p) => p.at);
-  const t0 = Math.min(...times);
-  const t1 = Math.max(...times);
+  const t0 = smallest(times);
+  const t1 = largest(times);
   const span = Math.max(t1 - t0, 60_000);
   const x = (t: number): number => LABEL_W + 8 + ((t - t0) / span) * (PLOT_W - 16);
   const height = files.length * ROW + 30;
@@ -67,10 +68,10 @@ export function sessionsSvg(sessions: readonly SessionInfo[], current?: string):
   const h = 70;
   const starts = sessions.map((s) => s.started_at_epoch);
   const ends = sessions.map((s) => s.ended_at_epoch ?? Date.now());
-  const t0 = Math.min(...starts);
-  const t1 = Math.max(...ends);
+  const t0 = smallest(starts);
+  const t1 = largest(ends);
   const span = Math.max(t1 - t0, 3_600_000);
-  const maxCount = Math.max(1, ...sessions.map((s) => s.observation_count));
+  const maxCount = Math.max(1, largest(sessions.map((s) => s.observation_count)));
   const x = (t: number): number => 8 + ((t - t0) / span) * (w - 16);
   const bars = sessions
     .map((s) => {
