@@ -2,6 +2,7 @@
 // repositories (store/repos) own the SQL and confine every read and write to one project;
 // sessions, the capture queue and background upkeep are parts of their own.
 
+import { append } from './lists';
 import type {
   ForgetReport,
   ForgetRequest,
@@ -450,7 +451,7 @@ export class MemoryEngine implements MemoryEngineApi {
       const out = await this.repos.forProject(project, events[idx[0]].scope.defaultBranch).observations.insert(idx.map((i) => prepared[i].p), now);
       idx.forEach((i, k) => (results[i] = out.results[k]));
       this.repos.graphQueue.push(out.written, mark);
-      written.push(...out.written.map((o) => o.id));
+      append(written, out.written.map((o) => o.id));
       const fresh = new Set(out.written);
       const stored = [...new Set(out.results.filter((o) => !fresh.has(o)))];
       if (stored.length > 0) await settleForgets(this.repos, project, mark, { observations: stored });

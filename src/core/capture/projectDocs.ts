@@ -5,6 +5,7 @@
 // (see retrieve/hybrid.ts, document expansion). Read straight from git objects, so a bare
 // clone or a checkout at another revision gives the same documents.
 
+import { append } from '../lists';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
@@ -280,7 +281,7 @@ export async function readProjectDocuments(repoPath: string, rev = 'HEAD', limit
   for (let i = 0; i < chosen.length && out.length < limits.maxSections; i += 200) {
     for (const blob of await readBlobs(repoPath, chosen.slice(i, i + 200), limits.maxFileBytes)) {
       const found = isDocumentPath(blob.path) ? documentSections(blob.path, blob.content, limits.maxSectionChars) : symbolDocs(blob.path, blob.content, limits.maxSectionChars);
-      out.push(...found);
+      append(out, found);
     }
   }
   return out.slice(0, limits.maxSections);

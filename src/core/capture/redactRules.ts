@@ -6,6 +6,7 @@
 // assignments, Square's tokens and credential pairs in prose in redactCliEncodedVendor.test.ts),
 // on hostile input too.
 
+import { addToList } from '../lists';
 import { splitIdentifier, tokenize } from '../retrieve/textPrep';
 import { wordNeighbours } from '../retrieve/wordNeighbours';
 
@@ -942,7 +943,7 @@ function passwordOptionAlternatives(): string {
   for (const [programs, options, follows] of PASSWORD_OPTIONS) {
     for (const option of options.split('|')) {
       const key = `${option} ${follows}`;
-      programsOf.set(key, [...(programsOf.get(key) ?? []), programs]);
+      addToList(programsOf, key, programs);
     }
   }
   const after = { attached: '', spaced: '(?:=|[ \\t]+)', any: '(?:=|[ \\t]*)' };

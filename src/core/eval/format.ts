@@ -1,6 +1,7 @@
 // Plain-text rendering of an evaluation report: one table of metrics per tool, then each
 // question's rank per tool.
 
+import { largest } from '../lists';
 import type { EvalTool } from './evalTools';
 import type { EvalReport } from './runEval';
 
@@ -9,7 +10,7 @@ function f3(x: number): string {
 }
 
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const widths = header.map((h, i) => Math.max(h.length, largest(rows.map((r) => (r[i] ?? '').length))));
   const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }

@@ -4,6 +4,7 @@
 // arrives as an already-escaped `where` prefilter, and every returned row is read back from
 // the table through it.
 
+import { largest, smallest } from '../lists';
 import type { Table } from '@lancedb/lancedb';
 import type { RankedHit, SearchHit } from '../api';
 import type { LexicalSegments } from '../store/lexicalSegments';
@@ -364,7 +365,7 @@ function zFusion(fused: Map<string, { row: Row; score: number }>, lex: Ranked, v
     { weight: s.wordVectorWeight, scores: wordVectorSimilarities(fused, query, s) },
   ]
     .filter((l) => l.weight > 0 && l.scores.size > 0)
-    .map((l) => ({ ...l, ...meanStd([...l.scores.values()]), low: Math.min(...l.scores.values()) }));
+    .map((l) => ({ ...l, ...meanStd([...l.scores.values()]), low: smallest(l.scores.values()) }));
   for (const [id, e] of fused) {
     const z = lists.reduce((sum, l) => sum + (l.weight * ((l.scores.get(id) ?? l.low) - l.mean)) / l.std, 0);
     e.score = 1 / (1 + Math.exp(-z));
@@ -481,7 +482,7 @@ async function rankPool(ctx: HybridContext, query: string, where: string, candid
       lex = { ...lex, rows: kept.map((k) => k.row), scores: kept.map((k) => k.score) };
       for (const id of unshared) lexical.delete(id);
     }
-    const top = lex.scores.length ? Math.max(...lex.scores) : 0;
+    const top = lex.scores.length ? largest(lex.scores) : 0;
     const sims = new Map<string, number | null>();
     lex.rows.forEach((row, i) => {
       fused.set(String(row.node_id), { row, score: top > 0 ? (s.lexicalWeight * lex.scores[i]) / top : 0 });

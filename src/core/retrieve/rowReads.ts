@@ -1,6 +1,7 @@
 // Reads of the cells table by node id or row id, through the caller's filter: how search turns
 // its candidates into rows.
 
+import { append } from '../lists';
 import type { Table } from '@lancedb/lancedb';
 import { sqlString } from '../store/filters';
 import { projection } from '../store/projection';
@@ -24,7 +25,7 @@ async function* readBatches<T>(ids: T[], cells: Table, where: string, columns: s
 
 async function readBatched<T>(ids: T[], cells: Table, where: string, columns: string[], clause: (batch: T[]) => string, withRowId = false): Promise<Row[]> {
   const out: Row[] = [];
-  for await (const rows of readBatches(ids, cells, where, columns, clause, withRowId)) out.push(...rows);
+  for await (const rows of readBatches(ids, cells, where, columns, clause, withRowId)) append(out, rows);
   return out;
 }
 

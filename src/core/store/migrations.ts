@@ -4,6 +4,7 @@
 // the store's open where it is missing; only the records tables (RECORD_TABLES in schema.ts), which
 // every store has, are never created in a store that has a schema version (the open refuses it).
 
+import { addToList } from '../lists';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { FixedSizeList } from 'apache-arrow';
 import { closeConflictsOf, markSuperseded } from '../compress/supersede';
@@ -141,7 +142,7 @@ export async function retireSameTopics(tables: TopicTables, log: (m: string) => 
   for (const raw of await memories.query().where(where).select(projection(TOPIC_COLUMNS)).toArray()) {
     const r = plainRow(raw as Record<string, unknown>);
     const key = JSON.stringify([r.project, projectWideBranch(r.branch as string | null) ? null : r.branch, r.topic_key]);
-    topics.set(key, [...(topics.get(key) ?? []), Number(r.id)]);
+    addToList(topics, key, Number(r.id));
   }
   const shared = [...topics.values()].filter((ids) => ids.length > 1).flat();
   if (shared.length === 0) return 0;

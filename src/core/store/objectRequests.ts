@@ -3,6 +3,7 @@
 // Signature Version 4, Azure Blob requests with Shared Key (or carry a SAS), with the credentials
 // Lance is given (objectStorage.ts reads them).
 
+import { addToList } from '../lists';
 import { createHash, createHmac } from 'node:crypto';
 import type { AzureCredentials, S3Credentials } from './objectStorage';
 
@@ -170,7 +171,7 @@ function sharedKeySignature(account: string, key: string, method: string, url: U
     .map((n) => `${n}:${headers[n].trim()}\n`)
     .join('');
   const params = new Map<string, string[]>();
-  for (const [k, v] of url.searchParams) params.set(k.toLowerCase(), [...(params.get(k.toLowerCase()) ?? []), v]);
+  for (const [k, v] of url.searchParams) addToList(params, k.toLowerCase(), v);
   const resource =
     `/${account}${url.pathname}` +
     [...params.keys()]

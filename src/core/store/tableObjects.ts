@@ -2,6 +2,7 @@
 // list, read and delete what LanceDB itself does not, such as data files that no version
 // references (abandonedFiles.ts, team/tableObjects.ts).
 
+import { append } from '../lists';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { isLocalUri, localPath } from './location';
@@ -22,7 +23,7 @@ export function tableObjects(uri: string, storageOptions: Record<string, string>
       const out: string[] = [];
       for (const e of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
         const full = path.join(dir, e.name);
-        if (e.isDirectory()) out.push(...(await walk(full)));
+        if (e.isDirectory()) append(out, await walk(full));
         else out.push(path.relative(root, full).split(path.sep).join('/'));
       }
       return out;

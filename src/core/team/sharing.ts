@@ -2,6 +2,7 @@
 // reads, kept here so the engine stays a facade. Only memories and session summaries can be
 // shared; observations (raw activity) stay personal.
 
+import { addToList } from '../lists';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { NodeDetail, SearchHit } from '../api';
@@ -156,7 +157,7 @@ export class TeamSharing {
       }
     }
     const byAuthor = new Map<string, string[]>();
-    for (const t of targets) byAuthor.set(t.shared_by, [...(byAuthor.get(t.shared_by) ?? []), t.node_id]);
+    for (const t of targets) addToList(byAuthor, t.shared_by, t.node_id);
     for (const [by, ids] of byAuthor) await this.team.unshare(project, ids, by, { ifFound: maybe });
     await this.team.ledger.remove(targets.map((t) => t.node_id));
     return { node_id: targets[0].node_id, delivery: await this.deliver(Math.max(0, REMOTE_WAIT_MS - (Date.now() - started))), status: this.team.status() };

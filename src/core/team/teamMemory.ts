@@ -18,6 +18,7 @@
 //   prefix on another server is another store), and holds the ledger of the items this
 //   personal store shared (shareLedger.ts).
 
+import { append } from '../lists';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
@@ -531,7 +532,7 @@ export class TeamMemory {
         const e = p.entry as Extract<OutboxEntry, { op: 'share' }>;
         if (e.rows.some((r) => unfinished.has(itemKey(r.project, r.node_id)))) continue;
         group.push(p);
-        rows.push(...e.rows);
+        append(rows, e.rows);
       }
       if (shareFailed !== null || group.length === 0) continue;
       try {
@@ -592,7 +593,8 @@ export class TeamMemory {
     const late = await this.queuedUnshares();
     const undone = written.kept.filter(late);
     for (const r of undone) await this.cache.remove(unshareWhere(r.project, [r.node_id], r.shared_by), { purgeAnyway: true });
-    const keptItems = new Set(written.kept.filter((r) => !undone.includes(r)).map((r) => key(r, saying.get(item(r)))));
+    const undoneRows = new Set(undone);
+    const keptItems = new Set(written.kept.filter((r) => !undoneRows.has(r)).map((r) => key(r, saying.get(item(r)))));
     const gone = [...new Set(before.filter((r) => !keptItems.has(key(r, said(r)))).map((r) => String(r.node_id)))];
     if (gone.length > 0) await this.options.onGone?.(gone).catch((e: unknown) => this.log(`team store: what the store quotes of ${gone.length} item(s) gone from the team is left: ${errorMessage(e)}`));
     const left = [...skipped, ...written.skipped];

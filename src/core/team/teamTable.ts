@@ -13,6 +13,7 @@
 // column someone dropped is left out, a nullable column this version does not know is null
 // (else every put failed "Append with different schema" and the outbox stayed queued).
 
+import { addToList } from '../lists';
 import * as lancedb from '@lancedb/lancedb';
 import type { Connection, Table } from '@lancedb/lancedb';
 import { Field, Int64, Schema, Utf8 } from 'apache-arrow';
@@ -156,7 +157,7 @@ export class TeamTable {
       const items = new Map<string, Row[]>();
       for (const r of found) {
         const key = `${String(r.project)}\0${String(r.node_id)}\0${String(r.shared_by ?? '')}`;
-        items.set(key, [...(items.get(key) ?? []), r]);
+        addToList(items, key, r);
       }
       const doomed: bigint[] = [];
       let otherContent = false;

@@ -1,3 +1,4 @@
+import { addToList } from '../../core/lists';
 import * as vscode from 'vscode';
 import { slashPath, workspaceRelativePath } from '../../core/capture/paths';
 import { isSecretPath } from '../../core/capture/redact';
@@ -233,7 +234,7 @@ export class CaptureService implements CaptureRecorder, vscode.Disposable {
       // Grouped by branch: the engine keeps one session per project and branch, and a new
       // branch ends the previous session (compressing it) on its own.
       const byBranch = new Map<string | undefined, typeof inputs>();
-      for (const input of inputs) byBranch.set(input.branch, [...(byBranch.get(input.branch) ?? []), input]);
+      for (const input of inputs) addToList(byBranch, input.branch, input);
       const observations: Observation[] = [];
       for (const [branch, list] of byBranch) {
         const stored = await this.observeEach(engine, list, branch ? { ...folderScope, branch } : folderScope);

@@ -1,3 +1,4 @@
+import { addToList } from '../../core/lists';
 import * as vscode from 'vscode';
 import type { Observation, Scope } from '../../core/model/records';
 
@@ -35,7 +36,7 @@ export class CapturedLog implements vscode.Disposable {
    */
   async prune(kept: (project: string, ids: number[]) => Promise<Set<number>>): Promise<void> {
     const byProject = new Map<string, number[]>();
-    for (const { project, observation } of this.recent) byProject.set(project, [...(byProject.get(project) ?? []), observation.id]);
+    for (const { project, observation } of this.recent) addToList(byProject, project, observation.id);
     const left = new Map<string, Set<number>>();
     for (const [project, ids] of byProject) left.set(project, await kept(project, ids));
     const still = this.recent.filter((e) => left.get(e.project)?.has(e.observation.id));

@@ -2,6 +2,7 @@
 // together (several focus periods on one file, many files changed by one checkout) so that
 // the store holds one observation per meaningful thing, not one per keystroke or watcher event.
 
+import { append } from '../../core/lists';
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../../core/api';
 import type { EditContent } from '../../core/capture/editDiff';
@@ -133,7 +134,7 @@ export function buildObservations(events: readonly CaptureEvent[], enrich: Enric
     for (const [branch, group] of byBranch) {
       const built = buildForFolder(folder, group, enrich);
       for (const input of built) if (input.branch === undefined && branch) input.branch = branch;
-      inputs.push(...built);
+      append(inputs, built);
     }
     if (inputs.length > 0) out.set(folder, inputs);
   }

@@ -1,3 +1,4 @@
+import { addToList, append } from '../../core/lists';
 import * as vscode from 'vscode';
 import type { MemoryOutline } from '../../core/api';
 import { MEMORY_TYPES } from '../../core/model/records';
@@ -134,7 +135,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
       const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
       if (successor) {
         const key = memoryKey(s, successor.id);
-        predecessors.set(key, [...(predecessors.get(key) ?? []), memory.id]);
+        addToList(predecessors, key, memory.id);
         continue;
       }
       for (const c of memory.conflicts ?? []) {
@@ -176,7 +177,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
       const id = stack.pop() as number;
       if (wanted.has(id)) continue;
       wanted.add(id);
-      stack.push(...(listing.predecessors.get(memoryKey(scope, id)) ?? []));
+      append(stack, listing.predecessors.get(memoryKey(scope, id)) ?? []);
     }
     const { loaded } = listing;
     await this.load(await this.engines.get(), scope, wanted, loaded);

@@ -1,3 +1,4 @@
+import { addToList } from '../../core/lists';
 import * as vscode from 'vscode';
 import type { SessionInfo } from '../../core/api';
 import type { Freshness } from '../../core/capture/freshness';
@@ -101,7 +102,7 @@ export class DocumentsNode extends vscode.TreeItem {
     const byFile = new Map<string, Observation[]>();
     for (const d of [...this.documents].sort((a, b) => a.id - b.id)) {
       const file = documentPath(d);
-      byFile.set(file, [...(byFile.get(file) ?? []), d]);
+      addToList(byFile, file, d);
     }
     return [...byFile].sort(([a], [b]) => a.localeCompare(b)).map(([file, sections]) => new DocumentFileNode(this.scope, file, sections));
   }

@@ -2,6 +2,7 @@
 // text changes, read by node id and searched (hybrid: full text + vectors) within the project.
 // A record has exactly one cell, named by cellNodeId; removeStray drops any other.
 
+import { append } from '../../lists';
 import type { NodeFilter, RankedHit, SearchHit } from '../../api';
 import type { Cell, Layer, SourceKind } from '../../model/records';
 import { DOCUMENT_TYPE } from '../../model/records';
@@ -98,7 +99,7 @@ export class CellRepository {
     // And a records table this open created, in a store whose cells it found, is one that was
     // lost (refuseMissingRecordTables in store.ts stops such an open): its cells are kept too.
     if (orphans.length > 0 && (orphansLookLost(orphans.length, cells.length) || this.recordsTableNew(kind))) onSuspect?.(orphans.length);
-    else stray.push(...orphans);
+    else append(stray, orphans);
     // A row id names one stored copy; one a compaction has moved since names nothing (the next
     // repair looks again).
     for (let i = 0; i < stray.length; i += 1000) await this.table.delete(`_rowid IN (${stray.slice(i, i + 1000).join(', ')})`);

@@ -2,6 +2,7 @@
 // dedupe keys return the stored row, near-duplicates bump it, and new observations are written
 // with their cells (rows first: a crash in between leaves a row the store's repair gives a cell).
 
+import { append, smallest } from '../../lists';
 import type { Observation } from '../../model/records';
 import { DOCUMENT_TYPE } from '../../model/records';
 import { observationCell } from '../cells';
@@ -236,7 +237,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
     const bumps = new Map<number, { row: Row; add: number; facts: string[] }>();
     const fps = [...new Set(all.filter(open).map((i) => prepared[i].fp).filter((f): f is string => !!f))];
     if (fps.length > 0) {
-      const since = Math.min(...prepared.map((p) => p.obs.created_at_epoch)) - this.duplicateWindowMs;
+      const since = smallest(prepared.map((p) => p.obs.created_at_epoch)) - this.duplicateWindowMs;
       const existing = await this.table.rows(`fingerprint IN ${sqlStringList(fps)} AND status = 'active' AND created_at_epoch >= ${sqlInt(since)}`);
       for (const i of all) {
         if (!open(i)) continue;
@@ -247,7 +248,7 @@ export class ObservationRepository extends RecordRepository<Observation> {
         if (!match) continue;
         const entry = bumps.get(Number(match.id)) ?? { row: match, add: 0, facts: [] };
         entry.add++;
-        entry.facts.push(...(JSON.parse(p.obs.facts ?? '[]') as string[]));
+        append(entry.facts, JSON.parse(p.obs.facts ?? '[]') as string[]);
         bumps.set(Number(match.id), entry);
         results[i] = rowToObservation(match);
       }

@@ -1,6 +1,7 @@
 // Session summaries of one project (L1). A session is a key within a project: the same
 // session id in another project is another session.
 
+import { append } from '../../lists';
 import type { SessionSummary } from '../../model/records';
 import { summaryCell } from '../cells';
 import { sqlInt, sqlIntList, sqlString, sqlStringList } from '../filters';
@@ -24,7 +25,7 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     const out: SessionSummary[] = [];
     for (let i = 0; i < sessionIds.length; i += 500) {
       const rows = await this.table.rows(`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`);
-      out.push(...rows.map(rowToSessionSummary));
+      append(out, rows.map(rowToSessionSummary));
     }
     return out;
   }
@@ -40,7 +41,7 @@ export class SummaryRepository extends RecordRepository<SessionSummary> {
     if (!filter) return out;
     for (let i = 0; i < sessionIds.length; i += 500) {
       const rows = await this.table.rows([`memory_session_id IN ${sqlStringList(sessionIds.slice(i, i + 500))}`, ...(filter.where ? [`(${filter.where})`] : [])].join(' AND '));
-      out.push(...rows.filter((r) => filter.keeps(r.id)).map((r) => ({ summary: rowToSessionSummary(r), branch: (r.branch as string | null) ?? null })));
+      append(out, rows.filter((r) => filter.keeps(r.id)).map((r) => ({ summary: rowToSessionSummary(r), branch: (r.branch as string | null) ?? null })));
     }
     return out;
   }
