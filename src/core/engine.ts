@@ -718,7 +718,7 @@ export class MemoryEngine implements MemoryEngineApi {
     if (forgotten.project === null) this.sessions.forgetAllSeen();
     else await this.sessions.noticeForgets([forgotten.project], true);
     await this.forgetShares(forgotten);
-    if (forgotten.report.session_summaries > 0) this.upkeep.summariseAgainLater();
+    if (forgotten.report.session_summaries > 0) this.upkeep.summariseOrphansLater();
     return forgotten.report;
   }
 

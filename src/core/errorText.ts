@@ -15,8 +15,8 @@ const REFUSAL = /<Code>([A-Za-z]+)<\/Code>\s*<Message>([^<]*)<\/Message>/;
  * line that raised them and the same text again as a chain of causes; both go.
  */
 export function errorMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String((error as Error)?.message ?? error);
-  const silent = /timed out/i.test(text) ? UNANSWERED.exec(text) : null;
+  const text = messageOf(error);
+  const silent = unanswered(text);
   if (silent) {
     const [, method, origin, where, seconds] = silent;
     return `the object store at ${origin} did not answer: a ${method} of ${where || '/'} got no answer in ${Math.round(Number(seconds))} s (check the network, a VPN or proxy, and the endpoint)`;
@@ -33,10 +33,18 @@ export function errorMessage(error: unknown): string {
     .trim();
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String((error as Error)?.message ?? error);
+}
+
+/** A request to object storage that got no answer in its time, as Lance reports it: method, origin, path, seconds. */
+function unanswered(text: string): RegExpExecArray | null {
+  return /timed out/i.test(text) ? UNANSWERED.exec(text) : null;
+}
+
 /** The endpoint (its origin) of a request to object storage that got no answer in its time, as Lance reports it; null for any other error. */
 export function unansweredRequest(error: unknown): string | null {
-  const text = error instanceof Error ? error.message : String((error as Error)?.message ?? error);
-  return /timed out/i.test(text) ? (UNANSWERED.exec(text)?.[2] ?? null) : null;
+  return unanswered(messageOf(error))?.[2] ?? null;
 }
 
 /** errorMessage, at most about `max` characters: its start says what failed, its end why, so both are kept. */

@@ -89,16 +89,16 @@ export class Upkeep {
     // Sessions a dead process left open (or a git import wrote) are summarised here alone: every
     // process that opens the store summarising them would repeat the work, at about one session a
     // second of its query time, and race the others to write the same summaries.
-    if (this.parts.summariseOrphans && !this.stopping) this.later(5000, 'orphan sessions', () => this.parts.endOrphanSessions());
+    this.summariseOrphansLater();
   }
 
   /**
-   * After a forget that took session summaries whose sessions' observations stay (a summary that
-   * quoted the project's prompts, see store/summaryQuotes.ts): the lease holder summarises those
-   * sessions again from what is left, as it does at open, instead of at the next open.
+   * The lease holder summarises, 5 s from now, the sessions left without a summary: at open (a
+   * dead process's, a git import's), and after a forget that took summaries whose sessions'
+   * observations stay (a summary that quoted the project's prompts, see store/summaryQuotes.ts).
    */
-  summariseAgainLater(): void {
-    if (this.parts.summariseOrphans && this.parts.lease.isHeld && !this.stopping) this.later(5000, 'sessions a forget left without a summary', () => this.parts.endOrphanSessions());
+  summariseOrphansLater(): void {
+    if (this.parts.summariseOrphans && this.parts.lease.isHeld && !this.stopping) this.later(5000, 'orphan sessions', () => this.parts.endOrphanSessions());
   }
 
   /** The lease renewal, the idle-session check and the lease holder's periodic upkeep. */

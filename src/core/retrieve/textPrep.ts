@@ -91,11 +91,7 @@ export function foldText(text: string): string {
   // of an ASCII letter is a run of its own): most of a text with a few of them is not copied twice.
   // eslint-disable-next-line no-control-regex -- the ASCII range
   return text.replace(/[^\x00-\x7f]+/g, (run) =>
-    run
-      .normalize('NFKD')
-      .replace(/[\u0300-\u036f]/g, '')
-      .normalize('NFC')
-      .replace(FOLDED_LETTERS, (c) => FOLDED[c]),
+    foldLetters(run.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').normalize('NFC')),
   );
 }
 

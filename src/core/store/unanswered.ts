@@ -24,7 +24,7 @@ export class UnansweredLatch {
 
   constructor(private readonly holdMs: number) {}
 
-  /** Throws at once when a request got no answer less than a bound ago. */
+  /** Throws at once while the latch is closed (a request got no answer less than the hold ago). */
   check(): void {
     const ago = Date.now() - this.since;
     if (ago >= this.holdMs) return;
@@ -46,10 +46,15 @@ export class UnansweredLatch {
   }
 }
 
-/** A method that makes requests: asynchronous, or one that starts a stream of batches. */
-function asks(fn: (...args: unknown[]) => unknown, key: string | symbol): boolean {
+/**
+ * How a method makes requests: 'stream' when it starts a stream of batches (a query's
+ * asyncIterator or execute), 'call' when it answers a promise (an async method, a stream's next),
+ * null when it makes none (a builder's where, select, limit).
+ */
+function asks(fn: (...args: unknown[]) => unknown, key: string | symbol): 'call' | 'stream' | null {
   const kind = fn.constructor?.name;
-  return kind === 'AsyncFunction' || kind === 'AsyncGeneratorFunction' || key === Symbol.asyncIterator || key === 'execute' || key === 'next';
+  if (kind === 'AsyncFunction' || key === 'next') return 'call';
+  return kind === 'AsyncGeneratorFunction' || key === Symbol.asyncIterator || key === 'execute' ? 'stream' : null;
 }
 
 /** What a call returns that leads to more requests: a table, a query, a merge builder, a stream. */
@@ -77,7 +82,7 @@ export function underLatch<T extends object>(target: T, latch: UnansweredLatch):
               latch.check();
             } catch (e) {
               // A stream fails at its first batch, as a failed request would; a call, at once.
-              return key === Symbol.asyncIterator || (key === 'execute' && !(on instanceof lancedb.MergeInsertBuilder)) ? failingStream(e) : Promise.reject(e);
+              return asking === 'stream' ? failingStream(e) : Promise.reject(e);
             }
           }
           const started = Date.now();
