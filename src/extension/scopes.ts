@@ -21,12 +21,13 @@ export class ScopeService implements vscode.Disposable {
    * ever a folder the user picked; forgotten when the window's folders change.
    */
   private chosen: string | undefined;
-  private readonly _onDidChangeFolders = new vscode.EventEmitter<void>();
+  private readonly _onDidChangeProjects = new vscode.EventEmitter<void>();
   /**
-   * The window's folders changed (added, removed, replaced), or a folder's git config did: fired
-   * once the projects known of them are forgotten, so that scopeFor computes them again.
+   * The projects of the window's folders may have changed: its folders did (added, removed,
+   * replaced), or a folder's git config did. Fired once what was known of them is forgotten, so
+   * that scopeFor computes them again.
    */
-  readonly onDidChangeFolders = this._onDidChangeFolders.event;
+  readonly onDidChangeProjects = this._onDidChangeProjects.event;
 
   /** `rule`: a folder's scope (the engine's rule, loaded when first needed). */
   constructor(private readonly rule: (uri: vscode.Uri) => Promise<Scope> = computeScope) {
@@ -34,7 +35,7 @@ export class ScopeService implements vscode.Disposable {
       this.cache.clear();
       this.configs.clear();
       this.chosen = undefined;
-      this._onDidChangeFolders.fire();
+      this._onDidChangeProjects.fire();
     });
   }
 
@@ -45,19 +46,18 @@ export class ScopeService implements vscode.Disposable {
   /**
    * `folder` is a workspace folder URI string (as capture events carry it). Each call looks at
    * the repository's git config (one stat): once it changed, the scope is computed again and
-   * onDidChangeFolders fires.
+   * onDidChangeProjects fires. The folder's config file is found once.
    */
   scopeFor(folder: string): Promise<Scope> {
-    const uri = vscode.Uri.parse(folder);
     const config = this.configs.get(folder);
-    const file = config ? config.file : uri.scheme === 'file' ? gitConfigFile(uri.fsPath) : null;
-    const stamp = configStamp(file);
     const known = this.cache.get(folder);
+    const file = config ? config.file : fileConfig(folder);
+    const stamp = configStamp(file);
     if (known && config?.stamp === stamp) return known;
-    const scope = this.rule(uri);
+    const scope = this.rule(vscode.Uri.parse(folder));
     this.cache.set(folder, scope);
     this.configs.set(folder, { file, stamp });
-    if (known) this._onDidChangeFolders.fire();
+    if (known) this._onDidChangeProjects.fire();
     return scope;
   }
 
@@ -135,8 +135,14 @@ export class ScopeService implements vscode.Disposable {
 
   dispose(): void {
     this.subscription.dispose();
-    this._onDidChangeFolders.dispose();
+    this._onDidChangeProjects.dispose();
   }
+}
+
+/** The git config file of a `file:` folder (URI string), null for any other. */
+function fileConfig(folder: string): string | null {
+  const uri = vscode.Uri.parse(folder);
+  return uri.scheme === 'file' ? gitConfigFile(uri.fsPath) : null;
 }
 
 /** How a config file stands: git writes it anew (a lock file renamed over it) at each change. */

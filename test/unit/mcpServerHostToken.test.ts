@@ -54,7 +54,7 @@ class SharedSecrets {
 function windowFor(engine: MemoryEngine, scope: Scope, secrets: SharedSecrets): { host: InstanceType<typeof McpServerHost>; servers: RunningHttpServer[] } {
   const { engines, servers } = windowEngines(engine);
   const folder = { uri: { scheme: 'untitled', toString: () => `untitled:${scope.project}` } };
-  const scopes = { current: async () => scope, currentFolder: () => folder, scopeFor: async () => scope, folders: () => [folder], onDidChangeFolders: () => ({ dispose: () => undefined }) };
+  const scopes = { current: async () => scope, currentFolder: () => folder, scopeFor: async () => scope, folders: () => [folder], onDidChangeProjects: () => ({ dispose: () => undefined }) };
   const host = new McpServerHost(engines as never, scopes as never, secrets as never, () => undefined);
   return { host, servers };
 }

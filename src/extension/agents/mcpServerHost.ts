@@ -60,7 +60,7 @@ export class McpServerHost implements vscode.Disposable {
         this.served = undefined;
         this._onDidChange.fire();
       }),
-      scopes.onDidChangeFolders(() => {
+      scopes.onDidChangeProjects(() => {
         this.following = this.following.then(() => this.follow()).catch((err: unknown) => this.log(`Following the window's folders failed: ${err instanceof Error ? err.message : String(err)}`));
       }),
     ];
@@ -137,8 +137,9 @@ export class McpServerHost implements vscode.Disposable {
   }
 
   /**
-   * After the window's folders changed: stops the server unless the folder it serves is still in
-   * the window and still the same project (a remote changed is seen when the folders change).
+   * After the projects of the window's folders may have changed (its folders did, or a folder's
+   * git config): stops the server unless the folder it serves is still in the window and still
+   * the same project.
    */
   private async follow(): Promise<void> {
     const served = this.served ?? (this.starting ? await this.starting.then(() => this.served, () => undefined) : undefined);
