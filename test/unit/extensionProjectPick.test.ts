@@ -167,7 +167,7 @@ describe('extension: commands on a project ask which one in a window of several'
     const host = withVscodeStub(w.stub, () => new McpServerHost({ get: async () => client, peek: () => undefined, onDidClose: () => ({ dispose() {} }) }, w.scopes, secrets, (m: string) => logs.push(m)));
     try {
       const s = await host.start();
-      assert.equal(host.project, 'proj-alpha');
+      assert.equal(s.project, 'proj-alpha');
       assert.ok(logs.some((l) => l.startsWith('MCP server for proj-alpha listening on')), logs.join('\n'));
       const res = await fetch(s.url, {
         method: 'POST',

@@ -66,6 +66,8 @@ describe("extension: the window's MCP server when the window's folders change", 
   let changes: number;
   let logs: string[];
   let servers: RunningHttpServer[] = [];
+  /** The McpServerDefinitionProvider the extension registers with VS Code. */
+  let provider: Any;
   const folder = (name: string, index: number): WindowState['folders'][number] => ({ uri: Uri.file(path.join(dir, name)), name, index });
   const setFolders = (names: string[]): void => {
     state.folders = names.map((n, i) => folder(n, i));
@@ -88,7 +90,20 @@ describe("extension: the window's MCP server when the window's folders change", 
     folderChanged = [];
     stub.workspace.onDidChangeWorkspaceFolders = (l: (e: unknown) => unknown) => (folderChanged.push(l), { dispose: () => undefined });
     /* eslint-disable @typescript-eslint/no-require-imports */
-    const mods = withVscodeStub(stub, () => ({ scopes: require('../../src/extension/scopes'), host: require('../../src/extension/agents/mcpServerHost') }));
+    stub.McpHttpServerDefinition = class {
+      constructor(
+        public label: string,
+        public uri: Any,
+        public headers: Record<string, string>,
+        public version: string,
+      ) {}
+    };
+    stub.lm = { registerMcpServerDefinitionProvider: (_id: string, p: Any) => ((provider = p), { dispose: () => undefined }) };
+    const mods = withVscodeStub(stub, () => ({
+      scopes: require('../../src/extension/scopes'),
+      host: require('../../src/extension/agents/mcpServerHost'),
+      provider: require('../../src/extension/agents/mcpDefinitionProvider'),
+    }));
     /* eslint-enable @typescript-eslint/no-require-imports */
     // The engine process's server: one at a time, as EngineClient's.
     const window = windowEngines(engine);
@@ -102,6 +117,7 @@ describe("extension: the window's MCP server when the window's folders change", 
     host = withVscodeStub(stub, () => new mods.host.McpServerHost(engines, scopes, secretStorage, (m: string) => logs.push(m)));
     changes = 0;
     host.onDidChange(() => changes++);
+    mods.provider.registerMcpDefinitionProvider(host, '1.0.0');
   });
 
   afterEach(async () => {
@@ -134,7 +150,7 @@ describe("extension: the window's MCP server when the window's folders change", 
     assert.doesNotMatch(await retrieve(first, 'quokka rollout'), /alpha ships the quokka/);
     assert.ok(changes > before, 'VS Code is told the server definition changed');
     assert.equal((await health(next)).project, BETA, `the window's server serves '${(await health(next)).project}' in a window of beta alone`);
-    assert.equal(host.project, BETA);
+    assert.equal(next.project, BETA);
     assert.doesNotMatch(await retrieve(next, 'quokka rollout'), /alpha ships the quokka/);
     // What the agent now writes is filed under beta.
     const r = await fetch(`${next.baseUrl}/v1/observations`, {
@@ -147,6 +163,89 @@ describe("extension: the window's MCP server when the window's folders change", 
     const stats = await engine.stats({ project: ALPHA });
     const betaStats = await engine.stats({ project: BETA });
     assert.deepEqual([stats.observations, betaStats.observations > 0], [0, true], `alpha ${JSON.stringify(stats)}, beta ${JSON.stringify(betaStats)}`);
+  });
+
+  it('a window of two repositories lists a server per project, and each serves its own project only', async () => {
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    // The file the agent's chat began in is alpha's: before, the window's one server served alpha
+    // to an agent working in beta too.
+    state.active = { document: { uri: Uri.file(path.join(dir, 'alpha', 'src', 'index.ts')) } };
+    const defs = await host.definitions();
+    assert.deepEqual(
+      defs.map((d: Any) => [d.label, d.project, d.folder.name]),
+      [
+        ['Code Memory (alpha)', ALPHA, 'alpha'],
+        ['Code Memory (beta)', BETA, 'beta'],
+      ],
+    );
+    const a = await host.start(defs[0].folder);
+    const b = await host.start(defs[1].folder);
+    assert.deepEqual([(await health(a)).project, (await health(b)).project, a.project, b.project], [ALPHA, BETA, ALPHA, BETA]);
+    assert.notEqual(a.url, b.url);
+    assert.equal((await health({ baseUrl: b.baseUrl, token: a.token })).status, 401, "alpha's token opens beta's server");
+    const fromBeta = await retrieve(b, 'quokka rollout');
+    assert.match(fromBeta, /beta has its own quokka/);
+    assert.doesNotMatch(fromBeta, /alpha ships the quokka/, "beta's server answered alpha's memory");
+    // A second ask for a project's server gets the running one, whichever of its folders asks.
+    assert.equal((await host.start(defs[1].folder)).url, b.url);
+    assert.deepEqual(
+      (await host.definitions()).map((d: Any) => d.server?.url),
+      [a.url, b.url],
+    );
+
+    // alpha leaves the window: its server stops, beta's goes on at its address, and the window
+    // lists one server again.
+    const before = changes;
+    setFolders(['beta']);
+    const after = await host.definitions();
+    assert.deepEqual(after.map((d: Any) => [d.label, d.project, d.server?.url]), [['Code Memory', BETA, b.url]]);
+    assert.ok((await health(a)).status !== 200, "alpha's server still answers in a window of beta alone");
+    assert.equal((await health(b)).project, BETA);
+    assert.ok(changes > before, 'VS Code is told the definitions changed');
+  });
+
+  it("VS Code's definitions: one per project, each resolved to its project's server behind its own token", async () => {
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    state.active = { document: { uri: Uri.file(path.join(dir, 'alpha', 'src', 'index.ts')) } };
+    const listed = await provider.provideMcpServerDefinitions();
+    assert.deepEqual(
+      listed.map((d: Any) => [d.label, d.uri.toString(), d.headers]),
+      [
+        ['Code Memory (alpha)', 'http://127.0.0.1:0/v1/mcp/memory', {}],
+        ['Code Memory (beta)', 'http://127.0.0.1:0/v1/mcp/memory', {}],
+      ],
+      'listing starts nothing and gives no token',
+    );
+    assert.equal(servers.length, 0);
+    // VS Code starts beta's server: what the agent reads through it is beta's.
+    const resolved = await provider.resolveMcpServerDefinition({ ...listed[1] });
+    const url = resolved.uri.toString();
+    const token = String(resolved.headers.Authorization).replace(/^Bearer /, '');
+    const answer = await retrieve({ url, token }, 'quokka rollout');
+    assert.match(answer, /beta has its own quokka/);
+    assert.doesNotMatch(answer, /alpha ships the quokka/);
+    assert.equal(servers.length, 1, 'only the server VS Code started runs');
+    // A definition whose folder left the window is not started for whatever project is there now.
+    setFolders(['beta']);
+    await assert.rejects(provider.resolveMcpServerDefinition({ ...listed[0] }), /Code Memory \(alpha\): its folder is no longer in this window/);
+  });
+
+  it('two folders of one project list one server; a folder of a new project added is listed once the folders change', async () => {
+    fs.mkdirSync(path.join(dir, 'alpha-docs'), { recursive: true });
+    execFileSync('git', ['init', '-q', path.join(dir, 'alpha-docs')]);
+    execFileSync('git', ['-C', path.join(dir, 'alpha-docs'), 'remote', 'add', 'origin', `https://${ALPHA}.git`]);
+    state.folders = [folder('alpha', 0), folder('alpha-docs', 1)];
+    assert.deepEqual((await host.definitions()).map((d: Any) => [d.label, d.project]), [['Code Memory', ALPHA]]);
+    const before = changes;
+    setFolders(['alpha', 'alpha-docs', 'beta']);
+    assert.deepEqual(
+      (await host.definitions()).map((d: Any) => [d.label, d.project]),
+      [
+        ['Code Memory (alpha)', ALPHA],
+        ['Code Memory (beta)', BETA],
+      ],
+    );
+    assert.ok(changes > before, 'VS Code is told to list the servers again');
   });
 
   it('a folder added beside the one served, or another one removed: the server goes on serving it, at the same address', async () => {

@@ -1,25 +1,26 @@
 import * as vscode from 'vscode';
-import { MCP_PATH_FALLBACK, SERVER_LABEL } from './constants';
+import { MCP_PATH_FALLBACK } from './constants';
 import type { McpServerHost } from './mcpServerHost';
 
 export const MCP_PROVIDER_ID = 'codeMemory.mcpServer';
 
 /**
- * Registers the memory server with VS Code (contributes.mcpServerDefinitionProviders), so agent
- * mode lists its tools with no configuration. provide… must not start anything or prompt;
- * resolve… runs when VS Code starts the server, and that is when it starts.
+ * Registers the memory servers with VS Code (contributes.mcpServerDefinitionProviders), one per
+ * project of the window, so agent mode lists their tools with no configuration. provide… must not
+ * start anything or prompt; resolve… runs when VS Code starts a server, and that is when it starts.
  */
 export function registerMcpDefinitionProvider(host: McpServerHost, version: string): vscode.Disposable | undefined {
   const lm = vscode.lm as Partial<typeof vscode.lm> | undefined;
   if (typeof lm?.registerMcpServerDefinitionProvider !== 'function') return undefined;
   const provider: vscode.McpServerDefinitionProvider<vscode.McpHttpServerDefinition> = {
     onDidChangeMcpServerDefinitions: host.onDidChange,
-    provideMcpServerDefinitions: () => {
-      const url = host.server?.url ?? `http://127.0.0.1:0${MCP_PATH_FALLBACK}`;
-      return [new vscode.McpHttpServerDefinition(SERVER_LABEL, vscode.Uri.parse(url), {}, version)];
-    },
+    provideMcpServerDefinitions: async () =>
+      (await host.definitions()).map((d) => new vscode.McpHttpServerDefinition(d.label, vscode.Uri.parse(d.server?.url ?? `http://127.0.0.1:0${MCP_PATH_FALLBACK}`), {}, version)),
     resolveMcpServerDefinition: async (definition) => {
-      const server = await host.start();
+      // The label says which project (the definition VS Code hands back may be a copy).
+      const wanted = (await host.definitions()).find((d) => d.label === definition.label);
+      if (!wanted) throw new Error(`${definition.label}: its folder is no longer in this window.`);
+      const server = await host.start(wanted.folder);
       return new vscode.McpHttpServerDefinition(definition.label, vscode.Uri.parse(server.url), { Authorization: `Bearer ${server.token}` }, version);
     },
   };

@@ -4,6 +4,7 @@ import { readConfig } from '../config';
 import type { EngineHost } from '../engineHost';
 import type { ServerAddress } from '../engineWorker/engineClient';
 import type { ScopeService } from '../scopes';
+import { SERVER_LABEL } from './constants';
 
 /**
  * The token's key in SecretStorage, one per project: SecretStorage is the extension's, shared by
@@ -14,35 +15,53 @@ export function tokenKey(project: string): string {
   return `codeMemory.serverToken:${project}`;
 }
 
-/** What a running server serves: the window's folder it started for (URI string) and that folder's project. */
-interface Served {
+/** A running server, with the project it serves and when it started (epoch ms). */
+export interface ServedAddress extends ServerAddress {
+  project: string;
+  startedAt: number;
+}
+
+/** A project of the window as VS Code lists its server: the definition's label, the project, and the folder it is served for. */
+export interface ServerDefinition {
+  label: string;
+  project: string;
+  folder: vscode.WorkspaceFolder;
+  /** Its server, while one runs. */
+  server: ServedAddress | undefined;
+}
+
+/** One project's server: the window's folder it started for (URI string), and the server once it listens. */
+interface Entry {
   folder: string;
   project: string;
+  starting: Promise<ServedAddress>;
+  running?: ServedAddress;
 }
 
 /**
- * The loopback MCP server of this window (Streamable HTTP + REST), started on first need:
- * when VS Code resolves the server definition, or when the user asks for its info.
- * The bearer token lives in SecretStorage, one per project, so it survives restarts without
- * sitting in settings.
+ * The window's loopback MCP servers (Streamable HTTP + REST), one per project of the window's
+ * folders, each started on first need: when VS Code resolves that project's server definition,
+ * or when the user asks for the server info. Bearer tokens live in SecretStorage, one per project,
+ * so they survive restarts without sitting in settings.
  *
- * It serves the project of one folder of the window (the active file's when it starts, else the
- * first folder's) as long as that folder is in the window and still that project: once the
- * window's folders change so that it is not (removed, replaced, its remote changed), the server
- * stops and VS Code, told its definition changed, starts it again for the window as it is now, so
- * an agent never goes on reading or writing the memory of a project the window no longer holds.
+ * A window of several repositories lists one server per project, so an agent working in one
+ * folder reads and files that folder's memory, never the other's through a server of the window.
+ * A server serves its project as long as the folder it started for is in the window and still
+ * that project: once the window's folders change so that it is not (removed, replaced, its remote
+ * changed), that server stops and VS Code, told the definitions changed, lists the window as it
+ * is now, so an agent never goes on reading or writing the memory of a project the window no
+ * longer holds.
  */
 export class McpServerHost implements vscode.Disposable {
-  private starting: Promise<ServerAddress> | undefined;
-  private running: ServerAddress | undefined;
-  private served: Served | undefined;
-  /** The stop under way (the engine's server closing): a start waits for it. */
+  /** By project. */
+  private readonly entries = new Map<string, Entry>();
+  /** The stops under way (the engine's servers closing): a start waits for them. */
   private stopping: Promise<void> = Promise.resolve();
-  /** The checks under way of whether the server still serves a folder of the window: a start waits for them. */
+  /** The checks under way of whether each server still serves a folder of the window: a start waits for them. */
   private following: Promise<void> = Promise.resolve();
   private readonly _onDidChange = new vscode.EventEmitter<void>();
+  /** The servers or the window's projects changed: VS Code asks for the definitions again. */
   readonly onDidChange = this._onDidChange.event;
-  startedAt: number | null = null;
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -52,12 +71,10 @@ export class McpServerHost implements vscode.Disposable {
     private readonly log: (message: string) => void,
   ) {
     this.subscriptions = [
-      // The server lives in the engine's process: when the engine closes, so does the server.
+      // The servers live in the engine's process: when the engine closes, so do they.
       engines.onDidClose(() => {
-        if (!this.running && !this.starting) return;
-        this.running = undefined;
-        this.starting = undefined;
-        this.served = undefined;
+        if (this.entries.size === 0) return;
+        this.entries.clear();
         this._onDidChange.fire();
       }),
       scopes.onDidChangeProjects(() => {
@@ -66,13 +83,22 @@ export class McpServerHost implements vscode.Disposable {
     ];
   }
 
-  get server(): ServerAddress | undefined {
-    return this.running;
-  }
-
-  /** The project the running server serves, null while none runs. */
-  get project(): string | null {
-    return this.served?.project ?? null;
+  /**
+   * One definition per project of the window's folders, in the folders' order, each for the
+   * project's first folder. Its label is the product's name in a window of one project, else the
+   * name and the folder's (`Code Memory (api)`), so that the agent's list says which is which.
+   */
+  async definitions(): Promise<ServerDefinition[]> {
+    await this.following;
+    const byProject = new Map<string, vscode.WorkspaceFolder>();
+    for (const { folder, scope } of await this.scopes.all()) if (!byProject.has(scope.project)) byProject.set(scope.project, folder);
+    const several = byProject.size > 1;
+    return [...byProject].map(([project, folder]) => ({
+      label: several ? `${SERVER_LABEL} (${folder.name})` : SERVER_LABEL,
+      project,
+      folder,
+      server: this.entries.get(project)?.running,
+    }));
   }
 
   private async token(project: string): Promise<string> {
@@ -83,43 +109,43 @@ export class McpServerHost implements vscode.Disposable {
     return token;
   }
 
-  /** The running server, else one started for the window's folders as they are (once a change of them is followed). */
-  start(): Promise<ServerAddress> {
-    return this.following.then(() => this.startNow());
+  /**
+   * The server of `folder`'s project (by default the active file's folder, else the first
+   * folder's): the running one, else one started for it (once a change of the folders is followed).
+   */
+  start(folder?: vscode.WorkspaceFolder): Promise<ServedAddress> {
+    return this.following.then(() => this.startNow(folder));
   }
 
-  private startNow(): Promise<ServerAddress> {
-    if (this.running) return Promise.resolve(this.running);
-    if (!this.starting) {
-      const starting: Promise<ServerAddress> = this.stopping
-        .then(() => this.doStart())
-        .then(
-          ({ server, served }) => {
-            // A stop while it started leaves it to that stop.
-            if (this.starting === starting) {
-              this.running = server;
-              this.served = served;
-              this.startedAt = Date.now();
-              this._onDidChange.fire();
-            }
-            return server;
-          },
-          (err: unknown) => {
-            if (this.starting === starting) this.starting = undefined;
-            throw err;
-          },
-        );
-      this.starting = starting;
-    }
-    return this.starting;
-  }
-
-  private async doStart(): Promise<{ server: ServerAddress; served: Served }> {
+  private async startNow(wanted: vscode.WorkspaceFolder | undefined): Promise<ServedAddress> {
     // One folder for the project and the repository: the active editor may change meanwhile.
-    const folder = this.scopes.currentFolder();
+    const folder = wanted ?? this.scopes.currentFolder();
     if (!folder) throw new Error('Open a folder first: the memory server serves the memory of one project.');
     const scope = await this.scopes.scopeFor(folder.uri.toString());
-    const served: Served = { folder: folder.uri.toString(), project: scope.project };
+    const known = this.entries.get(scope.project);
+    if (known) return known.running ?? known.starting;
+    const starting: Promise<ServedAddress> = this.stopping
+      .then(() => this.listen(scope, folder))
+      .then(
+        (server) => {
+          // A stop while it started leaves it to that stop.
+          if (this.entries.get(scope.project) === entry) {
+            entry.running = server;
+            this._onDidChange.fire();
+          }
+          return server;
+        },
+        (err: unknown) => {
+          if (this.entries.get(scope.project) === entry) this.entries.delete(scope.project);
+          throw err;
+        },
+      );
+    const entry: Entry = { folder: folder.uri.toString(), project: scope.project, starting };
+    this.entries.set(scope.project, entry);
+    return starting;
+  }
+
+  private async listen(scope: { project: string }, folder: vscode.WorkspaceFolder): Promise<ServedAddress> {
     const [engine, token] = await Promise.all([this.engines.get(), this.token(scope.project)]);
     const port = readConfig().serverPort;
     const repoRoot = folder.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
@@ -128,53 +154,58 @@ export class McpServerHost implements vscode.Disposable {
       server = await engine.startHttpServer({ scope, port, token, repoRoot });
     } catch (err) {
       if (port === 0) throw err;
-      // The configured port is taken (another window?): a random port still works for VS Code.
+      // The configured port is taken (another window, or another project's server of this one):
+      // a random port still works for VS Code.
       this.log(`Port ${port} is not available (${err instanceof Error ? err.message : String(err)}); using a random port.`);
       server = await engine.startHttpServer({ scope, port: 0, token, repoRoot });
     }
     this.log(`MCP server for ${scope.project} listening on ${server.url}`);
-    return { server, served };
+    return { ...server, project: scope.project, startedAt: Date.now() };
   }
 
   /**
    * After the projects of the window's folders may have changed (its folders did, or a folder's
-   * git config): stops the server unless the folder it serves is still in the window and still
-   * the same project.
+   * git config): stops each server whose folder is no longer in the window or names another
+   * project, and tells VS Code the definitions may have changed (a folder of a new project added).
    */
   private async follow(): Promise<void> {
-    const served = this.served ?? (this.starting ? await this.starting.then(() => this.served, () => undefined) : undefined);
-    if (!served) return;
-    const inWindow = this.scopes.folders().some((f) => f.uri.toString() === served.folder);
-    const project = inWindow ? (await this.scopes.scopeFor(served.folder)).project : undefined;
-    if (project === served.project || this.served !== served) return;
-    this.log(project === undefined ? `The folder of ${served.project} left the window: its MCP server stops.` : `The folder of ${served.project} is now ${project}: its MCP server stops.`);
-    await this.stop();
+    const inWindow = new Set(this.scopes.folders().map((f) => f.uri.toString()));
+    for (const entry of [...this.entries.values()]) {
+      await entry.starting.catch(() => undefined);
+      const project = inWindow.has(entry.folder) ? (await this.scopes.scopeFor(entry.folder)).project : undefined;
+      if (project === entry.project || this.entries.get(entry.project) !== entry) continue;
+      this.log(project === undefined ? `The folder of ${entry.project} left the window: its MCP server stops.` : `The folder of ${entry.project} is now ${project}: its MCP server stops.`);
+      await this.stop(entry.project);
+    }
+    this._onDidChange.fire();
   }
 
-  stop(): Promise<void> {
-    const running = this.running;
-    const starting = this.starting;
-    this.running = undefined;
-    this.starting = undefined;
-    this.served = undefined;
-    if (!running && !starting) return this.stopping;
+  /** Stops the server of `project`, or every server of the window. */
+  stop(project?: string): Promise<void> {
+    const gone = [...this.entries.values()].filter((e) => project === undefined || e.project === project);
+    for (const e of gone) this.entries.delete(e.project);
+    if (gone.length === 0) return this.stopping;
     const previous = this.stopping;
     this.stopping = (async () => {
       await previous;
-      const s = running ?? (await starting?.catch(() => undefined));
-      if (s) {
-        await this.engines.peek()?.stopHttpServer().catch(() => undefined);
-        this._onDidChange.fire();
+      let stopped = false;
+      for (const e of gone) {
+        const s = e.running ?? (await e.starting.catch(() => undefined));
+        if (!s) continue;
+        await this.engines.peek()?.stopHttpServer(e.project).catch(() => undefined);
+        stopped = true;
       }
+      if (stopped) this._onDidChange.fire();
     })();
     return this.stopping;
   }
 
-  /** A new token: running clients must fetch the definition again. */
+  /** A new token for the active file's project (else the first folder's): its running clients must fetch the definition again. */
   async rotateToken(): Promise<void> {
-    const project = this.project ?? (await this.scopes.current())?.project;
-    if (project) await this.secrets.delete(tokenKey(project));
-    await this.stop();
+    const project = (await this.scopes.current())?.project;
+    if (!project) return;
+    await this.secrets.delete(tokenKey(project));
+    await this.stop(project);
     this._onDidChange.fire();
   }
 

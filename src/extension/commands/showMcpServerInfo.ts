@@ -19,13 +19,13 @@ export function showMcpServerInfoCommand(c: Container, registeredWithVsCode: () 
       const info: ServerInfo = {
         url: server.url,
         token: server.token,
-        project: c.mcp.project ?? '',
+        project: server.project,
         storeUri: engine.storeUri,
         registeredWithVsCode: registeredWithVsCode(),
         languageModelTools: Object.keys(LANGUAGE_MODEL_TOOLS),
         tools: await engine.toolList(),
         stats: await engine.stats(null).catch(() => null),
-        startedAt: c.mcp.startedAt,
+        startedAt: server.startedAt,
         captureState: c.capture.state,
         captured: c.capture.queue.stats.observations,
       };

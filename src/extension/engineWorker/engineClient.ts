@@ -195,8 +195,9 @@ export class EngineClient {
   startHttpServer(options: { scope: Scope; port: number; token: string; repoRoot?: string }): Promise<ServerAddress> {
     return this.call('startHttpServer', [options]);
   }
-  stopHttpServer(): Promise<void> {
-    return this.call('stopHttpServer', []);
+  /** Stops the server of `project`, or every server of the window. */
+  stopHttpServer(project?: string): Promise<void> {
+    return this.call('stopHttpServer', project === undefined ? [] : [project]);
   }
   invokeTool(name: string, scope: Scope, input: unknown, transportSessionId?: string): Promise<ToolRunResult> {
     return this.call('invokeTool', [name, scope, input, transportSessionId]);

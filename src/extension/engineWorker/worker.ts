@@ -51,7 +51,8 @@ let languageModelSummaries = false;
 let nextSummary = 1;
 const summaries = new Map<number, (fields: SummaryResult | null) => void>();
 const aborts = new Map<number, AbortController>();
-let server: RunningHttpServer | null = null;
+/** The window's loopback servers, one per project. */
+const servers = new Map<string, RunningHttpServer>();
 let changes: StoreChanges | null = null;
 /** The calls under way, which a close waits for. */
 const inFlight = new Set<Promise<void>>();
@@ -140,15 +141,15 @@ async function run(engine: MemoryEngineApi, id: number, method: string, args: un
     }
     case 'startHttpServer': {
       const [opts] = args as [{ scope: Scope; port: number; token: string; repoRoot?: string }];
-      if (server) await server.close();
+      await stopServers(opts.scope.project);
       const { startHttpServer } = await import('../../mcp/httpServer');
-      server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, repoRoot: opts.repoRoot, log });
+      const server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, repoRoot: opts.repoRoot, log });
+      servers.set(opts.scope.project, server);
       return { url: server.url, baseUrl: server.baseUrl, port: server.port, token: server.token };
     }
     case 'stopHttpServer': {
-      const s = server;
-      server = null;
-      await s?.close();
+      const [project] = args as [string | undefined];
+      await stopServers(project);
       return null;
     }
     case 'invokeTool': {
@@ -162,6 +163,13 @@ async function run(engine: MemoryEngineApi, id: number, method: string, args: un
     default:
       throw new Error(`unknown engine method ${method}`);
   }
+}
+
+/** Closes the server of `project`, or every server. */
+async function stopServers(project?: string): Promise<void> {
+  const closing = [...servers].filter(([p]) => project === undefined || p === project);
+  for (const [p] of closing) servers.delete(p);
+  await Promise.all(closing.map(([, s]) => s.close()));
 }
 
 /** The host's first message: what to open. */
@@ -207,8 +215,7 @@ function serve(engine: MemoryEngine, embedder: Embedder | null): () => Promise<v
   const stop = (): Promise<void> =>
     (closed ??= (async () => {
       closing = true;
-      await server?.close().catch(() => undefined);
-      server = null;
+      await stopServers().catch(() => undefined);
       // The calls under way end first: the store is not closed under a read or write of it.
       await Promise.allSettled(inFlight);
       await engine.close();

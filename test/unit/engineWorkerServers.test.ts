@@ -1,0 +1,54 @@
+// The engine process's loopback servers, one per project of the window (a window of several
+// repositories lists a server for each). The process held one server: starting a second project's
+// closed the first's, so an agent of the first lost its server, and a stop closed whatever ran.
+// Real engine process (dist bundle of the worker), real EngineClient, real HTTP servers.
+
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { EngineClient } from '../../src/extension/engineWorker/engineClient';
+import { buildNodeBundle } from './cliFixture';
+import { engineClientOptions } from './fixtures/engineClient';
+import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
+
+const workerDir = path.join(REPO_ROOT, 'out', 'test-worker-servers', String(process.pid));
+
+async function health(server: { baseUrl: string; token: string }): Promise<string> {
+  try {
+    const r = await fetch(`${server.baseUrl}/v1/health`, { headers: { authorization: `Bearer ${server.token}` } });
+    return r.status === 200 ? String(((await r.json()) as { project?: string }).project) : `status ${r.status}`;
+  } catch {
+    return 'no answer';
+  }
+}
+
+describe("the engine process: a server per project of the window", function () {
+  this.timeout(240_000);
+  let client: EngineClient;
+  let dir: string;
+
+  before(async () => {
+    await buildNodeBundle({ entryPoints: { engineWorker: path.join(REPO_ROOT, 'src/extension/engineWorker/worker.ts') }, outdir: workerDir });
+    dir = tempDir('worker-servers');
+    client = await EngineClient.start(engineClientOptions(path.join(workerDir, 'engineWorker.js'), dir, { embedder: { provider: 'hashed' } }));
+  });
+  after(async () => {
+    await client?.close();
+    removeDir(dir);
+    removeDir(workerDir);
+  });
+
+  it("runs alpha's and beta's servers side by side; a stop names the project it stops, or stops them all", async () => {
+    const alpha = await client.startHttpServer({ scope: { project: 'alpha' }, port: 0, token: 'a'.repeat(32) });
+    const beta = await client.startHttpServer({ scope: { project: 'beta' }, port: 0, token: 'b'.repeat(32) });
+    assert.deepEqual([await health(alpha), await health(beta)], ['alpha', 'beta']);
+    // A project's server started again replaces that project's own, not another's.
+    const alpha2 = await client.startHttpServer({ scope: { project: 'alpha' }, port: 0, token: 'c'.repeat(32) });
+    assert.deepEqual([await health(alpha), await health(alpha2), await health(beta)], ['no answer', 'alpha', 'beta']);
+    await client.stopHttpServer('alpha');
+    assert.deepEqual([await health(alpha2), await health(beta)], ['no answer', 'beta']);
+    await client.startHttpServer({ scope: { project: 'gamma' }, port: 0, token: 'd'.repeat(32) }).then(async (gamma) => {
+      await client.stopHttpServer();
+      assert.deepEqual([await health(beta), await health(gamma)], ['no answer', 'no answer']);
+    });
+  });
+});
