@@ -8,18 +8,10 @@ import * as path from 'node:path';
 import { EngineClient } from '../../src/extension/engineWorker/engineClient';
 import { buildNodeBundle } from './cliFixture';
 import { engineClientOptions } from './fixtures/engineClient';
+import { health } from './fixtures/windowServer';
 import { REPO_ROOT, removeDir, tempDir } from './mcpFixture';
 
 const workerDir = path.join(REPO_ROOT, 'out', 'test-worker-servers', String(process.pid));
-
-async function health(server: { baseUrl: string; token: string }): Promise<string> {
-  try {
-    const r = await fetch(`${server.baseUrl}/v1/health`, { headers: { authorization: `Bearer ${server.token}` } });
-    return r.status === 200 ? String(((await r.json()) as { project?: string }).project) : `status ${r.status}`;
-  } catch {
-    return 'no answer';
-  }
-}
 
 describe("the engine process: a server per project of the window", function () {
   this.timeout(240_000);
@@ -40,15 +32,16 @@ describe("the engine process: a server per project of the window", function () {
   it("runs alpha's and beta's servers side by side; a stop names the project it stops, or stops them all", async () => {
     const alpha = await client.startHttpServer({ scope: { project: 'alpha' }, port: 0, token: 'a'.repeat(32) });
     const beta = await client.startHttpServer({ scope: { project: 'beta' }, port: 0, token: 'b'.repeat(32) });
-    assert.deepEqual([await health(alpha), await health(beta)], ['alpha', 'beta']);
+    const project = async (s: { baseUrl: string; token: string }): Promise<string> => (await health(s)).project ?? 'no answer';
+    assert.deepEqual([await project(alpha), await project(beta)], ['alpha', 'beta']);
     // A project's server started again replaces that project's own, not another's.
     const alpha2 = await client.startHttpServer({ scope: { project: 'alpha' }, port: 0, token: 'c'.repeat(32) });
-    assert.deepEqual([await health(alpha), await health(alpha2), await health(beta)], ['no answer', 'alpha', 'beta']);
+    assert.deepEqual([await project(alpha), await project(alpha2), await project(beta)], ['no answer', 'alpha', 'beta']);
     await client.stopHttpServer('alpha');
-    assert.deepEqual([await health(alpha2), await health(beta)], ['no answer', 'beta']);
+    assert.deepEqual([await project(alpha2), await project(beta)], ['no answer', 'beta']);
     await client.startHttpServer({ scope: { project: 'gamma' }, port: 0, token: 'd'.repeat(32) }).then(async (gamma) => {
       await client.stopHttpServer();
-      assert.deepEqual([await health(beta), await health(gamma)], ['no answer', 'no answer']);
+      assert.deepEqual([await project(beta), await project(gamma)], ['no answer', 'no answer']);
     });
   });
 });

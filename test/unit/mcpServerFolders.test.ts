@@ -19,7 +19,7 @@ import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import type { Any, WindowState } from './extensionWindow';
 import { Uri, makeStub } from './extensionWindow';
 import { gitConfigFile } from '../../src/core/capture/gitConfig';
-import { windowEngines } from './fixtures/windowServer';
+import { health, windowEngines } from './fixtures/windowServer';
 import { withVscodeStub } from './vscodeStub';
 
 const ALPHA = 'github.com/acme/alpha';
@@ -29,16 +29,6 @@ function gitRepo(folder: string, remote: string): void {
   fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
   execFileSync('git', ['init', '-q', folder]);
   execFileSync('git', ['-C', folder, 'remote', 'add', 'origin', remote]);
-}
-
-async function health(server: { baseUrl: string; token: string }): Promise<{ status: number; project?: string }> {
-  try {
-    const r = await fetch(`${server.baseUrl}/v1/health`, { headers: { authorization: `Bearer ${server.token}` } });
-    const body = (await r.json()) as { project?: string };
-    return { status: r.status, project: body.project };
-  } catch {
-    return { status: 0 }; // nothing listens there any more
-  }
 }
 
 /** What an agent asks the server over MCP: retrieve_memory's answer, as text. */

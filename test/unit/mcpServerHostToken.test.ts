@@ -9,7 +9,7 @@ import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import type { RunningHttpServer } from '../../src/mcp/httpServer';
 import { openTestEngine, removeDir } from './mcpFixture';
-import { windowEngines } from './fixtures/windowServer';
+import { health, windowEngines } from './fixtures/windowServer';
 import { withVscodeStub } from './vscodeStub';
 
 class EventEmitter<T> {
@@ -59,12 +59,6 @@ function windowFor(engine: MemoryEngine, scope: Scope, secrets: SharedSecrets): 
   return { host, servers };
 }
 
-async function health(baseUrl: string, token: string): Promise<{ status: number; project?: string }> {
-  const r = await fetch(`${baseUrl}/v1/health`, { headers: { authorization: `Bearer ${token}` } });
-  const body = (await r.json()) as { project?: string };
-  return { status: r.status, project: body.project };
-}
-
 describe('extension: the server token across windows (projects)', function () {
   this.timeout(60_000);
   let engine: MemoryEngine;
@@ -88,7 +82,7 @@ describe('extension: the server token across windows (projects)', function () {
     try {
       const sa = await a.host.start();
       const sb = await b.host.start();
-      const probe = await health(sb.baseUrl, sa.token);
+      const probe = await health({ baseUrl: sb.baseUrl, token: sa.token });
       assert.deepEqual(probe.status, 401, `alpha's token on beta's server: ${probe.status}, project '${probe.project}' (tokens equal: ${sa.token === sb.token})`);
     } finally {
       await a.host.stop();
@@ -109,7 +103,7 @@ describe('extension: the server token across windows (projects)', function () {
       await a.host.rotateToken();
       const rotated = (await a.host.start()).token;
       assert.notEqual(rotated, first);
-      assert.equal((await health((await a.host.start()).baseUrl, first)).status, 401, 'the old token is refused');
+      assert.equal((await health({ baseUrl: (await a.host.start()).baseUrl, token: first })).status, 401, 'the old token is refused');
       await b.host.stop();
       assert.equal((await b.host.start()).token, beta, "beta's token did not change");
     } finally {
@@ -134,7 +128,7 @@ describe('extension: the server token across windows (projects)', function () {
     try {
       const sb = await b.host.start();
       assert.equal(sb.port, port, 'beta took the configured port');
-      const probe = await health(sa.baseUrl, sa.token);
+      const probe = await health(sa);
       assert.notEqual(probe.status, 200, `alpha's client (${sa.url}, its token) now reads project '${probe.project}'`);
     } finally {
       configuredPort = 0;
