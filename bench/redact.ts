@@ -19,6 +19,12 @@ const shapes: Record<string, (n: number) => string> = {
   'eyJ-': (n) => 'eyJ-'.repeat(n / 4),
   'a.b-c+': (n) => 'a.b-c+'.repeat(n / 6),
   "secret='": (n) => "secret='".repeat(n / 8),
+  // Password hashes' shapes (the rule 'password hash'): prefixes without their hash, a scheme's run.
+  '$2b$12$': (n) => '$2b$12$'.repeat(n / 7),
+  '$6$rounds=1$': (n) => '$6$rounds=1$a'.repeat(n / 13),
+  '$a$v=1$k=v$': (n) => '$a$v=1$k=v$'.repeat(n / 11),
+  '{SSHA}run': (n) => `{SSHA}${'a'.repeat(n)}`,
+  'u:13 chars': (n) => 'u:aB3dE5gH7jK9m\n'.repeat(n / 16),
 };
 
 console.log(['shape'.padEnd(16), ...sizes.map((s) => `${Math.round(s / 1024)} KiB`.padStart(12))].join(''));

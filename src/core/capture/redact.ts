@@ -321,8 +321,9 @@ const SSH_KEY_FILE = /^id_[A-Za-z0-9_-]+(?:\.(?:pub|bak|old|orig))?$/i;
 
 /**
  * Files whose very path marks them as secret (the default exclude globs: .env*, *.pem, *.key,
- * id_*, secrets/, read as DOTENV_FILE and SSH_KEY_FILE say; keystores: *.p12, *.pfx; and
- * credential stores: .netrc, .pgpass, .git-credentials, .htpasswd). The extension never captures them; this
+ * id_*, secrets/, read as DOTENV_FILE and SSH_KEY_FILE say; keystores: *.p12, *.pfx; password
+ * vaults: *.kdbx, *.keychain; and credential stores: .netrc, .pgpass, .git-credentials, .htpasswd,
+ * shadow). The extension never captures them; this
  * also guards events that arrive from elsewhere (agent hooks, the CLI, git history).
  */
 export function isSecretPath(file: string): boolean {
@@ -331,8 +332,11 @@ export function isSecretPath(file: string): boolean {
   if (DOTENV_FILE.test(base)) return true;
   if (/\.(?:pem|key|p12|pfx)$/i.test(base)) return true;
   if (SSH_KEY_FILE.test(base)) return true;
-  // Files of credentials: machine passwords (curl, ftp, git), PostgreSQL's, git's store, a web server's password hashes.
-  if (/^(?:[._]netrc|\.pgpass|\.git-credentials|\.htpasswd)$/i.test(base)) return true;
+  // Files of credentials: machine passwords (curl, ftp, git), PostgreSQL's, git's store, a web server's password hashes,
+  // a system's (shadow, gshadow and their backups, BSD's master.passwd).
+  if (/^(?:[._]netrc|\.pgpass|\.git-credentials|\.htpasswd|g?shadow-?|master\.passwd)$/i.test(base)) return true;
+  // Password managers' vaults: KeePass databases, macOS keychains.
+  if (/\.(?:kdbx|keychain(?:-db)?)$/i.test(base)) return true;
   return parts.slice(0, -1).some((p) => /^\.?secrets?$/i.test(p));
 }
 

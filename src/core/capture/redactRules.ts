@@ -3,8 +3,9 @@
 // base64 ones in redactProse.test.ts; program options, vendor formats, JWKs, base64 DER and
 // encoded secrets in redactFormats.test.ts; values a formatter wraps, OpenVPN keys and the code
 // that only names a secret in redactAudit.test.ts; the AWS CLI's secret values, URL-encoded
-// assignments, Square's tokens and credential pairs in prose in redactCliEncodedVendor.test.ts),
-// on hostile input too.
+// assignments, Square's tokens and credential pairs in prose in redactCliEncodedVendor.test.ts;
+// password hashes, a connection string's password in braces and a .netrc password before its
+// login in redactPasswordHashes.test.ts), on hostile input too.
 
 import { addToList } from '../lists';
 import { splitIdentifier, tokenize } from '../retrieve/textPrep';
@@ -637,6 +638,107 @@ const PREFIXED_TOKENS: [trigger: string, token: string][] = [
   ['EAAA[A-Za-z0-9_-]{8}', 'EAAA(?=[A-Za-z0-9_-]{0,79}[0-9])(?=[A-Za-z0-9_-]{0,79}[a-z])[A-Za-z0-9_-]{56,80}(?![+/=])'],
 ];
 
+/** A word matched in either case, letter by letter ({SSHA} and {ssha}; Spring writes {bcrypt}, LDAP {BCRYPT}). */
+function anyCase(word: string): string {
+  return word.replace(/[A-Za-z]/g, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
+}
+
+/**
+ * The schemes a password's hash is given under in braces, the hash after them: LDAP's
+ * userPassword ({SSHA}, {SHA}, {CRYPT}), Dovecot's ({SHA512-CRYPT}), Spring Security's ({bcrypt}).
+ */
+const HASH_SCHEMES = [
+  'SSHA', 'SSHA256', 'SSHA384', 'SSHA512', 'SHA', 'SHA1', 'SHA-1', 'SHA256', 'SHA-256', 'SHA384', 'SHA512', 'SHA-512', 'SMD5', 'MD4', 'MD5', 'LDAP-MD5', 'PLAIN-MD5', 'NS-MTA-MD5',
+  'SHA256-CRYPT', 'SHA512-CRYPT', 'MD5-CRYPT', 'BLF-CRYPT', 'DES-CRYPT', 'CRYPT', 'PBKDF2', 'PBKDF2-SHA1', 'PBKDF2-SHA256', 'PBKDF2-SHA512', 'PBKDF2_SHA256', 'ARGON2', 'ARGON2I', 'ARGON2ID',
+  'BCRYPT', 'SCRYPT', 'CRAM-MD5', 'DIGEST-MD5', 'SCRAM-SHA-1', 'SCRAM-SHA-256', 'NTLM', 'LANMAN', 'LDAP',
+];
+/** The schemes in braces that a password is given after in clear (Spring's {noop}, Dovecot's {PLAIN}). */
+const PLAIN_SCHEMES = ['NOOP', 'PLAIN', 'CLEARTEXT', 'CLEAR'];
+/** Where a scheme in braces starts: not a template's slot (`${sha}`, Ruby's #{sha}, %{sha}). */
+const SCHEME_START = '(?<![$#%\\w{])';
+/** A character of a hash in base64 after a scheme in braces; a ',' joins Dovecot's SCRAM fields (4096,salt,...). */
+const SCHEME_B64 = '(?:[A-Za-z0-9+/.=]|,(?=[A-Za-z0-9+/]))';
+/** Any of those characters, to look ahead over. */
+const SCHEME_RUN = '[A-Za-z0-9+/.=,]';
+/** A character of crypt's base64 (the modular crypt format's salts and hashes): ./0-9A-Za-z. */
+const CRYPT64 = '[./0-9A-Za-z]';
+/** A character of standard base64, without padding (the PHC string format's salts and hashes). */
+const B64 = '[A-Za-z0-9+/]';
+/** A character of a password given in clear after its scheme ({noop}..., {PLAIN}...): see PASSWORD_HASHES. */
+const HASH_VALUE_CHAR = `(?:[^\\s"'\`<>{}()[\\],;:]|,(?=[^\\s,]))`;
+/**
+ * Where a password hash starts: not inside a run of its characters or a word ($1$2$3 in a shell
+ * line, a $1 replacement after a letter), but after a quote, a space, a ':' (htpasswd, shadow),
+ * a '!' (a locked shadow entry) or a '}' (an LDAP or Spring scheme).
+ */
+const HASH_START = '(?<![\\w./+$-])';
+
+/**
+ * Password hashes by their format, each found anywhere (a .htpasswd or /etc/shadow line in any
+ * file, a fixture, a SQL dump, a log): [what the pre-scan looks for, what is kept (the scheme
+ * and its cost, which say what the hash is), the salt and the hash, redacted]. Each hash has the
+ * length its algorithm gives it (bcrypt's 53 characters, SHA-512 crypt's 86), and a salt of the
+ * shape its format allows, so a '$1' in shell or regex code, a '$2' replacement string or an
+ * LDAP scheme named in prose ({SHA} alone) is none.
+ */
+const PASSWORD_HASHES: [trigger: string, kept: string, secret: string][] = [
+  // bcrypt ($2a$, $2b$, $2y$, $2x$ and cost): 22 characters of salt then 31 of hash; Django's bcrypt$ and bcrypt_sha256$ before it.
+  ['\\$2[abxy]?\\$\\d\\d\\$', `${HASH_START}(?:bcrypt(?:_sha256)?\\$)?\\$2[abxy]?\\$\\d\\d\\$`, `${CRYPT64}{53}${CRYPT64}*`],
+  // md5crypt and Apache's apr1 (htpasswd -m): a salt of up to 8, a hash of 22; Solaris' $md5$ too.
+  ['\\$(?:1|apr1|md5)[$,]', `${HASH_START}\\$(?:1|apr1|md5(?:,rounds=\\d{1,9})?)\\$`, `${CRYPT64}{0,16}\\$\\$?${CRYPT64}{22}${CRYPT64}*`],
+  // SHA-256 and SHA-512 crypt ($5$, $6$, /etc/shadow's), rounds=N first or not: a salt of up to 16, a hash of 43 or 86.
+  ['\\$[56]\\$', `${HASH_START}\\$[56]\\$(?:rounds=\\d{1,9}\\$)?`, `${CRYPT64}{0,16}\\$${CRYPT64}{43}${CRYPT64}*`],
+  // yescrypt ($y$, today's /etc/shadow default), gost-yescrypt ($gy$), scrypt ($7$): parameters, a salt, a hash of 43.
+  ['\\$(?:y|gy|7)\\$', `${HASH_START}\\$(?:y|gy|7)\\$${CRYPT64}{1,32}\\$`, `${CRYPT64}{0,128}\\$${CRYPT64}{43}${CRYPT64}*`],
+  // NetBSD's sha1crypt: $sha1$rounds$salt$hash.
+  ['\\$sha1\\$', `${HASH_START}\\$sha1\\$\\d{1,9}\\$`, `${CRYPT64}{1,64}\\$${CRYPT64}{28}${CRYPT64}*`],
+  // The PHC string format (argon2, passlib's scrypt and bcrypt-sha256, balloon): $id$v=N$m=..,t=..$salt$hash, Django's argon2 before it.
+  [
+    '\\$[a-z0-9-]{1,32}\\$(?:v=\\d{1,4}\\$)?[a-z0-9-]{1,16}=',
+    `${HASH_START}(?:argon2)?\\$[a-z0-9-]{1,32}\\$(?:v=\\d{1,4}\\$)?[a-z0-9-]{1,16}=[A-Za-z0-9/+.-]{1,32}(?:,[a-z0-9-]{1,16}=[A-Za-z0-9/+.-]{1,32}){0,16}\\$`,
+    `${B64}{8,128}\\$${B64}{16}${B64}*={0,2}`,
+  ],
+  // passlib's pbkdf2 ($pbkdf2-sha256$rounds$salt$hash, its own base64).
+  ['\\$pbkdf2', `${HASH_START}\\$pbkdf2(?:-sha(?:1|256|512))?\\$\\d{1,9}\\$`, `${CRYPT64}{0,128}\\$${CRYPT64}{27}${CRYPT64}*`],
+  // Django: pbkdf2_sha256$iterations$salt$hash, scrypt$N$salt$r$p$hash, and the old sha1$ and md5$ (salt$hex).
+  ['pbkdf2_sha', `${HASH_START}pbkdf2_sha(?:1|256)\\$\\d{1,9}\\$`, `[A-Za-z0-9]{1,128}\\$${B64}{27}${B64}*={0,2}`],
+  ['scrypt\\$\\d', `${HASH_START}scrypt\\$\\d{1,9}\\$`, `[A-Za-z0-9]{1,128}\\$\\d{1,4}\\$\\d{1,4}\\$${B64}{20}${B64}*={0,2}`],
+  ['(?:sha1|md5)\\$', `${HASH_START}(?:unsalted_)?(?:sha1|md5)\\$`, '[A-Za-z0-9]{0,128}\\$(?:[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])'],
+  // Werkzeug (Flask): pbkdf2:sha256:600000$salt$hex, scrypt:32768:8:1$salt$hex.
+  ['(?:pbkdf2:sha|scrypt:)\\d', `${HASH_START}(?:pbkdf2:sha(?:1|224|256|384|512)(?::\\d{1,9})?|scrypt:\\d{1,9}:\\d{1,4}:\\d{1,4})\\$`, '[A-Za-z0-9]{1,128}\\$[0-9a-f]{40}[0-9a-f]*'],
+  // PostgreSQL: SCRAM-SHA-256$iterations:salt$StoredKey:ServerKey, and md5 and 32 hex digits.
+  ['SCRAM-SHA-256\\$', `${HASH_START}SCRAM-SHA-256\\$\\d{1,9}:`, `${B64}{8,128}={0,2}\\$${B64}{16}${B64}*={0,2}:${B64}{16}${B64}*={0,2}`],
+  ['md5[0-9a-f]{32}', `${HASH_START}md5`, '[0-9a-f]{32}(?![0-9A-Za-z])'],
+  // MySQL's mysql_native_password: '*' and 40 hex digits in capitals.
+  ['\\*[0-9A-F]{40}', '(?<![\\w*])\\*', '[0-9A-F]{40}(?![0-9A-Za-z])'],
+  // A scheme in braces and its hash: LDAP's userPassword ({SSHA}, {SHA}, {CRYPT}...), Dovecot's
+  // ({SHA512-CRYPT}, {CRAM-MD5}), Spring Security's ({bcrypt}, {pbkdf2}). Not a template's slot
+  // (`${sha}`, f"{sha}.tar.gz"): the hash is hex, or base64 of both cases and digits (a crypt
+  // after the scheme, {CRYPT}$6$..., is its own format's).
+  [
+    '\\{[A-Za-z0-9_-]{3,16}\\}',
+    `${SCHEME_START}\\{(?:${HASH_SCHEMES.map(anyCase).join('|')})\\}`,
+    `(?:[0-9A-Fa-f]{32}[0-9A-Fa-f]*(?![A-Za-z0-9+/=])|(?=${SCHEME_RUN}{0,128}[0-9])(?=${SCHEME_RUN}{0,128}[A-Z])(?=${SCHEME_RUN}{0,128}[a-z])${SCHEME_B64}{12}${SCHEME_B64}*)`,
+  ],
+  // A password given in clear after its scheme: Spring's {noop}, Dovecot's {PLAIN}, {CLEARTEXT}. Not a reference ({noop}$PASSWORD).
+  [
+    '\\{(?:noop|plain|clear(?:text)?)\\}',
+    `${SCHEME_START}\\{(?:${PLAIN_SCHEMES.map(anyCase).join('|')})\\}`,
+    // The value runs to a space, a quote, a bracket, a ';' or a ':' (a passwd-file's next field).
+    `(?![$%]?\\{|\\$[A-Za-z_]|%)${HASH_VALUE_CHAR}{4}${HASH_VALUE_CHAR}*`,
+  ],
+  // A Windows account's LM and NT hashes as pwdump and secretsdump write them: user:rid:lm:nt:::.
+  ['[0-9a-f]{32}:[0-9a-f]{32}:::', '(?<![0-9A-Za-z])', '[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}(?=:::)'],
+  // A traditional DES crypt (htpasswd -d, an old shadow) as a user's whole line, user:hash (the
+  // user a name or an email address): 13 characters, a capital and a digit or '.' or '/' among
+  // them (a word is not).
+  [
+    ':[./0-9A-Za-z]{13}(?![./0-9A-Za-z])',
+    '(?:^|[\\n\\r])[-+]?[ \\t]*[A-Za-z_][A-Za-z0-9_.@-]{0,63}:',
+    `(?=[./0-9a-z]{0,12}[A-Z])(?=[A-Za-z]{0,12}[./0-9])${CRYPT64}{13}(?=[ \\t]*(?:[\\r\\n]|$)|:\\d*:)`,
+  ],
+];
+
 /** An unquoted value's characters: it ends at a space, a quote, a separator or a bracket. */
 const UNQUOTED = `[^\\s"',;()[\\]{}<>]`;
 
@@ -1184,6 +1286,16 @@ export const RULES: Rule[] = [
     trigger: PREFIXED_TOKENS.map(([trigger]) => trigger).join('|'),
   },
   {
+    // A password hash in any of its formats (see PASSWORD_HASHES), anywhere: its scheme and cost
+    // stay ($2b$12$[REDACTED], {SSHA}[REDACTED], alice:[REDACTED]), its salt and hash go. Tried
+    // only where one of the formats' triggers is found.
+    name: 'password hash',
+    pattern: new RegExp(PASSWORD_HASHES.map(([, kept, secret]) => `(${kept})${secret}`).join('|'), 'g'),
+    replace: (_match, ...groups: string[]) => `${groups.slice(0, PASSWORD_HASHES.length).find((kept) => kept !== undefined) ?? ''}${REDACTED}`,
+    trigger: PASSWORD_HASHES.map(([trigger]) => trigger).join('|'),
+    ownTrigger: true,
+  },
+  {
     // A Discord bot token: the bot's id in base64, a timestamp, an HMAC. The run starts once per
     // run of token characters, and each part is bounded, so each start costs a fixed look.
     name: 'discord bot token',
@@ -1281,12 +1393,21 @@ export const RULES: Rule[] = [
     trigger: 'jdbc:oracle|sqlplus|sqlldr|expdp|impdp|rman',
   },
   {
-    // A .netrc entry, on one line or several: machine host login user password secret.
+    // A .netrc entry, on one line or several: machine host login user password secret, or the
+    // password before the login (machine host password secret login user).
     name: 'netrc password',
-    pattern: /(\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+){1,3}\s+password\s+)(?!\[REDACTED\])\S+/g,
+    pattern: /(\b(?:machine\s+\S+|default)(?:(?:\s+(?:login|account|port)\s+\S+){1,3}\s+password\s+|\s+password\s+(?=\S+\s+(?:login|account)\s+\S)))(?!\[REDACTED\])\S+/g,
     replace: `$1${REDACTED}`,
     trigger: 'machine|default',
     spansLines: true,
+  },
+  {
+    // A password in braces in a connection string (ODBC's and SQL Server's JDBC URL: ...;PWD={p;w};),
+    // which may hold a ';' ('}}' is a '}' inside). Not a template's slot (f"...;PWD={password}").
+    name: 'braced connection password',
+    pattern: new RegExp(`(;[ \\t]*${SECRET_NAME}[ \\t]*=[ \\t]*)(\\{(?:[^}\\r\\n]|\\}\\})*\\})`, 'gi'),
+    replace: (match, head: string, value: string) => (WHOLE_REFERENCE.test(value) || TEMPLATE_SLOT.test(value) || value === `{${REDACTED}}` ? match : `${head}{${REDACTED}}`),
+    trigger: KEYWORD,
   },
   {
     // A .pgpass line, host:port:database:user:password, as the whole line ('\:' is a ':' in a field).
