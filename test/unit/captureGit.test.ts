@@ -1,6 +1,6 @@
 // Branch and commit capture (gitCapture.ts) through the real capture, a real engine and real git
 // repositories (captureHarness.ts): which repository is a workspace folder's, commits made in the
-// same HEAD report as a checkout, and the simple-git fallback for a folder inside a repository.
+// same HEAD report as a checkout, and the git command-line fallback for a folder inside a repository.
 
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -337,7 +337,7 @@ describe('capture of branches and commits', function () {
       h = new Harness({ folders: [pkg], repoRoots: [] });
       h.stub.extensions.getExtension = () => undefined;
       await h.start();
-      assert.equal(h.capture.git.via, 'simple-git');
+      assert.equal(h.capture.git.via, 'git-cli');
       git(mono, 'checkout', '-q', '-b', 'feature/x');
       headChanged(h, mono);
       await sleep(500);

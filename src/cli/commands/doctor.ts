@@ -4,7 +4,7 @@ import { startEmbedder } from '../../core/embed/start';
 import { SharedModelEmbedder } from '../../core/embed/sharedModel/client';
 import { Reranker } from '../../core/retrieve/rerank';
 import { TABLES } from '../../core/store/schema';
-import { execFile } from 'node:child_process';
+import { execGit } from '../../core/capture/gitProcess';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { open, statfs, unlink } from 'node:fs/promises';
@@ -34,8 +34,9 @@ function canListen(port: number): Promise<string | null> {
   });
 }
 
-function gitVersion(): Promise<string | null> {
-  return new Promise((resolve) => execFile('git', ['--version'], { timeout: 5000 }, (err, out) => resolve(err ? null : out.trim())));
+async function gitVersion(): Promise<string | null> {
+  const r = await execGit(null, ['--version'], { timeoutMs: 5000 }).catch(() => null);
+  return r?.code === 0 ? r.out.trim() : null;
 }
 
 const FULL_DISK_FIX =

@@ -8,10 +8,9 @@
 // in it to elsewhere) is no file of it: it is never looked up there, nor handed to git, which would
 // refuse the whole diff for it.
 
-import { spawn } from 'node:child_process';
 import { lstatSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { gitEnv } from './git';
+import { execGit } from './gitProcess';
 
 export type FreshnessState = 'current' | 'changed' | 'off_branch' | 'unknown';
 
@@ -37,16 +36,11 @@ const MAX_CACHE = 2000;
 /** HEAD is read at most this often; a tool call checks many records at one HEAD. */
 const HEAD_TTL_MS = 1000;
 
-function runGit(cwd: string, args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
-    // they are (not quoted).
-    const child = spawn('git', ['-C', cwd, '--literal-pathspecs', '-c', 'core.quotePath=false', ...args], { stdio: ['ignore', 'pipe', 'ignore'], env: gitEnv() });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.on('error', () => resolve({ code: -1, out: '' }));
-    child.on('close', (code) => resolve({ code: code ?? -1, out }));
-  });
+async function runGit(cwd: string, args: string[]): Promise<{ code: number; out: string }> {
+  // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
+  // they are (not quoted).
+  const r = await execGit(cwd, ['--literal-pathspecs', '-c', 'core.quotePath=false', ...args]).catch(() => null);
+  return r ? { code: r.code ?? -1, out: r.out } : { code: -1, out: '' };
 }
 
 /**

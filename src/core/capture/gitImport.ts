@@ -5,14 +5,14 @@
 // and file contents are the repository's text: they never become git arguments or decide where
 // one field or commit of the output ends (see git.ts).
 
-import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { MemoryEngineApi, ObservationInput } from '../api';
 import { DOCUMENT_TYPE, MAX_FIELD_CHARS } from '../model/records';
 import type { Scope } from '../model/records';
 import { MAX_RECORD_PATHS } from '../model/limits';
-import { GitImportError, GitUnavailableError, PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, gitEnv, isObjectId, revisionArgs, runGit } from './git';
+import { PLAIN_DIFF_OPTIONS, PLAIN_LOG_CONFIG, formatSeparators, isObjectId, revisionArgs } from './git';
+import { GitImportError, GitUnavailableError, gitFailure, runGit, spawnGit, unavailable } from './gitProcess';
 import type { FormatSeparators } from './git';
 import { clipRedacted, redact } from './redact';
 import { MAX_EPOCH_MS } from './prepare';
@@ -218,14 +218,19 @@ export async function* readGitCommits(
     options.includeMerges ? '--diff-merges=first-parent' : '--no-merges',
     ...revisionArgs(rev),
   ];
-  const child = spawn('git', ['-C', repoPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: gitEnv() });
+  const child = spawnGit(repoPath, args);
   const onAbort = (): void => {
     child.kill();
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('close', resolve);
+    // git gone from PATH since the repository was checked: said as such, never an unhandled error.
+    child.on('error', (e) => reject(unavailable(e)));
+  });
+  exited.catch(() => undefined);
   // Kubernetes Secrets seen so far: the output is oldest first and without renames, so a file's
   // first diff holds its kind line, and its later ones (a rotated value) are redacted as a Secret's.
   // Costs a set of paths and a look at the diff's lines that say Secret; no git call.
@@ -259,7 +264,7 @@ export async function* readGitCommits(
       if (c && (await keep(repoPath, c, options.includeMerges))) yield c;
     }
     const code = await exited;
-    if (code !== 0) throw new GitImportError(stderr.trim() || `git log exited with ${code}`);
+    if (code !== 0) throw gitFailure(stderr, `git log exited with ${code}`);
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     if (child.exitCode === null) child.kill();

@@ -2,18 +2,14 @@
 // two clones of one repository share memory, else the folder's name with an identity of its own
 // (two folders of one name never share memory).
 
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gitEnv } from './git';
+import { execGit } from './gitProcess';
 
-function git(folder: string, args: string[]): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile('git', ['-C', folder, ...args], { timeout: 5000, windowsHide: true, env: gitEnv() }, (err, stdout) => {
-      resolve(err ? null : stdout.trim());
-    });
-  });
+async function git(folder: string, args: string[]): Promise<string | null> {
+  const r = await execGit(folder, args, { timeoutMs: 5000 }).catch(() => null);
+  return r?.code === 0 ? r.out.trim() : null;
 }
 
 /**

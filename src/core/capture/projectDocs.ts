@@ -6,11 +6,11 @@
 // clone or a checkout at another revision gives the same documents.
 
 import { append } from '../lists';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { ObservationInput } from '../api';
 import { isSkippedFile } from '../retrieve/diffText';
-import { gitEnv, isObjectId, runGit } from './git';
+import { isObjectId } from './git';
+import { runGit, spawnGit } from './gitProcess';
 import { isSecretPath, redact } from './redact';
 import { codePointCut, cutText } from '../tokens';
 
@@ -220,7 +220,8 @@ interface Blob {
  * whatever characters it holds, is never part of the request.
  */
 async function readBlobs(repoPath: string, files: TreeFile[], maxBytes: number): Promise<Blob[]> {
-  const child = spawn('git', ['-C', repoPath, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'], env: gitEnv() });
+  const child = spawnGit(repoPath, ['cat-file', '--batch'], 'pipe');
+  child.stderr.resume();
   const chunks: Buffer[] = [];
   child.stdout.on('data', (d: Buffer) => chunks.push(d));
   const done = new Promise<void>((resolve, reject) => {
@@ -228,7 +229,8 @@ async function readBlobs(repoPath: string, files: TreeFile[], maxBytes: number):
     child.on('close', () => resolve());
   });
   const oids = [...new Set(files.map((f) => f.oid))];
-  child.stdin.end(oids.map((o) => `${o}\n`).join(''));
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end(oids.map((o) => `${o}\n`).join(''));
   await done;
   const all = Buffer.concat(chunks);
   const contents = new Map<string, string>();

@@ -1,7 +1,8 @@
 // The subjects of the commits an evaluation report shows (each question's gold commits and each
 // tool's first answers), so that a miss can be read without a git log at hand.
 
-import { formatSeparators, PLAIN_LOG_CONFIG, revisionArgs, runGit } from '../capture/git';
+import { formatSeparators, PLAIN_LOG_CONFIG, revisionArgs } from '../capture/git';
+import { runGit } from '../capture/gitProcess';
 
 /** How a report names a commit: its first 10 hex digits (a gold commit given shorter keeps its own). */
 export function shortSha(sha: string): string {

@@ -4,17 +4,14 @@
 // leaves: the vector sent is made from the preview's text (see shareVector).
 
 import { createHash, randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import * as os from 'node:os';
-import { promisify } from 'node:util';
 import { embeddingText } from '../embed/embedder';
+import { execGit } from '../capture/gitProcess';
 import { redact, redactNullable } from '../capture/redact';
 import type { Cell, Layer, SourceKind } from '../model/records';
 import { parseJson } from '../store/mapping';
 import { prepareIndexText } from '../retrieve/textPrep';
 import type { TeamRow } from './teamTable';
-
-const run = promisify(execFile);
 
 /** What a person sees before sharing: every text field that goes to the team store. */
 export interface SharePreview {
@@ -33,11 +30,8 @@ export interface SharePreview {
 /** `Name <email>` from git config in `folder`, else the OS user name. */
 export async function gitAuthor(folder: string): Promise<string> {
   const get = async (key: string): Promise<string> => {
-    try {
-      return (await run('git', ['config', '--get', key], { cwd: folder, timeout: 5000 })).stdout.trim();
-    } catch {
-      return '';
-    }
+    const r = await execGit(folder, ['config', '--get', key], { timeoutMs: 5000 }).catch(() => null);
+    return r?.code === 0 ? r.out.trim() : '';
   };
   const [name, email] = await Promise.all([get('user.name'), get('user.email')]);
   if (name && email) return `${name} <${email}>`;

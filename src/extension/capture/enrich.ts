@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import { describeEdit } from '../../core/capture/editDiff';
+import { execGit, hashFiles, runGit } from '../../core/capture/gitProcess';
 import type { EditContent } from '../../core/capture/editDiff';
 import { problemsOf } from './editorCapture';
 import type { CaptureEvent, EditEvent } from './events';
@@ -68,26 +68,24 @@ export async function symbolsTouched(uri: vscode.Uri, lines: readonly number[]):
  */
 export async function commitDetails(repoRoot: string, sha: string, from?: string | null): Promise<CommitDetails | undefined> {
   try {
-    const { simpleGit } = await import('simple-git');
-    const git = simpleGit({ baseDir: repoRoot });
-    const raw = await git.raw(['show', '-s', '--format=%an%x00%P%x00%s%x00%b', sha]);
+    const raw = await runGit(repoRoot, ['show', '-s', '--format=%an%x00%P%x00%s%x00%b', sha]);
     const [author, parentList, subject, body] = raw.split('\0');
     const parents = (parentList ?? '').trim().split(/\s+/).filter(Boolean);
     // NUL-separated (-z): names are as they are, never C-quoted (a quote, a tab, a newline in one).
     // A merge is listed against its first parent: what it brought into the branch (diff-tree
     // prints nothing for a commit of several parents).
     const range = parents.length > 1 ? [parents[0], sha] : ['--root', sha];
-    const files = (await git.raw(['diff-tree', '--no-commit-id', '--name-only', '-r', '-z', ...range])).split('\0').filter(Boolean);
+    const files = (await runGit(repoRoot, ['diff-tree', '--no-commit-id', '--name-only', '-r', '-z', ...range])).split('\0').filter(Boolean);
     const details: CommitDetails = { subject: (subject ?? '').trim(), body: (body ?? '').trim(), files, author: author?.trim() || null };
     if (from && parents[0] !== from) {
       // Not a commit made on top of the old HEAD: a pull, merge, reset or rebase moved HEAD.
       const count = async (range: string): Promise<number | null> => {
-        const n = Number.parseInt((await git.raw(['rev-list', '--count', range]).catch(() => '')).trim(), 10);
+        const n = Number.parseInt((await runGit(repoRoot, ['rev-list', '--count', range]).catch(() => '')).trim(), 10);
         return Number.isFinite(n) ? n : null;
       };
       const behind = await count(`${sha}..${from}`);
       // The commits HEAD left (a reset, a rebase), newest first: what the session made and undid.
-      const left = behind ? (await git.raw(['rev-list', `--max-count=${MAX_LEFT}`, `${sha}..${from}`]).catch(() => '')).split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l.trim())).map((l) => l.trim()) : [];
+      const left = behind ? (await runGit(repoRoot, ['rev-list', `--max-count=${MAX_LEFT}`, `${sha}..${from}`]).catch(() => '')).split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l.trim())).map((l) => l.trim()) : [];
       details.moved = { from, ahead: await count(`${from}..${sha}`), behind, ...(left.length ? { left } : {}) };
     }
     return details;
@@ -103,36 +101,10 @@ const MAX_LEFT = 20;
 const MAX_IGNORE_CHECK = 2000;
 
 /** The paths (relative to `dir`) that git ignores there; empty where git cannot say. */
-export function gitIgnored(dir: string, paths: readonly string[]): Promise<Set<string>> {
-  return new Promise((resolve) => {
-    let out = '';
-    let done = false;
-    const finish = (set: Set<string>): void => {
-      if (done) return;
-      done = true;
-      resolve(set);
-    };
-    try {
-      const child = spawn('git', ['check-ignore', '--stdin', '-z'], { cwd: dir, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true });
-      const timer = setTimeout(() => {
-        child.kill();
-        finish(new Set());
-      }, 5000);
-      timer.unref?.();
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (d: string) => (out += d));
-      child.on('error', () => finish(new Set()));
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        // 0: some ignored, 1: none, anything else (not a repository): unknown.
-        finish(code === 0 ? new Set(out.split('\0').filter(Boolean)) : new Set());
-      });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(paths.map((p) => `${p}\0`).join(''));
-    } catch {
-      finish(new Set());
-    }
-  });
+export async function gitIgnored(dir: string, paths: readonly string[]): Promise<Set<string>> {
+  const r = await execGit(dir, ['check-ignore', '--stdin', '-z'], { input: paths.map((p) => `${p}\0`).join(''), timeoutMs: 5000 }).catch(() => null);
+  // 0: some ignored, 1: none, anything else (not a repository, stopped): unknown.
+  return r?.code === 0 ? new Set(r.out.split('\0').filter(Boolean)) : new Set();
 }
 
 /**
@@ -238,13 +210,11 @@ export async function renameContent(events: readonly CaptureEvent[], baseOf: (fo
       if (uri.scheme !== 'file') return;
       const dir = baseOf(folder) ?? uri.fsPath;
       try {
-        const { simpleGit } = await import('simple-git');
-        const git = simpleGit({ baseDir: dir });
         // Pathspecs taken literally: a name with `*` or `[` is that name, not a pattern.
         const listed = async (args: string[], paths: string[]): Promise<Map<string, string>> => {
           const out = new Map<string, string>();
           if (paths.length === 0) return out;
-          const raw = await git.raw(['--literal-pathspecs', ...args, '--', ...paths]).catch(() => '');
+          const raw = await runGit(dir, ['--literal-pathspecs', ...args, '--', ...paths]).catch(() => '');
           for (const entry of raw.split('\0')) {
             const tab = entry.indexOf('\t');
             if (tab < 0) continue;
@@ -269,8 +239,8 @@ export async function renameContent(events: readonly CaptureEvent[], baseOf: (fo
           }
         });
         if (present.length === 0) return;
-        const hashes = (await git.raw(['hash-object', '--', ...present]).catch(() => '')).split('\n').map((x) => x.trim()).filter(Boolean);
-        if (hashes.length === present.length) present.forEach((p, i) => ids.set(fileKey(folder, p), hashes[i]));
+        const hashes = await hashFiles(dir, present);
+        hashes?.forEach((id, i) => ids.set(fileKey(folder, present[i]), id));
       } catch {
         // Not a repository, no git: no pairing.
       }

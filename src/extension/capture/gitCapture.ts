@@ -3,6 +3,7 @@ import * as nodePath from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
 import { isSameOrInside } from '../../core/capture/paths';
+import { runGit } from '../../core/capture/gitProcess';
 import type { GitApi, GitExtension, GitRepository } from './gitApi';
 import { repositoryRootAbove, type CaptureRecorder } from './recorder';
 
@@ -179,8 +180,6 @@ interface FallbackWatch extends vscode.Disposable {
   read(): Promise<HeadState | undefined>;
 }
 
-type SimpleGitOf = (typeof import('simple-git'))['simpleGit'];
-
 /** SHAs of commits recorded as made that are kept, to skip one a later walk of the reflog meets again. */
 const MADE_REMEMBERED = REFLOG_MAX_ENTRIES * 2;
 
@@ -198,7 +197,7 @@ function isKnown(head: HeadState | undefined): head is HeadState {
  * commits, checkouts). A folder's repository is the one whose root is the folder or above it
  * (a package of a monorepo), never one nested inside it (a submodule, a vendored clone). Where
  * that extension is missing, disabled or has not opened a folder's repository (or closed it),
- * a watcher on that repository's HEAD and simple-git read the same facts.
+ * a watcher on that repository's HEAD and the git command line read the same facts.
  */
 export class GitCapture implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
@@ -221,7 +220,7 @@ export class GitCapture implements vscode.Disposable {
   readonly onDidChangeHead = this._onDidChangeHead.event;
   /** Resolves once the initial HEAD of every folder is known (or could not be read). */
   readonly ready: Promise<void>;
-  private source: 'git-extension' | 'simple-git' | 'git-extension and simple-git' | 'none' = 'none';
+  private source: 'git-extension' | 'git-cli' | 'git-extension and git-cli' | 'none' = 'none';
 
   constructor(private readonly recorder: CaptureRecorder) {
     this.ready = this.start().catch(() => undefined);
@@ -261,13 +260,13 @@ export class GitCapture implements vscode.Disposable {
         api.onDidCloseRepository((repo) => this.unwatchRepository(repo)),
       );
     } else {
-      this.source = 'simple-git';
+      this.source = 'git-cli';
     }
     // Folders in a repository the Git extension has not opened (it is disabled, or asks before
-    // opening a repository above the folder): their HEAD is read by simple-git.
+    // opening a repository above the folder): their HEAD is read with git itself.
     const rest = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file' && !this.ownerOf(f.uri) && inSomeRepository(f.uri.fsPath));
     if (rest.length === 0) return;
-    if (await this.startFallback(rest)) this.source = this.repositories.size > 0 ? 'git-extension and simple-git' : 'simple-git';
+    if (await this.startFallback(rest)) this.source = this.repositories.size > 0 ? 'git-extension and git-cli' : 'git-cli';
   }
 
   private async gitExtensionApi(): Promise<GitApi | undefined> {
@@ -338,7 +337,7 @@ export class GitCapture implements vscode.Disposable {
 
   private async fallBack(folders: vscode.WorkspaceFolder[]): Promise<void> {
     const inRepo = folders.filter((f) => f.uri.scheme === 'file' && inSomeRepository(f.uri.fsPath));
-    if (inRepo.length > 0 && (await this.startFallback(inRepo).catch(() => false))) this.source = 'git-extension and simple-git';
+    if (inRepo.length > 0 && (await this.startFallback(inRepo).catch(() => false))) this.source = 'git-extension and git-cli';
     // A folder left on no repository (it was deleted) has no branch any more.
     for (const f of folders) {
       const folder = f.uri.toString();
@@ -443,16 +442,15 @@ export class GitCapture implements vscode.Disposable {
 
   /**
    * Reads HEAD of each folder's repository (the folder's own, or the one above it) with
-   * simple-git when that repository's HEAD or HEAD reflog changes. Folders of one repository
+   * git when that repository's HEAD or HEAD reflog changes. Folders of one repository
    * share one watch, and its commits and checkouts are recorded under the first of them.
    * True where some folder's HEAD could be read.
    */
   private async startFallback(folders: readonly vscode.WorkspaceFolder[]): Promise<boolean> {
-    const { simpleGit } = await import('simple-git');
     const repos = new Map<string, { gitDir: string; folders: vscode.WorkspaceFolder[] }>();
     for (const f of folders) {
       try {
-        const [root, gitDir] = (await simpleGit({ baseDir: f.uri.fsPath }).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim().split(/\r?\n/);
+        const [root, gitDir] = (await runGit(f.uri.fsPath, ['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim().split(/\r?\n/);
         if (!root || !gitDir) continue;
         const repo = repos.get(root) ?? { gitDir, folders: [] };
         repo.folders.push(f);
@@ -463,7 +461,7 @@ export class GitCapture implements vscode.Disposable {
     }
     let watching = false;
     for (const [root, { gitDir, folders: inRepo }] of repos) {
-      const read = this.fallbacks.get(root)?.read ?? headReader(simpleGit, root);
+      const read = this.fallbacks.get(root)?.read ?? headReader(root);
       const first = await read();
       // The Git extension may have opened the repository meanwhile.
       const onRepo = inRepo.filter((f) => !this.ownerOf(f.uri)).map((f) => f.uri.toString());
@@ -513,13 +511,12 @@ export class GitCapture implements vscode.Disposable {
   }
 }
 
-/** Reads HEAD (commit and branch) of the repository at `root` with simple-git; undefined where that fails. */
-function headReader(simpleGit: SimpleGitOf, root: string): () => Promise<HeadState | undefined> {
-  const git = simpleGit({ baseDir: root });
+/** Reads HEAD (commit and branch) of the repository at `root` with git; undefined where that fails. */
+function headReader(root: string): () => Promise<HeadState | undefined> {
   return async () => {
     try {
-      const sha = (await git.revparse(['HEAD']).catch(() => '')).trim() || null;
-      const branch = (await git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim() || null;
+      const sha = (await runGit(root, ['rev-parse', 'HEAD']).catch(() => '')).trim() || null;
+      const branch = (await runGit(root, ['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim() || null;
       return { branch, sha, repoRoot: root };
     } catch {
       return undefined;

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { ScopeService } from '../scopes';
 import type { GitApi, GitExtension } from '../capture/gitApi';
 import { isSameOrInside } from '../../core/capture/paths';
+import { GitUnavailableError, runGit } from '../../core/capture/gitProcess';
 
 /** A commit id as records hold it: hex, abbreviated (4+) or whole (SHA-1, SHA-256). */
 const COMMIT_ID = /^[0-9a-f]{4,64}$/i;
@@ -54,23 +56,24 @@ export class Navigation {
       void vscode.window.showWarningMessage(`Open the folder of ${project ?? 'this project'} to see commit ${sha.slice(0, 8)}.`);
       return;
     }
-    const { simpleGit } = await import('simple-git');
-    const git = simpleGit({ baseDir: folder.uri.fsPath });
+    const dir = folder.uri.fsPath;
     let subject = '';
     let changes: { status: string; path: string }[] = [];
-    let root = folder.uri.fsPath;
+    let root = dir;
     try {
-      root = (await git.revparse(['--show-toplevel'])).trim();
-      subject = (await git.raw(['show', '-s', '--format=%s', sha])).trim();
-      changes = (await git.raw(['diff-tree', '--no-commit-id', '--name-status', '-r', '--root', sha]))
+      root = (await runGit(dir, ['rev-parse', '--show-toplevel'])).trim();
+      subject = (await runGit(dir, ['show', '-s', '--format=%s', sha])).trim();
+      changes = (await runGit(dir, ['diff-tree', '--no-commit-id', '--name-status', '-r', '--root', sha]))
         .split('\n')
         .filter(Boolean)
         .map((l) => {
           const [status, ...rest] = l.split('\t');
           return { status, path: rest[rest.length - 1] };
         });
-    } catch {
-      void vscode.window.showWarningMessage(`Commit ${sha.slice(0, 8)} is not in the repository of ${folder.name} (maybe it was never fetched here).`);
+    } catch (e) {
+      // No git, or the folder gone: that is the reason, not the commit.
+      const cannot = e instanceof GitUnavailableError || !existsSync(dir);
+      void vscode.window.showWarningMessage(cannot ? `Cannot open commit ${sha.slice(0, 8)}: ${(e as Error).message}` : `Commit ${sha.slice(0, 8)} is not in the repository of ${folder.name} (maybe it was never fetched here).`);
       return;
     }
     const api = this.gitApi();
@@ -89,7 +92,13 @@ export class Navigation {
         // fall through to the plain diff
       }
     }
-    const diff = await git.raw(['show', '--stat', '--patch', sha]);
+    let diff: string;
+    try {
+      diff = await runGit(dir, ['show', '--stat', '--patch', sha]);
+    } catch (e) {
+      void vscode.window.showWarningMessage(`Cannot open commit ${sha.slice(0, 8)}: ${(e as Error).message}`);
+      return;
+    }
     const doc = await vscode.workspace.openTextDocument({ content: diff, language: 'diff' });
     await vscode.window.showTextDocument(doc, { preview: true });
   }
