@@ -3,7 +3,10 @@
 // repositories, or its remote changed when the folders changed), it went on serving that project
 // for the window's life: the agent attached to the window, now working in the other repository,
 // read the first one's memory and filed its observations there. (VS Code restarts the extensions
-// when the first folder changes: the folders that leave a running window are the others.) Real
+// when the first folder changes: the folders that leave a running window are the others.) A
+// definition VS Code hands back was resolved by its label: two projects' folders of one name
+// shared it, and one listed before the window changed (its folder removed, replaced by another of
+// that name, its remote changed) started the server of whatever project bore the label then. Real
 // ScopeService (projects from real git repositories with remotes), real McpServerHost, real HTTP
 // servers on a real engine; `vscode` is the window stub.
 
@@ -201,10 +204,10 @@ describe("extension: the window's MCP server when the window's folders change", 
     assert.deepEqual(
       listed.map((d: Any) => [d.label, d.uri.toString(), d.headers]),
       [
-        ['Code Memory (alpha)', 'http://127.0.0.1:0/v1/mcp/memory', {}],
-        ['Code Memory (beta)', 'http://127.0.0.1:0/v1/mcp/memory', {}],
+        ['Code Memory (alpha)', 'http://127.0.0.1:0/v1/mcp/memory', { 'X-Code-Memory-Project': ALPHA }],
+        ['Code Memory (beta)', 'http://127.0.0.1:0/v1/mcp/memory', { 'X-Code-Memory-Project': BETA }],
       ],
-      'listing starts nothing and gives no token',
+      'listing starts nothing and gives no token, only the project each definition is for',
     );
     assert.equal(servers.length, 0);
     // VS Code starts beta's server: what the agent reads through it is beta's.
@@ -218,6 +221,78 @@ describe("extension: the window's MCP server when the window's folders change", 
     // A definition whose folder left the window is not started for whatever project is there now.
     setFolders(['beta']);
     await assert.rejects(provider.resolveMcpServerDefinition({ ...listed[0] }), /Code Memory \(alpha\): its folder is no longer in this window/);
+  });
+
+  it('two folders of different projects with one name (in different parents): two definitions, each resolved to its own project', async () => {
+    gitRepo(path.join(dir, 'one', 'api'), `https://${ALPHA}.git`);
+    gitRepo(path.join(dir, 'two', 'api'), `https://${BETA}.git`);
+    state.folders = [
+      { uri: Uri.file(path.join(dir, 'one', 'api')), name: 'api', index: 0 },
+      { uri: Uri.file(path.join(dir, 'two', 'api')), name: 'api', index: 1 },
+    ];
+    const listed = await provider.provideMcpServerDefinitions();
+    assert.equal(listed.length, 2);
+    // VS Code tells a provider's servers apart by their labels.
+    assert.notEqual(listed[0].label, listed[1].label, 'two servers of the window listed under one label');
+    const projects: string[] = [];
+    for (const d of listed) {
+      const resolved = await provider.resolveMcpServerDefinition({ ...d });
+      projects.push(String((await health({ baseUrl: resolved.uri.toString().replace(/\/v1\/mcp\/memory$/, ''), token: String(resolved.headers.Authorization).replace(/^Bearer /, '') })).project));
+    }
+    assert.deepEqual(projects, [ALPHA, BETA], "the second definition serves the first one's project");
+  });
+
+  it("a definition handed back after its folder was replaced by another project's folder of the same name starts nothing", async () => {
+    gitRepo(path.join(dir, 'other', 'beta'), 'https://github.com/acme/gamma.git');
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    const listed = await provider.provideMcpServerDefinitions();
+    assert.equal(listed[1].label, 'Code Memory (beta)');
+    state.folders = [folder('alpha', 0), { uri: Uri.file(path.join(dir, 'other', 'beta')), name: 'beta', index: 1 }];
+    for (const l of folderChanged) l({ added: [], removed: [] });
+    // VS Code resolves the beta definition it listed before it asked for the list again.
+    const resolved = await provider.resolveMcpServerDefinition({ ...listed[1] }).catch((err: Error) => err);
+    const served = servers.map((s) => s.url);
+    assert.ok(resolved instanceof Error, `beta's definition was started, for ${resolved instanceof Error ? '' : String(resolved.uri)}`);
+    assert.deepEqual(served, [], 'a server started for a project the definition was not listed for');
+  });
+
+  it('a start for a folder that left the window while it waited starts nothing', async () => {
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    const defs = await host.definitions();
+    // VS Code resolves beta's definition (found among the definitions), and beta leaves the window
+    // before the start.
+    setFolders(['alpha']);
+    const started = await host.start(defs[1].folder).catch((err: Error) => err);
+    assert.ok(started instanceof Error, `a server of ${started instanceof Error ? '' : started.project} runs in a window of alpha alone`);
+    assert.deepEqual(servers.length, 0);
+    assert.deepEqual((await host.definitions()).map((d: Any) => d.project), [ALPHA]);
+  });
+
+  it("a start for a definition's folder whose project changed meanwhile starts nothing for the new project", async () => {
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    const listed = await provider.provideMcpServerDefinitions();
+    execFileSync('git', ['-C', path.join(dir, 'beta'), 'remote', 'set-url', 'origin', 'https://github.com/acme/delta.git']);
+    try {
+      const resolved = await provider.resolveMcpServerDefinition({ ...listed[1] }).catch((err: Error) => err);
+      const served = await Promise.all(servers.map((s) => health(s)));
+      assert.ok(resolved instanceof Error, `beta's definition was started for ${JSON.stringify(served)}`);
+    } finally {
+      execFileSync('git', ['-C', path.join(dir, 'beta'), 'remote', 'set-url', 'origin', 'git@github.com:acme/beta.git']);
+    }
+  });
+
+  it('a start under way when the host is disposed (the window closing) starts no server', async () => {
+    state.folders = [folder('alpha', 0), folder('beta', 1)];
+    const defs = await host.definitions();
+    // VS Code resolves beta's definition as the window closes.
+    const starting = host.start(defs[1].folder);
+    host.dispose();
+    const started = await starting.catch((err: Error) => err);
+    assert.deepEqual(
+      servers.map((s) => s.url),
+      [],
+      `a server runs after the host was disposed (the start gave ${started instanceof Error ? started.message : started.url})`,
+    );
   });
 
   it('two folders of one project list one server; a folder of a new project added is listed once the folders change', async () => {

@@ -36,6 +36,8 @@ interface Entry {
   project: string;
   starting: Promise<ServedAddress>;
   running?: ServedAddress;
+  /** The engine (EngineHost's client) it started on, once known. */
+  engine?: unknown;
 }
 
 /**
@@ -63,6 +65,8 @@ export class McpServerHost implements vscode.Disposable {
   /** The servers or the window's projects changed: VS Code asks for the definitions again. */
   readonly onDidChange = this._onDidChange.event;
   private readonly subscriptions: vscode.Disposable[];
+  /** Disposed (the window closing): no server starts any more. */
+  private disposed = false;
 
   constructor(
     private readonly engines: EngineHost,
@@ -71,10 +75,15 @@ export class McpServerHost implements vscode.Disposable {
     private readonly log: (message: string) => void,
   ) {
     this.subscriptions = [
-      // The servers live in the engine's process: when the engine closes, so do they.
+      // The servers live in the engine's process: when the engine closes, so do they. Only the
+      // closed engine's: the close is told once the engine is gone, when a start may already be
+      // under way, or done, on the engine opened anew (a server that must still stop when its
+      // folder leaves the window).
       engines.onDidClose(() => {
-        if (this.entries.size === 0) return;
-        this.entries.clear();
+        const open = this.engines.peek();
+        const gone = [...this.entries.values()].filter((e) => e.engine !== undefined && e.engine !== open);
+        if (gone.length === 0) return;
+        for (const e of gone) this.entries.delete(e.project);
         this._onDidChange.fire();
       }),
       scopes.onDidChangeProjects(() => {
@@ -86,15 +95,19 @@ export class McpServerHost implements vscode.Disposable {
   /**
    * One definition per project of the window's folders, in the folders' order, each for the
    * project's first folder. Its label is the product's name in a window of one project, else the
-   * name and the folder's (`Code Memory (api)`), so that the agent's list says which is which.
+   * name and the folder's (`Code Memory (api)`), so that the agent's list says which is which; the
+   * project too where two projects' folders have one name (`Code Memory (api, github.com/acme/api)`),
+   * since VS Code tells a provider's servers apart by their labels.
    */
   async definitions(): Promise<ServerDefinition[]> {
     await this.following;
     const byProject = new Map<string, vscode.WorkspaceFolder>();
     for (const { folder, scope } of await this.scopes.all()) if (!byProject.has(scope.project)) byProject.set(scope.project, folder);
     const several = byProject.size > 1;
+    const names = new Map<string, number>();
+    for (const folder of byProject.values()) names.set(folder.name, (names.get(folder.name) ?? 0) + 1);
     return [...byProject].map(([project, folder]) => ({
-      label: several ? `${SERVER_LABEL} (${folder.name})` : SERVER_LABEL,
+      label: !several ? SERVER_LABEL : names.get(folder.name) === 1 ? `${SERVER_LABEL} (${folder.name})` : `${SERVER_LABEL} (${folder.name}, ${project})`,
       project,
       folder,
       server: this.entries.get(project)?.running,
@@ -112,20 +125,28 @@ export class McpServerHost implements vscode.Disposable {
   /**
    * The server of `folder`'s project (by default the active file's folder, else the first
    * folder's): the running one, else one started for it (once a change of the folders is followed).
+   * Only for a folder of the window as it is then, and with `project`, only if the folder is still
+   * that project's (a definition VS Code lists is for a project): else it throws, starting nothing.
    */
-  start(folder?: vscode.WorkspaceFolder): Promise<ServedAddress> {
-    return this.following.then(() => this.startNow(folder));
+  start(folder?: vscode.WorkspaceFolder, project?: string): Promise<ServedAddress> {
+    return this.following.then(() => this.startNow(folder, project));
   }
 
-  private async startNow(wanted: vscode.WorkspaceFolder | undefined): Promise<ServedAddress> {
+  private async startNow(wanted: vscode.WorkspaceFolder | undefined, project: string | undefined): Promise<ServedAddress> {
     // One folder for the project and the repository: the active editor may change meanwhile.
     const folder = wanted ?? this.scopes.currentFolder();
     if (!folder) throw new Error('Open a folder first: the memory server serves the memory of one project.');
     const scope = await this.scopes.scopeFor(folder.uri.toString());
+    // Checked once the scope is known, and with no wait before the entry is kept: a change of the
+    // folders from here on is followed (see follow), one before would never be for this server.
+    if (!this.scopes.folders().some((f) => f.uri.toString() === folder.uri.toString())) throw new Error(`The folder ${folder.name} is no longer in this window.`);
+    if (project !== undefined && scope.project !== project) throw new Error(`The folder ${folder.name} is now ${scope.project}, no longer ${project}.`);
+    // A start asked for before the window closed, kept after dispose's stop, would run for nothing to stop it.
+    if (this.disposed) throw new Error('The window is closing: the memory server does not start.');
     const known = this.entries.get(scope.project);
     if (known) return known.running ?? known.starting;
     const starting: Promise<ServedAddress> = this.stopping
-      .then(() => this.listen(scope, folder))
+      .then(() => this.listen(scope, folder, (engine) => (entry.engine = engine)))
       .then(
         (server) => {
           // A stop while it started leaves it to that stop.
@@ -145,8 +166,9 @@ export class McpServerHost implements vscode.Disposable {
     return starting;
   }
 
-  private async listen(scope: { project: string }, folder: vscode.WorkspaceFolder): Promise<ServedAddress> {
+  private async listen(scope: { project: string }, folder: vscode.WorkspaceFolder, onEngine: (engine: unknown) => void): Promise<ServedAddress> {
     const [engine, token] = await Promise.all([this.engines.get(), this.token(scope.project)]);
+    onEngine(engine);
     const port = readConfig().serverPort;
     const repoRoot = folder.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
     let server: ServerAddress;
@@ -210,6 +232,7 @@ export class McpServerHost implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     for (const s of this.subscriptions) s.dispose();
     void this.stop();
     this._onDidChange.dispose();

@@ -218,6 +218,8 @@ function serve(engine: MemoryEngine, embedder: Embedder | null): () => Promise<v
       await stopServers().catch(() => undefined);
       // The calls under way end first: the store is not closed under a read or write of it.
       await Promise.allSettled(inFlight);
+      // A server a start under way opened meanwhile serves a closing store: it closes too.
+      await stopServers().catch(() => undefined);
       await engine.close();
       await embedder?.close?.();
     })());
