@@ -78,8 +78,9 @@ async function main() {
   onInterrupt(cleanup);
 
   // The demo keeps its own store so trying the product never touches the real one, unless
-  // CODE_MEMORY_STORE names one.
-  const store = process.env.CODE_MEMORY_STORE ?? path.join(demoDir, 'store');
+  // CODE_MEMORY_STORE names one (set but empty names none, as the extension reads it).
+  const named = process.env.CODE_MEMORY_STORE?.trim() || undefined;
+  const store = named ?? path.join(demoDir, 'store');
   server = await startCodeServer({
     workspace,
     port: option('--port') ? Number(option('--port')) : undefined,
@@ -118,7 +119,7 @@ Code Memory is running in VS Code (code-server on ${server.origin}), loaded from
 
   Open: ${url}
 
-Workspace: ${path.relative(process.cwd(), workspace) || workspace}   Store: ${process.env.CODE_MEMORY_STORE ? store : path.relative(process.cwd(), store)}
+Workspace: ${path.relative(process.cwd(), workspace) || workspace}   Store: ${named ? store : path.relative(process.cwd(), store)}
 esbuild rebuilds on change; run "Developer: Reload Window" in the workbench to pick changes up.
 Press Ctrl-C to stop.`);
   await new Promise(() => {});

@@ -14,16 +14,16 @@ import { exitWhenFlushed, guardOutput } from './output';
 const BRANCH_COMMANDS = COMMAND_SPECS.filter((c) => c.branch).map((c) => c.name).join(', ');
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  store: { type: 'string', description: 'Store location: a folder (a leading ~ is your home folder) or s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
+  store: { type: 'string', description: 'Store location: a folder (a leading ~ is your home folder) or its file:/// URI, or an s3:// / gs:// / az:// URI (default: $CODE_MEMORY_STORE or ~/.code-memory/store, shared with the VS Code extension)', valueName: 'uri' },
   'team-store': { type: 'string', description: 'A team store shared with others: s3://bucket/prefix, gs://, az:// or a folder, where a leading ~ is your home folder (default: $CODE_MEMORY_TEAM_STORE); searches read it too', valueName: 'uri' },
   project: { type: 'string', description: "Project scope (default: $CODE_MEMORY_PROJECT, else the current folder's git remote, e.g. github.com/owner/repo, else its name made unique, e.g. app-3f2a9c1b07de)", valueName: 'name' },
   branch: { type: 'string', description: `Narrow the scope to one branch (with what holds on every branch: no branch, main, master, trunk, the default branch); the branch of what observe and import-git write. Only ${BRANCH_COMMANDS} take it`, valueName: 'name' },
   embedder: { type: 'string', description: 'use-lite (default, offline model, held once per machine user by a shared model host; $CODE_MEMORY_SHARED_MODEL=0 keeps it in this process), hashed (fast, weaker), openai (an OpenAI-compatible /embeddings server such as Ollama, see --embedding-*) or none (full text only); or $CODE_MEMORY_EMBEDDER', valueName: 'name' },
   'embedding-endpoint': { type: 'string', description: 'With --embedder openai: the server\'s base URL (default: $CODE_MEMORY_EMBEDDING_ENDPOINT or http://127.0.0.1:11434/v1, Ollama; API key from $CODE_MEMORY_EMBEDDING_API_KEY)', valueName: 'url' },
   'embedding-model': { type: 'string', description: 'With --embedder openai: the model (default: $CODE_MEMORY_EMBEDDING_MODEL or nomic-embed-text)', valueName: 'name' },
-  'request-log-days': { type: 'string', description: 'Keep retrieve_memory requests in the request log this many days (default: $CODE_MEMORY_REQUEST_LOG_DAYS or 30)', valueName: 'n' },
-  'request-log-max-rows': { type: 'string', description: 'Keep at most this many request log entries per project, the newest (default: $CODE_MEMORY_REQUEST_LOG_MAX_ROWS or 10000)', valueName: 'n' },
-  'session-idle-minutes': { type: 'string', description: 'Summarise a session after this many minutes without activity, as the extension\'s codeMemory.session.idleMinutes setting does (default: $CODE_MEMORY_SESSION_IDLE_MINUTES or 30)', valueName: 'n' },
+  'request-log-days': { type: 'string', description: 'Keep retrieve_memory requests in the request log this many days, 1 to 36500 (default: $CODE_MEMORY_REQUEST_LOG_DAYS or 30)', valueName: 'n' },
+  'request-log-max-rows': { type: 'string', description: 'Keep at most this many request log entries per project, the newest, 1 to 10000000 (default: $CODE_MEMORY_REQUEST_LOG_MAX_ROWS or 10000)', valueName: 'n' },
+  'session-idle-minutes': { type: 'string', description: 'Summarise a session after this many minutes without activity, at least 1 (a fraction such as 2.5 too), as the extension\'s codeMemory.session.idleMinutes setting does (default: $CODE_MEMORY_SESSION_IDLE_MINUTES or 30)', valueName: 'n' },
   json: { type: 'boolean', description: 'Machine-readable output' },
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };

@@ -122,6 +122,18 @@ function countOption(flag: string, value: unknown, envName: string, env: NodeJS.
   return Number(raw);
 }
 
+/**
+ * Minutes given as a flag or in the environment (--session-idle-minutes): a number of at least 1,
+ * a fraction included, as the extension's codeMemory.session.idleMinutes setting takes it (Copy
+ * Agent Configuration passes that setting on as it is: 2.5 too). Undefined when neither is set.
+ */
+function minutesOption(flag: string, value: unknown, envName: string, env: NodeJS.ProcessEnv): number | undefined {
+  const [raw, from] = value !== undefined ? [String(value), `--${flag}`] : [env[envName]?.trim() || undefined, envName];
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,9}(\.[0-9]{1,9})?$/.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be a number of minutes of at least 1 (such as 30 or 2.5), not '${raw.slice(0, 40)}'`);
+  return Number(raw);
+}
+
 /** The --port of serve and doctor: 0 (a random free port) unless given. */
 export function portOption(values: Record<string, unknown>): number {
   const raw = values.port === undefined ? '0' : String(values.port).trim();
@@ -206,7 +218,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     embedder,
     embedding: embeddingFrom(embedder, values, env),
     requestLogRetention: requestLogRetentionFrom(values, env),
-    sessionIdleMinutes: countOption('session-idle-minutes', values['session-idle-minutes'], 'CODE_MEMORY_SESSION_IDLE_MINUTES', env),
+    sessionIdleMinutes: minutesOption('session-idle-minutes', values['session-idle-minutes'], 'CODE_MEMORY_SESSION_IDLE_MINUTES', env),
     reranker: rerankerFrom(values, env),
     cwd: process.cwd(),
   };

@@ -6,6 +6,7 @@ import { existsSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync
 import * as path from 'node:path';
 import { removeDir, tempDir } from './mcpFixture';
 import { CliBundle } from './cliFixture';
+import { settingOptions } from '../../src/extension/agents/agentConfig';
 import type { CliRun } from './cliFixture';
 
 const bundle = new CliBundle('cli-usage');
@@ -167,5 +168,23 @@ describe('code-memory CLI usage', function () {
     const team = await cli(['team', '--store', path.join(dir, 'team-file-store'), '--team-store', file, '--project', 'U', '--embedder', 'none']);
     assert.match(team.stdout + team.stderr, /is a file, not a folder/);
     assert.doesNotMatch(team.stdout + team.stderr, /LanceError|os error/);
+  });
+
+  it("takes the idle minutes Copy Agent Configuration passes from codeMemory.session.idleMinutes, a fraction included, as the extension does", async () => {
+    const store = path.join(dir, 'idle-store');
+    // The setting is a number of at least 1, not a whole number: 2.5 is what the extension uses.
+    const { args } = settingOptions({ embeddingProvider: 'hashed', embeddingEndpoint: '', embeddingModel: '', rerankEndpoint: '', rerankModel: '', rerankCandidates: 30, teamStore: '', storeEndpoint: '', requestLogRetentionDays: 30, requestLogMaxRows: 10_000, sessionIdleMinutes: 2.5 }, store);
+    assert.deepEqual(args.slice(-2), ['--session-idle-minutes', '2.5']);
+    const r = await cli(['stats', '--store', store, '--project', 'I', ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    const fromEnv = await bundle.run(['stats', '--store', store, '--project', 'I'], { env: { CODE_MEMORY_SESSION_IDLE_MINUTES: '1.5' } });
+    assert.equal(fromEnv.code, 0, fromEnv.stderr);
+    // Below the setting's minimum, or no plain number, is still bad input.
+    const wrong: string[] = [];
+    for (const value of ['0.5', '0', '1e3', '.5', '2.', 'abc']) {
+      const bad = await cli(['stats', '--store', store, '--project', 'I', '--session-idle-minutes', value]);
+      if (bad.code !== 2 || !/--session-idle-minutes must be/.test(bad.stderr)) wrong.push(`${value}: exit ${bad.code}: ${bad.stderr.split('\n')[0]}`);
+    }
+    assert.deepEqual(wrong, []);
   });
 });

@@ -225,12 +225,13 @@ describe('compress: sessions left open by a process that died', function () {
     const io = { stdout: process.stdout, stderr: new PassThrough(), stdin: process.stdin };
     const opened = async (values: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => openEngine(globalOptionsFrom({ store: dir, embedder: 'none', ...values }, env), io, false);
     try {
-      for (const [values, env] of [[{ 'session-idle-minutes': '90' }, {}], [{}, { CODE_MEMORY_SESSION_IDLE_MINUTES: '90' }]] as const) {
+      // 60.5, a fraction as the extension's setting takes it (60 would find the hour-old session idle).
+      for (const [values, env] of [[{ 'session-idle-minutes': '90' }, {}], [{}, { CODE_MEMORY_SESSION_IDLE_MINUTES: '90' }], [{ 'session-idle-minutes': '60.5' }, {}]] as const) {
         const engine = await opened(values, env);
         assert.equal(await (engine as MemoryEngine).endOrphanSessions(), 0, 'an hour-old session is not idle after 90 minutes');
         await engine.close();
       }
-      assert.throws(() => globalOptionsFrom({ 'session-idle-minutes': '0' }, {}), /--session-idle-minutes must be a whole number of at least 1, not '0'/);
+      assert.throws(() => globalOptionsFrom({ 'session-idle-minutes': '0' }, {}), /--session-idle-minutes must be a number of minutes of at least 1 \(such as 30 or 2\.5\), not '0'/);
       const engine = await opened({ 'session-idle-minutes': '30' });
       assert.equal(await (engine as MemoryEngine).endOrphanSessions(), 1);
       await engine.close();

@@ -161,7 +161,7 @@ export const evalSpec: CommandSpec = {
   summary: "Measure retrieval quality on a repository's history and a question file",
   usage: 'code-memory eval --repo <git dir> --queries <file.jsonl> [--rev <rev>] [--tools recall,recall_context,retrieve_memory] [--k <n>] [--per-question] [--out <file>] [--html <file>] [--json]',
   details:
-    'Imports the history into a fresh temporary store (your store is not touched), asks every question through the tools and scores where the gold commit ranks (hit@1/5/10, MRR@10, latency). ' +
+    'Imports the history into a fresh temporary store (your store is not touched: --store, --team-store and --project are not used), asks every question through the tools and scores where the gold commit ranks (hit@1/5/10, MRR@10, latency). ' +
     'Question lines: {"id": "q1", "question": "...", "gold_commits": ["<sha>"], "kind": "paraphrase"}.',
   options: {
     repo: { type: 'string', description: 'Git repository whose history is imported', valueName: 'dir' },
