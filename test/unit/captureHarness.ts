@@ -12,23 +12,11 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { differingMiddle } from '../../src/core/capture/editDiff';
 import { projectScopeFor } from '../../src/core/capture/project';
 import type { Observation, SessionSummary } from '../../src/core/model/records';
-import { withVscodeStub } from './vscodeStub';
+import { EventEmitter as Emitter, withVscodeStub } from './vscodeStub';
+
+export { Emitter };
 
 process.env.LANCEDB_LOG ??= 'error';
-
-export class Emitter<T> {
-  private listeners: Array<(e: T) => unknown> = [];
-  readonly event = (listener: (e: T) => unknown): { dispose(): void } => {
-    this.listeners.push(listener);
-    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
-  };
-  fire(e: T): void {
-    for (const l of [...this.listeners]) void l(e);
-  }
-  dispose(): void {
-    this.listeners = [];
-  }
-}
 
 export class Uri {
   constructor(

@@ -7,21 +7,10 @@ import * as path from 'node:path';
 import { MemoryEngine } from '../../src/core/engine';
 import { HashedEmbedder } from '../../src/core/embed/hashed';
 import type { Scope } from '../../src/core/model/records';
-import { withVscodeStub } from './vscodeStub';
+import { EventEmitter as Emitter, withVscodeStub } from './vscodeStub';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Any = any;
-
-class Emitter<T> {
-  private listeners: ((e: T) => unknown)[] = [];
-  readonly event = (l: (e: T) => unknown): { dispose(): void } => (this.listeners.push(l), { dispose: () => undefined });
-  fire(e: T): void {
-    for (const l of this.listeners) l(e);
-  }
-  dispose(): void {
-    this.listeners = [];
-  }
-}
 
 export class Uri {
   constructor(

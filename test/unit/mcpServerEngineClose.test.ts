@@ -10,21 +10,7 @@ import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { openTestEngine, removeDir } from './mcpFixture';
 import { health, windowEngines } from './fixtures/windowServer';
-import { withVscodeStub } from './vscodeStub';
-
-class EventEmitter<T> {
-  private listeners: Array<(e: T) => void> = [];
-  readonly event = (listener: (e: T) => void): { dispose(): void } => {
-    this.listeners.push(listener);
-    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
-  };
-  fire(e: T): void {
-    for (const l of [...this.listeners]) l(e);
-  }
-  dispose(): void {
-    this.listeners = [];
-  }
-}
+import { EventEmitter, withVscodeStub } from './vscodeStub';
 
 const vscodeStub = { EventEmitter, workspace: { getConfiguration: () => ({ get: <T>(_key: string, fallback: T): T => fallback }) } };
 

@@ -24,6 +24,21 @@ export function withVscodeStub<T>(stub: unknown, load: () => T): T {
   }
 }
 
+/** vscode.EventEmitter as the specs need it: listeners called in order, a disposed one never again. */
+export class EventEmitter<T> {
+  private listeners: Array<(e: T) => unknown> = [];
+  readonly event = (listener: (e: T) => unknown): { dispose(): void } => {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) void l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
 /** MarkdownString as VS Code's (src/vs/base/common/htmlContent.ts): appendText backslash-escapes markdown syntax. */
 export class MarkdownString {
   isTrusted: boolean | undefined = undefined;
