@@ -361,6 +361,12 @@ async function recordReview(memories: MemoryRepository, id: number, otherId: num
   const others: Memory[] = [];
   if (choice === 'superseded') {
     if (a.status === 'superseded' || a.superseded_by !== null) throw new FilterError(`memory ${id} was already superseded by memory ${a.superseded_by ?? '?'}`);
+    // A branch's memory never retires a project-wide one, nor the other way round, and two
+    // branches' memories never meet: a conflict flagged across the branch line is kept or edited.
+    if (meeting(a, b, memories.defaultBranch) !== 'same') {
+      const where = (m: Memory): string => (projectWideBranch(m.branch, memories.defaultBranch) ? 'project-wide' : `of branch '${m.branch}'`);
+      throw new FilterError(`memory ${id} is ${where(a)} and memory ${otherId} ${where(b)}: they never retire each other; keep both, or edit one`);
+    }
     // Only a current memory can be what holds now: a superseded or suppressed one would leave the
     // topic with nothing current (or a cycle: each superseded by the other).
     if (b.status !== 'active') {
