@@ -1,8 +1,9 @@
 // Whether a memory still holds: a record that names files and a commit is checked against the
 // repository's HEAD. The files changed since that commit (`git diff --numstat <sha>..HEAD --
 // <files>`) and whether the commit is an ancestor of HEAD (on this branch, merged into it, or
-// only on another branch). Answers are cached per state of the refs (HEAD and every branch): a
-// new commit, a checkout, a branch deleted or rebased asks again. A record that names files and no
+// only on another branch); a file inside a submodule is compared between the submodule's two
+// commits. Answers are cached per state of the refs (HEAD and every branch), read for every call:
+// a new commit, a checkout, a branch deleted or rebased asks again. A record that names files and no
 // commit (a decision remembered, an edit) is checked for files gone from the working tree. A name
 // that points outside the repository (`../x`, an absolute path elsewhere, a path through a symlink
 // in it to elsewhere) is no file of it: it is never looked up there, nor handed to git, which would
@@ -33,8 +34,6 @@ export type GitRunner = ((args: string[]) => Promise<{ code: number; out: string
 
 const MAX_FILES = 20;
 const MAX_CACHE = 2000;
-/** HEAD is read at most this often; a tool call checks many records at one HEAD. */
-const HEAD_TTL_MS = 1000;
 
 async function runGit(cwd: string, args: string[]): Promise<{ code: number; out: string }> {
   // A record's file names are names, never patterns ('*', ':(exclude)...'), and come back as
@@ -99,7 +98,11 @@ export function freshnessWeight(state: FreshnessState | undefined): number {
 
 export class GitFreshness {
   /** HEAD, and the state of every ref (a branch that holds a commit may be deleted or rebased while HEAD stays). */
-  private head: { sha: string | null; refs: string; at: number } | null = null;
+  private head: { sha: string | null; refs: string } | null = null;
+  /** Whether the tree at HEAD (by its sha) has submodules (a .gitmodules file). */
+  private submodules: { head: string; has: Promise<boolean> } | null = null;
+  /** The read of HEAD under way: the checks of one tool call (asked together) share it. */
+  private reading: Promise<string | null> | null = null;
   private readonly cache = new Map<string, Promise<Freshness | null>>();
 
   constructor(private readonly git: GitRunner) {}
@@ -108,14 +111,24 @@ export class GitFreshness {
     return new GitFreshness(gitRunner(repoRoot));
   }
 
-  private async headSha(): Promise<string | null> {
-    const now = Date.now();
-    if (this.head && now - this.head.at < HEAD_TTL_MS) return this.head.sha;
+  /**
+   * HEAD as it is now. Read afresh for every check, never from a time window: a commit, checkout
+   * or reset made just before a tool call is seen by it. Checks asked while a read is under way
+   * (the records of one tool call, checked together) share that read.
+   */
+  private headSha(): Promise<string | null> {
+    this.reading ??= this.readHead().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
+  private async readHead(): Promise<string | null> {
     const r = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD']);
     const sha = r.code === 0 ? r.out.trim() : null;
     const refs = (await this.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/remotes'])).out;
     if (this.head && (this.head.sha !== sha || this.head.refs !== refs)) this.cache.clear();
-    this.head = { sha, refs, at: now };
+    this.head = { sha, refs };
     return sha;
   }
 
@@ -142,7 +155,7 @@ export class GitFreshness {
     let found = this.cache.get(key);
     if (!found) {
       if (this.cache.size >= MAX_CACHE) this.cache.clear();
-      found = this.compute(sha, files);
+      found = this.compute(sha, files, head);
       this.cache.set(key, found);
     }
     return found;
@@ -164,7 +177,7 @@ export class GitFreshness {
     return { state: 'changed', commit_sha: '', changed_files: gone, branches: [], marker: `no longer in the working tree: ${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ` and ${gone.length - 3} more` : ''}` };
   }
 
-  private async compute(named: string, files: readonly string[]): Promise<Freshness> {
+  private async compute(named: string, files: readonly string[], head: string): Promise<Freshness> {
     // The one commit an abbreviated sha names (it may name none of this clone, or several); a
     // whole one is asked about as it is.
     const whole = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(named);
@@ -187,12 +200,59 @@ export class GitFreshness {
     const diff = await this.git(['diff', '--numstat', '--no-renames', `${sha}..HEAD`, '--', ...files]);
     // A diff git refused (a name it cannot take as a path) says nothing of the files: no "still holds".
     if (diff.code !== 0) return { state: 'unknown', commit_sha: named, changed_files: [], branches: [], marker: `cannot be checked: git could not compare ${short} with HEAD` };
-    const changed = diff.out
+    const listed = diff.out
       .split('\n')
       .map((l) => l.split('\t')[2]?.trim())
-      .filter((f): f is string => !!f)
-      .slice(0, MAX_FILES);
+      .filter((f): f is string => !!f);
+    const changed = [...new Set([...listed, ...(await this.inSubmodules(sha, files, head))])].slice(0, MAX_FILES);
     if (changed.length === 0) return { state: 'current', commit_sha: named, changed_files: [], branches: [], marker: 'still holds' };
     return { state: 'changed', commit_sha: named, changed_files: changed, branches: [], marker: `changed since ${short}: ${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}` };
+  }
+
+  /**
+   * The record's files inside a submodule whose commit moved between `sha` and HEAD and that
+   * changed in it: the superproject's diff sees a submodule as one entry (its commit), never the
+   * files in it, and would call a record about them "still holds". Asked only where the tree at
+   * HEAD has a .gitmodules. A submodule added or removed since, not checked out, or without one of
+   * the two commits counts every named file in it as changed: it moved, and what it holds at
+   * either commit cannot be read.
+   */
+  private async inSubmodules(sha: string, files: readonly string[], head: string): Promise<string[]> {
+    if (this.submodules?.head !== head) {
+      this.submodules = { head, has: this.git(['ls-tree', '--name-only', 'HEAD', '--', '.gitmodules']).then((r) => r.code === 0 && r.out.trim() !== '') };
+    }
+    if (!(await this.submodules.has)) return [];
+    // Every folder on the way to a named file: the submodules are among them.
+    const dirs = [...new Set(files.flatMap((f) => f.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))))].filter(Boolean);
+    if (dirs.length === 0) return [];
+    const links = async (rev: string): Promise<Map<string, string>> => {
+      const r = await this.git(['ls-tree', '-z', rev, '--', ...dirs]);
+      const out = new Map<string, string>();
+      if (r.code !== 0) return out;
+      for (const entry of r.out.split('\0')) {
+        const m = /^160000 commit ([0-9a-f]{40,64})\t(.+)$/.exec(entry);
+        if (m) out.set(m[2]!, m[1]!);
+      }
+      return out;
+    };
+    const [was, now] = await Promise.all([links(sha), links('HEAD')]);
+    const top = (await this.git.roots?.())?.[0];
+    const changed: string[] = [];
+    for (const link of new Set([...was.keys(), ...now.keys()])) {
+      const from = was.get(link);
+      const to = now.get(link);
+      const under = files.filter((f) => f.startsWith(`${link}/`));
+      if (from === to || under.length === 0) continue;
+      const inner = from && to && top ? await runGit(path.join(top, link), ['diff', '--numstat', '--no-renames', `${from}..${to}`, '--', ...under.map((f) => f.slice(link.length + 1))]) : null;
+      if (!inner || inner.code !== 0) {
+        changed.push(...under);
+        continue;
+      }
+      for (const l of inner.out.split('\n')) {
+        const name = l.split('\t')[2]?.trim();
+        if (name) changed.push(`${link}/${name}`);
+      }
+    }
+    return changed;
   }
 }
