@@ -114,23 +114,16 @@ export function allProjects(values: Record<string, unknown>): boolean {
   return true;
 }
 
-/** A whole number given as a flag or in the environment; undefined when neither is set. */
-function countOption(flag: string, value: unknown, envName: string, env: NodeJS.ProcessEnv): number | undefined {
-  const [raw, from] = value !== undefined ? [String(value), `--${flag}`] : [env[envName]?.trim() || undefined, envName];
-  if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be a whole number of at least 1, not '${raw.slice(0, 40)}'`);
-  return Number(raw);
-}
-
 /**
- * Minutes given as a flag or in the environment (--session-idle-minutes): a number of at least 1,
- * a fraction included, as the extension's codeMemory.session.idleMinutes setting takes it (Copy
- * Agent Configuration passes that setting on as it is: 2.5 too). Undefined when neither is set.
+ * A number of at least 1 given as a flag or in the environment; undefined when neither is set.
+ * Whole unless `fraction` (minutes, as the extension's codeMemory.session.idleMinutes setting takes
+ * them: Copy Agent Configuration passes that setting on as it is, 2.5 too).
  */
-function minutesOption(flag: string, value: unknown, envName: string, env: NodeJS.ProcessEnv): number | undefined {
+function countOption(flag: string, value: unknown, envName: string, env: NodeJS.ProcessEnv, fraction = false): number | undefined {
   const [raw, from] = value !== undefined ? [String(value), `--${flag}`] : [env[envName]?.trim() || undefined, envName];
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,9}(\.[0-9]{1,9})?$/.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be a number of minutes of at least 1 (such as 30 or 2.5), not '${raw.slice(0, 40)}'`);
+  const shape = fraction ? /^[0-9]{1,9}(\.[0-9]{1,9})?$/ : /^[0-9]{1,9}$/;
+  if (!shape.test(raw) || Number(raw) < 1) throw new UsageError(`${from} must be ${fraction ? 'a number of minutes of at least 1 (such as 30 or 2.5)' : 'a whole number of at least 1'}, not '${raw.slice(0, 40)}'`);
   return Number(raw);
 }
 
@@ -218,7 +211,7 @@ export function globalOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
     embedder,
     embedding: embeddingFrom(embedder, values, env),
     requestLogRetention: requestLogRetentionFrom(values, env),
-    sessionIdleMinutes: minutesOption('session-idle-minutes', values['session-idle-minutes'], 'CODE_MEMORY_SESSION_IDLE_MINUTES', env),
+    sessionIdleMinutes: countOption('session-idle-minutes', values['session-idle-minutes'], 'CODE_MEMORY_SESSION_IDLE_MINUTES', env, true),
     reranker: rerankerFrom(values, env),
     cwd: process.cwd(),
   };
