@@ -7,17 +7,13 @@
 import * as assert from 'node:assert/strict';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
-import { openTestEngine, removeDir } from './mcpFixture';
+import { branchScopes, openTestEngine, removeDir } from './mcpFixture';
 
 describe('conflict review across the branch line', function () {
   this.timeout(120_000);
   let engine: MemoryEngine;
   let dir: string;
-  let n = 0;
-  const fresh = (): { all: Scope; one: Scope; two: Scope } => {
-    const project = `github.com/acme/conflict-branches-${++n}`;
-    return { all: { project }, one: { project, branch: 'one' }, two: { project, branch: 'two' } };
-  };
+  const fresh = branchScopes('github.com/acme/conflict-branches');
 
   before(async () => {
     ({ engine, dir } = await openTestEngine());

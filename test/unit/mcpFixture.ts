@@ -27,6 +27,15 @@ export function tempDirs(): { make(prefix: string): string; keep(dir: string): s
   return { make: (prefix) => keep(tempDir(prefix)), keep, removeAll: () => dirs.splice(0).forEach(removeDir) };
 }
 
+/** Scopes of a new project each call (`<prefix>-1`, `-2`, ...): project-wide and on branches one and two. */
+export function branchScopes(prefix: string): () => { all: Scope; one: Scope; two: Scope } {
+  let n = 0;
+  return () => {
+    const project = `${prefix}-${++n}`;
+    return { all: { project }, one: { project, branch: 'one' }, two: { project, branch: 'two' } };
+  };
+}
+
 export async function openTestEngine(dir = tempDir('store')): Promise<{ engine: MemoryEngine; dir: string }> {
   const engine = await MemoryEngine.open({ storeUri: dir, embedder: new HashedEmbedder(), maintenanceIntervalMs: 0 });
   return { engine, dir };

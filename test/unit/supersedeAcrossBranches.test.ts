@@ -6,17 +6,13 @@ import * as assert from 'node:assert/strict';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Scope } from '../../src/core/model/records';
 import { rememberTool } from '../../src/core/tools/write';
-import { openTestEngine, removeDir, toolContext } from './mcpFixture';
+import { branchScopes, openTestEngine, removeDir, toolContext } from './mcpFixture';
 
 describe("remember's supersedes across branches", function () {
   this.timeout(120_000);
   let engine: MemoryEngine;
   let dir: string;
-  let n = 0;
-  const fresh = (): { all: Scope; one: Scope; two: Scope } => {
-    const project = `github.com/acme/supersede-branches-${++n}`;
-    return { all: { project }, one: { project, branch: 'one' }, two: { project, branch: 'two' } };
-  };
+  const fresh = branchScopes('github.com/acme/supersede-branches');
 
   before(async () => {
     ({ engine, dir } = await openTestEngine());
