@@ -39,6 +39,9 @@ describe("the engine process: a server per project of the window", function () {
     assert.deepEqual([await project(alpha), await project(alpha2), await project(beta)], ['no answer', 'alpha', 'beta']);
     await client.stopHttpServer('alpha');
     assert.deepEqual([await project(alpha2), await project(beta)], ['no answer', 'beta']);
+    // Two starts of one project at once: one server of it is left listening, never two.
+    const both = await Promise.all([1, 2].map((i) => client.startHttpServer({ scope: { project: 'delta' }, port: 0, token: `${i}`.repeat(32) })));
+    assert.deepEqual((await Promise.all(both.map(project))).sort(), ['delta', 'no answer']);
     await client.startHttpServer({ scope: { project: 'gamma' }, port: 0, token: 'd'.repeat(32) }).then(async (gamma) => {
       await client.stopHttpServer();
       assert.deepEqual([await project(beta), await project(gamma)], ['no answer', 'no answer']);

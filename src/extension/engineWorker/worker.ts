@@ -144,7 +144,10 @@ async function run(engine: MemoryEngineApi, id: number, method: string, args: un
       await stopServers(opts.scope.project);
       const { startHttpServer } = await import('../../mcp/httpServer');
       const server = await startHttpServer({ engine, scope: opts.scope, port: opts.port, token: opts.token, repoRoot: opts.repoRoot, log });
+      // One server a project: another start of it that ended meanwhile gives way, never left listening untracked.
+      const previous = servers.get(opts.scope.project);
       servers.set(opts.scope.project, server);
+      await previous?.close().catch(() => undefined);
       return { url: server.url, baseUrl: server.baseUrl, port: server.port, token: server.token };
     }
     case 'stopHttpServer': {
