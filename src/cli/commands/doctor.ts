@@ -4,7 +4,7 @@ import { startEmbedder } from '../../core/embed/start';
 import { SharedModelEmbedder } from '../../core/embed/sharedModel/client';
 import { Reranker } from '../../core/retrieve/rerank';
 import { TABLES } from '../../core/store/schema';
-import { execGit } from '../../core/capture/gitProcess';
+import { gitOutput } from '../../core/capture/gitProcess';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { open, statfs, unlink } from 'node:fs/promises';
@@ -34,9 +34,8 @@ function canListen(port: number): Promise<string | null> {
   });
 }
 
-async function gitVersion(): Promise<string | null> {
-  const r = await execGit(null, ['--version'], { timeoutMs: 5000 }).catch(() => null);
-  return r?.code === 0 ? r.out.trim() : null;
+function gitVersion(): Promise<string | null> {
+  return gitOutput(null, ['--version']);
 }
 
 const FULL_DISK_FIX =

@@ -149,6 +149,12 @@ export function execGit(dir: string | null, args: readonly string[], options: { 
   });
 }
 
+/** git's output, trimmed, where it ran and exited 0 (in 5 s); null otherwise, git missing included: a question that may go unanswered. */
+export async function gitOutput(dir: string | null, args: readonly string[]): Promise<string | null> {
+  const r = await execGit(dir, args, { timeoutMs: 5000 }).catch(() => null);
+  return r?.code === 0 ? r.out.trim() : null;
+}
+
 /**
  * What a failed git command said, and what to do where it needs an object a partial clone does
  * not hold: git would fetch it from the promisor remote, which no git run here may do.

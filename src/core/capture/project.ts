@@ -5,12 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execGit } from './gitProcess';
-
-async function git(folder: string, args: string[]): Promise<string | null> {
-  const r = await execGit(folder, args, { timeoutMs: 5000 }).catch(() => null);
-  return r?.code === 0 ? r.out.trim() : null;
-}
+import { gitOutput as git } from './gitProcess';
 
 /**
  * Hosts whose repository paths ignore case (`github.com/Acme/App` is `github.com/acme/app`) and

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import { embeddingText } from '../embed/embedder';
-import { execGit } from '../capture/gitProcess';
+import { gitOutput } from '../capture/gitProcess';
 import { redact, redactNullable } from '../capture/redact';
 import type { Cell, Layer, SourceKind } from '../model/records';
 import { parseJson } from '../store/mapping';
@@ -29,10 +29,7 @@ export interface SharePreview {
 
 /** `Name <email>` from git config in `folder`, else the OS user name. */
 export async function gitAuthor(folder: string): Promise<string> {
-  const get = async (key: string): Promise<string> => {
-    const r = await execGit(folder, ['config', '--get', key], { timeoutMs: 5000 }).catch(() => null);
-    return r?.code === 0 ? r.out.trim() : '';
-  };
+  const get = async (key: string): Promise<string> => (await gitOutput(folder, ['config', '--get', key])) ?? '';
   const [name, email] = await Promise.all([get('user.name'), get('user.email')]);
   if (name && email) return `${name} <${email}>`;
   return name || email || os.userInfo().username;
