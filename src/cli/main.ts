@@ -9,6 +9,7 @@ import { COMMAND_SPECS } from './commands/specs';
 import { UsageError, errorMessage, fullDiskAdvice, globalOptionsFrom, isUsageError, leftStored, looksDamaged, looksLikeFullDisk } from './options';
 import type { Io } from './options';
 import { exitWhenFlushed, guardOutput } from './output';
+import { PRODUCT_VERSION } from '../core/version';
 
 /** The commands --branch means something to (see CommandSpec.branch), as --help names them. */
 const BRANCH_COMMANDS = COMMAND_SPECS.filter((c) => c.branch).map((c) => c.name).join(', ');
@@ -119,7 +120,7 @@ export async function main(argv: string[], io: Io, signal: AbortSignal): Promise
     return name ? 0 : 2;
   }
   if (name === '--version' || name === '-v') {
-    io.stdout.write('0.1.0\n');
+    io.stdout.write(`${PRODUCT_VERSION}\n`);
     return 0;
   }
   const command = COMMAND_SPECS.find((c) => c.name === name);

@@ -14,9 +14,10 @@ import { nameUuid } from '../core/store/cells';
 import { toolDefinitions } from '../core/tools/registry';
 import type { ToolContext, ToolDefinition, ToolResult } from '../core/tools/types';
 import type { Scope } from '../core/model/records';
+import { PRODUCT_VERSION } from '../core/version';
 
 export const SERVER_NAME = 'code-memory';
-export const SERVER_VERSION = '0.1.0';
+export const SERVER_VERSION = PRODUCT_VERSION;
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io, target: 'draft-7' }) as Record<string, unknown>;

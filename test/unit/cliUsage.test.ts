@@ -35,6 +35,15 @@ describe('code-memory CLI usage', function () {
     bundle.remove();
   });
 
+  it("--version prints package.json's version", async () => {
+    const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const r = await cli([flag]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `${pkg.version}\n`);
+    }
+  });
+
   it('export --out replaces a symlink at its path instead of writing through it, and leaves no temp file', async () => {
     const store = path.join(dir, 'sym-store');
     await observe(store, 'P', ['symlink export']);

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -52,6 +53,11 @@ describe('MCP over stdio (code-memory mcp)', function () {
     await client?.close();
     removeDir(dir);
     removeDir(repo.dir);
+  });
+
+  it("introduces itself with package.json's version", () => {
+    const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    assert.deepEqual(client.getServerVersion(), { name: 'code-memory', title: 'Code Memory', version: pkg.version });
   });
 
   it('lists the tools with input and output schemas', async () => {
