@@ -1,7 +1,7 @@
 // Reading: node, search, stats.
 
 import type { Layer } from '../../core/model/records';
-import { MIN_RELEVANCE } from '../../core/model/limits';
+import { matches } from '../../core/model/limits';
 import type { CommandImpl } from '../command';
 import { openEngine, resolveScope, writeJson } from '../context';
 import { allProjects } from '../options';
@@ -67,7 +67,7 @@ export const searchCommand: CommandImpl = {
     const engine = await openEngine(options, io, true);
     try {
       // As the tools do: a hit no list scored above the floor is no answer (a query about nothing in the store lists nothing).
-      const hits = (await engine.search(text, { scope, limit, layers: layers as Layer[] | undefined })).filter((h) => h.score >= MIN_RELEVANCE);
+      const hits = matches(await engine.search(text, { scope, limit, layers: layers as Layer[] | undefined }));
       if (options.json) {
         writeJson(io, hits.map((h) => ({ node_id: h.cell.node_id, score: h.score, distance: h.distance, layer: h.cell.layer, source_kind: h.cell.source_kind, source_id: h.cell.source_id, type: h.cell.type, title: h.cell.title, commit_sha: h.cell.commit_sha, files: h.cell.files, ...(h.origin ? { origin: h.origin.store, shared_by: h.origin.shared_by } : {}) })));
       } else if (hits.length === 0) {

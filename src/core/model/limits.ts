@@ -27,3 +27,13 @@ export const MAX_PATH_CHARS = 1024;
  * "No matches") instead of arbitrary records. recall, a pure nearest-neighbour read, keeps them.
  */
 export const MIN_RELEVANCE = 0.05;
+
+/**
+ * The hits of a search that count as matches (`MIN_RELEVANCE` and above), in their order: every
+ * reader of matches filters through here, retrieve_memory's documents as much as its facts (a
+ * search of one type, the project's documents, answered sections that share nothing with the
+ * prompt at relevance 0).
+ */
+export function matches<T extends { score: number }>(hits: readonly T[]): T[] {
+  return hits.filter((h) => h.score >= MIN_RELEVANCE);
+}

@@ -168,7 +168,20 @@ export function rowToCell(r: Row): Cell {
 }
 
 export function rowToEntity(r: Row): Entity {
-  return { id: str(r.id), project: str(r.project), label: str(r.label), type: str(r.type), properties: parseJson<Record<string, string>>(r.properties, {}) };
+  return { id: str(r.id), project: str(r.project), label: str(r.label), type: str(r.type), properties: stringProperties(parseJson<unknown>(r.properties, {})) };
+}
+
+/**
+ * An entity's properties as every reader takes them: names to text. Capture writes text only, but
+ * an imported file (another version's, or edited) may hold a number or a list there, and
+ * retrieve_memory's answer, which publishes string properties, was refused whole for it: a value
+ * that is not text is kept as its JSON, null is left out, and properties that are no object are none.
+ */
+function stringProperties(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return out;
+  for (const [name, v] of Object.entries(value)) if (v !== null && v !== undefined) out[name] = typeof v === 'string' ? v : JSON.stringify(v);
+  return out;
 }
 
 export function rowToRelationship(r: Row): Relationship {

@@ -83,18 +83,26 @@ const OBSERVATION_KEYS = ['id', 'memory_session_id', 'type', 'created_at', 'crea
 const SOURCE_KEYS = ['compressed_observation_id', 'source_observation_id', 'source_hash', 'source_created_at_epoch', 'compression_session_id', 'created_at_epoch'] as const;
 const SUMMARY_KEYS = ['id', 'memory_session_id', 'created_at', 'created_at_epoch', 'completed', 'decisions', 'learned', 'next_steps', 'preferences', 'project', 'request'] as const;
 
+/**
+ * The entries of a record's JSON list (temporal facts, topic trace, compressed sources) that are
+ * what the contract's schema says. Capture writes them so; an imported file (another version's,
+ * or edited) may hold an entry of another shape, for which the SDK refused the whole answer
+ * (-32602, "Output validation error") every time the record was asked for: such an entry is left out.
+ */
+function conforming<T extends object>(entries: readonly T[], keys: readonly string[], schema: z.ZodType): Record<string, unknown>[] {
+  return entries.map((e) => (typeof e === 'object' && e !== null ? pick(e, keys) : null)).filter((e): e is Record<string, unknown> => e !== null && schema.safeParse(e).success);
+}
+
 export function memoryDetailOf(memory: Memory): Record<string, unknown> {
   const out = pick(memory, MEMORY_KEYS);
-  out.topic_trace = memory.topic_trace ? memory.topic_trace.map((t: TopicTrace) => pick(t, TRACE_KEYS)) : null;
-  out.temporal_facts = memory.temporal_facts ? memory.temporal_facts.map((f: TemporalFact) => pick(f, FACT_KEYS)) : null;
+  out.topic_trace = Array.isArray(memory.topic_trace) ? conforming<TopicTrace>(memory.topic_trace, TRACE_KEYS, topicTrace) : null;
+  out.temporal_facts = Array.isArray(memory.temporal_facts) ? conforming<TemporalFact>(memory.temporal_facts, FACT_KEYS, temporalFact) : null;
   return out;
 }
 
 export function observationDetailOf(observation: Observation): Record<string, unknown> {
   const out = pick(observation, OBSERVATION_KEYS);
-  out.compressed_sources = observation.compressed_sources
-    ? observation.compressed_sources.map((s: CompressedSource) => pick(s, SOURCE_KEYS))
-    : null;
+  out.compressed_sources = Array.isArray(observation.compressed_sources) ? conforming<CompressedSource>(observation.compressed_sources, SOURCE_KEYS, compressedSource) : null;
   return out;
 }
 

@@ -9,6 +9,7 @@ import type { SearchHit } from '../api';
 import type { ForgetMark } from '../store/forgetMarks';
 import type { Cell, Entity } from '../model/records';
 import { DOCUMENT_TYPE } from '../model/records';
+import { matches } from '../model/limits';
 import { quotedLines } from '../model/quoted';
 import { sessionKey } from '../capture/prepare';
 import { redact, redactKey } from '../capture/redact';
@@ -157,7 +158,7 @@ async function find(ctx: ToolContext, query: string, decision: TriageResult['dec
   const [[searched, documents], ready] = await Promise.all([
     decision === 'skip'
       ? ([[], []] as [TimedHit[], SearchHit[]])
-      : Promise.all([searchInTime(ctx, query, MAX_FACTS, prompt), ctx.engine.search(query, { scope: ctx.scope, filter: { type: DOCUMENT_TYPE }, limit: MAX_DOCUMENTS })]),
+      : Promise.all([searchInTime(ctx, query, MAX_FACTS, prompt), ctx.engine.search(query, { scope: ctx.scope, filter: { type: DOCUMENT_TYPE }, limit: MAX_DOCUMENTS }).then(matches)]),
     readinessOf(ctx),
   ]);
   // A fact whose files changed since its commit (or that is off this branch) says so; facts are

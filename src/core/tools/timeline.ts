@@ -9,7 +9,7 @@
 import type { SearchHit } from '../api';
 import { projectWideBranch } from '../model/branches';
 import type { Memory } from '../model/records';
-import { MIN_RELEVANCE } from './types';
+import { matches } from '../model/limits';
 import type { ToolContext } from './types';
 
 const HISTORY_QUESTION =
@@ -79,7 +79,7 @@ async function shadowsOnBranch(ctx: ToolContext, found: Memory[], defaultBranch:
 /** Searches the caller's scope and places the hits in time as described above; rankInTime orders them. */
 export async function searchInTime(ctx: ToolContext, query: string, limit: number, historyQuery = query): Promise<TimedHit[]> {
   const history = asksForHistory(historyQuery);
-  const hits = (await ctx.engine.search(query, { scope: ctx.scope, limit, includeSuperseded: history })).filter((h) => h.score >= MIN_RELEVANCE);
+  const hits = matches(await ctx.engine.search(query, { scope: ctx.scope, limit, includeSuperseded: history }));
   // A team item's source id is its sharer's, not a memory of this store.
   const own = (h: SearchHit): boolean => h.cell.source_kind === 'memory' && h.origin?.store !== 'team';
   const memoryIds = hits.filter(own).map((h) => h.cell.source_id);

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { SearchHit } from '../../core/api';
-import { MIN_RELEVANCE } from '../../core/model/limits';
+import { matches } from '../../core/model/limits';
 import type { CommandDefinition, Container } from '../container';
 import { memoryIcon, observationIcon } from '../views/nodes';
 
@@ -37,7 +37,7 @@ export function searchMemoryCommand(c: Container): CommandDefinition {
         qp.busy = true;
         try {
           const engine = await c.engines.get();
-          const hits = (await engine.search(text, { scope: { project: scope.project }, limit: 20 })).filter((h) => h.score >= MIN_RELEVANCE);
+          const hits = matches(await engine.search(text, { scope: { project: scope.project }, limit: 20 }));
           if (mine !== generation) return;
           qp.items = hits.map((hit) => ({
             hit,
