@@ -146,6 +146,11 @@ describe('store: JSON Lines import into a store that holds records', function ()
       [[observation('Z', 1, 'markup type', { type: 'x" data-evil="1' })], /line 2: the observation record type: invalid type/],
       [[memory('Z', 9, 'markup link', { supersedes: JSON.stringify(['<img src=x onerror=alert(1)>']) })], /line 2: the memory record supersedes is not a JSON list of memory ids/],
       [[memory('Z', 9, 'markup conflict', { conflicts: JSON.stringify([{ id: '<a data-msg=x>', reason: 'r', resolution: 'open' }]) })], /line 2: the memory record conflicts is not a JSON list/],
+      // Every reader of an observation's facts and concepts takes a list of texts: a text, numbers or no JSON failed the import half-way ("items.map is not a function").
+      [[observation('Z', 1, 'fine'), observation('Z', 2, 'facts in prose', { facts: JSON.stringify('just text') })], /line 3: the observation record facts is not a JSON list of texts/],
+      [[observation('Z', 1, 'numbered facts', { facts: JSON.stringify([1, 2]) })], /line 2: the observation record facts is not a JSON list of texts/],
+      [[observation('Z', 1, 'facts not JSON', { facts: '[unclosed' })], /line 2: the observation record facts is not a JSON list of texts/],
+      [[observation('Z', 1, 'concepts as an object', { concepts: JSON.stringify({ a: 'b' }) })], /line 2: the observation record concepts is not a JSON list of texts/],
     ];
     assert.deepEqual(await unrefused(engine, cases.map(([lines, message]) => [file(lines), message])), []);
     const stats = await engine.stats({ project: 'Z' });

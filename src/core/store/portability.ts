@@ -213,6 +213,15 @@ const KEY_FIELDS = new Set(['id', 'branch', 'memory_session_id', 'content_sessio
 /** Columns holding a JSON list of paths. */
 const FILE_FIELDS = ['files', 'files_read', 'files_modified'];
 
+/** An observation's columns holding a JSON list of texts. */
+const TEXT_LIST_FIELDS = ['facts', 'concepts'];
+
+/** Whether a column's value is empty or a JSON list of strings. */
+function isTextList(value: unknown): boolean {
+  const list = hasText(value) ? parseJson<unknown>(value, null) : [];
+  return Array.isArray(list) && list.every((item) => typeof item === 'string');
+}
+
 /** The key fields and file paths of a record that hold NUL, which no filter could name again (as capture refuses it). */
 function nulFields(r: Row): string[] {
   const found: string[] = [];
@@ -354,10 +363,9 @@ function problemsOf(spec: KindSpec, r: Row): string | null {
   if (spec.kind === 'memory' && hasText(r.topic_trace) && !isTraceList(parseJson<unknown>(r.topic_trace, null))) wrong.push('topic_trace is not a JSON list of {id, evidence_event_ids, ...}');
   if (spec.kind === 'memory' && hasText(r.temporal_facts) && !isObjectList(parseJson<unknown>(r.temporal_facts, null))) wrong.push('temporal_facts is not a JSON list of objects');
   if (spec.kind === 'observation' && hasText(r.compressed_sources) && !isObjectList(parseJson<unknown>(r.compressed_sources, null))) wrong.push('compressed_sources is not a JSON list of objects');
-  for (const name of FILE_FIELDS) {
-    const paths = hasText(r[name]) ? parseJson<unknown>(r[name], []) : [];
-    if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string')) wrong.push(`${name} is not a JSON list of paths`);
-  }
+  for (const name of FILE_FIELDS) if (!isTextList(r[name])) wrong.push(`${name} is not a JSON list of paths`);
+  // Every reader of an observation's facts and concepts (its cell, the summariser, the graph, the views) takes a list of texts.
+  if (spec.kind === 'observation') for (const name of TEXT_LIST_FIELDS) if (!isTextList(r[name])) wrong.push(`${name} is not a JSON list of texts`);
   const overLimit = oversized(r);
   if (overLimit) wrong.push(overLimit);
   const problems = [...(missing.length > 0 ? [`has no ${missing.join(', ')}`] : []), ...wrong];
