@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { extractFacts } from '../../src/core/compress/facts';
+import { TOPIC_TRACE_SEGMENTS } from '../../src/core/compress/supersede';
 import type { ExtractedFact } from '../../src/core/compress/facts';
 import type { MemoryEngine } from '../../src/core/engine';
 import type { Memory, Scope } from '../../src/core/model/records';
@@ -100,6 +101,24 @@ describe('supersession and conflicts (real engine)', function () {
     // Searching for now leaves the superseded memory out.
     const hits = await engine.search('orders service database', { scope });
     assert.deepEqual(hits.filter((h) => h.cell.source_kind === 'memory').map((h) => h.cell.source_id), [secondId]);
+  });
+
+  it('a topic written to again and again: each trace keeps the latest segments, numbered in the whole history', async () => {
+    // Every memory of a topic carried the whole history before it: a topic written to on every
+    // turn grew its rows with the square of its length (get_observations: 178 KB for one memory at 300).
+    const scope = fresh();
+    const ids: number[] = [];
+    for (let i = 0; i < TOPIC_TRACE_SEGMENTS + 5; i++) ids.push((await engine.remember({ memory_type: 'note', title: `Task status ${i}`, text: `Working on step ${i} of the parser`, topic_key: 'task-status' }, scope)).id);
+    const latest = await memory(engine, scope, ids[ids.length - 1]);
+    const trace = latest.topic_trace ?? [];
+    assert.deepEqual(trace.map((t) => t.id), ids.slice(-TOPIC_TRACE_SEGMENTS));
+    assert.deepEqual(trace.map((t) => t.segment_index), ids.slice(-TOPIC_TRACE_SEGMENTS).map((_, i) => i + 5));
+    assert.deepEqual(trace.map((t) => t.status), [...Array<string>(TOPIC_TRACE_SEGMENTS - 1).fill('closed'), 'current']);
+    // The older segments are the older memories' own, reached through supersedes.
+    assert.deepEqual(latest.supersedes, [ids[ids.length - 2]]);
+    assert.deepEqual(((await memory(engine, scope, ids[4])).topic_trace ?? []).map((t) => [t.id, t.segment_index]), ids.slice(0, 5).map((id, i) => [id, i]));
+    const details = await getObservations(toolContext(engine, scope), { ids: [latest.id] });
+    assert.equal((details.details[0] as { topic_trace: unknown[] }).topic_trace.length, TOPIC_TRACE_SEGMENTS);
   });
 
   it('by subject and files: a contradicting fact about the same files supersedes; about other files it is a possible conflict', async () => {

@@ -309,9 +309,20 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
 }
 
 /**
+ * How many segments of its topic's history a memory's trace keeps: the latest. Every memory on a
+ * topic carried the whole history before it, so a topic an agent wrote to on every turn grew its
+ * rows (and the store each `remember` reads) with the square of its length, and one memory's
+ * get_observations details to 178 KB at 300 segments. The older segments are the older memories'
+ * own (each keeps its trace), reached through `supersedes`; `segment_index` stays the segment's
+ * place in the whole history.
+ */
+export const TOPIC_TRACE_SEGMENTS = 20;
+
+/**
  * The trace is the topic's history: every memory on it adds a segment, in the order of when
  * they were said (a promoted memory's evidence may be older than the latest segment); only the
- * last segment, if its memory is current, is current.
+ * last segment, if its memory is current, is current. The trace holds the latest
+ * TOPIC_TRACE_SEGMENTS of them.
  */
 function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], now: number, meets: (m: Memory) => Meeting): void {
   const topic = memory.topic_key ?? memory.temporal_facts?.[0]?.subject ?? null;
@@ -338,12 +349,13 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
   const earlier = (previous?.topic_trace ?? []).map((t) => ({ ...t }));
   const trace = [...earlier.filter((t) => t.created_at_epoch <= own.created_at_epoch), own, ...earlier.filter((t) => t.created_at_epoch > own.created_at_epoch)];
   const last = trace[trace.length - 1];
+  const first = earlier[0]?.segment_index ?? 0;
   trace.forEach((t, i) => {
-    t.segment_index = i;
+    t.segment_index = first + i;
     const current = t === last && (t !== own || memory.status === 'active');
     if (!current && t.status !== 'closed') Object.assign(t, { status: 'closed', updated_at_epoch: t === own ? now : memory.created_at_epoch });
   });
-  memory.topic_trace = trace;
+  memory.topic_trace = trace.slice(-TOPIC_TRACE_SEGMENTS);
 }
 
 /**
