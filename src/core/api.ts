@@ -199,10 +199,11 @@ export interface MemoryEngineApi {
   entities(scope: Scope, names: string[]): Promise<{ entities: Entity[]; relationships: Relationship[] }>;
 
   // Curation.
+  /** Suppress or Unsuppress (a memory: 'suppressed' or 'active'; what it had superseded holds again while it is suppressed). */
   setStatus(kind: SourceKind, id: number, status: string, scope: Scope): Promise<void>;
   /** A person's review of a possible conflict: keep both, or `id` is superseded by `otherId`. */
   resolveConflict(scope: Scope, id: number, otherId: number, choice: ConflictChoice): Promise<Memory[]>;
-  /** Edits a memory's title or text; its facts are read again and its open conflicts close as edited. */
+  /** Edits a memory's title or text; its facts are read again, its open conflicts close as edited, and its new words are weighed as a write's. */
   editMemory(scope: Scope, id: number, changes: { title?: string; text?: string }): Promise<Memory>;
   promote(observationId: number, scope: Scope): Promise<Memory>;
   forget(request: ForgetRequest, scope: Scope | null): Promise<ForgetReport>;

@@ -34,7 +34,7 @@ import { WriteQueue } from './capture/writeQueue';
 import { ExtractiveSummariser } from './compress/summariser';
 import type { Summariser } from './compress/summariser';
 import { buildMemory, memoryFacts } from './compress/promote';
-import { applyMemoryFacts, editMemory, resolveConflict } from './compress/supersede';
+import { applyMemoryFacts, editMemory, resolveConflict, setMemoryStatus } from './compress/supersede';
 import { SessionKeeper } from './sessionKeeper';
 import { DEFAULT_SESSION_IDLE_MINUTES } from './sessions';
 import { Upkeep } from './upkeep';
@@ -648,7 +648,10 @@ export class MemoryEngine implements MemoryEngineApi {
   // ---------------------------------------------------------------- curation
 
   async setStatus(kind: SourceKind, id: number, status: string, scope: Scope): Promise<void> {
-    await this.record(this.scoped(scope), kind).setStatus(id, status);
+    const repos = this.scoped(scope);
+    // A memory's supersede chain follows what readers can see (setMemoryStatus).
+    if (kind === 'memory') return setMemoryStatus(repos.memories, checkIds([id])[0], status, Date.now());
+    await this.record(repos, kind).setStatus(id, status);
   }
 
   async resolveConflict(scope: Scope, id: number, otherId: number, choice: ConflictChoice): Promise<Memory[]> {

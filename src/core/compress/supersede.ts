@@ -12,7 +12,10 @@
 // promoted from old evidence does not retire a newer one, it is history from the start.
 // Where the words are not enough (the same subject with other files, or decisions about the
 // same files that disagree without saying so), both memories are flagged with a possible
-// conflict for a person to review instead of a guess. Nothing is deleted.
+// conflict for a person to review instead of a guess. Nothing is deleted. An edit is weighed
+// the same way as a write (said at the edit), and so is a memory given back by Unsuppress;
+// suppressing a memory makes what it had superseded hold again (setMemoryStatus), so that no
+// memory is history of one nobody can read.
 //
 // A memory of a branch and a project-wide one (a memory with no branch, or of the default
 // branch) never retire each other: what a branch decided holds on that branch only, until it is
@@ -156,20 +159,51 @@ async function supersedeAndWrite(memories: MemoryRepository, memory: Memory, sou
   const all = await memories.list({ includeSuppressed: true });
   const byId = new Map(all.map((m) => [m.id, m]));
   const named = [...new Set(options.supersedes ?? [])];
-  const meets = (m: Memory): Meeting => meeting(memory, m, memories.defaultBranch);
   for (const id of named) {
     const older = byId.get(id);
     if (!older) throw new FilterError(`supersedes: no memory ${id} in project ${memories.project}; pass ids from get_observations or recall_context`);
     if (older.status === 'superseded' || older.superseded_by !== null) throw new FilterError(`supersedes: memory ${id} was already superseded by memory ${older.superseded_by ?? '?'}; name that one instead`);
     // Two branches' memories never meet: naming one does not retire it either.
-    if (meets(older) === null) throw new FilterError(`supersedes: memory ${id} is of branch '${older.branch}', and a memory of branch '${memory.branch}' never replaces another branch's; name a memory of this branch or a project-wide one`);
+    if (meeting(memory, older, memories.defaultBranch) === null) throw new FilterError(`supersedes: memory ${id} is of branch '${older.branch}', and a memory of branch '${memory.branch}' never replaces another branch's; name a memory of this branch or a project-wide one`);
   }
-  const explicitTopic = memory.topic_key;
-  const facts = memory.temporal_facts ?? [];
-  const extracted = extractFacts(`${memory.title}. ${memory.text}`, explicitTopic);
-  const candidates = all.filter((m) => m.status === 'active' && meets(m) !== null);
-  const newerThanThis = (m: Memory): boolean => m.created_at_epoch > at;
+  const changed = settle(memories, memory, all, { at, now, named, topic: memory.topic_key, factsTopic: memory.topic_key });
+  extendTopicTrace(memory, all, sourceIds, now, (m) => meeting(memory, m, memories.defaultBranch));
+  // The new memory first: a successor link never points at a memory that is not stored.
+  await memories.write(memory, { source_ids: sourceIds });
+  for (const m of changed.values()) await memories.rewrite(m);
+  return memory;
+}
 
+/** How settle weighs a memory against the others. */
+interface Settling {
+  /** When what the memory says was said: a memory said after it is not retired by it. */
+  at: number;
+  /** When it is stored. */
+  now: number;
+  /** Ids of memories it replaces by name (checked by the caller). */
+  named: number[];
+  /** The topic_key given for it, which retires the memories of that key; null: none. */
+  topic: string | null;
+  /** The topic its facts were read with (extractFacts), to read them again alike. */
+  factsTopic: string | null;
+}
+
+/**
+ * What a memory said now (written, edited, or given back by Unsuppress) supersedes or conflicts
+ * with, and what supersedes it, as described at the top of this file: `memory` and the others in
+ * `all` are changed in place (under the memories lock, see exclusive); returns the others changed,
+ * for the caller to write with the memory. `all` may hold a stored copy of `memory`: it is not
+ * weighed against itself.
+ */
+function settle(memories: MemoryRepository, memory: Memory, all: Memory[], how: Settling): Map<number, Memory> {
+  const { at, now, named } = how;
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const meets = (m: Memory): Meeting => meeting(memory, m, memories.defaultBranch);
+  const explicitTopic = how.topic;
+  const facts = memory.temporal_facts ?? [];
+  const extracted = extractFacts(`${memory.title}. ${memory.text}`, how.factsTopic);
+  const candidates = all.filter((m) => m.id !== memory.id && m.status === 'active' && meets(m) !== null);
+  const newerThanThis = (m: Memory): boolean => m.created_at_epoch > at;
   const superseded = new Map<number, Memory>();
   const changed = new Map<number, Memory>();
   // Newer current memories that end this one (it is history from the start), newest first wins.
@@ -276,11 +310,8 @@ async function supersedeAndWrite(memories: MemoryRepository, memory: Memory, sou
     changed.set(successor.id, successor);
     for (const o of closeConflictsOf(memory, lookup)) changed.set(o.id, o);
   }
-  extendTopicTrace(memory, all, sourceIds, now, meets);
-  // The new memory first: a successor link never points at a memory that is not stored.
-  await memories.write(memory, { source_ids: sourceIds });
-  for (const m of changed.values()) await memories.rewrite(m);
-  return memory;
+  changed.delete(memory.id);
+  return changed;
 }
 
 /** Why two memories may disagree though no fact says so, or null. */
@@ -404,8 +435,9 @@ async function recordReview(memories: MemoryRepository, id: number, otherId: num
 }
 
 /**
- * Edits memory `id`'s title or text after review: its facts are read again (`factsOf`), its open
- * conflicts are closed as edited. Read and written under the memories lock (see exclusive): an edit
+ * Edits memory `id`'s title or text (a review, or any edit): its facts are read again (`factsOf`),
+ * its open conflicts are closed as edited, and a current memory's new words are weighed as a
+ * write's are (settle). Read and written under the memories lock (see exclusive): an edit
  * read before a remember retired the memory would write it back current, or the remember's copy
  * read before the edit would write the old text back.
  */
@@ -424,24 +456,145 @@ export async function editMemory(
 }
 
 async function recordEdit(memories: MemoryRepository, memory: Memory, changes: { title?: string; text?: string }, facts: TemporalFact[] | null, at: number): Promise<Memory> {
+  const all = await memories.list({ includeSuppressed: true });
+  const byId = new Map(all.map((m) => [m.id, m]));
   memory.title = changes.title ?? memory.title;
   memory.text = changes.text ?? memory.text;
   memory.updated_at_epoch = at;
   if (memory.status === 'active') memory.temporal_facts = facts;
-  const others: Memory[] = [];
+  const changed = new Map<number, Memory>();
   for (const c of memory.conflicts ?? []) {
     if (c.resolution !== 'open') continue;
     Object.assign(c, { resolution: 'edited', resolved_at_epoch: at });
-    const [other] = await memories.get([c.id], { includeSuppressed: true });
+    const other = byId.get(c.id);
     const mirror = other?.conflicts?.find((x) => x.id === memory.id && x.resolution === 'open');
     if (other && mirror) {
       Object.assign(mirror, { resolution: 'edited', resolved_at_epoch: at });
-      others.push(other);
+      changed.set(other.id, other);
     }
   }
+  // What it says now is weighed as a write's words are, said now (a person's latest word): it may
+  // retire what it contradicts, be history of a memory said after the edit, or be flagged. The
+  // conflicts just reviewed by the edit are not flagged again; a topic_key retires nothing here
+  // (it was weighed when the memory was written). History and suppressed memories are not weighed.
+  if (memory.status === 'active') for (const [id, o] of settle(memories, memory, all, { at, now: at, named: [], topic: null, factsTopic: memory.topic_key })) changed.set(id, o);
   await memories.rewrite(memory);
-  for (const o of others) await memories.rewrite(o);
+  for (const o of changed.values()) await memories.rewrite(o);
   return memory;
+}
+
+/**
+ * A key an old build took from a memory's first fact where none was given (and the current one
+ * still stores so): remember retires by a given topic_key only. A given key that is also the
+ * first fact's subject reads as taken, and retires nothing (leaving a memory current is what the
+ * upgrade did before; retiring one by a key nobody gave would hide it).
+ */
+export function givenTopicKey(m: Memory): boolean {
+  return m.topic_key !== null && m.topic_key !== (m.temporal_facts?.[0]?.subject ?? null);
+}
+
+/** The end of the supersede chain from `id` on that a reader sees: the first memory superseded by nothing, if it is current; else null. */
+function liveEnd(id: number | null, byId: Map<number, Memory>): Memory | null {
+  const seen = new Set<number>();
+  for (let x = id; x !== null && !seen.has(x); ) {
+    seen.add(x);
+    const m = byId.get(x);
+    if (!m) return null;
+    if (m.superseded_by === null) return m.status === 'active' ? m : null;
+    x = m.superseded_by;
+  }
+  return null;
+}
+
+/**
+ * A memory history of one that no longer holds holds again: its status (a suppressed one stays
+ * suppressed), its facts that closed when it became history, and, where it is current, the
+ * conflicts that closed with it where the other side is current. Returns the others changed
+ * (through `lookup`, whose memories the caller writes).
+ */
+export function holdAgain(m: Memory, lookup: (id: number) => Memory | undefined): Memory[] {
+  const closedAt = m.valid_to_epoch;
+  if (m.status === 'superseded') m.status = 'active';
+  m.superseded_by = null;
+  m.valid_to_epoch = null;
+  m.temporal_facts = (m.temporal_facts ?? []).map((f) => (f.valid_to_epoch !== null && f.valid_to_epoch === closedAt ? { ...f, status: 'current', valid_to_epoch: null } : f));
+  if (m.temporal_facts.length === 0) m.temporal_facts = null;
+  const others: Memory[] = [];
+  if (m.status !== 'active' || closedAt === null) return others;
+  for (const c of m.conflicts ?? []) {
+    if (c.resolution !== 'superseded' || c.resolved_at_epoch !== closedAt) continue;
+    const other = lookup(c.id);
+    if (!other || other.status !== 'active') continue;
+    const mirror = other.conflicts?.find((x) => x.id === m.id && x.resolution === 'superseded' && x.resolved_at_epoch === closedAt);
+    if (!mirror) continue;
+    Object.assign(c, { resolution: 'open', resolved_at_epoch: null });
+    Object.assign(mirror, { resolution: 'open', resolved_at_epoch: null });
+    others.push(other);
+  }
+  return others;
+}
+
+/**
+ * Suppress and Unsuppress of memory `id` (status 'suppressed' or 'active'), under the memories
+ * lock. No memory is told it was superseded by one nobody can read: suppressing a memory makes
+ * those it had superseded hold again, as forgetting it would (or, where it was itself superseded,
+ * history of the chain's current end). Unsuppressing gives it back as it stood: history where it
+ * was superseded (of its chain's current end), else current, retiring again the memories it
+ * names in `supersedes` that nothing else replaced since, and weighed against what was said
+ * meanwhile as a write is (it is history of a memory said after it that replaces it).
+ */
+export async function setMemoryStatus(memories: MemoryRepository, id: number, status: string, at: number): Promise<void> {
+  if (status !== 'active' && status !== 'suppressed') throw new FilterError(`a memory is set active or suppressed, not '${status}': a memory becomes history by supersession (remember, or a conflict's review)`);
+  await memories.exclusive(async () => {
+    const all = await memories.list({ includeSuppressed: true });
+    const byId = new Map(all.map((m) => [m.id, m]));
+    const memory = byId.get(id);
+    if (!memory) throw new FilterError(`No memory ${id} in project ${memories.project}`);
+    if ((memory.status === 'suppressed') === (status === 'suppressed')) return;
+    const changed = new Map<number, Memory>();
+    const lookup = (x: number): Memory | undefined => byId.get(x);
+    if (status === 'suppressed') {
+      memory.status = 'suppressed';
+      memory.updated_at_epoch = at;
+      const end = liveEnd(memory.superseded_by, byId);
+      for (const older of all.filter((m) => m.superseded_by === memory.id)) {
+        changed.set(older.id, older);
+        if (end && end.id !== older.id) {
+          older.superseded_by = end.id;
+          end.supersedes = [...new Set([...(end.supersedes ?? []), older.id])];
+          changed.set(end.id, end);
+        } else for (const o of holdAgain(older, lookup)) changed.set(o.id, o);
+      }
+    } else {
+      memory.updated_at_epoch = at;
+      const end = liveEnd(memory.superseded_by, byId);
+      if (end && end.id !== memory.id) {
+        memory.status = 'superseded';
+        memory.superseded_by = end.id;
+        end.supersedes = [...new Set([...(end.supersedes ?? []), memory.id])];
+        changed.set(end.id, end);
+        // What it had replaced, relinked to that end while it was hidden, is its history again: the
+        // chain is as it was (a forget of the end then leaves one memory current, not two).
+        for (const older of all.filter((m) => m.superseded_by === end.id && m.id !== memory.id && memory.supersedes?.includes(m.id))) {
+          older.superseded_by = memory.id;
+          changed.set(older.id, older);
+        }
+      } else {
+        // Its successor is gone from view (old data): it holds again, as current.
+        memory.status = 'active';
+        if (memory.superseded_by !== null) for (const o of holdAgain(memory, lookup)) changed.set(o.id, o);
+        const given = givenTopicKey(memory) ? memory.topic_key : null;
+        const named = (memory.supersedes ?? []).filter((x) => {
+          const older = byId.get(x);
+          return older !== undefined && older.id !== memory.id && older.superseded_by === null && older.status !== 'superseded' && older.created_at_epoch <= memory.created_at_epoch && meeting(memory, older, memories.defaultBranch) === 'same';
+        });
+        for (const [x, o] of settle(memories, memory, all, { at: memory.created_at_epoch, now: at, named, topic: given, factsTopic: given })) changed.set(x, o);
+      }
+    }
+    changed.delete(memory.id);
+    await memories.rewrite(memory);
+    for (const o of changed.values()) await memories.rewrite(o);
+  });
 }
 
 async function bothOf(memories: MemoryRepository, id: number, otherId: number): Promise<[Memory, Memory]> {

@@ -33,6 +33,7 @@ import { errorMessage } from '../errorText';
 import { sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
 import { normaliseStatement } from '../compress/session';
+import { holdAgain } from '../compress/supersede';
 import { deriveGraph } from './graph';
 import { parseJson, rowToMemory, rowToObservation } from './mapping';
 import type { ProjectTable } from './projectTable';
@@ -750,24 +751,8 @@ async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doo
       e.supersedes = [...new Set([...(e.supersedes ?? []), id])];
       continue;
     }
-    const closedAt = m.valid_to_epoch;
-    if (m.status === 'superseded') m.status = 'active';
-    m.superseded_by = null;
-    m.valid_to_epoch = null;
-    m.temporal_facts = (m.temporal_facts ?? []).map((f) => (f.valid_to_epoch !== null && f.valid_to_epoch === closedAt ? { ...f, status: 'current', valid_to_epoch: null } : f));
-    if (m.temporal_facts.length === 0) m.temporal_facts = null;
-    // Conflicts that closed because it became history open again, where the other side is current.
-    if (m.status !== 'active' || closedAt === null) continue;
-    for (const c of m.conflicts ?? []) {
-      if (c.resolution !== 'superseded' || c.resolved_at_epoch !== closedAt) continue;
-      const other = work.get(c.id) ?? byId.get(c.id);
-      if (!other || other.status !== 'active') continue;
-      const mirror = other.conflicts?.find((x) => x.id === id && x.resolution === 'superseded' && x.resolved_at_epoch === closedAt);
-      if (!mirror) continue;
-      Object.assign(c, { resolution: 'open', resolved_at_epoch: null });
-      const o = edit(other);
-      Object.assign(o.conflicts!.find((x) => x.id === id)!, { resolution: 'open', resolved_at_epoch: null });
-    }
+    // Its facts and the conflicts that closed with it open again (an other side read, then written, as a copy).
+    for (const o of holdAgain(m, (x) => work.get(x) ?? byId.get(x))) edit(o);
   }
   for (const m of work.values()) {
     // The rows' old versions quote the forgotten memory (its trace segment, the subject taken).

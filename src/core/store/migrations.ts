@@ -7,7 +7,7 @@
 import { addToList } from '../lists';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { FixedSizeList } from 'apache-arrow';
-import { closeConflictsOf, markSuperseded } from '../compress/supersede';
+import { closeConflictsOf, givenTopicKey, markSuperseded } from '../compress/supersede';
 import { projectWideBranch } from '../model/branches';
 import type { Memory } from '../model/records';
 import { plainRow, rowsToArrow } from './arrowRows';
@@ -88,16 +88,6 @@ const steps: Record<number, Step> = {
     }
   },
 };
-
-/**
- * A key an old build took from a memory's first fact where none was given (and the current one
- * still stores so): remember retires by a given topic_key only. A given key that is also the
- * first fact's subject reads as taken, and retires nothing (leaving a memory current is what the
- * upgrade did before; retiring one by a key nobody gave would hide it).
- */
-function givenTopicKey(m: Memory): boolean {
-  return m.topic_key !== null && m.topic_key !== (m.temporal_facts?.[0]?.subject ?? null);
-}
 
 /**
  * Meta key: the store's memories were replayed by retireSameTopics (the value is the rule's
