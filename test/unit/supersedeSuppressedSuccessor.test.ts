@@ -106,6 +106,18 @@ describe('a suppressed successor: what it replaced is not history of a memory no
     assert.deepEqual(current, [b.id]);
   });
 
+  it('A -> B -> C, B suppressed and back: C lists B alone in supersedes again, not A (history of B again)', async () => {
+    const scope = fresh();
+    const a = await remember(scope, 'We use Memcached for the session cache');
+    const b = await remember(scope, 'We moved the session cache to Redis');
+    const c = await remember(scope, 'We moved the session cache to Valkey');
+    await engine.setStatus('memory', b.id, 'suppressed', scope);
+    assert.deepEqual([...((await memory(engine, scope, c.id)).supersedes ?? [])].sort((x, y) => x - y), [a.id, b.id], 'control: A relinked to C');
+    await engine.setStatus('memory', b.id, 'active', scope);
+    assert.equal((await memory(engine, scope, a.id)).superseded_by, b.id);
+    assert.deepEqual((await memory(engine, scope, c.id)).supersedes, [b.id]);
+  });
+
   it('a superseded memory suppressed then unsuppressed comes back as history, not as current', async () => {
     const scope = fresh();
     const a = await remember(scope, 'We use Memcached for the session cache');

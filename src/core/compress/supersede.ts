@@ -344,8 +344,8 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
  * topic carried the whole history before it, so a topic an agent wrote to on every turn grew its
  * rows (and the store each `remember` reads) with the square of its length, and one memory's
  * get_observations details to 178 KB at 300 segments. The older segments are the older memories'
- * own (each keeps its trace), reached through `supersedes`; `segment_index` stays the segment's
- * place in the whole history.
+ * own (each keeps its trace), reached through `supersedes`. `segment_index` is a segment's place in
+ * the trace that holds it (a forget renumbers the traces it takes a segment from, as before).
  */
 export const TOPIC_TRACE_SEGMENTS = 20;
 
@@ -380,13 +380,11 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
   const earlier = (previous?.topic_trace ?? []).map((t) => ({ ...t }));
   const trace = [...earlier.filter((t) => t.created_at_epoch <= own.created_at_epoch), own, ...earlier.filter((t) => t.created_at_epoch > own.created_at_epoch)];
   const last = trace[trace.length - 1];
-  const first = earlier[0]?.segment_index ?? 0;
-  trace.forEach((t, i) => {
-    t.segment_index = first + i;
+  for (const t of trace) {
     const current = t === last && (t !== own || memory.status === 'active');
     if (!current && t.status !== 'closed') Object.assign(t, { status: 'closed', updated_at_epoch: t === own ? now : memory.created_at_epoch });
-  });
-  memory.topic_trace = trace.slice(-TOPIC_TRACE_SEGMENTS);
+  }
+  memory.topic_trace = trace.slice(-TOPIC_TRACE_SEGMENTS).map((t, i) => ({ ...t, segment_index: i }));
 }
 
 /**
@@ -458,10 +456,24 @@ export async function editMemory(
 async function recordEdit(memories: MemoryRepository, memory: Memory, changes: { title?: string; text?: string }, facts: TemporalFact[] | null, at: number): Promise<Memory> {
   const all = await memories.list({ includeSuppressed: true });
   const byId = new Map(all.map((m) => [m.id, m]));
+  // A key taken from its first fact where none was given (givenTopicKey) goes with the words it was
+  // taken from: kept over other words it would read as given, and retire by it (Unsuppress).
+  const taken = memory.topic_key !== null && !givenTopicKey(memory);
   memory.title = changes.title ?? memory.title;
   memory.text = changes.text ?? memory.text;
   memory.updated_at_epoch = at;
-  if (memory.status === 'active') memory.temporal_facts = facts;
+  // Its facts are its new words' whatever its status: a memory hidden or history is weighed and
+  // answered with them when it holds again (Unsuppress, its successor forgotten: holdAgain). A
+  // history's facts held from when it was said until it became history, as its old ones did.
+  memory.temporal_facts = facts;
+  const closedAt = memory.superseded_by !== null || memory.status === 'superseded' ? (memory.valid_to_epoch ?? at) : null;
+  if (closedAt !== null) {
+    for (const f of facts ?? []) {
+      f.valid_from_epoch = Math.min(f.valid_from_epoch ?? closedAt, memory.created_at_epoch, closedAt);
+      closeFact(f, closedAt);
+    }
+  }
+  if (taken && (facts?.[0]?.subject ?? null) !== memory.topic_key) memory.topic_key = null;
   const changed = new Map<number, Memory>();
   for (const c of memory.conflicts ?? []) {
     if (c.resolution !== 'open') continue;
@@ -574,9 +586,10 @@ export async function setMemoryStatus(memories: MemoryRepository, id: number, st
         end.supersedes = [...new Set([...(end.supersedes ?? []), memory.id])];
         changed.set(end.id, end);
         // What it had replaced, relinked to that end while it was hidden, is its history again: the
-        // chain is as it was (a forget of the end then leaves one memory current, not two).
+        // chain is as it was, the end listing it no more (a forget of the end then leaves one memory current, not two).
         for (const older of all.filter((m) => m.superseded_by === end.id && m.id !== memory.id && memory.supersedes?.includes(m.id))) {
           older.superseded_by = memory.id;
+          end.supersedes = end.supersedes?.filter((x) => x !== older.id) ?? null;
           changed.set(older.id, older);
         }
       } else {

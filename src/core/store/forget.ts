@@ -734,7 +734,7 @@ async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doo
     if (kept.length === trace.length && supersedes.length === (m.supersedes ?? []).length && conflicts.length === (m.conflicts ?? []).length && !orphaned) continue;
     const updated = edit(m);
     Object.assign(updated, {
-      topic_trace: kept.length > 0 ? kept.map((t, i) => ({ ...t, segment_index: (trace[0]?.segment_index ?? 0) + i })) : null,
+      topic_trace: kept.length > 0 ? kept.map((t, i) => ({ ...t, segment_index: i })) : null,
       supersedes: supersedes.length > 0 ? supersedes : null,
       conflicts: conflicts.length > 0 ? conflicts : null,
     });

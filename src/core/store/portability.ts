@@ -574,11 +574,9 @@ function dropForgotten(kind: RecordKind, r: Row, forgotten: Record<RecordKind, S
   if ((kind === 'session_summary' || kind === 'memory') && r.source_ids) r.source_ids = JSON.stringify(keep(parseJson<number[]>(r.source_ids, []), obs));
   if (kind !== 'memory') return;
   if (r.topic_trace) {
-    const whole = parseJson<TopicTrace[]>(r.topic_trace, []);
-    const trace = whole.filter((t) => !mem.has(Number(t.id)));
+    const trace = parseJson<TopicTrace[]>(r.topic_trace, []).filter((t) => !mem.has(Number(t.id)));
     const either = new Set([...obs, ...mem]);
-    const first = Number(whole[0]?.segment_index) || 0;
-    r.topic_trace = trace.length > 0 ? JSON.stringify(trace.map((t, i) => ({ ...t, segment_index: first + i, evidence_event_ids: keep(t.evidence_event_ids, either) }))) : null;
+    r.topic_trace = trace.length > 0 ? JSON.stringify(trace.map((t, i) => ({ ...t, segment_index: i, evidence_event_ids: keep(t.evidence_event_ids, either) }))) : null;
   }
   if (r.supersedes) {
     const left = keep(parseJson<number[]>(r.supersedes, []), mem) as number[];
