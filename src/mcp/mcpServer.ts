@@ -17,7 +17,6 @@ import type { Scope } from '../core/model/records';
 import { PRODUCT_VERSION } from '../core/version';
 
 export const SERVER_NAME = 'code-memory';
-export const SERVER_VERSION = PRODUCT_VERSION;
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io, target: 'draft-7' }) as Record<string, unknown>;
@@ -156,7 +155,7 @@ function defaultInstructions(scope: Scope): string {
 
 export function createMcpServer(options: McpServerOptions): McpServer {
   const server = new McpServer(
-    { name: SERVER_NAME, title: 'Code Memory', version: SERVER_VERSION },
+    { name: SERVER_NAME, title: 'Code Memory', version: PRODUCT_VERSION },
     {
       jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
       capabilities: { tools: { listChanged: false } },

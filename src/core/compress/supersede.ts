@@ -384,7 +384,10 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
     const current = t === last && (t !== own || memory.status === 'active');
     if (!current && t.status !== 'closed') Object.assign(t, { status: 'closed', updated_at_epoch: t === own ? now : memory.created_at_epoch });
   }
-  memory.topic_trace = trace.slice(-TOPIC_TRACE_SEGMENTS).map((t, i) => ({ ...t, segment_index: i }));
+  // The segments are this memory's own copies (earlier's above): numbered in place.
+  const kept = trace.slice(-TOPIC_TRACE_SEGMENTS);
+  kept.forEach((t, i) => (t.segment_index = i));
+  memory.topic_trace = kept;
 }
 
 /**
@@ -518,6 +521,12 @@ function liveEnd(id: number | null, byId: Map<number, Memory>): Memory | null {
   return null;
 }
 
+/** `older` becomes (or stays) history of `end`, the current end of its chain: its facts and dates stay as they closed. */
+export function relinkTo(older: Memory, end: Memory): void {
+  older.superseded_by = end.id;
+  end.supersedes = [...new Set([...(end.supersedes ?? []), older.id])];
+}
+
 /**
  * A memory history of one that no longer holds holds again: its status (a suppressed one stays
  * suppressed), its facts that closed when it became history, and, where it is current, the
@@ -565,44 +574,38 @@ export async function setMemoryStatus(memories: MemoryRepository, id: number, st
     if ((memory.status === 'suppressed') === (status === 'suppressed')) return;
     const changed = new Map<number, Memory>();
     const lookup = (x: number): Memory | undefined => byId.get(x);
+    memory.updated_at_epoch = at;
+    const end = liveEnd(memory.superseded_by, byId);
     if (status === 'suppressed') {
       memory.status = 'suppressed';
-      memory.updated_at_epoch = at;
-      const end = liveEnd(memory.superseded_by, byId);
       for (const older of all.filter((m) => m.superseded_by === memory.id)) {
         changed.set(older.id, older);
         if (end && end.id !== older.id) {
-          older.superseded_by = end.id;
-          end.supersedes = [...new Set([...(end.supersedes ?? []), older.id])];
+          relinkTo(older, end);
           changed.set(end.id, end);
         } else for (const o of holdAgain(older, lookup)) changed.set(o.id, o);
       }
-    } else {
-      memory.updated_at_epoch = at;
-      const end = liveEnd(memory.superseded_by, byId);
-      if (end && end.id !== memory.id) {
-        memory.status = 'superseded';
-        memory.superseded_by = end.id;
-        end.supersedes = [...new Set([...(end.supersedes ?? []), memory.id])];
-        changed.set(end.id, end);
-        // What it had replaced, relinked to that end while it was hidden, is its history again: the
-        // chain is as it was, the end listing it no more (a forget of the end then leaves one memory current, not two).
-        for (const older of all.filter((m) => m.superseded_by === end.id && m.id !== memory.id && memory.supersedes?.includes(m.id))) {
-          older.superseded_by = memory.id;
-          end.supersedes = end.supersedes?.filter((x) => x !== older.id) ?? null;
-          changed.set(older.id, older);
-        }
-      } else {
-        // Its successor is gone from view (old data): it holds again, as current.
-        memory.status = 'active';
-        if (memory.superseded_by !== null) for (const o of holdAgain(memory, lookup)) changed.set(o.id, o);
-        const given = givenTopicKey(memory) ? memory.topic_key : null;
-        const named = (memory.supersedes ?? []).filter((x) => {
-          const older = byId.get(x);
-          return older !== undefined && older.id !== memory.id && older.superseded_by === null && older.status !== 'superseded' && older.created_at_epoch <= memory.created_at_epoch && meeting(memory, older, memories.defaultBranch) === 'same';
-        });
-        for (const [x, o] of settle(memories, memory, all, { at: memory.created_at_epoch, now: at, named, topic: given, factsTopic: given })) changed.set(x, o);
+    } else if (end && end.id !== memory.id) {
+      memory.status = 'superseded';
+      relinkTo(memory, end);
+      changed.set(end.id, end);
+      // What it had replaced, relinked to that end while it was hidden, is its history again: the
+      // chain is as it was, the end listing it no more (a forget of the end then leaves one memory current, not two).
+      for (const older of all.filter((m) => m.superseded_by === end.id && m.id !== memory.id && memory.supersedes?.includes(m.id))) {
+        older.superseded_by = memory.id;
+        end.supersedes = end.supersedes?.filter((x) => x !== older.id) ?? null;
+        changed.set(older.id, older);
       }
+    } else {
+      // Its successor is gone from view (old data): it holds again, as current.
+      memory.status = 'active';
+      if (memory.superseded_by !== null) for (const o of holdAgain(memory, lookup)) changed.set(o.id, o);
+      const given = givenTopicKey(memory) ? memory.topic_key : null;
+      const named = (memory.supersedes ?? []).filter((x) => {
+        const older = byId.get(x);
+        return older !== undefined && older.id !== memory.id && older.superseded_by === null && older.status !== 'superseded' && older.created_at_epoch <= memory.created_at_epoch && meeting(memory, older, memories.defaultBranch) === 'same';
+      });
+      for (const [x, o] of settle(memories, memory, all, { at: memory.created_at_epoch, now: at, named, topic: given, factsTopic: given })) changed.set(x, o);
     }
     changed.delete(memory.id);
     await memories.rewrite(memory);

@@ -33,7 +33,7 @@ import { errorMessage } from '../errorText';
 import { sqlIntList, sqlString } from './filters';
 import { extractFacts, storedFact } from '../compress/facts';
 import { normaliseStatement } from '../compress/session';
-import { holdAgain } from '../compress/supersede';
+import { holdAgain, relinkTo } from '../compress/supersede';
 import { deriveGraph } from './graph';
 import { parseJson, rowToMemory, rowToObservation } from './mapping';
 import type { ProjectTable } from './projectTable';
@@ -746,9 +746,7 @@ async function forgetMemoryLinks(repos: ProjectRepositories, purger: Purger, doo
     const end = chainEnd(successor);
     if (end && end.id !== id) {
       // History of the chain's end: its facts stay closed, its dates stay.
-      m.superseded_by = end.id;
-      const e = edit(end);
-      e.supersedes = [...new Set([...(e.supersedes ?? []), id])];
+      relinkTo(m, edit(end));
       continue;
     }
     // Its facts and the conflicts that closed with it open again (an other side read, then written, as a copy).

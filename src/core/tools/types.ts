@@ -10,7 +10,6 @@ import { cutText } from '../tokens';
 import type { Scope } from '../model/records';
 
 import { codePoints } from '../model/limits';
-export { MIN_RELEVANCE } from '../model/limits';
 
 export interface ToolContext {
   engine: MemoryEngineApi;
