@@ -43,6 +43,9 @@ describe('extension: the Memories view reads what it shows', function () {
     rows.push(memoryToRow(memory(20, p, { memory_type: 'convention', title: 'tabs', conflicts: open(21) })));
     rows.push(memoryToRow(memory(21, p, { memory_type: 'convention', title: 'spaces', conflicts: open(20) })));
     rows.push(memoryToRow(memory(30, p, { memory_type: 'fact', title: 'hidden fact', status: 'suppressed' })));
+    // A conflict whose other side was suppressed since: no question any more, as the tools say.
+    rows.push(memoryToRow(memory(40, p, { memory_type: 'preference', title: 'two-space indent', conflicts: open(41) })));
+    rows.push(memoryToRow(memory(41, p, { memory_type: 'preference', title: 'four-space indent', status: 'suppressed', conflicts: open(40) })));
     await (w.engine as Any).store.add(TABLES.memories, rows, 'id');
     const counting = new Proxy(w.engine, {
       get(target: Any, key: string) {
@@ -69,9 +72,9 @@ describe('extension: the Memories view reads what it shows', function () {
     const top = await view.getChildren();
     assert.deepEqual(
       top.map((n: Any) => `${labelOf(n)} (${n.description})`),
-      ['Possible conflicts (1 to review)', 'Decisions (1)', 'Conventions (2)', `Notes (${NOTES})`],
+      ['Possible conflicts (1 to review)', 'Decisions (1)', 'Conventions (2)', 'Preferences (1)', `Notes (${NOTES})`],
     );
-    assert.equal(view.tree.description, `${(NOTES + 3).toLocaleString('en-US')} memories`);
+    assert.equal(view.tree.description, `${(NOTES + 4).toLocaleString('en-US')} memories`);
     assert.ok(total() <= 2, `the top level took ${total()} whole memories (${JSON.stringify([...whole])})`);
   });
 
@@ -114,6 +117,23 @@ describe('extension: the Memories view reads what it shows', function () {
     }
   });
 
+  it('a conflict is in question only while both its sides are current, in the group and in each side\'s description', async () => {
+    for (const inactive of [false, true]) {
+      if (inactive) view.toggleInactive();
+      try {
+        const tree = await view.snapshot();
+        const conflicts = tree.find((n: Any) => n.label === 'Possible conflicts');
+        assert.deepEqual(conflicts.children.map((n: Any) => n.label), ['spaces ↔ tabs'], `inactive shown: ${inactive}`);
+        assert.match(conflicts.children[0].children[0].description, /· 1 possible conflict$/);
+        const preferences = tree.find((n: Any) => n.label === 'Preferences');
+        const kept = preferences.children.find((n: Any) => n.label === 'two-space indent');
+        assert.equal(kept.description.includes('conflict'), false, `inactive shown: ${inactive}: ${kept.description}`);
+      } finally {
+        if (inactive) view.toggleInactive();
+      }
+    }
+  });
+
   it('with inactive memories shown, the suppressed one is counted and listed', async () => {
     view.toggleInactive();
     try {
@@ -121,7 +141,7 @@ describe('extension: the Memories view reads what it shows', function () {
       const facts = top.find((n: Any) => labelOf(n) === 'Facts');
       assert.equal(facts?.description, '1');
       assert.deepEqual((await view.getChildren(facts)).map(labelOf), ['hidden fact']);
-      assert.equal(view.tree.description, `${(NOTES + 4).toLocaleString('en-US')} memories`);
+      assert.equal(view.tree.description, `${(NOTES + 6).toLocaleString('en-US')} memories`);
     } finally {
       view.toggleInactive();
     }

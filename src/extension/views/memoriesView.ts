@@ -32,7 +32,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
   readonly tree: vscode.TreeView<CodeMemoryNode>;
   private showInactive = false;
   /** The last listing. Each listing builds its own and replaces this one whole. */
-  private listing: Listing = { predecessors: new Map(), loaded: new Map() };
+  private listing: Listing = { predecessors: new Map(), loaded: new Map(), current: new Set() };
   /**
    * The listing each type and memory node came from: listings may overlap (a refresh while the
    * tree is read), and a node's page and history are read from its own listing.
@@ -96,7 +96,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const all = await this.scopes.all();
     if (all.length === 0) return [];
     const engine = await this.engines.get();
-    const listing: Listing = { predecessors: new Map(), loaded: new Map() };
+    const listing: Listing = { predecessors: new Map(), loaded: new Map(), current: new Set() };
     const projects: { folder: vscode.WorkspaceFolder; scope: Scope }[] = [];
     for (const { folder, scope } of all) if (!projects.some((p) => p.scope.project === scope.project)) projects.push({ folder, scope: { project: scope.project } });
     const several = projects.length > 1;
@@ -127,10 +127,12 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
 
   /** The groups of a project's outline; only the sides of its possible conflicts are read whole (into the listing). */
   private async groups(engine: EngineClient, s: Scope, memories: MemoryOutline[], listing: Listing, parent: string): Promise<CodeMemoryNode[]> {
-    const { predecessors, loaded } = listing;
+    const { predecessors, loaded, current } = listing;
     const byType = new Map<string, MemoryOutline[]>();
     const pairs: { older: number; newer: number; reason: string }[] = [];
     const byId = new Map(memories.map((m) => [m.id, m]));
+    for (const m of memories) if (m.status === 'active') current.add(memoryKey(s, m.id));
+    const isCurrent = currentIn(listing, s);
     for (const memory of memories) {
       const successor = memory.superseded_by === null ? undefined : byId.get(memory.superseded_by);
       if (successor) {
@@ -139,10 +141,9 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
         continue;
       }
       for (const c of memory.conflicts ?? []) {
-        const other = byId.get(c.id);
-        // Each pair once, from its newer side; a side already superseded is no longer in question.
-        if (c.resolution !== 'open' || !other || other.id > memory.id || other.status === 'superseded' || memory.status === 'superseded') continue;
-        pairs.push({ older: other.id, newer: memory.id, reason: c.reason });
+        // Each pair once, from its newer side; a side superseded or suppressed since is no longer in question.
+        if (c.resolution !== 'open' || c.id > memory.id || !isCurrent(c.id) || !isCurrent(memory.id)) continue;
+        pairs.push({ older: c.id, newer: memory.id, reason: c.reason });
       }
       const list = byType.get(memory.memory_type) ?? [];
       list.push(memory);
@@ -152,7 +153,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const conflicts: ConflictNode[] = [];
     for (const { older, newer, reason } of pairs) {
       const [o, n] = [loaded.get(memoryKey(s, older)), loaded.get(memoryKey(s, newer))];
-      if (o && n) conflicts.push(new ConflictNode(s, o, n, reason, parent));
+      if (o && n) conflicts.push(new ConflictNode(s, o, n, reason, parent, isCurrent));
     }
     const types = [...byType.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
     const groups: CodeMemoryNode[] = types.map((t) => {
@@ -206,7 +207,7 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
     const history = (listing.predecessors.get(memoryKey(scope, memory.id)) ?? [])
       .flatMap((id) => listing.loaded.get(memoryKey(scope, id)) ?? [])
       .sort((a, b) => (b.valid_to_epoch ?? 0) - (a.valid_to_epoch ?? 0) || b.id - a.id);
-    const node = new MemoryNode(scope, memory, history, parent);
+    const node = new MemoryNode(scope, memory, history, parent, currentIn(listing, scope));
     this.listingOf.set(node, listing);
     return node;
   }
@@ -225,12 +226,18 @@ export class MemoriesView implements vscode.TreeDataProvider<CodeMemoryNode>, vs
 
 /**
  * What one listing of the view read: the ids of superseded memories by project and the id of the
- * memory that replaced them, and the memories read whole since (the pages shown, their history,
- * the conflicts' sides), by project and id.
+ * memory that replaced them, the memories read whole since (the pages shown, their history,
+ * the conflicts' sides), and the memories listed as current (active), by project and id.
  */
 interface Listing {
   predecessors: Map<string, number[]>;
   loaded: Map<string, Memory>;
+  current: Set<string>;
+}
+
+/** Whether a memory of the project was listed as current: a conflict with one that is not is no question any more. */
+function currentIn(listing: Listing, scope: Scope): (id: number) => boolean {
+  return (id) => listing.current.has(memoryKey(scope, id));
 }
 
 function memoryKey(scope: Scope, id: number): string {

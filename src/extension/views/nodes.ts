@@ -173,16 +173,18 @@ export class MemoryNode extends vscode.TreeItem {
   /**
    * `history`: the memories this one superseded, shown under it (newest first). `parent` makes
    * the tree id unique where one memory shows twice (as a side of a conflict, and in its list).
+   * `isCurrent` tells whether the other side of one of its conflicts still holds (see temporalState).
    */
   constructor(
     readonly scope: Scope,
     readonly memory: Memory,
     readonly history: Memory[] = [],
     parent = '',
+    isCurrent: (id: number) => boolean = () => true,
   ) {
     super(oneLine(memory.title), history.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     this.id = `${parent}memory:${memory.id}`;
-    this.description = temporalState(memory);
+    this.description = temporalState(memory, isCurrent);
     this.iconPath = new vscode.ThemeIcon(
       memory.status === 'active' ? memoryIcon(memory.memory_type) : memory.status === 'superseded' ? 'history' : 'circle-slash',
       memory.status === 'active' ? undefined : new vscode.ThemeColor('disabledForeground'),
@@ -220,6 +222,7 @@ export class ConflictNode extends vscode.TreeItem {
     readonly newer: Memory,
     readonly reason: string,
     parent = '',
+    private readonly isCurrent: (id: number) => boolean = () => true,
   ) {
     super(`${oneLine(newer.title)} ↔ ${oneLine(older.title)}`, vscode.TreeItemCollapsibleState.Expanded);
     this.id = `${parent}conflict:${older.id}:${newer.id}`;
@@ -230,7 +233,7 @@ export class ConflictNode extends vscode.TreeItem {
   }
 
   sides(): MemoryNode[] {
-    return [new MemoryNode(this.scope, this.newer, [], `${this.id}:`), new MemoryNode(this.scope, this.older, [], `${this.id}:`)];
+    return [this.newer, this.older].map((m) => new MemoryNode(this.scope, m, [], `${this.id}:`, this.isCurrent));
   }
 }
 
@@ -285,12 +288,16 @@ export function sessionLabel(session: SessionInfo): string {
   return `${date} ${time}${session.branch ? ` · ${session.branch}` : ''}`;
 }
 
-/** How a memory stands in time: current, history (from when to when), or suppressed; and whether it is in question. */
-export function temporalState(memory: Memory): string {
+/**
+ * How a memory stands in time: current, history (from when to when), or suppressed; and whether it
+ * is in question: a conflict with a memory that is history or suppressed is not (as the tools say,
+ * see timeNote), so `isCurrent` tells whether the other side of a conflict still holds.
+ */
+export function temporalState(memory: Memory, isCurrent: (id: number) => boolean = () => true): string {
   const facts = memory.temporal_facts ?? [];
   const closed = facts.filter((f) => f.valid_to_epoch !== null).length;
   const since = day(memory.created_at_epoch);
-  const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open').length;
+  const open = (memory.conflicts ?? []).filter((c) => c.resolution === 'open' && isCurrent(c.id)).length;
   const flag = open > 0 ? ` · ${open} possible conflict${open === 1 ? '' : 's'}` : '';
   if (memory.status === 'superseded') return `history · ${since} – ${day(memory.valid_to_epoch ?? memory.updated_at_epoch)}`;
   if (memory.status !== 'active') return memory.status;
