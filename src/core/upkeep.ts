@@ -10,6 +10,9 @@ import type { Maintenance } from './store/maintenance';
 /** Vectors written since the last upkeep after which the lease holder compacts (see scheduleUpkeep). */
 const COMPACT_AFTER_EMBEDDED = 1000;
 
+/** Cell writes after which the lease holder tidies, writing or not (see cellsWritten). */
+export const TIDY_AFTER_WRITES = 50;
+
 export interface UpkeepParts {
   lease: MaintenanceLease;
   maintenance: Maintenance;
@@ -36,6 +39,7 @@ export class Upkeep {
   /** Timer work stop() waits for, so that it never reads a store being closed. */
   private readonly background = new Set<Promise<unknown>>();
   private writesSinceOptimize = 0;
+  private writesSinceTidy = 0;
   private embeddedSinceUpkeep = 0;
   private upkeepTimer: NodeJS.Timeout | null = null;
   /** stop() has begun: background work takes no new steps. */
@@ -47,12 +51,26 @@ export class Upkeep {
     return this.stopping;
   }
 
-  /** Cells were written: wake the embedding queue, and put off a compaction armed meanwhile. */
+  /**
+   * Cells were written: wake the embedding queue, put off a compaction armed meanwhile, and every
+   * TIDY_AFTER_WRITES writes compact the tables they left in pieces.
+   */
   cellsWritten(): void {
     this.writesSinceOptimize++;
+    this.writesSinceTidy++;
     this.kickVectors();
-    // Still writing: compacting now would race the writer for every commit.
+    // Still writing: compacting everything now would race the writer for every commit.
     if (this.upkeepTimer) this.armUpkeep();
+    // Each write is a small fragment of its tables (a memory, its cell, the rewrite of the one it
+    // supersedes), and every read of those tables opens each of them: writes in quick succession
+    // (an agent saving a topic every turn, a burst of captures) tripled remember's time within
+    // the minute between two upkeeps. The lease holder compacts the tables left in pieces (only
+    // those: Maintenance.tidy) as they fill; this process's own writes of a table wait meanwhile.
+    // Not a large table (the cells from 100,000 on): compacting it rewrites its large fragment
+    // too, for pieces that weigh little beside it; the upkeep does that once writing is quiet.
+    if (this.writesSinceTidy < TIDY_AFTER_WRITES || !this.parts.lease.isHeld || this.parts.maintenanceMs <= 0 || this.stopping) return;
+    this.writesSinceTidy = 0;
+    this.inBackground('upkeep', this.parts.maintenance.tidy(undefined, { skipLarge: true }));
   }
 
   /** New cells wait for vectors: wake the background embedding queue (in the lease holder). */

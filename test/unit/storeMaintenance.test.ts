@@ -7,6 +7,8 @@ import { FRAGMENTS_BEFORE_COMPACTION } from '../../src/core/store/maintenance';
 import { TABLES } from '../../src/core/store/schema';
 import { Store } from '../../src/core/store/store';
 import { UpkeepProcess } from '../../src/core/store/upkeepProcess';
+import { remember } from '../../src/core/tools/write';
+import { TIDY_AFTER_WRITES } from '../../src/core/upkeep';
 import { isCommitConflict, retryConflicts } from '../../src/core/store/retry';
 
 async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
@@ -108,6 +110,36 @@ describe('store: background compaction and pruning', function () {
       await holder.close();
     }
   });
+
+  for (const large of [false, true]) {
+    it(`writes in quick succession get their tables compacted as they go, not a timer tick later${large ? ', a large table excepted' : ''}`, async () => {
+      // One write at a time, as an agent saving a memory every turn or a capture burst does: each
+      // leaves a piece of the records table and of the cells. Neither the timer nor the quiet
+      // after writing comes within the test; every TIDY_AFTER_WRITES writes the holder tidies.
+      // Large: the cells hold a batch of 300 observations first, and count as large from 200 rows.
+      const holder = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 3_600_000, upkeepQuietMs: 3_600_000, upkeepInChildFrom: large ? 200 : 1e9, logger: () => undefined });
+      const fragments = async (name: string): Promise<number> => (await holder.store.table(name as never).stats()).fragmentStats.numFragments;
+      const scope = { project: 'p' };
+      const ctx = { engine: holder, scope };
+      try {
+        assert.equal(holder.lease.isHeld, true);
+        const before = large ? 300 : 0;
+        if (large) await holder.observe(Array.from({ length: before }, (_, i) => ({ type: 'note', title: `earlier note ${i}` })), scope);
+        const writes = 2 * TIDY_AFTER_WRITES + 20;
+        for (let i = 0; i < writes; i++) await remember(ctx, { memory_type: 'note', title: `Status ${i}`, text: `The marmot count is ${i}.` });
+        await holder.settled();
+        // Without the tidy each table would be a piece per write (`writes` of them).
+        assert.ok((await fragments(TABLES.memories)) < TIDY_AFTER_WRITES, `${await fragments(TABLES.memories)} pieces of the memories`);
+        if (large) assert.ok((await fragments(TABLES.cells)) > writes, 'a large table is left to the upkeep once writing is quiet');
+        else assert.ok((await fragments(TABLES.cells)) < TIDY_AFTER_WRITES, `${await fragments(TABLES.cells)} pieces of the cells`);
+        assert.equal(await holder.store.count(TABLES.memories), writes);
+        assert.equal(await holder.store.count(TABLES.cells), before + writes);
+        assert.equal((await holder.search(`Status ${writes - 1}`, { scope, limit: 1 }))[0].cell.title, `Status ${writes - 1}`);
+      } finally {
+        await holder.close();
+      }
+    });
+  }
 
   it("lists the store's projects through their indexes, whatever their names, compacted or not", async () => {
     const engine = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0 });

@@ -162,9 +162,10 @@ export class Maintenance {
    * entry and access time is a commit of its own, written by whichever process answered; each
    * adds a fragment that every later read of the table opens, so a store only asked questions
    * slows down (at 300 one-row fragments a prompt-history read took 60 ms instead of 2) unless
-   * someone compacts it. Only those tables are compacted: the cells are left alone. Never throws.
+   * someone compacts it. Only those tables are compacted; with `skipLarge`, not a large one either
+   * (see Store.large), whose compaction rewrites much more than its pieces. Never throws.
    */
-  tidy(olderThanMs = VERSIONS_KEPT_MS): Promise<void> {
+  tidy(olderThanMs = VERSIONS_KEPT_MS, options: { skipLarge?: boolean } = {}): Promise<void> {
     return this.run('upkeep', async () => {
       // A process that only answers queries runs this alone: the retention applies here too
       // (a failure there holds up none of the rest).
@@ -175,6 +176,7 @@ export class Maintenance {
       const prunes = this.agedOutToPrune(olderThanMs);
       const fragmented: TableName[] = [];
       for (const name of Object.values(TABLES)) {
+        if (options.skipLarge && (await store.large(name))) continue;
         if ((prunes && AGED_OUT_TABLES.includes(name)) || (await store.table(name).stats()).fragmentStats.numSmallFragments >= FRAGMENTS_BEFORE_COMPACTION) fragmented.push(name);
       }
       if (fragmented.length) await store.optimize(olderThanMs, fragmented);

@@ -589,7 +589,12 @@ export class Store {
   }
 
   private async inChild(name: TableName): Promise<boolean> {
-    return this.upkeep.children.entry !== null && (await this.count(name)) >= this.upkeep.inChildFrom;
+    return this.upkeep.children.entry !== null && (await this.large(name));
+  }
+
+  /** Whether a table is large enough for its compaction to be heavy work (done in a child process where one can run). */
+  async large(name: TableName): Promise<boolean> {
+    return (await this.count(name)) >= this.upkeep.inChildFrom;
   }
 
   /** Rebuild the cells table with vectors of another dimension (a model switch); text is kept. */
