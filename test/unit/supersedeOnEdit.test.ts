@@ -59,6 +59,22 @@ describe('an edit goes through the detection a write goes through (real engine)'
     assert.match(pack.text, new RegExp(`\\(memory ${a.id}, [^)]*\\) \\[POSSIBLE CONFLICT with memory ${b.id}`), pack.text);
   });
 
+  it("an edit's new words are its segment's in the topic's traces: its own and those of the memories said after it", async () => {
+    const scope = fresh();
+    const topic_key = 'release-train';
+    const first = await engine.remember({ memory_type: 'note', title: 'Release train', text: 'Releases leave every second Tuesday.', topic_key }, scope);
+    const second = await engine.remember({ memory_type: 'note', title: 'Release train, later', text: 'Releases leave every Thursday.', topic_key }, scope);
+    assert.deepEqual((await memory(engine, scope, second.id)).topic_trace!.map((t) => t.id), [first.id, second.id], 'control: the trace');
+    await engine.editMemory(scope, first.id, { title: 'Release train (fortnightly)', text: 'Releases left every second Wednesday.' });
+    for (const holder of [first.id, second.id]) {
+      const segment = (await memory(engine, scope, holder)).topic_trace!.find((t) => t.id === first.id)!;
+      assert.deepEqual([segment.title, segment.summary], ['Release train (fortnightly)', 'Releases left every second Wednesday.'], `the trace of memory ${holder}`);
+      assert.equal(segment.status, 'closed', 'still history of the topic');
+    }
+    const own = (await memory(engine, scope, second.id)).topic_trace!.find((t) => t.id === second.id)!;
+    assert.deepEqual([own.title, own.status], ['Release train, later', 'current'], 'the other segments are as they were');
+  });
+
   it('an edited title is weighed too', async () => {
     const scope = fresh();
     const files = ['jobs/queue.ts'];

@@ -349,6 +349,11 @@ function possibleConflict(memory: Memory, other: Memory, facts: TemporalFact[]):
  */
 export const TOPIC_TRACE_SEGMENTS = 20;
 
+/** What a memory's segment of its topic's trace says of it. */
+function segmentWords(memory: Memory): Pick<TopicTrace, 'title' | 'summary'> {
+  return { title: memory.title, summary: memory.text.length > 400 ? `${cutText(memory.text, 397)}...` : memory.text };
+}
+
 /**
  * The trace is the topic's history: every memory on it adds a segment, in the order of when
  * they were said (a promoted memory's evidence may be older than the latest segment); only the
@@ -366,8 +371,7 @@ function extendTopicTrace(memory: Memory, all: Memory[], sourceIds: number[], no
   const own: TopicTrace = {
     id: memory.id,
     topic_key: topic,
-    title: memory.title,
-    summary: memory.text.length > 400 ? `${cutText(memory.text, 397)}...` : memory.text,
+    ...segmentWords(memory),
     status: 'current',
     segment_index: 0,
     covered_from_event_id: evidence[0],
@@ -478,6 +482,13 @@ async function recordEdit(memories: MemoryRepository, memory: Memory, changes: {
   }
   if (taken && (facts?.[0]?.subject ?? null) !== memory.topic_key) memory.topic_key = null;
   const changed = new Map<number, Memory>();
+  // Its segment says its new words, in its own trace and in those of the memories said after it on the topic.
+  for (const holder of [memory, ...all.filter((m) => m.id !== memory.id)]) {
+    const segment = holder.topic_trace?.find((t) => t.id === memory.id);
+    if (!segment) continue;
+    Object.assign(segment, segmentWords(memory), { updated_at_epoch: at });
+    if (holder !== memory) changed.set(holder.id, holder);
+  }
   for (const c of memory.conflicts ?? []) {
     if (c.resolution !== 'open') continue;
     Object.assign(c, { resolution: 'edited', resolved_at_epoch: at });
