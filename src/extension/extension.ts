@@ -53,7 +53,8 @@ export interface CodeMemoryExtensionApi {
   captured(): readonly CapturedEntry[];
   headOf(uri: vscode.Uri): HeadState | undefined;
   gitReady(): Promise<void>;
-  mcpServer(): Promise<{ url: string; token: string }>;
+  /** The MCP server of `folder`'s project (by default the active file's folder, else the first), started if need be. */
+  mcpServer(folder?: vscode.Uri): Promise<{ url: string; token: string; project: string }>;
   /** Heavy modules (LanceDB, the embedding model) loaded in this process so far. */
   loadedHeavyModules(): string[];
   /** What the Memories view shows now, as plain data (labels, descriptions, context values, children). */
@@ -179,9 +180,11 @@ export function activate(context: vscode.ExtensionContext): CodeMemoryExtensionA
       return folder ? capture.git.headOf(folder.uri.toString()) : undefined;
     },
     gitReady: () => capture.git.ready,
-    mcpServer: async () => {
-      const s = await mcp.start();
-      return { url: s.url, token: s.token };
+    mcpServer: async (folder) => {
+      const wanted = folder && vscode.workspace.getWorkspaceFolder(folder);
+      if (folder && !wanted) throw new Error(`${folder.toString()} is in no folder of this window`);
+      const s = await mcp.start(wanted);
+      return { url: s.url, token: s.token, project: s.project };
     },
     loadedHeavyModules: heavyModules,
     memoriesTree: () => memoriesView.snapshot(),

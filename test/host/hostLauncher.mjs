@@ -196,7 +196,12 @@ export async function startCodeServer(options = {}) {
   }
 
   const remoteUri = (absPath) => `vscode-remote://127.0.0.1:${port}${absPath}`;
-  return { url: `${origin}/?folder=${encodeURIComponent(workspace)}`, port, origin, workspace, dirs, stop, remoteUri, output: () => output };
+  return { url: `${origin}/?${opened(workspace)}`, port, origin, workspace, dirs, stop, remoteUri, output: () => output };
+}
+
+/** The page URL's query naming what the window opens: a folder, or the folders of a .code-workspace file. */
+function opened(workspace) {
+  return `${workspace.endsWith('.code-workspace') ? 'workspace' : 'folder'}=${encodeURIComponent(workspace)}`;
 }
 
 /**
@@ -208,7 +213,7 @@ export function workbenchUrl(server, { extensionDevelopmentPath, extensionTestsP
   const payload = [['skipWelcome', 'true']];
   if (extensionDevelopmentPath) payload.push(['extensionDevelopmentPath', server.remoteUri(extensionDevelopmentPath)]);
   if (extensionTestsPath) payload.push(['extensionTestsPath', server.remoteUri(extensionTestsPath)]);
-  return `${server.origin}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  return `${server.origin}/?${opened(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 }
 
 /**

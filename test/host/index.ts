@@ -49,7 +49,9 @@ export async function run(): Promise<void> {
     timeout: 60_000,
     grep: process.env.CODE_MEMORY_HOST_GREP || undefined,
   });
-  const suites = findSuites(__dirname);
+  // A window of two repositories runs the *.twoFolders suites; any other window the rest (runCodeServer.mjs).
+  const twoFolders = process.env.CODE_MEMORY_HOST_SUITES === 'twoFolders';
+  const suites = findSuites(__dirname).filter((file) => file.endsWith('.twoFolders.test.js') === twoFolders);
   if (suites.length === 0) throw new Error(`No host suites (*.test.js) found under ${__dirname}; run the build first.`);
   for (const file of suites) mocha.addFile(file);
   // Only the code-server runner needs the prefix; desktop runs print straight to the terminal.

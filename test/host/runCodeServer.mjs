@@ -1,9 +1,12 @@
 // Runs the host suites (out/host/**/*.test.js) inside a real VS Code extension host: code-server's
-// Node extension host, driven by headless Chromium. Exits with the host's exit code; any failure
-// to start or finish is a loud non-zero exit, never a skip.
+// Node extension host, driven by headless Chromium: first in a window of one repository, then the
+// suites named *.twoFolders.test.js in a window of two repositories of different projects (a
+// .code-workspace file; not when CODE_MEMORY_HOST_GREP picks suites). Exits with the hosts'
+// exit code; any failure to start or finish is a loud non-zero exit, never a skip.
 //   node test/host/runCodeServer.mjs [--no-build]     env: CODE_MEMORY_HOST_GREP, CODE_MEMORY_HOST_TIMEOUT_MS,
 //   CODE_MEMORY_HOST_STORE (a store for benchmarks; a fresh temporary one otherwise),
-//   CODE_MEMORY_HOST_SETTINGS (user settings as JSON, for benchmarks)
+//   CODE_MEMORY_HOST_SETTINGS (user settings as JSON, for benchmarks), CODE_MEMORY_HOST_WINDOWS
+//   (`one`, `two` or `one,two`: which windows run)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,16 +28,25 @@ function fail(message) {
   process.exitCode = 1;
 }
 
-/** A small git repository as the workspace, so suites can exercise capture on real files. */
-function makeWorkspace(base) {
-  const workspace = path.join(base, 'workspace');
+/** A small git repository as the workspace, so suites can exercise capture on real files; `remote` names its origin. */
+function makeWorkspace(base, name = 'workspace', remote = undefined) {
+  const workspace = path.join(base, name);
   execFileSync('git', ['init', '-q', '-b', 'main', workspace]);
   writeFileSync(path.join(workspace, 'README.md'), '# Host test workspace\n');
   writeFileSync(path.join(workspace, 'index.js'), 'export function add(a, b) {\n  return a + b;\n}\n');
   const git = (...args) => execFileSync('git', ['-C', workspace, '-c', 'user.name=Host Test', '-c', 'user.email=host@test.invalid', ...args]);
   git('add', '.');
   git('commit', '-q', '-m', 'Initial commit');
+  if (remote) git('remote', 'add', 'origin', remote);
   return workspace;
+}
+
+/** Two repositories of different projects (their remotes) in one window: a .code-workspace file. */
+function makeTwoFolderWorkspace(base) {
+  const folders = ['alpha', 'beta'].map((name) => makeWorkspace(base, name, `https://example.invalid/acme/${name}.git`));
+  const file = path.join(base, 'two.code-workspace');
+  writeFileSync(file, JSON.stringify({ folders: folders.map((f) => ({ path: f })) }, null, 2));
+  return file;
 }
 
 async function main() {
@@ -46,8 +58,16 @@ async function main() {
   if (!existsSync(testsIndex)) throw new HostError(`${testsIndex} missing: the build did not produce the host suites`);
   if (!existsSync(path.join(repoRoot, 'dist/extension.js'))) throw new HostError('dist/extension.js missing: the build did not produce the extension');
 
+  // A benchmark's run (CODE_MEMORY_HOST_GREP) needs the first window only.
+  const windows = (process.env.CODE_MEMORY_HOST_WINDOWS ?? (process.env.CODE_MEMORY_HOST_GREP ? 'one' : 'one,two')).split(',');
+  if (windows.includes('one')) await runHost(testsIndex, 'one repository', (base) => makeWorkspace(base), 'one');
+  if (windows.includes('two')) await runHost(testsIndex, 'two repositories', makeTwoFolderWorkspace, 'twoFolders');
+}
+
+/** One code-server window on what `workspaceOf` makes, running the suites of `suites` (see index.ts). */
+async function runHost(testsIndex, what, workspaceOf, suites) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'code-memory-hosttest-'));
-  const workspace = makeWorkspace(base);
+  const workspace = workspaceOf(base);
   let server;
   let browser;
   const cleanup = async () => {
@@ -64,10 +84,10 @@ async function main() {
       prefix: 'code-memory-host',
       settings: process.env.CODE_MEMORY_HOST_SETTINGS ? JSON.parse(process.env.CODE_MEMORY_HOST_SETTINGS) : undefined,
       // The extension must never touch the user's real store during tests.
-      env: { CODE_MEMORY_STORE: process.env.CODE_MEMORY_HOST_STORE || path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '', CODE_MEMORY_HOST_MARK: '1' },
+      env: { CODE_MEMORY_STORE: process.env.CODE_MEMORY_HOST_STORE || path.join(base, 'store'), CODE_MEMORY_HOST_GREP: process.env.CODE_MEMORY_HOST_GREP ?? '', CODE_MEMORY_HOST_MARK: '1', CODE_MEMORY_HOST_SUITES: suites },
       log: verbose ? (line) => console.error(line) : undefined,
     });
-    console.log(`host: code-server ready on ${server.origin} (${Date.now() - started} ms)`);
+    console.log(`host: code-server ready on ${server.origin} (${Date.now() - started} ms), a window of ${what}`);
 
     let settle;
     const exitCode = new Promise((resolve) => (settle = resolve));
