@@ -3,7 +3,7 @@
 // folder is its own project, each project has its own MCP server, and neither server, nor the
 // Memories view, nor capture lets one project's memory reach the other's. The servers are driven
 // by the real MCP SDK client over HTTP with their tokens, and recall's node ids read back through
-// the REST route an agent hydrates them with.
+// the REST route an agent hydrates them with; the language-model tools answer from the active file's project.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -169,5 +169,15 @@ describe('a window of two repositories (inside the VS Code host)', function () {
     await waitFor('the edit in the second folder', async () => (await engine.listObservations(beta.scope, { limit: 500 })).some(mentions), 30_000);
     const inAlpha = await engine.listObservations(alpha.scope, { limit: 500 });
     assert.ok(!inAlpha.some(mentions), `the first folder's project got the edit: ${JSON.stringify(inAlpha.map((o) => o.title))}`);
+  });
+
+  it("the language-model tools answer from the active file's project", async () => {
+    for (const [i, side] of sides.entries()) {
+      await vscode.window.showTextDocument(vscode.Uri.file(path.join(side.folder.uri.fsPath, 'README.md')));
+      const result = await vscode.lm.invokeTool('codeMemory_recall_context', { input: { query: 'where are the quokka map tiles cached', max_items: 10 }, toolInvocationToken: undefined });
+      const text = result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
+      assert.ok(text.includes(side.memory.title), text);
+      assert.ok(!text.includes(sides[1 - i].memory.title), `with ${side.folder.name}'s file active the tool answered from the other project: ${text}`);
+    }
   });
 });
