@@ -41,8 +41,19 @@ export interface MaintenanceOptions {
   log: (message: string) => void;
 }
 
+/**
+ * Maintenance's jobs, each covering those of lower rank: an optimize does all a tidy does (and
+ * more: every table, the retention asked for, the ANN index), a tidy writes the full-text segments.
+ */
+const JOB_RANK = { 'full-text index': 0, upkeep: 1, maintenance: 2 } as const;
+type Job = keyof typeof JOB_RANK;
+
 export class Maintenance {
   private running: Promise<void> | null = null;
+  /** The kind of job running. */
+  private runningJob: Job | null = null;
+  /** A job asked for while one it is not covered by ran: it runs next (one of each kind). */
+  private readonly queued = new Map<Job, Promise<void>>();
   /** Cells without a record the last repair kept (see CellRepository.removeStray): not looked for again each renewal. */
   private keptOrphans = 0;
   /** When rewriteAgedOut last looked, and when it last rewrote a fragment whose old version is not pruned yet. */
@@ -249,20 +260,39 @@ export class Maintenance {
     }
   }
 
-  /** One job at a time: a job asked for while another runs is that one (optimize covers both). */
-  private run(what: string, job: () => Promise<void>): Promise<void> {
-    if (this.running) return this.running;
+  /**
+   * One job at a time. A job asked for while one that covers it runs is that one (an optimize
+   * covers a tidy and the full-text index). One asked for while a lesser one runs (an optimize,
+   * while the tidy the lease holder begins every TIDY_AFTER_WRITES writes runs) runs after it:
+   * taken to be that one, an optimize would leave the tables it alone compacts (a large one), the
+   * pruning with the retention asked for and the ANN index undone, while its caller's count of
+   * writes since the last optimize was reset.
+   */
+  private run(what: Job, job: () => Promise<void>): Promise<void> {
+    if (this.running && this.runningJob !== null && JOB_RANK[this.runningJob] >= JOB_RANK[what]) return this.running;
+    if (this.running) {
+      const waiting = this.queued.get(what);
+      if (waiting) return waiting;
+      const next = this.running.then(() => {
+        this.queued.delete(what);
+        return this.run(what, job);
+      });
+      this.queued.set(what, next);
+      return next;
+    }
+    this.runningJob = what;
     this.running = job()
       .catch((e) => this.options.log(`${what} failed: ${errorMessage(e)}`))
       .finally(() => {
         this.running = null;
+        this.runningJob = null;
       });
     return this.running;
   }
 
-  /** Resolves when a running optimize has finished. */
+  /** Resolves when the running job, and those asked for meanwhile, have finished. */
   async idle(): Promise<void> {
-    if (this.running) await this.running;
+    while (this.running || this.queued.size > 0) await (this.running ?? [...this.queued.values()][0]);
   }
 
   private cells(): Table {
