@@ -269,7 +269,10 @@ export async function runFromPalette(page, title, { keepFocus = false } = {}) {
   await page.keyboard.press('Enter');
 }
 
-/** Ends `cleanup` on Ctrl-C / SIGTERM too, so no code-server or browser outlives the script. */
+/**
+ * Ends `cleanup` on Ctrl-C / SIGTERM too, so no code-server or browser outlives the script.
+ * Returns what removes it again.
+ */
 export function onInterrupt(cleanup) {
   const handler = async (signal) => {
     await cleanup().catch(() => {});
@@ -277,4 +280,9 @@ export function onInterrupt(cleanup) {
   };
   process.once('SIGINT', handler);
   process.once('SIGTERM', handler);
+  // For a run that cleaned up and lets another begin (a second window).
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
 }

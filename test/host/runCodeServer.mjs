@@ -75,7 +75,7 @@ async function runHost(testsIndex, what, workspaceOf, suites) {
     await server?.stop();
     rmSync(base, { recursive: true, force: true });
   };
-  onInterrupt(cleanup);
+  const interruptible = onInterrupt(cleanup);
 
   try {
     const started = Date.now();
@@ -127,6 +127,7 @@ async function runHost(testsIndex, what, workspaceOf, suites) {
     }
   } finally {
     await cleanup();
+    interruptible();
   }
 }
 
