@@ -91,3 +91,13 @@ export function fillDisk(dir: string, room: number): string {
   fs.truncateSync(file, Math.max(0, fs.statSync(file).size - room));
   return file;
 }
+
+/** The files under `dir` holding each of `words` that any holds (none: an empty object). */
+export function leaks(dir: string, words: string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const w of words) {
+    const f = filesContaining(dir, w);
+    if (f.length) out[w] = f;
+  }
+  return out;
+}

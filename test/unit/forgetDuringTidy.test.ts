@@ -19,18 +19,9 @@ import { recallContext } from '../../src/core/tools/recallContext';
 import { remember } from '../../src/core/tools/write';
 import { TIDY_AFTER_WRITES } from '../../src/core/upkeep';
 import { runMain } from './cliInProcess';
-import { filesContaining, letterWord } from './diskFixture';
+import { leaks, letterWord } from './diskFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
-
-function leaks(dir: string, words: string[]): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const w of words) {
-    const f = filesContaining(dir, w);
-    if (f.length) out[w] = f;
-  }
-  return out;
-}
 
 /** Counts the tidies begun, and whether one was running at a moment asked about. */
 function watchTidies(): { begun: () => number; running: () => boolean; restore: () => void } {

@@ -8,21 +8,12 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { MemoryEngine } from '../../src/core/engine';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { recallContext } from '../../src/core/tools/recallContext';
-import { filesContaining } from './diskFixture';
+import { filesContaining, leaks } from './diskFixture';
 import { toolContext } from './mcpFixture';
 import { importGitHistory } from '../../src/core/capture/gitImport';
 import { makeRepo } from './gitImportFixture';
 
 process.env.LANCEDB_LOG ??= 'error';
-
-function leaks(dir: string, words: string[]): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const w of words) {
-    const f = filesContaining(dir, w);
-    if (f.length) out[w] = f;
-  }
-  return out;
-}
 
 describe('forget leaves no bytes on disk', function () {
   this.timeout(180_000);
