@@ -279,16 +279,29 @@ describe('forget and reads while the lease holder tidies every few writes', func
     const holder = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 3_600_000, upkeepQuietMs: 3_600_000, summariseOrphanSessions: false, logger: () => undefined });
     engines.push(holder);
     const tidies = watchTidies();
+    // The tidy's first step waits until the optimize is asked for, so that it is surely running then.
+    const prune = Maintenance.prototype.pruneRequestLog;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    Maintenance.prototype.pruneRequestLog = async function (this: Maintenance) {
+      if (calls++ === 0) await held;
+      return prune.apply(this);
+    };
     try {
       const scope = { project: 'p' };
       for (let i = 0; i < TIDY_AFTER_WRITES; i++) await remember({ engine: holder, scope }, { memory_type: 'note', title: `Status ${i}`, text: `The marmot count is ${i}.` });
       assert.equal(tidies.begun(), 1);
       assert.equal(tidies.running(), true, 'the tidy the last write began is still running');
       // All versions but the latest pruned: the memories table had one per write.
-      await holder.optimize(0);
+      const optimized = holder.optimize(0);
+      release();
+      await optimized;
       const versions = fs.readdirSync(path.join(dir, 'memories.lance', '_versions')).length;
       assert.ok(versions <= 2, `${versions} versions of the memories left after optimize(0)`);
     } finally {
+      release();
+      Maintenance.prototype.pruneRequestLog = prune;
       tidies.restore();
     }
   });
