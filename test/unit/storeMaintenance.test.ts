@@ -128,10 +128,12 @@ describe('store: background compaction and pruning', function () {
         const writes = 2 * TIDY_AFTER_WRITES + 20;
         for (let i = 0; i < writes; i++) await remember(ctx, { memory_type: 'note', title: `Status ${i}`, text: `The marmot count is ${i}.` });
         await holder.settled();
-        // Without the tidy each table would be a piece per write (`writes` of them).
-        assert.ok((await fragments(TABLES.memories)) < TIDY_AFTER_WRITES, `${await fragments(TABLES.memories)} pieces of the memories`);
+        // Without the tidy each table would be a piece per write (`writes` of them); with it, at
+        // most the pieces since the last tidy that ran (the second may find the first still running).
+        const bound = writes - TIDY_AFTER_WRITES / 2;
+        assert.ok((await fragments(TABLES.memories)) < bound, `${await fragments(TABLES.memories)} pieces of the memories`);
         if (large) assert.ok((await fragments(TABLES.cells)) > writes, 'a large table is left to the upkeep once writing is quiet');
-        else assert.ok((await fragments(TABLES.cells)) < TIDY_AFTER_WRITES, `${await fragments(TABLES.cells)} pieces of the cells`);
+        else assert.ok((await fragments(TABLES.cells)) < bound, `${await fragments(TABLES.cells)} pieces of the cells`);
         assert.equal(await holder.store.count(TABLES.memories), writes);
         assert.equal(await holder.store.count(TABLES.cells), before + writes);
         assert.equal((await holder.search(`Status ${writes - 1}`, { scope, limit: 1 }))[0].cell.title, `Status ${writes - 1}`);
