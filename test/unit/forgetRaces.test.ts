@@ -11,6 +11,7 @@ import type { MemoryEngineApi } from '../../src/core/api';
 import { ExtractiveSummariser } from '../../src/core/compress/summariser';
 import type { Summariser, SummaryResult } from '../../src/core/compress/summariser';
 import { MemoryEngine } from '../../src/core/engine';
+import { TABLES } from '../../src/core/store/schema';
 import type { Observation } from '../../src/core/model/records';
 import { retrieveMemory } from '../../src/core/tools/retrieveMemory';
 import { filesContaining } from './diskFixture';
@@ -130,7 +131,7 @@ describe('forget next to the lease holder\'s full-text indexer (another engine o
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('an index segment the holder was writing when another process forgot a record does not bring the record\'s words back to disk', async () => {
+  it('a forget by another engine while the holder writes an index segment waits for it, and the segment does not bring the record\'s words back to disk', async () => {
     holder = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, lexiconMinDelta: 1, summariseOrphanSessions: false });
     assert.ok(holder.lease.isHeld, 'control: the first engine holds the maintenance lease');
     const filler = Array.from({ length: 20 }, (_, i) => ({ type: 'note', title: `ordinary note ${i}`, narrative: `routine work item ${i}` }));
@@ -151,14 +152,19 @@ describe('forget next to the lease holder\'s full-text indexer (another engine o
     };
     const indexing = holder.optimize(0);
     await inWrite;
-    // ... when another process (here: a second engine on the same folder) forgets the record.
+    // ... when another engine on the same folder (holding its own lock file, as another process
+    // would) forgets the record: it waits for the maintenance job under way (the forget lock).
     other = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false });
     assert.equal(other.lease.isHeld, false, 'control: the second engine does not hold the lease');
-    const report = await other.forget({ kind: 'observation', ids: [secret.id] }, scope);
-    assert.equal(report.observations, 1);
-    assert.deepEqual(filesContaining(dir, 'vorpzank'), [], 'control: right after the forget no file holds the word');
+    let done = false;
+    const forgetting = other.forget({ kind: 'observation', ids: [secret.id] }, scope).finally(() => (done = true));
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(done, false, 'the forget ran beside the indexer');
+    assert.equal(await other.store.count(TABLES.observations, `id = ${secret.id}`), 1, 'the forget deleted beside the indexer');
     release();
     await indexing;
-    assert.deepEqual(filesContaining(dir, 'vorpzank'), [], 'the holder\'s segment written after the forget holds the forgotten words');
+    const report = await forgetting;
+    assert.equal(report.observations, 1);
+    assert.deepEqual(filesContaining(dir, 'vorpzank'), [], 'a file holds the forgotten words');
   });
 });

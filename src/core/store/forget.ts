@@ -44,7 +44,7 @@ import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
 import { retryConflicts } from './retry';
 import { summariesQuotingPrompts, summariesShownCommits } from './summaryQuotes';
-import { ensureFtsIndex, ensureScalarIndexes, prefixWhere } from './store';
+import { FORGET_LOCK, FORGET_LOCK_WAIT_MS, ensureFtsIndex, ensureScalarIndexes, prefixWhere } from './store';
 import type { Row, Store } from './store';
 import {
   FORGOT_RECORD_KEY,
@@ -349,10 +349,11 @@ export async function replaceDocuments(repos: Repositories, project: string, ids
  */
 const running = new Set<string>();
 
-async function runJournal<T>(key: string, work: () => Promise<T>): Promise<T> {
+/** Runs a journal's work under the forget lock: no maintenance job of any process runs beside it (FORGET_LOCK). */
+async function runJournal<T>(store: Store, key: string, work: () => Promise<T>): Promise<T> {
   running.add(key);
   try {
-    return await work();
+    return await store.exclusive(FORGET_LOCK, work, { waitMs: FORGET_LOCK_WAIT_MS });
   } finally {
     running.delete(key);
   }
@@ -371,21 +372,25 @@ async function begin(repos: Repositories, journal: Journal): Promise<Forgotten> 
   const key = `${JOURNAL_KEY}:${randomUUID()}`;
   const now = String(Date.now());
   const whole = journal.request.all || journal.request.project !== undefined;
-  return runJournal(key, async () => {
-    try {
+  let journalled = false;
+  try {
+    return await runJournal(repos.store, key, async () => {
       await repos.store.setMeta({ [key]: JSON.stringify(journal), [stampKey(journalProject(journal))]: now, ...(whole ? { [wholeKey(journalProject(journal))]: now } : {}) });
-    } catch (e) {
-      // Nothing was deleted: kept here, the forget is begun again once writes succeed.
-      const pending = unjournalled.get(repos.store) ?? [];
-      pending.push(journal);
-      unjournalled.set(repos.store, pending);
-      throw new Error(
-        `the forget was not done yet; this process tries it again at its upkeep once the store takes writes again (if it ends before, run the forget again): ${errorMessage(e)}`,
-        { cause: e },
-      );
-    }
-    return finish(repos, key, journal, false);
-  });
+      journalled = true;
+      return finish(repos, key, journal, false);
+    });
+  } catch (e) {
+    if (journalled) throw e;
+    // Nothing was deleted (neither the forget lock nor the journal could be written): kept here,
+    // the forget is begun again once writes succeed.
+    const pending = unjournalled.get(repos.store) ?? [];
+    pending.push(journal);
+    unjournalled.set(repos.store, pending);
+    throw new Error(
+      `the forget was not done yet; this process tries it again at its upkeep once the store takes writes again (if it ends before, run the forget again): ${errorMessage(e)}`,
+      { cause: e },
+    );
+  }
 }
 
 async function finish(repos: Repositories, key: string, journal: Journal, resumed: boolean): Promise<Forgotten> {
@@ -435,7 +440,7 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
     if (key !== JOURNAL_KEY && !key.startsWith(`${JOURNAL_KEY}:`)) continue;
     if (running.has(key)) continue;
     if (text === PURGE_MARKER) {
-      await runJournal(key, () => purgeMeta(repos, key));
+      await runJournal(repos.store, key, () => purgeMeta(repos, key));
       continue;
     }
     const journal = parseJson<Journal | null>(text, null);
@@ -453,7 +458,7 @@ export async function resumeForget(repos: Repositories): Promise<Forgotten[]> {
     // Taken as running before anything is awaited: another engine of this process resuming at
     // the same time leaves it alone.
     done.push(
-      await runJournal(key, async () => {
+      await runJournal(repos.store, key, async () => {
         await repos.store.setMeta({ [stampKey(journalProject(journal))]: String(Date.now()) });
         return finish(repos, key, journal, true);
       }),

@@ -75,9 +75,11 @@ function lockIsStale(text: string, mtimeMs: number): boolean {
 export interface LockFileOptions {
   /** Called each time the lock is found held and left to its holder. */
   onWait?: () => void;
+  /** How long a waiter waits for a live holder before it gives up (default LOCK_WAIT_MS). */
+  waitMs?: number;
 }
 
-/** An exclusive lock held for a few milliseconds at a time; recovers locks of dead holders. */
+/** An exclusive lock, held for as long as its holder runs (touched meanwhile); recovers locks of dead holders. */
 export class LockFile {
   constructor(
     private readonly file: string,
@@ -111,7 +113,7 @@ export class LockFile {
   private async acquire(wait: boolean): Promise<string | null> {
     const token = `${process.pid}-${randomUUID()}`;
     const info: LockInfo = { ...thisProcess(), at: Date.now(), token };
-    const deadline = Date.now() + LOCK_WAIT_MS;
+    const deadline = Date.now() + (this.options.waitMs ?? LOCK_WAIT_MS);
     let delay = 1;
     let holder = '';
     for (;;) {
@@ -119,9 +121,13 @@ export class LockFile {
         const handle = await fsp.open(this.file, 'wx', OWNER_ONLY);
         try {
           await handle.writeFile(JSON.stringify(info));
-        } finally {
+        } catch (e) {
+          // A full disk: the empty file would hold the lock until it is stale.
           await handle.close();
+          await fsp.unlink(this.file).catch(() => undefined);
+          throw e;
         }
+        await handle.close();
         return token;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;

@@ -1,7 +1,7 @@
 // Store-wide upkeep, off the query path: finishing an interrupted forget and restoring one cell
 // per record (at open, and when the lease is renewed), compaction, pruning of old versions, the
 // request log's retention, the full-text index segments and the ANN index (on a timer). One job
-// at a time, in the maintenance-lease holder.
+// at a time, in the maintenance-lease holder, and none while a forget runs (FORGET_LOCK).
 
 import type { Table } from '@lancedb/lancedb';
 import { ensureAnnIndex } from './annIndex';
@@ -14,7 +14,7 @@ import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestL
 import type { RequestLogRetention } from './repos/requestLog';
 import { RECORD_TABLES, TABLES } from './schema';
 import type { TableName } from './schema';
-import { VERSIONS_KEPT_MS, ensureScalarIndexes } from './store';
+import { FORGET_LOCK, VERSIONS_KEPT_MS, ensureScalarIndexes } from './store';
 import { errorMessage } from '../errorText';
 import { TEXT_PREP_VERSION } from '../retrieve/textPrep';
 
@@ -281,7 +281,8 @@ export class Maintenance {
       return next;
     }
     this.runningJob = what;
-    this.running = job()
+    this.running = this.repos.store
+      .exclusive(FORGET_LOCK, job)
       .catch((e) => this.options.log(`${what} failed: ${errorMessage(e)}`))
       .finally(() => {
         this.running = null;

@@ -93,6 +93,19 @@ export interface CommitNotes {
   note(table: string, version: number): void;
 }
 
+/**
+ * The lock (Store.exclusive) a forget holds while it runs, and every maintenance job (compaction,
+ * index merges, full-text segments) while it runs, in whichever process. A job that read a row
+ * before a forget deleted it loses its commit to the forget, or to the indexes the forget
+ * rebuilds, and leaves its output where no version references it: LanceDB's cleanup keeps such a
+ * file for seven days, and the forgotten rows, or a bitmap index's keys (a forgotten project's
+ * name), are in it.
+ */
+export const FORGET_LOCK = 'forget';
+
+/** How long a forget waits for a maintenance job another process runs (a compaction of a million cells takes a minute). */
+export const FORGET_LOCK_WAIT_MS = 600_000;
+
 export class Store {
   /** Holds this process's updates and deletes of a table while it compacts that table. */
   readonly gate = new RewriteGate((table, result) => this.noteCommit(table, result));
@@ -239,13 +252,13 @@ export class Store {
    * lock is broken), on S3 and Azure Blob under a lock of exclusive creates (objectLock.ts). For a
    * read-then-write that must not interleave with another's, such as the check for records already
    * stored before adding them. On gs://, and on az:// reached without a key or SAS, only this
-   * process's calls are ordered.
+   * process's calls are ordered. `waitMs`: how long to wait for another process's hold (30 s).
    */
-  async exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  async exclusive<T>(name: string, fn: () => Promise<T>, options: { waitMs?: number } = {}): Promise<T> {
     const before = this.queues.get(name) ?? Promise.resolve();
     const lock = this.local
-      ? new LockFile(path.join(localPath(this.uri), `${name}.lock`))
-      : objectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name);
+      ? new LockFile(path.join(localPath(this.uri), `${name}.lock`), options)
+      : objectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name, options);
     const run = before.then(() => (lock ? lock.withLock(fn) : fn()));
     const settled = run.then(
       () => undefined,
