@@ -38,6 +38,24 @@ function watchTidies(): { begun: () => number; running: () => boolean; restore: 
   return { begun: () => begun, running: () => running > 0, restore: () => (Maintenance.prototype.tidy = original) };
 }
 
+/**
+ * The memories forgotten by id (in `app`) and those of the project `gone` are not there; every
+ * kept one (id to title, in `app` or `other`) is, with its title, and every `every`th is found by it.
+ */
+async function forgottenAndKept(e: MemoryEngine, forgotten: number[], scopes: Record<'app' | 'other' | 'gone', { project: string }>, kept: Map<number, string>, every: number): Promise<void> {
+  const { app, other, gone } = scopes;
+  assert.deepEqual(await e.getMemories(forgotten, app, { includeSuppressed: true }), []);
+  assert.deepEqual(await e.listMemories(gone, { includeSuppressed: true }), []);
+  const stored = new Map([...(await e.listMemories(app, { includeSuppressed: true })), ...(await e.listMemories(other, { includeSuppressed: true }))].map((m) => [m.id, m.title]));
+  assert.deepEqual([...kept].filter(([id, title]) => stored.get(id) !== title), []);
+  assert.equal(await e.store.count(TABLES.memories), kept.size);
+  for (const [id, title] of [...kept].filter((_, i) => i % every === 0)) {
+    const scope = (await e.getMemories([id], other)).length > 0 ? other : app;
+    const hits = await e.search(title, { scope, limit: 5 });
+    assert.ok(hits.some((h) => h.cell.source_id === id), `${title} (${id}) is not found`);
+  }
+}
+
 describe('forget and reads while the lease holder tidies every few writes', function () {
   this.timeout(300_000);
   let dir: string;
@@ -125,18 +143,7 @@ describe('forget and reads while the lease holder tidies every few writes', func
       assert.deepEqual(errors, []);
       assert.ok(tidies.begun() >= writes / TIDY_AFTER_WRITES, `${tidies.begun()} tidies`);
 
-      // Nothing forgotten is there; everything else is, and is found.
-      assert.deepEqual(await holder.getMemories(secrets, app, { includeSuppressed: true }), []);
-      assert.deepEqual(await holder.listMemories(gone, { includeSuppressed: true }), []);
-      const stored = new Map([...(await holder.listMemories(app, { includeSuppressed: true })), ...(await holder.listMemories(other, { includeSuppressed: true }))].map((m) => [m.id, m.title]));
-      const missing = [...kept].filter(([id, title]) => stored.get(id) !== title);
-      assert.deepEqual(missing, []);
-      assert.equal(await holder.store.count(TABLES.memories), kept.size);
-      for (const [id, title] of [...kept].filter((_, i) => i % 7 === 0)) {
-        const scope = (await holder.getMemories([id], other)).length > 0 ? other : app;
-        const hits = await holder.search(title, { scope, limit: 5 });
-        assert.ok(hits.some((h) => h.cell.source_id === id), `${title} (${id}) is not found`);
-      }
+      await forgottenAndKept(holder, secrets, { app, other, gone }, kept, 7);
       await holder.close();
       assert.deepEqual(leaks(dir, ['wolvsecret', 'wolvtext', 'gonezapsecret', 'gonezaptext', 'gonezapproj']), {});
       // Reported: how many forgets began while a tidy ran (the race this probes).
@@ -225,17 +232,8 @@ describe('forget and reads while the lease holder tidies every few writes', func
     assert.ok(writer.tidies() >= 4, `${writer.tidies()} tidies in the writer`);
     console.log(`      ${round} rounds of the other process, ${writer.tidies()} tidies in the writer; writer log: ${tidyFailures.join(' | ') || 'clean'}; reader log: ${log.filter((l) => /fail|conflict|error/i.test(l)).join(' | ') || 'clean'}`);
     for (const r of w.ok) kept.set(r.id, r.title);
-    assert.deepEqual(await b.getMemories(forgotten, app, { includeSuppressed: true }), []);
-    assert.deepEqual(await b.listMemories(gone, { includeSuppressed: true }), []);
-    const stored = new Map([...(await b.listMemories(app, { includeSuppressed: true })), ...(await b.listMemories(other, { includeSuppressed: true }))].map((m) => [m.id, m.title]));
-    assert.deepEqual([...kept].filter(([id, title]) => stored.get(id) !== title), []);
-    assert.equal(await b.store.count(TABLES.memories), kept.size);
+    await forgottenAndKept(b, forgotten, { app, other, gone }, kept, 9);
     assert.equal(await b.store.count(TABLES.cells), kept.size);
-    for (const [id, title] of [...kept].filter((_, i) => i % 9 === 0)) {
-      const scope = (await b.getMemories([id], other)).length > 0 ? other : app;
-      const hits = await b.search(title, { scope, limit: 5 });
-      assert.ok(hits.some((h) => h.cell.source_id === id), `${title} (${id}) is not found`);
-    }
     await b.close();
     assert.deepEqual(leaks(dir, ['wolvsecret', 'wolvtext', 'gonezapsecret', 'gonezaptext', 'gonezapproj']), {});
   });
@@ -308,7 +306,7 @@ describe('forget and reads while the lease holder tidies every few writes', func
     }
   });
 
-  /** Holds the forgets of this process at their last step, after the purge, until released. */
+  /** Holds the forgets of this process at their last step, after the purge, until released (restore releases them too). */
   function holdForgets(): { reached: Promise<void>; release: () => void; restore: () => void } {
     const sweep = LexicalSegments.prototype.sweepFiles;
     let release: () => void = () => undefined;
@@ -320,7 +318,19 @@ describe('forget and reads while the lease holder tidies every few writes', func
       await held;
       return sweep.apply(this);
     };
-    return { reached, release: () => release(), restore: () => (LexicalSegments.prototype.sweepFiles = sweep) };
+    const restore = (): void => {
+      release();
+      LexicalSegments.prototype.sweepFiles = sweep;
+    };
+    return { reached, release: () => release(), restore };
+  }
+
+  /** Once `forgot` (of 'acme/gonezapproj', storeToForget's) is done: the other project is whole, and nothing of that one is in a file. */
+  async function forgotAndKept(holder: MemoryEngine, forgot: Promise<unknown>): Promise<void> {
+    await forgot;
+    assert.equal((await holder.listMemories({ project: 'acme/app' })).length, 5);
+    await holder.close();
+    assert.deepEqual(leaks(dir, ['gonezapsecret', 'gonezaptext', 'gonezapproj']), {});
   }
 
   /** An engine holding the lease, with notes in 'acme/app' and in 'acme/gonezapproj' (to be forgotten). */
@@ -355,14 +365,10 @@ describe('forget and reads while the lease holder tidies every few writes', func
       assert.deepEqual(optimizeBegan, [], 'the optimize began while the forget ran');
       released = true;
       hold.release();
-      await forgot;
       await optimized;
       assert.deepEqual(optimizeBegan, [true], 'the optimize ran once the forget was done');
-      assert.equal((await holder.listMemories({ project: 'acme/app' })).length, 5);
-      await holder.close();
-      assert.deepEqual(leaks(dir, ['gonezapsecret', 'gonezaptext', 'gonezapproj']), {});
+      await forgotAndKept(holder, forgot);
     } finally {
-      hold.release();
       hold.restore();
       Maintenance.prototype.pruneRequestLog = prune;
     }
@@ -388,14 +394,10 @@ describe('forget and reads while the lease holder tidies every few writes', func
       await new Promise((r) => setTimeout(r, 1500));
       assert.deepEqual(said, ['ready'], 'the other process optimized while the forget ran');
       hold.release();
-      await forgot;
       await optimized;
       assert.equal(await exited, 0, stderr.join(''));
-      assert.equal((await holder.listMemories({ project: 'acme/app' })).length, 5);
-      await holder.close();
-      assert.deepEqual(leaks(dir, ['gonezapsecret', 'gonezaptext', 'gonezapproj']), {});
+      await forgotAndKept(holder, forgot);
     } finally {
-      hold.release();
       hold.restore();
     }
   });
