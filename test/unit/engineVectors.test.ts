@@ -150,4 +150,32 @@ describe('engine: vectors and reads at scale', function () {
       await engine.close();
     }
   });
+
+  it('a memory whose status or trace changes keeps its vector: only new words are embedded again', async () => {
+    const embedder = new CountingEmbedder();
+    const engine = await MemoryEngine.open({ storeUri: dir, embedder, maintenanceIntervalMs: 0, summariseOrphanSessions: false });
+    try {
+      const scope = { project: 'p' };
+      const embedded = (): number => embedder.calls.flat().length;
+      const vectorsWritten = async (): Promise<void> => {
+        engine.kickVectors();
+        await engine.settled();
+      };
+      const first = await engine.remember({ memory_type: 'decision', title: 'Bundler', text: 'We bundle with esbuild.', topic_key: 'bundler' }, scope);
+      await vectorsWritten();
+      assert.equal(embedded(), 1);
+      // The second on the topic supersedes the first (its status, facts and trace change, not its words).
+      await engine.remember({ memory_type: 'decision', title: 'Bundler', text: 'We bundle with vite now.', topic_key: 'bundler' }, scope);
+      await vectorsWritten();
+      assert.equal((await engine.getMemories([first.id], scope, { includeSuppressed: true }))[0]?.status, 'superseded');
+      assert.equal(embedded(), 2, `embedded: ${JSON.stringify(embedder.calls)}`);
+      assert.equal(await engine.store.count(TABLES.cells, `embed_model = ''`), 0);
+      // An edit of its words is embedded again.
+      await engine.editMemory(scope, first.id, { text: 'We bundled with esbuild until March.' });
+      await vectorsWritten();
+      assert.equal(embedded(), 3);
+    } finally {
+      await engine.close();
+    }
+  });
 });

@@ -127,13 +127,16 @@ export class MemoryRepository extends RecordRepository<Memory> {
       await this.cells.add([cell]);
       return;
     }
+    // The vector is of the title and text (embeddingText): a new status, new facts or a new trace
+    // segment keep it; new words are embedded again.
+    const reworded = prev.title !== memory.title || prev.text !== memory.text;
     await this.cells.update('memory', [memory.id], {
       title: sqlText(String(cell.title)),
       text: sqlText(String(cell.text)),
       search_text: sqlText(String(cell.search_text)),
       status: sqlText(String(cell.status)),
       type: sqlText(String(cell.type)),
-      embed_model: "''",
+      ...(reworded ? { embed_model: "''" } : {}),
     });
   }
 
