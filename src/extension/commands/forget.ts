@@ -56,7 +56,9 @@ export function forgetCommand(c: Container): CommandDefinition {
       const ok = await vscode.window.showWarningMessage(`Forget ${plan.what}? This deletes it from the store, its search index and old versions on disk.`, { modal: true }, 'Forget');
       if (ok !== 'Forget') return undefined;
       const engine = await c.engines.get();
-      const report = await engine.forget(plan.request, plan.project ? { project: plan.project } : null);
+      const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Forgetting ${plan.what}…` }, () =>
+        engine.forget(plan.request, plan.project ? { project: plan.project } : null),
+      );
       await afterForget(c);
       void vscode.window.showInformationMessage(
         `Forgot ${report.observations} observations, ${report.session_summaries} session summaries and ${report.memories} memories.`,

@@ -15,7 +15,8 @@ export function forgetItemCommand(c: Container): CommandDefinition {
         if (ok !== 'Forget') return;
       }
       const engine = await c.engines.get();
-      const report = await engine.forget({ kind: t.kind, ids: t.ids ?? [t.id] }, t.scope);
+      // A forget rewrites the files that held it and waits for a compaction under way: seconds, at times.
+      const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Forgetting ${t.label}…` }, () => engine.forget({ kind: t.kind, ids: t.ids ?? [t.id] }, t.scope));
       await afterForget(c);
       void vscode.window.setStatusBarMessage(`Forgot ${t.label}`, 3000);
       return report;
