@@ -152,8 +152,8 @@ describe('forget next to the lease holder\'s full-text indexer (another engine o
     };
     const indexing = holder.optimize(0);
     await inWrite;
-    // ... when another engine on the same folder (holding its own lock file, as another process
-    // would) forgets the record: it waits for the maintenance job under way (the forget lock).
+    // ... when another engine on the same folder (its own store, taking the lock file as another
+    // process would) forgets the record: it waits for the maintenance job under way (the forget lock).
     other = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false });
     assert.equal(other.lease.isHeld, false, 'control: the second engine does not hold the lease');
     let done = false;
