@@ -154,13 +154,16 @@ describe('forget next to the lease holder\'s full-text indexer (another engine o
     await inWrite;
     // ... when another engine on the same folder (its own store, taking the lock file as another
     // process would) forgets the record: it waits for the maintenance job under way (the forget lock).
-    other = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false });
+    const logged: string[] = [];
+    other = await MemoryEngine.open({ storeUri: dir, embedder: 'none', maintenanceIntervalMs: 0, summariseOrphanSessions: false, logger: (m) => logged.push(m) });
     assert.equal(other.lease.isHeld, false, 'control: the second engine does not hold the lease');
     let done = false;
     const forgetting = other.forget({ kind: 'observation', ids: [secret.id] }, scope).finally(() => (done = true));
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(done, false, 'the forget ran beside the indexer');
     assert.equal(await other.store.count(TABLES.observations, `id = ${secret.id}`), 1, 'the forget deleted beside the indexer');
+    // Its caller (the CLI prints the engine's log) is told why it waits, once.
+    assert.equal(logged.filter((m) => /^forget: waiting for a maintenance job/.test(m)).length, 1, logged.join('\n'));
     release();
     await indexing;
     const report = await forgetting;

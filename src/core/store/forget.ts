@@ -349,11 +349,13 @@ export async function replaceDocuments(repos: Repositories, project: string, ids
  */
 const running = new Set<string>();
 
+const FORGET_WAITING = `forget: waiting for a maintenance job under way on this store (a compaction or an index build, in another process or window) to finish, up to ${FORGET_LOCK_WAIT_MS / 60_000} minutes`;
+
 /** Runs a journal's work under the forget lock: no maintenance job of any process runs beside it (FORGET_LOCK). */
 async function runJournal<T>(store: Store, key: string, work: () => Promise<T>): Promise<T> {
   running.add(key);
   try {
-    return await store.exclusive(FORGET_LOCK, work, { waitMs: FORGET_LOCK_WAIT_MS });
+    return await store.exclusive(FORGET_LOCK, work, { waitMs: FORGET_LOCK_WAIT_MS, waiting: FORGET_WAITING });
   } finally {
     running.delete(key);
   }

@@ -118,16 +118,7 @@ export class LockFile {
     let holder = '';
     for (;;) {
       try {
-        const handle = await fsp.open(this.file, 'wx', OWNER_ONLY);
-        try {
-          await handle.writeFile(JSON.stringify(info));
-        } catch (e) {
-          // A full disk: the empty file would hold the lock until it is stale.
-          await handle.close();
-          await fsp.unlink(this.file).catch(() => undefined);
-          throw e;
-        }
-        await handle.close();
+        await this.create(info);
         return token;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
@@ -143,6 +134,20 @@ export class LockFile {
       }
       await sleep(delay);
       delay = Math.min(delay * 2, 50);
+    }
+  }
+
+  /** Creates the lock file holding `info` (EEXIST when held); a write the disk refuses leaves no file behind. */
+  private async create(info: LockInfo): Promise<void> {
+    const handle = await fsp.open(this.file, 'wx', OWNER_ONLY);
+    let written = false;
+    try {
+      await handle.writeFile(JSON.stringify(info));
+      written = true;
+    } finally {
+      await handle.close();
+      // A full disk: the empty file would hold the lock until it is stale.
+      if (!written) await fsp.unlink(this.file).catch(() => undefined);
     }
   }
 

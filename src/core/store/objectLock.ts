@@ -64,7 +64,7 @@ function lockObjects(where: string, send: ObjectSend, listing: Listing): LockObj
  * The lock `name` of the store at `uri` (opened with `storageOptions`): on s3://, and on az:// with
  * a key or SAS in them (objectStorageOptions); null elsewhere (gs://, or Azure through another sign-in).
  */
-export function objectLock(uri: string, storageOptions: Record<string, string>, name: string, options: { staleMs?: number; waitMs?: number } = {}): ObjectLock | null {
+export function objectLock(uri: string, storageOptions: Record<string, string>, name: string, options: ObjectLockOptions = {}): ObjectLock | null {
   const location = parseObjectLocation(uri);
   if (!location) return null;
   const dir = [location.prefix, '.locks', name].filter(Boolean).join('/');
@@ -73,17 +73,26 @@ export function objectLock(uri: string, storageOptions: Record<string, string>, 
   return client ? new ObjectLock(lockObjects(where, client.send, client.listing), dir, options) : null;
 }
 
+export interface ObjectLockOptions {
+  staleMs?: number;
+  waitMs?: number;
+  /** Called each time the lock is found held by another holder. */
+  onWait?: () => void;
+}
+
 export class ObjectLock {
   private readonly staleMs: number;
   private readonly waitMs: number;
+  private readonly onWait: () => void;
 
   constructor(
     private readonly objects: LockObjects,
     private readonly dir: string,
-    options: { staleMs?: number; waitMs?: number } = {},
+    options: ObjectLockOptions = {},
   ) {
     this.staleMs = options.staleMs ?? LOCK_STALE_MS;
     this.waitMs = options.waitMs ?? LOCK_WAIT_MS;
+    this.onWait = options.onWait ?? (() => undefined);
   }
 
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -141,6 +150,7 @@ export class ObjectLock {
         if (created.status !== 412 && created.status !== 409) throw new ObjectStoreUnreachable(`could not take the lock ${this.key(newest + 1)}: HTTP ${created.status}`);
       } else {
         seen = held;
+        this.onWait();
       }
       if (Date.now() > deadline) throw new Error(`Timed out waiting for the lock ${this.dir} in the store, held by ${seen || 'another process'}.`);
       await new Promise((resolve) => setTimeout(resolve, delay));

@@ -252,13 +252,23 @@ export class Store {
    * lock is broken), on S3 and Azure Blob under a lock of exclusive creates (objectLock.ts). For a
    * read-then-write that must not interleave with another's, such as the check for records already
    * stored before adding them. On gs://, and on az:// reached without a key or SAS, only this
-   * process's calls are ordered. `waitMs`: how long to wait for another process's hold (30 s).
+   * process's calls are ordered. `waitMs`: how long to wait for another process's hold (30 s);
+   * `waiting`: a line logged once when the lock is found held by another process or engine.
    */
-  async exclusive<T>(name: string, fn: () => Promise<T>, options: { waitMs?: number } = {}): Promise<T> {
+  async exclusive<T>(name: string, fn: () => Promise<T>, options: { waitMs?: number; waiting?: string } = {}): Promise<T> {
     const before = this.queues.get(name) ?? Promise.resolve();
+    let told = false;
+    const held = {
+      waitMs: options.waitMs,
+      onWait: () => {
+        if (options.waiting === undefined || told) return;
+        told = true;
+        this.log(options.waiting);
+      },
+    };
     const lock = this.local
-      ? new LockFile(path.join(localPath(this.uri), `${name}.lock`), options)
-      : objectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name, options);
+      ? new LockFile(path.join(localPath(this.uri), `${name}.lock`), held)
+      : objectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name, held);
     const run = before.then(() => (lock ? lock.withLock(fn) : fn()));
     const settled = run.then(
       () => undefined,
