@@ -9,7 +9,8 @@ import { HashedEmbedder } from '../../src/core/embed/hashed';
 import { WorkerEmbedder } from '../../src/core/embed/workerEmbedder';
 import { rowsToArrow } from '../../src/core/store/arrowRows';
 import { cellsSchema, TABLES } from '../../src/core/store/schema';
-import { Store, ensureScalarIndexes } from '../../src/core/store/store';
+import { ensureScalarIndexes } from '../../src/core/store/indexes';
+import { Store } from '../../src/core/store/store';
 
 process.env.LANCEDB_LOG ??= 'error';
 

@@ -12,7 +12,7 @@ import { abbreviationCandidates, abbreviationsOf, bm25Search, idf, sectionCounts
 import { lexiconFor } from './lexicon';
 import { wordNeighbours } from './wordNeighbours';
 import { wordVectors } from './wordVectors';
-import { ensureFtsIndex } from '../store/store';
+import { ensureFtsIndex } from '../store/indexes';
 import type { QueryCorpus } from './lexicon';
 import { retrievalSettings } from './settings';
 import type { RetrievalSettings } from './settings';

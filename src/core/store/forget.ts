@@ -44,7 +44,8 @@ import { RECORD_TABLE_OF, TABLES } from './schema';
 import type { TableName } from './schema';
 import { retryConflicts } from './retry';
 import { summariesQuotingPrompts, summariesShownCommits } from './summaryQuotes';
-import { FORGET_LOCK, FORGET_LOCK_WAIT_MS, ensureFtsIndex, ensureScalarIndexes, prefixWhere } from './store';
+import { ensureFtsIndex, ensureScalarIndexes } from './indexes';
+import { FORGET_LOCK, FORGET_LOCK_WAIT_MS, prefixWhere } from './store';
 import type { Row, Store } from './store';
 import {
   FORGOT_RECORD_KEY,

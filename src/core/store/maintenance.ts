@@ -14,7 +14,8 @@ import { DEFAULT_REQUEST_LOG_RETENTION, pruneRequestLog } from './repos/requestL
 import type { RequestLogRetention } from './repos/requestLog';
 import { RECORD_TABLES, TABLES } from './schema';
 import type { TableName } from './schema';
-import { FORGET_LOCK, VERSIONS_KEPT_MS, ensureScalarIndexes } from './store';
+import { ensureScalarIndexes } from './indexes';
+import { FORGET_LOCK, VERSIONS_KEPT_MS } from './store';
 import { errorMessage } from '../errorText';
 import { TEXT_PREP_VERSION } from '../retrieve/textPrep';
 

@@ -27,7 +27,7 @@ import { isLocalUri, localPath, refuseFile } from '../store/location';
 import { projection } from '../store/projection';
 import { cellsSchema } from '../store/schema';
 import { retryConflicts, retryVanished, sleep } from '../store/retry';
-import { ensureFtsIndex } from '../store/store';
+import { ensureFtsIndex } from '../store/indexes';
 import type { Row } from '../store/store';
 import { purgeLeftovers } from './tableObjects';
 
