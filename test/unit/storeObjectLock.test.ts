@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { MemoryEngine } from '../../src/core/engine';
 import { azureCall, s3Call } from '../../src/core/store/objectRequests';
 import { objectLock } from '../../src/core/store/objectLock';
-import type { ObjectLock } from '../../src/core/store/objectLock';
+import type { ObjectLock, ObjectLockOptions } from '../../src/core/store/objectLock';
 import { azureCredentials, credentialsOf, objectStorageOptions, parseObjectLocation, probeConditionalPut } from '../../src/core/store/objectStorage';
 import { processStarted } from '../../src/core/store/processRef';
 import { TABLES } from '../../src/core/store/schema';
@@ -165,7 +165,7 @@ for (const scheme of ['s3', 'az'] as const) {
     describe('the lock', () => {
       const uri = (): string => `${backend.scheme}://personal/me`;
       const holder = (h: object, generation = 1): Promise<unknown> => backend.put(`me/.locks/test/${String(generation).padStart(12, '0')}`, JSON.stringify({ token: 'other', ...h }));
-      const lock = (o: { staleMs?: number; waitMs?: number }, at = uri()): ObjectLock => objectLock(at, objectStorageOptions(parseObjectLocation(at)!, process.env), 'test', o)!;
+      const lock = (o: ObjectLockOptions, at = uri()): ObjectLock => objectLock(at, objectStorageOptions(parseObjectLocation(at)!, process.env), 'test', o)!;
 
       it('counts only the generations right under its folder: an object put further down by hand is none', async () => {
         await backend.put('me/.locks/test/old/000000000009', '{}');
@@ -196,12 +196,16 @@ for (const scheme of ['s3', 'az'] as const) {
 
       it("takes a lock once it went untouched for the stale time (another host's, or a release that failed), and a released one at once", async () => {
         await holder({ pid: 1, host: `not-${os.hostname()}` });
-        await assert.rejects(lock({ staleMs: 60_000, waitMs: 1500 }).withLock(async () => 'taken'), /Timed out waiting for the lock/);
+        let waits = 0;
+        await assert.rejects(lock({ staleMs: 60_000, waitMs: 1500, onWait: () => waits++ }).withLock(async () => 'taken'), /Timed out waiting for the lock/);
+        assert.ok(waits > 0, 'the waiter was not told the lock is held');
         // Touched again, then left: taken once the server's clock says it is 2 s old.
         await holder({ pid: 1, host: `not-${os.hostname()}` });
         assert.equal(await lock({ staleMs: 2000, waitMs: 10_000 }).withLock(async () => 'taken'), 'taken');
         // Released by its holder (generation 2 above): the next one goes at once, whoever held it.
-        assert.equal(await lock({ staleMs: 60_000, waitMs: 1500 }).withLock(async () => 'again'), 'again');
+        let waitsForReleased = 0;
+        assert.equal(await lock({ staleMs: 60_000, waitMs: 1500, onWait: () => waitsForReleased++ }).withLock(async () => 'again'), 'again');
+        assert.equal(waitsForReleased, 0, 'told to wait for a released lock');
       });
 
       it('runs one holder at a time in one process and across calls, releasing on errors', async () => {
