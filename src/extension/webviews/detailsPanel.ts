@@ -6,7 +6,7 @@ import type { EngineHost } from '../engineHost';
 import type { Freshness } from '../../core/capture/freshness';
 import type { FreshnessService } from '../freshness';
 import type { WebviewMessage } from './html';
-import { action, escapeHtml, page, relativeTime, renderText, webviewOptions } from './html';
+import { action, escapeHtml, openPanel, page, relativeTime, renderText } from './html';
 import type { Navigation } from './navigation';
 import { fileActivitySvg, pointsOf, sessionsSvg } from './timeline';
 
@@ -38,10 +38,8 @@ export class DetailsPanel implements vscode.Disposable {
   async show(target: DetailsTarget): Promise<void> {
     this.current = target;
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel(DetailsPanel.viewType, 'Code Memory', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, webviewOptions(this.extensionUri));
-      this.panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.svg');
-      this.panel.onDidDispose(() => (this.panel = undefined));
-      this.panel.webview.onDidReceiveMessage((m: WebviewMessage) => this.onMessage(m));
+      const beside = { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true };
+      this.panel = openPanel(this.extensionUri, DetailsPanel.viewType, 'Code Memory', beside, (m) => this.onMessage(m), () => (this.panel = undefined));
     } else {
       this.panel.reveal(undefined, true);
     }
@@ -81,11 +79,6 @@ export class DetailsPanel implements vscode.Disposable {
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
-    if (m.type === 'copy') {
-      await vscode.env.clipboard.writeText(m.text);
-      void vscode.window.setStatusBarMessage('Copied', 2000);
-      return;
-    }
     const scope = this.shownScope();
     if (!scope) return;
     switch (m.type) {

@@ -26,13 +26,36 @@ export function action(message: WebviewMessage, label: string, className = 'link
   return `<a href="#" class="${className}" data-msg="${escapeHtml(JSON.stringify(message))}"${title ? ` title="${escapeHtml(title)}"` : ''}>${label}</a>`;
 }
 
-export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
   return {
     enableScripts: true,
     enableCommandUris: false,
     localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
     retainContextWhenHidden: false,
   };
+}
+
+/**
+ * A panel of ours, with our icon and page options: its page's Copy links copy (and say so in the
+ * status bar), its other messages go to `onMessage`, and `onClose` runs when the user closes it.
+ */
+export function openPanel(
+  extensionUri: vscode.Uri,
+  viewType: string,
+  title: string,
+  column: vscode.ViewColumn | { viewColumn: vscode.ViewColumn; preserveFocus: boolean },
+  onMessage: (m: Exclude<WebviewMessage, { type: 'copy' }>) => unknown,
+  onClose: () => void,
+): vscode.WebviewPanel {
+  const panel = vscode.window.createWebviewPanel(viewType, title, column, webviewOptions(extensionUri));
+  panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'icon.svg');
+  panel.onDidDispose(onClose);
+  panel.webview.onDidReceiveMessage(async (m: WebviewMessage) => {
+    if (m.type !== 'copy') return onMessage(m);
+    await vscode.env.clipboard.writeText(m.text);
+    void vscode.window.setStatusBarMessage('Copied', 2000);
+  });
+  return panel;
 }
 
 /** A full page with a strict CSP: only our stylesheet and our nonce'd script may load. */

@@ -5,7 +5,7 @@ import { parseList } from '../capture/capturedLog';
 import type { EngineHost } from '../engineHost';
 import type { DetailsPanel } from './detailsPanel';
 import type { WebviewMessage } from './html';
-import { action, escapeHtml, page, relativeTime, webviewOptions } from './html';
+import { action, escapeHtml, openPanel, page, relativeTime } from './html';
 import type { Navigation } from './navigation';
 
 export interface RecallResult {
@@ -40,10 +40,8 @@ export class RecallPanel implements vscode.Disposable {
   show(result: RecallResult): void {
     this.last = result;
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel(RecallPanel.viewType, 'Recall', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, webviewOptions(this.extensionUri));
-      this.panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.svg');
-      this.panel.onDidDispose(() => (this.panel = undefined));
-      this.panel.webview.onDidReceiveMessage((m: WebviewMessage) => this.onMessage(m));
+      const beside = { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true };
+      this.panel = openPanel(this.extensionUri, RecallPanel.viewType, 'Recall', beside, (m) => this.onMessage(m), () => (this.panel = undefined));
     } else {
       this.panel.reveal(undefined, true);
     }
@@ -70,11 +68,6 @@ export class RecallPanel implements vscode.Disposable {
   }
 
   private async onMessage(m: WebviewMessage): Promise<void> {
-    if (m.type === 'copy') {
-      await vscode.env.clipboard.writeText(m.text);
-      void vscode.window.setStatusBarMessage('Copied', 2000);
-      return;
-    }
     // What a link names is looked up in the scope of the result shown, never a project the page says.
     const scope = this.last?.scope;
     if (!scope) return;

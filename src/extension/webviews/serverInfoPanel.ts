@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { StoreStats } from '../../core/api';
 import type { WebviewMessage } from './html';
-import { action, escapeHtml, page, webviewOptions } from './html';
+import { action, escapeHtml, openPanel, page } from './html';
 
 export interface ServerInfo {
   url: string;
@@ -26,17 +26,10 @@ export class ServerInfoPanel implements vscode.Disposable {
 
   show(info: ServerInfo): void {
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel(ServerInfoPanel.viewType, 'Code Memory: MCP Server', vscode.ViewColumn.Active, webviewOptions(this.extensionUri));
-      this.panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.svg');
-      this.panel.onDidDispose(() => (this.panel = undefined));
-      this.panel.webview.onDidReceiveMessage(async (m: WebviewMessage) => {
-        if (m.type === 'copy') {
-          await vscode.env.clipboard.writeText(m.text);
-          void vscode.window.setStatusBarMessage('Copied', 2000);
-        } else if (m.type === 'command' && m.command.startsWith('codeMemory.')) {
-          await vscode.commands.executeCommand(m.command);
-        }
-      });
+      const run = async (m: WebviewMessage): Promise<void> => {
+        if (m.type === 'command' && m.command.startsWith('codeMemory.')) await vscode.commands.executeCommand(m.command);
+      };
+      this.panel = openPanel(this.extensionUri, ServerInfoPanel.viewType, 'Code Memory: MCP Server', vscode.ViewColumn.Active, run, () => (this.panel = undefined));
     } else {
       this.panel.reveal();
     }
