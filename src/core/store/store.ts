@@ -259,15 +259,17 @@ export class Store {
    */
   async exclusive<T>(name: string, fn: () => Promise<T>, options: { waitMs?: number; waiting?: string } = {}): Promise<T> {
     const before = this.queues.get(name) ?? Promise.resolve();
+    const { waitMs, waiting } = options;
     let told = false;
-    const held = {
-      waitMs: options.waitMs,
-      onWait: () => {
-        if (options.waiting === undefined || told) return;
-        told = true;
-        this.log(options.waiting);
-      },
-    };
+    const onWait =
+      waiting === undefined
+        ? undefined
+        : () => {
+            if (told) return;
+            told = true;
+            this.log(waiting);
+          };
+    const held = { waitMs, onWait };
     const lock = this.local
       ? new LockFile(path.join(localPath(this.uri), `${name}.lock`), held)
       : objectLock(this.uri, this.upkeep.connect.storageOptions ?? {}, name, held);
